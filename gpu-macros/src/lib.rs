@@ -1,0 +1,359 @@
+//! `#[kernel]`: one Rust function, two compilations.
+//!
+//! On `nvptx64` the function becomes a PTX `.entry` whose parameters are explicit
+//! (pointer, length) pairs for slices and values for scalars. On the host it becomes a constant
+//! [`gpu_std::abi::Kernel`] handle of the same name: the PTX entry name, the parameter list, and a
+//! CPU entry that rebuilds the arguments from the same PTX parameters and runs the body once per
+//! thread of a block. See `gpu_std::abi` for the parameter mapping.
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as TokenStream2};
+use quote::{format_ident, quote, quote_spanned};
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, PathArguments, ReturnType,
+    Token, Type,
+};
+
+/// Marks a function as a GPU kernel.
+///
+/// Parameters: `&[T]` for inputs, `gpu_std::Out<T>` for outputs, any `T: bytemuck::Pod` by value.
+/// The function returns nothing and is not generic (a PTX entry has one concrete signature).
+///
+/// `#[kernel(same_len(a, b, out))]` makes every launch check that those slices and outputs have
+/// equal lengths, and fail with an error naming them otherwise.
+///
+/// ```ignore
+/// #[kernel(same_len(x, y))]
+/// pub fn saxpy(a: f32, x: &[f32], y: Out<f32>) {
+///     let i = thread::index_1d();
+///     if i < y.len() {
+///         y.set(i, a * x[i] + y.get(i));
+///     }
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let options = syn::parse_macro_input!(attr as KernelOptions);
+    let function = syn::parse_macro_input!(item as ItemFn);
+    match expand(options, function) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}
+
+/// `same_len(a, b, ...)` groups, comma separated.
+struct KernelOptions {
+    same_len: Vec<Vec<Ident>>,
+}
+
+impl Parse for KernelOptions {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut same_len = Vec::new();
+        while !input.is_empty() {
+            let key: Ident = input.parse()?;
+            if key != "same_len" {
+                return Err(syn::Error::new(
+                    key.span(),
+                    "unknown #[kernel] option; expected `same_len(a, b, ...)`",
+                ));
+            }
+            let content;
+            syn::parenthesized!(content in input);
+            let names = Punctuated::<Ident, Token![,]>::parse_terminated(&content)?;
+            if names.len() < 2 {
+                return Err(syn::Error::new(key.span(), "`same_len` needs at least two parameters"));
+            }
+            same_len.push(names.into_iter().collect());
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(KernelOptions { same_len })
+    }
+}
+
+enum Class {
+    Slice,
+    Output,
+    Scalar,
+}
+
+struct KernelParam {
+    name: Ident,
+    class: Class,
+    /// Element type for slices and outputs, the value type for scalars.
+    ty: Type,
+}
+
+fn classify(ty: &Type) -> syn::Result<(Class, Type)> {
+    match ty {
+        Type::Reference(reference) => match (&*reference.elem, reference.mutability) {
+            (Type::Slice(slice), None) => Ok((Class::Slice, (*slice.elem).clone())),
+            (Type::Slice(_), Some(_)) => Err(syn::Error::new(
+                ty.span(),
+                "outputs are `gpu_std::Out<T>`, not `&mut [T]`: all threads of a launch write the \
+                 same buffer, which a `&mut` cannot be shared for",
+            )),
+            _ => Err(syn::Error::new(
+                ty.span(),
+                "a reference parameter must be a slice `&[T]`; pass single values by value",
+            )),
+        },
+        Type::Ptr(_) => Err(syn::Error::new(
+            ty.span(),
+            "raw pointer parameters are not supported: take `&[T]` or `Out<T>` and use \
+             `.as_ptr()` / `.as_mut_ptr()` inside an `unsafe` block",
+        )),
+        Type::Path(path) if path.qself.is_none() => {
+            let last = path.path.segments.last().expect("a path has a segment");
+            if last.ident != "Out" {
+                return Ok((Class::Scalar, ty.clone()));
+            }
+            let element = match &last.arguments {
+                PathArguments::AngleBracketed(args) => {
+                    let mut types = args.args.iter().filter_map(|a| match a {
+                        GenericArgument::Type(t) => Some(t.clone()),
+                        _ => None,
+                    });
+                    match (types.next(), types.next()) {
+                        (Some(t), None) => Some(t),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            element.map(|t| (Class::Output, t)).ok_or_else(|| {
+                syn::Error::new(ty.span(), "`Out` takes one element type, e.g. `Out<f32>`")
+            })
+        }
+        _ => Ok((Class::Scalar, ty.clone())),
+    }
+}
+
+fn check_signature(function: &ItemFn) -> syn::Result<()> {
+    let sig = &function.sig;
+    let fail = |span: Span, message: &str| Err(syn::Error::new(span, message));
+    if let Some(token) = &sig.unsafety {
+        return fail(
+            token.span(),
+            "a kernel cannot be `unsafe fn`: its launch is checked and safe; put raw-pointer code \
+             in `unsafe` blocks inside it",
+        );
+    }
+    if let Some(token) = &sig.asyncness {
+        return fail(token.span(), "a kernel cannot be `async`");
+    }
+    if let Some(token) = &sig.constness {
+        return fail(token.span(), "a kernel cannot be `const`");
+    }
+    if let Some(abi) = &sig.abi {
+        return fail(abi.span(), "a kernel has no `extern` ABI of its own: `#[kernel]` gives it one");
+    }
+    if let Some(variadic) = &sig.variadic {
+        return fail(variadic.span(), "a kernel cannot be variadic");
+    }
+    if let ReturnType::Type(_, ty) = &sig.output {
+        return fail(
+            ty.span(),
+            "a kernel returns nothing: write results into an `Out<T>` parameter",
+        );
+    }
+    for param in &sig.generics.params {
+        if !matches!(param, GenericParam::Lifetime(_)) {
+            return fail(
+                param.span(),
+                "a kernel cannot be generic: a PTX entry has one concrete signature; write one \
+                 kernel per type (a `macro_rules!` can stamp them out)",
+            );
+        }
+    }
+    if let Some(clause) = &sig.generics.where_clause {
+        return fail(clause.span(), "a kernel cannot have a `where` clause");
+    }
+    Ok(())
+}
+
+fn parse_params(function: &ItemFn) -> syn::Result<Vec<KernelParam>> {
+    let mut params = Vec::new();
+    for input in &function.sig.inputs {
+        let typed = match input {
+            FnArg::Typed(typed) => typed,
+            FnArg::Receiver(receiver) => {
+                return Err(syn::Error::new(receiver.span(), "a kernel cannot take `self`"))
+            }
+        };
+        let name = match &*typed.pat {
+            Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+                ident.ident.clone()
+            }
+            other => {
+                return Err(syn::Error::new(
+                    other.span(),
+                    "kernel parameters must be plain names (`x: &[f32]`)",
+                ))
+            }
+        };
+        let (class, ty) = classify(&typed.ty)?;
+        params.push(KernelParam { name, class, ty });
+    }
+    Ok(params)
+}
+
+fn same_len_indices(options: &KernelOptions, params: &[KernelParam]) -> syn::Result<Vec<Vec<usize>>> {
+    options
+        .same_len
+        .iter()
+        .map(|group| {
+            group
+                .iter()
+                .map(|name| {
+                    let index = params.iter().position(|p| p.name == *name).ok_or_else(|| {
+                        syn::Error::new(name.span(), format!("no kernel parameter named `{name}`"))
+                    })?;
+                    match params[index].class {
+                        Class::Slice | Class::Output => Ok(index),
+                        Class::Scalar => Err(syn::Error::new(
+                            name.span(),
+                            format!("`{name}` is not a slice or an output: it has no length"),
+                        )),
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2> {
+    check_signature(&function)?;
+    let params = parse_params(&function)?;
+    let same_len = same_len_indices(&options, &params)?;
+
+    let name = &function.sig.ident;
+    let name_str = name.to_string();
+    let vis = &function.vis;
+    let (doc_attrs, other_attrs): (Vec<&Attribute>, Vec<&Attribute>) =
+        function.attrs.iter().partition(|a| a.path().is_ident("doc"));
+    let body_generics = &function.sig.generics;
+    let body_inputs = &function.sig.inputs;
+    let block = &function.block;
+    let arg_names: Vec<&Ident> = params.iter().map(|p| &p.name).collect();
+    let body_fn = quote! {
+        #(#other_attrs)*
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        fn __oxicuda_body #body_generics (#body_inputs) #block
+    };
+
+    // nvptx: explicit PTX parameters, rebuilt into the kernel's own types.
+    let mut ptx_params = Vec::new();
+    let mut ptx_rebuild = Vec::new();
+    // host: the same PTX parameters read from `params[i]`.
+    let mut host_rebuild = Vec::new();
+    let mut markers = Vec::new();
+    let mut infos = Vec::new();
+    let mut ptx_index = 0usize;
+    for param in &params {
+        let (pname, ty) = (&param.name, &param.ty);
+        let pname_str = pname.to_string();
+        let ty_str = quote!(#ty).to_string().replace(' ', "");
+        let ptr = format_ident!("__oxicuda_{}_ptr", pname);
+        let len = format_ident!("__oxicuda_{}_len", pname);
+        let (i, j) = (ptx_index, ptx_index + 1);
+        match param.class {
+            Class::Slice => {
+                ptx_params.push(quote!(#ptr: *const #ty, #len: usize));
+                ptx_rebuild.push(quote! {
+                    let #pname = unsafe { ::gpu_std::__private::slice_from_raw::<#ty>(#ptr, #len) };
+                });
+                host_rebuild.push(quote! {
+                    let #pname = unsafe {
+                        ::gpu_std::__private::slice_from_raw::<#ty>(
+                            ::gpu_std::__private::read_param::<u64>(params, #i) as usize as *const #ty,
+                            ::gpu_std::__private::read_param::<u64>(params, #j) as usize,
+                        )
+                    };
+                });
+                markers.push(quote!(::gpu_std::abi::Slice<#ty>));
+                infos.push(quote_spanned!(ty.span()=> ::gpu_std::abi::Param::slice::<#ty>(#pname_str, #ty_str)));
+                ptx_index += 2;
+            }
+            Class::Output => {
+                ptx_params.push(quote!(#ptr: *mut #ty, #len: usize));
+                ptx_rebuild.push(quote! {
+                    let #pname = unsafe { ::gpu_std::__private::out_from_raw::<#ty>(#ptr, #len) };
+                });
+                host_rebuild.push(quote! {
+                    let #pname = unsafe {
+                        ::gpu_std::__private::out_from_raw::<#ty>(
+                            ::gpu_std::__private::read_param::<u64>(params, #i) as usize as *mut #ty,
+                            ::gpu_std::__private::read_param::<u64>(params, #j) as usize,
+                        )
+                    };
+                });
+                markers.push(quote!(::gpu_std::abi::Output<#ty>));
+                infos.push(quote_spanned!(ty.span()=> ::gpu_std::abi::Param::output::<#ty>(#pname_str, #ty_str)));
+                ptx_index += 2;
+            }
+            Class::Scalar => {
+                ptx_params.push(quote!(#pname: #ty));
+                host_rebuild.push(quote! {
+                    let #pname = unsafe { ::gpu_std::__private::read_param::<#ty>(params, #i) };
+                });
+                markers.push(quote!(::gpu_std::abi::Scalar<#ty>));
+                infos.push(quote_spanned!(ty.span()=> ::gpu_std::abi::Param::scalar::<#ty>(#pname_str, #ty_str)));
+                ptx_index += 1;
+            }
+        }
+    }
+    let same_len_groups = same_len.iter().map(|group| quote!(&[#(#group),*]));
+
+    Ok(quote! {
+        #[cfg(target_arch = "nvptx64")]
+        #(#doc_attrs)*
+        #[unsafe(no_mangle)]
+        #[allow(improper_ctypes_definitions, clippy::missing_safety_doc, clippy::too_many_arguments)]
+        pub unsafe extern "ptx-kernel" fn #name(#(#ptx_params),*) {
+            #body_fn
+            // SAFETY: the host passes, for each slice and output, a device pointer valid for
+            // `len` elements (checked against the PTX entry before launch).
+            #(#ptx_rebuild)*
+            __oxicuda_body(#(#arg_names),*)
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #(#doc_attrs)*
+        #[allow(non_upper_case_globals)]
+        #vis const #name: ::gpu_std::abi::Kernel<(#(#markers,)*)> = {
+            #body_fn
+
+            /// Runs one block on the CPU from the packed PTX parameters.
+            ///
+            /// # Safety
+            /// `params` must hold this kernel's PTX parameters, as `oxicuda-host` packs them.
+            unsafe fn __oxicuda_cpu_entry(
+                params: &[*const u8],
+                block: &::gpu_std::cpu::BlockContext,
+            ) {
+                // SAFETY: the caller packs pointers valid for `len` elements and scalar bytes.
+                #(#host_rebuild)*
+                ::gpu_std::cpu::run_block(block, || __oxicuda_body(#(#arg_names),*));
+            }
+
+            const __OXICUDA_PARAMS: &[::gpu_std::abi::Param] = &[#(#infos),*];
+            const __OXICUDA_SAME_LEN: &[&[usize]] = &[#(#same_len_groups),*];
+            // SAFETY: `__oxicuda_cpu_entry` unpacks exactly the PTX parameters of
+            // `__OXICUDA_PARAMS`, in order, and the marker tuple lists the same parameters.
+            unsafe {
+                ::gpu_std::abi::Kernel::new(
+                    #name_str,
+                    __OXICUDA_PARAMS,
+                    __OXICUDA_SAME_LEN,
+                    __oxicuda_cpu_entry,
+                )
+            }
+        };
+    })
+}

@@ -1,0 +1,42 @@
+//! Support for the code `#[kernel]` generates. Not a public API.
+
+use crate::Out;
+
+/// Compile-time check that a scalar kernel parameter is plain data.
+pub const fn assert_pod<T: bytemuck::Pod>() {}
+
+/// Rebuilds a `&[T]` from its PTX (pointer, length) pair; a zero length may come with a null or
+/// dangling pointer, which `from_raw_parts` would not accept.
+///
+/// # Safety
+/// For `len > 0`, `ptr` must be valid for `len` reads of `T` for `'a`, aligned, and not written.
+#[inline(always)]
+pub unsafe fn slice_from_raw<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+    if len == 0 {
+        &[]
+    } else {
+        // SAFETY: guaranteed by the caller for `len > 0`.
+        unsafe { core::slice::from_raw_parts(ptr, len) }
+    }
+}
+
+/// Rebuilds an [`Out`] from its PTX (pointer, length) pair.
+///
+/// # Safety
+/// As [`Out::from_raw_parts`].
+#[inline(always)]
+pub unsafe fn out_from_raw<'a, T: bytemuck::Pod>(ptr: *mut T, len: usize) -> Out<'a, T> {
+    // SAFETY: forwarded to the caller.
+    unsafe { Out::from_raw_parts(ptr, len) }
+}
+
+/// Reads PTX parameter `i` as a `T` on the CPU path.
+///
+/// # Safety
+/// `params[i]` must point at `size_of::<T>()` readable bytes holding a valid `T`.
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+pub unsafe fn read_param<T: bytemuck::Pod>(params: &[*const u8], i: usize) -> T {
+    // SAFETY: guaranteed by the caller; the bytes may be unaligned.
+    unsafe { (params[i] as *const T).read_unaligned() }
+}

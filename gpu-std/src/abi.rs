@@ -1,0 +1,159 @@
+//! The contract between a `#[kernel]` and the host that launches it (host builds only).
+//!
+//! `#[kernel]` turns each kernel into a [`Kernel`] handle: its PTX entry name, its parameters and
+//! a CPU entry. Each kernel parameter crosses to the device as one or more PTX parameters:
+//!
+//! | kernel parameter | marker          | PTX parameters                      |
+//! |------------------|-----------------|-------------------------------------|
+//! | `&[T]`           | [`Slice<T>`]    | `.u64` pointer, `.u64` length        |
+//! | [`Out<T>`]       | [`Output<T>`]   | `.u64` pointer, `.u64` length        |
+//! | `T: Pod`         | [`Scalar<T>`]   | `T` by value (`size_of::<T>()` bytes) |
+//!
+//! The host packs arguments into exactly these PTX parameters, for the GPU (passed to
+//! `cuLaunchKernel`) and for the CPU (passed to the [`CpuEntry`], which unpacks them the same way
+//! the PTX entry does), and checks the sizes against the `.entry` in the PTX before every launch.
+//!
+//! [`Out<T>`]: crate::Out
+
+use crate::cpu::BlockContext;
+use core::marker::PhantomData;
+
+/// Bytes of a pointer parameter: nvptx64 pointers are 64-bit.
+pub const POINTER_BYTES: usize = 8;
+/// Bytes of a length parameter: `usize` on nvptx64.
+pub const LENGTH_BYTES: usize = 8;
+
+/// Marker for a `&[T]` kernel parameter (an input).
+pub struct Slice<T>(PhantomData<fn() -> T>);
+/// Marker for an [`Out<T>`](crate::Out) kernel parameter (an output).
+pub struct Output<T>(PhantomData<fn() -> T>);
+/// Marker for a `T` kernel parameter passed by value.
+pub struct Scalar<T>(PhantomData<fn() -> T>);
+
+/// What kind of kernel parameter a [`Param`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamClass {
+    /// `&[T]`: read by the kernel.
+    Slice,
+    /// `Out<T>`: written (and possibly read) by the kernel.
+    Output,
+    /// `T` by value.
+    Scalar,
+}
+
+/// One kernel parameter as the host sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// The name in the kernel's source, for error messages.
+    pub name: &'static str,
+    /// Slice, output or scalar.
+    pub class: ParamClass,
+    /// `size_of::<T>()` of the element (slices, outputs) or of the value (scalars).
+    pub elem_size: usize,
+    /// The element or value type as written in the kernel's source.
+    pub type_name: &'static str,
+}
+
+impl Param {
+    /// A `&[T]` parameter.
+    pub const fn slice<T: bytemuck::Pod>(name: &'static str, type_name: &'static str) -> Self {
+        Param { name, class: ParamClass::Slice, elem_size: core::mem::size_of::<T>(), type_name }
+    }
+
+    /// An `Out<T>` parameter.
+    pub const fn output<T: bytemuck::Pod>(name: &'static str, type_name: &'static str) -> Self {
+        Param { name, class: ParamClass::Output, elem_size: core::mem::size_of::<T>(), type_name }
+    }
+
+    /// A `T` parameter by value.
+    pub const fn scalar<T: bytemuck::Pod>(name: &'static str, type_name: &'static str) -> Self {
+        Param { name, class: ParamClass::Scalar, elem_size: core::mem::size_of::<T>(), type_name }
+    }
+
+    /// The sizes in bytes of the PTX parameters this parameter becomes, in order.
+    pub fn ptx_param_sizes(&self) -> impl Iterator<Item = usize> {
+        let (sizes, count) = match self.class {
+            ParamClass::Slice | ParamClass::Output => ([POINTER_BYTES, LENGTH_BYTES], 2),
+            ParamClass::Scalar => ([self.elem_size, 0], 1),
+        };
+        sizes.into_iter().take(count)
+    }
+}
+
+/// Runs one block of a kernel on the CPU: `params[i]` points at the bytes of PTX parameter `i`,
+/// exactly what `cuLaunchKernel` receives as `kernelParams`.
+pub type CpuEntry = unsafe fn(params: &[*const u8], block: &BlockContext);
+
+/// Everything about a kernel that does not depend on its parameter types.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelInfo {
+    /// The PTX `.entry` name (the function's name).
+    pub name: &'static str,
+    /// The parameters, in order.
+    pub params: &'static [Param],
+    /// Groups of parameter indices (slices and outputs) that must have the same length, from
+    /// `#[kernel(same_len(a, b, out))]`; checked before every launch.
+    pub same_len: &'static [&'static [usize]],
+}
+
+impl KernelInfo {
+    /// The sizes in bytes of all PTX parameters of the entry, in order.
+    pub fn ptx_param_sizes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.params.iter().flat_map(Param::ptx_param_sizes)
+    }
+}
+
+/// A typed handle to a kernel, made by `#[kernel]`: launch it with `oxicuda`'s `launch!`.
+///
+/// `P` is the tuple of parameter markers ([`Slice`], [`Output`], [`Scalar`]), so a launch whose
+/// arguments do not match the kernel's parameters does not compile.
+pub struct Kernel<P> {
+    info: KernelInfo,
+    cpu: CpuEntry,
+    _params: PhantomData<fn(P)>,
+}
+
+impl<P> Clone for Kernel<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P> Copy for Kernel<P> {}
+
+impl<P> core::fmt::Debug for Kernel<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Kernel").field("info", &self.info).finish_non_exhaustive()
+    }
+}
+
+impl<P> Kernel<P> {
+    /// Used by `#[kernel]`.
+    ///
+    /// # Safety
+    /// `cpu` must unpack exactly the PTX parameters that `params` describe, in order, and `P`
+    /// must list the markers of `params`.
+    #[doc(hidden)]
+    pub const unsafe fn new(
+        name: &'static str,
+        params: &'static [Param],
+        same_len: &'static [&'static [usize]],
+        cpu: CpuEntry,
+    ) -> Self {
+        Kernel { info: KernelInfo { name, params, same_len }, cpu, _params: PhantomData }
+    }
+
+    /// The kernel's name, which is also its PTX `.entry` name.
+    pub fn name(&self) -> &'static str {
+        self.info.name
+    }
+
+    /// Name, parameters and length rules.
+    pub fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+
+    /// The CPU entry that runs one block.
+    pub fn cpu_entry(&self) -> CpuEntry {
+        self.cpu
+    }
+}

@@ -1,0 +1,53 @@
+//! Device-side library for oxicuda kernels: our `cuda_std`.
+//!
+//! A kernel is a plain Rust function marked [`#[kernel]`](kernel). It reads its position in the
+//! launch grid with [`thread::index_1d()`] and friends, takes inputs as `&[T]`, outputs as
+//! [`Out<T>`] and scalars by value. The same source compiles two ways:
+//!
+//! - for `nvptx64-nvidia-cuda` (built by `gpu-builder`): the indices are PTX special registers,
+//!   [`thread::sync_threads()`] is `bar.sync`, and `#[kernel]` emits a PTX `.entry`;
+//! - for the host: the indices come from the CPU executor of `oxicuda-host`, which runs every
+//!   (block, thread) of the grid, and `#[kernel]` emits a typed [`abi::Kernel`] handle to launch by.
+//!
+//! ```ignore
+//! #![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
+//! use gpu_std::{kernel, thread, Out};
+//!
+//! #[kernel(same_len(a, b, out))]
+//! pub fn vector_add(a: &[f32], b: &[f32], out: Out<f32>) {
+//!     let i = thread::index_1d();
+//!     if i < out.len() {
+//!         out.set(i, a[i] + b[i]);
+//!     }
+//! }
+//! ```
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]
+
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
+pub mod out;
+pub mod thread;
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod abi;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod cpu;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use bytemuck::Pod;
+pub use gpu_macros::kernel;
+pub use out::Out;
+pub use thread::Dim3;
+
+/// On the GPU a panic (a failed bounds check, an `assert!`) cannot unwind: it ends the kernel with
+/// PTX `trap`, which the host sees as a failed launch and reports with the kernel's name.
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` aborts the kernel; it has no preconditions.
+    unsafe { core::arch::nvptx::trap() }
+}

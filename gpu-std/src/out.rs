@@ -1,0 +1,224 @@
+//! [`Out`], the kernel parameter type for outputs.
+
+use core::marker::PhantomData;
+
+/// An output buffer that every thread of a launch may write, each to its own elements.
+///
+/// A `&mut [T]` cannot be handed to thousands of threads at once, so kernels take `Out<T>`: a
+/// shared handle with [`set`](Out::set), which checks the index (on the GPU an out-of-bounds write
+/// traps and the launch fails; on the CPU it panics and the launch returns an error naming the
+/// thread). Elements no thread writes keep the value they had: the host copies outputs in as
+/// well as out, so the GPU and the CPU executor agree.
+///
+/// Two threads writing the same element is a race: the GPU keeps one of the values. On the CPU
+/// executor each write is a relaxed atomic store, so such a race is never undefined behaviour.
+///
+/// For hand-tuned code, [`as_mut_ptr`](Out::as_mut_ptr) gives the raw pointer, to use in
+/// `unsafe` blocks.
+pub struct Out<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _buffer: PhantomData<&'a [core::cell::Cell<T>]>,
+}
+
+impl<T> Clone for Out<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Out<'_, T> {}
+
+// SAFETY: an `Out` only moves `T` values in and out of its buffer (`T: Pod`), and on the host every
+// access is an atomic store or load, so sharing it between the executor's worker threads cannot
+// produce a data race.
+unsafe impl<T: Send> Send for Out<'_, T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send> Sync for Out<'_, T> {}
+
+impl<'a, T: bytemuck::Pod> Out<'a, T> {
+    /// An `Out` over `len` elements at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` elements of `T`, suitably aligned (or
+    /// anything when `len == 0`), for `'a`, and not accessed other than through `Out` meanwhile.
+    #[inline(always)]
+    pub unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
+        Out { ptr, len, _buffer: PhantomData }
+    }
+
+    /// The number of elements.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no elements.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Writes `value` at `index`.
+    ///
+    /// # Panics
+    /// If `index >= self.len()` (on the GPU: traps, and the launch reports the failure).
+    #[inline(always)]
+    #[track_caller]
+    pub fn set(&self, index: usize, value: T) {
+        if index >= self.len {
+            out_of_bounds(index, self.len);
+        }
+        // SAFETY: `index` is in bounds, checked just above.
+        unsafe { self.set_unchecked(index, value) }
+    }
+
+    /// Reads the element at `index`: its value before the launch, or what a thread wrote.
+    ///
+    /// # Panics
+    /// If `index >= self.len()`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get(&self, index: usize) -> T {
+        if index >= self.len {
+            out_of_bounds(index, self.len);
+        }
+        // SAFETY: `index` is in bounds, checked just above.
+        unsafe { self.get_unchecked(index) }
+    }
+
+    /// Writes `value` at `index` without checking the index.
+    ///
+    /// # Safety
+    /// `index < self.len()`.
+    #[inline(always)]
+    pub unsafe fn set_unchecked(&self, index: usize, value: T) {
+        // SAFETY: the caller guarantees `index` is in bounds of the buffer `from_raw_parts` got.
+        unsafe { access::store(self.ptr.add(index), value) }
+    }
+
+    /// Reads the element at `index` without checking the index.
+    ///
+    /// # Safety
+    /// `index < self.len()`.
+    #[inline(always)]
+    pub unsafe fn get_unchecked(&self, index: usize) -> T {
+        // SAFETY: the caller guarantees `index` is in bounds of the buffer `from_raw_parts` got.
+        unsafe { access::load(self.ptr.add(index)) }
+    }
+
+    /// The buffer's first element, for raw access in `unsafe` code.
+    #[inline(always)]
+    pub fn as_mut_ptr(&self) -> *mut T {
+        self.ptr
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn out_of_bounds(index: usize, len: usize) -> ! {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let _ = (index, len);
+        // SAFETY: `trap` aborts the kernel; it has no preconditions.
+        unsafe { core::arch::nvptx::trap() }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    panic!("index {index} out of bounds for an output of length {len}")
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod access {
+    #[inline(always)]
+    pub unsafe fn store<T>(p: *mut T, v: T) {
+        // SAFETY: the caller guarantees `p` is valid and aligned.
+        unsafe { p.write(v) }
+    }
+    #[inline(always)]
+    pub unsafe fn load<T>(p: *const T) -> T {
+        // SAFETY: the caller guarantees `p` is valid and aligned.
+        unsafe { p.read() }
+    }
+}
+
+/// Host side: each element access is made of relaxed atomic accesses as wide as `T`'s alignment
+/// allows (one `mov` for `f32`/`f64`/`u32` on x86-64), so that several executor threads touching
+/// one element is a race with some winner, as on the GPU, never undefined behaviour.
+#[cfg(not(target_arch = "nvptx64"))]
+mod access {
+    use core::mem::{align_of, size_of};
+    use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
+
+    macro_rules! by_width {
+        ($p:ident, $T:ty, |$atomic:ident, $word:ident, $n:ident| $body:expr) => {{
+            // Largest unit that divides size and alignment; `align_of` always divides `size_of`.
+            let unit = if align_of::<$T>() >= 8 { 8 } else { align_of::<$T>() };
+            let $n = size_of::<$T>() / unit;
+            match unit {
+                8 => { type $word = u64; type $atomic = AtomicU64; $body }
+                4 => { type $word = u32; type $atomic = AtomicU32; $body }
+                2 => { type $word = u16; type $atomic = AtomicU16; $body }
+                _ => { type $word = u8; type $atomic = AtomicU8; $body }
+            }
+        }};
+    }
+
+    #[inline(always)]
+    pub unsafe fn store<T: bytemuck::Pod>(p: *mut T, v: T) {
+        by_width!(p, T, |A, W, n| {
+            let words = p as *mut W;
+            for k in 0..n {
+                // SAFETY: `p` is valid and aligned for `T` (caller), hence for `n` words of `W`,
+                // whose alignment divides `T`'s; the value is read from `v`'s own bytes.
+                unsafe {
+                    let w = (&v as *const T as *const W).add(k).read_unaligned();
+                    A::from_ptr(words.add(k)).store(w, Relaxed);
+                }
+            }
+        })
+    }
+
+    #[inline(always)]
+    pub unsafe fn load<T: bytemuck::Pod>(p: *const T) -> T {
+        let mut v = T::zeroed();
+        by_width!(p, T, |A, W, n| {
+            let words = p as *mut W;
+            for k in 0..n {
+                // SAFETY: as in `store`; `v` is a local `T` with room for `n` words.
+                unsafe {
+                    let w = A::from_ptr(words.add(k)).load(Relaxed);
+                    (&mut v as *mut T as *mut W).add(k).write_unaligned(w);
+                }
+            }
+        });
+        v
+    }
+}
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    use super::Out;
+
+    #[test]
+    fn set_and_get_round_trip_for_several_widths() {
+        let mut a = [0u8; 3];
+        let mut b = [0.0f64; 2];
+        let mut c = [[0u16; 3]; 2];
+        let oa = unsafe { Out::from_raw_parts(a.as_mut_ptr(), a.len()) };
+        let ob = unsafe { Out::from_raw_parts(b.as_mut_ptr(), b.len()) };
+        let oc = unsafe { Out::from_raw_parts(c.as_mut_ptr(), c.len()) };
+        oa.set(2, 7);
+        ob.set(1, -2.5);
+        oc.set(0, [1, 2, 3]);
+        assert_eq!((oa.get(2), ob.get(1), oc.get(0)), (7, -2.5, [1, 2, 3]));
+        assert_eq!((a, b, c), ([0, 0, 7], [0.0, -2.5], [[1, 2, 3], [0, 0, 0]]));
+    }
+
+    #[test]
+    #[should_panic(expected = "index 3 out of bounds for an output of length 3")]
+    fn set_past_the_end_panics_with_index_and_length() {
+        let mut a = [0u32; 3];
+        let o = unsafe { Out::from_raw_parts(a.as_mut_ptr(), a.len()) };
+        o.set(3, 1);
+    }
+}

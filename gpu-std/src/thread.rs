@@ -1,0 +1,192 @@
+//! Where the calling thread is in the launch grid, and block-wide barriers.
+//!
+//! On the GPU these read the PTX special registers (`%tid`, `%ctaid`, `%ntid`, `%nctaid`); on the
+//! CPU executor they read the context the executor sets for each simulated thread. Calling them
+//! on the host outside a kernel launch panics with a message saying so.
+
+/// A size or position in up to three dimensions, as CUDA's `dim3`.
+///
+/// Converts from `u32`, `(u32, u32)`, `(u32, u32, u32)` and `[u32; N]`, so a launch can say
+/// `[blocks, threads]` with plain numbers:
+///
+/// ```
+/// use gpu_std::Dim3;
+/// assert_eq!(Dim3::from(256), Dim3::new(256, 1, 1));
+/// assert_eq!(Dim3::from((16, 8)).count(), 128);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub struct Dim3 {
+    /// Fastest-varying dimension.
+    pub x: u32,
+    /// Second dimension.
+    pub y: u32,
+    /// Slowest-varying dimension.
+    pub z: u32,
+}
+
+impl Dim3 {
+    /// A `Dim3` from its three components.
+    pub const fn new(x: u32, y: u32, z: u32) -> Self {
+        Dim3 { x, y, z }
+    }
+
+    /// The number of points it spans: `x * y * z`, without overflow.
+    pub const fn count(self) -> u64 {
+        self.x as u64 * self.y as u64 * self.z as u64
+    }
+}
+
+impl Default for Dim3 {
+    /// `(1, 1, 1)`: a dimension left out of a launch has size one.
+    fn default() -> Self {
+        Dim3::new(1, 1, 1)
+    }
+}
+
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Self {
+        Dim3::new(x, 1, 1)
+    }
+}
+impl From<(u32, u32)> for Dim3 {
+    fn from((x, y): (u32, u32)) -> Self {
+        Dim3::new(x, y, 1)
+    }
+}
+impl From<(u32, u32, u32)> for Dim3 {
+    fn from((x, y, z): (u32, u32, u32)) -> Self {
+        Dim3::new(x, y, z)
+    }
+}
+impl From<[u32; 1]> for Dim3 {
+    fn from([x]: [u32; 1]) -> Self {
+        Dim3::new(x, 1, 1)
+    }
+}
+impl From<[u32; 2]> for Dim3 {
+    fn from([x, y]: [u32; 2]) -> Self {
+        Dim3::new(x, y, 1)
+    }
+}
+impl From<[u32; 3]> for Dim3 {
+    fn from([x, y, z]: [u32; 3]) -> Self {
+        Dim3::new(x, y, z)
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod imp {
+    use super::Dim3;
+    use core::arch::nvptx as ptx;
+
+    // SAFETY (all four): reading a PTX special register has no preconditions inside a kernel.
+    #[inline(always)]
+    pub fn thread_idx() -> Dim3 {
+        unsafe { Dim3::new(ptx::_thread_idx_x(), ptx::_thread_idx_y(), ptx::_thread_idx_z()) }
+    }
+    #[inline(always)]
+    pub fn block_idx() -> Dim3 {
+        unsafe { Dim3::new(ptx::_block_idx_x(), ptx::_block_idx_y(), ptx::_block_idx_z()) }
+    }
+    #[inline(always)]
+    pub fn block_dim() -> Dim3 {
+        unsafe { Dim3::new(ptx::_block_dim_x(), ptx::_block_dim_y(), ptx::_block_dim_z()) }
+    }
+    #[inline(always)]
+    pub fn grid_dim() -> Dim3 {
+        unsafe { Dim3::new(ptx::_grid_dim_x(), ptx::_grid_dim_y(), ptx::_grid_dim_z()) }
+    }
+    #[inline(always)]
+    pub fn sync_threads() {
+        // SAFETY: `bar.sync 0` is the block-wide barrier (`__syncthreads`); every thread of the
+        // block must reach it, which is the caller's contract documented on `sync_threads`.
+        unsafe { core::arch::asm!("bar.sync 0;", options(nostack)) }
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod imp {
+    use super::Dim3;
+    use crate::cpu;
+
+    #[inline(always)]
+    pub fn thread_idx() -> Dim3 {
+        cpu::current().thread_idx
+    }
+    #[inline(always)]
+    pub fn block_idx() -> Dim3 {
+        cpu::current().block_idx
+    }
+    #[inline(always)]
+    pub fn block_dim() -> Dim3 {
+        cpu::current().block_dim
+    }
+    #[inline(always)]
+    pub fn grid_dim() -> Dim3 {
+        cpu::current().grid_dim
+    }
+    #[inline(always)]
+    pub fn sync_threads() {
+        cpu::sync_threads()
+    }
+}
+
+/// This thread's position in its block (CUDA `threadIdx`).
+#[inline(always)]
+pub fn thread_idx() -> Dim3 {
+    imp::thread_idx()
+}
+
+/// This block's position in the grid (CUDA `blockIdx`).
+#[inline(always)]
+pub fn block_idx() -> Dim3 {
+    imp::block_idx()
+}
+
+/// The number of threads in each block (CUDA `blockDim`).
+#[inline(always)]
+pub fn block_dim() -> Dim3 {
+    imp::block_dim()
+}
+
+/// The number of blocks in the grid (CUDA `gridDim`).
+#[inline(always)]
+pub fn grid_dim() -> Dim3 {
+    imp::grid_dim()
+}
+
+/// This thread's global x index: `blockIdx.x * blockDim.x + threadIdx.x` (Numba's `cuda.grid(1)`).
+#[inline(always)]
+pub fn index_1d() -> usize {
+    let (t, b, d) = (thread_idx(), block_idx(), block_dim());
+    b.x as usize * d.x as usize + t.x as usize
+}
+
+/// This thread's global `(x, y)` index (Numba's `cuda.grid(2)`): x is the column, y the row.
+#[inline(always)]
+pub fn index_2d() -> (usize, usize) {
+    let (t, b, d) = (thread_idx(), block_idx(), block_dim());
+    (
+        b.x as usize * d.x as usize + t.x as usize,
+        b.y as usize * d.y as usize + t.y as usize,
+    )
+}
+
+/// The number of threads along x in the whole grid (Numba's `cuda.gridsize(1)`): the stride of a
+/// grid-stride loop, which lets any grid cover any length.
+#[inline(always)]
+pub fn grid_size_1d() -> usize {
+    grid_dim().x as usize * block_dim().x as usize
+}
+
+/// Waits until every thread of the block has reached this call (CUDA `__syncthreads()`), and
+/// makes their earlier writes to shared and global memory visible to each other.
+///
+/// Every thread of the block must reach the same `sync_threads()`; calling it in a branch that
+/// only some threads take is undefined on the GPU. On the CPU executor a block of more than one
+/// thread cannot run barriers yet: the launch fails with `Error::BarrierOnCpu` (never a hang).
+#[inline(always)]
+pub fn sync_threads() {
+    imp::sync_threads()
+}
