@@ -1,0 +1,118 @@
+//! Build a Rust kernel crate to PTX from a build script, and check it with NVIDIA's `ptxas`.
+//!
+//! This is oxicuda's equivalent of Rust-CUDA's `cuda_builder`, for rustc's stock
+//! `nvptx64-nvidia-cuda` target. [`PtxBuilder::build`] runs a nested
+//! `cargo rustc --target nvptx64-nvidia-cuda -Zbuild-std=core` on the kernel crate (a `no_std`
+//! crate of `extern "ptx-kernel" fn`s), copies the LTO-merged module to a stable
+//! `<target_dir>/<crate_name>.ptx`, and, when `ptxas` is available, assembles it to report each
+//! kernel's registers, shared memory, stack and spills.
+//!
+//! Why the pieces are there:
+//! - `core` must be compiled from source for the NVPTX target, so the kernel build needs a rustc
+//!   whose sysroot holds the standard library's source. [`find_kernel_toolchain`] finds one
+//!   (`OXICUDA_KERNEL_RUSTC`, the active toolchain, or Debian's `/usr/bin/rustc` from
+//!   `rustc-web` + `rust-web-src`) and says exactly what to install when there is none.
+//! - PTX that LLVM emits can still be rejected by the driver's JIT; [`assemble`] runs `ptxas` ahead
+//!   of time so such errors fail the build, not the first launch.
+//!
+//! # Example `build.rs`
+//!
+//! ```no_run
+//! fn main() {
+//!     // Paths are relative to the build script's package (cargo runs build scripts there).
+//!     let built = gpu_builder::PtxBuilder::new("../gpu-kernels")
+//!         .arch("sm_70")
+//!         .build()
+//!         .unwrap_or_else(|e| panic!("{e}"));
+//!     built.emit_rerun_if_changed();
+//!     if let Some(report) = &built.report {
+//!         for k in report.kernels.iter().filter(|k| k.spill_store_bytes > 0) {
+//!             println!("cargo:warning=kernel {} spills {} bytes", k.name, k.spill_store_bytes);
+//!         }
+//!     }
+//!     // The host crate embeds it with `include_str!(env!("KERNELS_PTX"))`.
+//!     println!("cargo:rustc-env=KERNELS_PTX={}", built.ptx_path.display());
+//! }
+//! ```
+//!
+//! Environment variables read (all are re-announced by [`BuiltPtx::emit_rerun_if_changed`]):
+//! `OXICUDA_KERNEL_RUSTC`, `RUSTC`, `CARGO`, `OUT_DIR`, `PATH`, `OXICUDA_PTXAS`, `CUDA_HOME`,
+//! `CUDA_PATH`.
+
+// The crate-level example is a whole build script, so its `fn main` is the point.
+#![allow(clippy::needless_doctest_main)]
+#![warn(missing_docs)]
+
+mod builder;
+mod error;
+mod ptxas;
+mod toolchain;
+
+pub use builder::{
+    BuiltPtx, PtxBuilder, PtxasMode, NVPTX_TARGET, SCRUBBED_ENV, SCRUBBED_ENV_PREFIXES,
+};
+pub use error::BuildError;
+pub use ptxas::{assemble, find_ptxas, parse_ptxas_verbose, KernelResources, Ptxas, PtxasReport};
+pub use toolchain::{
+    find_kernel_toolchain, find_kernel_toolchain_in, KernelToolchain, ToolchainSource, TriedRustc,
+};
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Every environment variable the builder reads, so a build script can ask cargo to rerun when
+/// one of them changes.
+pub const ENV_VARS_READ: &[&str] = &[
+    "OXICUDA_KERNEL_RUSTC",
+    "RUSTC",
+    "CARGO",
+    "OUT_DIR",
+    "PATH",
+    "OXICUDA_PTXAS",
+    "CUDA_HOME",
+    "CUDA_PATH",
+];
+
+/// Finds `name` (plus the platform's executable suffix) in the directories of `PATH`.
+pub(crate) fn find_in_path(name: &str) -> Option<PathBuf> {
+    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(&file))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Runs a program to completion, capturing its output.
+///
+/// Retries a spawn that fails with ETXTBSY: an executable written a moment ago (the tests' fake
+/// rustc scripts) can still be held open by a child another thread is forking.
+pub(crate) fn run_capture(program: &Path, args: &[&OsStr]) -> std::io::Result<Output> {
+    let mut attempt = 0;
+    loop {
+        match Command::new(program).args(args).output() {
+            Err(e) if e.raw_os_error() == Some(26) && attempt < 20 => {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Renders a command line for error messages (not for re-parsing: arguments are not quoted).
+pub(crate) fn display_command(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for arg in cmd.get_args() {
+        s.push(' ');
+        let arg = arg.to_string_lossy();
+        if arg.contains(' ') || arg.contains('"') {
+            s.push('\'');
+            s.push_str(&arg);
+            s.push('\'');
+        } else {
+            s.push_str(&arg);
+        }
+    }
+    s
+}

@@ -1,0 +1,644 @@
+//! Checking PTX with NVIDIA's `ptxas`, and reading its per-kernel resource report.
+//!
+//! The driver JIT-compiles PTX at load time; assembling it here first turns "invalid PTX at the
+//! first launch" into a build error, and `ptxas -v` tells how many registers, how much shared
+//! memory and how many spill bytes each kernel needs. No GPU is needed for either.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::{display_command, find_in_path, run_capture, BuildError};
+
+/// A `ptxas` binary and its CUDA release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ptxas {
+    /// The executable.
+    pub path: PathBuf,
+    /// The CUDA release it belongs to, e.g. `12.9` (from `ptxas --version`).
+    pub version: String,
+}
+
+impl fmt::Display for Ptxas {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ptxas {} ({})", self.version, self.path.display())
+    }
+}
+
+/// Resources ptxas assigned to one kernel (`.entry`). All sizes are bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KernelResources {
+    /// The entry's name as in the PTX.
+    pub name: String,
+    /// Registers per thread: with the block size, this bounds occupancy.
+    pub registers: u32,
+    /// Static shared memory per block (`smem`).
+    pub shared_bytes: u32,
+    /// Per-thread stack frame (local memory for arrays, spills and calls).
+    pub stack_frame_bytes: u32,
+    /// Bytes stored to local memory because registers ran out: a performance warning.
+    pub spill_store_bytes: u32,
+    /// Bytes loaded back from spills.
+    pub spill_load_bytes: u32,
+    /// Named barriers used (`bar.sync` ids).
+    pub barriers: u32,
+    /// Constant memory, all banks together (`cmem[0]` holds the parameters on sm_70..sm_89).
+    pub constant_bytes: u32,
+}
+
+/// What `ptxas -v` said about every kernel of one PTX module for one architecture.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PtxasReport {
+    /// The architecture assembled for, e.g. `sm_70`.
+    pub arch: String,
+    /// One entry per kernel, sorted by name.
+    pub kernels: Vec<KernelResources>,
+    /// ptxas's warnings (e.g. a stack size it cannot determine statically), without the prefix.
+    pub warnings: Vec<String>,
+}
+
+impl PtxasReport {
+    /// The kernel called `name`, if ptxas compiled one.
+    pub fn kernel(&self, name: &str) -> Option<&KernelResources> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+}
+
+impl fmt::Display for PtxasReport {
+    /// An aligned table, one row per kernel, then the warnings.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const HEADERS: [&str; 8] = [
+            "kernel",
+            "registers",
+            "shared B",
+            "stack B",
+            "spill st B",
+            "spill ld B",
+            "barriers",
+            "const B",
+        ];
+        let rows: Vec<[String; 8]> = self
+            .kernels
+            .iter()
+            .map(|k| {
+                [
+                    k.name.clone(),
+                    k.registers.to_string(),
+                    k.shared_bytes.to_string(),
+                    k.stack_frame_bytes.to_string(),
+                    k.spill_store_bytes.to_string(),
+                    k.spill_load_bytes.to_string(),
+                    k.barriers.to_string(),
+                    k.constant_bytes.to_string(),
+                ]
+            })
+            .collect();
+        let mut widths = HEADERS.map(str::len);
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.len());
+            }
+        }
+        writeln!(
+            f,
+            "ptxas resources for {} ({} kernel{})",
+            self.arch,
+            self.kernels.len(),
+            if self.kernels.len() == 1 { "" } else { "s" }
+        )?;
+        let line = |f: &mut fmt::Formatter<'_>, cells: [&str; 8]| -> fmt::Result {
+            write!(f, "{:<w$}", cells[0], w = widths[0])?;
+            for (cell, w) in cells.iter().zip(widths).skip(1) {
+                write!(f, "  {cell:>w$}")?;
+            }
+            writeln!(f)
+        };
+        line(f, HEADERS)?;
+        for row in &rows {
+            line(f, std::array::from_fn(|i| row[i].as_str()))?;
+        }
+        for w in &self.warnings {
+            writeln!(f, "warning: {w}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Splits `sm_90a` into (90, "a"); `None` when `arch` is not an `sm_` architecture.
+pub(crate) fn parse_arch(arch: &str) -> Option<(u32, &str)> {
+    let rest = arch.strip_prefix("sm_")?;
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let (num, suffix) = rest.split_at(digits);
+    if num.is_empty() || !matches!(suffix, "" | "a" | "f") {
+        return None;
+    }
+    Some((num.parse().ok()?, suffix))
+}
+
+/// Finds a ptxas that can assemble for `arch`: `OXICUDA_PTXAS`, then `ptxas` on `PATH`, then
+/// `$CUDA_HOME/bin`, `$CUDA_PATH/bin` and `/usr/local/cuda/bin`, then the pip wheels
+/// (`nvidia/cuda_nvcc/bin` of `nvidia-cuda-nvcc-cu12` first, then `nvidia/cu13/bin` of
+/// `nvidia-cuda-nvcc`). One that does not support `arch` (CUDA 13 dropped sm_50..sm_72) is skipped.
+pub fn find_ptxas(arch: &str) -> Option<Ptxas> {
+    search_ptxas(arch).found
+}
+
+/// The outcome of [`search_ptxas`]: what was found and what was looked at.
+pub(crate) struct PtxasSearch {
+    pub found: Option<Ptxas>,
+    /// One line per candidate that was not used, for messages.
+    pub tried: Vec<String>,
+}
+
+/// [`find_ptxas`], also reporting why each candidate was not used.
+pub(crate) fn search_ptxas(arch: &str) -> PtxasSearch {
+    let mut search = PtxasSearch {
+        found: None,
+        tried: Vec::new(),
+    };
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut consider = |search: &mut PtxasSearch, path: PathBuf| -> bool {
+        let key = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if seen.contains(&key) {
+            return false;
+        }
+        seen.push(key);
+        match check_ptxas(&path, arch) {
+            Ok(p) => {
+                search.found = Some(p);
+                true
+            }
+            Err(why) => {
+                search.tried.push(format!("{}: {why}", path.display()));
+                false
+            }
+        }
+    };
+    let exe = format!("ptxas{}", std::env::consts::EXE_SUFFIX);
+
+    if let Some(p) = std::env::var_os("OXICUDA_PTXAS").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            if consider(&mut search, p) {
+                return search;
+            }
+        } else {
+            search
+                .tried
+                .push(format!("{} (OXICUDA_PTXAS): not found", p.display()));
+        }
+    }
+    match find_in_path("ptxas") {
+        Some(p) => {
+            if consider(&mut search, p) {
+                return search;
+            }
+        }
+        None => search.tried.push("ptxas on PATH: not found".into()),
+    }
+    let toolkits = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(|var| {
+            std::env::var_os(var)
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+        })
+        .chain([PathBuf::from("/usr/local/cuda")]);
+    for toolkit in toolkits {
+        let p = toolkit.join("bin").join(&exe);
+        if p.is_file() && consider(&mut search, p) {
+            return search;
+        }
+    }
+
+    // Asking Python for its site-packages costs a process start, so it comes last.
+    let sites = python_site_dirs();
+    if sites.is_empty() {
+        search
+            .tried
+            .push("pip wheels: no python3/python to ask for site-packages".into());
+    }
+    let mut any_wheel = false;
+    for wheel_dir in ["nvidia/cuda_nvcc/bin", "nvidia/cu13/bin"] {
+        for site in &sites {
+            let p = site.join(wheel_dir).join(&exe);
+            if p.is_file() {
+                any_wheel = true;
+                if consider(&mut search, p) {
+                    return search;
+                }
+            }
+        }
+    }
+    if !sites.is_empty() && !any_wheel {
+        let list: Vec<_> = sites.iter().map(|s| s.display().to_string()).collect();
+        search.tried.push(format!(
+            "pip wheels nvidia-cuda-nvcc-cu12 / nvidia-cuda-nvcc: not installed in {}",
+            list.join(", ")
+        ));
+    }
+    search
+}
+
+/// The site-packages directories of `python3` (or `python`): where pip puts NVIDIA's wheels.
+fn python_site_dirs() -> Vec<PathBuf> {
+    const SCRIPT: &str = "import site, sysconfig\n\
+        p = sysconfig.get_paths()\n\
+        print(p['purelib']); print(p['platlib'])\n\
+        for s in getattr(site, 'getsitepackages', lambda: [])(): print(s)\n\
+        print(site.getusersitepackages())";
+    for python in ["python3", "python"] {
+        let Some(exe) = find_in_path(python) else {
+            continue;
+        };
+        let Ok(out) = run_capture(&exe, &[OsStr::new("-c"), OsStr::new(SCRIPT)]) else {
+            continue;
+        };
+        if !out.status.success() {
+            continue;
+        }
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let dir = PathBuf::from(line.trim());
+            if !line.trim().is_empty() && !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        return dirs;
+    }
+    Vec::new()
+}
+
+/// Runs `ptxas --version` and `ptxas --help` to learn its release and whether it knows `arch`.
+fn check_ptxas(path: &Path, arch: &str) -> Result<Ptxas, String> {
+    let out = run_capture(path, &[OsStr::new("--version")])
+        .map_err(|e| format!("could not run it: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("`--version` failed ({})", out.status));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = parse_ptxas_version(&text)
+        .ok_or_else(|| format!("unrecognised `--version` output: {}", text.trim()))?;
+    let supported = match run_capture(path, &[OsStr::new("--help")]) {
+        Ok(help) => match allowed_gpu_names(&String::from_utf8_lossy(&help.stdout)) {
+            Some(names) => names.iter().any(|n| n == arch),
+            None => version_supports(&version, arch),
+        },
+        Err(_) => version_supports(&version, arch),
+    };
+    if !supported {
+        return Err(format!("CUDA {version} ptxas does not support {arch}"));
+    }
+    Ok(Ptxas {
+        path: path.to_path_buf(),
+        version,
+    })
+}
+
+/// `12.9` from `Cuda compilation tools, release 12.9, V12.9.86`.
+pub(crate) fn parse_ptxas_version(text: &str) -> Option<String> {
+    let rest = &text[text.find("release ")? + "release ".len()..];
+    let end = rest
+        .find(|c: char| c != '.' && !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let version = &rest[..end];
+    (!version.is_empty()).then(|| version.to_string())
+}
+
+/// The values `--help` lists as allowed for `--gpu-name`, if the text has that list.
+pub(crate) fn allowed_gpu_names(help: &str) -> Option<Vec<String>> {
+    let section = &help[help.find("--gpu-name")?..];
+    let section = &section[..section[1..].find("\n--").map_or(section.len(), |i| i + 1)];
+    let list = &section[section.find("Allowed values")?..];
+    let list = &list[..list.find("Default value").unwrap_or(list.len())];
+    let names: Vec<String> = list
+        .split('\'')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    (!names.is_empty()).then_some(names)
+}
+
+/// Fallback when `--help` has no list: CUDA 13 dropped everything below sm_75.
+fn version_supports(version: &str, arch: &str) -> bool {
+    let major: u32 = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    match parse_arch(arch) {
+        Some((num, _)) => major < 13 || num >= 75,
+        None => false,
+    }
+}
+
+/// Assembles `ptx_path` for `arch` with `ptxas -v` (the cubin is discarded) and parses the report.
+///
+/// A non-zero exit means the PTX is invalid for that architecture and fails with
+/// [`BuildError::PtxasFailed`] carrying everything ptxas printed.
+pub fn assemble(ptxas: &Ptxas, ptx_path: &Path, arch: &str) -> Result<PtxasReport, BuildError> {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let cubin = std::env::temp_dir().join(format!(
+        "oxicuda-ptxas-{}-{}.cubin",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mut cmd = Command::new(&ptxas.path);
+    cmd.arg(format!("-arch={arch}"))
+        .arg("-v")
+        .arg(ptx_path)
+        .arg("-o")
+        .arg(&cubin);
+    let out = cmd.output();
+    let _ = std::fs::remove_file(&cubin);
+    let out = out.map_err(|source| BuildError::Spawn {
+        program: ptxas.path.display().to_string(),
+        source,
+    })?;
+    // ptxas writes -v output and errors to stderr; keep stdout too in case a version differs.
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    if !out.status.success() {
+        return Err(BuildError::PtxasFailed {
+            arch: arch.to_string(),
+            command: display_command(&cmd),
+            stderr: text,
+        });
+    }
+    Ok(parse_ptxas_verbose(arch, &text))
+}
+
+/// Parses `ptxas -v` output into one [`KernelResources`] per compiled entry.
+///
+/// Pure and order-independent: `Compiling entry function 'k'` names the kernels,
+/// `Function properties for k` (followed by the stack/spill line) and `Used N registers, ...`
+/// (after the entry's `Compiling` line) fill them in. Non-entry functions are ignored; unknown
+/// lines are skipped so newer ptxas releases still parse.
+pub fn parse_ptxas_verbose(arch: &str, stderr: &str) -> PtxasReport {
+    let mut kernels: Vec<KernelResources> = Vec::new();
+    // Stack/spill lines of every function, entry or not, by name.
+    let mut properties: Vec<(String, [u32; 3])> = Vec::new();
+    let mut warnings = Vec::new();
+    let mut current_entry: Option<usize> = None;
+    let mut properties_of: Option<String> = None;
+
+    for raw in stderr.lines() {
+        let line = raw.trim();
+        let message = line
+            .strip_prefix("ptxas")
+            .and_then(|rest| rest.split_once(':'))
+            .map(|(_, msg)| msg.trim());
+        if let Some(w) = line.strip_prefix("ptxas warning") {
+            let w = w.split_once(':').map_or(w, |(_, m)| m).trim();
+            warnings.push(w.to_string());
+            continue;
+        }
+        match message {
+            Some(msg) => {
+                properties_of = None;
+                if let Some(rest) = msg.strip_prefix("Compiling entry function") {
+                    let name = rest.split('\'').nth(1).unwrap_or("").to_string();
+                    let idx = kernels
+                        .iter()
+                        .position(|k| k.name == name)
+                        .unwrap_or_else(|| {
+                            kernels.push(KernelResources {
+                                name,
+                                ..Default::default()
+                            });
+                            kernels.len() - 1
+                        });
+                    current_entry = Some(idx);
+                } else if let Some(rest) = msg.strip_prefix("Function properties for") {
+                    properties_of = Some(rest.trim().trim_matches('\'').to_string());
+                } else if msg.starts_with("Used ") {
+                    if let Some(k) = current_entry.map(|i| &mut kernels[i]) {
+                        for (n, what) in items(msg) {
+                            if what.starts_with("register") {
+                                k.registers = n;
+                            } else if what.starts_with("barrier") {
+                                k.barriers = n;
+                            } else if what == "bytes smem" {
+                                k.shared_bytes = n;
+                            } else if what.starts_with("bytes cmem") {
+                                k.constant_bytes += n;
+                            }
+                        }
+                    }
+                } else if msg.starts_with("Compiling") {
+                    // `Compiling function` etc.: not an entry, so no kernel row.
+                    current_entry = None;
+                }
+            }
+            None => {
+                // The indented line after `Function properties for X`.
+                if let Some(name) = properties_of.take() {
+                    let mut p = [0u32; 3];
+                    for (n, what) in items(line) {
+                        match what.as_str() {
+                            "bytes stack frame" => p[0] = n,
+                            "bytes spill stores" => p[1] = n,
+                            "bytes spill loads" => p[2] = n,
+                            _ => {}
+                        }
+                    }
+                    properties.push((name, p));
+                }
+            }
+        }
+    }
+    for k in &mut kernels {
+        if let Some((_, [stack, st, ld])) = properties.iter().find(|(n, _)| *n == k.name) {
+            k.stack_frame_bytes = *stack;
+            k.spill_store_bytes = *st;
+            k.spill_load_bytes = *ld;
+        }
+    }
+    kernels.sort_by(|a, b| a.name.cmp(&b.name));
+    PtxasReport {
+        arch: arch.to_string(),
+        kernels,
+        warnings,
+    }
+}
+
+/// `Used 10 registers, used 1 barriers, 1024 bytes smem` -> (10, "registers"), (1, "barriers"),
+/// (1024, "bytes smem"): the first number of each comma-separated item and the words after it.
+fn items(text: &str) -> impl Iterator<Item = (u32, String)> + '_ {
+    text.split(',').filter_map(|item| {
+        let mut words = item.split_whitespace();
+        let n = words.by_ref().find_map(|w| w.parse::<u32>().ok())?;
+        Some((n, words.collect::<Vec<_>>().join(" ")))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Captured from the installed ptxas on tests/data/shared_and_spill.ptx.txt: `tile_sum` uses 1 KiB
+    // of shared memory and a barrier and calls a `.func`; `spill_me` keeps 40 values live under
+    // `.maxnreg 16` so it spills.
+    const CUDA_12_9_SM_70: &str = include_str!("../tests/data/ptxas-12.9-sm_70.txt");
+    const CUDA_13_5_SM_90: &str = include_str!("../tests/data/ptxas-13.5-sm_90.txt");
+
+    #[test]
+    fn parses_cuda_12_9_output() {
+        let r = parse_ptxas_verbose("sm_70", CUDA_12_9_SM_70);
+        assert_eq!(r.arch, "sm_70");
+        assert_eq!(
+            r.kernels,
+            vec![
+                KernelResources {
+                    name: "spill_me".into(),
+                    registers: 24,
+                    shared_bytes: 0,
+                    stack_frame_bytes: 232,
+                    spill_store_bytes: 228,
+                    spill_load_bytes: 292,
+                    barriers: 0,
+                    constant_bytes: 360,
+                },
+                KernelResources {
+                    name: "tile_sum".into(),
+                    registers: 10,
+                    shared_bytes: 1024,
+                    stack_frame_bytes: 0,
+                    spill_store_bytes: 0,
+                    spill_load_bytes: 0,
+                    barriers: 1,
+                    constant_bytes: 360,
+                },
+            ]
+        );
+        assert_eq!(
+            r.warnings,
+            vec![
+                "For entry spill_me adjusting per thread register count of 16 to lower bound of 24"
+            ]
+        );
+        // `helper` is a .func: it has properties but is not a kernel.
+        assert!(r.kernel("helper").is_none());
+    }
+
+    #[test]
+    fn parses_cuda_13_5_output_without_cmem() {
+        let r = parse_ptxas_verbose("sm_90", CUDA_13_5_SM_90);
+        let spill = r.kernel("spill_me").unwrap();
+        assert_eq!(
+            (
+                spill.registers,
+                spill.spill_store_bytes,
+                spill.spill_load_bytes
+            ),
+            (24, 228, 292)
+        );
+        assert_eq!(spill.constant_bytes, 0);
+        let tile = r.kernel("tile_sum").unwrap();
+        assert_eq!(
+            (tile.shared_bytes, tile.barriers, tile.registers),
+            (1024, 1, 10)
+        );
+    }
+
+    #[test]
+    fn sums_constant_banks_and_tolerates_unknown_lines() {
+        let text = "ptxas info    : 0 bytes gmem, 8 bytes cmem[3]\n\
+                    ptxas info    : Compiling entry function '_Z1kPf' for 'sm_80'\n\
+                    ptxas info    : Function properties for _Z1kPf\n\
+                    \x20   16 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\n\
+                    ptxas info    : Some future line, 3 widgets\n\
+                    ptxas info    : Used 32 registers, 360 bytes cmem[0], 8 bytes cmem[2]\n";
+        let r = parse_ptxas_verbose("sm_80", text);
+        assert_eq!(
+            r.kernels,
+            vec![KernelResources {
+                name: "_Z1kPf".into(),
+                registers: 32,
+                stack_frame_bytes: 16,
+                spill_store_bytes: 4,
+                spill_load_bytes: 8,
+                constant_bytes: 368,
+                ..Default::default()
+            }]
+        );
+        assert!(parse_ptxas_verbose("sm_80", "").kernels.is_empty());
+    }
+
+    #[test]
+    fn report_table_is_aligned() {
+        let r = parse_ptxas_verbose("sm_70", CUDA_12_9_SM_70);
+        let text = r.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "ptxas resources for sm_70 (2 kernels)");
+        assert!(lines[1].starts_with("kernel"), "{text}");
+        assert!(
+            lines[2].starts_with("spill_me") && lines[3].starts_with("tile_sum"),
+            "{text}"
+        );
+        // Every table row has the same width, and columns are right-aligned.
+        assert_eq!(lines[1].len(), lines[2].len());
+        assert_eq!(lines[2].len(), lines[3].len());
+        assert!(lines[3].contains("1024"));
+        assert!(
+            lines[4].starts_with("warning: For entry spill_me"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn reads_version_and_allowed_architectures() {
+        assert_eq!(
+            parse_ptxas_version("ptxas: NVIDIA (R) Ptx optimizing assembler\nCuda compilation tools, release 12.9, V12.9.86\n").as_deref(),
+            Some("12.9")
+        );
+        assert_eq!(parse_ptxas_version("nonsense"), None);
+
+        let cu12 =
+            allowed_gpu_names(include_str!("../tests/data/ptxas-help-gpu-name-12.9.txt")).unwrap();
+        let cu13 =
+            allowed_gpu_names(include_str!("../tests/data/ptxas-help-gpu-name-13.5.txt")).unwrap();
+        for arch in ["sm_70", "sm_80", "sm_90", "sm_90a"] {
+            assert!(cu12.iter().any(|a| a == arch), "{arch} {cu12:?}");
+        }
+        assert!(!cu13.iter().any(|a| a == "sm_70" || a == "sm_72"));
+        assert!(cu13.iter().any(|a| a == "sm_75") && cu13.iter().any(|a| a == "sm_90"));
+        assert!(cu13.iter().any(|a| a == "sm_110"));
+        assert_eq!(
+            allowed_gpu_names("--gpu-name <gpu name>\n  no list\n--help"),
+            None
+        );
+    }
+
+    #[test]
+    fn version_fallback_knows_cuda_13_dropped_volta() {
+        assert!(version_supports("12.9", "sm_70"));
+        assert!(!version_supports("13.5", "sm_70"));
+        assert!(!version_supports("13.0", "sm_72"));
+        assert!(version_supports("13.5", "sm_75"));
+        assert!(version_supports("13.5", "sm_90a"));
+    }
+
+    #[test]
+    fn arch_names() {
+        assert_eq!(parse_arch("sm_70"), Some((70, "")));
+        assert_eq!(parse_arch("sm_90a"), Some((90, "a")));
+        assert_eq!(parse_arch("sm_100f"), Some((100, "f")));
+        for bad in [
+            "",
+            "sm_",
+            "sm70",
+            "compute_70",
+            "sm_70x",
+            "sm_7 0",
+            "sm_70; rm",
+        ] {
+            assert_eq!(parse_arch(bad), None, "{bad}");
+        }
+    }
+}

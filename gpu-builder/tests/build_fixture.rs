@@ -1,0 +1,193 @@
+//! Builds the fixture kernel crate (tests/fixtures/tiny-kernels) to PTX with the real kernel
+//! toolchain, and checks it with ptxas for sm_70, sm_80 and sm_90.
+//!
+//! Without a kernel toolchain or ptxas the checks print "skipped: ..." (they fail when `CI` is
+//! set). The first run compiles `core` for NVPTX (about 20 s); later runs reuse it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use gpu_builder::{assemble, find_kernel_toolchain, find_ptxas, BuildError, PtxBuilder, PtxasMode};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny-kernels")
+}
+
+/// One target dir for every build in these tests, so `core` is compiled for NVPTX once. Tests
+/// running in parallel must build crates of different names: the `.ptx` name is per crate.
+fn kernel_target_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kernel-target")
+}
+
+#[test]
+fn builds_tiny_kernels_and_assembles_for_sm_70_80_90() {
+    let toolchain = match find_kernel_toolchain() {
+        Ok(t) => t,
+        Err(e) => return common::skip(&format!("no kernel toolchain:\n{e}")),
+    };
+    let built = PtxBuilder::new(fixture())
+        .arch("sm_70")
+        .target_dir(kernel_target_dir())
+        .ptxas(PtxasMode::Auto)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    assert_eq!(built.toolchain, toolchain);
+    assert_eq!(built.crate_name, "tiny_kernels");
+    assert_eq!(built.ptx_path, kernel_target_dir().join("tiny_kernels.ptx"));
+    assert_eq!(std::fs::read_to_string(&built.ptx_path).unwrap(), built.ptx);
+    assert!(built.ptx.contains(".target sm_70"), "{}", built.ptx);
+    assert!(built.ptx.contains(".entry add_one("), "{}", built.ptx);
+    assert_eq!(built.entry_names(), vec!["add_one"]);
+    assert_eq!(built.arch, "sm_70");
+
+    let lib_rs = fixture().join("src/lib.rs").canonicalize().unwrap();
+    assert!(
+        built
+            .sources
+            .iter()
+            .any(|s| s.canonicalize().ok().as_ref() == Some(&lib_rs)),
+        "{:?}",
+        built.sources
+    );
+    let rustlib = toolchain.sysroot.join("lib/rustlib");
+    assert!(
+        built.sources.iter().all(|s| !s.starts_with(&rustlib)),
+        "{:?}",
+        built.sources
+    );
+    let lines = built.rerun_if_changed_lines();
+    assert!(
+        lines.iter().any(|l| l.ends_with("tiny-kernels/Cargo.toml")),
+        "{lines:?}"
+    );
+
+    let report_file = kernel_target_dir().join("tiny_kernels.ptxas.txt");
+    assert!(report_file.is_file());
+    match (&built.ptxas, &built.report) {
+        (Some(p), Some(report)) => {
+            println!("{report}\nby {p}");
+            assert!(report.kernel("add_one").is_some(), "{report}");
+            assert!(std::fs::read_to_string(&report_file)
+                .unwrap()
+                .contains("add_one"));
+        }
+        _ => common::skip("ptxas not found for sm_70 (builder ran without the check)"),
+    }
+
+    // The same sm_70 PTX must assemble for newer GPUs too (what the driver's JIT will do).
+    for arch in ["sm_70", "sm_80", "sm_90"] {
+        let Some(ptxas) = find_ptxas(arch) else {
+            common::skip(&format!(
+                "ptxas not found for {arch} (OXICUDA_PTXAS, PATH, CUDA_HOME, pip nvidia-cuda-nvcc-cu12 / nvidia-cuda-nvcc)"
+            ));
+            continue;
+        };
+        let report = assemble(&ptxas, &built.ptx_path, arch).unwrap_or_else(|e| panic!("{e}"));
+        println!("{report}\nby {ptxas}");
+        assert_eq!(report.arch, arch);
+        let k = report
+            .kernel("add_one")
+            .unwrap_or_else(|| panic!("no add_one in\n{report}"));
+        assert!(k.registers > 0, "{report}");
+        assert_eq!(k.spill_store_bytes, 0, "{report}");
+    }
+
+    // Building for sm_90 directly (same target dir: `core` is reused, the stable `.ptx` name is
+    // overwritten, which is why this runs after the checks above and not in a parallel test).
+    if find_ptxas("sm_90").is_none() {
+        return common::skip("ptxas not found for sm_90");
+    }
+    let built = PtxBuilder::new(fixture())
+        .arch("sm_90")
+        .target_dir(kernel_target_dir())
+        .ptxas(PtxasMode::Require)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(built.ptx.contains(".target sm_90"), "{}", built.ptx);
+    let report = built.report.as_ref().expect("Require ran ptxas");
+    assert_eq!(report.arch, "sm_90");
+    assert!(report.kernel("add_one").is_some(), "{report}");
+
+    // Back to sm_70: cargo finds that unit fresh and does not rewrite its (older) `.s`; the
+    // builder must still pick it, not the newer sm_90 one.
+    let again = PtxBuilder::new(fixture())
+        .arch("sm_70")
+        .target_dir(kernel_target_dir())
+        .ptxas(PtxasMode::Skip)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(again.ptx.contains(".target sm_70"), "{}", again.ptx);
+}
+
+/// Copies the fixture under a new name with `lib.rs` replaced, for builds that must fail.
+fn variant(name: &str, lib_rs: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let manifest = std::fs::read_to_string(fixture().join("Cargo.toml"))
+        .unwrap()
+        .replace("name = \"tiny-kernels\"", &format!("name = \"{name}\""));
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), lib_rs).unwrap();
+    dir
+}
+
+#[test]
+fn rustc_errors_and_kernel_less_crates_are_reported() {
+    if let Err(e) = find_kernel_toolchain() {
+        return common::skip(&format!("no kernel toolchain:\n{e}"));
+    }
+    let good = std::fs::read_to_string(fixture().join("src/lib.rs")).unwrap();
+
+    let broken = variant(
+        "broken-kernels",
+        &format!("{good}\npub fn oops() -> u32 {{ \"not a number\" }}\n"),
+    );
+    let err = PtxBuilder::new(&broken)
+        .target_dir(kernel_target_dir())
+        .ptxas(PtxasMode::Skip)
+        .build()
+        .unwrap_err();
+    let BuildError::CargoFailed { command, stderr } = &err else {
+        panic!("expected CargoFailed, got {err:?}")
+    };
+    assert!(
+        command.contains("-Zbuild-std=core") && command.contains("RUSTC="),
+        "{command}"
+    );
+    assert!(stderr.contains("mismatched types"), "{stderr}");
+    assert!(err.to_string().contains("mismatched types"));
+
+    let empty = variant(
+        "no-kernels",
+        &good
+            .replace(
+                "pub unsafe extern \"ptx-kernel\" fn add_one",
+                "unsafe extern \"ptx-kernel\" fn add_one",
+            )
+            .replace("#[unsafe(no_mangle)]\n", "#[allow(dead_code)]\n"),
+    );
+    let err = PtxBuilder::new(&empty)
+        .target_dir(kernel_target_dir())
+        .ptxas(PtxasMode::Skip)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(&err, BuildError::InvalidPtx { reason, .. } if reason.contains("no kernels")),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn bad_arguments_fail_before_building() {
+    let err = PtxBuilder::new(fixture()).arch("sm70").build().unwrap_err();
+    assert!(matches!(err, BuildError::InvalidArch { .. }), "{err:?}");
+    let err = PtxBuilder::new(fixture().join("missing"))
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(err, BuildError::ManifestNotFound { .. }),
+        "{err:?}"
+    );
+}

@@ -1,0 +1,139 @@
+//! [`DeviceBuffer`]: typed memory on a device.
+
+use crate::cuda::GpuBytes;
+use crate::device::{Backend, Device};
+use crate::error::{Error, Result};
+use crate::launch::Arg;
+use bytemuck::Pod;
+
+/// `len` elements of `T` on a device: GPU memory, or host memory for the CPU executor.
+///
+/// Pass `&buffer` for a kernel's `&[T]` parameter and `&mut buffer` for its `Out<T>`; unlike host
+/// slices, buffers stay on the device between launches.
+///
+/// ```
+/// use oxicuda_host::Device;
+/// let device = Device::cpu();
+/// let buffer = device.upload(&[1.0f32, 2.0, 3.0]).unwrap();
+/// assert_eq!(buffer.len(), 3);
+/// assert_eq!(buffer.to_vec().unwrap(), [1.0, 2.0, 3.0]);
+/// ```
+pub struct DeviceBuffer<T: Pod> {
+    device: Device,
+    storage: Storage<T>,
+}
+
+enum Storage<T> {
+    Host(Vec<T>),
+    Gpu { bytes: GpuBytes, len: usize },
+}
+
+impl Device {
+    /// Copies `data` to a new buffer on this device.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] (with the bytes asked for and free) if it does not fit.
+    pub fn upload<T: Pod>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
+        let storage = match self.backend() {
+            Backend::Cpu => Storage::Host(data.to_vec()),
+            Backend::Gpu(gpu) => Storage::Gpu {
+                bytes: gpu.upload(bytemuck::cast_slice(data))?,
+                len: data.len(),
+            },
+        };
+        Ok(DeviceBuffer { device: self.clone(), storage })
+    }
+
+    /// A new buffer of `len` zeroed elements on this device.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] if it does not fit.
+    pub fn alloc_zeroed<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let storage = match self.backend() {
+            Backend::Cpu => Storage::Host(vec![T::zeroed(); len]),
+            Backend::Gpu(gpu) => Storage::Gpu {
+                bytes: gpu.alloc_zeroed(len.saturating_mul(std::mem::size_of::<T>()))?,
+                len,
+            },
+        };
+        Ok(DeviceBuffer { device: self.clone(), storage })
+    }
+}
+
+impl<T: Pod> DeviceBuffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match &self.storage {
+            Storage::Host(data) => data.len(),
+            Storage::Gpu { len, .. } => *len,
+        }
+    }
+
+    /// Whether it holds no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The device it lives on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Copies the elements to a new `Vec` (waiting for queued work that writes them).
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); self.len()];
+        self.copy_to(&mut out)?;
+        Ok(out)
+    }
+
+    /// Copies the elements into `dst`, which must have the same length.
+    pub fn copy_to(&self, dst: &mut [T]) -> Result<()> {
+        self.check_len("DeviceBuffer::copy_to", dst.len())?;
+        match (&self.storage, self.device.backend()) {
+            (Storage::Host(data), _) => dst.copy_from_slice(data),
+            (Storage::Gpu { bytes, .. }, Backend::Gpu(gpu)) => {
+                gpu.download(bytes, bytemuck::cast_slice_mut(dst))?
+            }
+            (Storage::Gpu { .. }, Backend::Cpu) => unreachable!("GPU memory always has a GPU device"),
+        }
+        Ok(())
+    }
+
+    /// Overwrites the elements with `src`, which must have the same length.
+    pub fn copy_from(&mut self, src: &[T]) -> Result<()> {
+        self.check_len("DeviceBuffer::copy_from", src.len())?;
+        match (&mut self.storage, self.device.backend()) {
+            (Storage::Host(data), _) => data.copy_from_slice(src),
+            (Storage::Gpu { bytes, .. }, Backend::Gpu(gpu)) => {
+                gpu.overwrite(bytes, bytemuck::cast_slice(src))?
+            }
+            (Storage::Gpu { .. }, Backend::Cpu) => unreachable!("GPU memory always has a GPU device"),
+        }
+        Ok(())
+    }
+
+    fn check_len(&self, what: &'static str, actual: usize) -> Result<()> {
+        if actual == self.len() {
+            Ok(())
+        } else {
+            Err(Error::CopyLength { what, expected: self.len(), actual })
+        }
+    }
+
+    pub(crate) fn as_arg(&self) -> Arg<'_> {
+        match &self.storage {
+            Storage::Host(data) => Arg::HostSlice { bytes: bytemuck::cast_slice(data), len: data.len() },
+            Storage::Gpu { bytes, len } => Arg::GpuSlice { buffer: bytes, len: *len },
+        }
+    }
+
+    pub(crate) fn as_arg_mut(&mut self) -> Arg<'_> {
+        match &mut self.storage {
+            Storage::Host(data) => {
+                let len = data.len();
+                Arg::HostOutput { bytes: bytemuck::cast_slice_mut(data), len }
+            }
+            Storage::Gpu { bytes, len } => Arg::GpuOutput { buffer: bytes, len: *len },
+        }
+    }
+}

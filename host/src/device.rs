@@ -1,0 +1,310 @@
+//! [`Device`]: a CUDA GPU or the CPU executor, and how the best one is chosen.
+
+use crate::cuda::GpuDevice;
+use crate::error::{Error, Result};
+use crate::launch::LaunchConfig;
+use crate::stream::Stream;
+use gpu_std::Dim3;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where kernels run: a CUDA GPU or the CPU executor. Cheap to clone (shared handle).
+///
+/// ```
+/// use oxicuda_host::Device;
+/// let cpu = Device::cpu();
+/// assert!(!cpu.is_gpu());
+/// assert_eq!(cpu.properties().max_threads_per_block, 1024);
+/// ```
+#[derive(Clone)]
+pub struct Device {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    properties: DeviceProperties,
+    backend: Backend,
+}
+
+pub(crate) enum Backend {
+    Cpu,
+    Gpu(GpuDevice),
+}
+
+/// Which kind of device a [`Device`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    /// The CPU executor.
+    Cpu,
+    /// A CUDA GPU, by driver ordinal.
+    Cuda {
+        /// The driver's device number.
+        ordinal: usize,
+    },
+}
+
+/// What a device is and the limits every launch on it is checked against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceProperties {
+    /// E.g. "NVIDIA H200" or "CPU executor (16 threads)".
+    pub name: String,
+    /// GPU or CPU.
+    pub kind: DeviceKind,
+    /// `(major, minor)` for a GPU, e.g. `(9, 0)`.
+    pub compute_capability: Option<(u32, u32)>,
+    /// Streaming multiprocessors (GPU) or worker threads (CPU).
+    pub multiprocessors: u32,
+    /// Most threads in one block.
+    pub max_threads_per_block: u32,
+    /// Most threads along each block dimension.
+    pub max_block_dim: Dim3,
+    /// Most blocks along each grid dimension.
+    pub max_grid_dim: Dim3,
+    /// Most dynamic shared memory per block, in bytes.
+    pub max_shared_memory_per_block: u32,
+    /// Threads per warp.
+    pub warp_size: u32,
+}
+
+impl DeviceProperties {
+    /// The CPU executor takes the limits of a CUDA device, so that a launch that passes on the CPU
+    /// is also valid on a GPU.
+    fn cpu() -> Self {
+        let threads = rayon::current_num_threads() as u32;
+        DeviceProperties {
+            name: format!("CPU executor ({threads} threads)"),
+            kind: DeviceKind::Cpu,
+            compute_capability: None,
+            multiprocessors: threads,
+            max_threads_per_block: 1024,
+            max_block_dim: Dim3::new(1024, 1024, 64),
+            max_grid_dim: Dim3::new(i32::MAX as u32, 65535, 65535),
+            max_shared_memory_per_block: 48 * 1024,
+            warp_size: 32,
+        }
+    }
+}
+
+/// The device [`Device::best`] picked, and why.
+pub struct DeviceChoice {
+    /// The device.
+    pub device: Device,
+    /// One sentence: why this device (and, for the CPU, why not a GPU).
+    pub reason: String,
+}
+
+/// The environment variable that overrides [`Device::best`]: `cpu`, `cuda` or `cuda:N`.
+pub const DEVICE_ENV: &str = "OXICUDA_DEVICE";
+
+impl Device {
+    /// The CPU executor: runs kernels on all cores, no GPU needed.
+    pub fn cpu() -> Device {
+        Device::from_parts(DeviceProperties::cpu(), Backend::Cpu)
+    }
+
+    /// CUDA GPU number `ordinal`.
+    ///
+    /// # Errors
+    /// [`Error::NoDriver`] without the NVIDIA driver, [`Error::NoDevice`] if there is no such GPU.
+    pub fn cuda(ordinal: usize) -> Result<Device> {
+        let (gpu, properties) = GpuDevice::open(ordinal)?;
+        Ok(Device::from_parts(properties, Backend::Gpu(gpu)))
+    }
+
+    /// The best device available: GPU 0 if the driver and a GPU are there, else the CPU. The
+    /// reason says which and why; `OXICUDA_DEVICE=cpu|cuda|cuda:N` overrides the choice.
+    pub fn best() -> DeviceChoice {
+        match std::env::var(DEVICE_ENV) {
+            Ok(value) => match parse_device_env(&value) {
+                Some(None) => DeviceChoice {
+                    device: Device::cpu(),
+                    reason: format!("{DEVICE_ENV}={value} asks for the CPU"),
+                },
+                Some(Some(ordinal)) => match Device::cuda(ordinal) {
+                    Ok(device) => DeviceChoice {
+                        reason: format!("{DEVICE_ENV}={value} asks for {device}"),
+                        device,
+                    },
+                    Err(error) => DeviceChoice {
+                        device: Device::cpu(),
+                        reason: format!(
+                            "{DEVICE_ENV}={value} asks for CUDA device {ordinal}, but {error}; \
+                             using the CPU"
+                        ),
+                    },
+                },
+                None => {
+                    let mut choice = Device::best_available();
+                    choice.reason = format!(
+                        "{} (ignored {DEVICE_ENV}={value:?}: expected cpu, cuda or cuda:N)",
+                        choice.reason
+                    );
+                    choice
+                }
+            },
+            Err(_) => Device::best_available(),
+        }
+    }
+
+    fn best_available() -> DeviceChoice {
+        match Device::cuda(0) {
+            Ok(device) => DeviceChoice {
+                reason: format!("{device} is available"),
+                device,
+            },
+            Err(error) => DeviceChoice {
+                device: Device::cpu(),
+                reason: format!("no GPU can be used ({error})"),
+            },
+        }
+    }
+
+    fn from_parts(properties: DeviceProperties, backend: Backend) -> Device {
+        Device { inner: Arc::new(Inner { properties, backend }) }
+    }
+
+    /// Name, kind and limits.
+    pub fn properties(&self) -> &DeviceProperties {
+        &self.inner.properties
+    }
+
+    /// GPU or CPU.
+    pub fn kind(&self) -> DeviceKind {
+        self.inner.properties.kind
+    }
+
+    /// Whether this is a CUDA GPU.
+    pub fn is_gpu(&self) -> bool {
+        matches!(self.inner.backend, Backend::Gpu(_))
+    }
+
+    pub(crate) fn backend(&self) -> &Backend {
+        &self.inner.backend
+    }
+
+    /// A new stream: launches and copies on different streams may overlap on a GPU. On the CPU
+    /// every launch runs to completion before returning, so streams only keep programs portable.
+    pub fn new_stream(&self) -> Result<Stream> {
+        match self.backend() {
+            Backend::Cpu => Ok(Stream::cpu()),
+            Backend::Gpu(gpu) => gpu.new_stream(),
+        }
+    }
+
+    /// Waits until all work queued on this device has finished.
+    pub fn synchronize(&self) -> Result<()> {
+        match self.backend() {
+            Backend::Cpu => Ok(()),
+            Backend::Gpu(gpu) => gpu.synchronize(),
+        }
+    }
+
+    /// Runs `work` and measures how long the device spent on it: CUDA events around the work on
+    /// the default stream (GPU), the wall clock (CPU).
+    ///
+    /// ```
+    /// use oxicuda_host::Device;
+    /// let (value, elapsed) = Device::cpu().time(|| Ok(6 * 7)).unwrap();
+    /// assert_eq!(value, 42);
+    /// assert!(elapsed.as_secs() < 1);
+    /// ```
+    pub fn time<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
+        match self.backend() {
+            Backend::Cpu => {
+                let start = Instant::now();
+                let value = work()?;
+                Ok((value, start.elapsed()))
+            }
+            Backend::Gpu(gpu) => gpu.time(work),
+        }
+    }
+
+    /// Checks a launch configuration against this device's limits.
+    pub(crate) fn check_config(&self, kernel: &'static str, config: &LaunchConfig) -> Result<()> {
+        let p = self.properties();
+        for (what, dims) in [("grid", config.grid), ("block", config.block)] {
+            if dims.count() == 0 {
+                return Err(Error::ZeroSize { kernel, what, dims });
+            }
+        }
+        let b = config.block;
+        let max_b = p.max_block_dim;
+        if b.count() > p.max_threads_per_block as u64 || b.x > max_b.x || b.y > max_b.y || b.z > max_b.z
+        {
+            return Err(Error::BlockTooLarge {
+                kernel,
+                block: b,
+                threads: b.count(),
+                device: self.to_string(),
+                max_threads: p.max_threads_per_block,
+                max_dims: max_b,
+            });
+        }
+        let g = config.grid;
+        let max_g = p.max_grid_dim;
+        if g.x > max_g.x || g.y > max_g.y || g.z > max_g.z {
+            return Err(Error::GridTooLarge {
+                kernel,
+                grid: g,
+                device: self.to_string(),
+                max_dims: max_g,
+            });
+        }
+        if config.shared_mem_bytes > p.max_shared_memory_per_block {
+            return Err(Error::SharedMemoryTooLarge {
+                kernel,
+                requested: config.shared_mem_bytes,
+                device: self.to_string(),
+                limit: p.max_shared_memory_per_block,
+            });
+        }
+        if let Some(stream) = &config.stream {
+            stream.check_device(self)?;
+        }
+        Ok(())
+    }
+}
+
+/// `cpu` → `Some(None)`, `cuda`/`gpu` → `Some(Some(0))`, `cuda:N` → `Some(Some(N))`.
+fn parse_device_env(value: &str) -> Option<Option<usize>> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "cpu" => Some(None),
+        "cuda" | "gpu" => Some(Some(0)),
+        other => other.strip_prefix("cuda:")?.parse().ok().map(Some),
+    }
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.properties();
+        match (p.kind, p.compute_capability) {
+            (DeviceKind::Cuda { ordinal }, Some((major, minor))) => write!(
+                f,
+                "CUDA device {ordinal}: {} (sm_{major}{minor}, {} SMs)",
+                p.name, p.multiprocessors
+            ),
+            _ => f.write_str(&p.name),
+        }
+    }
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Device({self})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_env_values() {
+        assert_eq!(parse_device_env("cpu"), Some(None));
+        assert_eq!(parse_device_env(" CUDA "), Some(Some(0)));
+        assert_eq!(parse_device_env("cuda:3"), Some(Some(3)));
+        assert_eq!(parse_device_env("cuda:x"), None);
+        assert_eq!(parse_device_env("tpu"), None);
+    }
+}

@@ -1,0 +1,284 @@
+//! The one error type of oxicuda's host side. Each message says what went wrong with the numbers
+//! involved, and what to do about it.
+
+use gpu_std::Dim3;
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+/// Why a device call or a launch failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `libcuda` could not be loaded.
+    #[error(
+        "no NVIDIA driver: {detail}. Install the NVIDIA driver to run kernels on a GPU, or use the \
+         CPU executor (`Device::cpu()`, or OXICUDA_DEVICE=cpu)"
+    )]
+    NoDriver {
+        /// What was tried.
+        detail: String,
+    },
+
+    /// The driver is there but the asked-for GPU is not usable.
+    #[error("no usable CUDA device {ordinal}: {detail}")]
+    NoDevice {
+        /// The device ordinal asked for.
+        ordinal: usize,
+        /// Why it is not usable.
+        detail: String,
+    },
+
+    /// A CUDA driver call failed.
+    #[error("CUDA driver call {call} failed on {device}: {source}")]
+    Driver {
+        /// What oxicuda was doing.
+        call: &'static str,
+        /// The device it was doing it on.
+        device: String,
+        /// The driver's error.
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
+
+    /// The driver could not load the PTX.
+    #[error(
+        "the CUDA driver rejected the PTX module `{module}` (PTX ISA {ptx_version}, {target}) on \
+         {device}: {source}. A driver older than the PTX ISA cannot JIT it: update the driver, or \
+         build the kernels with a lower `gpu_builder::PtxBuilder::arch`"
+    )]
+    PtxRejected {
+        /// The module's name.
+        module: &'static str,
+        /// `.version` of the PTX.
+        ptx_version: String,
+        /// `.target` of the PTX.
+        target: String,
+        /// The device.
+        device: String,
+        /// The driver's error.
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
+
+    /// The PTX was built for a newer GPU than this one.
+    #[error(
+        "the PTX module `{module}` targets {target}, but {device} is sm_{major}{minor}: the driver \
+         never JIT-compiles PTX for an older GPU. Build the kernels for sm_{major}{minor} or lower \
+         (`gpu_builder::PtxBuilder::arch`)"
+    )]
+    GpuTooOld {
+        /// The module's name.
+        module: &'static str,
+        /// `.target` of the PTX.
+        target: String,
+        /// The device.
+        device: String,
+        /// Compute capability major.
+        major: u32,
+        /// Compute capability minor.
+        minor: u32,
+    },
+
+    /// The PTX module has no `.entry` of the kernel's name.
+    #[error(
+        "kernel `{kernel}` is not in the PTX module `{module}` (its entries: {available}); the PTX \
+         was built from other kernel sources: rebuild (`cargo build`) so build.rs recompiles them"
+    )]
+    KernelNotInPtx {
+        /// The kernel asked for.
+        kernel: &'static str,
+        /// The module's name.
+        module: &'static str,
+        /// The entries the module has, comma separated.
+        available: String,
+    },
+
+    /// The host would pass parameters of other sizes than the PTX entry declares.
+    #[error(
+        "kernel `{kernel}`: the host packs parameters of {host:?} bytes but the PTX entry declares \
+         {ptx:?}; the PTX module was built from another version of the kernel: rebuild"
+    )]
+    AbiMismatch {
+        /// The kernel.
+        kernel: &'static str,
+        /// Sizes of the parameters the host packs.
+        host: Vec<usize>,
+        /// Sizes of the parameters of the `.entry`.
+        ptx: Vec<usize>,
+    },
+
+    /// Two arguments declared `same_len` have different lengths.
+    #[error(
+        "kernel `{kernel}`: `{first}` has {first_len} elements but `{second}` has {second_len}; \
+         the kernel needs them to have the same length"
+    )]
+    LengthMismatch {
+        /// The kernel.
+        kernel: &'static str,
+        /// First parameter's name.
+        first: &'static str,
+        /// Its length.
+        first_len: usize,
+        /// The parameter whose length differs.
+        second: &'static str,
+        /// Its length.
+        second_len: usize,
+    },
+
+    /// A launch with a zero-sized grid or block.
+    #[error(
+        "launch of `{kernel}`: the {what} is {dims:?}; every grid and block dimension must be at \
+         least 1"
+    )]
+    ZeroSize {
+        /// The kernel.
+        kernel: &'static str,
+        /// "grid" or "block".
+        what: &'static str,
+        /// The dimensions given.
+        dims: Dim3,
+    },
+
+    /// Too many threads in a block, or one block dimension too large.
+    #[error(
+        "launch of `{kernel}`: block {block:?} ({threads} threads) does not fit {device}, which \
+         allows at most {max_threads} threads per block and dimensions up to {max_dims:?}"
+    )]
+    BlockTooLarge {
+        /// The kernel.
+        kernel: &'static str,
+        /// The block asked for.
+        block: Dim3,
+        /// Its thread count.
+        threads: u64,
+        /// The device.
+        device: String,
+        /// Threads per block allowed.
+        max_threads: u32,
+        /// Per-dimension limits.
+        max_dims: Dim3,
+    },
+
+    /// A grid dimension too large.
+    #[error(
+        "launch of `{kernel}`: grid {grid:?} does not fit {device}, which allows grids up to \
+         {max_dims:?}; use larger blocks, or a grid-stride loop over fewer blocks"
+    )]
+    GridTooLarge {
+        /// The kernel.
+        kernel: &'static str,
+        /// The grid asked for.
+        grid: Dim3,
+        /// The device.
+        device: String,
+        /// Per-dimension limits.
+        max_dims: Dim3,
+    },
+
+    /// More dynamic shared memory than a block may have.
+    #[error(
+        "launch of `{kernel}`: {requested} bytes of dynamic shared memory per block asked, but \
+         {device} allows at most {limit}"
+    )]
+    SharedMemoryTooLarge {
+        /// The kernel.
+        kernel: &'static str,
+        /// Bytes asked for.
+        requested: u32,
+        /// The device.
+        device: String,
+        /// Bytes allowed.
+        limit: u32,
+    },
+
+    /// An allocation did not fit in GPU memory.
+    #[error(
+        "out of memory on {device}: asked for {requested} bytes, {free} bytes free of {total}; \
+         process the data in chunks (a stream of smaller launches) or free buffers first"
+    )]
+    OutOfMemory {
+        /// The device.
+        device: String,
+        /// Bytes asked for.
+        requested: usize,
+        /// Bytes free when it failed.
+        free: usize,
+        /// Bytes in all.
+        total: usize,
+    },
+
+    /// A buffer or stream of one device was used on another.
+    #[error(
+        "{what} of {owner} was used on {device}; copy the data to the host (`to_vec`) and upload it \
+         to {device}"
+    )]
+    WrongDevice {
+        /// "a buffer" or "a stream".
+        what: &'static str,
+        /// The device it belongs to.
+        owner: String,
+        /// The device it was used on.
+        device: String,
+    },
+
+    /// A copy between host and device with lengths that differ.
+    #[error("{what}: the buffer has {expected} elements but the host slice has {actual}")]
+    CopyLength {
+        /// Which copy.
+        what: &'static str,
+        /// Elements in the device buffer.
+        expected: usize,
+        /// Elements in the host slice.
+        actual: usize,
+    },
+
+    /// Kernel code panicked on the CPU executor (a failed bounds check, an `assert!`).
+    #[error(
+        "kernel `{kernel}` panicked on the CPU in block {block:?}, thread {thread:?}: {message}. \
+         Outputs of this launch may be partly written"
+    )]
+    KernelPanicked {
+        /// The kernel.
+        kernel: &'static str,
+        /// The failing block.
+        block: Dim3,
+        /// The failing thread in it.
+        thread: Dim3,
+        /// The panic message.
+        message: String,
+    },
+
+    /// A kernel with a block barrier on the CPU executor, which cannot run barriers yet.
+    #[error(
+        "kernel `{kernel}` calls sync_threads() (block {block:?}, thread {thread:?}) with \
+         {threads_per_block} threads per block: the CPU executor cannot run block barriers yet. \
+         Run it on a GPU, or with one thread per block on the CPU. Outputs of this launch may be \
+         partly written"
+    )]
+    BarrierOnCpu {
+        /// The kernel.
+        kernel: &'static str,
+        /// The block that reached the barrier.
+        block: Dim3,
+        /// The thread that reached it.
+        thread: Dim3,
+        /// Threads per block of the launch.
+        threads_per_block: u64,
+    },
+
+    /// A kernel failed while running on the GPU (e.g. a trap from a failed bounds check).
+    #[error(
+        "kernel `{kernel}` failed on {device}: {source}. A trap means kernel code panicked, \
+         usually an index out of bounds; after such an error the CUDA context cannot run more work"
+    )]
+    KernelFailed {
+        /// The kernel.
+        kernel: &'static str,
+        /// The device.
+        device: String,
+        /// The driver's error.
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
+}

@@ -1,0 +1,295 @@
+//! Launch configuration, argument passing, and the checks every launch makes.
+
+use crate::buffer::DeviceBuffer;
+use crate::error::{Error, Result};
+use crate::ptx::PtxEntry;
+use crate::stream::Stream;
+use bytemuck::Pod;
+use gpu_std::abi::{KernelInfo, Output, ParamClass, Scalar, Slice, LENGTH_BYTES, POINTER_BYTES};
+use gpu_std::Dim3;
+
+/// Grid and block sizes of a launch, plus its optional stream and dynamic shared memory: Numba's
+/// `kernel[blocks, threads, stream, shared_bytes]`.
+///
+/// ```
+/// use oxicuda_host::{Dim3, LaunchConfig};
+/// let config = LaunchConfig::new(4096, 256);
+/// assert_eq!((config.grid, config.block), (Dim3::new(4096, 1, 1), Dim3::new(256, 1, 1)));
+/// let tiles = LaunchConfig::new((64, 64), (16, 16)).with_shared_mem_bytes(2048);
+/// assert_eq!(tiles.block.count(), 256);
+/// ```
+#[derive(Clone, Debug)]
+pub struct LaunchConfig {
+    /// Blocks in the grid.
+    pub grid: Dim3,
+    /// Threads per block.
+    pub block: Dim3,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_mem_bytes: u32,
+    /// The stream to launch on; `None` is the device's default stream.
+    pub stream: Option<Stream>,
+}
+
+impl LaunchConfig {
+    /// `grid` blocks of `block` threads, on the default stream, without dynamic shared memory.
+    pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> Self {
+        LaunchConfig { grid: grid.into(), block: block.into(), shared_mem_bytes: 0, stream: None }
+    }
+
+    /// The same launch on `stream`.
+    pub fn on_stream(mut self, stream: &Stream) -> Self {
+        self.stream = Some(stream.clone());
+        self
+    }
+
+    /// The same launch with `bytes` of dynamic shared memory per block.
+    pub fn with_shared_mem_bytes(mut self, bytes: u32) -> Self {
+        self.shared_mem_bytes = bytes;
+        self
+    }
+}
+
+/// One kernel argument as the launch path sees it: where its data lives, and its length.
+///
+/// Made by [`KernelArg`]; host slices are copied to a GPU before the launch (and outputs back
+/// after it), device buffers are used in place.
+pub enum Arg<'a> {
+    /// Host memory the kernel reads (`&[T]`, `&Vec<T>`, a CPU device buffer).
+    HostSlice {
+        /// The elements' bytes.
+        bytes: &'a [u8],
+        /// Number of elements.
+        len: usize,
+    },
+    /// Host memory the kernel writes (`&mut [T]`, `&mut Vec<T>`, a CPU device buffer).
+    HostOutput {
+        /// The elements' bytes.
+        bytes: &'a mut [u8],
+        /// Number of elements.
+        len: usize,
+    },
+    /// GPU memory the kernel reads.
+    GpuSlice {
+        /// The buffer.
+        buffer: &'a crate::cuda::GpuBytes,
+        /// Number of elements.
+        len: usize,
+    },
+    /// GPU memory the kernel writes.
+    GpuOutput {
+        /// The buffer.
+        buffer: &'a mut crate::cuda::GpuBytes,
+        /// Number of elements.
+        len: usize,
+    },
+    /// A value passed by value.
+    Scalar(ParamSlot),
+}
+
+impl Arg<'_> {
+    /// Elements of a slice or output; `None` for scalars.
+    pub fn len(&self) -> Option<usize> {
+        match self {
+            Arg::HostSlice { len, .. }
+            | Arg::HostOutput { len, .. }
+            | Arg::GpuSlice { len, .. }
+            | Arg::GpuOutput { len, .. } => Some(*len),
+            Arg::Scalar(_) => None,
+        }
+    }
+
+    /// The GPU a device buffer lives on; `None` for host data and scalars.
+    pub(crate) fn gpu_ordinal(&self) -> Option<usize> {
+        match self {
+            Arg::GpuSlice { buffer, .. } => Some(buffer.ordinal()),
+            Arg::GpuOutput { buffer, .. } => Some(buffer.ordinal()),
+            _ => None,
+        }
+    }
+
+    /// The sizes of the PTX parameters this argument is packed into: what the host sends.
+    pub fn ptx_param_sizes(&self) -> impl Iterator<Item = usize> {
+        let (sizes, count) = match self {
+            Arg::Scalar(slot) => ([slot.size, 0], 1),
+            _ => ([POINTER_BYTES, LENGTH_BYTES], 2),
+        };
+        sizes.into_iter().take(count)
+    }
+}
+
+/// The bytes of one PTX parameter, as `cuLaunchKernel` and the CPU entry read them.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+pub struct ParamSlot {
+    bytes: [u8; ParamSlot::CAPACITY],
+    size: usize,
+}
+
+impl ParamSlot {
+    /// The largest scalar parameter, in bytes.
+    pub const CAPACITY: usize = 256;
+
+    /// A slot holding `value`'s bytes.
+    pub fn new<T: Pod>(value: T) -> Self {
+        const { assert!(core::mem::size_of::<T>() <= ParamSlot::CAPACITY, "scalar kernel parameters are limited to 256 bytes") };
+        let mut slot = ParamSlot { bytes: [0; Self::CAPACITY], size: core::mem::size_of::<T>() };
+        slot.bytes[..slot.size].copy_from_slice(bytemuck::bytes_of(&value));
+        slot
+    }
+
+    /// Its size in bytes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Its first byte, for `kernelParams` / the CPU entry.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.bytes.as_ptr()
+    }
+}
+
+/// Converts a value passed to a launch into an [`Arg`] for a kernel parameter of kind `K`
+/// (`gpu_std::abi::{Slice, Output, Scalar}`): what makes wrong argument types fail to compile.
+pub trait KernelArg<'a, K> {
+    /// The argument.
+    fn into_arg(self) -> Arg<'a>;
+}
+
+impl<'a, T: Pod> KernelArg<'a, Slice<T>> for &'a [T] {
+    fn into_arg(self) -> Arg<'a> {
+        Arg::HostSlice { bytes: bytemuck::cast_slice(self), len: self.len() }
+    }
+}
+impl<'a, T: Pod> KernelArg<'a, Slice<T>> for &'a Vec<T> {
+    fn into_arg(self) -> Arg<'a> {
+        self.as_slice().into_arg()
+    }
+}
+impl<'a, T: Pod> KernelArg<'a, Slice<T>> for &'a DeviceBuffer<T> {
+    fn into_arg(self) -> Arg<'a> {
+        self.as_arg()
+    }
+}
+impl<'a, T: Pod> KernelArg<'a, Output<T>> for &'a mut [T] {
+    fn into_arg(self) -> Arg<'a> {
+        let len = self.len();
+        Arg::HostOutput { bytes: bytemuck::cast_slice_mut(self), len }
+    }
+}
+impl<'a, T: Pod> KernelArg<'a, Output<T>> for &'a mut Vec<T> {
+    fn into_arg(self) -> Arg<'a> {
+        self.as_mut_slice().into_arg()
+    }
+}
+impl<'a, T: Pod> KernelArg<'a, Output<T>> for &'a mut DeviceBuffer<T> {
+    fn into_arg(self) -> Arg<'a> {
+        self.as_arg_mut()
+    }
+}
+impl<'a, T: Pod> KernelArg<'a, Scalar<T>> for T {
+    fn into_arg(self) -> Arg<'a> {
+        Arg::Scalar(ParamSlot::new(self))
+    }
+}
+
+/// A tuple of arguments for a kernel whose parameter kinds are the tuple `P`.
+pub trait KernelArgs<'a, P> {
+    /// The arguments, in order.
+    fn into_args(self) -> Vec<Arg<'a>>;
+}
+
+macro_rules! impl_kernel_args {
+    ($($arg:ident: $kind:ident),*) => {
+        impl<'a, $($arg: KernelArg<'a, $kind>, $kind,)*> KernelArgs<'a, ($($kind,)*)> for ($($arg,)*) {
+            #[allow(non_snake_case)]
+            fn into_args(self) -> Vec<Arg<'a>> {
+                let ($($arg,)*) = self;
+                vec![$($arg.into_arg()),*]
+            }
+        }
+    };
+}
+impl_kernel_args!();
+impl_kernel_args!(A0: K0);
+impl_kernel_args!(A0: K0, A1: K1);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8, A9: K9);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8, A9: K9, A10: K10);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8, A9: K9, A10: K10, A11: K11);
+
+/// The host's packing of `args` agrees with the PTX entry's parameter list.
+pub(crate) fn check_abi(info: &KernelInfo, entry: &PtxEntry, args: &[Arg<'_>]) -> Result<()> {
+    let host: Vec<usize> = args.iter().flat_map(Arg::ptx_param_sizes).collect();
+    debug_assert_eq!(host, info.ptx_param_sizes().collect::<Vec<_>>());
+    if host != entry.param_sizes {
+        return Err(Error::AbiMismatch { kernel: info.name, host, ptx: entry.param_sizes.clone() });
+    }
+    Ok(())
+}
+
+/// Parameters declared `same_len` have equal lengths.
+pub(crate) fn check_lengths(info: &KernelInfo, args: &[Arg<'_>]) -> Result<()> {
+    for group in info.same_len {
+        let (&first, rest) = group.split_first().expect("same_len groups have two or more");
+        let first_len = args[first].len().unwrap_or(0);
+        for &other in rest {
+            let other_len = args[other].len().unwrap_or(0);
+            if other_len != first_len {
+                return Err(Error::LengthMismatch {
+                    kernel: info.name,
+                    first: info.params[first].name,
+                    first_len,
+                    second: info.params[other].name,
+                    second_len: other_len,
+                });
+            }
+        }
+    }
+    debug_assert!(info
+        .params
+        .iter()
+        .zip(args)
+        .all(|(p, a)| (p.class == ParamClass::Scalar) == a.len().is_none()));
+    Ok(())
+}
+
+/// Launches a kernel, Numba style: `launch!(module, kernel[grid, block](args...))`.
+///
+/// `grid` and `block` are anything that converts into [`Dim3`] (`256`, `(16, 16)`, `[8, 8, 4]`);
+/// optional third and fourth items are a [`Stream`] and the dynamic shared memory in bytes.
+/// Arguments: `&[T]`/`&Vec<T>`/`&DeviceBuffer<T>` for `&[T]` parameters, `&mut [T]`/
+/// `&mut Vec<T>`/`&mut DeviceBuffer<T>` for `Out<T>`, values for scalars. Host data is copied to
+/// the GPU and outputs back; device buffers stay where they are. Expands to [`Module::launch`].
+///
+/// ```ignore
+/// launch!(kernels, vector_add[blocks, 256](&a, &b, &mut out))?;
+/// launch!(kernels, saxpy[blocks, 256, stream](2.0f32, &x, &mut y))?;
+/// ```
+///
+/// [`Module::launch`]: crate::Module::launch
+#[macro_export]
+macro_rules! launch {
+    ($module:expr, $kernel:path [$grid:expr, $block:expr] ($($arg:expr),* $(,)?)) => {
+        $module.launch(&$kernel, $crate::LaunchConfig::new($grid, $block), ($($arg,)*))
+    };
+    ($module:expr, $kernel:path [$grid:expr, $block:expr, $stream:expr] ($($arg:expr),* $(,)?)) => {
+        $module.launch(
+            &$kernel,
+            $crate::LaunchConfig::new($grid, $block).on_stream(&$stream),
+            ($($arg,)*),
+        )
+    };
+    ($module:expr, $kernel:path [$grid:expr, $block:expr, $stream:expr, $shared:expr] ($($arg:expr),* $(,)?)) => {
+        $module.launch(
+            &$kernel,
+            $crate::LaunchConfig::new($grid, $block).on_stream(&$stream).with_shared_mem_bytes($shared),
+            ($($arg,)*),
+        )
+    };
+}

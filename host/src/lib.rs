@@ -1,0 +1,38 @@
+//! Host side of oxicuda: pick a device, move data, launch kernels.
+//!
+//! A [`Device`] is a CUDA GPU (through `cudarc`, with the driver loaded at run time) or the CPU
+//! executor, which runs every (block, thread) of a launch with the kernel's own Rust source. The
+//! same program runs on both:
+//!
+//! ```ignore
+//! use oxicuda::{launch, Device};
+//!
+//! let device = Device::best().device;                 // a GPU if there is one, else the CPU
+//! let kernels = device.load(&oxicuda::KERNELS)?;      // the PTX that build.rs embedded
+//! let (a, b) = (vec![1.0f32; 1000], vec![2.0f32; 1000]);
+//! let mut out = vec![0.0f32; 1000];
+//! launch!(kernels, vector_add[4, 256](&a, &b, &mut out))?;  // copies in, runs, copies back
+//! ```
+//!
+//! Every launch is checked before it runs: the kernel is in the PTX, the host's packed arguments
+//! match the PTX entry's parameters, lengths declared equal are equal, and the grid, block and
+//! shared memory fit the device. Failures are [`Error`]s whose messages say what to do.
+
+mod buffer;
+mod cpu;
+mod cuda;
+mod device;
+mod error;
+mod launch;
+mod module;
+pub mod ptx;
+mod stream;
+
+pub use buffer::DeviceBuffer;
+pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties};
+pub use error::{Error, Result};
+pub use gpu_std::abi::{Kernel, KernelInfo};
+pub use gpu_std::Dim3;
+pub use launch::{Arg, KernelArg, KernelArgs, LaunchConfig};
+pub use module::{Module, Ptx};
+pub use stream::Stream;

@@ -1,0 +1,152 @@
+//! [`Ptx`] (kernels compiled into the program) and [`Module`] (those kernels loaded on a device).
+
+use crate::cpu;
+use crate::cuda::LoadedModule;
+use crate::device::{Backend, Device};
+use crate::error::{Error, Result};
+use crate::launch::{self, KernelArgs, LaunchConfig};
+use crate::ptx::{self, PtxEntry, PtxInfo};
+use gpu_std::abi::Kernel;
+
+/// PTX text compiled into the program, usually by a build script that ran `gpu-builder`:
+///
+/// ```ignore
+/// pub static KERNELS: Ptx = Ptx::new("my-kernels", include_str!(concat!(env!("OUT_DIR"), "/my-kernels.ptx")));
+/// ```
+#[derive(Debug)]
+pub struct Ptx {
+    name: &'static str,
+    source: &'static str,
+}
+
+impl Ptx {
+    /// A PTX module called `name` (for messages) with the text `source`.
+    pub const fn new(name: &'static str, source: &'static str) -> Self {
+        Ptx { name, source }
+    }
+
+    /// The module's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The PTX text.
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+
+    /// Its version, target and entries.
+    pub fn info(&self) -> PtxInfo {
+        ptx::parse(self.source)
+    }
+}
+
+/// A [`Ptx`] loaded on a [`Device`]: launch its kernels with `launch!` or [`Module::launch`].
+pub struct Module {
+    device: Device,
+    ptx: &'static Ptx,
+    info: PtxInfo,
+    loaded: Option<LoadedModule>,
+}
+
+impl Device {
+    /// Loads `ptx` on this device: on a GPU the driver JIT-compiles it; on the CPU its entries are
+    /// read so that launches are checked against them exactly as on a GPU.
+    ///
+    /// # Errors
+    /// [`Error::GpuTooOld`] if the PTX targets a newer GPU, [`Error::PtxRejected`] if the driver
+    /// refuses it.
+    pub fn load(&self, ptx: &'static Ptx) -> Result<Module> {
+        let info = ptx.info();
+        let loaded = match self.backend() {
+            Backend::Cpu => None,
+            Backend::Gpu(gpu) => Some(gpu.load(ptx, &info)?),
+        };
+        Ok(Module { device: self.clone(), ptx, info, loaded })
+    }
+}
+
+impl Module {
+    /// The device it is loaded on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The PTX it was loaded from.
+    pub fn ptx(&self) -> &'static Ptx {
+        self.ptx
+    }
+
+    /// The PTX's version, target and entries.
+    pub fn info(&self) -> &PtxInfo {
+        &self.info
+    }
+
+    fn entry(&self, kernel: &'static str) -> Result<&PtxEntry> {
+        self.info.entry(kernel).ok_or_else(|| Error::KernelNotInPtx {
+            kernel,
+            module: self.ptx.name(),
+            available: self.info.entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    /// Launches `kernel` with `config` and `args`; `launch!` is the short way to call this.
+    ///
+    /// Before anything runs or is copied it checks that the kernel is in the PTX, that the
+    /// packed arguments match the PTX entry's parameters, that `same_len` parameters have equal
+    /// lengths, and that grid, block and shared memory fit the device. Host slices are copied to
+    /// a GPU and outputs back after the kernel, which this then waits for; with only device
+    /// buffers the launch is queued and returns at once.
+    ///
+    /// # Errors
+    /// Any failed check, an allocation that does not fit, a failing kernel (on the CPU: a panic in
+    /// kernel code, named by block and thread).
+    pub fn launch<'a, P, A: KernelArgs<'a, P>>(
+        &self,
+        kernel: &Kernel<P>,
+        config: LaunchConfig,
+        args: A,
+    ) -> Result<()> {
+        let info = kernel.info();
+        let entry = self.entry(info.name)?;
+        let args = args.into_args();
+        launch::check_abi(info, entry, &args)?;
+        launch::check_lengths(info, &args)?;
+        self.device.check_config(info.name, &config)?;
+        match (self.device.backend(), &self.loaded) {
+            (Backend::Gpu(gpu), Some(loaded)) => gpu.launch(loaded, info.name, &config, args),
+            _ => cpu::launch(info.name, kernel.cpu_entry(), &config, args),
+        }
+    }
+
+    /// A 1D launch that gives each of `n` elements its own thread: the block size the occupancy
+    /// API suggests for this kernel on a GPU (256 on the CPU), and enough blocks to cover `n`.
+    ///
+    /// # Errors
+    /// [`Error::ZeroSize`] for `n == 0`, [`Error::GridTooLarge`] if `n` needs more blocks than the
+    /// device allows (use a grid-stride kernel then).
+    pub fn config_for<P>(&self, kernel: &Kernel<P>, n: usize) -> Result<LaunchConfig> {
+        let name = kernel.name();
+        self.entry(name)?;
+        let block = match (self.device.backend(), &self.loaded) {
+            (Backend::Gpu(gpu), Some(loaded)) => gpu.occupancy_block_size(loaded, name)?,
+            _ => 256,
+        };
+        let blocks = n.div_ceil(block as usize);
+        let max = self.device.properties().max_grid_dim;
+        let grid = u32::try_from(blocks).unwrap_or(u32::MAX);
+        let config = LaunchConfig::new(grid, block);
+        if n == 0 {
+            return Err(Error::ZeroSize { kernel: name, what: "grid", dims: config.grid });
+        }
+        if blocks > max.x as usize {
+            return Err(Error::GridTooLarge {
+                kernel: name,
+                grid: config.grid,
+                device: self.device.to_string(),
+                max_dims: max,
+            });
+        }
+        Ok(config)
+    }
+}

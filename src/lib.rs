@@ -1,0 +1,40 @@
+//! oxicuda: GPU kernels written in Rust.
+//!
+//! Write a kernel as a plain Rust function with `#[kernel]` (crate `gpu-std`), build it to PTX
+//! ahead of time in `build.rs` (crate `gpu-builder`), and launch it Numba style with `[blocks,
+//! threads]` on a CUDA GPU, or on the CPU executor when there is none:
+//!
+//! ```no_run
+//! use oxicuda::{kernels::vector_add, launch, Device};
+//!
+//! # fn main() -> oxicuda::Result<()> {
+//! let device = Device::best().device;
+//! let kernels = device.load(&oxicuda::KERNELS)?;
+//! let n = 1_000_000;
+//! let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+//! let b = vec![1.0f32; n];
+//! let mut out = vec![0.0f32; n];
+//! let threads = 256;
+//! let blocks = n.div_ceil(threads) as u32;
+//! launch!(kernels, vector_add[blocks, threads as u32](&a, &b, &mut out))?;
+//! assert_eq!(out[10], 11.0);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! This crate re-exports the host API (`oxicuda-host`), the kernel library (`gpu-kernels`, as
+//! [`kernels`]) and its PTX ([`KERNELS`]).
+
+pub use gpu_kernels as kernels;
+pub use oxicuda_host::*;
+
+/// The PTX of [`kernels`], built by `build.rs` for sm_70 (the driver JIT-compiles it for newer
+/// GPUs).
+pub static KERNELS: Ptx = Ptx::new("gpu-kernels", include_str!(concat!(env!("OUT_DIR"), "/gpu-kernels.ptx")));
+
+/// ptxas's report for [`KERNELS`] (registers, shared memory, spills per kernel), or a line saying
+/// that ptxas was not available at build time.
+pub const KERNELS_PTXAS_REPORT: &str = include_str!(concat!(env!("OUT_DIR"), "/gpu-kernels.ptxas.txt"));
+
+/// The rustc that compiled [`KERNELS`]: its version and path.
+pub const KERNEL_TOOLCHAIN: &str = env!("OXICUDA_KERNEL_TOOLCHAIN");

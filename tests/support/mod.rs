@@ -1,0 +1,44 @@
+//! Shared helpers of the integration tests.
+#![allow(dead_code)]
+
+use oxicuda::Ptx;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::sync::OnceLock;
+
+/// A random generator with a fresh seed, and the seed (put it in assertion messages).
+pub fn rng() -> (StdRng, u64) {
+    let seed = rand::rng().random();
+    (StdRng::seed_from_u64(seed), seed)
+}
+
+/// `n` random f32 in `[-100, 100)`.
+pub fn random_f32(rng: &mut StdRng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| rng.random_range(-100.0f32..100.0)).collect()
+}
+
+/// Says that a test skipped, where the person running the tests sees it: libtest captures
+/// `println!`, but not writes to the stderr handle itself.
+pub fn say_skipped(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{test}: skipped: {why}");
+}
+
+/// Whether CI runs this (CI=true): checks that may skip on a developer's machine must run there.
+pub fn on_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// The PTX of the `test-kernels` crate (kernels with planted faults), built once per test binary
+/// with gpu-builder into `target/test-kernels-ptx`.
+pub fn test_kernels() -> &'static Ptx {
+    static PTX: OnceLock<Ptx> = OnceLock::new();
+    PTX.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let built = gpu_builder::PtxBuilder::new(root.join("test-kernels"))
+            .target_dir(root.join("target").join("test-kernels-ptx"))
+            .build()
+            .unwrap_or_else(|e| panic!("building test-kernels to PTX failed:\n{e}"));
+        Ptx::new("test-kernels", Box::leak(built.ptx.into_boxed_str()))
+    })
+}
