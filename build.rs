@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 fn main() {
-    let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
+    );
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let built = match gpu_builder::PtxBuilder::new(root.join("gpu-kernels")).build() {
         Ok(built) => built,
@@ -15,7 +17,8 @@ fn main() {
     };
     built.emit_rerun_if_changed();
     let write = |name: &str, text: &str| {
-        std::fs::write(out_dir.join(name), text).unwrap_or_else(|e| panic!("writing {name} to OUT_DIR: {e}"))
+        std::fs::write(out_dir.join(name), text)
+            .unwrap_or_else(|e| panic!("writing {name} to OUT_DIR: {e}"))
     };
     write("gpu-kernels.ptx", &built.ptx);
     let report = match (&built.ptxas, &built.report) {

@@ -46,7 +46,11 @@ fn main() -> oxicuda::Result<()> {
     // gpu_add[blocks_per_grid, threads_per_block](a, b, result): copies a and b in, result back.
     launch!(kernels, vector_add[blocks_per_grid, threads_per_block](&a, &b, &mut result))?;
 
-    println!("on {device}: result[:3] = {:?}, result[-1] = {}", &result[..3], result[n - 1]);
+    println!(
+        "on {device}: result[:3] = {:?}, result[-1] = {}",
+        &result[..3],
+        result[n - 1]
+    );
     assert!(result.iter().enumerate().all(|(i, &r)| r == i as f32 + 1.0));
     Ok(())
 }

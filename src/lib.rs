@@ -30,11 +30,15 @@ pub use oxicuda_host::*;
 
 /// The PTX of [`kernels`], built by `build.rs` for sm_70 (the driver JIT-compiles it for newer
 /// GPUs).
-pub static KERNELS: Ptx = Ptx::new("gpu-kernels", include_str!(concat!(env!("OUT_DIR"), "/gpu-kernels.ptx")));
+pub static KERNELS: Ptx = Ptx::new(
+    "gpu-kernels",
+    include_str!(concat!(env!("OUT_DIR"), "/gpu-kernels.ptx")),
+);
 
 /// ptxas's report for [`KERNELS`] (registers, shared memory, spills per kernel), or a line saying
 /// that ptxas was not available at build time.
-pub const KERNELS_PTXAS_REPORT: &str = include_str!(concat!(env!("OUT_DIR"), "/gpu-kernels.ptxas.txt"));
+pub const KERNELS_PTXAS_REPORT: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/gpu-kernels.ptxas.txt"));
 
 /// The rustc that compiled [`KERNELS`]: its version and path.
 pub const KERNEL_TOOLCHAIN: &str = env!("OXICUDA_KERNEL_TOOLCHAIN");

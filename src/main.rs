@@ -54,15 +54,30 @@ fn run() -> Result<bool> {
         loop_times.push(start.elapsed());
     }
 
-    let wrong = out.iter().zip(&expected).filter(|(got, want)| got != want).count();
+    let wrong = out
+        .iter()
+        .zip(&expected)
+        .filter(|(got, want)| got != want)
+        .count();
     println!("launch:      vector_add[{blocks}, {THREADS_PER_BLOCK}]");
-    println!("kernel time: {} (median of {RUNS}, data already on the device)", show(median(&mut kernel_times)));
-    println!("CPU loop:    {} (median of {RUNS}, one thread)", show(median(&mut loop_times)));
+    println!(
+        "kernel time: {} (median of {RUNS}, data already on the device)",
+        show(median(&mut kernel_times))
+    );
+    println!(
+        "CPU loop:    {} (median of {RUNS}, one thread)",
+        show(median(&mut loop_times))
+    );
     if wrong == 0 {
         println!("verified:    all {N} elements equal the CPU loop's");
     } else {
         println!("FAILED:      {wrong} of {N} elements differ from the CPU loop's");
-        let (i, (got, want)) = out.iter().zip(&expected).enumerate().find(|(_, (g, w))| g != w).unwrap();
+        let (i, (got, want)) = out
+            .iter()
+            .zip(&expected)
+            .enumerate()
+            .find(|(_, (g, w))| g != w)
+            .unwrap();
         println!("             first at index {i}: got {got}, expected {want}");
     }
     Ok(wrong == 0)

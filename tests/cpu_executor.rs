@@ -8,7 +8,9 @@ use oxicuda::{launch, Device, Module};
 const LENGTHS: [usize; 5] = [1, 255, 256, 257, 1_000_003];
 
 fn cpu_kernels() -> Module {
-    Device::cpu().load(&oxicuda::KERNELS).expect("the CPU loads any PTX")
+    Device::cpu()
+        .load(&oxicuda::KERNELS)
+        .expect("the CPU loads any PTX")
 }
 
 #[test]
@@ -40,7 +42,9 @@ fn vector_add_with_the_default_config_and_device_buffers() {
         let mut out_dev = device.alloc_zeroed::<f32>(n).unwrap();
         let config = kernels.config_for(&vector_add, n).unwrap();
         assert!(config.grid.count() * config.block.count() >= n as u64);
-        kernels.launch(&vector_add, config, (&a_dev, &b_dev, &mut out_dev)).unwrap();
+        kernels
+            .launch(&vector_add, config, (&a_dev, &b_dev, &mut out_dev))
+            .unwrap();
         let out = out_dev.to_vec().unwrap();
         assert!(
             (0..n).all(|i| out[i] == (a[i] as f64 + b[i] as f64) as f32),
@@ -56,7 +60,11 @@ fn saxpy_grid_stride_covers_any_length_with_any_grid() {
     let alpha = 1.5f32;
     for n in LENGTHS {
         // Fewer threads than elements (grid-stride), exactly enough, and more than enough.
-        for (blocks, threads) in [(3u32, 64u32), ((n as u32).div_ceil(128), 128), (n as u32 / 100 + 2, 256)] {
+        for (blocks, threads) in [
+            (3u32, 64u32),
+            ((n as u32).div_ceil(128), 128),
+            (n as u32 / 100 + 2, 256),
+        ] {
             let x = support::random_f32(&mut rng, n);
             let y0 = support::random_f32(&mut rng, n);
             let mut y = y0.clone();
@@ -64,7 +72,8 @@ fn saxpy_grid_stride_covers_any_length_with_any_grid() {
             for i in 0..n {
                 let want = alpha as f64 * x[i] as f64 + y0[i] as f64;
                 // Two f32 roundings (product, sum): each off by at most half an ulp of its result.
-                let tolerance = f32::EPSILON as f64 * (2.0 * (alpha * x[i]).abs() as f64 + y0[i].abs() as f64);
+                let tolerance =
+                    f32::EPSILON as f64 * (2.0 * (alpha * x[i]).abs() as f64 + y0[i].abs() as f64);
                 assert!(
                     (y[i] as f64 - want).abs() <= tolerance,
                     "n={n} grid=[{blocks},{threads}] i={i}: {} vs {want} seed={seed}",
@@ -79,7 +88,14 @@ fn saxpy_grid_stride_covers_any_length_with_any_grid() {
 fn matrix_add_on_a_2d_grid_of_2d_blocks() {
     let kernels = cpu_kernels();
     let (mut rng, seed) = support::rng();
-    for (rows, cols) in [(1usize, 1usize), (1, 257), (255, 1), (31, 33), (257, 255), (1000, 1003)] {
+    for (rows, cols) in [
+        (1usize, 1usize),
+        (1, 257),
+        (255, 1),
+        (31, 33),
+        (257, 255),
+        (1000, 1003),
+    ] {
         let a = support::random_f32(&mut rng, rows * cols);
         let b = support::random_f32(&mut rng, rows * cols);
         let mut out = vec![f32::NAN; rows * cols];

@@ -15,10 +15,25 @@ fn mismatched_lengths_name_both_parameters_and_touch_nothing() {
     let (a, b) = (vec![1.0f32; 10], vec![1.0f32; 9]);
     let mut out = vec![5.0f32; 10];
     let error = launch!(kernels, vector_add[1, 32](&a, &b, &mut out)).unwrap_err();
-    assert!(matches!(error, Error::LengthMismatch { first: "a", first_len: 10, second: "b", second_len: 9, .. }));
+    assert!(matches!(
+        error,
+        Error::LengthMismatch {
+            first: "a",
+            first_len: 10,
+            second: "b",
+            second_len: 9,
+            ..
+        }
+    ));
     let message = error.to_string();
-    assert!(message.contains("`a` has 10 elements but `b` has 9"), "{message}");
-    assert!(out.iter().all(|&v| v == 5.0), "a failed launch must not write outputs");
+    assert!(
+        message.contains("`a` has 10 elements but `b` has 9"),
+        "{message}"
+    );
+    assert!(
+        out.iter().all(|&v| v == 5.0),
+        "a failed launch must not write outputs"
+    );
 
     let mut short_out = vec![0.0f32; 3];
     let error = launch!(kernels, vector_add[1, 32](&a, &a, &mut short_out)).unwrap_err();
@@ -30,9 +45,15 @@ fn zero_sized_grid_or_block_is_refused() {
     let kernels = cpu_kernels();
     let (x, mut y) = (vec![1.0f32; 4], vec![0.0f32; 4]);
     let error = launch!(kernels, saxpy[1, 0](2.0f32, &x, &mut y)).unwrap_err();
-    assert!(matches!(error, Error::ZeroSize { what: "block", .. }), "{error}");
+    assert!(
+        matches!(error, Error::ZeroSize { what: "block", .. }),
+        "{error}"
+    );
     let error = launch!(kernels, saxpy[(1, 0), 32](2.0f32, &x, &mut y)).unwrap_err();
-    assert!(matches!(error, Error::ZeroSize { what: "grid", .. }), "{error}");
+    assert!(
+        matches!(error, Error::ZeroSize { what: "grid", .. }),
+        "{error}"
+    );
     assert!(error.to_string().contains("at least 1"));
     assert!(kernels.config_for(&saxpy, 0).is_err());
 }
@@ -43,16 +64,38 @@ fn blocks_and_grids_beyond_the_device_limits_are_refused() {
     let (x, mut y) = (vec![1.0f32; 4], vec![0.0f32; 4]);
     let error = launch!(kernels, saxpy[1, 1025](2.0f32, &x, &mut y)).unwrap_err();
     let message = error.to_string();
-    assert!(matches!(error, Error::BlockTooLarge { threads: 1025, max_threads: 1024, .. }));
-    assert!(message.contains("1025 threads") && message.contains("at most 1024"), "{message}");
+    assert!(matches!(
+        error,
+        Error::BlockTooLarge {
+            threads: 1025,
+            max_threads: 1024,
+            ..
+        }
+    ));
+    assert!(
+        message.contains("1025 threads") && message.contains("at most 1024"),
+        "{message}"
+    );
     // 64 threads in all, but z may not exceed 64... and here it is 65.
     let error = launch!(kernels, saxpy[1, (1, 1, 65)](2.0f32, &x, &mut y)).unwrap_err();
     assert!(matches!(error, Error::BlockTooLarge { .. }), "{error}");
     let error = launch!(kernels, saxpy[(1, 65536), 32](2.0f32, &x, &mut y)).unwrap_err();
     assert!(matches!(error, Error::GridTooLarge { .. }), "{error}");
     let config = LaunchConfig::new(1, 32).with_shared_mem_bytes(48 * 1024 + 1);
-    let error = kernels.launch(&saxpy, config, (2.0f32, &x, &mut y)).unwrap_err();
-    assert!(matches!(error, Error::SharedMemoryTooLarge { requested: 49153, limit: 49152, .. }), "{error}");
+    let error = kernels
+        .launch(&saxpy, config, (2.0f32, &x, &mut y))
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::SharedMemoryTooLarge {
+                requested: 49153,
+                limit: 49152,
+                ..
+            }
+        ),
+        "{error}"
+    );
     assert!(y.iter().all(|&v| v == 0.0));
 }
 
@@ -78,8 +121,20 @@ fn a_kernel_missing_from_the_ptx_is_named_with_what_the_ptx_has() {
     let (x, mut y) = (vec![1.0f32; 4], vec![0.0f32; 4]);
     let error = launch!(module, saxpy[1, 32](2.0f32, &x, &mut y)).unwrap_err();
     let message = error.to_string();
-    assert!(matches!(error, Error::KernelNotInPtx { kernel: "saxpy", .. }), "{message}");
-    assert!(message.contains("only-vector-add") && message.contains("its entries: vector_add"), "{message}");
+    assert!(
+        matches!(
+            error,
+            Error::KernelNotInPtx {
+                kernel: "saxpy",
+                ..
+            }
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("only-vector-add") && message.contains("its entries: vector_add"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -88,7 +143,11 @@ fn host_and_ptx_disagreeing_on_parameters_is_caught_before_launch() {
     let (x, mut y) = (vec![1.0f32; 4], vec![0.0f32; 4]);
     let error = launch!(module, saxpy[1, 32](2.0f32, &x, &mut y)).unwrap_err();
     match &error {
-        Error::AbiMismatch { kernel: "saxpy", host, ptx } => {
+        Error::AbiMismatch {
+            kernel: "saxpy",
+            host,
+            ptx,
+        } => {
             assert_eq!(host, &[4, 8, 8, 8, 8]);
             assert_eq!(ptx, &[8, 8, 8, 8, 8]);
         }
@@ -102,9 +161,15 @@ fn a_panicking_kernel_is_an_error_naming_block_and_thread() {
     let mut x = vec![1.0f32; 300];
     x[260] = -1.0; // block 1, thread 4 of 256-thread blocks
     let mut out = vec![0.0f32; 300];
-    let error = launch!(module, test_kernels::assert_non_negative[2, 256](&x, &mut out)).unwrap_err();
+    let error =
+        launch!(module, test_kernels::assert_non_negative[2, 256](&x, &mut out)).unwrap_err();
     match &error {
-        Error::KernelPanicked { kernel, block, thread, message } => {
+        Error::KernelPanicked {
+            kernel,
+            block,
+            thread,
+            message,
+        } => {
             assert_eq!(*kernel, "assert_non_negative");
             assert_eq!((block.x, thread.x), (1, 4));
             assert!(message.contains("negative input"), "{message}");
@@ -120,9 +185,14 @@ fn an_out_of_bounds_write_is_an_error_not_a_crash() {
     let mut out = vec![0u32; 64];
     let error = launch!(module, test_kernels::write_shifted[1, 64](&mut out, 1u32)).unwrap_err();
     match &error {
-        Error::KernelPanicked { thread, message, .. } => {
+        Error::KernelPanicked {
+            thread, message, ..
+        } => {
             assert_eq!(thread.x, 63);
-            assert!(message.contains("index 64 out of bounds for an output of length 64"), "{message}");
+            assert!(
+                message.contains("index 64 out of bounds for an output of length 64"),
+                "{message}"
+            );
         }
         other => panic!("expected KernelPanicked, got {other}"),
     }
@@ -137,7 +207,16 @@ fn barriers_on_the_cpu_fail_clearly_until_blocks_run_cooperatively() {
     let x: Vec<f32> = (0..100).map(|i| i as f32).collect();
     let mut out = vec![0.0f32; 100];
     let error = launch!(module, test_kernels::with_barrier[4, 32](&x, &mut out)).unwrap_err();
-    assert!(matches!(error, Error::BarrierOnCpu { threads_per_block: 32, .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            Error::BarrierOnCpu {
+                threads_per_block: 32,
+                ..
+            }
+        ),
+        "{error}"
+    );
     assert!(error.to_string().contains("sync_threads()"));
     // One thread per block has nothing to wait for: it runs.
     launch!(module, test_kernels::with_barrier[100, 1](&x, &mut out)).unwrap();
@@ -149,7 +228,17 @@ fn gpu_buffers_cannot_be_used_on_the_cpu_and_copies_check_lengths() {
     let device = Device::cpu();
     let mut buffer = device.upload(&[1u32, 2, 3]).unwrap();
     let error = buffer.copy_from(&[1, 2]).unwrap_err();
-    assert!(matches!(error, Error::CopyLength { expected: 3, actual: 2, .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            Error::CopyLength {
+                expected: 3,
+                actual: 2,
+                ..
+            }
+        ),
+        "{error}"
+    );
     let mut too_long = [0u32; 4];
     assert!(buffer.copy_to(&mut too_long).is_err());
 }

@@ -10,7 +10,10 @@ fn both(test: &str) -> Option<(Module, Module)> {
     match Device::cuda(0) {
         Ok(gpu) => {
             println!("running on {gpu}");
-            Some((gpu.load(&oxicuda::KERNELS).unwrap(), Device::cpu().load(&oxicuda::KERNELS).unwrap()))
+            Some((
+                gpu.load(&oxicuda::KERNELS).unwrap(),
+                Device::cpu().load(&oxicuda::KERNELS).unwrap(),
+            ))
         }
         Err(error) => {
             support::say_skipped(test, &format!("no CUDA device ({error})"));
@@ -21,7 +24,9 @@ fn both(test: &str) -> Option<(Module, Module)> {
 
 #[test]
 fn vector_add_gpu_equals_cpu() {
-    let Some((gpu, cpu)) = both("vector_add_gpu_equals_cpu") else { return };
+    let Some((gpu, cpu)) = both("vector_add_gpu_equals_cpu") else {
+        return;
+    };
     let (mut rng, seed) = support::rng();
     for n in [1usize, 255, 256, 257, 1_000_003] {
         let a = support::random_f32(&mut rng, n);
@@ -36,7 +41,9 @@ fn vector_add_gpu_equals_cpu() {
 
 #[test]
 fn saxpy_and_matrix_add_gpu_equal_cpu_with_device_buffers() {
-    let Some((gpu, cpu)) = both("saxpy_and_matrix_add_gpu_equal_cpu_with_device_buffers") else { return };
+    let Some((gpu, cpu)) = both("saxpy_and_matrix_add_gpu_equal_cpu_with_device_buffers") else {
+        return;
+    };
     let (mut rng, seed) = support::rng();
     let n = 100_003;
     let x = support::random_f32(&mut rng, n);
@@ -51,7 +58,10 @@ fn saxpy_and_matrix_add_gpu_equal_cpu_with_device_buffers() {
     for i in 0..n {
         // The GPU may fuse a * x + y into one FMA: allow one rounding of difference.
         let tolerance = 2.0 * f32::EPSILON * (y_cpu[i].abs() + 0.5 * x[i].abs());
-        assert!((y_gpu[i] - y_cpu[i]).abs() <= tolerance, "i={i} seed={seed}");
+        assert!(
+            (y_gpu[i] - y_cpu[i]).abs() <= tolerance,
+            "i={i} seed={seed}"
+        );
     }
 
     let (rows, cols) = (257usize, 1003usize);
@@ -66,11 +76,16 @@ fn saxpy_and_matrix_add_gpu_equal_cpu_with_device_buffers() {
 
 #[test]
 fn gpu_launch_errors_are_reported() {
-    let Some((gpu, _cpu)) = both("gpu_launch_errors_are_reported") else { return };
+    let Some((gpu, _cpu)) = both("gpu_launch_errors_are_reported") else {
+        return;
+    };
     let limit = gpu.device().properties().max_threads_per_block;
     let (x, mut y) = (vec![1.0f32; 4], vec![0.0f32; 4]);
     let error = launch!(gpu, saxpy[1, limit + 1](2.0f32, &x, &mut y)).unwrap_err();
     assert!(matches!(error, Error::BlockTooLarge { .. }), "{error}");
     let config = gpu.config_for(&vector_add, 1_000_000).unwrap();
-    assert!(config.block.x >= 32 && config.block.x <= limit, "{config:?}");
+    assert!(
+        config.block.x >= 32 && config.block.x <= limit,
+        "{config:?}"
+    );
 }

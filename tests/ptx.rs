@@ -23,7 +23,9 @@ fn every_ptx_entry_has_a_host_handle_and_vice_versa() {
     assert_eq!(info.version, Some((6, 0)));
     for entry in &info.entries {
         assert!(
-            oxicuda::KERNELS.source().contains(&format!(".visible .entry {}(", entry.name)),
+            oxicuda::KERNELS
+                .source()
+                .contains(&format!(".visible .entry {}(", entry.name)),
             "{} is not a visible .entry",
             entry.name
         );
@@ -32,7 +34,10 @@ fn every_ptx_entry_has_a_host_handle_and_vice_versa() {
 
 /// The sizes the host actually packs for real arguments to `kernel`.
 fn packed<'a, P>(_kernel: &Kernel<P>, args: impl KernelArgs<'a, P>) -> Vec<usize> {
-    args.into_args().iter().flat_map(Arg::ptx_param_sizes).collect()
+    args.into_args()
+        .iter()
+        .flat_map(Arg::ptx_param_sizes)
+        .collect()
 }
 
 #[test]
@@ -45,12 +50,22 @@ fn host_packing_matches_every_ptx_entry() {
         ("matrix_add", packed(&matrix_add, (&a, &b, &mut out, 3u32))),
     ];
     for (name, host) in cases {
-        let entry = info.entry(name).unwrap_or_else(|| panic!("{name} not in PTX"));
-        assert_eq!(host, entry.param_sizes, "{name}: host packing vs PTX .entry");
+        let entry = info
+            .entry(name)
+            .unwrap_or_else(|| panic!("{name} not in PTX"));
+        assert_eq!(
+            host, entry.param_sizes,
+            "{name}: host packing vs PTX .entry"
+        );
     }
     for kernel in all_kernels() {
         let declared: Vec<usize> = kernel.ptx_param_sizes().collect();
-        assert_eq!(declared, info.entry(kernel.name).unwrap().param_sizes, "{}", kernel.name);
+        assert_eq!(
+            declared,
+            info.entry(kernel.name).unwrap().param_sizes,
+            "{}",
+            kernel.name
+        );
     }
 }
 
@@ -62,17 +77,28 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
     std::fs::write(&path, oxicuda::KERNELS.source()).unwrap();
     for arch in ["sm_70", "sm_80", "sm_90"] {
         let Some(ptxas) = gpu_builder::find_ptxas(arch) else {
-            assert!(!support::on_ci(), "CI must have ptxas for {arch} (make setup installs it)");
-            support::say_skipped("ptxas_assembles", &format!("no ptxas for {arch} (run `make setup`)"));
+            assert!(
+                !support::on_ci(),
+                "CI must have ptxas for {arch} (make setup installs it)"
+            );
+            support::say_skipped(
+                "ptxas_assembles",
+                &format!("no ptxas for {arch} (run `make setup`)"),
+            );
             continue;
         };
         let report = gpu_builder::assemble(&ptxas, &path, arch)
             .unwrap_or_else(|e| panic!("ptxas {} -arch={arch} failed:\n{e}", ptxas.version));
         for kernel in all_kernels() {
-            let resources = report
-                .kernel(kernel.name)
-                .unwrap_or_else(|| panic!("{arch}: ptxas report has no {}:\n{report}", kernel.name));
-            assert_eq!(resources.spill_store_bytes + resources.spill_load_bytes, 0, "{arch} {}", kernel.name);
+            let resources = report.kernel(kernel.name).unwrap_or_else(|| {
+                panic!("{arch}: ptxas report has no {}:\n{report}", kernel.name)
+            });
+            assert_eq!(
+                resources.spill_store_bytes + resources.spill_load_bytes,
+                0,
+                "{arch} {}",
+                kernel.name
+            );
             assert!(resources.registers > 0, "{arch} {}", kernel.name);
         }
         println!("{report}");

@@ -19,8 +19,8 @@ fn live_ptxas_reports_shared_memory_and_spills() {
         common::skip("ptxas not found (no ptxas supporting sm_70: OXICUDA_PTXAS, PATH, CUDA_HOME, pip nvidia-cuda-nvcc-cu12)");
         return;
     };
-    let report =
-        assemble(&ptxas, &data("shared_and_spill.ptx.txt"), "sm_70").unwrap_or_else(|e| panic!("{e}"));
+    let report = assemble(&ptxas, &data("shared_and_spill.ptx.txt"), "sm_70")
+        .unwrap_or_else(|e| panic!("{e}"));
     println!("{report}\nby {ptxas}");
     let tile = report.kernel("tile_sum").expect("tile_sum in report");
     assert_eq!(tile.shared_bytes, 1024);

@@ -64,7 +64,10 @@ impl Parse for KernelOptions {
             syn::parenthesized!(content in input);
             let names = Punctuated::<Ident, Token![,]>::parse_terminated(&content)?;
             if names.len() < 2 {
-                return Err(syn::Error::new(key.span(), "`same_len` needs at least two parameters"));
+                return Err(syn::Error::new(
+                    key.span(),
+                    "`same_len` needs at least two parameters",
+                ));
             }
             same_len.push(names.into_iter().collect());
             if !input.is_empty() {
@@ -150,7 +153,10 @@ fn check_signature(function: &ItemFn) -> syn::Result<()> {
         return fail(token.span(), "a kernel cannot be `const`");
     }
     if let Some(abi) = &sig.abi {
-        return fail(abi.span(), "a kernel has no `extern` ABI of its own: `#[kernel]` gives it one");
+        return fail(
+            abi.span(),
+            "a kernel has no `extern` ABI of its own: `#[kernel]` gives it one",
+        );
     }
     if let Some(variadic) = &sig.variadic {
         return fail(variadic.span(), "a kernel cannot be variadic");
@@ -182,7 +188,10 @@ fn parse_params(function: &ItemFn) -> syn::Result<Vec<KernelParam>> {
         let typed = match input {
             FnArg::Typed(typed) => typed,
             FnArg::Receiver(receiver) => {
-                return Err(syn::Error::new(receiver.span(), "a kernel cannot take `self`"))
+                return Err(syn::Error::new(
+                    receiver.span(),
+                    "a kernel cannot take `self`",
+                ))
             }
         };
         let name = match &*typed.pat {
@@ -202,7 +211,10 @@ fn parse_params(function: &ItemFn) -> syn::Result<Vec<KernelParam>> {
     Ok(params)
 }
 
-fn same_len_indices(options: &KernelOptions, params: &[KernelParam]) -> syn::Result<Vec<Vec<usize>>> {
+fn same_len_indices(
+    options: &KernelOptions,
+    params: &[KernelParam],
+) -> syn::Result<Vec<Vec<usize>>> {
     options
         .same_len
         .iter()
@@ -234,8 +246,10 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
     let name = &function.sig.ident;
     let name_str = name.to_string();
     let vis = &function.vis;
-    let (doc_attrs, other_attrs): (Vec<&Attribute>, Vec<&Attribute>) =
-        function.attrs.iter().partition(|a| a.path().is_ident("doc"));
+    let (doc_attrs, other_attrs): (Vec<&Attribute>, Vec<&Attribute>) = function
+        .attrs
+        .iter()
+        .partition(|a| a.path().is_ident("doc"));
     let body_generics = &function.sig.generics;
     let body_inputs = &function.sig.inputs;
     let block = &function.block;

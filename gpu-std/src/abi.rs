@@ -57,17 +57,32 @@ pub struct Param {
 impl Param {
     /// A `&[T]` parameter.
     pub const fn slice<T: bytemuck::Pod>(name: &'static str, type_name: &'static str) -> Self {
-        Param { name, class: ParamClass::Slice, elem_size: core::mem::size_of::<T>(), type_name }
+        Param {
+            name,
+            class: ParamClass::Slice,
+            elem_size: core::mem::size_of::<T>(),
+            type_name,
+        }
     }
 
     /// An `Out<T>` parameter.
     pub const fn output<T: bytemuck::Pod>(name: &'static str, type_name: &'static str) -> Self {
-        Param { name, class: ParamClass::Output, elem_size: core::mem::size_of::<T>(), type_name }
+        Param {
+            name,
+            class: ParamClass::Output,
+            elem_size: core::mem::size_of::<T>(),
+            type_name,
+        }
     }
 
     /// A `T` parameter by value.
     pub const fn scalar<T: bytemuck::Pod>(name: &'static str, type_name: &'static str) -> Self {
-        Param { name, class: ParamClass::Scalar, elem_size: core::mem::size_of::<T>(), type_name }
+        Param {
+            name,
+            class: ParamClass::Scalar,
+            elem_size: core::mem::size_of::<T>(),
+            type_name,
+        }
     }
 
     /// The sizes in bytes of the PTX parameters this parameter becomes, in order.
@@ -122,7 +137,9 @@ impl<P> Copy for Kernel<P> {}
 
 impl<P> core::fmt::Debug for Kernel<P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Kernel").field("info", &self.info).finish_non_exhaustive()
+        f.debug_struct("Kernel")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
     }
 }
 
@@ -139,7 +156,15 @@ impl<P> Kernel<P> {
         same_len: &'static [&'static [usize]],
         cpu: CpuEntry,
     ) -> Self {
-        Kernel { info: KernelInfo { name, params, same_len }, cpu, _params: PhantomData }
+        Kernel {
+            info: KernelInfo {
+                name,
+                params,
+                same_len,
+            },
+            cpu,
+            _params: PhantomData,
+        }
     }
 
     /// The kernel's name, which is also its PTX `.entry` name.

@@ -31,20 +31,42 @@ pub struct BlockContext {
     pub grid_dim: Dim3,
 }
 
+// Two cells, so that stepping from one thread to the next writes 12 bytes, not the whole context.
+// A zero `block_dim` (never valid in a launch) means "no kernel is running on this OS thread".
 std::thread_local! {
-    static CURRENT: Cell<Option<ThreadContext>> = const { Cell::new(None) };
+    static BLOCK: Cell<BlockContext> = const { Cell::new(BlockContext::NONE) };
+    static THREAD: Cell<Dim3> = const { Cell::new(Dim3::new(0, 0, 0)) };
 }
 
-/// The context of the simulated GPU thread running on this OS thread.
+impl BlockContext {
+    const NONE: BlockContext = BlockContext {
+        block_idx: Dim3::new(0, 0, 0),
+        block_dim: Dim3::new(0, 0, 0),
+        grid_dim: Dim3::new(0, 0, 0),
+    };
+}
+
+/// The block being run on this OS thread.
 ///
 /// # Panics
 /// Outside a kernel launch: the thread functions have no meaning there.
 #[inline(always)]
-pub fn current() -> ThreadContext {
-    match CURRENT.with(Cell::get) {
-        Some(ctx) => ctx,
-        None => outside_kernel(),
+pub fn current_block() -> BlockContext {
+    let block = BLOCK.with(Cell::get);
+    if block.block_dim.x == 0 {
+        outside_kernel();
     }
+    block
+}
+
+/// The position in its block of the simulated GPU thread running on this OS thread.
+///
+/// # Panics
+/// Outside a kernel launch.
+#[inline(always)]
+pub fn current_thread() -> Dim3 {
+    current_block();
+    THREAD.with(Cell::get)
 }
 
 #[cold]
@@ -59,7 +81,13 @@ fn outside_kernel() -> ! {
 /// Takes (and clears) the context left on this OS thread, e.g. by a thread whose kernel code
 /// panicked: the executor uses it to say which thread failed.
 pub fn take_current() -> Option<ThreadContext> {
-    CURRENT.with(|c| c.take())
+    let block = BLOCK.with(|b| b.replace(BlockContext::NONE));
+    (block.block_dim.x != 0).then(|| ThreadContext {
+        thread_idx: THREAD.with(Cell::get),
+        block_idx: block.block_idx,
+        block_dim: block.block_dim,
+        grid_dim: block.grid_dim,
+    })
 }
 
 /// Runs `thread` once for every thread of `block`, x fastest, with the thread context set.
@@ -68,23 +96,17 @@ pub fn take_current() -> Option<ThreadContext> {
 /// left in place for [`take_current`].
 #[inline(always)]
 pub fn run_block(block: &BlockContext, mut thread: impl FnMut()) {
+    BLOCK.with(|b| b.set(*block));
     let d = block.block_dim;
     for z in 0..d.z {
         for y in 0..d.y {
             for x in 0..d.x {
-                CURRENT.with(|c| {
-                    c.set(Some(ThreadContext {
-                        thread_idx: Dim3::new(x, y, z),
-                        block_idx: block.block_idx,
-                        block_dim: d,
-                        grid_dim: block.grid_dim,
-                    }))
-                });
+                THREAD.with(|t| t.set(Dim3::new(x, y, z)));
                 thread();
             }
         }
     }
-    CURRENT.with(|c| c.set(None));
+    BLOCK.with(|b| b.set(BlockContext::NONE));
 }
 
 /// The panic payload with which a barrier stops a block the CPU executor cannot run
@@ -98,7 +120,7 @@ pub struct BarrierUnsupported;
 /// until all arrive, which the sequential executor cannot do yet, so the block is stopped with a
 /// [`BarrierUnsupported`] unwind (no panic message is printed: `resume_unwind` skips the hook).
 pub fn sync_threads() {
-    if current().block_dim.count() > 1 {
+    if current_block().block_dim.count() > 1 {
         std::panic::resume_unwind(std::boxed::Box::new(BarrierUnsupported));
     }
 }

@@ -43,7 +43,11 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     /// anything when `len == 0`), for `'a`, and not accessed other than through `Out` meanwhile.
     #[inline(always)]
     pub unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
-        Out { ptr, len, _buffer: PhantomData }
+        Out {
+            ptr,
+            len,
+            _buffer: PhantomData,
+        }
     }
 
     /// The number of elements.
@@ -152,13 +156,33 @@ mod access {
     macro_rules! by_width {
         ($p:ident, $T:ty, |$atomic:ident, $word:ident, $n:ident| $body:expr) => {{
             // Largest unit that divides size and alignment; `align_of` always divides `size_of`.
-            let unit = if align_of::<$T>() >= 8 { 8 } else { align_of::<$T>() };
+            let unit = if align_of::<$T>() >= 8 {
+                8
+            } else {
+                align_of::<$T>()
+            };
             let $n = size_of::<$T>() / unit;
             match unit {
-                8 => { type $word = u64; type $atomic = AtomicU64; $body }
-                4 => { type $word = u32; type $atomic = AtomicU32; $body }
-                2 => { type $word = u16; type $atomic = AtomicU16; $body }
-                _ => { type $word = u8; type $atomic = AtomicU8; $body }
+                8 => {
+                    type $word = u64;
+                    type $atomic = AtomicU64;
+                    $body
+                }
+                4 => {
+                    type $word = u32;
+                    type $atomic = AtomicU32;
+                    $body
+                }
+                2 => {
+                    type $word = u16;
+                    type $atomic = AtomicU16;
+                    $body
+                }
+                _ => {
+                    type $word = u8;
+                    type $atomic = AtomicU8;
+                    $body
+                }
             }
         }};
     }

@@ -83,15 +83,33 @@ mod imp {
     // SAFETY (all four): reading a PTX special register has no preconditions inside a kernel.
     #[inline(always)]
     pub fn thread_idx() -> Dim3 {
-        unsafe { Dim3::new(ptx::_thread_idx_x(), ptx::_thread_idx_y(), ptx::_thread_idx_z()) }
+        unsafe {
+            Dim3::new(
+                ptx::_thread_idx_x(),
+                ptx::_thread_idx_y(),
+                ptx::_thread_idx_z(),
+            )
+        }
     }
     #[inline(always)]
     pub fn block_idx() -> Dim3 {
-        unsafe { Dim3::new(ptx::_block_idx_x(), ptx::_block_idx_y(), ptx::_block_idx_z()) }
+        unsafe {
+            Dim3::new(
+                ptx::_block_idx_x(),
+                ptx::_block_idx_y(),
+                ptx::_block_idx_z(),
+            )
+        }
     }
     #[inline(always)]
     pub fn block_dim() -> Dim3 {
-        unsafe { Dim3::new(ptx::_block_dim_x(), ptx::_block_dim_y(), ptx::_block_dim_z()) }
+        unsafe {
+            Dim3::new(
+                ptx::_block_dim_x(),
+                ptx::_block_dim_y(),
+                ptx::_block_dim_z(),
+            )
+        }
     }
     #[inline(always)]
     pub fn grid_dim() -> Dim3 {
@@ -112,19 +130,19 @@ mod imp {
 
     #[inline(always)]
     pub fn thread_idx() -> Dim3 {
-        cpu::current().thread_idx
+        cpu::current_thread()
     }
     #[inline(always)]
     pub fn block_idx() -> Dim3 {
-        cpu::current().block_idx
+        cpu::current_block().block_idx
     }
     #[inline(always)]
     pub fn block_dim() -> Dim3 {
-        cpu::current().block_dim
+        cpu::current_block().block_dim
     }
     #[inline(always)]
     pub fn grid_dim() -> Dim3 {
-        cpu::current().grid_dim
+        cpu::current_block().grid_dim
     }
     #[inline(always)]
     pub fn sync_threads() {

@@ -41,7 +41,10 @@ impl Device {
                 len: data.len(),
             },
         };
-        Ok(DeviceBuffer { device: self.clone(), storage })
+        Ok(DeviceBuffer {
+            device: self.clone(),
+            storage,
+        })
     }
 
     /// A new buffer of `len` zeroed elements on this device.
@@ -56,7 +59,10 @@ impl Device {
                 len,
             },
         };
-        Ok(DeviceBuffer { device: self.clone(), storage })
+        Ok(DeviceBuffer {
+            device: self.clone(),
+            storage,
+        })
     }
 }
 
@@ -94,7 +100,9 @@ impl<T: Pod> DeviceBuffer<T> {
             (Storage::Gpu { bytes, .. }, Backend::Gpu(gpu)) => {
                 gpu.download(bytes, bytemuck::cast_slice_mut(dst))?
             }
-            (Storage::Gpu { .. }, Backend::Cpu) => unreachable!("GPU memory always has a GPU device"),
+            (Storage::Gpu { .. }, Backend::Cpu) => {
+                unreachable!("GPU memory always has a GPU device")
+            }
         }
         Ok(())
     }
@@ -107,7 +115,9 @@ impl<T: Pod> DeviceBuffer<T> {
             (Storage::Gpu { bytes, .. }, Backend::Gpu(gpu)) => {
                 gpu.overwrite(bytes, bytemuck::cast_slice(src))?
             }
-            (Storage::Gpu { .. }, Backend::Cpu) => unreachable!("GPU memory always has a GPU device"),
+            (Storage::Gpu { .. }, Backend::Cpu) => {
+                unreachable!("GPU memory always has a GPU device")
+            }
         }
         Ok(())
     }
@@ -116,14 +126,24 @@ impl<T: Pod> DeviceBuffer<T> {
         if actual == self.len() {
             Ok(())
         } else {
-            Err(Error::CopyLength { what, expected: self.len(), actual })
+            Err(Error::CopyLength {
+                what,
+                expected: self.len(),
+                actual,
+            })
         }
     }
 
     pub(crate) fn as_arg(&self) -> Arg<'_> {
         match &self.storage {
-            Storage::Host(data) => Arg::HostSlice { bytes: bytemuck::cast_slice(data), len: data.len() },
-            Storage::Gpu { bytes, len } => Arg::GpuSlice { buffer: bytes, len: *len },
+            Storage::Host(data) => Arg::HostSlice {
+                bytes: bytemuck::cast_slice(data),
+                len: data.len(),
+            },
+            Storage::Gpu { bytes, len } => Arg::GpuSlice {
+                buffer: bytes,
+                len: *len,
+            },
         }
     }
 
@@ -131,9 +151,15 @@ impl<T: Pod> DeviceBuffer<T> {
         match &mut self.storage {
             Storage::Host(data) => {
                 let len = data.len();
-                Arg::HostOutput { bytes: bytemuck::cast_slice_mut(data), len }
+                Arg::HostOutput {
+                    bytes: bytemuck::cast_slice_mut(data),
+                    len,
+                }
             }
-            Storage::Gpu { bytes, len } => Arg::GpuOutput { buffer: bytes, len: *len },
+            Storage::Gpu { bytes, len } => Arg::GpuOutput {
+                buffer: bytes,
+                len: *len,
+            },
         }
     }
 }

@@ -57,7 +57,11 @@ pub(crate) fn launch(
             (linear / grid.x as u64 % grid.y as u64) as u32,
             (linear / (grid.x as u64 * grid.y as u64)) as u32,
         );
-        let block = BlockContext { block_idx, block_dim, grid_dim: grid };
+        let block = BlockContext {
+            block_idx,
+            block_dim,
+            grid_dim: grid,
+        };
         let params = &params;
         // SAFETY: `params` holds this kernel's PTX parameters (checked against the PTX entry by
         // the caller), pointing at host memory valid for the whole launch.
@@ -74,12 +78,22 @@ fn panic_error(
 ) -> Error {
     let thread = take_current().map_or(Dim3::new(0, 0, 0), |ctx| ctx.thread_idx);
     if payload.is::<BarrierUnsupported>() {
-        return Error::BarrierOnCpu { kernel, block, thread, threads_per_block: block_dim.count() };
+        return Error::BarrierOnCpu {
+            kernel,
+            block,
+            thread,
+            threads_per_block: block_dim.count(),
+        };
     }
     let message = payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic with a non-text payload".into());
-    Error::KernelPanicked { kernel, block, thread, message }
+    Error::KernelPanicked {
+        kernel,
+        block,
+        thread,
+        message,
+    }
 }

@@ -32,7 +32,9 @@ pub(crate) fn driver_candidates() -> String {
     let mut names = cudarc::get_lib_name_candidates("cuda");
     let mut seen = std::collections::HashSet::new();
     // cudarc also lists Windows-style names; show the ones this platform's loader would use.
-    names.retain(|name| (cfg!(windows) || name.starts_with("libcuda.so")) && seen.insert(name.clone()));
+    names.retain(|name| {
+        (cfg!(windows) || name.starts_with("libcuda.so")) && seen.insert(name.clone())
+    });
     names.join(", ")
 }
 
@@ -66,7 +68,10 @@ impl GpuDevice {
     pub(crate) fn open(ordinal: usize) -> Result<(GpuDevice, DeviceProperties)> {
         if !driver_present() {
             return Err(Error::NoDriver {
-                detail: format!("libcuda could not be loaded (tried {})", driver_candidates()),
+                detail: format!(
+                    "libcuda could not be loaded (tried {})",
+                    driver_candidates()
+                ),
             });
         }
         let no_device = |detail: String| Error::NoDevice { ordinal, detail };
@@ -74,15 +79,20 @@ impl GpuDevice {
         let count = CudaContext::device_count()
             .map_err(|e| no_device(format!("cuDeviceGetCount failed: {e}")))?;
         if ordinal >= count.max(0) as usize {
-            return Err(no_device(format!("the driver reports {count} CUDA device(s)")));
+            return Err(no_device(format!(
+                "the driver reports {count} CUDA device(s)"
+            )));
         }
-        let ctx = CudaContext::new(ordinal).map_err(|e| no_device(format!("cuCtxCreate failed: {e}")))?;
+        let ctx =
+            CudaContext::new(ordinal).map_err(|e| no_device(format!("cuCtxCreate failed: {e}")))?;
         let query = |attr: Attr| -> Result<u32> {
-            ctx.attribute(attr).map(|v| v.max(0) as u32).map_err(|source| Error::Driver {
-                call: "cuDeviceGetAttribute",
-                device: format!("CUDA device {ordinal}"),
-                source,
-            })
+            ctx.attribute(attr)
+                .map(|v| v.max(0) as u32)
+                .map_err(|source| Error::Driver {
+                    call: "cuDeviceGetAttribute",
+                    device: format!("CUDA device {ordinal}"),
+                    source,
+                })
         };
         let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let (major, minor) = ctx.compute_capability().map_err(|source| Error::Driver {
@@ -107,7 +117,9 @@ impl GpuDevice {
                 query(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
             ),
             // Without opting a function in (cuFuncSetAttribute), this is the dynamic limit.
-            max_shared_memory_per_block: query(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+            max_shared_memory_per_block: query(
+                Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+            )?,
             warp_size: query(Attr::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
         };
         let label = format!(
@@ -115,30 +127,56 @@ impl GpuDevice {
             properties.name, properties.multiprocessors
         );
         let stream = ctx.default_stream();
-        Ok((GpuDevice { ctx, stream, ordinal, label }, properties))
+        Ok((
+            GpuDevice {
+                ctx,
+                stream,
+                ordinal,
+                label,
+            },
+            properties,
+        ))
     }
 
     fn driver_error(&self, call: &'static str) -> impl FnOnce(DriverError) -> Error + '_ {
-        move |source| Error::Driver { call, device: self.label.clone(), source }
+        move |source| Error::Driver {
+            call,
+            device: self.label.clone(),
+            source,
+        }
     }
 
     /// Turns an allocation failure into [`Error::OutOfMemory`] with the free and total bytes.
     fn alloc_error(&self, requested: usize, source: DriverError) -> Error {
         if source.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
             let (free, total) = self.ctx.mem_get_info().unwrap_or((0, 0));
-            Error::OutOfMemory { device: self.label.clone(), requested, free, total }
+            Error::OutOfMemory {
+                device: self.label.clone(),
+                requested,
+                free,
+                total,
+            }
         } else {
-            Error::Driver { call: "cuMemAlloc", device: self.label.clone(), source }
+            Error::Driver {
+                call: "cuMemAlloc",
+                device: self.label.clone(),
+                source,
+            }
         }
     }
 
     pub(crate) fn new_stream(&self) -> Result<Stream> {
-        let stream = self.ctx.new_stream().map_err(self.driver_error("cuStreamCreate"))?;
+        let stream = self
+            .ctx
+            .new_stream()
+            .map_err(self.driver_error("cuStreamCreate"))?;
         Ok(Stream::gpu(stream, self.ordinal))
     }
 
     pub(crate) fn synchronize(&self) -> Result<()> {
-        self.ctx.synchronize().map_err(self.driver_error("cuCtxSynchronize"))
+        self.ctx
+            .synchronize()
+            .map_err(self.driver_error("cuCtxSynchronize"))
     }
 
     pub(crate) fn time<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
@@ -148,11 +186,17 @@ impl GpuDevice {
                 .map_err(self.driver_error("cuEventCreate"))
         };
         let (start, end) = (event()?, event()?);
-        start.record(&self.stream).map_err(self.driver_error("cuEventRecord"))?;
+        start
+            .record(&self.stream)
+            .map_err(self.driver_error("cuEventRecord"))?;
         let value = work()?;
-        end.record(&self.stream).map_err(self.driver_error("cuEventRecord"))?;
-        end.synchronize().map_err(self.driver_error("cuEventSynchronize"))?;
-        let ms = start.elapsed_ms(&end).map_err(self.driver_error("cuEventElapsedTime"))?;
+        end.record(&self.stream)
+            .map_err(self.driver_error("cuEventRecord"))?;
+        end.synchronize()
+            .map_err(self.driver_error("cuEventSynchronize"))?;
+        let ms = start
+            .elapsed_ms(&end)
+            .map_err(self.driver_error("cuEventElapsedTime"))?;
         Ok((value, Duration::from_secs_f64(f64::from(ms) / 1e3)))
     }
 
@@ -164,25 +208,43 @@ impl GpuDevice {
         let slice = if bytes.is_empty() {
             None
         } else {
-            Some(stream.clone_htod(bytes).map_err(|e| self.alloc_error(bytes.len(), e))?)
+            Some(
+                stream
+                    .clone_htod(bytes)
+                    .map_err(|e| self.alloc_error(bytes.len(), e))?,
+            )
         };
-        Ok(GpuBytes { slice, ordinal: self.ordinal })
+        Ok(GpuBytes {
+            slice,
+            ordinal: self.ordinal,
+        })
     }
 
     pub(crate) fn alloc_zeroed(&self, len_bytes: usize) -> Result<GpuBytes> {
         let slice = if len_bytes == 0 {
             None
         } else {
-            Some(self.stream.alloc_zeros::<u8>(len_bytes).map_err(|e| self.alloc_error(len_bytes, e))?)
+            Some(
+                self.stream
+                    .alloc_zeros::<u8>(len_bytes)
+                    .map_err(|e| self.alloc_error(len_bytes, e))?,
+            )
         };
-        Ok(GpuBytes { slice, ordinal: self.ordinal })
+        Ok(GpuBytes {
+            slice,
+            ordinal: self.ordinal,
+        })
     }
 
     /// Copies device bytes to the host and waits for the copy.
     pub(crate) fn download(&self, src: &GpuBytes, dst: &mut [u8]) -> Result<()> {
         if let Some(slice) = &src.slice {
-            self.stream.memcpy_dtoh(slice, dst).map_err(self.driver_error("cuMemcpyDtoH"))?;
-            self.stream.synchronize().map_err(self.driver_error("cuStreamSynchronize"))?;
+            self.stream
+                .memcpy_dtoh(slice, dst)
+                .map_err(self.driver_error("cuMemcpyDtoH"))?;
+            self.stream
+                .synchronize()
+                .map_err(self.driver_error("cuStreamSynchronize"))?;
         }
         Ok(())
     }
@@ -190,13 +252,18 @@ impl GpuDevice {
     /// Copies host bytes into existing device bytes of the same length.
     pub(crate) fn overwrite(&self, dst: &mut GpuBytes, src: &[u8]) -> Result<()> {
         if let Some(slice) = &mut dst.slice {
-            self.stream.memcpy_htod(src, slice).map_err(self.driver_error("cuMemcpyHtoD"))?;
+            self.stream
+                .memcpy_htod(src, slice)
+                .map_err(self.driver_error("cuMemcpyHtoD"))?;
         }
         Ok(())
     }
 
     pub(crate) fn load(&self, ptx: &Ptx, info: &PtxInfo) -> Result<LoadedModule> {
-        let (major, minor) = self.ctx.compute_capability().map_err(self.driver_error("cuDeviceGetAttribute"))?;
+        let (major, minor) = self
+            .ctx
+            .compute_capability()
+            .map_err(self.driver_error("cuDeviceGetAttribute"))?;
         if let Some(target) = info.target_compute_capability() {
             if target > (major as u32, minor as u32) {
                 return Err(Error::GpuTooOld {
@@ -218,21 +285,35 @@ impl GpuDevice {
                 device: self.label.clone(),
                 source,
             })?;
-        Ok(LoadedModule { module, functions: Mutex::new(HashMap::new()) })
+        Ok(LoadedModule {
+            module,
+            functions: Mutex::new(HashMap::new()),
+        })
     }
 
-    pub(crate) fn function(&self, module: &LoadedModule, name: &'static str) -> Result<CudaFunction> {
+    pub(crate) fn function(
+        &self,
+        module: &LoadedModule,
+        name: &'static str,
+    ) -> Result<CudaFunction> {
         let mut functions = module.functions.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(f) = functions.get(name) {
             return Ok(f.clone());
         }
-        let f = module.module.load_function(name).map_err(self.driver_error("cuModuleGetFunction"))?;
+        let f = module
+            .module
+            .load_function(name)
+            .map_err(self.driver_error("cuModuleGetFunction"))?;
         functions.insert(name, f.clone());
         Ok(f)
     }
 
     /// A block size that maximises occupancy for `name` (cuOccupancyMaxPotentialBlockSize).
-    pub(crate) fn occupancy_block_size(&self, module: &LoadedModule, name: &'static str) -> Result<u32> {
+    pub(crate) fn occupancy_block_size(
+        &self,
+        module: &LoadedModule,
+        name: &'static str,
+    ) -> Result<u32> {
         extern "C" fn no_dynamic_shared_memory(_block_size: std::ffi::c_int) -> usize {
             0
         }
@@ -264,7 +345,11 @@ impl GpuDevice {
         config: &LaunchConfig,
         mut args: Vec<Arg<'_>>,
     ) -> Result<()> {
-        let stream = config.stream.as_ref().and_then(Stream::cuda).unwrap_or(&self.stream);
+        let stream = config
+            .stream
+            .as_ref()
+            .and_then(Stream::cuda)
+            .unwrap_or(&self.stream);
         let function = self.function(module, kernel)?;
 
         // Host data goes to the device first; outputs too, so elements the kernel does not
@@ -290,34 +375,42 @@ impl GpuDevice {
             let mut slots: Vec<ParamSlot> = Vec::new();
             let mut guards = Vec::new();
             for (arg, stage) in args.iter_mut().zip(&staged) {
-                let (bytes, len, writable): (Option<&mut Option<CudaSlice<u8>>>, usize, bool) = match arg {
-                    Arg::Scalar(slot) => {
-                        slots.push(*slot);
-                        continue;
-                    }
-                    Arg::GpuSlice { buffer, len } => {
-                        let ptr = match &buffer.slice {
-                            Some(slice) => {
-                                let (ptr, guard) = slice.device_ptr(stream);
-                                guards.push(guard);
-                                ptr
-                            }
-                            None => 0,
-                        };
-                        slots.push(ParamSlot::new(ptr));
-                        slots.push(ParamSlot::new(*len as u64));
-                        continue;
-                    }
-                    Arg::GpuOutput { buffer, len } => (Some(&mut buffer.slice), *len, true),
-                    Arg::HostSlice { len, .. } | Arg::HostOutput { len, .. } => (None, *len, false),
-                };
+                let (bytes, len, writable): (Option<&mut Option<CudaSlice<u8>>>, usize, bool) =
+                    match arg {
+                        Arg::Scalar(slot) => {
+                            slots.push(*slot);
+                            continue;
+                        }
+                        Arg::GpuSlice { buffer, len } => {
+                            let ptr = match &buffer.slice {
+                                Some(slice) => {
+                                    let (ptr, guard) = slice.device_ptr(stream);
+                                    guards.push(guard);
+                                    ptr
+                                }
+                                None => 0,
+                            };
+                            slots.push(ParamSlot::new(ptr));
+                            slots.push(ParamSlot::new(*len as u64));
+                            continue;
+                        }
+                        Arg::GpuOutput { buffer, len } => (Some(&mut buffer.slice), *len, true),
+                        Arg::HostSlice { len, .. } | Arg::HostOutput { len, .. } => {
+                            (None, *len, false)
+                        }
+                    };
                 let ptr = match (bytes, stage) {
                     (Some(Some(slice)), _) if writable => {
                         let (ptr, guard) = slice.device_ptr_mut(stream);
                         guards.push(guard);
                         ptr
                     }
-                    (None, Some(GpuBytes { slice: Some(slice), .. })) => {
+                    (
+                        None,
+                        Some(GpuBytes {
+                            slice: Some(slice), ..
+                        }),
+                    ) => {
                         let (ptr, guard) = slice.device_ptr(stream);
                         guards.push(guard);
                         ptr
@@ -346,12 +439,20 @@ impl GpuDevice {
 
         let mut wait = false;
         for (arg, stage) in args.iter_mut().zip(&staged) {
-            if let (Arg::HostOutput { bytes, .. }, Some(GpuBytes { slice: Some(slice), .. })) = (arg, stage) {
-                stream.memcpy_dtoh(slice, &mut **bytes).map_err(|source| Error::KernelFailed {
-                    kernel,
-                    device: self.label.clone(),
-                    source,
-                })?;
+            if let (
+                Arg::HostOutput { bytes, .. },
+                Some(GpuBytes {
+                    slice: Some(slice), ..
+                }),
+            ) = (arg, stage)
+            {
+                stream
+                    .memcpy_dtoh(slice, &mut **bytes)
+                    .map_err(|source| Error::KernelFailed {
+                        kernel,
+                        device: self.label.clone(),
+                        source,
+                    })?;
                 wait = true;
             }
         }

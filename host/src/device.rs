@@ -161,7 +161,12 @@ impl Device {
     }
 
     fn from_parts(properties: DeviceProperties, backend: Backend) -> Device {
-        Device { inner: Arc::new(Inner { properties, backend }) }
+        Device {
+            inner: Arc::new(Inner {
+                properties,
+                backend,
+            }),
+        }
     }
 
     /// Name, kind and limits.
@@ -230,7 +235,10 @@ impl Device {
         }
         let b = config.block;
         let max_b = p.max_block_dim;
-        if b.count() > p.max_threads_per_block as u64 || b.x > max_b.x || b.y > max_b.y || b.z > max_b.z
+        if b.count() > p.max_threads_per_block as u64
+            || b.x > max_b.x
+            || b.y > max_b.y
+            || b.z > max_b.z
         {
             return Err(Error::BlockTooLarge {
                 kernel,

@@ -33,7 +33,12 @@ pub struct LaunchConfig {
 impl LaunchConfig {
     /// `grid` blocks of `block` threads, on the default stream, without dynamic shared memory.
     pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> Self {
-        LaunchConfig { grid: grid.into(), block: block.into(), shared_mem_bytes: 0, stream: None }
+        LaunchConfig {
+            grid: grid.into(),
+            block: block.into(),
+            shared_mem_bytes: 0,
+            stream: None,
+        }
     }
 
     /// The same launch on `stream`.
@@ -88,7 +93,7 @@ pub enum Arg<'a> {
 
 impl Arg<'_> {
     /// Elements of a slice or output; `None` for scalars.
-    pub fn len(&self) -> Option<usize> {
+    pub fn elements(&self) -> Option<usize> {
         match self {
             Arg::HostSlice { len, .. }
             | Arg::HostOutput { len, .. }
@@ -127,12 +132,20 @@ pub struct ParamSlot {
 
 impl ParamSlot {
     /// The largest scalar parameter, in bytes.
-    pub const CAPACITY: usize = 256;
+    pub const CAPACITY: usize = 128;
 
     /// A slot holding `value`'s bytes.
     pub fn new<T: Pod>(value: T) -> Self {
-        const { assert!(core::mem::size_of::<T>() <= ParamSlot::CAPACITY, "scalar kernel parameters are limited to 256 bytes") };
-        let mut slot = ParamSlot { bytes: [0; Self::CAPACITY], size: core::mem::size_of::<T>() };
+        const {
+            assert!(
+                core::mem::size_of::<T>() <= ParamSlot::CAPACITY,
+                "scalar kernel parameters are limited to 128 bytes"
+            )
+        };
+        let mut slot = ParamSlot {
+            bytes: [0; Self::CAPACITY],
+            size: core::mem::size_of::<T>(),
+        };
         slot.bytes[..slot.size].copy_from_slice(bytemuck::bytes_of(&value));
         slot
     }
@@ -157,7 +170,10 @@ pub trait KernelArg<'a, K> {
 
 impl<'a, T: Pod> KernelArg<'a, Slice<T>> for &'a [T] {
     fn into_arg(self) -> Arg<'a> {
-        Arg::HostSlice { bytes: bytemuck::cast_slice(self), len: self.len() }
+        Arg::HostSlice {
+            bytes: bytemuck::cast_slice(self),
+            len: self.len(),
+        }
     }
 }
 impl<'a, T: Pod> KernelArg<'a, Slice<T>> for &'a Vec<T> {
@@ -173,7 +189,10 @@ impl<'a, T: Pod> KernelArg<'a, Slice<T>> for &'a DeviceBuffer<T> {
 impl<'a, T: Pod> KernelArg<'a, Output<T>> for &'a mut [T] {
     fn into_arg(self) -> Arg<'a> {
         let len = self.len();
-        Arg::HostOutput { bytes: bytemuck::cast_slice_mut(self), len }
+        Arg::HostOutput {
+            bytes: bytemuck::cast_slice_mut(self),
+            len,
+        }
     }
 }
 impl<'a, T: Pod> KernelArg<'a, Output<T>> for &'a mut Vec<T> {
@@ -228,7 +247,11 @@ pub(crate) fn check_abi(info: &KernelInfo, entry: &PtxEntry, args: &[Arg<'_>]) -
     let host: Vec<usize> = args.iter().flat_map(Arg::ptx_param_sizes).collect();
     debug_assert_eq!(host, info.ptx_param_sizes().collect::<Vec<_>>());
     if host != entry.param_sizes {
-        return Err(Error::AbiMismatch { kernel: info.name, host, ptx: entry.param_sizes.clone() });
+        return Err(Error::AbiMismatch {
+            kernel: info.name,
+            host,
+            ptx: entry.param_sizes.clone(),
+        });
     }
     Ok(())
 }
@@ -236,10 +259,12 @@ pub(crate) fn check_abi(info: &KernelInfo, entry: &PtxEntry, args: &[Arg<'_>]) -
 /// Parameters declared `same_len` have equal lengths.
 pub(crate) fn check_lengths(info: &KernelInfo, args: &[Arg<'_>]) -> Result<()> {
     for group in info.same_len {
-        let (&first, rest) = group.split_first().expect("same_len groups have two or more");
-        let first_len = args[first].len().unwrap_or(0);
+        let (&first, rest) = group
+            .split_first()
+            .expect("same_len groups have two or more");
+        let first_len = args[first].elements().unwrap_or(0);
         for &other in rest {
-            let other_len = args[other].len().unwrap_or(0);
+            let other_len = args[other].elements().unwrap_or(0);
             if other_len != first_len {
                 return Err(Error::LengthMismatch {
                     kernel: info.name,
@@ -255,7 +280,7 @@ pub(crate) fn check_lengths(info: &KernelInfo, args: &[Arg<'_>]) -> Result<()> {
         .params
         .iter()
         .zip(args)
-        .all(|(p, a)| (p.class == ParamClass::Scalar) == a.len().is_none()));
+        .all(|(p, a)| (p.class == ParamClass::Scalar) == a.elements().is_none()));
     Ok(())
 }
 

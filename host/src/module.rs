@@ -62,7 +62,12 @@ impl Device {
             Backend::Cpu => None,
             Backend::Gpu(gpu) => Some(gpu.load(ptx, &info)?),
         };
-        Ok(Module { device: self.clone(), ptx, info, loaded })
+        Ok(Module {
+            device: self.clone(),
+            ptx,
+            info,
+            loaded,
+        })
     }
 }
 
@@ -83,11 +88,19 @@ impl Module {
     }
 
     fn entry(&self, kernel: &'static str) -> Result<&PtxEntry> {
-        self.info.entry(kernel).ok_or_else(|| Error::KernelNotInPtx {
-            kernel,
-            module: self.ptx.name(),
-            available: self.info.entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "),
-        })
+        self.info
+            .entry(kernel)
+            .ok_or_else(|| Error::KernelNotInPtx {
+                kernel,
+                module: self.ptx.name(),
+                available: self
+                    .info
+                    .entries
+                    .iter()
+                    .map(|e| e.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
     }
 
     /// Launches `kernel` with `config` and `args`; `launch!` is the short way to call this.
@@ -137,7 +150,11 @@ impl Module {
         let grid = u32::try_from(blocks).unwrap_or(u32::MAX);
         let config = LaunchConfig::new(grid, block);
         if n == 0 {
-            return Err(Error::ZeroSize { kernel: name, what: "grid", dims: config.grid });
+            return Err(Error::ZeroSize {
+                kernel: name,
+                what: "grid",
+                dims: config.grid,
+            });
         }
         if blocks > max.x as usize {
             return Err(Error::GridTooLarge {

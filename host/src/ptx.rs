@@ -32,7 +32,8 @@ impl PtxInfo {
 
     /// `.version` as text, `"?"` when absent.
     pub fn version_string(&self) -> String {
-        self.version.map_or_else(|| "?".into(), |(major, minor)| format!("{major}.{minor}"))
+        self.version
+            .map_or_else(|| "?".into(), |(major, minor)| format!("{major}.{minor}"))
     }
 
     /// The compute capability `.target sm_XY` asks for, e.g. `(7, 0)`.
@@ -76,11 +77,13 @@ pub fn parse(ptx: &str) -> PtxInfo {
     let mut rest = text.as_str();
     while let Some(at) = find_directive(rest, ".entry") {
         rest = &rest[at + ".entry".len()..];
-        let name_end = rest.find(|c: char| c == '(' || c == '{' || c == ';').unwrap_or(rest.len());
+        let name_end = rest.find(['(', '{', ';']).unwrap_or(rest.len());
         let name = rest[..name_end].trim().to_string();
         let mut param_sizes = Vec::new();
         if rest[name_end..].starts_with('(') {
-            let close = rest[name_end..].find(')').map_or(rest.len(), |i| name_end + i);
+            let close = rest[name_end..]
+                .find(')')
+                .map_or(rest.len(), |i| name_end + i);
             param_sizes = rest[name_end + 1..close]
                 .split(',')
                 .filter(|p| !p.trim().is_empty())
@@ -204,7 +207,10 @@ mod tests {
     #[test]
     fn missing_declarations_are_none() {
         let info = parse("garbage");
-        assert_eq!((info.version, info.target, info.entries.len()), (None, None, 0));
+        assert_eq!(
+            (info.version, info.target.clone(), info.entries.len()),
+            (None, None, 0)
+        );
         assert_eq!(info.version_string(), "?");
     }
 }

@@ -16,7 +16,10 @@ pub struct Stream {
 #[derive(Clone)]
 enum Inner {
     Cpu,
-    Gpu { stream: Arc<CudaStream>, ordinal: usize },
+    Gpu {
+        stream: Arc<CudaStream>,
+        ordinal: usize,
+    },
 }
 
 impl std::fmt::Debug for Stream {
@@ -31,7 +34,9 @@ impl Stream {
     }
 
     pub(crate) fn gpu(stream: Arc<CudaStream>, ordinal: usize) -> Self {
-        Stream { inner: Inner::Gpu { stream, ordinal } }
+        Stream {
+            inner: Inner::Gpu { stream, ordinal },
+        }
     }
 
     /// The kind of device the stream belongs to.

@@ -1,0 +1,19 @@
+# The two commands of the README. Each first runs scripts/setup.sh, which installs only what is
+# missing (the kernel toolchain and ptxas).
+.PHONY: run test setup bench
+
+## Add two 1,000,000-element vectors on the best device (GPU if present, else CPU) and verify.
+run: setup
+	cargo run --release
+
+## Every test of the workspace (GPU tests say "skipped" without a GPU).
+test: setup
+	cargo test --workspace --all-targets
+	cargo test --workspace --doc
+
+setup:
+	@scripts/setup.sh
+
+## Criterion benchmarks.
+bench: setup
+	cargo bench

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Installs what building and testing oxicuda needs, and only what is missing:
+#   1. a kernel toolchain: a rustc with the standard library's source, for `-Zbuild-std=core`
+#      on the nvptx64-nvidia-cuda target (rustup's `rust-src`, or Debian's rustc-web + rust-web-src);
+#   2. ptxas for sm_70..sm_90 to check the PTX (CUDA 12.x, PyPI package nvidia-cuda-nvcc-cu12:
+#      CUDA 13's ptxas no longer assembles sm_70).
+# No CUDA toolkit and no GPU driver are needed to build; a GPU driver is only needed to run on a GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PTXAS_WHEEL="nvidia-cuda-nvcc-cu12==12.9.86"
+
+say() { printf 'setup: %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi
+}
+
+# A rustc whose sysroot has library/core: the override, the active toolchain, Debian's.
+kernel_rustc() {
+  local rustc sysroot
+  for rustc in "${OXICUDA_KERNEL_RUSTC:-}" "$(command -v rustc || true)" /usr/bin/rustc; do
+    [ -n "$rustc" ] && [ -x "$rustc" ] || continue
+    sysroot=$("$rustc" --print sysroot 2>/dev/null) || continue
+    if [ -f "$sysroot/lib/rustlib/src/rust/library/core/Cargo.toml" ]; then
+      echo "$rustc"
+      return 0
+    fi
+  done
+  return 1
+}
+
+if rustc_path=$(kernel_rustc); then
+  say "kernel toolchain: $("$rustc_path" -V) ($rustc_path)"
+else
+  say "no rustc with the standard library source; installing one"
+  if command -v rustup >/dev/null && timeout 300 rustup component add rust-src; then
+    say "installed rustup's rust-src"
+  elif command -v apt-get >/dev/null && as_root apt-get update -qq \
+      && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rustc-web rust-web-src >/dev/null; then
+    say "installed Debian's rustc-web and rust-web-src (/usr/bin/rustc)"
+  fi
+  if rustc_path=$(kernel_rustc); then
+    say "kernel toolchain: $("$rustc_path" -V) ($rustc_path)"
+  else
+    say "ERROR: could not install a kernel toolchain. Run one of:"
+    say "  rustup component add rust-src                      (rustup)"
+    say "  sudo apt-get install rustc-web rust-web-src         (Debian/Ubuntu)"
+    say "or point OXICUDA_KERNEL_RUSTC at a rustc whose sysroot has lib/rustlib/src/rust/library."
+    exit 1
+  fi
+fi
+
+# A ptxas that knows sm_70: OXICUDA_PTXAS, PATH, or the pip wheel.
+ptxas_for_sm70() {
+  local candidate site
+  for candidate in "${OXICUDA_PTXAS:-}" "$(command -v ptxas || true)"; do
+    if [ -n "$candidate" ] && [ -x "$candidate" ] && "$candidate" --help 2>/dev/null | grep -q sm_70; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  command -v python3 >/dev/null || return 1
+  for site in $(python3 -c 'import site, sysconfig; print(sysconfig.get_paths()["purelib"], site.getusersitepackages())'); do
+    if [ -x "$site/nvidia/cuda_nvcc/bin/ptxas" ]; then
+      echo "$site/nvidia/cuda_nvcc/bin/ptxas"
+      return 0
+    fi
+  done
+  return 1
+}
+
+if ptxas_path=$(ptxas_for_sm70); then
+  say "ptxas: $ptxas_path"
+else
+  say "no ptxas for sm_70; installing $PTXAS_WHEEL from PyPI"
+  if command -v python3 >/dev/null \
+      && PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check "$PTXAS_WHEEL" \
+      && ptxas_path=$(ptxas_for_sm70); then
+    say "ptxas: $ptxas_path"
+  else
+    say "WARNING: no ptxas: kernels build, but their PTX is not checked and the ptxas tests fail on CI."
+    say "  Install it with: python3 -m pip install '$PTXAS_WHEEL'   (or set OXICUDA_PTXAS)"
+  fi
+fi
