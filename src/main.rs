@@ -26,7 +26,7 @@ fn run() -> Result<bool> {
     let device = choice.device;
     println!("oxicuda vector add: {N} f32 elements");
     println!("device:      {device}");
-    println!("             ({})", choice.reason);
+    println!("why:         {}", choice.reason);
 
     // As in the seed: a = 0, 1, 2, ...; b = 1, 1, 1, ...
     let a: Vec<f32> = (0..N).map(|i| i as f32).collect();

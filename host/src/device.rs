@@ -155,7 +155,7 @@ impl Device {
             },
             Err(error) => DeviceChoice {
                 device: Device::cpu(),
-                reason: format!("no GPU can be used ({error})"),
+                reason: format!("no GPU can be used: {error}"),
             },
         }
     }
