@@ -8,8 +8,7 @@ run: setup
 
 ## Every test of the workspace (GPU tests say "skipped" without a GPU).
 test: setup
-	cargo test --workspace --all-targets
-	cargo test --workspace --doc
+	@scripts/test.sh
 
 setup:
 	@scripts/setup.sh

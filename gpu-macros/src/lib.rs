@@ -371,3 +371,84 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
         };
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand_str(attr: &str, item: &str) -> syn::Result<String> {
+        let options: KernelOptions = syn::parse_str(attr)?;
+        let function: ItemFn = syn::parse_str(item)?;
+        expand(options, function).map(|tokens| tokens.to_string())
+    }
+
+    fn error_of(attr: &str, item: &str) -> String {
+        match expand_str(attr, item) {
+            Ok(_) => panic!("expected an error for {item}"),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn slices_outputs_and_scalars_become_ptx_parameters_in_order() {
+        let code = expand_str(
+            "same_len(x, y)",
+            "pub fn saxpy(alpha: f32, x: &[f32], y: Out<f32>) { let _ = (alpha, x, y); }",
+        )
+        .unwrap();
+        // PTX entry: scalar, then (pointer, length) pairs.
+        assert!(code.contains(
+            "pub unsafe extern \"ptx-kernel\" fn saxpy (alpha : f32 , __oxicuda_x_ptr : * const f32 , \
+             __oxicuda_x_len : usize , __oxicuda_y_ptr : * mut f32 , __oxicuda_y_len : usize)"
+        ), "{code}");
+        // Host handle: markers in order, same_len as parameter indices, CPU entry reading the
+        // same PTX parameter positions (0 = alpha, 1..2 = x, 3..4 = y).
+        assert!(code.contains(
+            "Kernel < (:: gpu_std :: abi :: Scalar < f32 > , :: gpu_std :: abi :: Slice < f32 > , \
+             :: gpu_std :: abi :: Output < f32 > ,) >"
+        ), "{code}");
+        assert!(code.contains("& [& [1usize , 2usize]]"), "{code}");
+        assert!(
+            code.contains("read_param :: < u64 > (params , 3usize)"),
+            "{code}"
+        );
+        assert!(
+            code.contains("read_param :: < f32 > (params , 0usize)"),
+            "{code}"
+        );
+    }
+
+    #[test]
+    fn signatures_a_ptx_entry_cannot_have_are_refused_with_the_fix() {
+        let cases = [
+            (
+                "pub fn k(x: &mut [f32]) {}",
+                "outputs are `gpu_std::Out<T>`",
+            ),
+            ("pub fn k(x: &f32) {}", "must be a slice"),
+            (
+                "pub fn k(x: *mut f32) {}",
+                "raw pointer parameters are not supported",
+            ),
+            ("pub fn k<T: Copy>(x: &[T]) {}", "cannot be generic"),
+            ("pub fn k(x: &[f32]) -> f32 { 0.0 }", "returns nothing"),
+            ("pub unsafe fn k(x: &[f32]) {}", "cannot be `unsafe fn`"),
+            ("pub fn k((a, b): (f32, f32)) {}", "plain names"),
+            ("pub fn k(x: Out<f32, f64>) {}", "one element type"),
+        ];
+        for (item, expected) in cases {
+            let message = error_of("", item);
+            assert!(message.contains(expected), "{item}: {message}");
+        }
+    }
+
+    #[test]
+    fn same_len_must_name_slices_or_outputs() {
+        let item = "pub fn k(n: u32, x: &[f32], y: Out<f32>) {}";
+        assert!(error_of("same_len(x, z)", item).contains("no kernel parameter named `z`"));
+        assert!(error_of("same_len(n, x)", item).contains("`n` is not a slice or an output"));
+        assert!(error_of("same_len(x)", item).contains("at least two"));
+        assert!(error_of("same_size(x, y)", item).contains("unknown #[kernel] option"));
+        assert!(expand_str("same_len(x, y)", item).is_ok());
+    }
+}

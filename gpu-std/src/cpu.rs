@@ -124,3 +124,64 @@ pub fn sync_threads() {
         std::panic::resume_unwind(std::boxed::Box::new(BarrierUnsupported));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::thread;
+    use std::vec::Vec;
+
+    #[test]
+    fn run_block_visits_every_thread_x_fastest_with_the_indices_set() {
+        let block = BlockContext {
+            block_idx: Dim3::new(2, 1, 0),
+            block_dim: Dim3::new(3, 2, 2),
+            grid_dim: Dim3::new(4, 2, 1),
+        };
+        let mut seen = Vec::new();
+        run_block(&block, || {
+            assert_eq!(
+                (thread::block_idx(), thread::block_dim()),
+                (block.block_idx, block.block_dim)
+            );
+            assert_eq!(thread::grid_dim(), block.grid_dim);
+            seen.push((thread::thread_idx(), thread::index_1d(), thread::index_2d()));
+        });
+        assert_eq!(seen.len(), 12);
+        assert_eq!(seen[0], (Dim3::new(0, 0, 0), 6, (6, 2)));
+        assert_eq!(seen[4], (Dim3::new(1, 1, 0), 7, (7, 3)));
+        assert_eq!(seen[11], (Dim3::new(2, 1, 1), 8, (8, 3)));
+        assert_eq!(
+            take_current(),
+            None,
+            "the context is cleared after the block"
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "called outside a kernel launch")]
+    fn thread_functions_outside_a_launch_panic() {
+        thread::index_1d();
+    }
+
+    #[test]
+    fn a_barrier_in_a_one_thread_block_passes_and_in_a_larger_one_unwinds() {
+        let one = BlockContext {
+            block_idx: Dim3::new(0, 0, 0),
+            block_dim: Dim3::new(1, 1, 1),
+            grid_dim: Dim3::new(1, 1, 1),
+        };
+        run_block(&one, thread::sync_threads);
+        let two = BlockContext {
+            block_dim: Dim3::new(2, 1, 1),
+            ..one
+        };
+        let payload =
+            std::panic::catch_unwind(|| run_block(&two, thread::sync_threads)).unwrap_err();
+        assert!(payload.is::<BarrierUnsupported>());
+        assert_eq!(
+            take_current().map(|c| c.thread_idx),
+            Some(Dim3::new(0, 0, 0))
+        );
+    }
+}

@@ -375,32 +375,30 @@ impl GpuDevice {
             let mut slots: Vec<ParamSlot> = Vec::new();
             let mut guards = Vec::new();
             for (arg, stage) in args.iter_mut().zip(&staged) {
-                let (bytes, len, writable): (Option<&mut Option<CudaSlice<u8>>>, usize, bool) =
-                    match arg {
-                        Arg::Scalar(slot) => {
-                            slots.push(*slot);
-                            continue;
-                        }
-                        Arg::GpuSlice { buffer, len } => {
-                            let ptr = match &buffer.slice {
-                                Some(slice) => {
-                                    let (ptr, guard) = slice.device_ptr(stream);
-                                    guards.push(guard);
-                                    ptr
-                                }
-                                None => 0,
-                            };
-                            slots.push(ParamSlot::new(ptr));
-                            slots.push(ParamSlot::new(*len as u64));
-                            continue;
-                        }
-                        Arg::GpuOutput { buffer, len } => (Some(&mut buffer.slice), *len, true),
-                        Arg::HostSlice { len, .. } | Arg::HostOutput { len, .. } => {
-                            (None, *len, false)
-                        }
-                    };
-                let ptr = match (bytes, stage) {
-                    (Some(Some(slice)), _) if writable => {
+                // The device memory the kernel gets: the buffer it writes, or what was staged.
+                let (written, len): (Option<&mut Option<CudaSlice<u8>>>, usize) = match arg {
+                    Arg::Scalar(slot) => {
+                        slots.push(*slot);
+                        continue;
+                    }
+                    Arg::GpuSlice { buffer, len } => {
+                        let ptr = match &buffer.slice {
+                            Some(slice) => {
+                                let (ptr, guard) = slice.device_ptr(stream);
+                                guards.push(guard);
+                                ptr
+                            }
+                            None => 0,
+                        };
+                        slots.push(ParamSlot::new(ptr));
+                        slots.push(ParamSlot::new(*len as u64));
+                        continue;
+                    }
+                    Arg::GpuOutput { buffer, len } => (Some(&mut buffer.slice), *len),
+                    Arg::HostSlice { len, .. } | Arg::HostOutput { len, .. } => (None, *len),
+                };
+                let ptr = match (written, stage) {
+                    (Some(Some(slice)), _) => {
                         let (ptr, guard) = slice.device_ptr_mut(stream);
                         guards.push(guard);
                         ptr
@@ -415,7 +413,7 @@ impl GpuDevice {
                         guards.push(guard);
                         ptr
                     }
-                    _ => 0,
+                    _ => 0, // an empty buffer: the kernel sees length 0 and never dereferences
                 };
                 slots.push(ParamSlot::new(ptr));
                 slots.push(ParamSlot::new(len as u64));
