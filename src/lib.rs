@@ -22,6 +22,35 @@
 //! # }
 //! ```
 //!
+//! A launch whose arguments do not match the kernel's parameters does not compile: here `f64`
+//! buffers for a kernel of `f32`,
+//!
+//! ```compile_fail,E0277
+//! use oxicuda::{kernels::vector_add, launch, Device};
+//! let kernels = Device::cpu().load(&oxicuda::KERNELS).unwrap();
+//! let (a, b, mut out) = (vec![1.0f64; 4], vec![1.0f64; 4], vec![0.0f64; 4]);
+//! launch!(kernels, vector_add[1, 4](&a, &b, &mut out)).unwrap();
+//! ```
+//!
+//! or an input where the kernel has an output:
+//!
+//! ```compile_fail,E0277
+//! use oxicuda::{kernels::vector_add, launch, Device};
+//! let kernels = Device::cpu().load(&oxicuda::KERNELS).unwrap();
+//! let (a, b, out) = (vec![1.0f32; 4], vec![1.0f32; 4], vec![0.0f32; 4]);
+//! launch!(kernels, vector_add[1, 4](&a, &b, &out)).unwrap();
+//! ```
+//!
+//! while the matching launch compiles and runs:
+//!
+//! ```
+//! use oxicuda::{kernels::vector_add, launch, Device};
+//! let kernels = Device::cpu().load(&oxicuda::KERNELS).unwrap();
+//! let (a, b, mut out) = (vec![1.0f32; 4], vec![1.0f32; 4], vec![0.0f32; 4]);
+//! launch!(kernels, vector_add[1, 4](&a, &b, &mut out)).unwrap();
+//! assert_eq!(out, [2.0; 4]);
+//! ```
+//!
 //! This crate re-exports the host API (`oxicuda-host`), the kernel library (`gpu-kernels`, as
 //! [`kernels`]) and its PTX ([`KERNELS`]).
 

@@ -277,38 +277,36 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
         let len = format_ident!("__oxicuda_{}_len", pname);
         let (i, j) = (ptx_index, ptx_index + 1);
         match param.class {
-            Class::Slice => {
-                ptx_params.push(quote!(#ptr: *const #ty, #len: usize));
+            Class::Slice | Class::Output => {
+                // Both cross as a (pointer, length) pair; they differ in mutability and wrapper.
+                let (ptr_ty, rebuild, marker, info) = match param.class {
+                    Class::Slice => (
+                        quote!(*const #ty),
+                        quote!(slice_from_raw),
+                        quote!(Slice),
+                        quote!(slice),
+                    ),
+                    _ => (
+                        quote!(*mut #ty),
+                        quote!(out_from_raw),
+                        quote!(Output),
+                        quote!(output),
+                    ),
+                };
+                ptx_params.push(quote!(#ptr: #ptr_ty, #len: usize));
                 ptx_rebuild.push(quote! {
-                    let #pname = unsafe { ::gpu_std::__private::slice_from_raw::<#ty>(#ptr, #len) };
+                    let #pname = unsafe { ::gpu_std::__private::#rebuild::<#ty>(#ptr, #len) };
                 });
                 host_rebuild.push(quote! {
                     let #pname = unsafe {
-                        ::gpu_std::__private::slice_from_raw::<#ty>(
-                            ::gpu_std::__private::read_param::<u64>(params, #i) as usize as *const #ty,
+                        ::gpu_std::__private::#rebuild::<#ty>(
+                            ::gpu_std::__private::read_param::<u64>(params, #i) as usize as #ptr_ty,
                             ::gpu_std::__private::read_param::<u64>(params, #j) as usize,
                         )
                     };
                 });
-                markers.push(quote!(::gpu_std::abi::Slice<#ty>));
-                infos.push(quote_spanned!(ty.span()=> ::gpu_std::abi::Param::slice::<#ty>(#pname_str, #ty_str)));
-                ptx_index += 2;
-            }
-            Class::Output => {
-                ptx_params.push(quote!(#ptr: *mut #ty, #len: usize));
-                ptx_rebuild.push(quote! {
-                    let #pname = unsafe { ::gpu_std::__private::out_from_raw::<#ty>(#ptr, #len) };
-                });
-                host_rebuild.push(quote! {
-                    let #pname = unsafe {
-                        ::gpu_std::__private::out_from_raw::<#ty>(
-                            ::gpu_std::__private::read_param::<u64>(params, #i) as usize as *mut #ty,
-                            ::gpu_std::__private::read_param::<u64>(params, #j) as usize,
-                        )
-                    };
-                });
-                markers.push(quote!(::gpu_std::abi::Output<#ty>));
-                infos.push(quote_spanned!(ty.span()=> ::gpu_std::abi::Param::output::<#ty>(#pname_str, #ty_str)));
+                markers.push(quote!(::gpu_std::abi::#marker<#ty>));
+                infos.push(quote_spanned!(ty.span()=> ::gpu_std::abi::Param::#info::<#ty>(#pname_str, #ty_str)));
                 ptx_index += 2;
             }
             Class::Scalar => {

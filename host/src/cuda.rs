@@ -44,6 +44,25 @@ pub(crate) struct GpuDevice {
     stream: Arc<CudaStream>,
     ordinal: usize,
     label: String,
+    /// The kernel launched last: kernels run asynchronously, so a fault may only show at a later
+    /// copy or synchronization, which then names it.
+    last_kernel: Mutex<Option<&'static str>>,
+}
+
+/// Driver errors that mean a kernel faulted while running (they stick to the context).
+fn is_kernel_fault(error: &DriverError) -> bool {
+    matches!(
+        error.0,
+        CUresult::CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUresult::CUDA_ERROR_LAUNCH_FAILED
+            | CUresult::CUDA_ERROR_ASSERT
+            | CUresult::CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUresult::CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUresult::CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUresult::CUDA_ERROR_INVALID_PC
+            | CUresult::CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUresult::CUDA_ERROR_LAUNCH_TIMEOUT
+    )
 }
 
 /// Device memory of a [`crate::DeviceBuffer`]: bytes, `None` when empty (CUDA cannot allocate 0).
@@ -133,16 +152,29 @@ impl GpuDevice {
                 stream,
                 ordinal,
                 label,
+                last_kernel: Mutex::new(None),
             },
             properties,
         ))
     }
 
+    /// Maps a driver error of `call`; a kernel fault that shows here names the last kernel.
     fn driver_error(&self, call: &'static str) -> impl FnOnce(DriverError) -> Error + '_ {
-        move |source| Error::Driver {
-            call,
-            device: self.label.clone(),
-            source,
+        move |source| {
+            let last = *self.last_kernel.lock().unwrap_or_else(|e| e.into_inner());
+            match last {
+                Some(kernel) if is_kernel_fault(&source) => Error::KernelFailed {
+                    kernel,
+                    device: self.label.clone(),
+                    detected: call,
+                    source,
+                },
+                _ => Error::Driver {
+                    call,
+                    device: self.label.clone(),
+                    source,
+                },
+            }
         }
     }
 
@@ -432,6 +464,7 @@ impl GpuDevice {
             // elements (host data was staged above), and the guards keep cudarc's stream
             // ordering for buffers in use until the launch is queued.
             unsafe { builder.launch(cu_config) }.map_err(self.driver_error("cuLaunchKernel"))?;
+            *self.last_kernel.lock().unwrap_or_else(|e| e.into_inner()) = Some(kernel);
             drop(guards);
         }
 
@@ -446,20 +479,14 @@ impl GpuDevice {
             {
                 stream
                     .memcpy_dtoh(slice, &mut **bytes)
-                    .map_err(|source| Error::KernelFailed {
-                        kernel,
-                        device: self.label.clone(),
-                        source,
-                    })?;
+                    .map_err(self.driver_error("cuMemcpyDtoHAsync"))?;
                 wait = true;
             }
         }
         if wait {
-            stream.synchronize().map_err(|source| Error::KernelFailed {
-                kernel,
-                device: self.label.clone(),
-                source,
-            })?;
+            stream
+                .synchronize()
+                .map_err(self.driver_error("cuStreamSynchronize"))?;
         }
         Ok(())
     }

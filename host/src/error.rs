@@ -269,14 +269,18 @@ pub enum Error {
 
     /// A kernel failed while running on the GPU (e.g. a trap from a failed bounds check).
     #[error(
-        "kernel `{kernel}` failed on {device}: {source}. A trap means kernel code panicked, \
-         usually an index out of bounds; after such an error the CUDA context cannot run more work"
+        "kernel `{kernel}` failed on {device} (seen at {detected}): {source}. A trap means kernel code \
+         panicked, usually an index out of bounds; after such an error the CUDA context cannot run \
+         more work"
     )]
     KernelFailed {
-        /// The kernel.
+        /// The kernel: the one launched, or the last one launched before the failure showed.
         kernel: &'static str,
         /// The device.
         device: String,
+        /// The driver call where the failure showed: kernels run asynchronously, so it may be a
+        /// later copy or synchronization.
+        detected: &'static str,
         /// The driver's error.
         #[source]
         source: cudarc::driver::DriverError,

@@ -163,6 +163,12 @@ impl ParamSlot {
 
 /// Converts a value passed to a launch into an [`Arg`] for a kernel parameter of kind `K`
 /// (`gpu_std::abi::{Slice, Output, Scalar}`): what makes wrong argument types fail to compile.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed for a kernel parameter of kind `{K}`",
+    note = "for a `&[T]` parameter (Slice<T>) pass `&[T]`, `&Vec<T>` or `&DeviceBuffer<T>`; for an \
+            `Out<T>` (Output<T>) pass `&mut [T]`, `&mut Vec<T>` or `&mut DeviceBuffer<T>`; for a \
+            scalar (Scalar<T>) pass a `T`, with the kernel's exact `T`"
+)]
 pub trait KernelArg<'a, K> {
     /// The argument.
     fn into_arg(self) -> Arg<'a>;
