@@ -50,6 +50,8 @@ pub struct BuiltPtx {
     /// Per-kernel resources; `Some` when ptxas ran. Also written to
     /// `<target_dir>/<crate_name>.ptxas.txt`.
     pub report: Option<PtxasReport>,
+    /// Where the report is written as text (or why ptxas did not run), for users to read.
+    pub report_path: PathBuf,
     /// Every source file the kernel build read (from cargo's dep-info), sysroot files excluded.
     pub sources: Vec<PathBuf>,
     /// The kernel crate's library name (underscores), which names the output files.
@@ -219,6 +221,7 @@ impl PtxBuilder {
             toolchain,
             ptxas,
             report,
+            report_path,
             sources,
             crate_name,
             kernel_crate_dir: dir,
