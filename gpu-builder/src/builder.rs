@@ -827,6 +827,7 @@ mod tests {
             },
             ptxas: None,
             report: None,
+            report_path: "/t/k.ptxas.txt".into(),
             sources: vec![
                 concat!(env!("CARGO_MANIFEST_DIR"), "/src/lib.rs").into(),
                 concat!(env!("CARGO_MANIFEST_DIR"), "/src/builder.rs").into(),
