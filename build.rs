@@ -10,8 +10,14 @@ fn main() {
         }
     };
     built.emit_rerun_if_changed();
-    println!("cargo:rustc-env=OXICUDA_KERNELS_PTX={}", built.ptx_path.display());
-    println!("cargo:rustc-env=OXICUDA_KERNELS_PTXAS_REPORT={}", built.report_path.display());
+    println!(
+        "cargo:rustc-env=OXICUDA_KERNELS_PTX={}",
+        built.ptx_path.display()
+    );
+    println!(
+        "cargo:rustc-env=OXICUDA_KERNELS_PTXAS_REPORT={}",
+        built.report_path.display()
+    );
     println!(
         "cargo:rustc-env=OXICUDA_KERNEL_TOOLCHAIN={} ({})",
         built.toolchain.version,

@@ -16,6 +16,11 @@ fn both(test: &str) -> Option<(Module, Module)> {
             ))
         }
         Err(error) => {
+            // On the GPU machine (scripts/device-run.sh) a missing GPU is a failure, not a skip.
+            assert!(
+                std::env::var_os("OXICUDA_EXPECT_GPU").is_none(),
+                "OXICUDA_EXPECT_GPU is set but {error}"
+            );
             support::say_skipped(test, &format!("no CUDA device ({error})"));
             None
         }
