@@ -88,14 +88,9 @@ fn saxpy_grid_stride_covers_any_length_with_any_grid() {
 fn matrix_add_on_a_2d_grid_of_2d_blocks() {
     let kernels = cpu_kernels();
     let (mut rng, seed) = support::rng();
-    for (rows, cols) in [
-        (1usize, 1usize),
-        (1, 257),
-        (255, 1),
-        (31, 33),
-        (257, 255),
-        (1000, 1003),
-    ] {
+    // Every length of LENGTHS as one row and as one column, and rectangles of awkward sizes.
+    let lines = LENGTHS.iter().flat_map(|&n| [(1, n), (n, 1)]);
+    for (rows, cols) in lines.chain([(31, 33), (257, 255), (1000, 1003)]) {
         let a = support::random_f32(&mut rng, rows * cols);
         let b = support::random_f32(&mut rng, rows * cols);
         let mut out = vec![f32::NAN; rows * cols];
