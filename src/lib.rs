@@ -54,20 +54,18 @@
 //! This crate re-exports the host API (`oxicuda-host`), the kernel library (`gpu-kernels`, as
 //! [`kernels`]) and its PTX ([`KERNELS`]).
 
+#![warn(missing_docs)]
+
 pub use gpu_kernels as kernels;
 pub use oxicuda_host::*;
 
 /// The PTX of [`kernels`], built by `build.rs` for sm_70 (the driver JIT-compiles it for newer
 /// GPUs).
-pub static KERNELS: Ptx = Ptx::new(
-    "gpu-kernels",
-    include_str!(concat!(env!("OUT_DIR"), "/gpu-kernels.ptx")),
-);
+pub static KERNELS: Ptx = Ptx::new("gpu-kernels", include_str!(env!("OXICUDA_KERNELS_PTX")));
 
-/// ptxas's report for [`KERNELS`] (registers, shared memory, spills per kernel), or a line saying
-/// that ptxas was not available at build time.
-pub const KERNELS_PTXAS_REPORT: &str =
-    include_str!(concat!(env!("OUT_DIR"), "/gpu-kernels.ptxas.txt"));
+/// ptxas's report for [`KERNELS`] (registers, shared memory, spills per kernel, and which ptxas),
+/// or why ptxas did not run at build time.
+pub const KERNELS_PTXAS_REPORT: &str = include_str!(env!("OXICUDA_KERNELS_PTXAS_REPORT"));
 
 /// The rustc that compiled [`KERNELS`]: its version and path.
 pub const KERNEL_TOOLCHAIN: &str = env!("OXICUDA_KERNEL_TOOLCHAIN");

@@ -5,6 +5,7 @@
 //! past the data does nothing (or, in grid-stride kernels, loops over every `grid_size_1d()`-th
 //! element).
 #![no_std]
+#![warn(missing_docs)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
 use gpu_std::{kernel, thread, Out};

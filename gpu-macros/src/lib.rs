@@ -2,9 +2,11 @@
 //!
 //! On `nvptx64` the function becomes a PTX `.entry` whose parameters are explicit
 //! (pointer, length) pairs for slices and values for scalars. On the host it becomes a constant
-//! [`gpu_std::abi::Kernel`] handle of the same name: the PTX entry name, the parameter list, and a
+//! `gpu_std::abi::Kernel` handle of the same name: the PTX entry name, the parameter list, and a
 //! CPU entry that rebuilds the arguments from the same PTX parameters and runs the body once per
 //! thread of a block. See `gpu_std::abi` for the parameter mapping.
+
+#![warn(missing_docs)]
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};

@@ -22,6 +22,7 @@
 //! }
 //! ```
 #![no_std]
+#![warn(missing_docs)]
 #![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]
 
 #[cfg(not(target_arch = "nvptx64"))]

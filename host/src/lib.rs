@@ -18,6 +18,8 @@
 //! match the PTX entry's parameters, lengths declared equal are equal, and the grid, block and
 //! shared memory fit the device. Failures are [`Error`]s whose messages say what to do.
 
+#![warn(missing_docs)]
+
 mod buffer;
 mod cpu;
 mod cuda;
