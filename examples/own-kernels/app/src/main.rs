@@ -1,0 +1,41 @@
+//! Launches `my_kernels::scaled_square` on the best device and checks it against an f64 loop.
+
+use oxicuda_host::{launch, Device, Ptx};
+
+static MY_KERNELS: Ptx = Ptx::new("my-kernels", include_str!(env!("MY_KERNELS_PTX")));
+
+fn scaled_squares(device: &Device, x: &[f64], scale: f64) -> oxicuda_host::Result<Vec<f64>> {
+    let kernels = device.load(&MY_KERNELS)?;
+    let mut out = vec![0.0; x.len()];
+    let blocks = (x.len() as u32).div_ceil(256);
+    launch!(kernels, my_kernels::scaled_square[blocks, 256](x, &mut out, scale))?;
+    Ok(out)
+}
+
+fn main() -> oxicuda_host::Result<()> {
+    let choice = Device::best();
+    let x: Vec<f64> = (0..1000).map(|i| i as f64 / 7.0).collect();
+    let out = scaled_squares(&choice.device, &x, 0.5)?;
+    let wrong = x
+        .iter()
+        .zip(&out)
+        .filter(|(x, y)| 0.5 * *x * *x != **y)
+        .count();
+    println!(
+        "{} of {} elements right on {}",
+        x.len() - wrong,
+        x.len(),
+        choice.device
+    );
+    assert_eq!(wrong, 0);
+    Ok(())
+}
+
+#[test]
+fn scaled_square_matches_an_f64_loop_on_the_cpu() {
+    let x: Vec<f64> = (0..1001).map(|i| i as f64 - 500.25).collect();
+    let out = scaled_squares(&Device::cpu(), &x, -3.0).unwrap();
+    for (x, y) in x.iter().zip(&out) {
+        assert_eq!(*y, -3.0 * x * x);
+    }
+}

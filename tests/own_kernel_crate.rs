@@ -1,0 +1,30 @@
+//! The third way to use oxicuda: a user's own kernel crate, built to PTX by the user's build.rs
+//! with gpu-builder and launched through oxicuda-host. Builds and tests examples/own-kernels, a
+//! workspace of its own, in a target directory of its own.
+
+use std::process::Command;
+
+#[test]
+fn a_users_own_kernel_crate_builds_to_ptx_and_runs() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["test", "--manifest-path"])
+        .arg(root.join("examples/own-kernels/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(root.join("target/own-kernels"))
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .expect("cargo runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "examples/own-kernels failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("test scaled_square_matches_an_f64_loop_on_the_cpu ... ok"),
+        "{stdout}"
+    );
+}
