@@ -115,3 +115,23 @@ fn elements_no_thread_writes_keep_their_values() {
     assert!(out[..256].iter().all(|&v| v == 3.0));
     assert!(out[256..].iter().all(|&v| v == -7.0));
 }
+
+#[test]
+fn launches_on_a_stream_with_dynamic_shared_memory_run_the_same() {
+    let kernels = cpu_kernels();
+    let device = kernels.device().clone();
+    let stream = device.new_stream().unwrap();
+    let (mut rng, seed) = support::rng();
+    let n = 4099;
+    let a = support::random_f32(&mut rng, n);
+    let b = support::random_f32(&mut rng, n);
+    let (mut on_stream, mut with_shared) = (vec![0.0f32; n], vec![0.0f32; n]);
+    let blocks = (n as u32).div_ceil(128);
+    launch!(kernels, vector_add[blocks, 128, stream](&a, &b, &mut on_stream)).unwrap();
+    launch!(kernels, vector_add[blocks, 128, stream, 1024](&a, &b, &mut with_shared)).unwrap();
+    stream.synchronize().unwrap();
+    for i in 0..n {
+        let want = (a[i] as f64 + b[i] as f64) as f32;
+        assert_eq!((on_stream[i], with_shared[i]), (want, want), "i={i} seed={seed}");
+    }
+}
