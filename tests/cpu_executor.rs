@@ -132,6 +132,10 @@ fn launches_on_a_stream_with_dynamic_shared_memory_run_the_same() {
     stream.synchronize().unwrap();
     for i in 0..n {
         let want = (a[i] as f64 + b[i] as f64) as f32;
-        assert_eq!((on_stream[i], with_shared[i]), (want, want), "i={i} seed={seed}");
+        assert_eq!(
+            (on_stream[i], with_shared[i]),
+            (want, want),
+            "i={i} seed={seed}"
+        );
     }
 }

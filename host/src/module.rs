@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::launch::{self, KernelArgs, LaunchConfig};
 use crate::ptx::{self, PtxEntry, PtxInfo};
 use gpu_std::abi::Kernel;
+use gpu_std::Dim3;
 
 /// PTX text compiled into the program, usually by a build script that ran `gpu-builder`:
 ///
@@ -141,21 +142,21 @@ impl Module {
     pub fn config_for<P>(&self, kernel: &Kernel<P>, n: usize) -> Result<LaunchConfig> {
         let name = kernel.name();
         self.entry(name)?;
+        if n == 0 {
+            let dims = Dim3::new(0, 1, 1);
+            return Err(Error::ZeroSize {
+                kernel: name,
+                what: "grid",
+                dims,
+            });
+        }
         let block = match (self.device.backend(), &self.loaded) {
             (Backend::Gpu(gpu), Some(loaded)) => gpu.occupancy_block_size(loaded, name)?,
             _ => 256,
         };
         let blocks = n.div_ceil(block as usize);
         let max = self.device.properties().max_grid_dim;
-        let grid = u32::try_from(blocks).unwrap_or(u32::MAX);
-        let config = LaunchConfig::new(grid, block);
-        if n == 0 {
-            return Err(Error::ZeroSize {
-                kernel: name,
-                what: "grid",
-                dims: config.grid,
-            });
-        }
+        let config = LaunchConfig::new(u32::try_from(blocks).unwrap_or(u32::MAX), block);
         if blocks > max.x as usize {
             return Err(Error::GridTooLarge {
                 kernel: name,
