@@ -74,8 +74,12 @@ if ptxas_path=$(ptxas_for_sm70); then
   say "ptxas: $ptxas_path"
 else
   say "no ptxas for sm_70; installing $PTXAS_WHEEL from PyPI"
+  pip_install() {
+    PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check "$@" "$PTXAS_WHEEL"
+  }
+  # Into the interpreter's site-packages; else the user's (a system Python that PEP 668 protects).
   if command -v python3 >/dev/null \
-      && PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check "$PTXAS_WHEEL" \
+      && { pip_install || pip_install --user || pip_install --user --break-system-packages; } \
       && ptxas_path=$(ptxas_for_sm70); then
     say "ptxas: $ptxas_path"
   else
