@@ -5,7 +5,7 @@
 //! kernel code is caught per block and returned as an error that names the block and thread.
 
 use crate::error::{Error, Result};
-use crate::launch::{Arg, LaunchConfig, ParamSlot};
+use crate::launch::{self, Arg, LaunchConfig, ParamSlot};
 use gpu_std::abi::CpuEntry;
 use gpu_std::cpu::{take_current, BarrierUnsupported, BlockContext};
 use gpu_std::Dim3;
@@ -47,6 +47,7 @@ pub(crate) fn launch(
             Arg::Scalar(slot) => slots.push(*slot),
         }
     }
+    launch::debug_check_packed(launch::expected_packing(&args), &slots);
     let params = Params(slots.iter().map(ParamSlot::as_ptr).collect());
 
     let grid = config.grid;

@@ -383,6 +383,7 @@ impl GpuDevice {
             .and_then(Stream::cuda)
             .unwrap_or(&self.stream);
         let function = self.function(module, kernel)?;
+        let expected = crate::launch::expected_packing(&args);
 
         // Host data goes to the device first; outputs too, so elements the kernel does not
         // write keep their values, as on the CPU.
@@ -450,6 +451,7 @@ impl GpuDevice {
                 slots.push(ParamSlot::new(ptr));
                 slots.push(ParamSlot::new(len as u64));
             }
+            crate::launch::debug_check_packed(expected, &slots);
             let mut builder = stream.launch_builder(&function);
             for slot in &slots {
                 builder.arg(slot);

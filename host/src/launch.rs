@@ -262,6 +262,24 @@ pub(crate) fn check_abi(info: &KernelInfo, entry: &PtxEntry, args: &[Arg<'_>]) -
     Ok(())
 }
 
+/// In debug builds, the PTX parameter sizes `args` must be packed into: what `check_abi` compared
+/// with the PTX. Taken before packing, for [`debug_check_packed`].
+pub(crate) fn expected_packing(args: &[Arg<'_>]) -> Option<Vec<usize>> {
+    cfg!(debug_assertions).then(|| args.iter().flat_map(Arg::ptx_param_sizes).collect())
+}
+
+/// What a backend actually packed matches [`expected_packing`]: the guard that the two packers
+/// (CPU, GPU) never drift from `Arg::ptx_param_sizes`, which the PTX was checked against.
+pub(crate) fn debug_check_packed(expected: Option<Vec<usize>>, slots: &[ParamSlot]) {
+    if let Some(expected) = expected {
+        let packed: Vec<usize> = slots.iter().map(ParamSlot::size).collect();
+        assert_eq!(
+            packed, expected,
+            "packed parameter slots differ from the sizes checked against the PTX"
+        );
+    }
+}
+
 /// Parameters declared `same_len` have equal lengths.
 pub(crate) fn check_lengths(info: &KernelInfo, args: &[Arg<'_>]) -> Result<()> {
     for group in info.same_len {

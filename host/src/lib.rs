@@ -31,7 +31,7 @@ pub mod ptx;
 mod stream;
 
 pub use buffer::DeviceBuffer;
-pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties};
+pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV};
 pub use error::{Error, Result};
 pub use gpu_std::abi::{Kernel, KernelInfo};
 pub use gpu_std::Dim3;
