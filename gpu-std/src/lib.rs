@@ -28,8 +28,12 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod atomic;
+mod mem;
 pub mod out;
+pub mod shared;
 pub mod thread;
+pub mod warp;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod abi;
@@ -39,9 +43,11 @@ pub mod cpu;
 #[doc(hidden)]
 pub mod __private;
 
+pub use atomic::{Atomic, Scope};
 pub use bytemuck::Pod;
 pub use gpu_macros::kernel;
 pub use out::Out;
+pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;
 
 /// On the GPU a panic (a failed bounds check, an `assert!`) cannot unwind: it ends the kernel with
