@@ -21,7 +21,7 @@ for line in sys.stdin:
 cargo build --release --bins --examples
 cp target/release/oxicuda "$bundle/oxicuda"
 cp target/release/examples/vector_add "$bundle/example-vector_add"
-executables test --release --no-run --test gpu --test cpu_executor --test ptx | while read -r name exe; do
+executables test --release --no-run --test gpu --test gpu_cooperation --test cpu_executor --test cooperative_kernels --test checked_mode --test ptx | while read -r name exe; do
   cp "$exe" "$bundle/test-$name"
 done
 executables bench --no-run --bench vector_add | while read -r name exe; do
