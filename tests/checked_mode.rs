@@ -75,10 +75,10 @@ fn the_same_kernel_with_its_barrier_passes_and_is_right() {
         let mut out = vec![0.0f32; n];
         launch!(module, test_kernels::rotate_in_block[blocks, threads](&x, &mut out)).unwrap();
         let t = threads as usize;
-        for i in 0..n {
+        for (i, &got) in out.iter().enumerate() {
             let next = i - i % t + (i % t + 1) % t;
             assert_eq!(
-                out[i], x[next],
+                got, x[next],
                 "i={i} blocks={blocks} threads={threads} seed={seed}"
             );
         }
@@ -470,4 +470,13 @@ fn shared_memory_over_the_device_limit_is_refused_before_launch_or_by_the_block(
             },
         }
     );
+}
+
+#[test]
+fn the_readmes_block_sums_example_adds_up() {
+    let module = module(true);
+    let x: Vec<f32> = (0..1000).map(|i| (i % 10) as f32).collect();
+    let mut sums = [0.5f32];
+    launch!(module, test_kernels::block_sums[4, 250](&x, &mut sums)).unwrap();
+    assert_eq!(sums[0], 0.5 + 4500.0);
 }

@@ -198,7 +198,7 @@ fn shared_memory_atomics_and_warp_operations_gpu_equal_cpu() {
                 lane ^ 4,
             ];
             for (k, source) in sources.into_iter().enumerate() {
-                let defined = k >= 4 && k < 7 || in_mask(source);
+                let defined = (4..7).contains(&k) || in_mask(source);
                 if defined {
                     assert_eq!(
                         results[0][t * 9 + k],

@@ -37,6 +37,13 @@ impl Dim3 {
     }
 }
 
+impl core::fmt::Display for Dim3 {
+    /// `(x, y, z)`, as error messages name blocks and threads.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "({}, {}, {})", self.x, self.y, self.z)
+    }
+}
+
 impl Default for Dim3 {
     /// `(1, 1, 1)`: a dimension left out of a launch has size one.
     fn default() -> Self {

@@ -235,7 +235,7 @@ pub enum Error {
 
     /// Kernel code panicked on the CPU executor (a failed bounds check, an `assert!`).
     #[error(
-        "kernel `{kernel}` panicked on the CPU in block {block:?}, thread {thread:?}: {message}. \
+        "kernel `{kernel}` panicked on the CPU in block {block}, thread {thread}: {message}. \
          Outputs of this launch may be partly written"
     )]
     KernelPanicked {
@@ -252,7 +252,7 @@ pub enum Error {
     /// The CPU executor found a bug in kernel code: a shared-memory race or uninitialized read
     /// (checked mode), barrier or warp divergence, or too much shared memory.
     #[error(
-        "kernel `{kernel}`, block {block:?}, thread {thread:?}: {bug}. Outputs of this launch may \
+        "kernel `{kernel}`, block {block}, thread {thread}: {bug}. Outputs of this launch may \
          be partly written"
     )]
     KernelBug {

@@ -112,7 +112,8 @@ pub fn divergent_barrier(out: Out<u32>) {
 #[kernel]
 pub fn two_barriers(out: Out<u32>) {
     let t = thread::thread_idx().x;
-    if t % 2 == 0 {
+    #[allow(clippy::if_same_then_else)] // the point: the same call at two sites
+    if t.is_multiple_of(2) {
         thread::sync_threads();
     } else {
         thread::sync_threads();
@@ -152,7 +153,7 @@ pub fn warp_ops(out: Out<u32>, mask: u32, src: u32) {
     out.set(base + 3, warp::shfl_xor_sync(mask, v, 1));
     out.set(base + 4, warp::all_sync(mask, v % 2 == 1) as u32);
     out.set(base + 5, warp::any_sync(mask, lane == 5) as u32);
-    out.set(base + 6, warp::ballot_sync(mask, lane % 3 == 0));
+    out.set(base + 6, warp::ballot_sync(mask, lane.is_multiple_of(3)));
     let wide = warp::shfl_xor_sync(mask, ((v as u64) << 32) | lane as u64, 4);
     warp::sync_warp(mask);
     out.set(base + 7, wide as u32);
@@ -242,5 +243,23 @@ pub fn assert_non_negative_after_barrier(x: &[f32], out: Out<f32>) {
     if i < x.len() {
         assert!(x[i] >= 0.0, "negative input");
         out.set(i, x[i]);
+    }
+}
+
+/// The README's example of block cooperation, kept compiling and tested: adds the sum of each
+/// block's elements of `x` to `sums[0]`.
+#[kernel]
+pub fn block_sums(x: &[f32], sums: Out<f32>) {
+    let per_warp = shared!([f32; 32]);
+    let i = thread::index_1d();
+    let v = warp::reduce_add(if i < x.len() { x[i] } else { 0.0 });
+    if warp::lane_id() == 0 {
+        per_warp.set(warp::warp_id() as usize, v);
+    }
+    thread::sync_threads();
+    if thread::thread_idx().x == 0 {
+        let warps = thread::block_dim().x.div_ceil(32) as usize;
+        let total = (0..warps).map(|w| per_warp.get(w)).sum::<f32>();
+        sums.atomic_add(0, total);
     }
 }

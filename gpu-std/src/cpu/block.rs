@@ -17,7 +17,7 @@
 //! barrier never create a coroutine.
 
 use super::bug::{raise, KernelBug};
-use super::{linear_to_dim, shared, BLOCK, THREAD};
+use super::{linear_to_dim, shared, THREAD};
 use crate::thread::Dim3;
 use core::cell::{Cell, RefCell};
 use core::fmt::Write as _;
@@ -26,7 +26,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::collections::VecDeque;
 use std::format;
-use std::string::String;
+use std::string::{String, ToString};
 use std::vec::Vec;
 
 /// Stack of one simulated GPU thread. Kernel code is shallow, but a panic message is formatted
@@ -95,6 +95,8 @@ type Thread = Coroutine<u64, Wait, (), DefaultStack>;
 struct Slot {
     state: State,
     coroutine: Option<Thread>,
+    /// The thread's position in the block (kept, to spare divisions on every switch).
+    dim: Dim3,
 }
 
 struct Scheduler {
@@ -133,7 +135,10 @@ std::thread_local! {
 /// # Safety
 /// `body` must stay valid until [`finish_block`] returns or [`abandon`] has been called.
 pub(crate) unsafe fn begin_block(body: &dyn Fn(), block_dim: Dim3) {
-    abandon();
+    // Left over only if a caller caught a block's unwind without `take_current`.
+    if is_active() || SCHEDULER.with_borrow(|s| !s.slots.is_empty()) {
+        abandon();
+    }
     // SAFETY: only the lifetime is erased; the caller keeps `body` alive while any coroutine
     // that calls it exists (every coroutine is finished by `finish_block` or dropped by `abandon`).
     let body: *const (dyn Fn() + 'static) = unsafe { core::mem::transmute(body) };
@@ -213,24 +218,40 @@ enum Until {
 /// The scheduler loop, on the worker's stack: run coroutines, release what can be released,
 /// until the driver is released (or, after it returned, every thread is done).
 fn drive(until: Until) -> u64 {
+    enum Step {
+        Return(u64, Dim3),
+        Resume(usize, Thread, u64, Dim3),
+        Release,
+    }
     loop {
-        let finished = SCHEDULER.with_borrow_mut(|s| match until {
-            Until::Driver => match s.slots[s.driver].state {
-                State::Ready(value) => {
-                    s.slots[s.driver].state = State::Running;
-                    Some((value, s.driver))
+        let step = SCHEDULER.with_borrow_mut(|s| {
+            let driver = s.driver;
+            match until {
+                Until::Driver => {
+                    if let State::Ready(value) = s.slots[driver].state {
+                        s.slots[driver].state = State::Running;
+                        return Step::Return(value, s.slots[driver].dim);
+                    }
                 }
-                _ => None,
-            },
-            Until::AllDone => (s.done == s.slots.len()).then_some((0, s.driver)),
+                Until::AllDone if s.done == s.slots.len() => {
+                    return Step::Return(0, s.slots[driver].dim)
+                }
+                Until::AllDone => {}
+            }
+            match s.next() {
+                Some((index, coroutine, input)) => {
+                    Step::Resume(index, coroutine, input, s.slots[index].dim)
+                }
+                None => Step::Release,
+            }
         });
-        if let Some((value, driver)) = finished {
-            set_thread(driver);
-            return value;
-        }
-        match SCHEDULER.with_borrow_mut(Scheduler::next) {
-            Some((index, coroutine, input)) => resume(index, coroutine, input),
-            None => {
+        match step {
+            Step::Return(value, dim) => {
+                THREAD.with(|t| t.set(dim));
+                return value;
+            }
+            Step::Resume(index, coroutine, input, dim) => resume(index, coroutine, input, dim),
+            Step::Release => {
                 if let Err((thread, bug)) = SCHEDULER.with_borrow_mut(Scheduler::release) {
                     abandon();
                     raise(thread, bug);
@@ -240,14 +261,9 @@ fn drive(until: Until) -> u64 {
     }
 }
 
-fn set_thread(linear: usize) {
-    let block_dim = BLOCK.with(Cell::get).block_dim;
-    THREAD.with(|t| t.set(linear_to_dim(linear, block_dim)));
-}
-
-/// Runs coroutine thread `index` until it waits or returns.
-fn resume(index: usize, mut coroutine: Thread, input: u64) {
-    set_thread(index);
+/// Runs coroutine thread `index` (at `dim` in the block) until it waits or returns.
+fn resume(index: usize, mut coroutine: Thread, input: u64, dim: Dim3) {
+    THREAD.with(|t| t.set(dim));
     let outcome =
         std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| coroutine.resume(input)));
     YIELDER.with(|y| y.set(core::ptr::null()));
@@ -266,7 +282,7 @@ fn resume(index: usize, mut coroutine: Thread, input: u64) {
             // thread's index in place for the executor's report.
             drop(coroutine);
             abandon();
-            set_thread(index);
+            THREAD.with(|t| t.set(dim));
             std::panic::resume_unwind(payload);
         }
     }
@@ -277,15 +293,25 @@ impl Scheduler {
     /// threads before it have returned, threads after it have not started.
     fn activate(&mut self, driver: usize) {
         let n = self.block_dim.count() as usize;
+        let d = self.block_dim;
         self.slots.clear();
-        self.slots.extend((0..n).map(|i| Slot {
-            state: match i.cmp(&driver) {
-                core::cmp::Ordering::Less => State::Done,
-                core::cmp::Ordering::Equal => State::Running,
-                core::cmp::Ordering::Greater => State::NotStarted,
-            },
-            coroutine: None,
-        }));
+        for z in 0..d.z {
+            for y in 0..d.y {
+                for x in 0..d.x {
+                    let i = self.slots.len();
+                    self.slots.push(Slot {
+                        state: match i.cmp(&driver) {
+                            core::cmp::Ordering::Less => State::Done,
+                            core::cmp::Ordering::Equal => State::Running,
+                            core::cmp::Ordering::Greater => State::NotStarted,
+                        },
+                        coroutine: None,
+                        dim: Dim3::new(x, y, z),
+                    });
+                }
+            }
+        }
+        debug_assert_eq!(self.slots.len(), n);
         self.driver = driver;
         self.done = driver;
         self.queue.clear();
@@ -424,10 +450,7 @@ impl Scheduler {
     /// not every thread of the block waits at.
     fn stuck(&self) -> (Dim3, KernelBug) {
         let dim = |index: usize| linear_to_dim(index, self.block_dim);
-        let fmt_dim = |index: usize| {
-            let Dim3 { x, y, z } = dim(index);
-            format!("({x}, {y}, {z})")
-        };
+        let fmt_dim = |index: usize| dim(index).to_string();
         let waiting_warp = self
             .slots
             .iter()

@@ -20,9 +20,8 @@ pub struct SharedAccess {
 
 impl fmt::Display for SharedAccess {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Dim3 { x, y, z } = self.thread;
         let verb = if self.write { "wrote" } else { "read" };
-        write!(f, "thread ({x}, {y}, {z}) {verb} it")
+        write!(f, "thread {} {verb} it", self.thread)
     }
 }
 

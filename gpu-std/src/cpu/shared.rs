@@ -214,12 +214,19 @@ pub(crate) fn check_access(id: u32, index: usize, size: usize, access: Access) {
             a.statics.get_mut(id as usize).and_then(Option::as_mut)
         }
         .expect("a Shared handle refers to an allocation of this block");
-        let granules = allocation.bytes.div_ceil(allocation.granule);
-        if allocation.shadow.len() != granules {
+        if allocation.shadow.is_empty() {
+            let granules = allocation.bytes.div_ceil(allocation.granule);
             allocation.shadow = vec![Shadow::default(); granules];
         }
-        let first = index * size / allocation.granule;
-        let count = size.div_ceil(allocation.granule).max(1);
+        // A `shared!` array's granule is its element: no division on this path.
+        let (first, count) = if size == allocation.granule {
+            (index, 1)
+        } else {
+            (
+                index * size / allocation.granule,
+                size.div_ceil(allocation.granule).max(1),
+            )
+        };
         for shadow in &mut allocation.shadow[first..first + count] {
             if let Some(bug) = check_one(shadow, block, epoch, thread, access) {
                 return Some((bug, allocation.describe()));
