@@ -14,17 +14,8 @@ use rand::Rng;
 
 /// `ptx` loaded on GPU 0 and on the CPU, or `None` (after saying why) when there is no GPU.
 fn both(test: &str, ptx: &'static Ptx) -> Option<(Module, Module)> {
-    match Device::cuda(0) {
-        Ok(gpu) => Some((gpu.load(ptx).unwrap(), Device::cpu().load(ptx).unwrap())),
-        Err(error) => {
-            assert!(
-                std::env::var_os("OXICUDA_EXPECT_GPU").is_none(),
-                "OXICUDA_EXPECT_GPU is set but {error}"
-            );
-            support::say_skipped(test, &format!("no CUDA device ({error})"));
-            None
-        }
-    }
+    let gpu = support::gpu_or_skip(test)?;
+    Some((gpu.load(ptx).unwrap(), Device::cpu().load(ptx).unwrap()))
 }
 
 /// Equal up to a few ulps: the same operations in the same order, but ptxas may contract a

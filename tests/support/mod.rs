@@ -1,7 +1,7 @@
 //! Shared helpers of the integration tests.
 #![allow(dead_code)]
 
-use oxicuda::Ptx;
+use oxicuda::{Device, Ptx};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::OnceLock;
@@ -41,4 +41,20 @@ pub fn test_kernels() -> &'static Ptx {
             .unwrap_or_else(|e| panic!("building test-kernels to PTX failed:\n{e}"));
         Ptx::new("test-kernels", Box::leak(built.ptx.into_boxed_str()))
     })
+}
+
+/// GPU 0, or `None` after saying (for `test`) why it was skipped. Under `OXICUDA_EXPECT_GPU`
+/// (the GPU machine's script) a missing GPU fails the test instead.
+pub fn gpu_or_skip(test: &str) -> Option<Device> {
+    match Device::cuda(0) {
+        Ok(gpu) => Some(gpu),
+        Err(error) => {
+            assert!(
+                std::env::var_os("OXICUDA_EXPECT_GPU").is_none(),
+                "OXICUDA_EXPECT_GPU is set but {error}"
+            );
+            say_skipped(test, &format!("no CUDA device ({error})"));
+            None
+        }
+    }
 }
