@@ -47,6 +47,20 @@ pub(crate) fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
+/// A driver error as text, e.g. `CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)`. The
+/// driver describes it only when it can be loaded: cudarc's `Display` asks it unconditionally,
+/// and so would panic without it.
+pub(crate) fn describe(error: &DriverError) -> String {
+    let description = driver_present()
+        .then(|| error.error_string().ok())
+        .flatten()
+        .map(|text| text.to_string_lossy().into_owned());
+    match description {
+        Some(text) => format!("{:?} ({text})", error.0),
+        None => format!("{:?}", error.0),
+    }
+}
+
 /// The library names cudarc tries for the driver, in order, as this platform's loader uses them.
 pub(crate) fn driver_candidates() -> Vec<String> {
     let mut names = cudarc::get_lib_name_candidates("cuda");
@@ -446,8 +460,9 @@ impl GpuDevice {
                     .into()
             }
             Err(e) => format!(
-                "making a new context failed too ({e}); restart the program, or run on the CPU \
-                 executor (OXICUDA_DEVICE=cpu)"
+                "making a new context failed too ({}); restart the program, or run on the CPU \
+                 executor (OXICUDA_DEVICE=cpu)",
+                describe(&e)
             ),
         }
     }

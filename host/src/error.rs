@@ -30,7 +30,10 @@ pub enum Error {
     },
 
     /// A CUDA driver call failed.
-    #[error("CUDA driver call {call} failed on {device}: {source}")]
+    #[error(
+        "CUDA driver call {call} failed on {device}: {cause}",
+        cause = crate::cuda::describe(.source)
+    )]
     Driver {
         /// What oxicuda was doing.
         call: &'static str,
@@ -44,11 +47,12 @@ pub enum Error {
     /// The driver could not load the PTX.
     #[error(
         "the CUDA driver (CUDA {driver}) rejected the PTX module `{module}` (PTX ISA {ptx_version}, \
-         which needs a driver for CUDA {needs} or newer; {target}) on {device}: {source}. JIT \
+         which needs a driver for CUDA {needs} or newer; {target}) on {device}: {cause}. JIT \
          log: {jit_log}. A driver older than the PTX ISA cannot JIT it: update the driver, or \
          build the kernels with a lower `gpu_builder::PtxBuilder::arch`",
         driver = crate::ptx::version_text(*.driver_cuda),
         needs = crate::ptx::min_cuda_text(.ptx_version),
+        cause = crate::cuda::describe(.source),
     )]
     PtxRejected {
         /// The module's name.
@@ -340,9 +344,10 @@ pub enum Error {
     /// A kernel failed while running on the GPU (e.g. a trap from a failed bounds check). Such a
     /// fault destroys the CUDA context; oxicuda makes a new one, so the device stays usable.
     #[error(
-        "kernel `{kernel}` failed on {device} (seen at {detected}): {source}. A trap means kernel code \
+        "kernel `{kernel}` failed on {device} (seen at {detected}): {cause}. A trap means kernel code \
          panicked, usually an index out of bounds. The fault destroyed the CUDA context, so it had \
-         to be recreated: {recovery}"
+         to be recreated: {recovery}",
+        cause = crate::cuda::describe(.source)
     )]
     KernelFailed {
         /// What became of the context: recreated (later launches work; buffers made before are

@@ -26,6 +26,8 @@ mod cuda;
 mod device;
 mod driver;
 mod error;
+#[cfg(test)]
+mod error_tests;
 mod launch;
 mod module;
 pub mod ptx;
