@@ -21,7 +21,7 @@ for line in sys.stdin:
 cargo build --release --bins --examples
 cp target/release/oxicuda "$bundle/oxicuda"
 cp target/release/examples/vector_add "$bundle/example-vector_add"
-executables test --release --no-run --test gpu --test gpu_faults --test doctor --test cpu_executor --test ptx | while read -r name exe; do
+executables test --release --no-run --test gpu --test gpu_faults --test gpu_cooperation --test doctor --test cpu_executor --test cooperative_kernels --test checked_mode --test ptx | while read -r name exe; do
   cp "$exe" "$bundle/test-$name"
 done
 # The planted-fault kernels gpu_faults launches, built to PTX here (device-run.sh hands the file

@@ -3,12 +3,27 @@
 
 mod support;
 
+use oxicuda::kernels::histogram::histogram;
+use oxicuda::kernels::matmul::{matmul_naive, matmul_tiled};
+use oxicuda::kernels::reduce::{dot_partial, sum_partial};
+use oxicuda::kernels::transpose::{transpose_naive, transpose_tiled};
 use oxicuda::kernels::{matrix_add, saxpy, vector_add};
 use oxicuda::{Arg, Kernel, KernelArgs, KernelInfo};
 
 /// Every kernel of `gpu-kernels`; `every_ptx_entry_has_a_host_handle` fails if one is missing.
 fn all_kernels() -> Vec<KernelInfo> {
-    vec![*vector_add.info(), *saxpy.info(), *matrix_add.info()]
+    vec![
+        *vector_add.info(),
+        *saxpy.info(),
+        *matrix_add.info(),
+        *dot_partial.info(),
+        *sum_partial.info(),
+        *histogram.info(),
+        *matmul_naive.info(),
+        *matmul_tiled.info(),
+        *transpose_naive.info(),
+        *transpose_tiled.info(),
+    ]
 }
 
 #[test]
@@ -48,7 +63,34 @@ fn host_packing_matches_every_ptx_entry() {
         ("vector_add", packed(&vector_add, (&a, &b, &mut out))),
         ("saxpy", packed(&saxpy, (1.0f32, &a, &mut out))),
         ("matrix_add", packed(&matrix_add, (&a, &b, &mut out, 3u32))),
+        ("dot_partial", packed(&dot_partial, (&a, &b, &mut out))),
+        ("sum_partial", packed(&sum_partial, (&a, &mut out))),
+        (
+            "histogram",
+            packed(&histogram, (&a, &mut vec![0u32; 3], 0.0f32, 1.0f32)),
+        ),
+        (
+            "matmul_naive",
+            packed(&matmul_naive, (&a, &b, &mut out, 1u32, 3u32, 1u32)),
+        ),
+        (
+            "matmul_tiled",
+            packed(&matmul_tiled, (&a, &b, &mut out, 1u32, 3u32, 1u32)),
+        ),
+        (
+            "transpose_naive",
+            packed(&transpose_naive, (&a, &mut out, 1u32, 3u32)),
+        ),
+        (
+            "transpose_tiled",
+            packed(&transpose_tiled, (&a, &mut out, 1u32, 3u32)),
+        ),
     ];
+    assert_eq!(
+        cases.len(),
+        all_kernels().len(),
+        "a kernel has no packing case"
+    );
     for (name, host) in cases {
         let entry = info
             .entry(name)
@@ -69,12 +111,14 @@ fn host_packing_matches_every_ptx_entry() {
     }
 }
 
-#[test]
-fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
-    let dir = std::env::temp_dir().join(format!("oxicuda-ptx-test-{}", std::process::id()));
+/// Assembles `source` with ptxas for sm_70, sm_80 and sm_90; an arch without ptxas is skipped
+/// (an error under CI, where `make setup` installs it).
+fn assemble_everywhere(name: &str, source: &str) -> Vec<(&'static str, gpu_builder::PtxasReport)> {
+    let dir = std::env::temp_dir().join(format!("oxicuda-ptx-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("gpu-kernels.ptx");
-    std::fs::write(&path, oxicuda::KERNELS.source()).unwrap();
+    let path = dir.join(format!("{name}.ptx"));
+    std::fs::write(&path, source).unwrap();
+    let mut reports = Vec::new();
     for arch in ["sm_70", "sm_80", "sm_90"] {
         let Some(ptxas) = gpu_builder::find_ptxas(arch) else {
             assert!(
@@ -89,6 +133,16 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
         };
         let report = gpu_builder::assemble(&ptxas, &path, arch)
             .unwrap_or_else(|e| panic!("ptxas {} -arch={arch} failed:\n{e}", ptxas.version));
+        println!("{report}");
+        reports.push((arch, report));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    reports
+}
+
+#[test]
+fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
+    for (arch, report) in assemble_everywhere("gpu-kernels", oxicuda::KERNELS.source()) {
         for kernel in all_kernels() {
             let resources = report.kernel(kernel.name).unwrap_or_else(|| {
                 panic!("{arch}: ptxas report has no {}:\n{report}", kernel.name)
@@ -101,9 +155,57 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
             );
             assert!(resources.registers > 0, "{arch} {}", kernel.name);
         }
-        println!("{report}");
+        // The tiled kernels keep their tiles in shared memory and wait at a barrier; the
+        // histogram's bins are dynamic shared memory, which ptxas does not count.
+        let shared = |name: &str| report.kernel(name).unwrap().shared_bytes;
+        let barriers = |name: &str| report.kernel(name).unwrap().barriers;
+        assert_eq!(shared("matmul_tiled"), 2 * 16 * 16 * 4, "{arch}");
+        assert_eq!(shared("transpose_tiled"), 32 * 33 * 4, "{arch}");
+        assert_eq!(shared("dot_partial"), 32 * 4, "{arch}");
+        for name in [
+            "matmul_tiled",
+            "transpose_tiled",
+            "dot_partial",
+            "sum_partial",
+            "histogram",
+        ] {
+            assert_eq!(barriers(name), 1, "{arch} {name}");
+        }
+        for name in ["matmul_naive", "transpose_naive", "vector_add"] {
+            assert_eq!((shared(name), barriers(name)), (0, 0), "{arch} {name}");
+        }
     }
-    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn ptxas_assembles_every_atomic_and_warp_operation() {
+    // test-kernels uses every atomic on every type, in global and shared memory, and every
+    // shuffle, vote and warp sync.
+    let source = support::test_kernels().source();
+    for op in [
+        "atom.relaxed.gpu.add.f64",
+        "atom.relaxed.gpu.min.s64",
+        "atom.relaxed.cta.add.u32",
+        "atom.relaxed.gpu.cas.b32",
+        "atom.relaxed.gpu.exch.b64",
+        "shfl.sync.up.b32",
+        "shfl.sync.bfly.b32",
+        "vote.sync.ballot.b32",
+        "vote.sync.all.pred",
+        "bar.warp.sync",
+    ] {
+        assert!(source.contains(op), "test-kernels PTX lacks {op}");
+    }
+    let reports = assemble_everywhere("test-kernels", source);
+    for (arch, report) in reports {
+        let atomics = report.kernel("atomics_every_type").unwrap();
+        assert_eq!(
+            atomics.spill_store_bytes + atomics.spill_load_bytes,
+            0,
+            "{arch}"
+        );
+        assert!(report.kernel("warp_ops").is_some(), "{arch}");
+    }
 }
 
 #[test]

@@ -6,7 +6,12 @@
 //! element).
 #![no_std]
 #![warn(missing_docs)]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+
+pub mod histogram;
+pub mod matmul;
+pub mod reduce;
+pub mod transpose;
 
 use gpu_std::{kernel, thread, Out};
 

@@ -14,9 +14,10 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
+use syn::visit_mut::{self, VisitMut};
 use syn::{
-    Attribute, FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, PathArguments, ReturnType,
-    Token, Type,
+    Attribute, Block, Expr, FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat,
+    PathArguments, ReturnType, Token, Type,
 };
 
 /// Marks a function as a GPU kernel.
@@ -254,14 +255,18 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
         .partition(|a| a.path().is_ident("doc"));
     let body_generics = &function.sig.generics;
     let body_inputs = &function.sig.inputs;
-    let block = &function.block;
+    let ptx_block = rewrite_shared(&function.block, &name_str, Target::Ptx)?;
+    let host_block = rewrite_shared(&function.block, &name_str, Target::Host)?;
     let arg_names: Vec<&Ident> = params.iter().map(|p| &p.name).collect();
-    let body_fn = quote! {
-        #(#other_attrs)*
-        #[inline(always)]
-        #[allow(clippy::too_many_arguments)]
-        fn __oxicuda_body #body_generics (#body_inputs) #block
+    let body_fn = |block: &Block| {
+        quote! {
+            #(#other_attrs)*
+            #[inline(always)]
+            #[allow(clippy::too_many_arguments)]
+            fn __oxicuda_body #body_generics (#body_inputs) #block
+        }
     };
+    let (ptx_body_fn, host_body_fn) = (body_fn(&ptx_block), body_fn(&host_block));
 
     // nvptx: explicit PTX parameters, rebuilt into the kernel's own types.
     let mut ptx_params = Vec::new();
@@ -330,7 +335,7 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
         #[unsafe(no_mangle)]
         #[allow(improper_ctypes_definitions, clippy::missing_safety_doc, clippy::too_many_arguments)]
         pub unsafe extern "ptx-kernel" fn #name(#(#ptx_params),*) {
-            #body_fn
+            #ptx_body_fn
             // SAFETY: the host passes, for each slice and output, a device pointer valid for
             // `len` elements (checked against the PTX entry before launch).
             #(#ptx_rebuild)*
@@ -341,7 +346,7 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
         #(#doc_attrs)*
         #[allow(non_upper_case_globals)]
         #vis const #name: ::gpu_std::abi::Kernel<(#(#markers,)*)> = {
-            #body_fn
+            #host_body_fn
 
             /// Runs one block on the CPU from the packed PTX parameters.
             ///
@@ -370,6 +375,152 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             }
         };
     })
+}
+
+/// Which compilation a kernel body is rewritten for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Ptx,
+    Host,
+}
+
+/// Replaces each `shared!([T; N])` in a kernel body by code that gives the block's array: on
+/// nvptx a `.shared` declaration of its own, named after the kernel, and its address; on the host
+/// the array of the CPU executor's arena, with the declaration's name and place for reports.
+fn rewrite_shared(block: &Block, kernel: &str, target: Target) -> syn::Result<Block> {
+    let mut rewriter = SharedRewriter {
+        kernel,
+        target,
+        count: 0,
+        error: None,
+    };
+    let mut block = block.clone();
+    rewriter.visit_block_mut(&mut block);
+    match rewriter.error {
+        Some(error) => Err(error),
+        None => Ok(block),
+    }
+}
+
+struct SharedRewriter<'a> {
+    kernel: &'a str,
+    target: Target,
+    count: usize,
+    error: Option<syn::Error>,
+}
+
+fn is_shared_macro(path: &syn::Path) -> bool {
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    matches!(
+        segments
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["shared"] | ["gpu_std", "shared"]
+    )
+}
+
+impl SharedRewriter<'_> {
+    fn rewrite(&mut self, mac: &syn::Macro, name: &str) -> Option<Expr> {
+        let array: syn::TypeArray = match syn::parse2(mac.tokens.clone()) {
+            Ok(array) => array,
+            Err(_) => {
+                self.error.get_or_insert(syn::Error::new(
+                    mac.span(),
+                    "`shared!` takes an array type: `shared!([f32; 256])`",
+                ));
+                return None;
+            }
+        };
+        let (elem, len) = (&array.elem, &array.len);
+        let index = self.count;
+        self.count += 1;
+        let span = mac.span();
+        // Invoking the user's own path marks their `use gpu_std::shared` as used (and needs it).
+        let path = &mac.path;
+        let mark_used = quote_spanned!(span=> #path!(@rewritten_by_kernel););
+        let tokens = match self.target {
+            Target::Ptx => {
+                let symbol = format!("__oxicuda_shared_{}_{index}", self.kernel);
+                let declare = format!(".shared .align 16 .b8 {symbol}[{{size}}];");
+                let address = format!("cvta.shared.u64 {{0}}, {symbol};");
+                let module = format_ident!("__oxicuda_shared_{}", index);
+                quote_spanned! {span=> {
+                    #mark_used
+                    const _: () = ::gpu_std::__private::assert_pod::<#elem>();
+                    const _: () = ::core::assert!(
+                        ::core::mem::align_of::<#elem>() <= 16,
+                        "shared arrays are 16-byte aligned"
+                    );
+                    // `global_asm!` is an item: it sits in a module of its own, which sees the
+                    // kernel's module (so `N` may name module-level constants).
+                    #[allow(non_snake_case, unused_imports)]
+                    mod #module {
+                        use super::*;
+                        ::core::arch::global_asm!(
+                            #declare,
+                            size = const ::core::mem::size_of::<[#elem; #len]>(),
+                        );
+                    }
+                    let address: u64;
+                    // SAFETY: reads the address of this array's `.shared` declaration.
+                    unsafe {
+                        ::core::arch::asm!(#address, out(reg64) address, options(pure, nomem, nostack));
+                    }
+                    // SAFETY: the declaration above holds `len` elements, 16-byte aligned.
+                    unsafe { ::gpu_std::Shared::<#elem>::from_raw_parts(address as *mut #elem, #len) }
+                }}
+            }
+            Target::Host => quote_spanned! {span=> {
+                #mark_used
+                static SITE: ::gpu_std::cpu::SharedSite = ::gpu_std::cpu::SharedSite {
+                    index: #index,
+                    name: #name,
+                    file: ::core::file!(),
+                    line: ::core::line!(),
+                };
+                ::gpu_std::cpu::shared_array::<#elem>(&SITE, #len)
+            }},
+        };
+        Some(Expr::Verbatim(tokens))
+    }
+}
+
+impl VisitMut for SharedRewriter<'_> {
+    fn visit_local_mut(&mut self, local: &mut syn::Local) {
+        let name = match &local.pat {
+            Pat::Ident(p) => Some(p.ident.to_string()),
+            Pat::Type(typed) => match &*typed.pat {
+                Pat::Ident(p) => Some(p.ident.to_string()),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let (Some(name), Some(init)) = (name, local.init.as_mut()) {
+            if let Expr::Macro(m) = &*init.expr {
+                if is_shared_macro(&m.mac.path) {
+                    if let Some(expr) = self.rewrite(&m.mac.clone(), &name) {
+                        *init.expr = expr;
+                    }
+                    return;
+                }
+            }
+        }
+        visit_mut::visit_local_mut(self, local);
+    }
+
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if let Expr::Macro(m) = expr {
+            if is_shared_macro(&m.mac.path) {
+                if let Some(new) = self.rewrite(&m.mac.clone(), "") {
+                    *expr = new;
+                }
+                return;
+            }
+        }
+        visit_mut::visit_expr_mut(self, expr);
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,11 @@
 //! - for the host: the indices come from the CPU executor of `oxicuda-host`, which runs every
 //!   (block, thread) of the grid, and `#[kernel]` emits a typed [`abi::Kernel`] handle to launch by.
 //!
+//! Threads of a block cooperate through [`shared!`] arrays and [`dynamic_shared`] memory
+//! ([`Shared<T>`]), [`thread::sync_threads()`], atomics on [`Out`] and [`Shared`] ([`atomic`]) and
+//! warp operations ([`warp`]). On the CPU executor all of these behave as on the GPU, and checked
+//! mode reports shared-memory races, uninitialized shared reads and divergent barriers.
+//!
 //! ```ignore
 //! #![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
 //! use gpu_std::{kernel, thread, Out};
@@ -28,8 +33,12 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod atomic;
+mod mem;
 pub mod out;
+pub mod shared;
 pub mod thread;
+pub mod warp;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod abi;
@@ -39,9 +48,11 @@ pub mod cpu;
 #[doc(hidden)]
 pub mod __private;
 
+pub use atomic::{Atomic, Scope};
 pub use bytemuck::Pod;
 pub use gpu_macros::kernel;
 pub use out::Out;
+pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;
 
 /// On the GPU a panic (a failed bounds check, an `assert!`) cannot unwind: it ends the kernel with

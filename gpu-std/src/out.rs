@@ -70,7 +70,7 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     #[track_caller]
     pub fn set(&self, index: usize, value: T) {
         if index >= self.len {
-            out_of_bounds(index, self.len);
+            crate::mem::out_of_bounds("an output", index, self.len);
         }
         // SAFETY: `index` is in bounds, checked just above.
         unsafe { self.set_unchecked(index, value) }
@@ -84,7 +84,7 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     #[track_caller]
     pub fn get(&self, index: usize) -> T {
         if index >= self.len {
-            out_of_bounds(index, self.len);
+            crate::mem::out_of_bounds("an output", index, self.len);
         }
         // SAFETY: `index` is in bounds, checked just above.
         unsafe { self.get_unchecked(index) }
@@ -97,7 +97,7 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     #[inline(always)]
     pub unsafe fn set_unchecked(&self, index: usize, value: T) {
         // SAFETY: the caller guarantees `index` is in bounds of the buffer `from_raw_parts` got.
-        unsafe { access::store(self.ptr.add(index), value) }
+        unsafe { crate::mem::store(self.ptr.add(index), value) }
     }
 
     /// Reads the element at `index` without checking the index.
@@ -107,7 +107,7 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     #[inline(always)]
     pub unsafe fn get_unchecked(&self, index: usize) -> T {
         // SAFETY: the caller guarantees `index` is in bounds of the buffer `from_raw_parts` got.
-        unsafe { access::load(self.ptr.add(index)) }
+        unsafe { crate::mem::load(self.ptr.add(index)) }
     }
 
     /// The buffer's first element, for raw access in `unsafe` code.
@@ -117,106 +117,18 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     }
 }
 
-#[cold]
-#[inline(never)]
-#[track_caller]
-fn out_of_bounds(index: usize, len: usize) -> ! {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let _ = (index, len);
-        // SAFETY: `trap` aborts the kernel; it has no preconditions.
-        unsafe { core::arch::nvptx::trap() }
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    panic!("index {index} out of bounds for an output of length {len}")
-}
-
-#[cfg(target_arch = "nvptx64")]
-mod access {
+impl<T: crate::atomic::Atomic> Out<'_, T> {
     #[inline(always)]
-    pub unsafe fn store<T>(p: *mut T, v: T) {
-        // SAFETY: the caller guarantees `p` is valid and aligned.
-        unsafe { p.write(v) }
-    }
-    #[inline(always)]
-    pub unsafe fn load<T>(p: *const T) -> T {
-        // SAFETY: the caller guarantees `p` is valid and aligned.
-        unsafe { p.read() }
-    }
-}
-
-/// Host side: each element access is made of relaxed atomic accesses as wide as `T`'s alignment
-/// allows (one `mov` for `f32`/`f64`/`u32` on x86-64), so that several executor threads touching
-/// one element is a race with some winner, as on the GPU, never undefined behaviour.
-#[cfg(not(target_arch = "nvptx64"))]
-mod access {
-    use core::mem::{align_of, size_of};
-    use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
-
-    macro_rules! by_width {
-        ($p:ident, $T:ty, |$atomic:ident, $word:ident, $n:ident| $body:expr) => {{
-            // Largest unit that divides size and alignment; `align_of` always divides `size_of`.
-            let unit = if align_of::<$T>() >= 8 {
-                8
-            } else {
-                align_of::<$T>()
-            };
-            let $n = size_of::<$T>() / unit;
-            match unit {
-                8 => {
-                    type $word = u64;
-                    type $atomic = AtomicU64;
-                    $body
-                }
-                4 => {
-                    type $word = u32;
-                    type $atomic = AtomicU32;
-                    $body
-                }
-                2 => {
-                    type $word = u16;
-                    type $atomic = AtomicU16;
-                    $body
-                }
-                _ => {
-                    type $word = u8;
-                    type $atomic = AtomicU8;
-                    $body
-                }
-            }
-        }};
+    #[track_caller]
+    fn atomic_element(&self, index: usize) -> *mut T {
+        if index >= self.len {
+            crate::mem::out_of_bounds("an output", index, self.len);
+        }
+        // SAFETY: `index` is in bounds, checked just above.
+        unsafe { self.ptr.add(index) }
     }
 
-    #[inline(always)]
-    pub unsafe fn store<T: bytemuck::Pod>(p: *mut T, v: T) {
-        by_width!(p, T, |A, W, n| {
-            let words = p as *mut W;
-            for k in 0..n {
-                // SAFETY: `p` is valid and aligned for `T` (caller), hence for `n` words of `W`,
-                // whose alignment divides `T`'s; the value is read from `v`'s own bytes.
-                unsafe {
-                    let w = (&v as *const T as *const W).add(k).read_unaligned();
-                    A::from_ptr(words.add(k)).store(w, Relaxed);
-                }
-            }
-        })
-    }
-
-    #[inline(always)]
-    pub unsafe fn load<T: bytemuck::Pod>(p: *const T) -> T {
-        let mut v = T::zeroed();
-        by_width!(p, T, |A, W, n| {
-            let words = p as *mut W;
-            for k in 0..n {
-                // SAFETY: as in `store`; `v` is a local `T` with room for `n` words.
-                unsafe {
-                    let w = A::from_ptr(words.add(k)).load(Relaxed);
-                    (&mut v as *mut T as *mut W).add(k).write_unaligned(w);
-                }
-            }
-        });
-        v
-    }
+    crate::atomic::atomic_methods!(Device, "every thread of the launch");
 }
 
 #[cfg(all(test, not(target_arch = "nvptx64")))]

@@ -37,6 +37,13 @@ impl Dim3 {
     }
 }
 
+impl core::fmt::Display for Dim3 {
+    /// `(x, y, z)`, as error messages name blocks and threads.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "({}, {}, {})", self.x, self.y, self.z)
+    }
+}
+
 impl Default for Dim3 {
     /// `(1, 1, 1)`: a dimension left out of a launch has size one.
     fn default() -> Self {
@@ -145,6 +152,7 @@ mod imp {
         cpu::current_block().grid_dim
     }
     #[inline(always)]
+    #[track_caller]
     pub fn sync_threads() {
         cpu::sync_threads()
     }
@@ -202,9 +210,11 @@ pub fn grid_size_1d() -> usize {
 /// makes their earlier writes to shared and global memory visible to each other.
 ///
 /// Every thread of the block must reach the same `sync_threads()`; calling it in a branch that
-/// only some threads take is undefined on the GPU. On the CPU executor a block of more than one
-/// thread cannot run barriers yet: the launch fails with `Error::BarrierOnCpu` (never a hang).
+/// only some threads take is undefined on the GPU (a hang or a corrupt result). The CPU executor
+/// runs the block's threads cooperatively, so barriers work there too, and reports a barrier some
+/// threads never reach as barrier divergence, naming where each thread is.
 #[inline(always)]
+#[track_caller]
 pub fn sync_threads() {
     imp::sync_threads()
 }

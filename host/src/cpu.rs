@@ -1,13 +1,16 @@
 //! The CPU executor: runs every (block, thread) of a launch with the kernel's own Rust code.
 //!
-//! Blocks run in parallel on rayon's pool (all cores); the threads of one block run one after
-//! another inside the kernel's CPU entry (`gpu_std::cpu::run_block`), in a tight loop. A panic in
-//! kernel code is caught per block and returned as an error that names the block and thread.
+//! Blocks run in parallel on rayon's pool (all cores); the threads of one block run inside the
+//! kernel's CPU entry (`gpu_std::cpu::run_block`): one after another in a tight loop, or, once a
+//! thread reaches a barrier or warp operation, cooperatively. A panic in kernel code, a failed
+//! check of checked mode and a divergent barrier are caught per block and returned as an error
+//! that names the kernel, the block and the thread.
 
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::launch::{self, Arg, LaunchConfig, ParamSlot};
 use gpu_std::abi::CpuEntry;
-use gpu_std::cpu::{take_current, BarrierUnsupported, BlockContext};
+use gpu_std::cpu::{take_current, BlockContext, BugReport};
 use gpu_std::Dim3;
 use rayon::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -24,6 +27,7 @@ pub(crate) fn launch(
     kernel: &'static str,
     entry: CpuEntry,
     config: &LaunchConfig,
+    device: &Device,
     args: Vec<Arg<'_>>,
 ) -> Result<()> {
     let mut slots: Vec<ParamSlot> = Vec::new();
@@ -62,30 +66,31 @@ pub(crate) fn launch(
             block_idx,
             block_dim,
             grid_dim: grid,
+            dynamic_shared_bytes: config.shared_mem_bytes,
+            shared_limit_bytes: device.properties().max_shared_memory_per_block,
+            checked: device.checks_enabled(),
         };
         let params = &params;
         // SAFETY: `params` holds this kernel's PTX parameters (checked against the PTX entry by
         // the caller), pointing at host memory valid for the whole launch.
         catch_unwind(AssertUnwindSafe(|| unsafe { entry(&params.0, &block) }))
-            .map_err(|payload| panic_error(kernel, block_idx, block_dim, payload))
+            .map_err(|payload| panic_error(kernel, block_idx, payload))
     })
 }
 
-fn panic_error(
-    kernel: &'static str,
-    block: Dim3,
-    block_dim: Dim3,
-    payload: Box<dyn std::any::Any + Send>,
-) -> Error {
+fn panic_error(kernel: &'static str, block: Dim3, payload: Box<dyn std::any::Any + Send>) -> Error {
     let thread = take_current().map_or(Dim3::new(0, 0, 0), |ctx| ctx.thread_idx);
-    if payload.is::<BarrierUnsupported>() {
-        return Error::BarrierOnCpu {
-            kernel,
-            block,
-            thread,
-            threads_per_block: block_dim.count(),
-        };
-    }
+    let payload = match payload.downcast::<BugReport>() {
+        Ok(report) => {
+            return Error::KernelBug {
+                kernel,
+                block,
+                thread: report.thread,
+                bug: report.bug,
+            }
+        }
+        Err(payload) => payload,
+    };
     let message = payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -95,6 +100,41 @@ fn panic_error(
         kernel,
         block,
         thread,
-        message,
+        message: explain_negative_index(message),
+    }
+}
+
+/// Rust's own bounds-check message gives a negative index as the huge number it wrapped to; say
+/// what it was.
+fn explain_negative_index(message: String) -> String {
+    let index = message
+        .strip_prefix("index out of bounds: the len is ")
+        .and_then(|rest| rest.split_once(" but the index is "))
+        .and_then(|(_, index)| index.trim().parse::<usize>().ok());
+    match index {
+        Some(index) if (index as isize) < 0 => format!(
+            "{message} (a negative index, {}, that wrapped around)",
+            index as isize
+        ),
+        _ => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::explain_negative_index;
+
+    #[test]
+    fn a_wrapped_negative_index_is_named_as_such() {
+        let wrapped = format!(
+            "index out of bounds: the len is 3 but the index is {}",
+            usize::MAX - 1
+        );
+        assert_eq!(
+            explain_negative_index(wrapped.clone()),
+            format!("{wrapped} (a negative index, -2, that wrapped around)")
+        );
+        let plain = "index out of bounds: the len is 3 but the index is 3".to_string();
+        assert_eq!(explain_negative_index(plain.clone()), plain);
     }
 }

@@ -25,6 +25,8 @@ pub struct Device {
 struct Inner {
     properties: DeviceProperties,
     backend: Backend,
+    /// CPU executor only: checked mode.
+    checked: bool,
 }
 
 pub(crate) enum Backend {
@@ -97,10 +99,47 @@ pub struct DeviceChoice {
 /// The environment variable that overrides [`Device::best`]: `cpu`, `cuda` or `cuda:N`.
 pub const DEVICE_ENV: &str = "OXICUDA_DEVICE";
 
+/// The environment variable that switches the CPU executor's checked mode on (`1`) or off (`0`)
+/// for [`Device::cpu`], whatever the build.
+pub const CHECKED_ENV: &str = "OXICUDA_CHECKED";
+
 impl Device {
     /// The CPU executor: runs kernels on all cores, no GPU needed.
+    ///
+    /// Checked mode (see [`Device::cpu_checked`]) is on in debug builds, tests included, and off
+    /// in release builds; `OXICUDA_CHECKED=1` or `0` overrides that.
     pub fn cpu() -> Device {
-        Device::from_parts(DeviceProperties::cpu(), Backend::Cpu)
+        let checked = match std::env::var(CHECKED_ENV).as_deref() {
+            Ok("1") => true,
+            Ok("0") => false,
+            _ => cfg!(debug_assertions),
+        };
+        Device::cpu_checked(checked)
+    }
+
+    /// The CPU executor with checked mode on or off.
+    ///
+    /// Checked mode finds what compute-sanitizer finds on a GPU and reports it as
+    /// [`Error::KernelBug`] naming the kernel, block and thread: two threads of a block touching
+    /// one shared-memory element between barriers with at least one writing, and reads of shared
+    /// memory no thread of the block wrote. Out-of-bounds indices, kernel panics and divergent
+    /// barriers are errors in either mode. It costs a bookkeeping step per shared-memory access.
+    ///
+    /// ```
+    /// use oxicuda_host::Device;
+    /// assert!(Device::cpu_checked(true).checks_enabled());
+    /// ```
+    pub fn cpu_checked(checked: bool) -> Device {
+        let mut device = Device::from_parts(DeviceProperties::cpu(), Backend::Cpu);
+        Arc::get_mut(&mut device.inner)
+            .expect("a new device is not shared")
+            .checked = checked;
+        device
+    }
+
+    /// Whether launches on this device run in checked mode (CPU executor only; `false` on a GPU).
+    pub fn checks_enabled(&self) -> bool {
+        self.inner.checked
     }
 
     /// CUDA GPU number `ordinal`. Every `Device` of one GPU in a process shares its state: its
@@ -177,6 +216,7 @@ impl Device {
             inner: Arc::new(Inner {
                 properties,
                 backend,
+                checked: false,
             }),
         }
     }

@@ -309,7 +309,7 @@ pub enum Error {
 
     /// Kernel code panicked on the CPU executor (a failed bounds check, an `assert!`).
     #[error(
-        "kernel `{kernel}` panicked on the CPU in block {block:?}, thread {thread:?}: {message}. \
+        "kernel `{kernel}` panicked on the CPU in block {block}, thread {thread}: {message}. \
          Outputs of this launch may be partly written"
     )]
     KernelPanicked {
@@ -323,22 +323,22 @@ pub enum Error {
         message: String,
     },
 
-    /// A kernel with a block barrier on the CPU executor, which cannot run barriers yet.
+    /// The CPU executor found a bug in kernel code: a shared-memory race or uninitialized read
+    /// (checked mode), barrier or warp divergence, or too much shared memory.
     #[error(
-        "kernel `{kernel}` calls sync_threads() (block {block:?}, thread {thread:?}) with \
-         {threads_per_block} threads per block: the CPU executor cannot run block barriers yet. \
-         Run it on a GPU, or with one thread per block on the CPU. Outputs of this launch may be \
-         partly written"
+        "kernel `{kernel}`, block {block}, thread {thread}: {bug}. Outputs of this launch may \
+         be partly written"
     )]
-    BarrierOnCpu {
+    KernelBug {
         /// The kernel.
         kernel: &'static str,
-        /// The block that reached the barrier.
+        /// The block.
         block: Dim3,
-        /// The thread that reached it.
+        /// The thread the bug is reported for (the later of two racing accesses; the first
+        /// thread waiting at a divergent barrier).
         thread: Dim3,
-        /// Threads per block of the launch.
-        threads_per_block: u64,
+        /// What is wrong.
+        bug: gpu_std::cpu::KernelBug,
     },
 
     /// A kernel failed while running on the GPU (e.g. a trap from a failed bounds check). Such a

@@ -165,9 +165,10 @@ impl ParamSlot {
 /// (`gpu_std::abi::{Slice, Output, Scalar}`): what makes wrong argument types fail to compile.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter of kind `{K}`",
-    note = "for a `&[T]` parameter (Slice<T>) pass `&[T]`, `&Vec<T>` or `&DeviceBuffer<T>`; for an \
-            `Out<T>` (Output<T>) pass `&mut [T]`, `&mut Vec<T>` or `&mut DeviceBuffer<T>`; for a \
-            scalar (Scalar<T>) pass a `T`, with the kernel's exact `T`"
+    note = "for a `&[T]` parameter (Slice<T>) pass `&[T]`, `&[T; N]`, `&Vec<T>` or \
+            `&DeviceBuffer<T>`; for an `Out<T>` (Output<T>) pass `&mut [T]`, `&mut [T; N]`, \
+            `&mut Vec<T>` or `&mut DeviceBuffer<T>`; for a scalar (Scalar<T>) pass a `T`, with \
+            the kernel's exact `T`"
 )]
 pub trait KernelArg<'a, K> {
     /// The argument.
@@ -187,6 +188,11 @@ impl<'a, T: Pod> KernelArg<'a, Slice<T>> for &'a Vec<T> {
         self.as_slice().into_arg()
     }
 }
+impl<'a, T: Pod, const N: usize> KernelArg<'a, Slice<T>> for &'a [T; N] {
+    fn into_arg(self) -> Arg<'a> {
+        self.as_slice().into_arg()
+    }
+}
 impl<'a, T: Pod> KernelArg<'a, Slice<T>> for &'a DeviceBuffer<T> {
     fn into_arg(self) -> Arg<'a> {
         self.as_arg()
@@ -202,6 +208,11 @@ impl<'a, T: Pod> KernelArg<'a, Output<T>> for &'a mut [T] {
     }
 }
 impl<'a, T: Pod> KernelArg<'a, Output<T>> for &'a mut Vec<T> {
+    fn into_arg(self) -> Arg<'a> {
+        self.as_mut_slice().into_arg()
+    }
+}
+impl<'a, T: Pod, const N: usize> KernelArg<'a, Output<T>> for &'a mut [T; N] {
     fn into_arg(self) -> Arg<'a> {
         self.as_mut_slice().into_arg()
     }

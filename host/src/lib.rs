@@ -34,10 +34,11 @@ pub mod ptx;
 mod stream;
 
 pub use buffer::DeviceBuffer;
-pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV};
+pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, CHECKED_ENV, DEVICE_ENV};
 pub use driver::DriverInfo;
 pub use error::{Error, Result};
 pub use gpu_std::abi::{Kernel, KernelInfo};
+pub use gpu_std::cpu::KernelBug;
 pub use gpu_std::Dim3;
 pub use launch::{Arg, KernelArg, KernelArgs, LaunchConfig};
 pub use module::{Module, Ptx, PtxCheck};

@@ -201,7 +201,7 @@ impl Module {
         self.device.check_config(info.name, &config)?;
         match (self.device.backend(), &self.loaded) {
             (Backend::Gpu(gpu), Some(loaded)) => gpu.launch(loaded, info.name, &config, args),
-            _ => cpu::launch(info.name, kernel.cpu_entry(), &config, args),
+            _ => cpu::launch(info.name, kernel.cpu_entry(), &config, &self.device, args),
         }
     }
 

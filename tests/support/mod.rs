@@ -1,7 +1,7 @@
 //! Shared helpers of the integration tests.
 #![allow(dead_code)]
 
-use oxicuda::Ptx;
+use oxicuda::{Device, Ptx};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::OnceLock;
@@ -49,14 +49,11 @@ pub fn test_kernels() -> &'static Ptx {
     })
 }
 
-/// CUDA device 0, or `None` after saying that `test` skipped. On the GPU machine
-/// (scripts/device-run.sh sets OXICUDA_EXPECT_GPU) a missing GPU fails instead.
-pub fn gpu_or_skip(test: &str) -> Option<oxicuda::Device> {
-    match oxicuda::Device::cuda(0) {
-        Ok(gpu) => {
-            println!("running on {gpu}");
-            Some(gpu)
-        }
+/// GPU 0, or `None` after saying (for `test`) why it was skipped. Under `OXICUDA_EXPECT_GPU`
+/// (the GPU machine's script) a missing GPU fails the test instead.
+pub fn gpu_or_skip(test: &str) -> Option<Device> {
+    match Device::cuda(0) {
+        Ok(gpu) => Some(gpu),
         Err(error) => {
             assert!(
                 std::env::var_os("OXICUDA_EXPECT_GPU").is_none(),

@@ -1,6 +1,6 @@
 //! A user's kernel crate: `no_std`, one feature line for the nvptx build, `#[kernel]` functions.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use gpu_std::{kernel, thread, Out};
 

@@ -1,0 +1,57 @@
+//! Matrix product of two 256×256 f32 matrices on the CPU executor: the tiled kernel (shared
+//! memory and two barriers per tile step, so every block runs cooperatively) against the naive
+//! one (no barrier: the fast path), each with checked mode off and on, beside a plain loop.
+//! The GPU columns of these workloads belong to the workload benches; this one measures what
+//! block cooperation and the simulator's checks cost.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use oxicuda::kernels::matmul::{matmul_naive, matmul_tiled, TILE};
+use oxicuda::{launch, Device};
+use std::hint::black_box;
+
+const N: usize = 256;
+
+fn bench(c: &mut Criterion) {
+    let a: Vec<f32> = (0..N * N).map(|i| (i % 17) as f32 * 0.25).collect();
+    let b: Vec<f32> = (0..N * N).map(|i| (i % 13) as f32 * 0.5).collect();
+    let mut out = vec![0.0f32; N * N];
+    let mut group = c.benchmark_group("matmul_256");
+    group.throughput(Throughput::Elements((2 * N * N * N) as u64)); // flops
+    group.sample_size(20);
+    group.bench_function("plain loop (1 thread)", |bench| {
+        bench.iter(|| {
+            for i in 0..N {
+                for j in 0..N {
+                    let mut acc = 0.0f32;
+                    for p in 0..N {
+                        acc += black_box(&a)[i * N + p] * b[p * N + j];
+                    }
+                    out[i * N + j] = acc;
+                }
+            }
+        })
+    });
+    let grid = ((N / TILE) as u32, (N / TILE) as u32);
+    let block = (TILE as u32, TILE as u32);
+    let n = N as u32;
+    for checked in [false, true] {
+        let mode = if checked { "checked" } else { "unchecked" };
+        let kernels = Device::cpu_checked(checked)
+            .load(&oxicuda::KERNELS)
+            .unwrap();
+        group.bench_function(BenchmarkId::new("executor tiled", mode), |bench| {
+            bench.iter(|| {
+                launch!(kernels, matmul_tiled[grid, block](&a, &b, &mut out, n, n, n)).unwrap()
+            })
+        });
+        group.bench_function(BenchmarkId::new("executor naive", mode), |bench| {
+            bench.iter(|| {
+                launch!(kernels, matmul_naive[grid, block](&a, &b, &mut out, n, n, n)).unwrap()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,68 @@
+//! Sums and dot products: a block reduction (warp shuffles, then one shared value per warp)
+//! under grid-stride loops, so any grid covers any length.
+//!
+//! A full reduction is two launches: `dot_partial` (or `sum_partial`) with `G` blocks writes one
+//! partial sum per block, then `sum_partial` with one block sums the `G` partials. Two launches
+//! rather than a float atomic keep the result deterministic.
+
+use gpu_std::{kernel, shared, thread, warp, Out, Shared};
+
+/// Most warps a block can have (1024 threads).
+const MAX_WARPS: usize = 32;
+
+/// The sum of `value` over the block, valid in thread 0. Every thread of the block must call it;
+/// `scratch` holds one value per warp.
+#[inline(always)]
+pub fn block_reduce_add(value: f32, scratch: Shared<f32>) -> f32 {
+    let lane = warp::lane_id() as usize;
+    let warp_index = warp::warp_id() as usize;
+    let warp_sum = warp::reduce_add(value);
+    if lane == 0 {
+        scratch.set(warp_index, warp_sum);
+    }
+    thread::sync_threads();
+    let d = thread::block_dim();
+    let warps = (d.x * d.y * d.z).div_ceil(warp::WARP_SIZE) as usize;
+    let mut total = 0.0;
+    if warp_index == 0 {
+        let partial = if lane < warps { scratch.get(lane) } else { 0.0 };
+        total = warp::reduce_add(partial);
+    }
+    total
+}
+
+/// `partial[block] = Σ a[i]·b[i]` over the elements this block's threads visit (grid-stride);
+/// `partial` needs one element per block.
+#[kernel(same_len(a, b))]
+pub fn dot_partial(a: &[f32], b: &[f32], partial: Out<f32>) {
+    let scratch = shared!([f32; MAX_WARPS]);
+    let stride = thread::grid_size_1d();
+    let mut i = thread::index_1d();
+    let mut sum = 0.0f32;
+    while i < a.len() {
+        sum += a[i] * b[i];
+        i += stride;
+    }
+    let total = block_reduce_add(sum, scratch);
+    if thread::thread_idx().x == 0 {
+        partial.set(thread::block_idx().x as usize, total);
+    }
+}
+
+/// `partial[block] = Σ x[i]` over the elements this block's threads visit (grid-stride). With
+/// one block, `partial[0]` is the sum of `x`: the second pass of a reduction.
+#[kernel]
+pub fn sum_partial(x: &[f32], partial: Out<f32>) {
+    let scratch = shared!([f32; MAX_WARPS]);
+    let stride = thread::grid_size_1d();
+    let mut i = thread::index_1d();
+    let mut sum = 0.0f32;
+    while i < x.len() {
+        sum += x[i];
+        i += stride;
+    }
+    let total = block_reduce_add(sum, scratch);
+    if thread::thread_idx().x == 0 {
+        partial.set(thread::block_idx().x as usize, total);
+    }
+}

@@ -1,0 +1,447 @@
+//! Atomic read-modify-write on outputs ([`Out`](crate::Out), global memory) and shared arrays
+//! ([`Shared`](crate::Shared)), and memory fences.
+//!
+//! Atomics are how threads that do not synchronise combine results: histograms, counters,
+//! group-by sums. On the GPU each is one PTX `atom` instruction (inline PTX rather than rustc's
+//! own lowering, which has produced PTX that ptxas rejects), relaxed, with the scope of the memory
+//! it works on: the whole device for an `Out`, the block for a `Shared`. On the CPU executor each
+//! is a real atomic on the element, so blocks running on different cores combine correctly.
+//!
+//! Element types: `u32`, `i32`, `u64`, `i64`, `f32`, `f64`. Float `min`/`max` are a
+//! compare-and-swap loop (PTX has no float `atom.min` before sm_90) and ignore NaN as
+//! [`f32::min`] does; `f64` add needs sm_60 or newer (every target oxicuda builds for).
+
+/// How far the ordering of a fence (or the effect of an atomic) reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// The threads of this block (`.cta`).
+    Block,
+    /// Every thread of the device (`.gpu`).
+    Device,
+    /// The device and the host (`.sys`).
+    System,
+}
+
+/// Orders this thread's memory accesses before the fence before those after it, as seen by the
+/// threads of `scope` (CUDA `__threadfence_block`, `__threadfence`, `__threadfence_system`).
+///
+/// A fence does not wait for other threads; pair it with a flag (an atomic) that others read.
+#[inline(always)]
+pub fn fence(scope: Scope) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence only orders this thread's memory accesses.
+    unsafe {
+        match scope {
+            Scope::Block => core::arch::asm!("fence.acq_rel.cta;", options(nostack)),
+            Scope::Device => core::arch::asm!("fence.acq_rel.gpu;", options(nostack)),
+            Scope::System => core::arch::asm!("fence.acq_rel.sys;", options(nostack)),
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = scope;
+        core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Element types with atomic operations: `u32`, `i32`, `u64`, `i64`, `f32`, `f64`.
+///
+/// The methods are the implementation of [`Out`](crate::Out)'s and [`Shared`](crate::Shared)'s
+/// `atomic_*` methods; call those.
+pub trait Atomic: bytemuck::Pod + sealed::Sealed {
+    #[doc(hidden)]
+    /// The value's bits, for bit-for-bit comparison (a byte-slice comparison would need
+    /// `memcmp`, which PTX does not have).
+    fn bits(self) -> u64;
+    #[doc(hidden)]
+    /// # Safety
+    /// `p` valid for reads and writes, aligned.
+    unsafe fn atomic_add(p: *mut Self, value: Self, scope: Scope) -> Self;
+    #[doc(hidden)]
+    /// # Safety
+    /// As `atomic_add`.
+    unsafe fn atomic_sub(p: *mut Self, value: Self, scope: Scope) -> Self;
+    #[doc(hidden)]
+    /// # Safety
+    /// As `atomic_add`.
+    unsafe fn atomic_min(p: *mut Self, value: Self, scope: Scope) -> Self;
+    #[doc(hidden)]
+    /// # Safety
+    /// As `atomic_add`.
+    unsafe fn atomic_max(p: *mut Self, value: Self, scope: Scope) -> Self;
+    #[doc(hidden)]
+    /// # Safety
+    /// As `atomic_add`.
+    unsafe fn atomic_exchange(p: *mut Self, value: Self, scope: Scope) -> Self;
+    #[doc(hidden)]
+    /// Returns the old value; stored `new` if the old value had `current`'s bits.
+    ///
+    /// # Safety
+    /// As `atomic_add`.
+    unsafe fn atomic_compare_exchange(p: *mut Self, current: Self, new: Self, scope: Scope)
+        -> Self;
+}
+
+/// The `atomic_*` methods of `Out` and `Shared`; `$scope` is the `Scope` they use and the impl
+/// block defines `atomic_element(index) -> *mut T`, which checks the index.
+macro_rules! atomic_methods {
+    ($scope:ident, $who:literal) => {
+        /// Adds `value` to element `index` atomically (visible to
+        #[doc = concat!($who, "); returns the old value. Integers wrap.")]
+        ///
+        /// # Panics
+        /// If `index >= self.len()` (on the GPU: traps).
+        #[inline(always)]
+        #[track_caller]
+        pub fn atomic_add(&self, index: usize, value: T) -> T {
+            let p = self.atomic_element(index);
+            // SAFETY: `p` is an in-bounds element, checked by `atomic_element`.
+            unsafe { T::atomic_add(p, value, $crate::atomic::Scope::$scope) }
+        }
+
+        /// Subtracts `value` from element `index` atomically; returns the old value.
+        ///
+        /// # Panics
+        /// If `index >= self.len()`.
+        #[inline(always)]
+        #[track_caller]
+        pub fn atomic_sub(&self, index: usize, value: T) -> T {
+            let p = self.atomic_element(index);
+            // SAFETY: as in `atomic_add`.
+            unsafe { T::atomic_sub(p, value, $crate::atomic::Scope::$scope) }
+        }
+
+        /// Stores the smaller of element `index` and `value`; returns the old value.
+        ///
+        /// # Panics
+        /// If `index >= self.len()`.
+        #[inline(always)]
+        #[track_caller]
+        pub fn atomic_min(&self, index: usize, value: T) -> T {
+            let p = self.atomic_element(index);
+            // SAFETY: as in `atomic_add`.
+            unsafe { T::atomic_min(p, value, $crate::atomic::Scope::$scope) }
+        }
+
+        /// Stores the larger of element `index` and `value`; returns the old value.
+        ///
+        /// # Panics
+        /// If `index >= self.len()`.
+        #[inline(always)]
+        #[track_caller]
+        pub fn atomic_max(&self, index: usize, value: T) -> T {
+            let p = self.atomic_element(index);
+            // SAFETY: as in `atomic_add`.
+            unsafe { T::atomic_max(p, value, $crate::atomic::Scope::$scope) }
+        }
+
+        /// Stores `value` at element `index`; returns the old value.
+        ///
+        /// # Panics
+        /// If `index >= self.len()`.
+        #[inline(always)]
+        #[track_caller]
+        pub fn atomic_exchange(&self, index: usize, value: T) -> T {
+            let p = self.atomic_element(index);
+            // SAFETY: as in `atomic_add`.
+            unsafe { T::atomic_exchange(p, value, $crate::atomic::Scope::$scope) }
+        }
+
+        /// Stores `new` at element `index` if it holds `current` (compared bit for bit):
+        /// `Ok(old)` if it did, `Err(old)` with the value found if not.
+        ///
+        /// # Panics
+        /// If `index >= self.len()`.
+        #[inline(always)]
+        #[track_caller]
+        pub fn atomic_compare_exchange(&self, index: usize, current: T, new: T) -> Result<T, T> {
+            let p = self.atomic_element(index);
+            // SAFETY: as in `atomic_add`.
+            let old = unsafe {
+                T::atomic_compare_exchange(p, current, new, $crate::atomic::Scope::$scope)
+            };
+            if old.bits() == current.bits() {
+                Ok(old)
+            } else {
+                Err(old)
+            }
+        }
+    };
+}
+pub(crate) use atomic_methods;
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod imp {
+    use super::{sealed::Sealed, Atomic, Scope};
+    use core::sync::atomic::Ordering::Relaxed;
+    use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64};
+
+    macro_rules! integer {
+        ($t:ty, $atomic:ty) => {
+            impl Sealed for $t {}
+            // SAFETY (every method): the caller guarantees `p` is valid and aligned for `$t`,
+            // which has the size and alignment of `$atomic` on the platforms the executor runs on;
+            // all concurrent accesses to executor memory are atomic.
+            impl Atomic for $t {
+                fn bits(self) -> u64 {
+                    self as u64
+                }
+                unsafe fn atomic_add(p: *mut $t, v: $t, _: Scope) -> $t {
+                    unsafe { <$atomic>::from_ptr(p).fetch_add(v, Relaxed) }
+                }
+                unsafe fn atomic_sub(p: *mut $t, v: $t, _: Scope) -> $t {
+                    unsafe { <$atomic>::from_ptr(p).fetch_sub(v, Relaxed) }
+                }
+                unsafe fn atomic_min(p: *mut $t, v: $t, _: Scope) -> $t {
+                    unsafe { <$atomic>::from_ptr(p).fetch_min(v, Relaxed) }
+                }
+                unsafe fn atomic_max(p: *mut $t, v: $t, _: Scope) -> $t {
+                    unsafe { <$atomic>::from_ptr(p).fetch_max(v, Relaxed) }
+                }
+                unsafe fn atomic_exchange(p: *mut $t, v: $t, _: Scope) -> $t {
+                    unsafe { <$atomic>::from_ptr(p).swap(v, Relaxed) }
+                }
+                unsafe fn atomic_compare_exchange(
+                    p: *mut $t,
+                    current: $t,
+                    new: $t,
+                    _: Scope,
+                ) -> $t {
+                    match unsafe { <$atomic>::from_ptr(p) }
+                        .compare_exchange(current, new, Relaxed, Relaxed)
+                    {
+                        Ok(old) | Err(old) => old,
+                    }
+                }
+            }
+        };
+    }
+    integer!(u32, AtomicU32);
+    integer!(i32, AtomicI32);
+    integer!(u64, AtomicU64);
+    integer!(i64, AtomicI64);
+
+    /// A compare-and-swap loop storing `$f(old)`; evaluates to the old value.
+    macro_rules! update {
+        ($t:ty, $atomic:ty, $p:expr, $f:expr) => {{
+            // SAFETY: the caller guarantees `$p` is valid and aligned for `$t`, which has the
+            // size and alignment of its bits' atomic type.
+            let cell = unsafe { <$atomic>::from_ptr($p.cast()) };
+            let f = $f;
+            match cell.fetch_update(Relaxed, Relaxed, |bits| {
+                Some(f(<$t>::from_bits(bits)).to_bits())
+            }) {
+                Ok(bits) | Err(bits) => <$t>::from_bits(bits),
+            }
+        }};
+    }
+
+    macro_rules! float {
+        ($t:ty, $atomic:ty) => {
+            impl Sealed for $t {}
+            // SAFETY (every method): the caller guarantees `p` is valid and aligned for `$t`,
+            // which has the size and alignment of its bits' atomic type.
+            impl Atomic for $t {
+                fn bits(self) -> u64 {
+                    self.to_bits() as u64
+                }
+                unsafe fn atomic_add(p: *mut $t, v: $t, _: Scope) -> $t {
+                    update!($t, $atomic, p, |old: $t| old + v)
+                }
+                unsafe fn atomic_sub(p: *mut $t, v: $t, _: Scope) -> $t {
+                    update!($t, $atomic, p, |old: $t| old - v)
+                }
+                unsafe fn atomic_min(p: *mut $t, v: $t, _: Scope) -> $t {
+                    update!($t, $atomic, p, |old: $t| old.min(v))
+                }
+                unsafe fn atomic_max(p: *mut $t, v: $t, _: Scope) -> $t {
+                    update!($t, $atomic, p, |old: $t| old.max(v))
+                }
+                unsafe fn atomic_exchange(p: *mut $t, v: $t, _: Scope) -> $t {
+                    let cell = unsafe { <$atomic>::from_ptr(p.cast()) };
+                    <$t>::from_bits(cell.swap(v.to_bits(), Relaxed))
+                }
+                unsafe fn atomic_compare_exchange(
+                    p: *mut $t,
+                    current: $t,
+                    new: $t,
+                    _: Scope,
+                ) -> $t {
+                    let cell = unsafe { <$atomic>::from_ptr(p.cast()) };
+                    match cell.compare_exchange(current.to_bits(), new.to_bits(), Relaxed, Relaxed)
+                    {
+                        Ok(old) | Err(old) => <$t>::from_bits(old),
+                    }
+                }
+            }
+        };
+    }
+    float!(f32, AtomicU32);
+    float!(f64, AtomicU64);
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod imp {
+    use super::{sealed::Sealed, Atomic, Scope};
+    use core::arch::asm;
+
+    /// One `atom.relaxed.<scope>.<op>` with the scope chosen at compile time (calls inline).
+    macro_rules! atom {
+        ($op:literal, $reg:ident, $p:expr, $v:expr, $scope:expr) => {{
+            let old;
+            // SAFETY: the caller guarantees `$p` is a valid, aligned global or shared address.
+            unsafe {
+                match $scope {
+                    Scope::Block => asm!(concat!("atom.relaxed.cta.", $op, " {0}, [{1}], {2};"),
+                        out($reg) old, in(reg64) $p, in($reg) $v, options(nostack)),
+                    Scope::Device => asm!(concat!("atom.relaxed.gpu.", $op, " {0}, [{1}], {2};"),
+                        out($reg) old, in(reg64) $p, in($reg) $v, options(nostack)),
+                    Scope::System => asm!(concat!("atom.relaxed.sys.", $op, " {0}, [{1}], {2};"),
+                        out($reg) old, in(reg64) $p, in($reg) $v, options(nostack)),
+                }
+            }
+            old
+        }};
+    }
+
+    macro_rules! cas {
+        ($ty:literal, $reg:ident, $p:expr, $current:expr, $new:expr, $scope:expr) => {{
+            let old;
+            // SAFETY: as in `atom!`.
+            unsafe {
+                match $scope {
+                    Scope::Block => asm!(concat!("atom.relaxed.cta.cas.", $ty, " {0}, [{1}], {2}, {3};"),
+                        out($reg) old, in(reg64) $p, in($reg) $current, in($reg) $new, options(nostack)),
+                    Scope::Device => asm!(concat!("atom.relaxed.gpu.cas.", $ty, " {0}, [{1}], {2}, {3};"),
+                        out($reg) old, in(reg64) $p, in($reg) $current, in($reg) $new, options(nostack)),
+                    Scope::System => asm!(concat!("atom.relaxed.sys.cas.", $ty, " {0}, [{1}], {2}, {3};"),
+                        out($reg) old, in(reg64) $p, in($reg) $current, in($reg) $new, options(nostack)),
+                }
+            }
+            old
+        }};
+    }
+
+    macro_rules! integer {
+        ($t:ty, $bits:ty, $reg:ident, $add:literal, $min:literal, $max:literal, $exch:literal, $b:literal) => {
+            impl Sealed for $t {}
+            impl Atomic for $t {
+                #[inline(always)]
+                fn bits(self) -> u64 {
+                    self as $bits as u64
+                }
+                #[inline(always)]
+                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    let old: $bits = atom!($add, $reg, p, v as $bits, scope);
+                    old as $t
+                }
+                #[inline(always)]
+                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    let old: $bits = atom!($add, $reg, p, v.wrapping_neg() as $bits, scope);
+                    old as $t
+                }
+                #[inline(always)]
+                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    let old: $bits = atom!($min, $reg, p, v as $bits, scope);
+                    old as $t
+                }
+                #[inline(always)]
+                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    let old: $bits = atom!($max, $reg, p, v as $bits, scope);
+                    old as $t
+                }
+                #[inline(always)]
+                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    let old: $bits = atom!($exch, $reg, p, v as $bits, scope);
+                    old as $t
+                }
+                #[inline(always)]
+                unsafe fn atomic_compare_exchange(
+                    p: *mut $t,
+                    current: $t,
+                    new: $t,
+                    scope: Scope,
+                ) -> $t {
+                    let old: $bits = cas!($b, $reg, p, current as $bits, new as $bits, scope);
+                    old as $t
+                }
+            }
+        };
+    }
+    integer!(u32, u32, reg32, "add.u32", "min.u32", "max.u32", "exch.b32", "b32");
+    integer!(i32, u32, reg32, "add.u32", "min.s32", "max.s32", "exch.b32", "b32");
+    integer!(u64, u64, reg64, "add.u64", "min.u64", "max.u64", "exch.b64", "b64");
+    integer!(i64, u64, reg64, "add.u64", "min.s64", "max.s64", "exch.b64", "b64");
+
+    macro_rules! float {
+        ($t:ty, $bits:ty, $reg:ident, $add:literal, $exch:literal, $b:literal) => {
+            impl Sealed for $t {}
+            impl Atomic for $t {
+                #[inline(always)]
+                fn bits(self) -> u64 {
+                    self.to_bits() as u64
+                }
+                #[inline(always)]
+                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    let old: $bits = atom!($add, $reg, p, v.to_bits(), scope);
+                    <$t>::from_bits(old)
+                }
+                #[inline(always)]
+                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    let old: $bits = atom!($add, $reg, p, (-v).to_bits(), scope);
+                    <$t>::from_bits(old)
+                }
+                #[inline(always)]
+                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { update(p, scope, |old| if v < old || old != old { v } else { old }) }
+                }
+                #[inline(always)]
+                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { update(p, scope, |old| if v > old || old != old { v } else { old }) }
+                }
+                #[inline(always)]
+                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    let old: $bits = atom!($exch, $reg, p, v.to_bits(), scope);
+                    <$t>::from_bits(old)
+                }
+                #[inline(always)]
+                unsafe fn atomic_compare_exchange(
+                    p: *mut $t,
+                    current: $t,
+                    new: $t,
+                    scope: Scope,
+                ) -> $t {
+                    let old: $bits = cas!($b, $reg, p, current.to_bits(), new.to_bits(), scope);
+                    <$t>::from_bits(old)
+                }
+            }
+        };
+    }
+    float!(f32, u32, reg32, "add.f32", "exch.b32", "b32");
+    float!(f64, u64, reg64, "add.f64", "exch.b64", "b64");
+
+    /// Compare-and-swap loop: stores `f(old)` unless it equals `old`; returns the old value.
+    #[inline(always)]
+    unsafe fn update<T: Atomic + PartialEq>(p: *mut T, scope: Scope, f: impl Fn(T) -> T) -> T {
+        // SAFETY: the caller guarantees `p` is valid; a racy first read is corrected by the CAS.
+        let mut old = unsafe { p.read_volatile() };
+        loop {
+            let new = f(old);
+            if new.bits() == old.bits() {
+                return old;
+            }
+            // SAFETY: as above.
+            let seen = unsafe { T::atomic_compare_exchange(p, old, new, scope) };
+            if seen.bits() == old.bits() {
+                return old;
+            }
+            old = seen;
+        }
+    }
+}

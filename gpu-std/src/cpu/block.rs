@@ -1,0 +1,531 @@
+//! Cooperative execution of one block: what lets `sync_threads()` and warp operations work on
+//! the CPU.
+//!
+//! The threads of a block run one after another on the worker's own stack (the fast path) until
+//! one of them reaches a barrier or a warp operation. That thread becomes the *driver*: the
+//! threads before it have already returned, and every thread after it gets a stackful coroutine
+//! (`corosensei`, one small mmap'd stack each, reused across blocks). The driver, from inside its
+//! waiting call, resumes the coroutines one by one until each waits too or returns, then releases
+//! whatever can be released: a warp operation once every lane of its mask waits at it, a barrier
+//! once every thread of the block waits at it. Threads that can never be released are barrier or
+//! warp divergence, reported as a [`KernelBug`], never a hang.
+//!
+//! Why coroutines: a GPU thread's state at a barrier is its whole call stack, so something has to
+//! keep up to 1024 stacks alive at once. OS threads (Numba's simulator) cost a kernel-scheduled
+//! context switch per thread per barrier; a coroutine switch is a few dozen instructions on the
+//! same OS thread, and blocks still run in parallel on all cores. Kernels that never reach a
+//! barrier never create a coroutine.
+
+use super::bug::{raise, KernelBug};
+use super::{linear_to_dim, shared, THREAD};
+use crate::thread::Dim3;
+use core::cell::{Cell, RefCell};
+use core::fmt::Write as _;
+use core::panic::Location;
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use std::collections::VecDeque;
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+/// Stack of one simulated GPU thread. Kernel code is shallow, but a panic message is formatted
+/// on this stack too; pages are only committed when touched.
+const STACK_BYTES: usize = 256 * 1024;
+
+/// Lanes per warp.
+pub(crate) const WARP: usize = 32;
+
+/// A warp operation, as the scheduler matches and computes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WarpOp {
+    ShflIdx,
+    ShflUp,
+    ShflDown,
+    ShflXor,
+    All,
+    Any,
+    Ballot,
+    Sync,
+}
+
+impl WarpOp {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            WarpOp::ShflIdx => "shfl_sync",
+            WarpOp::ShflUp => "shfl_up_sync",
+            WarpOp::ShflDown => "shfl_down_sync",
+            WarpOp::ShflXor => "shfl_xor_sync",
+            WarpOp::All => "all_sync",
+            WarpOp::Any => "any_sync",
+            WarpOp::Ballot => "ballot_sync",
+            WarpOp::Sync => "sync_warp",
+        }
+    }
+}
+
+/// Where a suspended thread waits.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wait {
+    Barrier {
+        site: &'static Location<'static>,
+    },
+    Warp {
+        op: WarpOp,
+        mask: u32,
+        /// The lane's value (shuffles) or predicate (votes).
+        value: u64,
+        /// Source lane, delta or xor mask (shuffles).
+        arg: u32,
+        site: &'static Location<'static>,
+    },
+}
+
+enum State {
+    NotStarted,
+    Running,
+    /// Released, with the value its waiting call returns.
+    Ready(u64),
+    Waiting(Wait),
+    Done,
+}
+
+type Thread = Coroutine<u64, Wait, (), DefaultStack>;
+
+struct Slot {
+    state: State,
+    coroutine: Option<Thread>,
+    /// The thread's position in the block (kept, to spare divisions on every switch).
+    dim: Dim3,
+}
+
+struct Scheduler {
+    /// The block's thread function, lifetime erased (see `set_body`).
+    body: Option<*const (dyn Fn() + 'static)>,
+    block_dim: Dim3,
+    slots: Vec<Slot>,
+    driver: usize,
+    done: usize,
+    /// Coroutine threads that can run, in order.
+    queue: VecDeque<usize>,
+    /// Stacks of finished coroutines, for the next ones on this worker.
+    stacks: Vec<DefaultStack>,
+}
+
+std::thread_local! {
+    static SCHEDULER: RefCell<Scheduler> = const {
+        RefCell::new(Scheduler {
+            body: None,
+            block_dim: Dim3::new(0, 0, 0),
+            slots: Vec::new(),
+            driver: 0,
+            done: 0,
+            queue: VecDeque::new(),
+            stacks: Vec::new(),
+        })
+    };
+    /// Whether this block has switched to cooperative execution.
+    static ACTIVE: Cell<bool> = const { Cell::new(false) };
+    /// The running coroutine's yielder; null on the worker's own stack (the driver).
+    static YIELDER: Cell<*const Yielder<u64, Wait>> = const { Cell::new(core::ptr::null()) };
+}
+
+/// Prepares cooperative execution for a block whose threads run `body`.
+///
+/// # Safety
+/// `body` must stay valid until [`finish_block`] returns or [`abandon`] has been called.
+pub(crate) unsafe fn begin_block(body: &dyn Fn(), block_dim: Dim3) {
+    // Left over only if a caller caught a block's unwind without `take_current`.
+    if is_active() || SCHEDULER.with_borrow(|s| !s.slots.is_empty()) {
+        abandon();
+    }
+    // SAFETY: only the lifetime is erased; the caller keeps `body` alive while any coroutine
+    // that calls it exists (every coroutine is finished by `finish_block` or dropped by `abandon`).
+    let body: *const (dyn Fn() + 'static) = unsafe { core::mem::transmute(body) };
+    SCHEDULER.with_borrow_mut(|s| {
+        s.body = Some(body);
+        s.block_dim = block_dim;
+    });
+}
+
+/// Whether a thread of the current block has reached a barrier or warp operation, so that the
+/// rest of the block runs cooperatively.
+#[inline(always)]
+pub(crate) fn is_active() -> bool {
+    ACTIVE.with(Cell::get)
+}
+
+/// Called on the worker's stack when the driver thread has returned: runs every other thread to
+/// the end.
+pub(crate) fn finish_block() {
+    SCHEDULER.with_borrow_mut(|s| {
+        let driver = s.driver;
+        s.slots[driver].state = State::Done;
+        s.done += 1;
+    });
+    drive(Until::AllDone);
+    SCHEDULER.with_borrow_mut(|s| {
+        s.slots.clear();
+        s.body = None;
+    });
+    ACTIVE.with(|a| a.set(false));
+}
+
+/// Drops every suspended coroutine of the current block (unwinding its stack), e.g. after a
+/// thread panicked. Must not be called while the scheduler is borrowed.
+pub(crate) fn abandon() {
+    let coroutines: Vec<Thread> = SCHEDULER.with_borrow_mut(|s| {
+        s.queue.clear();
+        s.body = None;
+        s.done = 0;
+        s.slots
+            .drain(..)
+            .filter_map(|slot| slot.coroutine)
+            .collect()
+    });
+    ACTIVE.with(|a| a.set(false));
+    drop(coroutines);
+}
+
+/// Suspends the calling simulated thread at `wait` until the block (barrier) or the warp (warp
+/// operation) releases it, and returns the released value.
+pub(crate) fn wait(wait: Wait) -> u64 {
+    let yielder = YIELDER.with(Cell::get);
+    if !yielder.is_null() {
+        // SAFETY: a non-null YIELDER is the yielder of the coroutine running on this OS thread,
+        // set by that coroutine and valid while it runs; this code runs inside it.
+        let value = unsafe { (*yielder).suspend(wait) };
+        YIELDER.with(|y| y.set(yielder));
+        return value;
+    }
+    let me = super::current_linear();
+    SCHEDULER.with_borrow_mut(|s| {
+        if !ACTIVE.with(Cell::get) {
+            s.activate(me);
+            ACTIVE.with(|a| a.set(true));
+        }
+        s.slots[me].state = State::Waiting(wait);
+    });
+    drive(Until::Driver)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Until {
+    Driver,
+    AllDone,
+}
+
+/// The scheduler loop, on the worker's stack: run coroutines, release what can be released,
+/// until the driver is released (or, after it returned, every thread is done).
+fn drive(until: Until) -> u64 {
+    enum Step {
+        Return(u64, Dim3),
+        Resume(usize, Thread, u64, Dim3),
+        Release,
+    }
+    loop {
+        let step = SCHEDULER.with_borrow_mut(|s| {
+            let driver = s.driver;
+            match until {
+                Until::Driver => {
+                    if let State::Ready(value) = s.slots[driver].state {
+                        s.slots[driver].state = State::Running;
+                        return Step::Return(value, s.slots[driver].dim);
+                    }
+                }
+                Until::AllDone if s.done == s.slots.len() => {
+                    return Step::Return(0, s.slots[driver].dim)
+                }
+                Until::AllDone => {}
+            }
+            match s.next() {
+                Some((index, coroutine, input)) => {
+                    Step::Resume(index, coroutine, input, s.slots[index].dim)
+                }
+                None => Step::Release,
+            }
+        });
+        match step {
+            Step::Return(value, dim) => {
+                THREAD.with(|t| t.set(dim));
+                return value;
+            }
+            Step::Resume(index, coroutine, input, dim) => resume(index, coroutine, input, dim),
+            Step::Release => {
+                if let Err((thread, bug)) = SCHEDULER.with_borrow_mut(Scheduler::release) {
+                    abandon();
+                    raise(thread, bug);
+                }
+            }
+        }
+    }
+}
+
+/// Runs coroutine thread `index` (at `dim` in the block) until it waits or returns.
+fn resume(index: usize, mut coroutine: Thread, input: u64, dim: Dim3) {
+    THREAD.with(|t| t.set(dim));
+    let outcome =
+        std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| coroutine.resume(input)));
+    YIELDER.with(|y| y.set(core::ptr::null()));
+    match outcome {
+        Ok(CoroutineResult::Yield(wait)) => SCHEDULER.with_borrow_mut(|s| {
+            s.slots[index].state = State::Waiting(wait);
+            s.slots[index].coroutine = Some(coroutine);
+        }),
+        Ok(CoroutineResult::Return(())) => SCHEDULER.with_borrow_mut(|s| {
+            s.slots[index].state = State::Done;
+            s.done += 1;
+            s.stacks.push(coroutine.into_stack());
+        }),
+        Err(payload) => {
+            // The thread panicked (or a check failed in it): stop the block, and leave this
+            // thread's index in place for the executor's report.
+            drop(coroutine);
+            abandon();
+            THREAD.with(|t| t.set(dim));
+            std::panic::resume_unwind(payload);
+        }
+    }
+}
+
+impl Scheduler {
+    /// Switches the block to cooperative execution with thread `driver` on the worker's stack:
+    /// threads before it have returned, threads after it have not started.
+    fn activate(&mut self, driver: usize) {
+        let n = self.block_dim.count() as usize;
+        let d = self.block_dim;
+        self.slots.clear();
+        for z in 0..d.z {
+            for y in 0..d.y {
+                for x in 0..d.x {
+                    let i = self.slots.len();
+                    self.slots.push(Slot {
+                        state: match i.cmp(&driver) {
+                            core::cmp::Ordering::Less => State::Done,
+                            core::cmp::Ordering::Equal => State::Running,
+                            core::cmp::Ordering::Greater => State::NotStarted,
+                        },
+                        coroutine: None,
+                        dim: Dim3::new(x, y, z),
+                    });
+                }
+            }
+        }
+        debug_assert_eq!(self.slots.len(), n);
+        self.driver = driver;
+        self.done = driver;
+        self.queue.clear();
+        self.queue.extend(driver + 1..n);
+    }
+
+    /// The next coroutine thread to run, taken out of its slot, with the value to resume it with.
+    fn next(&mut self) -> Option<(usize, Thread, u64)> {
+        let index = self.queue.pop_front()?;
+        let slot = &mut self.slots[index];
+        let (coroutine, input) = match slot.state {
+            State::NotStarted => {
+                let body = self
+                    .body
+                    .expect("a cooperative block has its thread function");
+                let stack = self.stacks.pop().unwrap_or_else(|| {
+                    DefaultStack::new(STACK_BYTES).unwrap_or_else(|error| {
+                        panic!(
+                            "cannot map a {STACK_BYTES}-byte stack for a simulated thread: {error}"
+                        )
+                    })
+                });
+                // SAFETY: `body` stays valid until every coroutine is finished or dropped
+                // (`begin_block`'s contract); the coroutine only calls it.
+                let coroutine = unsafe {
+                    Thread::with_stack_unchecked(stack, move |yielder: &Yielder<u64, Wait>, _| {
+                        YIELDER.with(|y| y.set(yielder));
+                        (*body)()
+                    })
+                };
+                (coroutine, 0)
+            }
+            State::Ready(value) => (
+                slot.coroutine
+                    .take()
+                    .expect("a ready thread has a coroutine"),
+                value,
+            ),
+            _ => unreachable!("only not-started and released threads are queued"),
+        };
+        slot.state = State::Running;
+        Some((index, coroutine, input))
+    }
+
+    /// Marks thread `index` released with `value`.
+    fn ready(&mut self, index: usize, value: u64) {
+        self.slots[index].state = State::Ready(value);
+        if index != self.driver {
+            self.queue.push_back(index);
+        }
+    }
+
+    /// With every live thread waiting: releases the warp operations whose lanes have all
+    /// arrived, else the barrier if the whole block waits at it, else reports why nothing can
+    /// move.
+    fn release(&mut self) -> Result<(), (Dim3, KernelBug)> {
+        let n = self.slots.len();
+        let mut released = false;
+        for index in 0..n {
+            if let State::Waiting(Wait::Warp { op, mask, .. }) = self.slots[index].state {
+                if self.warp_arrived(index, op, mask) {
+                    self.release_warp(index, op, mask);
+                    released = true;
+                }
+            }
+        }
+        if released {
+            return Ok(());
+        }
+        if let State::Waiting(Wait::Barrier { site }) = self.slots[0].state {
+            let all_here = self.slots.iter().all(
+                |slot| matches!(slot.state, State::Waiting(Wait::Barrier { site: s }) if s == site),
+            );
+            if all_here {
+                shared::next_epoch();
+                for index in 0..n {
+                    self.ready(index, 0);
+                }
+                return Ok(());
+            }
+        }
+        Err(self.stuck())
+    }
+
+    fn warp_base(index: usize) -> usize {
+        index - index % WARP
+    }
+
+    /// Whether every lane in `mask` of `index`'s warp waits at the same operation and mask.
+    fn warp_arrived(&self, index: usize, op: WarpOp, mask: u32) -> bool {
+        let base = Self::warp_base(index);
+        lanes(mask).all(|lane| {
+            matches!(
+                self.slots.get(base + lane).map(|s| &s.state),
+                Some(State::Waiting(Wait::Warp { op: o, mask: m, .. })) if *o == op && *m == mask
+            )
+        })
+    }
+
+    fn release_warp(&mut self, index: usize, op: WarpOp, mask: u32) {
+        let base = Self::warp_base(index);
+        let mut values = [0u64; WARP];
+        let mut args = [0u32; WARP];
+        for lane in lanes(mask) {
+            if let State::Waiting(Wait::Warp { value, arg, .. }) = self.slots[base + lane].state {
+                values[lane] = value;
+                args[lane] = arg;
+            }
+        }
+        let in_mask = |lane: usize| lane < WARP && mask & (1 << lane) != 0;
+        // A shuffle from a lane outside the mask is undefined on the GPU; here it returns the
+        // caller's own value, as CUDA does for a source lane outside the warp.
+        let from = |lane: usize, source: Option<usize>| match source {
+            Some(source) if in_mask(source) => values[source],
+            _ => values[lane],
+        };
+        let votes = lanes(mask).filter(|&lane| values[lane] != 0);
+        let ballot = votes.fold(0u32, |bits, lane| bits | 1 << lane);
+        for lane in lanes(mask) {
+            let arg = args[lane] as usize;
+            let result = match op {
+                WarpOp::ShflIdx => from(lane, Some(arg % WARP)),
+                WarpOp::ShflUp => from(lane, lane.checked_sub(arg)),
+                WarpOp::ShflDown => from(lane, Some(lane + arg).filter(|&s| s < WARP)),
+                WarpOp::ShflXor => from(lane, Some(lane ^ (arg % WARP))),
+                WarpOp::All => u64::from(ballot == mask),
+                WarpOp::Any => u64::from(ballot != 0),
+                WarpOp::Ballot => u64::from(ballot),
+                WarpOp::Sync => 0,
+            };
+            self.ready(base + lane, result);
+        }
+    }
+
+    /// Why no thread can move: a warp operation some lane of its mask cannot join, or a barrier
+    /// not every thread of the block waits at.
+    fn stuck(&self) -> (Dim3, KernelBug) {
+        let dim = |index: usize| linear_to_dim(index, self.block_dim);
+        let fmt_dim = |index: usize| dim(index).to_string();
+        let waiting_warp = self
+            .slots
+            .iter()
+            .enumerate()
+            .find_map(|(i, slot)| match slot.state {
+                State::Waiting(Wait::Warp { op, mask, site, .. }) => Some((i, op, mask, site)),
+                _ => None,
+            });
+        if let Some((index, op, mask, site)) = waiting_warp {
+            let base = Self::warp_base(index);
+            let missing = lanes(mask)
+                .find(|&lane| {
+                    !matches!(self.slots[base + lane].state,
+                        State::Waiting(Wait::Warp { op: o, mask: m, .. }) if o == op && m == mask)
+                })
+                .expect("a stuck warp operation has a missing lane");
+            let whereabouts = match self.whereabouts(base + missing) {
+                place if place.starts_with("waiting") => format!("is {place}"),
+                place => place,
+            };
+            let detail = format!(
+                "lane {} of warp {} (thread {}) waits in {}(mask {mask:#010x}) at {site}, but lane \
+                 {missing} (thread {}) {whereabouts}",
+                index - base,
+                base / WARP,
+                fmt_dim(index),
+                op.name(),
+                fmt_dim(base + missing),
+            );
+            return (dim(index), KernelBug::WarpDivergence { detail });
+        }
+        // Group the threads by where they are, in order of first appearance.
+        let mut groups: Vec<(String, usize, usize)> = Vec::new();
+        for index in 0..self.slots.len() {
+            let place = self.whereabouts(index);
+            match groups.iter_mut().find(|(p, _, _)| *p == place) {
+                Some((_, count, _)) => *count += 1,
+                None => groups.push((place, 1, index)),
+            }
+        }
+        let first_waiting = (0..self.slots.len())
+            .find(|&i| matches!(self.slots[i].state, State::Waiting(_)))
+            .unwrap_or(0);
+        let mut detail = String::new();
+        for (k, (place, count, first)) in groups.iter().enumerate() {
+            let separator = match k {
+                0 => "",
+                _ if k + 1 == groups.len() => ", but ",
+                _ => ", ",
+            };
+            let threads = if *count == 1 { "thread" } else { "threads" };
+            let _ = write!(
+                detail,
+                "{separator}{count} {threads} {place} (first: thread {})",
+                fmt_dim(*first)
+            );
+        }
+        (dim(first_waiting), KernelBug::BarrierDivergence { detail })
+    }
+
+    fn whereabouts(&self, index: usize) -> String {
+        match self.slots[index].state {
+            State::Done => "returned without reaching it".into(),
+            State::Waiting(Wait::Barrier { site }) => {
+                format!("waiting at sync_threads() at {site}")
+            }
+            State::Waiting(Wait::Warp { op, mask, site, .. }) => {
+                format!("waiting in {}(mask {mask:#010x}) at {site}", op.name())
+            }
+            State::NotStarted | State::Running | State::Ready(_) => "running".into(),
+        }
+    }
+}
+
+/// The lanes whose bits are set in `mask`, in order.
+fn lanes(mask: u32) -> impl Iterator<Item = usize> {
+    (0..WARP).filter(move |&lane| mask & (1 << lane) != 0)
+}

@@ -1,0 +1,313 @@
+//! Shared memory on the CPU executor, and the checks that run on it in checked mode.
+//!
+//! Each worker thread keeps one arena: the `shared!` arrays and the dynamic shared memory of the
+//! block it runs. Memory is reused from block to block without clearing, as on a GPU, so a kernel
+//! that reads before writing sees stale data (and checked mode says so).
+//!
+//! In checked mode every element carries a shadow: which block wrote it last, and which threads
+//! read and wrote it since the last barrier. Two threads touching an element in one barrier
+//! interval, one of them writing, is a race; reading an element no thread of the block wrote is
+//! an uninitialized read. Atomics are exempt from the race check.
+
+use super::bug::{raise, KernelBug, SharedAccess};
+use super::{current_linear, linear_to_dim, BlockContext, BLOCK};
+use crate::shared::Shared;
+use core::cell::RefCell;
+use std::format;
+use std::string::String;
+use std::vec;
+use std::vec::Vec;
+
+/// Where a `shared!` array is declared. `#[kernel]` makes one per `shared!` of a kernel; not for
+/// kernel authors.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct SharedSite {
+    /// Position among the kernel's `shared!` arrays.
+    pub index: usize,
+    /// The variable it is bound to, if any.
+    pub name: &'static str,
+    /// Source file of the declaration.
+    pub file: &'static str,
+    /// Source line of the declaration.
+    pub line: u32,
+}
+
+impl SharedSite {
+    fn describe(&self) -> String {
+        let name = if self.name.is_empty() {
+            "(unnamed)"
+        } else {
+            self.name
+        };
+        format!("`{name}` ({}:{})", self.file, self.line)
+    }
+}
+
+/// The id of the dynamic shared memory in a [`Shared`] handle.
+pub(crate) const DYNAMIC: u32 = u32::MAX;
+
+/// Access kinds the checker tells apart.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    Read,
+    Write,
+    /// Read-modify-write by an atomic: must see initialized memory, never races.
+    Atomic,
+}
+
+/// Shadow of one granule of shared memory. Threads are stored as linear index + 1 (0 = none).
+#[derive(Clone, Copy, Default)]
+struct Shadow {
+    /// Block serial of the last write; another value means "not written by this block".
+    block: u32,
+    /// Barrier interval of the accesses below.
+    epoch: u32,
+    writer: u32,
+    reader: u32,
+    other_reader: u32,
+}
+
+struct Allocation {
+    /// The declaration, or null for dynamic shared memory.
+    site: *const SharedSite,
+    /// 16-byte aligned, as the PTX declarations.
+    memory: Vec<u128>,
+    bytes: usize,
+    /// Bytes per shadow entry: the element size for `shared!` arrays, 1 for dynamic memory,
+    /// which several typed views may share.
+    granule: usize,
+    shadow: Vec<Shadow>,
+    /// Block serial of the last block that used it, to count its bytes once per block.
+    block: u32,
+}
+
+impl Allocation {
+    fn new(site: *const SharedSite, bytes: usize, granule: usize) -> Self {
+        Allocation {
+            site,
+            memory: vec![0; bytes.div_ceil(16)],
+            bytes,
+            granule,
+            shadow: Vec::new(),
+            block: 0,
+        }
+    }
+
+    fn describe(&self) -> String {
+        if self.site.is_null() {
+            "dynamic shared memory".into()
+        } else {
+            // SAFETY: a non-null `site` is a `&'static SharedSite`.
+            unsafe { (*self.site).describe() }
+        }
+    }
+}
+
+struct Arena {
+    /// Serial of the block being run on this worker (never 0).
+    block: u32,
+    /// Barriers passed in this block.
+    epoch: u32,
+    checked: bool,
+    used: usize,
+    limit: usize,
+    dynamic_bytes: usize,
+    statics: Vec<Option<Allocation>>,
+    dynamic: Option<Allocation>,
+}
+
+std::thread_local! {
+    static ARENA: RefCell<Arena> = const {
+        RefCell::new(Arena {
+            block: 0,
+            epoch: 0,
+            checked: false,
+            used: 0,
+            limit: 0,
+            dynamic_bytes: 0,
+            statics: Vec::new(),
+            dynamic: None,
+        })
+    };
+}
+
+/// Starts a block: a new serial (so every element reads as unwritten), no barrier passed yet.
+pub(crate) fn begin_block(block: &BlockContext) {
+    ARENA.with_borrow_mut(|a| {
+        a.block = a.block.wrapping_add(1).max(1);
+        a.epoch = 0;
+        a.checked = block.checked;
+        a.dynamic_bytes = block.dynamic_shared_bytes as usize;
+        a.used = a.dynamic_bytes;
+        a.limit = block.shared_limit_bytes as usize;
+    });
+}
+
+/// A barrier was passed: accesses before it no longer race with accesses after it.
+pub(crate) fn next_epoch() {
+    ARENA.with_borrow_mut(|a| a.epoch = a.epoch.wrapping_add(1));
+}
+
+/// The block's `shared!` array declared at `site`: `len` elements of `T`, the same memory for
+/// every thread of the block.
+#[doc(hidden)]
+pub fn shared_array<T: bytemuck::Pod>(site: &'static SharedSite, len: usize) -> Shared<T> {
+    let bytes = len * core::mem::size_of::<T>();
+    ARENA.with_borrow_mut(|a| {
+        if a.statics.len() <= site.index {
+            a.statics.resize_with(site.index + 1, || None);
+        }
+        let slot = &mut a.statics[site.index];
+        let reusable = matches!(slot, Some(m) if core::ptr::eq(m.site, site) && m.bytes == bytes);
+        if !reusable {
+            *slot = Some(Allocation::new(
+                site,
+                bytes,
+                core::mem::size_of::<T>().max(1),
+            ));
+        }
+        let allocation = slot.as_mut().expect("just filled");
+        let ptr = allocation.memory.as_mut_ptr() as *mut T;
+        if allocation.block != a.block {
+            allocation.block = a.block;
+            a.used += bytes;
+            if a.used > a.limit {
+                let bug = KernelBug::SharedMemoryTooLarge {
+                    asked: a.used,
+                    limit: a.limit,
+                    array: site.describe(),
+                };
+                raise(super::current_thread(), bug);
+            }
+        }
+        // SAFETY: `ptr` is 16-byte aligned memory of at least `len` elements of `T`, owned by
+        // this worker's arena and kept until a later block of another kernel replaces it.
+        unsafe { Shared::from_host_parts(ptr, len, site.index as u32, a.checked) }
+    })
+}
+
+/// The block's dynamic shared memory (the launch's `shared_mem_bytes`) viewed as `T`s.
+pub(crate) fn dynamic_shared<T: bytemuck::Pod>() -> Shared<T> {
+    let size = core::mem::size_of::<T>().max(1);
+    ARENA.with_borrow_mut(|a| {
+        let bytes = a.dynamic_bytes;
+        if !matches!(&a.dynamic, Some(m) if m.bytes >= bytes) {
+            a.dynamic = Some(Allocation::new(core::ptr::null(), bytes, 1));
+        }
+        let allocation = a.dynamic.as_mut().expect("just filled");
+        let ptr = allocation.memory.as_mut_ptr() as *mut T;
+        // SAFETY: 16-byte aligned memory of at least `bytes / size` elements of `T`.
+        unsafe { Shared::from_host_parts(ptr, bytes / size, DYNAMIC, a.checked) }
+    })
+}
+
+/// Checks one access by the current thread to element `index` (of `size` bytes) of array `id`,
+/// and records it.
+pub(crate) fn check_access(id: u32, index: usize, size: usize, access: Access) {
+    let thread = current_linear() as u32 + 1;
+    let failure = ARENA.with_borrow_mut(|a| {
+        let (block, epoch) = (a.block, a.epoch);
+        let allocation = if id == DYNAMIC {
+            a.dynamic.as_mut()
+        } else {
+            a.statics.get_mut(id as usize).and_then(Option::as_mut)
+        }
+        .expect("a Shared handle refers to an allocation of this block");
+        if allocation.shadow.is_empty() {
+            let granules = allocation.bytes.div_ceil(allocation.granule);
+            allocation.shadow = vec![Shadow::default(); granules];
+        }
+        // A `shared!` array's granule is its element: no division on this path.
+        let (first, count) = if size == allocation.granule {
+            (index, 1)
+        } else {
+            (
+                index * size / allocation.granule,
+                size.div_ceil(allocation.granule).max(1),
+            )
+        };
+        for shadow in &mut allocation.shadow[first..first + count] {
+            if let Some(bug) = check_one(shadow, block, epoch, thread, access) {
+                return Some((bug, allocation.describe()));
+            }
+        }
+        None
+    });
+    if let Some((conflict, array)) = failure {
+        let block_dim = BLOCK.with(core::cell::Cell::get).block_dim;
+        let me = linear_to_dim(thread as usize - 1, block_dim);
+        let bug = match conflict {
+            Conflict::Uninitialized => KernelBug::UninitializedShared { array, index },
+            Conflict::Race { other, other_wrote } => KernelBug::SharedRace {
+                array,
+                index,
+                earlier: SharedAccess {
+                    thread: linear_to_dim(other as usize - 1, block_dim),
+                    write: other_wrote,
+                },
+                later: SharedAccess {
+                    thread: me,
+                    write: access == Access::Write,
+                },
+            },
+        };
+        raise(me, bug);
+    }
+}
+
+enum Conflict {
+    Uninitialized,
+    Race { other: u32, other_wrote: bool },
+}
+
+fn check_one(
+    s: &mut Shadow,
+    block: u32,
+    epoch: u32,
+    thread: u32,
+    access: Access,
+) -> Option<Conflict> {
+    if access != Access::Write && s.block != block {
+        return Some(Conflict::Uninitialized);
+    }
+    if access == Access::Atomic {
+        return None;
+    }
+    if s.block != block || s.epoch != epoch {
+        *s = Shadow {
+            block: s.block,
+            epoch,
+            ..Shadow::default()
+        };
+    }
+    if s.writer != 0 && s.writer != thread {
+        return Some(Conflict::Race {
+            other: s.writer,
+            other_wrote: true,
+        });
+    }
+    match access {
+        Access::Write => {
+            let other_reader = [s.reader, s.other_reader]
+                .into_iter()
+                .find(|&r| r != 0 && r != thread);
+            if let Some(other) = other_reader {
+                return Some(Conflict::Race {
+                    other,
+                    other_wrote: false,
+                });
+            }
+            s.writer = thread;
+            s.block = block;
+        }
+        _ => {
+            if s.reader == 0 || s.reader == thread {
+                s.reader = thread;
+            } else {
+                s.other_reader = thread;
+            }
+        }
+    }
+    None
+}

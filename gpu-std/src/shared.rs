@@ -1,0 +1,214 @@
+//! Block-shared memory: [`Shared`] arrays declared with [`shared!`](crate::shared!) or taken
+//! from the launch's dynamic shared memory with [`dynamic_shared`].
+//!
+//! Shared memory is one array per block that all its threads read and write: on a GPU it sits on
+//! the multiprocessor and is as fast as a register file, which is what tiled and reduction
+//! kernels are built on. Threads see each other's writes after a `sync_threads()`.
+
+/// A block's shared-memory array of `T`: a handle every thread of the block holds, with indexed
+/// [`get`](Shared::get) and [`set`](Shared::set) instead of a `&mut` (which thousands of threads
+/// cannot share), and atomics.
+///
+/// Make one with [`shared!`](crate::shared!) (size fixed in the kernel) or [`dynamic_shared`]
+/// (size given at launch). Indices are checked: past the end traps on the GPU and panics on the
+/// CPU, where checked mode also reports races between threads of the block and reads of elements
+/// no thread has written.
+///
+/// ```ignore
+/// let tile = shared!([f32; 256]);
+/// tile.set(t, x[i]);
+/// sync_threads();
+/// let left = tile.get((t + 255) % 256);
+/// ```
+pub struct Shared<T> {
+    ptr: *mut T,
+    len: usize,
+    /// Which allocation of the block's arena (CPU checked mode).
+    #[cfg(not(target_arch = "nvptx64"))]
+    id: u32,
+    #[cfg(not(target_arch = "nvptx64"))]
+    checked: bool,
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Shared<T> {}
+
+impl<T: bytemuck::Pod> Shared<T> {
+    /// A `Shared` over `len` elements at a shared-memory address. `#[kernel]` calls it for each
+    /// `shared!`; kernels do not.
+    ///
+    /// # Safety
+    /// `ptr` must be the generic address of at least `len` elements of `T` of this block's shared
+    /// memory, aligned for `T`.
+    #[cfg(target_arch = "nvptx64")]
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
+        Shared { ptr, len }
+    }
+
+    /// # Safety
+    /// `ptr` must be valid for `len` elements of `T`, aligned, and used only through `Shared`
+    /// handles by the threads of the current block.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub(crate) unsafe fn from_host_parts(ptr: *mut T, len: usize, id: u32, checked: bool) -> Self {
+        Shared {
+            ptr,
+            len,
+            id,
+            checked,
+        }
+    }
+
+    /// The number of elements.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no elements.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Reads element `index`.
+    ///
+    /// # Panics
+    /// If `index >= self.len()` (on the GPU: traps). In CPU checked mode, also on a race or a read
+    /// of an element no thread of the block has written.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get(&self, index: usize) -> T {
+        self.check(index, Access::Read);
+        // SAFETY: `index` is in bounds, checked just above.
+        unsafe { crate::mem::load(self.ptr.add(index)) }
+    }
+
+    /// Writes `value` at element `index`.
+    ///
+    /// # Panics
+    /// If `index >= self.len()` (on the GPU: traps). In CPU checked mode, also on a race.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set(&self, index: usize, value: T) {
+        self.check(index, Access::Write);
+        // SAFETY: `index` is in bounds, checked just above.
+        unsafe { crate::mem::store(self.ptr.add(index), value) }
+    }
+
+    /// The first element's address, for raw access in `unsafe` code (not checked for races).
+    #[inline(always)]
+    pub fn as_mut_ptr(&self) -> *mut T {
+        self.ptr
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn check(&self, index: usize, access: Access) {
+        if index >= self.len {
+            crate::mem::out_of_bounds("a shared array", index, self.len);
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        if self.checked {
+            crate::cpu::check_access(self.id, index, core::mem::size_of::<T>(), access);
+        }
+        #[cfg(target_arch = "nvptx64")]
+        let _ = access;
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::cpu::Access;
+
+#[cfg(target_arch = "nvptx64")]
+#[derive(Clone, Copy)]
+enum Access {
+    Read,
+    Write,
+    Atomic,
+}
+
+impl<T: crate::atomic::Atomic> Shared<T> {
+    #[inline(always)]
+    #[track_caller]
+    fn atomic_element(&self, index: usize) -> *mut T {
+        self.check(index, Access::Atomic);
+        // SAFETY: `index` is in bounds, checked just above.
+        unsafe { self.ptr.add(index) }
+    }
+
+    crate::atomic::atomic_methods!(Block, "the block");
+}
+
+/// The launch's dynamic shared memory (`shared_mem_bytes` of the launch config) as an array of
+/// `T`: `shared_mem_bytes / size_of::<T>()` elements, 16-byte aligned. Every call in a block
+/// returns the same memory, so views of different types alias, as CUDA's `extern __shared__`.
+///
+/// ```ignore
+/// let counts = dynamic_shared::<u32>(); // launched with shared_mem_bytes = 4 * bins
+/// ```
+#[inline(always)]
+pub fn dynamic_shared<T: bytemuck::Pod>() -> Shared<T> {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (address, bytes): (u64, u32);
+        // SAFETY: both read the address of the module's dynamic shared declaration and the
+        // launch's dynamic shared size; no memory is touched.
+        unsafe {
+            core::arch::asm!(
+                "cvta.shared.u64 {0}, __oxicuda_dynamic_shared;",
+                out(reg64) address,
+                options(pure, nomem, nostack)
+            );
+            core::arch::asm!(
+                "mov.u32 {0}, %dynamic_smem_size;",
+                out(reg32) bytes,
+                options(pure, nomem, nostack)
+            );
+        }
+        let len = bytes as usize / core::mem::size_of::<T>().max(1);
+        // SAFETY: the dynamic shared memory of this block, 16-byte aligned, `bytes` long.
+        unsafe { Shared::from_raw_parts(address as *mut T, len) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::cpu::dynamic_shared()
+}
+
+// The one declaration of the dynamic shared memory; its size is the launch's `shared_mem_bytes`.
+#[cfg(target_arch = "nvptx64")]
+core::arch::global_asm!(".extern .shared .align 16 .b8 __oxicuda_dynamic_shared[];");
+
+/// Declares a block-shared array: `shared!([T; N])` gives a [`Shared<T>`] of `N` elements, the
+/// same memory for every thread of the block (CUDA `__shared__ T name[N]`).
+///
+/// It must be written directly in a `#[kernel]` function's body, which gives each array its own
+/// place in the PTX module; pass the `Shared` on to helper functions. The element type is plain
+/// data (`bytemuck::Pod`); `N` is a constant.
+///
+/// ```ignore
+/// #[kernel]
+/// pub fn reverse_block(x: &[f32], out: Out<f32>) {
+///     let tile = shared!([f32; 256]);
+///     let t = thread::thread_idx().x as usize;
+///     tile.set(t, x[thread::index_1d()]);
+///     thread::sync_threads();
+///     out.set(thread::index_1d(), tile.get(255 - t));
+/// }
+/// ```
+#[macro_export]
+macro_rules! shared {
+    // What `#[kernel]` leaves behind after replacing a `shared!`.
+    (@rewritten_by_kernel) => {};
+    ($($tokens:tt)*) => {
+        ::core::compile_error!(
+            "`shared!` must be written directly in the body of a `#[kernel]` function (not in a \
+             helper function): declare the array in the kernel and pass the `Shared` handle on"
+        )
+    };
+}
