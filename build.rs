@@ -18,9 +18,19 @@ fn main() {
         "cargo:rustc-env=OXICUDA_KERNELS_PTXAS_REPORT={}",
         built.report_path.display()
     );
-    println!(
-        "cargo:rustc-env=OXICUDA_KERNEL_TOOLCHAIN={} ({})",
-        built.toolchain.version,
-        built.toolchain.rustc.display()
-    );
+    // What `oxicuda doctor` reports about this build (see `oxicuda::KERNEL_BUILD`).
+    let (ptxas_version, ptxas_path) = match &built.ptxas {
+        Some(ptxas) => (ptxas.version.clone(), ptxas.path.display().to_string()),
+        None => (String::new(), String::new()),
+    };
+    for (name, value) in [
+        ("RUSTC", built.toolchain.rustc.display().to_string()),
+        ("RUSTC_VERSION", built.toolchain.version.clone()),
+        ("TOOLCHAIN_SOURCE", built.toolchain.source.to_string()),
+        ("ARCH", built.arch.clone()),
+        ("PTXAS_VERSION", ptxas_version),
+        ("PTXAS_PATH", ptxas_path),
+    ] {
+        println!("cargo:rustc-env=OXICUDA_KERNEL_{name}={value}");
+    }
 }

@@ -21,9 +21,13 @@ for line in sys.stdin:
 cargo build --release --bins --examples
 cp target/release/oxicuda "$bundle/oxicuda"
 cp target/release/examples/vector_add "$bundle/example-vector_add"
-executables test --release --no-run --test gpu --test gpu_cooperation --test cpu_executor --test cooperative_kernels --test checked_mode --test ptx | while read -r name exe; do
+executables test --release --no-run --test gpu --test gpu_faults --test gpu_cooperation --test doctor --test cpu_executor --test cooperative_kernels --test checked_mode --test ptx | while read -r name exe; do
   cp "$exe" "$bundle/test-$name"
 done
+# The planted-fault kernels gpu_faults launches, built to PTX here (device-run.sh hands the file
+# to the tests through OXICUDA_TEST_KERNELS_PTX).
+cargo test --release --test gpu_faults -- --exact test_kernels_build_to_ptx
+cp target/test-kernels-ptx/test_kernels.ptx "$bundle/fault-kernels.ptx"
 executables bench --no-run --bench vector_add | while read -r name exe; do
   cp "$exe" "$bundle/bench-$name"
 done

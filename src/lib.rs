@@ -68,4 +68,51 @@ pub static KERNELS: Ptx = Ptx::new("gpu-kernels", include_str!(env!("OXICUDA_KER
 pub const KERNELS_PTXAS_REPORT: &str = include_str!(env!("OXICUDA_KERNELS_PTXAS_REPORT"));
 
 /// The rustc that compiled [`KERNELS`]: its version and path.
-pub const KERNEL_TOOLCHAIN: &str = env!("OXICUDA_KERNEL_TOOLCHAIN");
+pub const KERNEL_TOOLCHAIN: &str = concat!(
+    env!("OXICUDA_KERNEL_RUSTC_VERSION"),
+    " (",
+    env!("OXICUDA_KERNEL_RUSTC"),
+    ")"
+);
+
+/// How `build.rs` built [`KERNELS`]: what `oxicuda doctor` reports.
+pub const KERNEL_BUILD: KernelBuild = KernelBuild {
+    rustc: env!("OXICUDA_KERNEL_RUSTC"),
+    rustc_version: env!("OXICUDA_KERNEL_RUSTC_VERSION"),
+    toolchain_source: env!("OXICUDA_KERNEL_TOOLCHAIN_SOURCE"),
+    arch: env!("OXICUDA_KERNEL_ARCH"),
+    ptxas: if env!("OXICUDA_KERNEL_PTXAS_PATH").is_empty() {
+        None
+    } else {
+        Some(PtxasUsed {
+            version: env!("OXICUDA_KERNEL_PTXAS_VERSION"),
+            path: env!("OXICUDA_KERNEL_PTXAS_PATH"),
+        })
+    },
+};
+
+/// The kernel toolchain a build used (see [`KERNEL_BUILD`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelBuild {
+    /// The rustc that compiled the kernels.
+    pub rustc: &'static str,
+    /// Its `rustc -V` line.
+    pub rustc_version: &'static str,
+    /// How gpu-builder found it: `OXICUDA_KERNEL_RUSTC`, the active toolchain, or Debian's
+    /// rustc-web.
+    pub toolchain_source: &'static str,
+    /// The GPU architecture the PTX was built for, e.g. `sm_70`.
+    pub arch: &'static str,
+    /// The ptxas that checked the PTX, or `None` if none was found ([`KERNELS_PTXAS_REPORT`]
+    /// says where it looked).
+    pub ptxas: Option<PtxasUsed>,
+}
+
+/// A ptxas that checked the PTX at build time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PtxasUsed {
+    /// Its CUDA release, e.g. `12.9`.
+    pub version: &'static str,
+    /// Its path.
+    pub path: &'static str,
+}

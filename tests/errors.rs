@@ -239,3 +239,64 @@ fn gpu_buffers_cannot_be_used_on_the_cpu_and_copies_check_lengths() {
     let mut too_long = [0u32; 4];
     assert!(buffer.copy_to(&mut too_long).is_err());
 }
+
+/// `MemAvailable` and `MemTotal` of /proc/meminfo in bytes, read here without the library.
+fn meminfo_bytes() -> Option<(usize, usize)> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let field = |name: &str| -> Option<usize> {
+        let line = text.lines().find(|l| l.starts_with(name))?;
+        Some(line.split_whitespace().nth(1)?.parse::<usize>().ok()? * 1024)
+    };
+    Some((field("MemAvailable:")?, field("MemTotal:")?))
+}
+
+#[test]
+fn cpu_memory_info_is_the_hosts_available_and_total_memory() {
+    let Some((available, total)) = meminfo_bytes() else {
+        support::say_skipped("cpu_memory_info", "no /proc/meminfo on this system");
+        return;
+    };
+    let (free, all) = Device::cpu().memory_info().unwrap();
+    assert_eq!(all, total);
+    // Available memory moves between the two reads; other tests allocate meanwhile.
+    let slack = total / 20;
+    assert!(
+        free.abs_diff(available) <= slack,
+        "memory_info says {free} available, /proc/meminfo {available}"
+    );
+}
+
+#[test]
+fn an_allocation_larger_than_memory_is_an_out_of_memory_error_not_an_abort() {
+    let Some((_, total)) = meminfo_bytes() else {
+        support::say_skipped("cpu_out_of_memory", "no /proc/meminfo on this system");
+        return;
+    };
+    let device = Device::cpu();
+    let elements = total / 4 * 2; // twice the host's memory, in f32
+    let error = match device.alloc_zeroed::<f32>(elements) {
+        Ok(_) => panic!("allocating twice the host's memory succeeded"),
+        Err(error) => error,
+    };
+    match &error {
+        Error::OutOfMemory {
+            requested,
+            free,
+            total: all,
+            ..
+        } => {
+            assert_eq!(*requested, elements * 4);
+            assert_eq!(*all, total);
+            assert!(free < requested);
+        }
+        other => panic!("expected OutOfMemory, got {other}"),
+    }
+    let message = error.to_string();
+    assert!(
+        message.contains(&format!("asked for {} bytes", elements * 4))
+            && message.contains("in chunks"),
+        "{message}"
+    );
+    // The device is fine afterwards.
+    assert_eq!(device.alloc_zeroed::<f32>(1000).unwrap().len(), 1000);
+}

@@ -50,10 +50,11 @@ impl Device {
     /// A new buffer of `len` zeroed elements on this device.
     ///
     /// # Errors
-    /// [`Error::OutOfMemory`] if it does not fit.
+    /// [`Error::OutOfMemory`] if it does not fit: on the CPU executor, when it needs more than the
+    /// host's available memory.
     pub fn alloc_zeroed<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let storage = match self.backend() {
-            Backend::Cpu => Storage::Host(vec![T::zeroed(); len]),
+            Backend::Cpu => Storage::Host(self.host_zeroed(len)?),
             Backend::Gpu(gpu) => Storage::Gpu {
                 bytes: gpu.alloc_zeroed(len.saturating_mul(std::mem::size_of::<T>()))?,
                 len,
@@ -63,6 +64,34 @@ impl Device {
             device: self.clone(),
             storage,
         })
+    }
+}
+
+impl Device {
+    /// `len` zeroed elements in host memory, or [`Error::OutOfMemory`] rather than an abort when
+    /// they need more than the host has available.
+    fn host_zeroed<T: Pod>(&self, len: usize) -> Result<Vec<T>> {
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        let memory = crate::device::host_memory();
+        let out_of_memory = || {
+            let (free, total) = memory.clone().unwrap_or((0, 0));
+            Error::OutOfMemory {
+                device: self.to_string(),
+                requested: bytes,
+                free,
+                total,
+            }
+        };
+        if memory
+            .as_ref()
+            .is_ok_and(|&(available, _)| bytes > available)
+        {
+            return Err(out_of_memory());
+        }
+        let mut data = Vec::new();
+        data.try_reserve_exact(len).map_err(|_| out_of_memory())?;
+        data.resize(len, T::zeroed());
+        Ok(data)
     }
 }
 

@@ -31,7 +31,7 @@ struct Inner {
 
 pub(crate) enum Backend {
     Cpu,
-    Gpu(GpuDevice),
+    Gpu(Arc<GpuDevice>),
 }
 
 /// Which kind of device a [`Device`] is.
@@ -142,13 +142,25 @@ impl Device {
         self.inner.checked
     }
 
-    /// CUDA GPU number `ordinal`.
+    /// CUDA GPU number `ordinal`. Every `Device` of one GPU in a process shares its state: its
+    /// CUDA context, and the new context made after a kernel fault.
     ///
     /// # Errors
     /// [`Error::NoDriver`] without the NVIDIA driver, [`Error::NoDevice`] if there is no such GPU.
     pub fn cuda(ordinal: usize) -> Result<Device> {
-        let (gpu, properties) = GpuDevice::open(ordinal)?;
-        Ok(Device::from_parts(properties, Backend::Gpu(gpu)))
+        let gpu = GpuDevice::shared(ordinal)?;
+        Ok(Device::from_parts(
+            gpu.properties().clone(),
+            Backend::Gpu(gpu),
+        ))
+    }
+
+    /// How many CUDA GPUs the driver reports.
+    ///
+    /// # Errors
+    /// [`Error::NoDriver`] without the NVIDIA driver; [`Error::Driver`] if it cannot initialise.
+    pub fn gpu_count() -> Result<usize> {
+        crate::cuda::gpu_count()
     }
 
     /// The best device available: GPU 0 if the driver and a GPU are there, else the CPU. The
@@ -217,6 +229,31 @@ impl Device {
     /// GPU or CPU.
     pub fn kind(&self) -> DeviceKind {
         self.inner.properties.kind
+    }
+
+    /// Free and total memory in bytes: the seed's `get_memory_info`. On a GPU, its device memory
+    /// (`cuMemGetInfo`); on the CPU executor, the host's available and total memory
+    /// (`MemAvailable` and `MemTotal` of Linux's `/proc/meminfo`).
+    ///
+    /// ```
+    /// use oxicuda_host::Device;
+    /// # if cfg!(target_os = "linux") {
+    /// let (free, total) = Device::cpu().memory_info().unwrap();
+    /// assert!(0 < free && free <= total);
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::MemoryInfoUnavailable`] on the CPU executor of a system without `/proc/meminfo`;
+    /// a driver error on a GPU.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        match self.backend() {
+            Backend::Cpu => host_memory().map_err(|detail| Error::MemoryInfoUnavailable {
+                device: self.to_string(),
+                detail,
+            }),
+            Backend::Gpu(gpu) => gpu.memory_info(),
+        }
     }
 
     /// Whether this is a CUDA GPU.
@@ -314,6 +351,29 @@ impl Device {
     }
 }
 
+/// The host's available and total memory in bytes, from `/proc/meminfo`.
+pub(crate) fn host_memory() -> core::result::Result<(usize, usize), String> {
+    let text = std::fs::read_to_string("/proc/meminfo")
+        .map_err(|e| format!("/proc/meminfo cannot be read ({e}): only Linux is supported"))?;
+    parse_meminfo(&text).ok_or_else(|| "/proc/meminfo has no MemAvailable or MemTotal".into())
+}
+
+/// `(MemAvailable, MemTotal)` of `/proc/meminfo` text, in bytes.
+fn parse_meminfo(text: &str) -> Option<(usize, usize)> {
+    let field = |name: &str| -> Option<usize> {
+        let line = text.lines().find(|l| l.starts_with(name))?;
+        let mut words = line[name.len()..].split_whitespace();
+        let value: usize = words.next()?.parse().ok()?;
+        let unit = match words.next() {
+            Some("kB") => 1024,
+            None => 1,
+            Some(_) => return None,
+        };
+        value.checked_mul(unit)
+    };
+    Some((field("MemAvailable:")?, field("MemTotal:")?))
+}
+
 /// `cpu` → `Some(None)`, `cuda`/`gpu` → `Some(Some(0))`, `cuda:N` → `Some(Some(N))`.
 fn parse_device_env(value: &str) -> Option<Option<usize>> {
     match value.trim().to_ascii_lowercase().as_str() {
@@ -354,5 +414,17 @@ mod tests {
         assert_eq!(parse_device_env("cuda:3"), Some(Some(3)));
         assert_eq!(parse_device_env("cuda:x"), None);
         assert_eq!(parse_device_env("tpu"), None);
+    }
+
+    #[test]
+    fn meminfo_is_read_in_bytes() {
+        let text = "MemTotal:       24580052 kB\nMemFree:         1000000 kB\n\
+                    MemAvailable:   20000000 kB\nBuffers:           12 kB\n";
+        assert_eq!(
+            parse_meminfo(text),
+            Some((20_000_000 * 1024, 24_580_052 * 1024))
+        );
+        assert_eq!(parse_meminfo("MemTotal: 10 kB\n"), None);
+        assert_eq!(parse_meminfo("MemTotal: 10 MB\nMemAvailable: 5 MB\n"), None);
     }
 }

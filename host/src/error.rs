@@ -30,7 +30,10 @@ pub enum Error {
     },
 
     /// A CUDA driver call failed.
-    #[error("CUDA driver call {call} failed on {device}: {source}")]
+    #[error(
+        "CUDA driver call {call} failed on {device}: {cause}",
+        cause = crate::cuda::describe(.source)
+    )]
     Driver {
         /// What oxicuda was doing.
         call: &'static str,
@@ -43,13 +46,21 @@ pub enum Error {
 
     /// The driver could not load the PTX.
     #[error(
-        "the CUDA driver rejected the PTX module `{module}` (PTX ISA {ptx_version}, {target}) on \
-         {device}: {source}. A driver older than the PTX ISA cannot JIT it: update the driver, or \
-         build the kernels with a lower `gpu_builder::PtxBuilder::arch`"
+        "the CUDA driver (CUDA {driver}) rejected the PTX module `{module}` (PTX ISA {ptx_version}, \
+         which needs a driver for CUDA {needs} or newer; {target}) on {device}: {cause}. JIT \
+         log: {jit_log}. A driver older than the PTX ISA cannot JIT it: update the driver, or \
+         build the kernels with a lower `gpu_builder::PtxBuilder::arch`",
+        driver = crate::ptx::version_text(*.driver_cuda),
+        needs = crate::ptx::min_cuda_text(.ptx_version),
+        cause = crate::cuda::describe(.source),
     )]
     PtxRejected {
         /// The module's name.
         module: &'static str,
+        /// The CUDA version the driver supports, e.g. `(12, 4)`; `None` if unknown.
+        driver_cuda: Option<(u32, u32)>,
+        /// What the driver's JIT compiler wrote (`CU_JIT_ERROR_LOG_BUFFER`), or why there is none.
+        jit_log: Box<str>,
         /// `.version` of the PTX.
         ptx_version: String,
         /// `.target` of the PTX.
@@ -160,6 +171,27 @@ pub enum Error {
         max_dims: Dim3,
     },
 
+    /// More threads per block than this kernel can have on this GPU: its registers per thread
+    /// limit the block below the device's own maximum.
+    #[error(
+        "launch of `{kernel}`: block of {threads} threads, but `{kernel}` uses {registers} \
+         registers per thread, so {device} runs at most {max_threads} threads per block of it; \
+         launch blocks of {max_threads} threads or fewer (`Module::config_for` picks a size that \
+         fits)"
+    )]
+    KernelBlockTooLarge {
+        /// The kernel.
+        kernel: &'static str,
+        /// Threads per block asked for.
+        threads: u64,
+        /// Registers per thread the kernel uses.
+        registers: u32,
+        /// The device.
+        device: String,
+        /// Threads per block this kernel allows (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
+        max_threads: u32,
+    },
+
     /// A grid dimension too large.
     #[error(
         "launch of `{kernel}`: grid {grid:?} does not fit {device}, which allows grids up to \
@@ -192,6 +224,25 @@ pub enum Error {
         limit: u32,
     },
 
+    /// More dynamic shared memory than this kernel may have next to its static shared memory.
+    #[error(
+        "launch of `{kernel}`: {requested} bytes of dynamic shared memory per block asked, but \
+         `{kernel}` already has {static_bytes} bytes of static shared memory, so {device} allows \
+         it at most {limit} bytes of dynamic shared memory per block"
+    )]
+    KernelSharedMemoryTooLarge {
+        /// The kernel.
+        kernel: &'static str,
+        /// Dynamic bytes asked for.
+        requested: u32,
+        /// The kernel's static shared memory (`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`).
+        static_bytes: u32,
+        /// The device.
+        device: String,
+        /// Dynamic bytes allowed (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
+        limit: u32,
+    },
+
     /// An allocation did not fit in GPU memory.
     #[error(
         "out of memory on {device}: asked for {requested} bytes, {free} bytes free of {total}; \
@@ -206,6 +257,29 @@ pub enum Error {
         free: usize,
         /// Bytes in all.
         total: usize,
+    },
+
+    /// The free and total memory of a device could not be read.
+    #[error("cannot tell the free memory of {device}: {detail}")]
+    MemoryInfoUnavailable {
+        /// The device.
+        device: String,
+        /// Why.
+        detail: String,
+    },
+
+    /// A buffer, stream or module of a CUDA context that a kernel fault destroyed.
+    #[error(
+        "{what} was made on {device} before a kernel fault destroyed its CUDA context (oxicuda \
+         made a new one); its contents are lost: make it again ({fix})"
+    )]
+    ContextLost {
+        /// "a buffer" or "a stream".
+        what: &'static str,
+        /// The device.
+        device: String,
+        /// How to make it again.
+        fix: &'static str,
     },
 
     /// A buffer or stream of one device was used on another.
@@ -267,13 +341,18 @@ pub enum Error {
         bug: gpu_std::cpu::KernelBug,
     },
 
-    /// A kernel failed while running on the GPU (e.g. a trap from a failed bounds check).
+    /// A kernel failed while running on the GPU (e.g. a trap from a failed bounds check). Such a
+    /// fault destroys the CUDA context; oxicuda makes a new one, so the device stays usable.
     #[error(
-        "kernel `{kernel}` failed on {device} (seen at {detected}): {source}. A trap means kernel code \
-         panicked, usually an index out of bounds; after such an error the CUDA context cannot run \
-         more work"
+        "kernel `{kernel}` failed on {device} (seen at {detected}): {cause}. A trap means kernel code \
+         panicked, usually an index out of bounds. The fault destroyed the CUDA context, so it had \
+         to be recreated: {recovery}",
+        cause = crate::cuda::describe(.source)
     )]
     KernelFailed {
+        /// What became of the context: recreated (later launches work; buffers made before are
+        /// lost) or, if that failed too, why.
+        recovery: String,
         /// The kernel: the one launched, or the last one launched before the failure showed.
         kernel: &'static str,
         /// The device.

@@ -24,7 +24,10 @@ mod buffer;
 mod cpu;
 mod cuda;
 mod device;
+mod driver;
 mod error;
+#[cfg(test)]
+mod error_tests;
 mod launch;
 mod module;
 pub mod ptx;
@@ -32,10 +35,11 @@ mod stream;
 
 pub use buffer::DeviceBuffer;
 pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, CHECKED_ENV, DEVICE_ENV};
+pub use driver::DriverInfo;
 pub use error::{Error, Result};
 pub use gpu_std::abi::{Kernel, KernelInfo};
 pub use gpu_std::cpu::KernelBug;
 pub use gpu_std::Dim3;
 pub use launch::{Arg, KernelArg, KernelArgs, LaunchConfig};
-pub use module::{Module, Ptx};
+pub use module::{Module, Ptx, PtxCheck};
 pub use stream::Stream;

@@ -42,6 +42,47 @@ impl Ptx {
     }
 }
 
+/// Whether a device can run a [`Ptx`], and the facts behind the answer: what `oxicuda doctor`
+/// reports. Made by [`Device::check_ptx`].
+#[derive(Debug)]
+pub struct PtxCheck {
+    /// The module's name.
+    pub module: &'static str,
+    /// Its `.version` (PTX ISA), `.target` and entries.
+    pub info: PtxInfo,
+    /// The CUDA version the driver supports; `None` on the CPU executor.
+    pub driver_cuda: Option<(u32, u32)>,
+    /// The GPU's compute capability; `None` on the CPU executor.
+    pub compute_capability: Option<(u32, u32)>,
+    /// What the driver said when it actually loaded the module (`cuModuleLoadDataEx`): `Ok`
+    /// with the JIT's info log, or the error ([`Error::PtxRejected`] carries the JIT's error
+    /// log). `None` on the CPU executor, which needs no driver.
+    pub load: Option<Result<String>>,
+}
+
+impl PtxCheck {
+    /// The oldest CUDA version whose driver knows the PTX's ISA version.
+    pub fn needs_cuda(&self) -> Option<(u32, u32)> {
+        self.info.min_cuda_version()
+    }
+
+    /// Whether the driver knows the PTX's ISA version; `None` on the CPU or when unknown.
+    pub fn driver_new_enough(&self) -> Option<bool> {
+        Some(self.driver_cuda? >= self.needs_cuda()?)
+    }
+
+    /// Whether the GPU is at least the PTX's `.target`; `None` on the CPU or when unknown.
+    pub fn gpu_new_enough(&self) -> Option<bool> {
+        Some(self.compute_capability? >= self.info.target_compute_capability()?)
+    }
+
+    /// Whether the device can run this PTX's kernels: the driver loaded it (always on the CPU
+    /// executor, which runs the kernels' Rust code).
+    pub fn runs(&self) -> bool {
+        !matches!(self.load, Some(Err(_)))
+    }
+}
+
 /// A [`Ptx`] loaded on a [`Device`]: launch its kernels with `launch!` or [`Module::launch`].
 pub struct Module {
     device: Device,
@@ -69,6 +110,37 @@ impl Device {
             info,
             loaded,
         })
+    }
+}
+
+impl Device {
+    /// Checks whether this device can run `ptx`: compares its ISA version with the driver's CUDA
+    /// version and its target with the GPU, and actually loads it (then unloads it), keeping the
+    /// driver JIT's log. On the CPU executor only the PTX is read.
+    ///
+    /// ```
+    /// use oxicuda_host::{Device, Ptx};
+    /// static PTX: Ptx = Ptx::new("tiny", ".version 6.0\n.target sm_70\n.address_size 64\n");
+    /// let check = Device::cpu().check_ptx(&PTX);
+    /// assert_eq!(check.needs_cuda(), Some((9, 0)));
+    /// assert!(check.runs() && check.load.is_none());
+    /// ```
+    pub fn check_ptx(&self, ptx: &Ptx) -> PtxCheck {
+        let info = ptx.info();
+        let (driver_cuda, load) = match self.backend() {
+            Backend::Cpu => (None, None),
+            Backend::Gpu(gpu) => (
+                crate::cuda::driver_cuda_version().ok(),
+                Some(gpu.jit_check(ptx, &info)),
+            ),
+        };
+        PtxCheck {
+            module: ptx.name(),
+            driver_cuda,
+            compute_capability: self.properties().compute_capability,
+            load,
+            info,
+        }
     }
 }
 

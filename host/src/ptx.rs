@@ -32,8 +32,12 @@ impl PtxInfo {
 
     /// `.version` as text, `"?"` when absent.
     pub fn version_string(&self) -> String {
-        self.version
-            .map_or_else(|| "?".into(), |(major, minor)| format!("{major}.{minor}"))
+        version_text(self.version)
+    }
+
+    /// The oldest CUDA version whose driver can JIT-compile this PTX: see [`min_cuda_for_isa`].
+    pub fn min_cuda_version(&self) -> Option<(u32, u32)> {
+        min_cuda_for_isa(self.version?)
     }
 
     /// The compute capability `.target sm_XY` asks for, e.g. `(7, 0)`.
@@ -43,6 +47,78 @@ impl PtxInfo {
         let n: u32 = digits.parse().ok()?;
         Some((n / 10, n % 10))
     }
+}
+
+/// A `(major, minor)` version.
+type Version = (u32, u32);
+
+/// The first CUDA release of each PTX ISA version, from the PTX ISA's release history: a driver
+/// JIT-compiles PTX of its own CUDA version's ISA and older, never newer.
+const ISA_TO_CUDA: &[(Version, Version)] = &[
+    ((3, 0), (4, 1)),
+    ((3, 1), (5, 0)),
+    ((3, 2), (5, 5)),
+    ((4, 0), (6, 0)),
+    ((4, 1), (6, 5)),
+    ((4, 2), (7, 0)),
+    ((4, 3), (7, 5)),
+    ((5, 0), (8, 0)),
+    ((6, 0), (9, 0)),
+    ((6, 1), (9, 1)),
+    ((6, 2), (9, 2)),
+    ((6, 3), (10, 0)),
+    ((6, 4), (10, 1)),
+    ((6, 5), (10, 2)),
+    ((7, 0), (11, 0)),
+    ((7, 1), (11, 1)),
+    ((7, 2), (11, 2)),
+    ((7, 3), (11, 3)),
+    ((7, 4), (11, 4)),
+    ((7, 5), (11, 5)),
+    ((7, 6), (11, 6)),
+    ((7, 7), (11, 7)),
+    ((7, 8), (11, 8)),
+    ((8, 0), (12, 0)),
+    ((8, 1), (12, 1)),
+    ((8, 2), (12, 2)),
+    ((8, 3), (12, 3)),
+    ((8, 4), (12, 4)),
+    ((8, 5), (12, 5)),
+    ((8, 6), (12, 7)),
+    ((8, 7), (12, 8)),
+    ((8, 8), (12, 9)),
+    ((9, 0), (13, 0)),
+    ((9, 1), (13, 1)),
+];
+
+/// The oldest CUDA version (driver) that knows PTX ISA `isa`, e.g. `(6, 0)` → `(9, 0)`; `None`
+/// for an ISA version this table does not know (older than 3.0, or newer than 9.1).
+///
+/// ```
+/// use oxicuda_host::ptx::min_cuda_for_isa;
+/// assert_eq!(min_cuda_for_isa((7, 8)), Some((11, 8)));
+/// assert_eq!(min_cuda_for_isa((8, 6)), Some((12, 7)));
+/// assert_eq!(min_cuda_for_isa((99, 0)), None);
+/// ```
+pub fn min_cuda_for_isa(isa: (u32, u32)) -> Option<(u32, u32)> {
+    ISA_TO_CUDA
+        .iter()
+        .find(|(known, _)| *known == isa)
+        .map(|&(_, cuda)| cuda)
+}
+
+/// A `(major, minor)` version as text: `(12, 4)` → `"12.4"`, `None` → `"?"`.
+pub fn version_text(version: Option<(u32, u32)>) -> String {
+    version.map_or_else(|| "?".into(), |(major, minor)| format!("{major}.{minor}"))
+}
+
+/// The oldest CUDA version for a PTX ISA version given as text (`"7.8"` → `"11.8"`); `"?"` when
+/// unknown.
+pub(crate) fn min_cuda_text(isa: &str) -> String {
+    let isa = isa
+        .split_once('.')
+        .and_then(|(major, minor)| Some((major.parse().ok()?, minor.parse().ok()?)));
+    version_text(isa.and_then(min_cuda_for_isa))
 }
 
 /// Parses the declarations oxicuda needs from PTX text.
@@ -202,6 +278,39 @@ mod tests {
         assert_eq!(info.entry("first").unwrap().param_sizes, [8, 8, 12, 8, 2]);
         assert!(info.entry("second").unwrap().param_sizes.is_empty());
         assert!(info.entry("_ZN4core9panicking5panic").is_none());
+    }
+
+    #[test]
+    fn isa_versions_map_to_the_cuda_release_that_introduced_them() {
+        // Spot checks from the PTX ISA release history, including the break in the pattern at
+        // 8.6 (CUDA 12.6 kept ISA 8.5).
+        let cases = [
+            ((6, 0), (9, 0)),
+            ((6, 3), (10, 0)),
+            ((7, 0), (11, 0)),
+            ((7, 8), (11, 8)),
+            ((8, 0), (12, 0)),
+            ((8, 5), (12, 5)),
+            ((8, 6), (12, 7)),
+            ((8, 8), (12, 9)),
+            ((9, 0), (13, 0)),
+        ];
+        for (isa, cuda) in cases {
+            assert_eq!(min_cuda_for_isa(isa), Some(cuda), "ISA {isa:?}");
+        }
+        assert_eq!(min_cuda_for_isa((6, 6)), None);
+        assert_eq!(min_cuda_for_isa((2, 9)), None);
+        // A newer ISA never needs an older CUDA.
+        for pair in ISA_TO_CUDA.windows(2) {
+            assert!(pair[0].0 < pair[1].0 && pair[0].1 < pair[1].1, "{pair:?}");
+        }
+        let info = parse(".version 7.8\n.target sm_90a\n");
+        assert_eq!(info.min_cuda_version(), Some((11, 8)));
+        assert_eq!(info.target_compute_capability(), Some((9, 0)));
+        assert_eq!(version_text(info.min_cuda_version()), "11.8");
+        assert_eq!(version_text(None), "?");
+        assert_eq!(min_cuda_text("8.6"), "12.7");
+        assert_eq!(min_cuda_text("x"), "?");
     }
 
     #[test]

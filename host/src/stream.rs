@@ -19,6 +19,8 @@ enum Inner {
     Gpu {
         stream: Arc<CudaStream>,
         ordinal: usize,
+        /// The CUDA context it was made in.
+        context: u64,
     },
 }
 
@@ -33,9 +35,13 @@ impl Stream {
         Stream { inner: Inner::Cpu }
     }
 
-    pub(crate) fn gpu(stream: Arc<CudaStream>, ordinal: usize) -> Self {
+    pub(crate) fn gpu(stream: Arc<CudaStream>, ordinal: usize, context: u64) -> Self {
         Stream {
-            inner: Inner::Gpu { stream, ordinal },
+            inner: Inner::Gpu {
+                stream,
+                ordinal,
+                context,
+            },
         }
     }
 
@@ -51,20 +57,23 @@ impl Stream {
     pub fn synchronize(&self) -> Result<()> {
         match &self.inner {
             Inner::Cpu => Ok(()),
-            Inner::Gpu { stream, ordinal } => {
-                stream.synchronize().map_err(|source| Error::Driver {
-                    call: "cuStreamSynchronize",
-                    device: format!("CUDA device {ordinal}"),
-                    source,
-                })
-            }
+            Inner::Gpu {
+                stream, ordinal, ..
+            } => stream.synchronize().map_err(|source| Error::Driver {
+                call: "cuStreamSynchronize",
+                device: format!("CUDA device {ordinal}"),
+                source,
+            }),
         }
     }
 
-    pub(crate) fn cuda(&self) -> Option<&Arc<CudaStream>> {
+    /// The CUDA stream and the id of the context it was made in.
+    pub(crate) fn cuda(&self) -> Option<(&Arc<CudaStream>, u64)> {
         match &self.inner {
             Inner::Cpu => None,
-            Inner::Gpu { stream, .. } => Some(stream),
+            Inner::Gpu {
+                stream, context, ..
+            } => Some((stream, *context)),
         }
     }
 

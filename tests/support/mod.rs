@@ -30,10 +30,16 @@ pub fn on_ci() -> bool {
 }
 
 /// The PTX of the `test-kernels` crate (kernels with planted faults), built once per test binary
-/// with gpu-builder into `target/test-kernels-ptx`.
+/// with gpu-builder into `target/test-kernels-ptx`; or, where `OXICUDA_TEST_KERNELS_PTX` names a
+/// file, that PTX (the GPU machine has no Rust toolchain: scripts/device-bundle.sh builds it here).
 pub fn test_kernels() -> &'static Ptx {
     static PTX: OnceLock<Ptx> = OnceLock::new();
     PTX.get_or_init(|| {
+        if let Some(path) = std::env::var_os("OXICUDA_TEST_KERNELS_PTX") {
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("OXICUDA_TEST_KERNELS_PTX={path:?}: {e}"));
+            return Ptx::new("test-kernels", Box::leak(text.into_boxed_str()));
+        }
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let built = gpu_builder::PtxBuilder::new(root.join("test-kernels"))
             .target_dir(root.join("target").join("test-kernels-ptx"))

@@ -1,5 +1,6 @@
-//! The main job: add two vectors of 1,000,000 f32 on the best device, check every element against
-//! a CPU loop, and print the device, the kernel time and the single-threaded loop's time.
+//! `oxicuda run`, the main job: add two vectors of 1,000,000 f32 on the best device, check every
+//! element against a CPU loop, and print the device, the kernel time and the single-threaded
+//! loop's time.
 
 use oxicuda::{kernels::vector_add, launch, Device, Result};
 use std::hint::black_box;
@@ -10,7 +11,8 @@ const N: usize = 1_000_000;
 const THREADS_PER_BLOCK: u32 = 256;
 const RUNS: usize = 10;
 
-fn main() -> ExitCode {
+/// Runs the main job and says how it went: success only if every element is right.
+pub fn main_job() -> ExitCode {
     match run() {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,

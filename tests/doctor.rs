@@ -1,0 +1,289 @@
+//! The `oxicuda` command: `doctor` (text and `--json`, the same facts) and the default `run`.
+//!
+//! Runs the built binary. Scripts/device-run.sh runs this test on the GPU machine, where the
+//! binary lives elsewhere: `OXICUDA_BIN` points at it there.
+
+mod support;
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+/// The `oxicuda` binary: `OXICUDA_BIN`, else the one cargo built for this test.
+fn oxicuda() -> Command {
+    let bin =
+        std::env::var_os("OXICUDA_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_oxicuda").into());
+    let mut command = Command::new(bin);
+    command.env_remove(oxicuda::DEVICE_ENV);
+    command
+}
+
+/// Runs `command`, expecting exit code 0; returns stdout.
+fn stdout_of(command: &mut Command) -> String {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = command.output().expect("the oxicuda binary runs");
+    let stdout = String::from_utf8(stdout).expect("UTF-8 output");
+    assert!(
+        status.success(),
+        "{command:?} exited with {status}\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&stderr)
+    );
+    stdout
+}
+
+/// `oxicuda doctor` as text, and as JSON.
+fn doctor(configure: impl Fn(&mut Command)) -> (String, Value) {
+    let mut text = oxicuda();
+    configure(text.arg("doctor"));
+    let text = stdout_of(&mut text);
+    let mut json = oxicuda();
+    configure(json.args(["doctor", "--json"]));
+    let json = stdout_of(&mut json);
+    let json: Value = serde_json::from_str(&json)
+        .unwrap_or_else(|e| panic!("doctor --json is not JSON ({e}):\n{json}"));
+    (text, json)
+}
+
+fn str_of<'a>(value: &'a Value, pointer: &str) -> &'a str {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("{pointer} is not a string in {value:#}"))
+}
+
+fn bool_of(value: &Value, pointer: &str) -> bool {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_bool)
+        .unwrap_or_else(|| panic!("{pointer} is not a bool in {value:#}"))
+}
+
+/// `MemTotal` of /proc/meminfo in bytes, read here without the library.
+fn mem_total_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[test]
+fn doctor_text_and_json_report_the_same_facts() {
+    let (text, json) = doctor(|_| {});
+    // Both print the same verdict, driver state and PTX facts.
+    let verdict = str_of(&json, "/verdict/message");
+    assert!(text.contains(verdict), "{verdict:?} not in:\n{text}");
+    for section in [
+        "NVIDIA driver",
+        "GPUs",
+        "CPU executor",
+        "Embedded PTX (gpu-kernels)",
+        "Kernel toolchain (this build)",
+        "Verdict",
+    ] {
+        assert!(
+            text.contains(&format!("\n{section}\n")),
+            "{section}:\n{text}"
+        );
+    }
+
+    // The PTX facts against the embedded PTX's own text, read here line by line.
+    let source = oxicuda::KERNELS.source();
+    let directive = |name: &str| {
+        source
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .map(|rest| rest.split_whitespace().next().unwrap().to_string())
+            .unwrap()
+    };
+    let (version, target) = (directive(".version"), directive(".target"));
+    assert_eq!(str_of(&json, "/ptx/isa_version"), version);
+    assert_eq!(str_of(&json, "/ptx/target"), target);
+    let mut entries: Vec<&str> = source
+        .split(".entry ")
+        .skip(1)
+        .map(|rest| rest.split('(').next().unwrap().trim())
+        .collect();
+    entries.sort();
+    let mut kernels: Vec<&str> = json["ptx"]["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    kernels.sort();
+    assert_eq!(kernels, entries);
+    assert!(
+        text.contains(&format!("PTX ISA {version}, target {target}")),
+        "{text}"
+    );
+    // PTX ISA 6.0 came with CUDA 9.0.
+    if version == "6.0" {
+        assert_eq!(str_of(&json, "/ptx/needs_cuda"), "9.0");
+        assert!(
+            text.contains("needs a driver for CUDA 9.0 or newer"),
+            "{text}"
+        );
+    }
+
+    // The CPU executor and the build.
+    let cpu = oxicuda::Device::cpu();
+    assert_eq!(
+        json["cpu"]["threads"].as_u64(),
+        Some(u64::from(cpu.properties().multiprocessors))
+    );
+    if let Some(total) = mem_total_bytes() {
+        assert_eq!(json["cpu"]["memory_total_bytes"].as_u64(), Some(total));
+        assert!(text.contains(&format!("({total} bytes)")), "{text}");
+    }
+    let build = oxicuda::KERNEL_BUILD;
+    assert_eq!(
+        str_of(&json, "/toolchain/rustc_version"),
+        build.rustc_version
+    );
+    assert_eq!(str_of(&json, "/toolchain/arch"), build.arch);
+    assert!(
+        text.contains(build.rustc_version) && text.contains(build.rustc),
+        "{text}"
+    );
+    assert_eq!(
+        bool_of(&json, "/toolchain/ptxas_checked"),
+        build.ptxas.is_some()
+    );
+
+    // Every ✗ comes with a fix, in the text as in the JSON.
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim_start().starts_with('✗') {
+            assert!(
+                lines
+                    .get(i + 1)
+                    .is_some_and(|l| l.trim_start().starts_with("fix: ")),
+                "no fix after {line:?}:\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn doctor_without_a_driver_says_cpu_and_how_to_install_the_driver() {
+    if oxicuda::DriverInfo::query().is_ok() {
+        support::say_skipped(
+            "doctor_without_a_driver_says_cpu_and_how_to_install_the_driver",
+            "this machine has the NVIDIA driver",
+        );
+        return;
+    }
+    let (text, json) = doctor(|_| {});
+    assert!(!bool_of(&json, "/driver/found"));
+    assert!(json["gpus"].as_array().unwrap().is_empty());
+    let tried: Vec<&str> = json["driver"]["tried"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(tried.contains(&"libcuda.so.1"), "{tried:?}");
+    let fix = str_of(&json, "/driver/problem/fix");
+    assert!(fix.contains("install the NVIDIA driver"), "{fix}");
+    assert!(text.contains(&format!("fix: {fix}")), "{text}");
+    assert!(
+        text.contains("✗ no NVIDIA driver: libcuda could not be loaded (tried libcuda.so"),
+        "{text}"
+    );
+    assert!(!bool_of(&json, "/verdict/on_gpu"));
+    assert!(bool_of(&json, "/verdict/kernels_run"));
+    let verdict = str_of(&json, "/verdict/message");
+    assert!(
+        verdict.starts_with("kernels will run on the CPU because there is no NVIDIA driver"),
+        "{verdict}"
+    );
+    assert!(
+        text.contains("not loaded on a GPU: there is none"),
+        "{text}"
+    );
+}
+
+#[test]
+fn doctor_honours_oxicuda_device_cpu() {
+    let (text, json) = doctor(|c| {
+        c.env(oxicuda::DEVICE_ENV, "cpu");
+    });
+    let verdict = str_of(&json, "/verdict/message");
+    assert_eq!(
+        verdict,
+        "kernels will run on the CPU because OXICUDA_DEVICE=cpu asks for the CPU"
+    );
+    assert!(text.contains(&format!("✓ {verdict}")), "{text}");
+}
+
+/// On a GPU (scripts/device-run.sh): doctor lists it with its memory, the driver loads the PTX,
+/// and the verdict is the GPU.
+#[test]
+fn doctor_on_a_gpu_reports_it_and_picks_it() {
+    let gpu = match oxicuda::Device::cuda(0) {
+        Ok(gpu) => gpu,
+        Err(error) => {
+            assert!(
+                std::env::var_os("OXICUDA_EXPECT_GPU").is_none(),
+                "OXICUDA_EXPECT_GPU is set but {error}"
+            );
+            support::say_skipped(
+                "doctor_on_a_gpu_reports_it_and_picks_it",
+                &format!("no CUDA device ({error})"),
+            );
+            return;
+        }
+    };
+    let (text, json) = doctor(|_| {});
+    println!("{text}");
+    assert!(bool_of(&json, "/driver/found"));
+    let cuda = str_of(&json, "/driver/cuda_version");
+    let driver = oxicuda::DriverInfo::query().unwrap();
+    assert_eq!(
+        cuda,
+        format!("{}.{}", driver.cuda_version.0, driver.cuda_version.1)
+    );
+    let first = &json["gpus"][0]["facts"];
+    let p = gpu.properties();
+    assert_eq!(first["name"].as_str(), Some(p.name.as_str()));
+    assert_eq!(
+        first["sm_count"].as_u64(),
+        Some(u64::from(p.multiprocessors))
+    );
+    let (_, total) = gpu.memory_info().unwrap();
+    assert_eq!(first["memory_total_bytes"].as_u64(), Some(total as u64));
+    let free = first["memory_free_bytes"].as_u64().unwrap();
+    assert!(0 < free && free <= total as u64, "{first:#}");
+    let on = &json["ptx"]["on_gpus"][0];
+    assert_eq!(on["loaded"].as_bool(), Some(true), "{on:#}");
+    assert_eq!(on["gpu_new_enough"].as_bool(), Some(true), "{on:#}");
+    assert_eq!(on["driver_new_enough"].as_bool(), Some(true), "{on:#}");
+    assert!(bool_of(&json, "/verdict/on_gpu"));
+    assert_eq!(
+        str_of(&json, "/verdict/message"),
+        format!("kernels will run on {gpu}")
+    );
+    assert!(
+        text.contains("the driver loaded (JIT-compiled) it"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_a_subcommand_oxicuda_runs_the_vector_add() {
+    for args in [&[][..], &["run"][..]] {
+        let out = stdout_of(oxicuda().args(args).env(oxicuda::DEVICE_ENV, "cpu"));
+        assert!(
+            out.starts_with("oxicuda vector add: 1000000 f32 elements\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("verified:    all 1000000 elements equal the CPU loop's"),
+            "{out}"
+        );
+    }
+    let help = stdout_of(oxicuda().arg("--help"));
+    assert!(help.contains("doctor") && help.contains("run"), "{help}");
+}
