@@ -50,14 +50,32 @@ pub struct BlockContext {
     pub checked: bool,
 }
 
+/// The part of a [`BlockContext`] the thread functions read, kept apart from its flags so that
+/// reading it on every `thread_idx()` is three plain loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    pub(crate) block_idx: Dim3,
+    pub(crate) block_dim: Dim3,
+    pub(crate) grid_dim: Dim3,
+}
+
+impl Geometry {
+    /// A zero `block_dim` (never valid in a launch) means "no kernel is running on this thread".
+    const NONE: Geometry = Geometry {
+        block_idx: Dim3::new(0, 0, 0),
+        block_dim: Dim3::new(0, 0, 0),
+        grid_dim: Dim3::new(0, 0, 0),
+    };
+}
+
 // Two cells, so that stepping from one thread to the next writes 12 bytes, not the whole context.
-// A zero `block_dim` (never valid in a launch) means "no kernel is running on this OS thread".
 std::thread_local! {
-    static BLOCK: Cell<BlockContext> = const { Cell::new(BlockContext::NONE) };
+    static BLOCK: Cell<Geometry> = const { Cell::new(Geometry::NONE) };
     static THREAD: Cell<Dim3> = const { Cell::new(Dim3::new(0, 0, 0)) };
 }
 
 impl BlockContext {
+    #[cfg(test)]
     const NONE: BlockContext = BlockContext {
         block_idx: Dim3::new(0, 0, 0),
         block_dim: Dim3::new(0, 0, 0),
@@ -68,12 +86,12 @@ impl BlockContext {
     };
 }
 
-/// The block being run on this OS thread.
+/// Where the block being run on this OS thread is, and its size.
 ///
 /// # Panics
 /// Outside a kernel launch: the thread functions have no meaning there.
 #[inline(always)]
-pub fn current_block() -> BlockContext {
+pub(crate) fn current_block() -> Geometry {
     let block = BLOCK.with(Cell::get);
     if block.block_dim.x == 0 {
         outside_kernel();
@@ -122,7 +140,7 @@ fn outside_kernel() -> ! {
 /// failed.
 pub fn take_current() -> Option<ThreadContext> {
     block::abandon();
-    let block = BLOCK.with(|b| b.replace(BlockContext::NONE));
+    let block = BLOCK.with(|b| b.replace(Geometry::NONE));
     (block.block_dim.x != 0).then(|| ThreadContext {
         thread_idx: THREAD.with(Cell::get),
         block_idx: block.block_idx,
@@ -140,7 +158,13 @@ pub fn take_current() -> Option<ThreadContext> {
 /// the thread concerned is left in place for [`take_current`].
 #[inline(always)]
 pub fn run_block(block: &BlockContext, thread: impl Fn()) {
-    BLOCK.with(|b| b.set(*block));
+    BLOCK.with(|b| {
+        b.set(Geometry {
+            block_idx: block.block_idx,
+            block_dim: block.block_dim,
+            grid_dim: block.grid_dim,
+        })
+    });
     shared::begin_block(block);
     // SAFETY: `thread` lives until this function returns, and every coroutine that calls it is
     // finished by `finish_block` below, or dropped by `take_current` (via `abandon`) after an
@@ -149,8 +173,14 @@ pub fn run_block(block: &BlockContext, thread: impl Fn()) {
     let d = block.block_dim;
     'threads: for z in 0..d.z {
         for y in 0..d.y {
+            THREAD.with(|t| t.set(Dim3::new(0, y, z)));
             for x in 0..d.x {
-                THREAD.with(|t| t.set(Dim3::new(x, y, z)));
+                // Only x changes along a row: one 4-byte store per thread.
+                THREAD.with(|t| {
+                    // SAFETY: a plain write to a field of this thread's own `Cell`; no reference
+                    // to the cell's contents exists (`Cell` never hands one out).
+                    unsafe { (*t.as_ptr()).x = x }
+                });
                 thread();
                 if block::is_active() {
                     block::finish_block();
@@ -159,7 +189,7 @@ pub fn run_block(block: &BlockContext, thread: impl Fn()) {
             }
         }
     }
-    BLOCK.with(|b| b.set(BlockContext::NONE));
+    BLOCK.with(|b| b.set(Geometry::NONE));
 }
 
 /// Stops the block if `mask` cannot be a warp operation's mask for the calling thread: the

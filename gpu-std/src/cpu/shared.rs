@@ -10,7 +10,7 @@
 //! an uninitialized read. Atomics are exempt from the race check.
 
 use super::bug::{raise, KernelBug, SharedAccess};
-use super::{current_linear, linear_to_dim, BlockContext, BLOCK};
+use super::{current_block, current_linear, linear_to_dim, BlockContext};
 use crate::shared::Shared;
 use core::cell::RefCell;
 use std::format;
@@ -235,7 +235,7 @@ pub(crate) fn check_access(id: u32, index: usize, size: usize, access: Access) {
         None
     });
     if let Some((conflict, array)) = failure {
-        let block_dim = BLOCK.with(core::cell::Cell::get).block_dim;
+        let block_dim = current_block().block_dim;
         let me = linear_to_dim(thread as usize - 1, block_dim);
         let bug = match conflict {
             Conflict::Uninitialized => KernelBug::UninitializedShared { array, index },
