@@ -139,7 +139,7 @@ pub enum Error {
 
     /// A launch with a zero-sized grid or block.
     #[error(
-        "launch of `{kernel}`: the {what} is {dims:?}; every grid and block dimension must be at \
+        "launch of `{kernel}`: the {what} is {dims}; every grid and block dimension must be at \
          least 1"
     )]
     ZeroSize {
@@ -153,8 +153,8 @@ pub enum Error {
 
     /// Too many threads in a block, or one block dimension too large.
     #[error(
-        "launch of `{kernel}`: block {block:?} ({threads} threads) does not fit {device}, which \
-         allows at most {max_threads} threads per block and dimensions up to {max_dims:?}"
+        "launch of `{kernel}`: block {block} ({threads} threads) does not fit {device}, which \
+         allows at most {max_threads} threads per block and dimensions up to {max_dims}"
     )]
     BlockTooLarge {
         /// The kernel.
@@ -194,8 +194,8 @@ pub enum Error {
 
     /// A grid dimension too large.
     #[error(
-        "launch of `{kernel}`: grid {grid:?} does not fit {device}, which allows grids up to \
-         {max_dims:?}; use larger blocks, or a grid-stride loop over fewer blocks"
+        "launch of `{kernel}`: grid {grid} does not fit {device}, which allows grids up to \
+         {max_dims}; use larger blocks, or a grid-stride loop over fewer blocks"
     )]
     GridTooLarge {
         /// The kernel.
