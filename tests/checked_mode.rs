@@ -480,3 +480,23 @@ fn the_readmes_block_sums_example_adds_up() {
     launch!(module, test_kernels::block_sums[4, 250](&x, &mut sums)).unwrap();
     assert_eq!(sums[0], 0.5 + 4500.0);
 }
+
+#[test]
+fn sync_warp_orders_shared_memory_between_its_lanes() {
+    let module = module(true);
+    let (mut rng, seed) = support::rng();
+    let x = support::random_f32(&mut rng, 256);
+    let mut out = vec![0.0f32; 256];
+    launch!(module, test_kernels::warp_exchange[2, 128](&x, &mut out, 1u32)).unwrap();
+    for (i, &got) in out.iter().enumerate() {
+        assert_eq!(got, x[i ^ 1], "i={i} seed={seed}");
+    }
+    // Without the sync_warp, lane 1 writes what lane 0 has read: a race.
+    let result = launch!(module, test_kernels::warp_exchange[2, 128](&x, &mut out, 0u32));
+    let (_, _, thread, bug) = bug_of(result);
+    assert_eq!(thread, Dim3::new(1, 0, 0));
+    assert!(
+        matches!(bug, KernelBug::SharedRace { index: 1, .. }),
+        "{bug}"
+    );
+}

@@ -293,10 +293,8 @@ pub fn ballot_sync(mask: u32, predicate: bool) -> u32 {
     imp::ballot(mask, predicate)
 }
 
-/// Waits until every lane of `mask` is here (CUDA `__syncwarp`).
-///
-/// The CPU executor's race checker orders shared-memory accesses by `sync_threads()` only; use
-/// shuffles (or a block barrier) to hand values between lanes.
+/// Waits until every lane of `mask` is here (CUDA `__syncwarp`), and orders their shared-memory
+/// accesses before it before their accesses after it: the CPU executor's race checker knows this.
 #[inline(always)]
 #[track_caller]
 pub fn sync_warp(mask: u32) {

@@ -263,3 +263,20 @@ pub fn block_sums(x: &[f32], sums: Out<f32>) {
         sums.atomic_add(0, total);
     }
 }
+
+/// Lanes hand values to their neighbour through shared memory, ordered by `sync_warp` (the
+/// warp-synchronous style); with `synced == 0` the `sync_warp` is left out: a planted race.
+/// `out[i]` is the input of thread `i ^ 1`.
+#[kernel(same_len(x, out))]
+pub fn warp_exchange(x: &[f32], out: Out<f32>, synced: u32) {
+    let tile = shared!([f32; 1024]);
+    let t = thread::thread_idx().x as usize;
+    let i = thread::index_1d();
+    tile.set(t, 0.0);
+    thread::sync_threads();
+    tile.set(t, x[i]);
+    if synced != 0 {
+        warp::sync_warp(warp::FULL_MASK);
+    }
+    out.set(i, tile.get(t ^ 1));
+}

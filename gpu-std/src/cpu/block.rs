@@ -471,6 +471,9 @@ impl Scheduler {
         };
         let votes = lanes(mask).filter(|&lane| values[lane] != 0);
         let ballot = votes.fold(0u32, |bits, lane| bits | 1 << lane);
+        if op == WarpOp::Sync {
+            shared::warp_synced(base / WARP, mask);
+        }
         for lane in lanes(mask) {
             let arg = args[lane] as usize;
             let result = match op {

@@ -6,11 +6,12 @@
 //!
 //! In checked mode every element carries a shadow: which block wrote it last, and which threads
 //! read and wrote it since the last barrier. Two threads touching an element in one barrier
-//! interval, one of them writing, is a race; reading an element no thread of the block wrote is
-//! an uninitialized read. Atomics are exempt from the race check.
+//! interval, one of them writing, is a race, unless a `sync_warp` that both took part in came
+//! between; reading an element no thread of the block wrote is an uninitialized read. Atomics are
+//! exempt from the race check.
 
 use super::bug::{raise, KernelBug, SharedAccess};
-use super::{current_block, current_linear, linear_to_dim, BlockContext};
+use super::{current_block, current_linear, linear_to_dim, BlockContext, WARP};
 use crate::shared::Shared;
 use core::cell::RefCell;
 use std::format;
@@ -66,6 +67,11 @@ struct Shadow {
     writer: u32,
     reader: u32,
     other_reader: u32,
+    /// `Arena::warp_syncs` at the time of each access above, to tell whether a `sync_warp` of
+    /// both threads came between it and a later access.
+    writer_syncs: u32,
+    reader_syncs: u32,
+    other_reader_syncs: u32,
 }
 
 struct Allocation {
@@ -115,6 +121,11 @@ struct Arena {
     dynamic_bytes: usize,
     statics: Vec<Option<Allocation>>,
     dynamic: Option<Allocation>,
+    /// `sync_warp` releases in this block so far (checked mode).
+    warp_syncs: u32,
+    /// For each warp and pair of its lanes, the `warp_syncs` number of the last `sync_warp` both
+    /// took part in (32 × 32 per warp); empty until a block uses `sync_warp`.
+    pair_syncs: Vec<u32>,
 }
 
 std::thread_local! {
@@ -128,6 +139,8 @@ std::thread_local! {
             dynamic_bytes: 0,
             statics: Vec::new(),
             dynamic: None,
+            warp_syncs: 0,
+            pair_syncs: Vec::new(),
         })
     };
 }
@@ -141,6 +154,29 @@ pub(crate) fn begin_block(block: &BlockContext) {
         a.dynamic_bytes = block.dynamic_shared_bytes as usize;
         a.used = a.dynamic_bytes;
         a.limit = block.shared_limit_bytes as usize;
+        a.warp_syncs = 0;
+        a.pair_syncs.clear();
+    });
+}
+
+/// A `sync_warp(mask)` of warp `warp` was released: in checked mode, accesses its lanes made
+/// before it no longer race with their accesses after it.
+pub(crate) fn warp_synced(warp: usize, mask: u32) {
+    ARENA.with_borrow_mut(|a| {
+        if !a.checked {
+            return;
+        }
+        a.warp_syncs += 1;
+        let base = warp * WARP * WARP;
+        if a.pair_syncs.len() < base + WARP * WARP {
+            a.pair_syncs.resize(base + WARP * WARP, 0);
+        }
+        let lanes = (0..WARP).filter(|lane| mask & (1 << lane) != 0);
+        for first in lanes.clone() {
+            for second in lanes.clone() {
+                a.pair_syncs[base + first * WARP + second] = a.warp_syncs;
+            }
+        }
     });
 }
 
@@ -207,13 +243,30 @@ pub(crate) fn dynamic_shared<T: bytemuck::Pod>() -> Shared<T> {
 pub(crate) fn check_access(id: u32, index: usize, size: usize, access: Access) {
     let thread = current_linear() as u32 + 1;
     let failure = ARENA.with_borrow_mut(|a| {
-        let (block, epoch) = (a.block, a.epoch);
+        let Arena {
+            block,
+            epoch,
+            statics,
+            dynamic,
+            warp_syncs,
+            pair_syncs,
+            ..
+        } = a;
         let allocation = if id == DYNAMIC {
-            a.dynamic.as_mut()
+            dynamic.as_mut()
         } else {
-            a.statics.get_mut(id as usize).and_then(Option::as_mut)
+            statics.get_mut(id as usize).and_then(Option::as_mut)
         }
         .expect("a Shared handle refers to an allocation of this block");
+        // Whether `other`'s access, made when `syncs` warp syncs had happened, is ordered
+        // before this thread's by a later `sync_warp` that both took part in.
+        let synced_since = |other: u32, syncs: u32| {
+            let (me, other) = (thread as usize - 1, other as usize - 1);
+            me / WARP == other / WARP
+                && pair_syncs
+                    .get(me / WARP * WARP * WARP + (other % WARP) * WARP + me % WARP)
+                    .is_some_and(|&last| last > syncs)
+        };
         if allocation.shadow.is_empty() {
             let granules = allocation.bytes.div_ceil(allocation.granule);
             allocation.shadow = vec![Shadow::default(); granules];
@@ -228,7 +281,13 @@ pub(crate) fn check_access(id: u32, index: usize, size: usize, access: Access) {
             )
         };
         for shadow in &mut allocation.shadow[first..first + count] {
-            if let Some(bug) = check_one(shadow, block, epoch, thread, access) {
+            let now = Now {
+                block: *block,
+                epoch: *epoch,
+                thread,
+                syncs: *warp_syncs,
+            };
+            if let Some(bug) = check_one(shadow, now, access, &synced_since) {
                 return Some((bug, allocation.describe()));
             }
         }
@@ -261,27 +320,38 @@ enum Conflict {
     Race { other: u32, other_wrote: bool },
 }
 
-fn check_one(
-    s: &mut Shadow,
+/// The access being checked: by whom, and when.
+#[derive(Clone, Copy)]
+struct Now {
     block: u32,
     epoch: u32,
     thread: u32,
+    syncs: u32,
+}
+
+fn check_one(
+    s: &mut Shadow,
+    now: Now,
     access: Access,
+    synced_since: &impl Fn(u32, u32) -> bool,
 ) -> Option<Conflict> {
-    if access != Access::Write && s.block != block {
+    if access != Access::Write && s.block != now.block {
         return Some(Conflict::Uninitialized);
     }
     if access == Access::Atomic {
         return None;
     }
-    if s.block != block || s.epoch != epoch {
+    if s.block != now.block || s.epoch != now.epoch {
         *s = Shadow {
             block: s.block,
-            epoch,
+            epoch: now.epoch,
             ..Shadow::default()
         };
     }
-    if s.writer != 0 && s.writer != thread {
+    // Another thread's access races with this one unless a `sync_warp` of both came between.
+    let races =
+        |other: u32, syncs: u32| other != 0 && other != now.thread && !synced_since(other, syncs);
+    if races(s.writer, s.writer_syncs) {
         return Some(Conflict::Race {
             other: s.writer,
             other_wrote: true,
@@ -289,23 +359,27 @@ fn check_one(
     }
     match access {
         Access::Write => {
-            let other_reader = [s.reader, s.other_reader]
-                .into_iter()
-                .find(|&r| r != 0 && r != thread);
-            if let Some(other) = other_reader {
+            let readers = [
+                (s.reader, s.reader_syncs),
+                (s.other_reader, s.other_reader_syncs),
+            ];
+            if let Some((other, _)) = readers.into_iter().find(|&(r, syncs)| races(r, syncs)) {
                 return Some(Conflict::Race {
                     other,
                     other_wrote: false,
                 });
             }
-            s.writer = thread;
-            s.block = block;
+            s.writer = now.thread;
+            s.writer_syncs = now.syncs;
+            s.block = now.block;
         }
         _ => {
-            if s.reader == 0 || s.reader == thread {
-                s.reader = thread;
+            if s.reader == 0 || s.reader == now.thread {
+                s.reader = now.thread;
+                s.reader_syncs = now.syncs;
             } else {
-                s.other_reader = thread;
+                s.other_reader = now.thread;
+                s.other_reader_syncs = now.syncs;
             }
         }
     }
