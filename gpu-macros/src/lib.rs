@@ -594,6 +594,46 @@ mod tests {
     }
 
     #[test]
+    fn each_shared_array_gets_its_own_ptx_symbol_and_host_site() {
+        let code = expand_str(
+            "",
+            "pub fn k(out: Out<f32>) { let a = shared!([f32; 64]); let b = gpu_std::shared!([u32; N]); }",
+        )
+        .unwrap();
+        // nvptx: one `.shared` declaration per array, named after the kernel, and its address.
+        assert!(
+            code.contains(r#"".shared .align 16 .b8 __oxicuda_shared_k_0[{size}];""#),
+            "{code}"
+        );
+        assert!(
+            code.contains(r#""cvta.shared.u64 {0}, __oxicuda_shared_k_1;""#),
+            "{code}"
+        );
+        assert!(code.contains("size_of :: < [u32 ; N] >"), "{code}");
+        // host: the executor's arena, with the variable's name for reports.
+        assert!(code.contains("index : 0usize , name : \"a\""), "{code}");
+        assert!(
+            code.contains("shared_array :: < u32 > (& SITE , N)"),
+            "{code}"
+        );
+        // The user's own `shared` path is invoked once per array, so its import counts as used.
+        assert_eq!(
+            code.matches("shared ! (@ rewritten_by_kernel)").count(),
+            4,
+            "{code}"
+        );
+    }
+
+    #[test]
+    fn shared_takes_an_array_type() {
+        let message = error_of("", "pub fn k(out: Out<f32>) { let a = shared!(f32, 64); }");
+        assert!(
+            message.contains("`shared!` takes an array type"),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn same_len_must_name_slices_or_outputs() {
         let item = "pub fn k(n: u32, x: &[f32], y: Out<f32>) {}";
         assert!(error_of("same_len(x, z)", item).contains("no kernel parameter named `z`"));

@@ -188,8 +188,17 @@ core::arch::global_asm!(".extern .shared .align 16 .b8 __oxicuda_dynamic_shared[
 /// same memory for every thread of the block (CUDA `__shared__ T name[N]`).
 ///
 /// It must be written directly in a `#[kernel]` function's body, which gives each array its own
-/// place in the PTX module; pass the `Shared` on to helper functions. The element type is plain
-/// data (`bytemuck::Pod`); `N` is a constant.
+/// place in the PTX module; pass the `Shared` on to helper functions. Elsewhere it does not
+/// compile:
+///
+/// ```compile_fail
+/// fn helper() -> gpu_std::Shared<f32> {
+///     gpu_std::shared!([f32; 64]) // error: `shared!` must be written directly in ... `#[kernel]`
+/// }
+/// ```
+///
+/// The element type is plain data (`bytemuck::Pod`); `N` is a constant visible at module level
+/// (the PTX declaration's size is computed there).
 ///
 /// ```ignore
 /// #[kernel]
