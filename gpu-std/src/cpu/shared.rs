@@ -329,6 +329,7 @@ struct Now {
     syncs: u32,
 }
 
+#[inline(always)]
 fn check_one(
     s: &mut Shadow,
     now: Now,
