@@ -103,7 +103,12 @@ struct ColoredStack {
 impl ColoredStack {
     fn new(color: usize) -> Self {
         let stack = DefaultStack::new(STACK_BYTES).unwrap_or_else(|error| {
-            panic!("cannot map a {STACK_BYTES}-byte stack for a simulated thread: {error}")
+            panic!(
+                "cannot map a {STACK_BYTES}-byte stack for a simulated thread: {error}. Each \
+                 thread of a cooperative block has its own stack (two memory mappings); with many \
+                 cores and 1024-thread blocks, raise `vm.max_map_count`, use smaller blocks, or \
+                 fewer executor threads (RAYON_NUM_THREADS)"
+            )
         });
         ColoredStack {
             stack,
