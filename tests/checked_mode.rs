@@ -500,3 +500,30 @@ fn sync_warp_orders_shared_memory_between_its_lanes() {
         "{bug}"
     );
 }
+
+#[test]
+fn barriers_count_and_vote_over_the_block() {
+    let module = module(true);
+    let (mut rng, seed) = support::rng();
+    for threads in [1u32, 33, 256] {
+        let blocks = 4u32;
+        let n = (blocks * threads) as usize;
+        // Block 0 all positive, block 1 all negative, the others mixed.
+        let mut x = support::random_f32(&mut rng, n);
+        let t = threads as usize;
+        x[..t].iter_mut().for_each(|v| *v = v.abs() + 1.0);
+        x[t..2 * t].iter_mut().for_each(|v| *v = -v.abs() - 1.0);
+        let mut out = vec![u32::MAX; 3 * n];
+        launch!(module, test_kernels::barrier_votes[blocks, threads](&x, &mut out)).unwrap();
+        for i in 0..n {
+            let block = &x[i - i % t..i - i % t + t];
+            let count = block.iter().filter(|&&v| v > 0.0).count() as u32;
+            let want = [count, (count == threads) as u32, (count > 0) as u32];
+            assert_eq!(
+                out[3 * i..3 * i + 3],
+                want,
+                "i={i} threads={threads} seed={seed}"
+            );
+        }
+    }
+}

@@ -149,6 +149,12 @@ fn shared_memory_atomics_and_warp_operations_gpu_equal_cpu() {
     }
     assert_eq!(out[0], out[1], "rotate_in_block seed={seed}");
 
+    let mut votes = [vec![0u32; 3000], vec![0u32; 3000]];
+    for (module, o) in [&gpu, &cpu].into_iter().zip(votes.iter_mut()) {
+        launch!(module, test_kernels::barrier_votes[10, 100](&x, o)).unwrap();
+    }
+    assert_eq!(votes[0], votes[1], "barrier_votes seed={seed}");
+
     let mut counts = [vec![0u32; 16], vec![0u32; 16]];
     for (module, o) in [&gpu, &cpu].into_iter().zip(counts.iter_mut()) {
         launch!(module, test_kernels::shared_atomics[8, 1000](o)).unwrap();

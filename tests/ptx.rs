@@ -193,6 +193,7 @@ fn ptxas_assembles_every_atomic_and_warp_operation() {
         "vote.sync.ballot.b32",
         "vote.sync.all.pred",
         "bar.warp.sync",
+        "bar.red.popc.u32",
     ] {
         assert!(source.contains(op), "test-kernels PTX lacks {op}");
     }

@@ -128,6 +128,22 @@ mod imp {
         // block must reach it, which is the caller's contract documented on `sync_threads`.
         unsafe { core::arch::asm!("bar.sync 0;", options(nostack)) }
     }
+    #[inline(always)]
+    pub fn sync_threads_count(predicate: bool) -> u32 {
+        let count: u32;
+        // SAFETY: `bar.red.popc` is `bar.sync 0` that also counts true predicates; same contract.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred %oxp_in;",
+                "setp.ne.u32 %oxp_in, {1}, 0;",
+                "bar.red.popc.u32 {0}, 0, %oxp_in; }}",
+                out(reg32) count,
+                in(reg32) predicate as u32,
+                options(nostack)
+            );
+        }
+        count
+    }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -155,6 +171,11 @@ mod imp {
     #[track_caller]
     pub fn sync_threads() {
         cpu::sync_threads()
+    }
+    #[inline(always)]
+    #[track_caller]
+    pub fn sync_threads_count(predicate: bool) -> u32 {
+        cpu::sync_threads_count(predicate)
     }
 }
 
@@ -217,4 +238,29 @@ pub fn grid_size_1d() -> usize {
 #[track_caller]
 pub fn sync_threads() {
     imp::sync_threads()
+}
+
+/// [`sync_threads`] that also returns, to every thread, how many threads of the block passed a
+/// true `predicate` (CUDA `__syncthreads_count`).
+#[inline(always)]
+#[track_caller]
+pub fn sync_threads_count(predicate: bool) -> u32 {
+    imp::sync_threads_count(predicate)
+}
+
+/// [`sync_threads`] that also returns whether `predicate` holds in every thread of the block
+/// (CUDA `__syncthreads_and`).
+#[inline(always)]
+#[track_caller]
+pub fn sync_threads_and(predicate: bool) -> bool {
+    let d = block_dim();
+    sync_threads_count(predicate) as u64 == d.count()
+}
+
+/// [`sync_threads`] that also returns whether `predicate` holds in some thread of the block
+/// (CUDA `__syncthreads_or`).
+#[inline(always)]
+#[track_caller]
+pub fn sync_threads_or(predicate: bool) -> bool {
+    sync_threads_count(predicate) != 0
 }

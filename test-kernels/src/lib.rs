@@ -280,3 +280,20 @@ pub fn warp_exchange(x: &[f32], out: Out<f32>, synced: u32) {
     }
     out.set(i, tile.get(t ^ 1));
 }
+
+/// Barriers that vote: with `p = x[i] > 0` (false past the end of `x`), thread `i` writes its
+/// block's `sync_threads_count(p)`, `sync_threads_and(p)` and `sync_threads_or(p)` to
+/// `out[3 i ..]`.
+#[kernel]
+pub fn barrier_votes(x: &[f32], out: Out<u32>) {
+    let i = thread::index_1d();
+    let p = i < x.len() && x[i] > 0.0;
+    let count = thread::sync_threads_count(p);
+    let all = thread::sync_threads_and(p);
+    let any = thread::sync_threads_or(p);
+    if 3 * i + 2 < out.len() {
+        out.set(3 * i, count);
+        out.set(3 * i + 1, all as u32);
+        out.set(3 * i + 2, any as u32);
+    }
+}

@@ -69,6 +69,8 @@ impl WarpOp {
 pub(crate) enum Wait {
     Barrier {
         site: &'static Location<'static>,
+        /// The thread's predicate, for `sync_threads_count/and/or`.
+        predicate: bool,
     },
     Warp {
         op: WarpOp,
@@ -427,14 +429,20 @@ impl Scheduler {
         if released {
             return Ok(());
         }
-        if let State::Waiting(Wait::Barrier { site }) = self.slots[0].state {
-            let all_here = self.slots.iter().all(
-                |slot| matches!(slot.state, State::Waiting(Wait::Barrier { site: s }) if s == site),
-            );
+        if let State::Waiting(Wait::Barrier { site, .. }) = self.slots[0].state {
+            let mut count = 0u64;
+            let all_here = self.slots.iter().all(|slot| match slot.state {
+                State::Waiting(Wait::Barrier { site: s, predicate }) if s == site => {
+                    count += u64::from(predicate);
+                    true
+                }
+                _ => false,
+            });
             if all_here {
                 shared::next_epoch();
+                // Every thread gets the number whose predicate held (`__syncthreads_count`).
                 for index in 0..n {
-                    self.ready(index, 0);
+                    self.ready(index, count);
                 }
                 return Ok(());
             }
@@ -563,7 +571,7 @@ impl Scheduler {
     fn whereabouts(&self, index: usize) -> String {
         match self.slots[index].state {
             State::Done => "returned without reaching it".into(),
-            State::Waiting(Wait::Barrier { site }) => {
+            State::Waiting(Wait::Barrier { site, .. }) => {
                 format!("waiting at sync_threads() at {site}")
             }
             State::Waiting(Wait::Warp { op, mask, site, .. }) => {

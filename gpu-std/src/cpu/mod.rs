@@ -222,9 +222,16 @@ pub(crate) fn check_warp_mask(op: WarpOp, mask: u32) {
 /// `sync_threads()` on the CPU executor: waits until every thread of the block is here.
 #[track_caller]
 pub(crate) fn sync_threads() {
+    sync_threads_count(false);
+}
+
+/// A barrier that also counts the threads of the block whose `predicate` holds.
+#[track_caller]
+pub(crate) fn sync_threads_count(predicate: bool) -> u32 {
     wait(Wait::Barrier {
         site: core::panic::Location::caller(),
-    });
+        predicate,
+    }) as u32
 }
 
 #[cfg(test)]
