@@ -23,8 +23,11 @@ fn a_users_own_kernel_crate_builds_to_ptx_and_runs() {
         output.status.success(),
         "examples/own-kernels failed:\n{stdout}\n{stderr}"
     );
-    assert!(
-        stdout.contains("test scaled_square_matches_an_f64_loop_on_the_cpu ... ok"),
-        "{stdout}"
-    );
+    for test in [
+        "scaled_square_matches_an_f64_loop_on_the_cpu",
+        // shared memory and barriers in a user's crate: its own `.shared` symbols, checked mode
+        "block_max_matches_a_loop_in_checked_mode",
+    ] {
+        assert!(stdout.contains(&format!("test {test} ... ok")), "{stdout}");
+    }
 }

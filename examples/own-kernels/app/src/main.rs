@@ -39,3 +39,22 @@ fn scaled_square_matches_an_f64_loop_on_the_cpu() {
         assert_eq!(*y, -3.0 * x * x);
     }
 }
+
+#[test]
+fn block_max_matches_a_loop_in_checked_mode() {
+    let kernels = Device::cpu_checked(true).load(&MY_KERNELS).unwrap();
+    let x: Vec<f64> = (0..1000)
+        .map(|i| ((i * 7919) % 1013) as f64 - 300.0)
+        .collect();
+    let blocks = x.len().div_ceil(my_kernels::BLOCK);
+    let mut maxes = vec![0.0; blocks];
+    launch!(kernels, my_kernels::block_max[blocks as u32, my_kernels::BLOCK as u32](&x, &mut maxes))
+        .unwrap();
+    for (b, max) in maxes.iter().enumerate() {
+        let chunk = &x[b * my_kernels::BLOCK..((b + 1) * my_kernels::BLOCK).min(x.len())];
+        assert_eq!(
+            *max,
+            chunk.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+        );
+    }
+}
