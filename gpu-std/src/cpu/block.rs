@@ -17,7 +17,7 @@
 //! barrier never create a coroutine.
 
 use super::bug::{raise, KernelBug};
-use super::{linear_to_dim, shared, THREAD};
+use super::{shared, THREAD};
 use crate::thread::Dim3;
 use core::cell::{Cell, RefCell};
 use core::fmt::Write as _;
@@ -506,7 +506,7 @@ impl Scheduler {
     /// Why no thread can move: a warp operation some lane of its mask cannot join, or a barrier
     /// not every thread of the block waits at.
     fn stuck(&self) -> (Dim3, KernelBug) {
-        let dim = |index: usize| linear_to_dim(index, self.block_dim);
+        let dim = |index: usize| self.slots[index].dim;
         let fmt_dim = |index: usize| dim(index).to_string();
         let waiting_warp = self
             .slots

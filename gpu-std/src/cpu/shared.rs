@@ -295,7 +295,7 @@ pub(crate) fn check_access(id: u32, index: usize, size: usize, access: Access) {
     });
     if let Some((conflict, array)) = failure {
         let block_dim = current_block().block_dim;
-        let me = linear_to_dim(thread as usize - 1, block_dim);
+        let me = super::current_thread();
         let bug = match conflict {
             Conflict::Uninitialized => KernelBug::UninitializedShared { array, index },
             Conflict::Race { other, other_wrote } => KernelBug::SharedRace {
