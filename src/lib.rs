@@ -56,6 +56,8 @@
 
 #![warn(missing_docs)]
 
+pub mod ops;
+
 pub use gpu_kernels as kernels;
 pub use oxicuda_host::*;
 

@@ -296,6 +296,16 @@ pub enum Error {
         device: String,
     },
 
+    /// A library function (`oxicuda::ops`) was given inputs that do not fit together: lengths
+    /// that do not match the shape, a shape of zero or one too large for the kernel.
+    #[error("{op}: {detail}")]
+    InvalidInput {
+        /// The function, e.g. `matmul`.
+        op: &'static str,
+        /// What does not fit, with the numbers.
+        detail: String,
+    },
+
     /// A copy between host and device with lengths that differ.
     #[error("{what}: the buffer has {expected} elements but the host slice has {actual}")]
     CopyLength {

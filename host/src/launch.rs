@@ -175,56 +175,125 @@ pub trait KernelArg<'a, K> {
     fn into_arg(self) -> Arg<'a>;
 }
 
-impl<'a, T: Pod> KernelArg<'a, Slice<T>> for &'a [T] {
+impl<'a, T: Pod, D: InputData<T> + ?Sized> KernelArg<'a, Slice<T>> for &'a D {
     fn into_arg(self) -> Arg<'a> {
+        self.input_arg()
+    }
+}
+impl<'a, T: Pod, D: OutputData<T> + ?Sized> KernelArg<'a, Output<T>> for &'a mut D {
+    fn into_arg(self) -> Arg<'a> {
+        self.output_arg()
+    }
+}
+impl<'a, T: Pod> KernelArg<'a, Scalar<T>> for T {
+    fn into_arg(self) -> Arg<'a> {
+        Arg::Scalar(ParamSlot::new(self))
+    }
+}
+
+/// Data a kernel reads: host memory (`[T]`, `[T; N]`, `Vec<T>`: copied to a GPU for the launch) or
+/// a [`DeviceBuffer`] (used in place). `&data` is the argument for a `&[T]` kernel parameter, and
+/// what `oxicuda::ops` functions take for their inputs.
+///
+/// ```
+/// use oxicuda_host::{Device, InputData};
+/// fn elements(x: &(impl InputData<f32> + ?Sized)) -> usize { x.len() }
+/// let data = vec![1.0f32; 3];
+/// assert_eq!(elements(&data), 3);
+/// assert_eq!(elements(&data[1..]), 2);
+/// assert_eq!(elements(&Device::cpu().upload(&data).unwrap()), 3);
+/// ```
+pub trait InputData<T: Pod> {
+    /// Number of elements.
+    fn len(&self) -> usize;
+
+    /// Whether it has no elements.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The launch argument that reads it.
+    fn input_arg(&self) -> Arg<'_>;
+}
+
+/// Memory a kernel writes: host memory (copied back from a GPU after the launch) or a
+/// [`DeviceBuffer`] (written in place). `&mut data` is the argument for an `Out<T>` kernel
+/// parameter, and what `oxicuda::ops` functions take for their outputs.
+pub trait OutputData<T: Pod> {
+    /// Number of elements.
+    fn len(&self) -> usize;
+
+    /// Whether it has no elements.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The launch argument that writes it.
+    fn output_arg(&mut self) -> Arg<'_>;
+}
+
+impl<T: Pod> InputData<T> for [T] {
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+    fn input_arg(&self) -> Arg<'_> {
         Arg::HostSlice {
             bytes: bytemuck::cast_slice(self),
-            len: self.len(),
+            len: <[T]>::len(self),
         }
     }
 }
-impl<'a, T: Pod> KernelArg<'a, Slice<T>> for &'a Vec<T> {
-    fn into_arg(self) -> Arg<'a> {
-        self.as_slice().into_arg()
+impl<T: Pod> OutputData<T> for [T] {
+    fn len(&self) -> usize {
+        <[T]>::len(self)
     }
-}
-impl<'a, T: Pod, const N: usize> KernelArg<'a, Slice<T>> for &'a [T; N] {
-    fn into_arg(self) -> Arg<'a> {
-        self.as_slice().into_arg()
-    }
-}
-impl<'a, T: Pod> KernelArg<'a, Slice<T>> for &'a DeviceBuffer<T> {
-    fn into_arg(self) -> Arg<'a> {
-        self.as_arg()
-    }
-}
-impl<'a, T: Pod> KernelArg<'a, Output<T>> for &'a mut [T] {
-    fn into_arg(self) -> Arg<'a> {
-        let len = self.len();
+    fn output_arg(&mut self) -> Arg<'_> {
+        let len = <[T]>::len(self);
         Arg::HostOutput {
             bytes: bytemuck::cast_slice_mut(self),
             len,
         }
     }
 }
-impl<'a, T: Pod> KernelArg<'a, Output<T>> for &'a mut Vec<T> {
-    fn into_arg(self) -> Arg<'a> {
-        self.as_mut_slice().into_arg()
+
+/// `Vec<T>` and `[T; N]` are their slices.
+macro_rules! as_slice_data {
+    ($ty:ty $(, $n:ident)?) => {
+        impl<T: Pod $(, const $n: usize)?> InputData<T> for $ty {
+            fn len(&self) -> usize {
+                self.as_slice().len()
+            }
+            fn input_arg(&self) -> Arg<'_> {
+                self.as_slice().input_arg()
+            }
+        }
+        impl<T: Pod $(, const $n: usize)?> OutputData<T> for $ty {
+            fn len(&self) -> usize {
+                self.as_slice().len()
+            }
+            fn output_arg(&mut self) -> Arg<'_> {
+                self.as_mut_slice().output_arg()
+            }
+        }
+    };
+}
+as_slice_data!(Vec<T>);
+as_slice_data!([T; N], N);
+
+impl<T: Pod> InputData<T> for DeviceBuffer<T> {
+    fn len(&self) -> usize {
+        DeviceBuffer::len(self)
+    }
+    fn input_arg(&self) -> Arg<'_> {
+        self.as_arg()
     }
 }
-impl<'a, T: Pod, const N: usize> KernelArg<'a, Output<T>> for &'a mut [T; N] {
-    fn into_arg(self) -> Arg<'a> {
-        self.as_mut_slice().into_arg()
+impl<T: Pod> OutputData<T> for DeviceBuffer<T> {
+    fn len(&self) -> usize {
+        DeviceBuffer::len(self)
     }
-}
-impl<'a, T: Pod> KernelArg<'a, Output<T>> for &'a mut DeviceBuffer<T> {
-    fn into_arg(self) -> Arg<'a> {
+    fn output_arg(&mut self) -> Arg<'_> {
         self.as_arg_mut()
-    }
-}
-impl<'a, T: Pod> KernelArg<'a, Scalar<T>> for T {
-    fn into_arg(self) -> Arg<'a> {
-        Arg::Scalar(ParamSlot::new(self))
     }
 }
 

@@ -40,6 +40,6 @@ pub use error::{Error, Result};
 pub use gpu_std::abi::{Kernel, KernelInfo};
 pub use gpu_std::cpu::KernelBug;
 pub use gpu_std::Dim3;
-pub use launch::{Arg, KernelArg, KernelArgs, LaunchConfig};
+pub use launch::{Arg, InputData, KernelArg, KernelArgs, LaunchConfig, OutputData};
 pub use module::{Module, Ptx, PtxCheck};
 pub use stream::Stream;

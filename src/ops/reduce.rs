@@ -1,0 +1,31 @@
+//! Reductions: dot product.
+
+use super::{check_len, check_not_empty, grid_stride_blocks, THREADS_1D};
+use crate::kernels::reduce::{dot_partial, sum_partial};
+use crate::{launch, InputData, Module, Result};
+
+/// Most blocks of the first pass: the second pass sums the partials with one block of this many
+/// threads.
+const MAX_PARTIALS: u32 = 1024;
+
+/// `Σ a[i]·b[i]`, in two passes: [`dot_partial`] writes one partial sum per block (grid-stride),
+/// [`sum_partial`] sums those with one block. Each thread accumulates in f32.
+///
+/// # Errors
+/// [`crate::Error::InvalidInput`] if `a` and `b` differ in length or are empty; launch errors.
+pub fn dot(
+    kernels: &Module,
+    a: &(impl InputData<f32> + ?Sized),
+    b: &(impl InputData<f32> + ?Sized),
+) -> Result<f32> {
+    const OP: &str = "dot";
+    check_not_empty(OP, "a", a.len())?;
+    check_len(OP, "b", b.len(), a.len(), "the length of a")?;
+    let blocks = grid_stride_blocks(kernels, a.len(), THREADS_1D).min(MAX_PARTIALS);
+    let device = kernels.device();
+    let mut partial = device.alloc_zeroed::<f32>(blocks as usize)?;
+    launch!(kernels, dot_partial[blocks, THREADS_1D](a, b, &mut partial))?;
+    let mut total = device.alloc_zeroed::<f32>(1)?;
+    launch!(kernels, sum_partial[1, MAX_PARTIALS](&partial, &mut total))?;
+    Ok(total.to_vec()?[0])
+}
