@@ -328,6 +328,23 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
         }
     }
     let same_len_groups = same_len.iter().map(|group| quote!(&[#(#group),*]));
+    // The launch checked that each `same_len` group has equal lengths; telling the compiler lets
+    // it drop the bounds checks of `b[i]` once `i < a.len()` holds (elementwise kernels then run
+    // with one bounds check per element instead of one per slice).
+    let same_len_facts: Vec<TokenStream2> = same_len
+        .iter()
+        .flat_map(|group| {
+            let first = &params[group[0]].name;
+            let params = &params;
+            group[1..].iter().map(move |&other| {
+                let other = &params[other].name;
+                quote! {
+                    // SAFETY: `oxicuda-host` checks every `same_len` group before it launches.
+                    unsafe { ::core::hint::assert_unchecked(#first.len() == #other.len()) };
+                }
+            })
+        })
+        .collect();
 
     Ok(quote! {
         #[cfg(target_arch = "nvptx64")]
@@ -339,6 +356,7 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             // SAFETY: the host passes, for each slice and output, a device pointer valid for
             // `len` elements (checked against the PTX entry before launch).
             #(#ptx_rebuild)*
+            #(#same_len_facts)*
             __oxicuda_body(#(#arg_names),*)
         }
 
@@ -351,14 +369,16 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             /// Runs one block on the CPU from the packed PTX parameters.
             ///
             /// # Safety
-            /// `params` must hold this kernel's PTX parameters, as `oxicuda-host` packs them.
+            /// `params` must hold this kernel's PTX parameters, as `oxicuda-host` packs them,
+            /// with equal lengths in each `same_len` group.
             unsafe fn __oxicuda_cpu_entry(
                 params: &[*const u8],
                 block: &::gpu_std::cpu::BlockContext,
             ) {
                 // SAFETY: the caller packs pointers valid for `len` elements and scalar bytes.
                 #(#host_rebuild)*
-                ::gpu_std::cpu::run_block(block, || __oxicuda_body(#(#arg_names),*));
+                #(#same_len_facts)*
+                ::gpu_std::cpu::run_block(block, move || __oxicuda_body(#(#arg_names),*));
             }
 
             const __OXICUDA_PARAMS: &[::gpu_std::abi::Param] = &[#(#infos),*];

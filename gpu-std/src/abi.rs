@@ -97,6 +97,10 @@ impl Param {
 
 /// Runs one block of a kernel on the CPU: `params[i]` points at the bytes of PTX parameter `i`,
 /// exactly what `cuLaunchKernel` receives as `kernelParams`.
+///
+/// # Safety
+/// Each slice and output's pointer must be valid for its length, and the lengths of each
+/// `same_len` group ([`KernelInfo::same_len`]) must be equal: the kernel is compiled assuming so.
 pub type CpuEntry = unsafe fn(params: &[*const u8], block: &BlockContext);
 
 /// Everything about a kernel that does not depend on its parameter types.

@@ -206,8 +206,15 @@ pub fn grid_dim() -> Dim3 {
 /// This thread's global x index: `blockIdx.x * blockDim.x + threadIdx.x` (Numba's `cuda.grid(1)`).
 #[inline(always)]
 pub fn index_1d() -> usize {
-    let (t, b, d) = (thread_idx(), block_idx(), block_dim());
-    b.x as usize * d.x as usize + t.x as usize
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        crate::cpu::current_index_1d()
+    }
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (t, b, d) = (thread_idx(), block_idx(), block_dim());
+        b.x as usize * d.x as usize + t.x as usize
+    }
 }
 
 /// This thread's global `(x, y)` index (Numba's `cuda.grid(2)`): x is the column, y the row.

@@ -17,7 +17,7 @@
 //! barrier never create a coroutine.
 
 use super::bug::{raise, KernelBug};
-use super::{shared, THREAD};
+use super::{set_thread, shared};
 use crate::thread::Dim3;
 use core::cell::{Cell, RefCell};
 use core::fmt::Write as _;
@@ -298,7 +298,7 @@ fn drive(until: Until) -> u64 {
         });
         match step {
             Step::Return(value, dim) => {
-                THREAD.with(|t| t.set(dim));
+                set_thread(dim);
                 return value;
             }
             Step::Resume(index, coroutine, input, dim) => resume(index, coroutine, input, dim),
@@ -314,7 +314,7 @@ fn drive(until: Until) -> u64 {
 
 /// Runs coroutine thread `index` (at `dim` in the block) until it waits or returns.
 fn resume(index: usize, mut coroutine: Thread, input: u64, dim: Dim3) {
-    THREAD.with(|t| t.set(dim));
+    set_thread(dim);
     let outcome =
         std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| coroutine.resume(input)));
     YIELDER.with(|y| y.set(core::ptr::null()));
@@ -333,7 +333,7 @@ fn resume(index: usize, mut coroutine: Thread, input: u64, dim: Dim3) {
             // thread's index in place for the executor's report.
             drop(coroutine);
             abandon();
-            THREAD.with(|t| t.set(dim));
+            set_thread(dim);
             std::panic::resume_unwind(payload);
         }
     }

@@ -68,10 +68,52 @@ impl Geometry {
     };
 }
 
-// Two cells, so that stepping from one thread to the next writes 12 bytes, not the whole context.
+/// The simulated GPU thread running on this OS thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ThreadPos {
+    /// `thread::index_1d()`, `block_idx.x * block_dim.x + thread_idx.x`: the x of the position
+    /// in the block is kept this way so that stepping to the next thread is one store and an
+    /// elementwise kernel reads its index with one load. `usize::MAX` outside a kernel.
+    index_1d: usize,
+    /// y of the position in the block.
+    y: u32,
+    /// z of the position in the block.
+    z: u32,
+}
+
+impl ThreadPos {
+    const NONE: ThreadPos = ThreadPos {
+        index_1d: usize::MAX,
+        y: 0,
+        z: 0,
+    };
+
+    /// The position in `block` (CUDA `threadIdx`).
+    #[inline(always)]
+    fn idx(self, block: &Geometry) -> Dim3 {
+        let base = block.block_idx.x as usize * block.block_dim.x as usize;
+        Dim3::new(self.index_1d.wrapping_sub(base) as u32, self.y, self.z)
+    }
+}
+
+// Two cells, so that stepping from one thread to the next writes two words, not the whole context.
 std::thread_local! {
     static BLOCK: Cell<Geometry> = const { Cell::new(Geometry::NONE) };
-    static THREAD: Cell<Dim3> = const { Cell::new(Dim3::new(0, 0, 0)) };
+    static THREAD: Cell<ThreadPos> = const { Cell::new(ThreadPos::NONE) };
+}
+
+/// Makes the thread at `idx` of the current block the running one.
+#[inline(always)]
+pub(crate) fn set_thread(idx: Dim3) {
+    let block = BLOCK.with(Cell::get);
+    let index_1d = block.block_idx.x as usize * block.block_dim.x as usize + idx.x as usize;
+    THREAD.with(|t| {
+        t.set(ThreadPos {
+            index_1d,
+            y: idx.y,
+            z: idx.z,
+        })
+    });
 }
 
 impl BlockContext {
@@ -105,14 +147,26 @@ pub(crate) fn current_block() -> Geometry {
 /// Outside a kernel launch.
 #[inline(always)]
 pub fn current_thread() -> Dim3 {
-    current_block();
-    THREAD.with(Cell::get)
+    THREAD.with(Cell::get).idx(&current_block())
+}
+
+/// `thread::index_1d()` of the running thread: one load, for elementwise kernels' inner loop.
+///
+/// # Panics
+/// Outside a kernel launch.
+#[inline(always)]
+pub fn current_index_1d() -> usize {
+    let index = THREAD.with(Cell::get).index_1d;
+    if index == usize::MAX {
+        outside_kernel();
+    }
+    index
 }
 
 /// The current thread's index in its block, x fastest (its rank in warp order).
 pub(crate) fn current_linear() -> usize {
     let d = current_block().block_dim;
-    let t = THREAD.with(Cell::get);
+    let t = current_thread();
     (t.z as usize * d.y as usize + t.y as usize) * d.x as usize + t.x as usize
 }
 
@@ -141,8 +195,9 @@ fn outside_kernel() -> ! {
 pub fn take_current() -> Option<ThreadContext> {
     block::abandon();
     let block = BLOCK.with(|b| b.replace(Geometry::NONE));
-    (block.block_dim.x != 0).then(|| ThreadContext {
-        thread_idx: THREAD.with(Cell::get),
+    let thread = THREAD.with(|t| t.replace(ThreadPos::NONE));
+    (block.block_dim.x != 0).then_some(ThreadContext {
+        thread_idx: thread.idx(&block),
         block_idx: block.block_idx,
         block_dim: block.block_dim,
         grid_dim: block.grid_dim,
@@ -157,7 +212,7 @@ pub fn take_current() -> Option<ThreadContext> {
 /// divergence), a failed check and a panic in kernel code all unwind out of here; the context of
 /// the thread concerned is left in place for [`take_current`].
 #[inline(always)]
-pub fn run_block(block: &BlockContext, thread: impl Fn()) {
+pub fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
     BLOCK.with(|b| {
         b.set(Geometry {
             block_idx: block.block_idx,
@@ -169,17 +224,21 @@ pub fn run_block(block: &BlockContext, thread: impl Fn()) {
     // SAFETY: `thread` lives until this function returns, and every coroutine that calls it is
     // finished by `finish_block` below, or dropped by `take_current` (via `abandon`) after an
     // unwind, before the executor runs another block on this OS thread.
-    unsafe { block::begin_block(&thread, block.block_dim) };
+    // The scheduler gets its own copy of the closure: the loop below keeps using one whose
+    // address never escapes, so the compiler can hold the kernel's arguments in registers.
+    let scheduled = thread;
+    unsafe { block::begin_block(&scheduled, block.block_dim) };
     let d = block.block_dim;
     'threads: for z in 0..d.z {
         for y in 0..d.y {
-            THREAD.with(|t| t.set(Dim3::new(0, y, z)));
+            set_thread(Dim3::new(0, y, z));
+            let base_1d = block.block_idx.x as usize * d.x as usize;
             for x in 0..d.x {
-                // Only x changes along a row: one 4-byte store per thread.
+                // Only x changes along a row: one store.
                 THREAD.with(|t| {
                     // SAFETY: a plain write to a field of this thread's own `Cell`; no reference
                     // to the cell's contents exists (`Cell` never hands one out).
-                    unsafe { (*t.as_ptr()).x = x }
+                    unsafe { (*t.as_ptr()).index_1d = base_1d + x as usize }
                 });
                 thread();
                 if block::is_active() {
@@ -190,6 +249,7 @@ pub fn run_block(block: &BlockContext, thread: impl Fn()) {
         }
     }
     BLOCK.with(|b| b.set(Geometry::NONE));
+    THREAD.with(|t| t.set(ThreadPos::NONE));
 }
 
 /// Stops the block if `mask` cannot be a warp operation's mask for the calling thread: the
