@@ -57,6 +57,7 @@
 #![warn(missing_docs)]
 
 pub mod ops;
+pub mod workloads;
 
 pub use gpu_kernels as kernels;
 pub use oxicuda_host::*;

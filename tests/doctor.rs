@@ -1,4 +1,4 @@
-//! The `oxicuda` command: `doctor` (text and `--json`, the same facts) and the default `run`.
+//! The `oxicuda doctor` command: text and `--json`, the same facts.
 //!
 //! Runs the built binary. Scripts/device-run.sh runs this test on the GPU machine, where the
 //! binary lives elsewhere: `OXICUDA_BIN` points at it there.
@@ -269,21 +269,4 @@ fn doctor_on_a_gpu_reports_it_and_picks_it() {
         text.contains("the driver loaded (JIT-compiled) it"),
         "{text}"
     );
-}
-
-#[test]
-fn without_a_subcommand_oxicuda_runs_the_vector_add() {
-    for args in [&[][..], &["run"][..]] {
-        let out = stdout_of(oxicuda().args(args).env(oxicuda::DEVICE_ENV, "cpu"));
-        assert!(
-            out.starts_with("oxicuda vector add: 1000000 f32 elements\n"),
-            "{out}"
-        );
-        assert!(
-            out.contains("verified:    all 1000000 elements equal the CPU loop's"),
-            "{out}"
-        );
-    }
-    let help = stdout_of(oxicuda().arg("--help"));
-    assert!(help.contains("doctor") && help.contains("run"), "{help}");
 }

@@ -24,10 +24,19 @@ use crate::{Error, Module, Result};
 /// Threads per block of the 1D launches here: a multiple of the warp size that fills an SM well.
 const THREADS_1D: u32 = 256;
 
-/// Blocks for a grid-stride kernel over `n` elements: enough to fill the device (a few blocks per
-/// SM or worker thread), never more than the elements need.
+/// Threads for one block that reduces `values` partial results: a whole number of warps, at most
+/// a full block, so that a second pass over a few partials does not wake a thousand threads.
+fn reduce_threads(values: u32) -> u32 {
+    values.next_multiple_of(32).clamp(32, 1024)
+}
+
+/// Blocks for a grid-stride kernel over `n` elements: enough to fill the device, never more than
+/// the elements need. A GPU gets 8 blocks per SM, to hide memory latency; the CPU executor 2 per
+/// worker thread, since every block of a cooperative kernel costs it a coroutine per thread.
 fn grid_stride_blocks(kernels: &Module, n: usize, threads: u32) -> u32 {
-    let fill = kernels.device().properties().multiprocessors.max(1) * 8;
+    let device = kernels.device();
+    let per_unit = if device.is_gpu() { 8 } else { 2 };
+    let fill = device.properties().multiprocessors.max(1) * per_unit;
     let needed = n.div_ceil(threads as usize).max(1);
     fill.min(u32::try_from(needed).unwrap_or(u32::MAX))
 }

@@ -1,11 +1,11 @@
 //! Reductions: dot product.
 
-use super::{check_len, check_not_empty, grid_stride_blocks, THREADS_1D};
+use super::{check_len, check_not_empty, grid_stride_blocks, reduce_threads, THREADS_1D};
 use crate::kernels::reduce::{dot_partial, sum_partial};
 use crate::{launch, InputData, Module, Result};
 
-/// Most blocks of the first pass: the second pass sums the partials with one block of this many
-/// threads.
+/// Most blocks of the first pass: the second pass sums the partials with one block, which has at
+/// most this many threads.
 const MAX_PARTIALS: u32 = 1024;
 
 /// `Σ a[i]·b[i]`, in two passes: [`dot_partial`] writes one partial sum per block (grid-stride),
@@ -26,6 +26,6 @@ pub fn dot(
     let mut partial = device.alloc_zeroed::<f32>(blocks as usize)?;
     launch!(kernels, dot_partial[blocks, THREADS_1D](a, b, &mut partial))?;
     let mut total = device.alloc_zeroed::<f32>(1)?;
-    launch!(kernels, sum_partial[1, MAX_PARTIALS](&partial, &mut total))?;
+    launch!(kernels, sum_partial[1, reduce_threads(blocks)](&partial, &mut total))?;
     Ok(total.to_vec()?[0])
 }

@@ -2,26 +2,32 @@
 //! this machine stands: driver, GPUs, the embedded PTX, the kernel toolchain, and where kernels
 //! will run.
 
+mod chart;
 mod doctor;
 mod run;
 
 use clap::{Parser, Subcommand};
+use oxicuda::workloads::Scale;
 use std::process::ExitCode;
 
 /// GPU kernels written in Rust, on a CUDA GPU or the CPU.
 #[derive(Parser)]
-#[command(name = "oxicuda", version)]
+#[command(name = "oxicuda", version, args_conflicts_with_subcommands = true)]
 struct Cli {
     /// What to do; without one, `run`.
     #[command(subcommand)]
     command: Option<Command>,
+    /// `run`'s options, for `oxicuda --quick` without the word `run`.
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Add two 1,000,000-element vectors on the best device and verify every element (the
-    /// default).
-    Run,
+    /// The seed's table, measured here (the default): each workload as a plain loop on one CPU
+    /// thread, on the CPU executor (all cores) and on the GPU, each result checked first; writes
+    /// a chart of the speedups and the results as JSON.
+    Run(RunArgs),
     /// Check the NVIDIA driver, the GPUs, the embedded PTX and the kernel toolchain; say where
     /// kernels will run, and how to fix what does not work. Exits 1 only if the device kernels
     /// would run on cannot load them.
@@ -32,9 +38,36 @@ enum Command {
     },
 }
 
+/// Options of `oxicuda run`.
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Smaller inputs (about a sixteenth of the work), for CI-sized machines.
+    #[arg(long)]
+    quick: bool,
+    /// Test sizes (seconds even in a debug build), for oxicuda's own tests.
+    #[arg(long, hide = true, conflicts_with = "quick")]
+    tiny: bool,
+    /// Print the results as JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Where to write results.json and speedups.svg.
+    #[arg(long, default_value = "oxicuda-results")]
+    out: std::path::PathBuf,
+}
+
 fn main() -> ExitCode {
-    match Cli::parse().command.unwrap_or(Command::Run) {
-        Command::Run => run::main_job(),
+    let cli = Cli::parse();
+    let command = cli.command.unwrap_or(Command::Run(cli.run));
+    match command {
+        Command::Run(args) => run::main_job(run::Options {
+            scale: match (args.quick, args.tiny) {
+                (_, true) => Scale::Tiny,
+                (true, _) => Scale::Quick,
+                _ => Scale::Full,
+            },
+            json: args.json,
+            out_dir: args.out,
+        }),
         Command::Doctor { json } => doctor::main(json),
     }
 }

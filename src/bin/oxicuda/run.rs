@@ -1,19 +1,71 @@
-//! `oxicuda run`, the main job: add two vectors of 1,000,000 f32 on the best device, check every
-//! element against a CPU loop, and print the device, the kernel time and the single-threaded
-//! loop's time.
+//! `oxicuda run`, the main job: the seed's table of CPU against GPU, measured on this machine.
+//!
+//! Each workload of [`oxicuda::workloads`] runs as a plain single-threaded loop, as its kernels on
+//! the CPU executor (all cores) and, when there is one, on the GPU. Every result is checked
+//! against the workload's reference before its time counts; times are medians of repeated runs
+//! with the data already on the device.
 
-use oxicuda::{kernels::vector_add, launch, Device, Result};
-use std::hint::black_box;
+use crate::chart;
+use indicatif::{ProgressBar, ProgressStyle};
+use oxicuda::workloads::{self, DeviceRun, Scale, Verdict, Workload};
+use oxicuda::{Device, Module, Result};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const N: usize = 1_000_000;
-const THREADS_PER_BLOCK: u32 = 256;
-const RUNS: usize = 10;
+/// What the command line asked for.
+pub struct Options {
+    /// How large the inputs are.
+    pub scale: Scale,
+    /// Print JSON instead of the table.
+    pub json: bool,
+    /// Where the chart and the JSON are written.
+    pub out_dir: PathBuf,
+}
 
-/// Runs the main job and says how it went: success only if every element is right.
-pub fn main_job() -> ExitCode {
-    match run() {
+/// The whole run, as `--json` prints it.
+#[derive(Serialize)]
+struct Report {
+    scale: &'static str,
+    cpu: String,
+    gpu: Option<String>,
+    /// Why there is no GPU column, when there is none.
+    gpu_absent: Option<String>,
+    rows: Vec<Row>,
+}
+
+/// One workload's line of the table.
+#[derive(Serialize)]
+struct Row {
+    workload: &'static str,
+    size: String,
+    bytes: u64,
+    flops: u64,
+    single_thread: Measured,
+    executor: Measured,
+    gpu: Option<Measured>,
+}
+
+/// One cell: the median time and how it was obtained, or why there is none.
+#[derive(Serialize, Clone)]
+struct Measured {
+    /// Median seconds per run; `None` if the run failed or its result was wrong.
+    seconds: Option<f64>,
+    runs: usize,
+    /// `None` when verified; else what was wrong (a wrong result or an error).
+    failure: Option<String>,
+}
+
+impl Row {
+    fn speedup(&self, of: &Measured) -> Option<f64> {
+        Some(self.single_thread.seconds? / of.seconds?)
+    }
+}
+
+/// Runs the main job and says how it went: success only if every result was right.
+pub fn main_job(options: Options) -> ExitCode {
+    match run(&options) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(error) => {
@@ -23,80 +75,295 @@ pub fn main_job() -> ExitCode {
     }
 }
 
-fn run() -> Result<bool> {
+fn run(options: &Options) -> Result<bool> {
+    let scale = options.scale;
+    let cpu = Device::cpu();
+    let cpu_kernels = cpu.load(&oxicuda::KERNELS)?;
     let choice = Device::best();
-    let device = choice.device;
-    println!("oxicuda vector add: {N} f32 elements");
-    println!("device:      {device}");
-    println!("why:         {}", choice.reason);
-
-    // As in the seed: a = 0, 1, 2, ...; b = 1, 1, 1, ...
-    let a: Vec<f32> = (0..N).map(|i| i as f32).collect();
-    let b = vec![1.0f32; N];
-
-    let kernels = device.load(&oxicuda::KERNELS)?;
-    let blocks = N.div_ceil(THREADS_PER_BLOCK as usize) as u32;
-    let (a_dev, b_dev) = (device.upload(&a)?, device.upload(&b)?);
-    let mut out_dev = device.alloc_zeroed::<f32>(N)?;
-    let mut kernel_times = Vec::with_capacity(RUNS);
-    for _ in 0..=RUNS {
-        let ((), elapsed) = device.time(|| {
-            launch!(kernels, vector_add[blocks, THREADS_PER_BLOCK](&a_dev, &b_dev, &mut out_dev))
-        })?;
-        kernel_times.push(elapsed);
-    }
-    kernel_times.remove(0); // the first launch includes one-time set-up
-    let out = out_dev.to_vec()?;
-
-    let mut expected = vec![0.0f32; N];
-    let mut loop_times = Vec::with_capacity(RUNS);
-    for _ in 0..RUNS {
-        let start = Instant::now();
-        add_loop(black_box(&a), black_box(&b), black_box(&mut expected));
-        loop_times.push(start.elapsed());
-    }
-
-    let wrong = out
-        .iter()
-        .zip(&expected)
-        .filter(|(got, want)| got != want)
-        .count();
-    println!("launch:      vector_add[{blocks}, {THREADS_PER_BLOCK}]");
-    println!(
-        "kernel time: {} (median of {RUNS}, data already on the device)",
-        show(median(&mut kernel_times))
-    );
-    println!(
-        "CPU loop:    {} (median of {RUNS}, one thread)",
-        show(median(&mut loop_times))
-    );
-    if wrong == 0 {
-        println!("verified:    all {N} elements equal the CPU loop's");
+    let (gpu_kernels, gpu_absent) = if choice.device.is_gpu() {
+        (Some(choice.device.load(&oxicuda::KERNELS)?), None)
     } else {
-        println!("FAILED:      {wrong} of {N} elements differ from the CPU loop's");
-        let (i, (got, want)) = out
-            .iter()
-            .zip(&expected)
-            .enumerate()
-            .find(|(_, (g, w))| g != w)
-            .unwrap();
-        println!("             first at index {i}: got {got}, expected {want}");
+        (None, Some(first_sentence(&choice.reason)))
+    };
+
+    let mut workloads = workloads::all(scale);
+    let columns = 2 + u64::from(gpu_kernels.is_some());
+    let progress = ProgressBar::new(workloads.len() as u64 * columns);
+    progress.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}")
+            .expect("a valid template"),
+    );
+    if options.json {
+        progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    Ok(wrong == 0)
+    let mut rows = Vec::new();
+    for workload in &mut workloads {
+        let title = format!("{} ({})", workload.name(), workload.size());
+        let say = |column: &str| progress.set_message(format!("{title}: {column}"));
+        say("CPU 1 thread");
+        let single_thread = measure_loop(workload.as_mut(), scale);
+        progress.inc(1);
+        say("CPU executor");
+        let executor = measure_device(workload.as_ref(), &cpu_kernels, scale);
+        progress.inc(1);
+        let gpu = gpu_kernels.as_ref().map(|kernels| {
+            say("GPU");
+            let measured = measure_device(workload.as_ref(), kernels, scale);
+            progress.inc(1);
+            measured
+        });
+        let work = workload.work();
+        rows.push(Row {
+            workload: workload.name(),
+            size: workload.size(),
+            bytes: work.bytes,
+            flops: work.flops,
+            single_thread,
+            executor,
+            gpu,
+        });
+    }
+    progress.finish_and_clear();
+
+    let report = Report {
+        scale: scale.pick("full", "quick", "tiny"),
+        cpu: cpu.to_string(),
+        gpu: gpu_kernels.as_ref().map(|k| k.device().to_string()),
+        gpu_absent,
+        rows,
+    };
+    let all_right = report.rows.iter().all(|row| {
+        [
+            Some(&row.single_thread),
+            Some(&row.executor),
+            row.gpu.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .all(|m| m.failure.is_none())
+    });
+    let json = serde_json::to_string_pretty(&report).expect("the report serialises");
+    let written = write_outputs(&options.out_dir, &report, &json);
+    if options.json {
+        println!("{json}");
+    } else {
+        print_table(&report);
+        match &written {
+            Ok(chart) => println!("\nchart of the speedups: {}", chart.display()),
+            Err(error) => println!("\nthe chart could not be written: {error}"),
+        }
+    }
+    if !all_right {
+        eprintln!(
+            "error: some results were wrong or failed (see above): their times are not shown"
+        );
+    }
+    Ok(all_right && written.is_ok())
 }
 
-/// The reference: a plain single-threaded loop.
-fn add_loop(a: &[f32], b: &[f32], out: &mut [f32]) {
-    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
-        *o = x + y;
+/// The first sentence of `text`, without a parenthesised list of details: the GPU column's
+/// reason in one line (`oxicuda doctor` gives the whole story).
+fn first_sentence(text: &str) -> String {
+    let sentence = text.split(". ").next().unwrap_or(text);
+    match (sentence.find(" ("), sentence.rfind(')')) {
+        (Some(open), Some(close)) if close > open => {
+            format!("{}{}", &sentence[..open], &sentence[close + 1..])
+        }
+        _ => sentence.to_string(),
     }
 }
 
-fn median(times: &mut [Duration]) -> Duration {
+/// How long to keep repeating a measurement, and how often at most.
+fn budget(scale: Scale) -> (Duration, usize) {
+    match scale {
+        Scale::Full => (Duration::from_secs(2), 15),
+        _ => (Duration::from_millis(400), 7),
+    }
+}
+
+/// The median of timed runs: at least three, more while the budget lasts. `first` is the
+/// verified run, which also warms caches and is not counted.
+fn repeat(scale: Scale, mut timed: impl FnMut() -> Result<Duration>) -> Result<(Duration, usize)> {
+    let (time_budget, most) = budget(scale);
+    let start = Instant::now();
+    let mut times = Vec::new();
+    while times.len() < 3 || (times.len() < most && start.elapsed() < time_budget) {
+        times.push(timed()?);
+    }
     times.sort();
-    times[times.len() / 2]
+    Ok((times[times.len() / 2], times.len()))
 }
 
-fn show(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+fn measured(result: Result<(Duration, usize)>, verdict: Verdict) -> Measured {
+    match (verdict, result) {
+        (Err(wrong), _) => Measured {
+            seconds: None,
+            runs: 1,
+            failure: Some(format!("wrong result: {wrong}")),
+        },
+        (Ok(()), Err(error)) => Measured {
+            seconds: None,
+            runs: 0,
+            failure: Some(error.to_string()),
+        },
+        (Ok(()), Ok((median, runs))) => Measured {
+            seconds: Some(median.as_secs_f64()),
+            runs,
+            failure: None,
+        },
+    }
+}
+
+fn measure_loop(workload: &mut dyn Workload, scale: Scale) -> Measured {
+    workload.run_loop();
+    let verdict = workload.check_loop();
+    let result = match verdict {
+        Ok(()) => repeat(scale, || {
+            let start = Instant::now();
+            workload.run_loop();
+            Ok(start.elapsed())
+        }),
+        Err(_) => Ok((Duration::ZERO, 0)),
+    };
+    measured(result, verdict)
+}
+
+fn measure_device(workload: &dyn Workload, kernels: &Module, scale: Scale) -> Measured {
+    let device = kernels.device();
+    let verified = (|| -> Result<(Box<dyn DeviceRun + '_>, Verdict)> {
+        let mut on_device = workload.on_device(kernels)?;
+        on_device.run()?;
+        let verdict = on_device.check()?;
+        Ok((on_device, verdict))
+    })();
+    match verified {
+        Err(error) => measured(Err(error), Ok(())),
+        Ok((_, Err(wrong))) => measured(Ok((Duration::ZERO, 0)), Err(wrong)),
+        Ok((mut on_device, Ok(()))) => measured(
+            repeat(scale, || Ok(device.time(|| on_device.run())?.1)),
+            Ok(()),
+        ),
+    }
+}
+
+fn show_time(seconds: f64) -> String {
+    if seconds >= 1.0 {
+        format!("{seconds:.2} s")
+    } else if seconds >= 1e-3 {
+        format!("{:.2} ms", seconds * 1e3)
+    } else {
+        format!("{:.1} µs", seconds * 1e6)
+    }
+}
+
+fn cell(m: &Measured) -> String {
+    match (m.seconds, &m.failure) {
+        (Some(s), _) => show_time(s),
+        (None, Some(f)) if f.starts_with("wrong") => "WRONG".into(),
+        _ => "FAILED".into(),
+    }
+}
+
+fn print_table(report: &Report) {
+    println!(
+        "oxicuda: CPU against GPU on this machine ({} sizes)",
+        report.scale
+    );
+    println!("CPU 1 thread: a plain Rust loop; CPU all cores: the same kernels as the GPU, on the");
+    println!("executor ({}).", report.cpu);
+    match (&report.gpu, &report.gpu_absent) {
+        (Some(gpu), _) => println!("GPU: {gpu}; speedup = CPU 1 thread ÷ GPU."),
+        (None, reason) => {
+            println!(
+                "GPU: none, {}; speedup = CPU 1 thread ÷ CPU all cores. `oxicuda doctor` says more.",
+                reason.as_deref().unwrap_or("no GPU")
+            );
+        }
+    }
+    println!(
+        "Every time is the median of runs whose first result was checked against a reference.\n"
+    );
+    let header = [
+        "workload",
+        "size",
+        "CPU 1 thread",
+        "CPU all cores (executor)",
+        "GPU",
+        "speedup",
+    ];
+    let mut lines = vec![header.map(String::from).to_vec()];
+    for row in &report.rows {
+        let gpu = row.gpu.as_ref();
+        let speedup = match gpu {
+            Some(g) => row.speedup(g),
+            None => row.speedup(&row.executor),
+        };
+        lines.push(vec![
+            row.workload.to_string(),
+            row.size.clone(),
+            cell(&row.single_thread),
+            cell(&row.executor),
+            gpu.map_or_else(|| "no GPU".into(), cell),
+            speedup.map_or_else(|| "—".into(), |s| format!("{s:.1}×")),
+        ]);
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            lines
+                .iter()
+                .map(|l| l[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for (i, line) in lines.iter().enumerate() {
+        let cells: Vec<String> = line
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (text, &w))| {
+                let pad = w - text.chars().count();
+                if c < 2 {
+                    format!("{text}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{text}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        println!("| {} |", cells.join(" | "));
+        if i == 0 {
+            let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+            println!("|-{}-|", rule.join("-|-"));
+        }
+    }
+    for row in &report.rows {
+        for (column, m) in [
+            ("CPU 1 thread", Some(&row.single_thread)),
+            ("CPU all cores", Some(&row.executor)),
+            ("GPU", row.gpu.as_ref()),
+        ] {
+            if let Some(failure) = m.and_then(|m| m.failure.as_ref()) {
+                println!("{} ({column}): {failure}", row.workload);
+            }
+        }
+    }
+}
+
+/// Writes `results.json` and `speedups.svg` into `dir`; returns the chart's path.
+fn write_outputs(dir: &Path, report: &Report, json: &str) -> std::result::Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let json_path = dir.join("results.json");
+    std::fs::write(&json_path, json).map_err(|e| format!("{}: {e}", json_path.display()))?;
+    let bars: Vec<chart::Bars> = report
+        .rows
+        .iter()
+        .map(|row| chart::Bars {
+            label: format!("{} ({})", row.workload, row.size),
+            executor: row.speedup(&row.executor),
+            gpu: row.gpu.as_ref().and_then(|g| row.speedup(g)),
+        })
+        .collect();
+    let chart_path = dir.join("speedups.svg");
+    chart::write_svg(&chart_path, &bars, report.gpu.as_deref())?;
+    Ok(chart_path)
 }

@@ -1,0 +1,138 @@
+//! `C = A·B` of f32 matrices: the seed's 1024×1024 matrix product.
+
+use super::{inputs_rng, uniform, DeviceRun, Scale, Verdict, Work, Workload};
+use crate::kernels::matmul::{matmul_tiled, TILE};
+use crate::{launch, DeviceBuffer, Module, Result};
+use rayon::prelude::*;
+
+/// Entries of C checked against an f64 dot product: all of them for small matrices, an evenly
+/// spread sample of large ones (each is an independent dot product, so a sample catches wrong
+/// tiles, rows or columns without an O(n³) f64 reference).
+const CHECKED_ENTRIES: usize = 4096;
+
+pub(super) struct Matmul {
+    m: usize,
+    n: usize,
+    k: usize,
+    a: Vec<f32>,
+    b: Vec<f32>,
+    c: Vec<f32>,
+}
+
+impl Matmul {
+    pub(super) fn new(scale: Scale) -> Self {
+        let (m, n, k) = scale.pick((1024, 1024, 1024), (512, 512, 512), (67, 131, 29));
+        let mut rng = inputs_rng("matrix product");
+        Matmul {
+            m,
+            n,
+            k,
+            a: uniform(&mut rng, m * k, -1.0..1.0),
+            b: uniform(&mut rng, k * n, -1.0..1.0),
+            c: vec![0.0; m * n],
+        }
+    }
+
+    fn check(&self, c: &[f32]) -> Verdict {
+        let (m, n, k) = (self.m, self.n, self.k);
+        if c.len() != m * n {
+            return Err(format!("{} elements, expected {}", c.len(), m * n));
+        }
+        let entries = m * n;
+        let step = (entries / CHECKED_ENTRIES).max(1);
+        for index in (0..entries).step_by(step) {
+            let (row, col) = (index / n, index % n);
+            let (mut exact, mut magnitude) = (0.0f64, 0.0f64);
+            for p in 0..k {
+                let term = self.a[row * k + p] as f64 * self.b[p * n + col] as f64;
+                exact += term;
+                magnitude += term.abs();
+            }
+            // A k-term f32 sum is within k·ε·Σ|terms| of the exact one.
+            let tolerance = k as f64 * f32::EPSILON as f64 * magnitude;
+            let got = c[index] as f64;
+            if !((got - exact).abs() <= tolerance) {
+                return Err(format!(
+                    "C[{row}][{col}] is {got}, expected {exact} (± {tolerance:.3e})"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Row `row` of C, in the i-k-j order that reads B row by row (what vectorises).
+fn product_row(a: &[f32], b: &[f32], c_row: &mut [f32], row: usize, n: usize, k: usize) {
+    c_row.fill(0.0);
+    for p in 0..k {
+        let a_value = a[row * k + p];
+        for (c, &b_value) in c_row.iter_mut().zip(&b[p * n..(p + 1) * n]) {
+            *c += a_value * b_value;
+        }
+    }
+}
+
+impl Workload for Matmul {
+    fn name(&self) -> &'static str {
+        "matrix product"
+    }
+    fn size(&self) -> String {
+        format!("{}×{}×{}", self.m, self.n, self.k)
+    }
+    fn work(&self) -> Work {
+        let (m, n, k) = (self.m as u64, self.n as u64, self.k as u64);
+        Work {
+            bytes: 4 * (m * k + k * n + m * n),
+            flops: 2 * m * n * k,
+        }
+    }
+    fn run_loop(&mut self) {
+        let (n, k) = (self.n, self.k);
+        for (row, c_row) in self.c.chunks_mut(n).enumerate() {
+            product_row(&self.a, &self.b, c_row, row, n, k);
+        }
+    }
+    fn run_rayon(&mut self) {
+        let (n, k, a, b) = (self.n, self.k, &self.a, &self.b);
+        self.c
+            .par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(row, c_row)| product_row(a, b, c_row, row, n, k));
+    }
+    fn check_loop(&self) -> Verdict {
+        self.check(&self.c)
+    }
+    fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
+        let device = kernels.device();
+        Ok(Box::new(OnDevice {
+            workload: self,
+            kernels,
+            a: device.upload(&self.a)?,
+            b: device.upload(&self.b)?,
+            c: device.alloc_zeroed(self.m * self.n)?,
+        }))
+    }
+}
+
+struct OnDevice<'a> {
+    workload: &'a Matmul,
+    kernels: &'a Module,
+    a: DeviceBuffer<f32>,
+    b: DeviceBuffer<f32>,
+    c: DeviceBuffer<f32>,
+}
+
+impl DeviceRun for OnDevice<'_> {
+    fn run(&mut self) -> Result<()> {
+        let w = self.workload;
+        let grid = (w.n.div_ceil(TILE) as u32, w.m.div_ceil(TILE) as u32);
+        let (m, n, k) = (w.m as u32, w.n as u32, w.k as u32);
+        launch!(
+            self.kernels,
+            matmul_tiled[grid, (TILE as u32, TILE as u32)](&self.a, &self.b, &mut self.c, m, n, k)
+        )
+    }
+    fn check(&mut self) -> Result<Verdict> {
+        Ok(self.workload.check(&self.c.to_vec()?))
+    }
+}

@@ -1,0 +1,149 @@
+//! The seed's workloads as benchmarks, shared by the main job (`oxicuda run`) and the criterion
+//! benches: for each, fixed inputs, the plain single-threaded loop a Rust programmer would write,
+//! a hand-written rayon version, the kernels through [`crate::ops`] on any device, and a check of
+//! every result against an independent reference before any time is reported.
+//!
+//! ```
+//! use oxicuda::workloads::{self, Scale};
+//! use oxicuda::Device;
+//!
+//! let kernels = Device::cpu().load(&oxicuda::KERNELS)?;
+//! let mut dot = workloads::all(Scale::Tiny).into_iter().find(|w| w.name() == "dot product").unwrap();
+//! dot.run_loop();
+//! dot.check_loop().unwrap();
+//! let mut on_cpu = dot.on_device(&kernels)?;
+//! on_cpu.run()?;
+//! on_cpu.check()?.unwrap();
+//! # Ok::<(), oxicuda::Error>(())
+//! ```
+
+mod dot;
+mod matmul;
+mod vector_add;
+
+use crate::{Module, Result};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// How large the inputs are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    /// The seed's sizes (matrix product 1024², 4K image, 10M options, ...).
+    Full,
+    /// About a sixteenth of the work: for CI-sized machines (`--quick`).
+    Quick,
+    /// Small enough for tests in debug builds.
+    Tiny,
+}
+
+impl Scale {
+    /// `full` at [`Scale::Full`], `quick` at [`Scale::Quick`], `tiny` at [`Scale::Tiny`].
+    pub fn pick<T>(self, full: T, quick: T, tiny: T) -> T {
+        match self {
+            Scale::Full => full,
+            Scale::Quick => quick,
+            Scale::Tiny => tiny,
+        }
+    }
+}
+
+/// What one run of a workload's kernels costs at the least: what rates are computed from.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Work {
+    /// Bytes that must cross device memory: inputs read once plus outputs written once.
+    pub bytes: u64,
+    /// Floating-point operations (a fused multiply-add counts two); 0 where not meaningful.
+    pub flops: u64,
+}
+
+/// The outcome of checking a result: `Err` says which element is wrong and by how much.
+pub type Verdict = std::result::Result<(), String>;
+
+/// One benchmark workload. Every implementation computes the same result; the `check_*`
+/// methods compare it with a reference computed independently (in f64 where rounding matters).
+pub trait Workload {
+    /// What it computes, e.g. "matrix product".
+    fn name(&self) -> &'static str;
+    /// Its size, e.g. "1024×1024×1024".
+    fn size(&self) -> String;
+    /// Bytes and flops of one run.
+    fn work(&self) -> Work;
+    /// Runs the plain single-threaded loop.
+    fn run_loop(&mut self);
+    /// Runs the hand-written rayon version (all cores).
+    fn run_rayon(&mut self);
+    /// Checks the result of the last [`Workload::run_loop`] or [`Workload::run_rayon`].
+    fn check_loop(&self) -> Verdict;
+    /// Uploads the inputs to `kernels`' device and allocates the outputs there, for timing the
+    /// kernels with the data already in place.
+    ///
+    /// # Errors
+    /// Allocation or copy failures (e.g. [`crate::Error::OutOfMemory`]).
+    fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>>;
+}
+
+/// A workload's data on a device, ready to run its kernels.
+pub trait DeviceRun {
+    /// Launches the kernels (queued on a GPU: time it with [`crate::Device::time`]).
+    ///
+    /// # Errors
+    /// Launch errors.
+    fn run(&mut self) -> Result<()>;
+    /// Copies the result back and checks it.
+    ///
+    /// # Errors
+    /// Copy errors; a wrong result is the inner `Err`.
+    fn check(&mut self) -> Result<Verdict>;
+}
+
+/// Every workload of the main job's table, in its order.
+pub fn all(scale: Scale) -> Vec<Box<dyn Workload>> {
+    vec![
+        Box::new(vector_add::VectorAdd::new(scale)),
+        Box::new(dot::Dot::new(scale)),
+        Box::new(matmul::Matmul::new(scale)),
+    ]
+}
+
+/// The generator every workload draws its inputs from: fixed, so runs are comparable.
+fn inputs_rng(workload: &str) -> StdRng {
+    let seed = workload.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    StdRng::seed_from_u64(seed)
+}
+
+/// `n` values uniform in `range`.
+fn uniform(rng: &mut StdRng, n: usize, range: std::ops::Range<f32>) -> Vec<f32> {
+    (0..n).map(|_| rng.random_range(range.clone())).collect()
+}
+
+/// `Ok` if every `got[i]` is within `tolerance(i)` of `want(i)`, else the first that is not.
+fn check_close(
+    got: &[f32],
+    expected_len: usize,
+    want: impl Fn(usize) -> f64,
+    tolerance: impl Fn(usize) -> f64,
+) -> Verdict {
+    if got.len() != expected_len {
+        return Err(format!("{} elements, expected {expected_len}", got.len()));
+    }
+    for (i, &g) in got.iter().enumerate() {
+        let (w, tol) = (want(i), tolerance(i));
+        if !((g as f64 - w).abs() <= tol) {
+            return Err(format!("element {i} is {g}, expected {w} (± {tol:.3e})"));
+        }
+    }
+    Ok(())
+}
+
+/// `Ok` if `got` is within `tolerance` of `want`.
+fn check_scalar(what: &str, got: f64, want: f64, tolerance: f64) -> Verdict {
+    if (got - want).abs() <= tolerance {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} is {got}, expected {want} (± {tolerance:.3e})"
+        ))
+    }
+}

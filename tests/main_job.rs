@@ -1,0 +1,168 @@
+//! The main job, `oxicuda run` (the default): the table of every workload on one CPU thread, the
+//! CPU executor and the GPU, its JSON and its chart. Runs the built binary at test sizes.
+
+mod support;
+
+use oxicuda::workloads::{self, Scale};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The `oxicuda` binary: `OXICUDA_BIN` (the GPU machine), else the one cargo built.
+fn oxicuda() -> Command {
+    let bin =
+        std::env::var_os("OXICUDA_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_oxicuda").into());
+    let mut command = Command::new(bin);
+    command.env_remove(oxicuda::DEVICE_ENV);
+    command
+}
+
+fn out_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oxicuda-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Runs `command`, expecting success; returns stdout.
+fn stdout_of(command: &mut Command) -> String {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = command.output().expect("the oxicuda binary runs");
+    let stdout = String::from_utf8(stdout).expect("UTF-8 output");
+    assert!(
+        status.success(),
+        "{command:?} exited with {status}\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&stderr)
+    );
+    stdout
+}
+
+/// A measured, verified cell: a positive median and no failure.
+fn assert_measured(cell: &Value, what: &str) {
+    let seconds = cell["seconds"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: {cell}"));
+    assert!(seconds > 0.0, "{what}: {cell}");
+    assert!(cell["failure"].is_null(), "{what}: {cell}");
+    assert!(cell["runs"].as_u64().unwrap() >= 3, "{what}: {cell}");
+}
+
+#[test]
+fn json_has_every_workload_verified_on_the_cpu_and_says_why_there_is_no_gpu() {
+    let dir = out_dir("json");
+    let out = stdout_of(
+        oxicuda()
+            .args(["--tiny", "--json", "--out"])
+            .arg(&dir)
+            .env(oxicuda::DEVICE_ENV, "cpu"),
+    );
+    let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(report["scale"], "tiny");
+    assert!(report["gpu"].is_null(), "{report}");
+    assert!(
+        report["gpu_absent"]
+            .as_str()
+            .unwrap()
+            .contains("asks for the CPU"),
+        "{report}"
+    );
+    let rows = report["rows"].as_array().unwrap();
+    let expected = workloads::all(Scale::Tiny);
+    assert_eq!(rows.len(), expected.len());
+    for (row, workload) in rows.iter().zip(&expected) {
+        assert_eq!(row["workload"], workload.name());
+        assert_eq!(row["size"], workload.size());
+        assert_eq!(row["bytes"], workload.work().bytes);
+        assert_measured(&row["single_thread"], workload.name());
+        assert_measured(&row["executor"], workload.name());
+        assert!(row["gpu"].is_null(), "{row}");
+    }
+    // The same report is written next to the chart, which has a bar label per workload.
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(written["rows"].as_array().unwrap().len(), rows.len());
+    let svg = std::fs::read_to_string(dir.join("speedups.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+    for workload in &expected {
+        assert!(
+            svg.contains(workload.name()),
+            "{} not in the chart",
+            workload.name()
+        );
+    }
+    assert!(svg.contains("no GPU on this machine"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_table_has_the_seeds_columns_and_a_gpu_column_that_says_why_it_is_empty() {
+    for args in [&["--tiny"][..], &["run", "--tiny"][..]] {
+        let dir = out_dir("table");
+        let out = stdout_of(
+            oxicuda()
+                .args(args)
+                .arg("--out")
+                .arg(&dir)
+                .env(oxicuda::DEVICE_ENV, "cpu"),
+        );
+        let header = out
+            .lines()
+            .find(|l| l.starts_with("| workload"))
+            .unwrap_or_else(|| panic!("no table:\n{out}"));
+        let columns: Vec<&str> = header
+            .split('|')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert_eq!(
+            columns,
+            [
+                "workload",
+                "size",
+                "CPU 1 thread",
+                "CPU all cores (executor)",
+                "GPU",
+                "speedup"
+            ]
+        );
+        assert!(
+            out.contains("GPU: none, OXICUDA_DEVICE=cpu asks for the CPU"),
+            "{out}"
+        );
+        for workload in workloads::all(Scale::Tiny) {
+            let row = out
+                .lines()
+                .find(|l| l.starts_with(&format!("| {} ", workload.name())))
+                .unwrap_or_else(|| panic!("no row for {}:\n{out}", workload.name()));
+            assert!(row.contains("no GPU") && row.contains('×'), "{row}");
+            assert!(!row.contains("WRONG") && !row.contains("FAILED"), "{row}");
+        }
+        assert!(out.contains(&format!(
+            "chart of the speedups: {}",
+            dir.join("speedups.svg").display()
+        )));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let help = stdout_of(oxicuda().arg("--help"));
+    for word in ["doctor", "run", "--quick", "--json"] {
+        assert!(help.contains(word), "{word} not in:\n{help}");
+    }
+}
+
+#[test]
+fn on_a_gpu_every_workload_is_verified_and_timed_there() {
+    let Some(gpu) = support::gpu_or_skip("on_a_gpu_every_workload_is_verified_and_timed_there")
+    else {
+        return;
+    };
+    let dir = out_dir("gpu");
+    let out = stdout_of(oxicuda().args(["--tiny", "--json", "--out"]).arg(&dir));
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["gpu"], gpu.to_string());
+    for row in report["rows"].as_array().unwrap() {
+        assert_measured(&row["gpu"], row["workload"].as_str().unwrap());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
