@@ -51,7 +51,7 @@ impl Matmul {
             // A k-term f32 sum is within k·ε·Σ|terms| of the exact one.
             let tolerance = k as f64 * f32::EPSILON as f64 * magnitude;
             let got = c[index] as f64;
-            if !((got - exact).abs() <= tolerance) {
+            if !super::within(got, exact, tolerance) {
                 return Err(format!(
                     "C[{row}][{col}] is {got}, expected {exact} (± {tolerance:.3e})"
                 ));

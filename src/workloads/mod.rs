@@ -130,20 +130,61 @@ fn check_close(
     }
     for (i, &g) in got.iter().enumerate() {
         let (w, tol) = (want(i), tolerance(i));
-        if !((g as f64 - w).abs() <= tol) {
+        if !within(g as f64, w, tol) {
             return Err(format!("element {i} is {g}, expected {w} (± {tol:.3e})"));
         }
     }
     Ok(())
 }
 
+/// Whether `got` is within `tolerance` of `want`; never for a NaN.
+fn within(got: f64, want: f64, tolerance: f64) -> bool {
+    (got - want).abs() <= tolerance
+}
+
 /// `Ok` if `got` is within `tolerance` of `want`.
 fn check_scalar(what: &str, got: f64, want: f64, tolerance: f64) -> Verdict {
-    if (got - want).abs() <= tolerance {
+    if within(got, want, tolerance) {
         Ok(())
     } else {
         Err(format!(
             "{what} is {got}, expected {want} (± {tolerance:.3e})"
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_name_the_first_wrong_element_and_reject_nan_and_wrong_lengths() {
+        let want = |i: usize| i as f64;
+        let tolerance = |_| 0.5;
+        assert_eq!(check_close(&[0.0, 1.2, 2.0], 3, want, tolerance), Ok(()));
+        let wrong = check_close(&[0.0, 1.0, 2.6], 3, want, tolerance).unwrap_err();
+        assert!(wrong.starts_with("element 2 is 2.6, expected 2"), "{wrong}");
+        assert!(check_close(&[0.0, f32::NAN], 2, want, tolerance).is_err());
+        assert!(check_close(&[0.0], 2, want, tolerance).unwrap_err().contains("expected 2"));
+        assert!(check_scalar("x", f64::NAN, 1.0, 1.0).is_err());
+        assert!(check_scalar("x", 1.5, 1.0, 0.5).is_ok());
+    }
+
+    #[test]
+    fn every_workload_checks_its_loop_and_rayon_results() {
+        for mut workload in all(Scale::Tiny) {
+            workload.run_loop();
+            assert_eq!(workload.check_loop(), Ok(()), "{}", workload.name());
+            workload.run_rayon();
+            assert_eq!(workload.check_loop(), Ok(()), "{}", workload.name());
+            assert!(workload.work().bytes > 0, "{}", workload.name());
+        }
+    }
+
+    #[test]
+    fn inputs_are_the_same_on_every_run() {
+        let draw = || uniform(&mut inputs_rng("w"), 4, 0.0..1.0);
+        assert_eq!(draw(), draw());
+        assert_ne!(draw(), uniform(&mut inputs_rng("v"), 4, 0.0..1.0));
     }
 }
