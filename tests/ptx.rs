@@ -279,3 +279,41 @@ fn the_version_and_target_parser_reads_the_built_ptx_and_hand_written_samples() 
         assert_eq!(info.min_cuda_version(), cuda, "{text}");
     }
 }
+
+#[test]
+fn oxicuda_kernels_prints_every_kernels_resources_for_the_asked_architectures() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_oxicuda"))
+            .arg("kernels")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let built = run(&[]);
+    assert!(built.contains("ptxas resources for sm_70"), "{built}");
+    for kernel in all_kernels() {
+        let line = built
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(kernel.name))
+            .unwrap_or_else(|| panic!("{} missing from:\n{built}", kernel.name));
+        let registers: u32 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        assert!(registers > 0, "{line}");
+    }
+    if gpu_builder::find_ptxas("sm_80").is_some() && gpu_builder::find_ptxas("sm_90").is_some() {
+        let now = run(&["--arch", "sm_80", "--arch", "sm_90"]);
+        assert!(now.contains("ptxas resources for sm_80"), "{now}");
+        assert!(now.contains("ptxas resources for sm_90"), "{now}");
+    } else {
+        assert!(
+            !support::on_ci(),
+            "CI must have ptxas (make setup installs it)"
+        );
+        support::say_skipped("oxicuda_kernels --arch", "no ptxas for sm_80/sm_90");
+    }
+}

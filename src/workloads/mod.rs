@@ -165,7 +165,9 @@ mod tests {
         let wrong = check_close(&[0.0, 1.0, 2.6], 3, want, tolerance).unwrap_err();
         assert!(wrong.starts_with("element 2 is 2.6, expected 2"), "{wrong}");
         assert!(check_close(&[0.0, f32::NAN], 2, want, tolerance).is_err());
-        assert!(check_close(&[0.0], 2, want, tolerance).unwrap_err().contains("expected 2"));
+        assert!(check_close(&[0.0], 2, want, tolerance)
+            .unwrap_err()
+            .contains("expected 2"));
         assert!(check_scalar("x", f64::NAN, 1.0, 1.0).is_err());
         assert!(check_scalar("x", 1.5, 1.0, 0.5).is_ok());
     }

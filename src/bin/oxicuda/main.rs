@@ -4,6 +4,7 @@
 
 mod chart;
 mod doctor;
+mod kernels;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +32,13 @@ enum Command {
     /// Check the NVIDIA driver, the GPUs, the embedded PTX and the kernel toolchain; say where
     /// kernels will run, and how to fix what does not work. Exits 1 only if the device kernels
     /// would run on cannot load them.
+    /// What each kernel costs on the GPU, from ptxas: registers, shared memory, stack, spills
+    /// and barriers (the build's sm_70 report, or ptxas run now for each `--arch`).
+    Kernels {
+        /// Assemble for these GPU architectures now, e.g. `--arch sm_80 --arch sm_90`.
+        #[arg(long)]
+        arch: Vec<String>,
+    },
     Doctor {
         /// Print the report as JSON, for scripts.
         #[arg(long)]
@@ -69,5 +77,6 @@ fn main() -> ExitCode {
             out_dir: args.out,
         }),
         Command::Doctor { json } => doctor::main(json),
+        Command::Kernels { arch } => kernels::main(&arch),
     }
 }
