@@ -238,6 +238,24 @@ fn gpu_buffers_cannot_be_used_on_the_cpu_and_copies_check_lengths() {
     );
     let mut too_long = [0u32; 4];
     assert!(buffer.copy_to(&mut too_long).is_err());
+    let short = device.upload(&[7u32, 8]).unwrap();
+    let error = buffer.copy_from_buffer(&short).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::CopyLength {
+                expected: 3,
+                actual: 2,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert_eq!(
+        buffer.to_vec().unwrap(),
+        [1, 2, 3],
+        "a failed copy leaves the buffer as it was"
+    );
 }
 
 /// `MemAvailable` and `MemTotal` of /proc/meminfo in bytes, read here without the library.

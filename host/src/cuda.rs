@@ -634,6 +634,20 @@ impl GpuDevice {
         Ok(())
     }
 
+    /// Copies device bytes into other device bytes of the same length, on the default stream
+    /// (queued: it does not wait).
+    pub(crate) fn copy_within(&self, src: &GpuBytes, dst: &mut GpuBytes) -> Result<()> {
+        let g = self.context();
+        self.check_live(&g, src)?;
+        self.check_live(&g, dst)?;
+        if let (Some(from), Some(to)) = (&src.slice, &mut dst.slice) {
+            g.stream
+                .memcpy_dtod(from, to)
+                .map_err(self.driver_error(&g, "cuMemcpyDtoD"))?;
+        }
+        Ok(())
+    }
+
     /// Copies host bytes into existing device bytes of the same length.
     pub(crate) fn overwrite(&self, dst: &mut GpuBytes, src: &[u8]) -> Result<()> {
         let g = self.context();
