@@ -32,6 +32,9 @@ struct Report {
     gpu: Option<String>,
     /// Why there is no GPU column, when there is none.
     gpu_absent: Option<String>,
+    /// The GPU's measured device-to-device copy bandwidth in bytes per second (bytes read plus
+    /// bytes written): the limit of memory-bound kernels.
+    gpu_copy_bandwidth: Option<f64>,
     rows: Vec<Row>,
 }
 
@@ -86,6 +89,10 @@ fn run(options: &Options) -> Result<bool> {
         (None, Some(first_sentence(&choice.reason)))
     };
 
+    let gpu_copy_bandwidth = match &gpu_kernels {
+        Some(kernels) => Some(copy_bandwidth(kernels.device(), scale)?),
+        None => None,
+    };
     let mut workloads = workloads::all(scale);
     let columns = 2 + u64::from(gpu_kernels.is_some());
     let progress = ProgressBar::new(workloads.len() as u64 * columns);
@@ -130,6 +137,7 @@ fn run(options: &Options) -> Result<bool> {
         cpu: cpu.to_string(),
         gpu: gpu_kernels.as_ref().map(|k| k.device().to_string()),
         gpu_absent,
+        gpu_copy_bandwidth,
         rows,
     };
     let all_right = report.rows.iter().all(|row| {
@@ -171,6 +179,21 @@ fn first_sentence(text: &str) -> String {
         }
         _ => sentence.to_string(),
     }
+}
+
+/// The device's copy bandwidth: bytes read plus written per second by a device-to-device copy of
+/// 256 MiB (1 MiB at test sizes), the median of ten.
+fn copy_bandwidth(device: &Device, scale: Scale) -> Result<f64> {
+    let words = scale.pick(64 << 20, 64 << 20, 1 << 18);
+    let src = device.alloc_zeroed::<u32>(words)?;
+    let mut dst = device.alloc_zeroed::<u32>(words)?;
+    dst.copy_from_buffer(&src)?;
+    let mut times = Vec::new();
+    for _ in 0..10 {
+        times.push(device.time(|| dst.copy_from_buffer(&src))?.1);
+    }
+    times.sort();
+    Ok(2.0 * 4.0 * words as f64 / times[times.len() / 2].as_secs_f64())
 }
 
 /// How long to keep repeating a measurement, and how often at most.
@@ -334,6 +357,28 @@ fn print_table(report: &Report) {
         if i == 0 {
             let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
             println!("|-{}-|", rule.join("-|-"));
+        }
+    }
+    if let Some(limit) = report.gpu_copy_bandwidth {
+        println!(
+            "\nGPU against its limits (copy bandwidth measured here: {:.0} GB/s):",
+            limit / 1e9
+        );
+        for row in &report.rows {
+            let Some(seconds) = row.gpu.as_ref().and_then(|g| g.seconds) else {
+                continue;
+            };
+            let rate = row.bytes as f64 / seconds;
+            let mut line = format!(
+                "  {:<28} {:>8.0} GB/s = {:>5.1}% of copy bandwidth",
+                row.workload,
+                rate / 1e9,
+                100.0 * rate / limit
+            );
+            if row.flops > 0 {
+                line += &format!(", {:.1} GFLOP/s", row.flops as f64 / seconds / 1e9);
+            }
+            println!("{line}");
         }
     }
     for row in &report.rows {
