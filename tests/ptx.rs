@@ -6,6 +6,7 @@ mod support;
 use oxicuda::kernels::histogram::histogram;
 use oxicuda::kernels::matmul::{matmul_naive, matmul_tiled};
 use oxicuda::kernels::reduce::{dot_partial, sum_partial};
+use oxicuda::kernels::statistics::{statistics_merge, statistics_partial};
 use oxicuda::kernels::transpose::{transpose_naive, transpose_tiled};
 use oxicuda::kernels::{matrix_add, saxpy, vector_add};
 use oxicuda::{Arg, Kernel, KernelArgs, KernelInfo};
@@ -18,6 +19,8 @@ fn all_kernels() -> Vec<KernelInfo> {
         *matrix_add.info(),
         *dot_partial.info(),
         *sum_partial.info(),
+        *statistics_partial.info(),
+        *statistics_merge.info(),
         *histogram.info(),
         *matmul_naive.info(),
         *matmul_tiled.info(),
@@ -65,6 +68,14 @@ fn host_packing_matches_every_ptx_entry() {
         ("matrix_add", packed(&matrix_add, (&a, &b, &mut out, 3u32))),
         ("dot_partial", packed(&dot_partial, (&a, &b, &mut out))),
         ("sum_partial", packed(&sum_partial, (&a, &mut out))),
+        (
+            "statistics_partial",
+            packed(&statistics_partial, (&a, &mut vec![0.0f64; 5])),
+        ),
+        (
+            "statistics_merge",
+            packed(&statistics_merge, (&vec![0.0f64; 5], &mut vec![0.0f64; 5])),
+        ),
         (
             "histogram",
             packed(&histogram, (&a, &mut vec![0u32; 3], 0.0f32, 1.0f32)),
@@ -162,11 +173,16 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
         assert_eq!(shared("matmul_tiled"), 2 * 16 * 16 * 4, "{arch}");
         assert_eq!(shared("transpose_tiled"), 32 * 33 * 4, "{arch}");
         assert_eq!(shared("dot_partial"), 32 * 4, "{arch}");
+        // One Welford state per warp: count, mean, M2 (f64) and min, max (f32).
+        assert_eq!(shared("statistics_partial"), 32 * (3 * 8 + 2 * 4), "{arch}");
+        assert_eq!(shared("statistics_merge"), 32 * (3 * 8 + 2 * 4), "{arch}");
         for name in [
             "matmul_tiled",
             "transpose_tiled",
             "dot_partial",
             "sum_partial",
+            "statistics_partial",
+            "statistics_merge",
             "histogram",
         ] {
             assert_eq!(barriers(name), 1, "{arch} {name}");

@@ -11,6 +11,7 @@
 pub mod histogram;
 pub mod matmul;
 pub mod reduce;
+pub mod statistics;
 pub mod transpose;
 
 use gpu_std::{kernel, thread, Out};

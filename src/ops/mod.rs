@@ -16,8 +16,10 @@
 //! ```
 
 mod reduce;
+mod statistics;
 
 pub use reduce::dot;
+pub use statistics::{statistics, Statistics};
 
 use crate::{Error, Module, Result};
 
