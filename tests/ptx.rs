@@ -3,6 +3,7 @@
 
 mod support;
 
+use oxicuda::kernels::group_by::{group_by_finish, group_by_global, group_by_shared};
 use oxicuda::kernels::histogram::histogram;
 use oxicuda::kernels::matmul::{matmul_naive, matmul_tiled};
 use oxicuda::kernels::reduce::{dot_partial, sum_partial};
@@ -22,6 +23,9 @@ fn all_kernels() -> Vec<KernelInfo> {
         *statistics_partial.info(),
         *statistics_merge.info(),
         *histogram.info(),
+        *group_by_shared.info(),
+        *group_by_global.info(),
+        *group_by_finish.info(),
         *matmul_naive.info(),
         *matmul_tiled.info(),
         *transpose_naive.info(),
@@ -62,6 +66,10 @@ fn packed<'a, P>(_kernel: &Kernel<P>, args: impl KernelArgs<'a, P>) -> Vec<usize
 fn host_packing_matches_every_ptx_entry() {
     let info = oxicuda::KERNELS.info();
     let (a, b, mut out) = (vec![0.0f32; 3], vec![0.0f32; 3], vec![0.0f32; 3]);
+    // keys, values, then count, sum, lowest, highest (one per key) and rejected (2).
+    let (keys, values) = (vec![0u32; 3], vec![0.0f32; 3]);
+    let (mut count, mut sum) = (vec![0u32; 3], vec![0.0f32; 3]);
+    let (mut lowest, mut highest, mut rejected) = (vec![0u32; 3], vec![0u32; 3], vec![0u64; 2]);
     let cases = [
         ("vector_add", packed(&vector_add, (&a, &b, &mut out))),
         ("saxpy", packed(&saxpy, (1.0f32, &a, &mut out))),
@@ -79,6 +87,48 @@ fn host_packing_matches_every_ptx_entry() {
         (
             "histogram",
             packed(&histogram, (&a, &mut vec![0u32; 3], 0.0f32, 1.0f32)),
+        ),
+        (
+            "group_by_shared",
+            packed(
+                &group_by_shared,
+                (
+                    &keys,
+                    &values,
+                    &mut count,
+                    &mut sum,
+                    &mut lowest,
+                    &mut highest,
+                    &mut rejected,
+                ),
+            ),
+        ),
+        (
+            "group_by_global",
+            packed(
+                &group_by_global,
+                (
+                    &keys,
+                    &values,
+                    &mut count,
+                    &mut sum,
+                    &mut lowest,
+                    &mut highest,
+                    &mut rejected,
+                ),
+            ),
+        ),
+        (
+            "group_by_finish",
+            packed(
+                &group_by_finish,
+                (
+                    &vec![0u32; 3],
+                    &vec![0u32; 3],
+                    &mut out,
+                    &mut vec![0.0f32; 3],
+                ),
+            ),
         ),
         (
             "matmul_naive",
@@ -184,12 +234,50 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
             "statistics_partial",
             "statistics_merge",
             "histogram",
+            "group_by_shared",
         ] {
             assert_eq!(barriers(name), 1, "{arch} {name}");
         }
-        for name in ["matmul_naive", "transpose_naive", "vector_add"] {
+        for name in [
+            "matmul_naive",
+            "transpose_naive",
+            "vector_add",
+            "group_by_global",
+            "group_by_finish",
+        ] {
             assert_eq!((shared(name), barriers(name)), (0, 0), "{arch} {name}");
         }
+    }
+}
+
+/// The PTX of one `.entry`, from its name to its closing brace.
+fn entry_source(name: &str) -> &'static str {
+    let source = oxicuda::KERNELS.source();
+    let start = source
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("no .entry {name}"));
+    let end = source[start..].find("\n}\n").expect("an entry ends with }") + start;
+    &source[start..end]
+}
+
+#[test]
+fn group_by_updates_min_and_max_with_one_integer_atomic_not_a_cas_loop() {
+    // Min and max are kept as order-preserving u32 keys so that a native `atom.max.u32` updates
+    // them; a float compare-and-swap loop would serialise on a hot key in shared memory.
+    for (name, scope) in [("group_by_shared", "cta"), ("group_by_global", "gpu")] {
+        let body = entry_source(name);
+        assert!(
+            body.contains(&format!("atom.relaxed.{scope}.max.u32")),
+            "{name}"
+        );
+        assert!(
+            body.contains(&format!("atom.relaxed.{scope}.add.f32")),
+            "{name}"
+        );
+        assert!(
+            !body.contains(".cas."),
+            "{name} has a compare-and-swap loop"
+        );
     }
 }
 

@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+pub mod group_by;
 pub mod histogram;
 pub mod matmul;
 pub mod reduce;
