@@ -256,6 +256,14 @@ fn gpu_statistics_match_the_f64_reference() {
         assert_matches(&got, &x, &format!("GPU n={n} seed={seed}"));
         let on_gpu = ops::statistics(&kernels, &gpu.upload(&x).unwrap()).unwrap();
         assert_matches(&on_gpu, &x, &format!("GPU buffer n={n} seed={seed}"));
+        let want = reference(&x);
+        let sum = ops::sum(&kernels, &x).unwrap() as f64;
+        let bound = 4.0 * f32::EPSILON as f64 * want.sum_abs * (n as f64).log2().max(1.0);
+        assert!(
+            (sum - want.sum).abs() <= bound,
+            "GPU sum n={n}: {sum} vs {} seed={seed}",
+            want.sum
+        );
     }
     let mut x = support::random_f32(&mut rng, 100_003);
     x[77_777] = f32::NAN;
@@ -267,5 +275,30 @@ fn gpu_statistics_match_the_f64_reference() {
         (got.min, got.max),
         (want.min, want.max),
         "GPU NaN seed={seed}"
+    );
+}
+
+#[test]
+fn sum_is_the_f32_sum_within_its_rounding() {
+    // ops::sum, the f32 counterpart of Statistics::sum.
+    let kernels = cpu_kernels();
+    let (mut rng, seed) = support::rng();
+    for n in LENGTHS {
+        let x = support::random_f32(&mut rng, n);
+        let want = reference(&x);
+        let got = ops::sum(&kernels, &x).unwrap() as f64;
+        // f32 partial sums of n terms: the worst case is n·ε·Σ|x|; with random signs the error
+        // stays far below this bound (the dot product's test uses the same).
+        let bound = 4.0 * f32::EPSILON as f64 * want.sum_abs * (n as f64).log2().max(1.0);
+        assert!(
+            (got - want.sum).abs() <= bound,
+            "n={n}: {got} vs {} (bound {bound}) seed={seed}",
+            want.sum
+        );
+    }
+    let error = ops::sum(&kernels, &[0.0f32; 0]).unwrap_err();
+    assert!(
+        matches!(&error, Error::InvalidInput { op: "sum", detail } if detail == "x is empty"),
+        "{error}"
     );
 }

@@ -22,7 +22,7 @@ mod reduce;
 mod statistics;
 
 pub use group_by::{group_by, group_by_shared_max_keys, GroupStats};
-pub use reduce::dot;
+pub use reduce::{dot, sum};
 pub use statistics::{statistics, Statistics};
 
 use crate::{Error, Module, Result};
