@@ -3,9 +3,11 @@
 
 mod support;
 
+use oxicuda::kernels::group_by::{group_by_finish, group_by_global, group_by_shared};
 use oxicuda::kernels::histogram::histogram;
 use oxicuda::kernels::matmul::{matmul_naive, matmul_tiled};
 use oxicuda::kernels::reduce::{dot_partial, sum_partial};
+use oxicuda::kernels::statistics::{statistics_merge, statistics_partial};
 use oxicuda::kernels::transpose::{transpose_naive, transpose_tiled};
 use oxicuda::kernels::{matrix_add, saxpy, vector_add};
 use oxicuda::{Arg, Kernel, KernelArgs, KernelInfo};
@@ -18,7 +20,12 @@ fn all_kernels() -> Vec<KernelInfo> {
         *matrix_add.info(),
         *dot_partial.info(),
         *sum_partial.info(),
+        *statistics_partial.info(),
+        *statistics_merge.info(),
         *histogram.info(),
+        *group_by_shared.info(),
+        *group_by_global.info(),
+        *group_by_finish.info(),
         *matmul_naive.info(),
         *matmul_tiled.info(),
         *transpose_naive.info(),
@@ -59,6 +66,10 @@ fn packed<'a, P>(_kernel: &Kernel<P>, args: impl KernelArgs<'a, P>) -> Vec<usize
 fn host_packing_matches_every_ptx_entry() {
     let info = oxicuda::KERNELS.info();
     let (a, b, mut out) = (vec![0.0f32; 3], vec![0.0f32; 3], vec![0.0f32; 3]);
+    // keys, values, then count, sum, lowest, highest (one per key) and rejected (2).
+    let (keys, values) = (vec![0u32; 3], vec![0.0f32; 3]);
+    let (mut count, mut sum) = (vec![0u32; 3], vec![0.0f32; 3]);
+    let (mut lowest, mut highest, mut rejected) = (vec![0u32; 3], vec![0u32; 3], vec![0u64; 2]);
     let cases = [
         ("vector_add", packed(&vector_add, (&a, &b, &mut out))),
         ("saxpy", packed(&saxpy, (1.0f32, &a, &mut out))),
@@ -66,8 +77,58 @@ fn host_packing_matches_every_ptx_entry() {
         ("dot_partial", packed(&dot_partial, (&a, &b, &mut out))),
         ("sum_partial", packed(&sum_partial, (&a, &mut out))),
         (
+            "statistics_partial",
+            packed(&statistics_partial, (&a, &mut vec![0.0f64; 5])),
+        ),
+        (
+            "statistics_merge",
+            packed(&statistics_merge, (&vec![0.0f64; 5], &mut vec![0.0f64; 5])),
+        ),
+        (
             "histogram",
             packed(&histogram, (&a, &mut vec![0u32; 3], 0.0f32, 1.0f32)),
+        ),
+        (
+            "group_by_shared",
+            packed(
+                &group_by_shared,
+                (
+                    &keys,
+                    &values,
+                    &mut count,
+                    &mut sum,
+                    &mut lowest,
+                    &mut highest,
+                    &mut rejected,
+                ),
+            ),
+        ),
+        (
+            "group_by_global",
+            packed(
+                &group_by_global,
+                (
+                    &keys,
+                    &values,
+                    &mut count,
+                    &mut sum,
+                    &mut lowest,
+                    &mut highest,
+                    &mut rejected,
+                ),
+            ),
+        ),
+        (
+            "group_by_finish",
+            packed(
+                &group_by_finish,
+                (
+                    &vec![0u32; 3],
+                    &vec![0u32; 3],
+                    &mut out,
+                    &mut vec![0.0f32; 3],
+                ),
+            ),
         ),
         (
             "matmul_naive",
@@ -162,18 +223,61 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
         assert_eq!(shared("matmul_tiled"), 2 * 16 * 16 * 4, "{arch}");
         assert_eq!(shared("transpose_tiled"), 32 * 33 * 4, "{arch}");
         assert_eq!(shared("dot_partial"), 32 * 4, "{arch}");
+        // One Welford state per warp: count, mean, M2 (f64) and min, max (f32).
+        assert_eq!(shared("statistics_partial"), 32 * (3 * 8 + 2 * 4), "{arch}");
+        assert_eq!(shared("statistics_merge"), 32 * (3 * 8 + 2 * 4), "{arch}");
         for name in [
             "matmul_tiled",
             "transpose_tiled",
             "dot_partial",
             "sum_partial",
+            "statistics_partial",
+            "statistics_merge",
             "histogram",
+            "group_by_shared",
         ] {
             assert_eq!(barriers(name), 1, "{arch} {name}");
         }
-        for name in ["matmul_naive", "transpose_naive", "vector_add"] {
+        for name in [
+            "matmul_naive",
+            "transpose_naive",
+            "vector_add",
+            "group_by_global",
+            "group_by_finish",
+        ] {
             assert_eq!((shared(name), barriers(name)), (0, 0), "{arch} {name}");
         }
+    }
+}
+
+/// The PTX of one `.entry`, from its name to its closing brace.
+fn entry_source(name: &str) -> &'static str {
+    let source = oxicuda::KERNELS.source();
+    let start = source
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("no .entry {name}"));
+    let end = source[start..].find("\n}\n").expect("an entry ends with }") + start;
+    &source[start..end]
+}
+
+#[test]
+fn group_by_updates_min_and_max_with_one_integer_atomic_not_a_cas_loop() {
+    // Min and max are kept as order-preserving u32 keys so that a native `atom.max.u32` updates
+    // them; a float compare-and-swap loop would serialise on a hot key in shared memory.
+    for (name, scope) in [("group_by_shared", "cta"), ("group_by_global", "gpu")] {
+        let body = entry_source(name);
+        assert!(
+            body.contains(&format!("atom.relaxed.{scope}.max.u32")),
+            "{name}"
+        );
+        assert!(
+            body.contains(&format!("atom.relaxed.{scope}.add.f32")),
+            "{name}"
+        );
+        assert!(
+            !body.contains(".cas."),
+            "{name} has a compare-and-swap loop"
+        );
     }
 }
 

@@ -8,9 +8,11 @@
 #![warn(missing_docs)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+pub mod group_by;
 pub mod histogram;
 pub mod matmul;
 pub mod reduce;
+pub mod statistics;
 pub mod transpose;
 
 use gpu_std::{kernel, thread, Out};

@@ -2,9 +2,11 @@
 //! launch shape for the device and launches the kernels of [`crate::kernels`] on it.
 //!
 //! Every function takes the [`Module`] of [`crate::KERNELS`] loaded on a device (GPU or CPU
-//! executor), inputs as [`InputData`] (host slices, copied to a GPU for the call, or
-//! [`DeviceBuffer`](crate::DeviceBuffer)s, used in place) and outputs as [`OutputData`]. Inputs
-//! that do not fit together are an [`Error::InvalidInput`] before anything runs.
+//! executor), inputs as [`InputData`](crate::InputData) (host slices, copied to a GPU for the
+//! call, or [`DeviceBuffer`](crate::DeviceBuffer)s, used in place) and outputs as
+//! [`OutputData`](crate::OutputData), or returns its results (values, or device buffers as
+//! [`group_by`] does). Inputs that do not fit together are an [`Error::InvalidInput`] before
+//! anything runs.
 //!
 //! ```
 //! use oxicuda::{ops, Device};
@@ -15,9 +17,13 @@
 //! # Ok::<(), oxicuda::Error>(())
 //! ```
 
+mod group_by;
 mod reduce;
+mod statistics;
 
-pub use reduce::dot;
+pub use group_by::{group_by, group_by_shared_max_keys, GroupStats};
+pub use reduce::{dot, sum};
+pub use statistics::{statistics, Statistics};
 
 use crate::{Error, Module, Result};
 

@@ -1,4 +1,4 @@
-//! Reductions: dot product.
+//! Reductions: dot product and sum.
 
 use super::{check_len, check_not_empty, grid_stride_blocks, reduce_threads, THREADS_1D};
 use crate::kernels::reduce::{dot_partial, sum_partial};
@@ -27,5 +27,22 @@ pub fn dot(
     launch!(kernels, dot_partial[blocks, THREADS_1D](a, b, &mut partial))?;
     let mut total = device.alloc_zeroed::<f32>(1)?;
     launch!(kernels, sum_partial[1, reduce_threads(blocks)](&partial, &mut total))?;
+    Ok(total.to_vec()?[0])
+}
+
+/// `Σ x[i]` in f32, in two passes of [`sum_partial`] (one partial sum per block, then one block
+/// sums those): the fast sum; [`crate::ops::statistics`] gives it in f64 with the other moments.
+///
+/// # Errors
+/// [`crate::Error::InvalidInput`] if `x` is empty; launch errors.
+pub fn sum(kernels: &Module, x: &(impl InputData<f32> + ?Sized)) -> Result<f32> {
+    const OP: &str = "sum";
+    check_not_empty(OP, "x", x.len())?;
+    let blocks = grid_stride_blocks(kernels, x.len(), THREADS_1D).min(MAX_PARTIALS);
+    let device = kernels.device();
+    let mut partial = device.alloc_zeroed::<f32>(blocks as usize)?;
+    launch!(kernels, sum_partial[blocks, THREADS_1D](x, &mut partial))?;
+    let mut total = device.alloc_zeroed::<f32>(1)?;
+    launch!(kernels, sum_partial[1, MAX_PARTIALS](&partial, &mut total))?;
     Ok(total.to_vec()?[0])
 }

@@ -1,0 +1,193 @@
+//! Group-by aggregation: rows `(key, value)` with `key` in `0..K` → per key the row count, the
+//! sum, min and max of the values.
+//!
+//! Two kernels with one output layout: [`group_by_shared`] privatises the `K` keys' state in the
+//! block's shared memory (fast block-scope atomics, then one device-wide atomic per key and
+//! block), for small `K`; [`group_by_global`] updates the global state directly, for `K` too
+//! large for shared memory. [`group_by_finish`] turns the min/max state into f32.
+//!
+//! # State
+//! `count[k]` (u32) and `sum[k]` (f32) start at zero and take atomic adds: the order of the float
+//! additions depends on scheduling, so sums may differ in the last bits from run to run.
+//! Min and max are kept as [`order_key`]s, which compare as unsigned integers in the order of
+//! the floats, so that one native integer `atom.max` (no compare-and-swap loop, which contends
+//! badly in shared memory) updates them: `highest[k]` is the largest `order_key(v)`, `lowest[k]`
+//! the largest `!order_key(v)`. Every non-NaN value's key is nonzero either way, so the zero
+//! start means "no value yet" and [`group_by_finish`] turns it into `+∞` (min) or `−∞` (max).
+//!
+//! # NaN values, keys out of range
+//! A NaN value is counted and makes its key's sum NaN; min and max ignore it (as [`f32::min`]).
+//! A row whose key is `≥ K` changes no key's state: it adds 1 to `rejected[0]` and raises
+//! `rejected[1]` to its key, so the caller can report how many rows were out of range and the
+//! largest key seen.
+
+use gpu_std::{dynamic_shared, kernel, thread, Out};
+
+/// Bytes of shared memory [`group_by_shared`] needs per key: count, sum, lowest, highest.
+pub const SHARED_BYTES_PER_KEY: usize = 16;
+
+/// A u32 that orders like `x` among non-NaN floats: flip every bit of a negative float, only the
+/// sign bit of a positive one (`−0.0` comes just before `+0.0`). `−∞` maps to `0x007F_FFFF` and
+/// `+∞` to `0xFF80_0000`, so no non-NaN value maps to 0, nor does its complement.
+#[inline(always)]
+pub fn order_key(x: f32) -> u32 {
+    let bits = x.to_bits();
+    if bits & 0x8000_0000 != 0 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
+}
+
+/// The float whose [`order_key`] is `key`.
+#[inline(always)]
+pub fn from_order_key(key: u32) -> f32 {
+    f32::from_bits(if key & 0x8000_0000 != 0 {
+        key & 0x7FFF_FFFF
+    } else {
+        !key
+    })
+}
+
+/// Counts a row whose `key` is out of range in `rejected` (`[rows, largest key]`).
+#[inline(always)]
+fn reject(rejected: &Out<u64>, key: u32) {
+    rejected.atomic_add(0, 1);
+    rejected.atomic_max(1, key as u64);
+}
+
+/// Aggregates the rows this grid's threads visit (grid-stride) into the state of the module doc,
+/// `K = count.len()` keys, through a private copy of the state per block in dynamic shared
+/// memory; rows with keys `≥ K` go to `rejected` (`[rows, largest key]`, 2 elements).
+///
+/// Launch with `shared_mem_bytes = SHARED_BYTES_PER_KEY · K` (48 KiB, the limit without opting
+/// in, holds 3072 keys); the kernel asserts it has that much. Each block adds its non-empty keys
+/// to the global state once, so fewer, larger blocks (one or two per multiprocessor) merge less.
+#[kernel(same_len(keys, values), same_len(count, sum, lowest, highest))]
+pub fn group_by_shared(
+    keys: &[u32],
+    values: &[f32],
+    count: Out<u32>,
+    sum: Out<f32>,
+    lowest: Out<u32>,
+    highest: Out<u32>,
+    rejected: Out<u64>,
+) {
+    let k = count.len();
+    // One allocation seen as u32 and as f32: [count | sum | lowest | highest], k each.
+    let local = dynamic_shared::<u32>();
+    let local_sum = dynamic_shared::<f32>();
+    assert!(
+        local.len() >= 4 * k,
+        "group_by_shared needs shared_mem_bytes = SHARED_BYTES_PER_KEY × count.len()"
+    );
+    let t = thread::thread_idx().x as usize;
+    let threads = thread::block_dim().x as usize;
+    let mut j = t;
+    while j < k {
+        local.set(j, 0);
+        local_sum.set(k + j, 0.0);
+        local.set(2 * k + j, 0);
+        local.set(3 * k + j, 0);
+        j += threads;
+    }
+    thread::sync_threads();
+    let stride = thread::grid_size_1d();
+    let mut i = thread::index_1d();
+    while i < keys.len() {
+        let key = keys[i];
+        let value = values[i];
+        let g = key as usize;
+        if g < k {
+            local.atomic_add(g, 1);
+            local_sum.atomic_add(k + g, value);
+            if !value.is_nan() {
+                let order = order_key(value);
+                local.atomic_max(2 * k + g, !order);
+                local.atomic_max(3 * k + g, order);
+            }
+        } else {
+            reject(&rejected, key);
+        }
+        i += stride;
+    }
+    thread::sync_threads();
+    let mut j = t;
+    while j < k {
+        let n = local.get(j);
+        if n != 0 {
+            count.atomic_add(j, n);
+            sum.atomic_add(j, local_sum.get(k + j));
+            let low = local.get(2 * k + j);
+            if low != 0 {
+                lowest.atomic_max(j, low);
+                highest.atomic_max(j, local.get(3 * k + j));
+            }
+        }
+        j += threads;
+    }
+}
+
+/// [`group_by_shared`] without shared memory: each row updates the global state of its key
+/// directly (device-wide atomics), for any `K`. With many keys the rows spread over many
+/// addresses, so the atomics rarely collide.
+#[kernel(same_len(keys, values), same_len(count, sum, lowest, highest))]
+pub fn group_by_global(
+    keys: &[u32],
+    values: &[f32],
+    count: Out<u32>,
+    sum: Out<f32>,
+    lowest: Out<u32>,
+    highest: Out<u32>,
+    rejected: Out<u64>,
+) {
+    let k = count.len();
+    let stride = thread::grid_size_1d();
+    let mut i = thread::index_1d();
+    while i < keys.len() {
+        let key = keys[i];
+        let value = values[i];
+        let g = key as usize;
+        if g < k {
+            count.atomic_add(g, 1);
+            sum.atomic_add(g, value);
+            if !value.is_nan() {
+                let order = order_key(value);
+                lowest.atomic_max(g, !order);
+                highest.atomic_max(g, order);
+            }
+        } else {
+            reject(&rejected, key);
+        }
+        i += stride;
+    }
+}
+
+/// `min[k]`, `max[k]` from the `lowest`/`highest` state of [`group_by_shared`] or
+/// [`group_by_global`]: `+∞` and `−∞` where no non-NaN value was seen. Grid-stride.
+#[kernel(same_len(lowest, highest, min, max))]
+pub fn group_by_finish(lowest: &[u32], highest: &[u32], min: Out<f32>, max: Out<f32>) {
+    let stride = thread::grid_size_1d();
+    let mut i = thread::index_1d();
+    while i < min.len() {
+        let low = lowest[i];
+        let high = highest[i];
+        min.set(
+            i,
+            if low == 0 {
+                f32::INFINITY
+            } else {
+                from_order_key(!low)
+            },
+        );
+        max.set(
+            i,
+            if high == 0 {
+                f32::NEG_INFINITY
+            } else {
+                from_order_key(high)
+            },
+        );
+        i += stride;
+    }
+}

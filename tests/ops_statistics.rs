@@ -1,0 +1,304 @@
+//! `ops::statistics` (and its kernels at odd launch shapes) on the CPU executor in checked mode,
+//! against an f64 two-pass reference; on a GPU when there is one.
+
+mod support;
+
+use oxicuda::kernels::statistics::{statistics_merge, statistics_partial, STATE_LEN};
+use oxicuda::ops::{self, Statistics};
+use oxicuda::{launch, Device, Error, Module};
+use rand::rngs::StdRng;
+use rand::Rng;
+
+const LENGTHS: [usize; 7] = [1, 2, 31, 33, 1000, 4099, 1 << 20];
+
+fn cpu_kernels() -> Module {
+    let device = Device::cpu();
+    assert!(device.checks_enabled(), "these tests run in checked mode");
+    device.load(&oxicuda::KERNELS).unwrap()
+}
+
+/// The textbook two-pass statistics in f64: the mean first, then `Σ(x − mean)²`. Min and max
+/// ignore NaN unless every value is NaN (`reduce(f32::min)`).
+struct Reference {
+    sum: f64,
+    sum_abs: f64,
+    mean: f64,
+    variance: f64,
+    min: f32,
+    max: f32,
+}
+
+fn reference(x: &[f32]) -> Reference {
+    let n = x.len() as f64;
+    let sum: f64 = x.iter().map(|&v| v as f64).sum();
+    let mean = sum / n;
+    let variance = x.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n;
+    Reference {
+        sum,
+        sum_abs: x.iter().map(|&v| (v as f64).abs()).sum(),
+        mean,
+        variance,
+        min: x.iter().copied().reduce(f32::min).unwrap(),
+        max: x.iter().copied().reduce(f32::max).unwrap(),
+    }
+}
+
+/// Values around `offset`: `offset + U(−1, 1)`.
+fn around(rng: &mut StdRng, n: usize, offset: f32) -> Vec<f32> {
+    (0..n)
+        .map(|_| offset + rng.random_range(-1.0f32..1.0))
+        .collect()
+}
+
+/// `got` against the f64 reference of `x`. The f64 accumulators leave errors near f64's
+/// rounding: 1e-12 of the magnitude for the mean and sum, 1e-9 relative for the variance.
+fn assert_matches(got: &Statistics, x: &[f32], what: &str) {
+    let want = reference(x);
+    let n = x.len();
+    assert_eq!(got.count, n, "{what}: count");
+    assert_eq!((got.min, got.max), (want.min, want.max), "{what}: min, max");
+    let scale = want.sum_abs / n as f64;
+    assert!(
+        (got.mean - want.mean).abs() <= 1e-12 * scale,
+        "{what}: mean {} vs {}",
+        got.mean,
+        want.mean
+    );
+    assert!(
+        (got.sum - want.sum).abs() <= 1e-12 * want.sum_abs,
+        "{what}: sum {} vs {}",
+        got.sum,
+        want.sum
+    );
+    assert!(
+        (got.variance - want.variance).abs() <= 1e-9 * want.variance,
+        "{what}: variance {} vs {} (relative error {:e})",
+        got.variance,
+        want.variance,
+        (got.variance - want.variance).abs() / want.variance
+    );
+    if n > 1 {
+        let sample = want.variance * n as f64 / (n - 1) as f64;
+        assert!(
+            (got.sample_variance() - sample).abs() <= 1e-9 * sample,
+            "{what}: sample variance {} vs {sample}",
+            got.sample_variance()
+        );
+        assert!((got.std_dev() - want.variance.sqrt()).abs() <= 1e-9 * want.variance.sqrt());
+    } else {
+        assert!(got.sample_variance().is_nan() && got.sample_std_dev().is_nan());
+    }
+}
+
+/// The variance as the one-pass textbook formula `Σx²/n − mean²` gives it in f32.
+fn naive_f32_variance(x: &[f32]) -> f32 {
+    let n = x.len() as f32;
+    let (sum, sum_sq) = x
+        .iter()
+        .fold((0.0f32, 0.0f32), |(s, q), &v| (s + v, q + v * v));
+    sum_sq / n - (sum / n) * (sum / n)
+}
+
+#[test]
+fn statistics_of_any_length_match_a_two_pass_f64_reference() {
+    let kernels = cpu_kernels();
+    let (mut rng, seed) = support::rng();
+    for n in LENGTHS {
+        let x = support::random_f32(&mut rng, n);
+        let got = ops::statistics(&kernels, &x).unwrap();
+        assert_matches(&got, &x, &format!("n={n} in [-100, 100) seed={seed}"));
+    }
+}
+
+#[test]
+fn variance_stays_accurate_far_from_zero() {
+    // 1e4 + U(−1, 1): Σx²/n and mean² are both ≈ 1e8 and differ by ≈ 1/3, which the textbook
+    // one-pass formula loses to rounding (in f32 entirely); Welford and Chan's merge work with
+    // differences from the running mean and keep the variance to ~1e-12 in f64.
+    let kernels = cpu_kernels();
+    let (mut rng, seed) = support::rng();
+    for n in LENGTHS {
+        for offset in [1e4f32, -3e5] {
+            let x = around(&mut rng, n, offset);
+            let got = ops::statistics(&kernels, &x).unwrap();
+            assert_matches(&got, &x, &format!("n={n} offset={offset} seed={seed}"));
+            if n == 1 << 20 {
+                // The data is hard: the naive formula would fail the assertions above.
+                let want = reference(&x).variance;
+                let naive = naive_f32_variance(&x) as f64;
+                assert!(
+                    (naive - want).abs() > 0.1 * want,
+                    "naive {naive} vs {want}: expected the textbook formula to fail, seed={seed}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn nan_makes_the_moments_nan_but_min_and_max_ignore_it() {
+    let kernels = cpu_kernels();
+    let (mut rng, seed) = support::rng();
+    for n in [2, 33, 4099] {
+        for at in [0, n / 2, n - 1] {
+            let mut x = support::random_f32(&mut rng, n);
+            x[at] = f32::NAN;
+            let got = ops::statistics(&kernels, &x).unwrap();
+            let what = format!("n={n} NaN at {at} seed={seed}");
+            assert_eq!(got.count, n, "{what}");
+            assert!(
+                got.sum.is_nan() && got.mean.is_nan() && got.variance.is_nan(),
+                "{what}: {got:?}"
+            );
+            let finite: Vec<f32> = x.iter().copied().filter(|v| !v.is_nan()).collect();
+            let want = reference(&finite);
+            assert_eq!((got.min, got.max), (want.min, want.max), "{what}");
+        }
+    }
+    // Only NaN: no value to be the min or max.
+    let got = ops::statistics(&kernels, &[f32::NAN; 40]).unwrap();
+    assert_eq!(got.count, 40);
+    assert!(
+        got.min.is_nan() && got.max.is_nan() && got.mean.is_nan(),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn infinities_and_equal_values() {
+    let kernels = cpu_kernels();
+    let got = ops::statistics(&kernels, &[1.0f32, f32::INFINITY, 3.0]).unwrap();
+    assert_eq!(
+        (got.min, got.max, got.mean),
+        (1.0, f32::INFINITY, f64::INFINITY)
+    );
+    assert!(got.variance.is_nan(), "{got:?}");
+    let got = ops::statistics(&kernels, &[f32::NEG_INFINITY; 3]).unwrap();
+    assert_eq!((got.min, got.max), (f32::NEG_INFINITY, f32::NEG_INFINITY));
+    // Equal values: the variance is exactly 0, not a rounding residue.
+    let got = ops::statistics(&kernels, &vec![1234.5f32; 4099]).unwrap();
+    assert_eq!(
+        (got.mean, got.variance, got.min, got.max),
+        (1234.5, 0.0, 1234.5, 1234.5)
+    );
+}
+
+#[test]
+fn statistics_reads_device_buffers_and_subslices() {
+    let kernels = cpu_kernels();
+    let (mut rng, seed) = support::rng();
+    let x = around(&mut rng, 5000, 100.0);
+    let buffer = kernels.device().upload(&x).unwrap();
+    let from_buffer = ops::statistics(&kernels, &buffer).unwrap();
+    assert_matches(&from_buffer, &x, &format!("device buffer seed={seed}"));
+    let tail = ops::statistics(&kernels, &x[1..]).unwrap();
+    assert_matches(&tail, &x[1..], &format!("x[1..] seed={seed}"));
+}
+
+#[test]
+fn statistics_of_nothing_is_invalid_input() {
+    let kernels = cpu_kernels();
+    let empty: Vec<f32> = Vec::new();
+    let error = ops::statistics(&kernels, &empty).unwrap_err();
+    assert!(
+        matches!(&error, Error::InvalidInput { op: "statistics", detail } if detail == "x is empty"),
+        "{error}"
+    );
+}
+
+#[test]
+fn the_kernels_merge_correctly_at_any_launch_shape() {
+    // Blocks of 1 thread, a partial warp, several partial warps, a full 1024; the second pass
+    // with several blocks (one state per block) merged again by one block of 33 threads.
+    let kernels = cpu_kernels();
+    let (mut rng, seed) = support::rng();
+    for n in [1, 31, 1000, 4099] {
+        let x = around(&mut rng, n, 1e4);
+        for (blocks, threads) in [(1, 1), (1, 33), (3, 96), (7, 1024)] {
+            let mut partial = vec![f64::NAN; blocks * STATE_LEN];
+            launch!(kernels, statistics_partial[blocks as u32, threads](&x, &mut partial)).unwrap();
+            let mut merged = vec![f64::NAN; 2 * STATE_LEN];
+            launch!(kernels, statistics_merge[2, 5](&partial, &mut merged)).unwrap();
+            let mut total = vec![f64::NAN; STATE_LEN];
+            launch!(kernels, statistics_merge[1, 33](&merged, &mut total)).unwrap();
+            let want = reference(&x);
+            let what = format!("n={n} grid={blocks}x{threads} seed={seed}");
+            assert_eq!(total[0], n as f64, "{what}: count");
+            assert!(
+                (total[1] - want.mean).abs() <= 1e-12 * want.mean.abs(),
+                "{what}"
+            );
+            let variance = total[2] / n as f64;
+            assert!(
+                (variance - want.variance).abs() <= 1e-9 * want.variance,
+                "{what}: {variance} vs {}",
+                want.variance
+            );
+            assert_eq!(
+                (total[3], total[4]),
+                (want.min as f64, want.max as f64),
+                "{what}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gpu_statistics_match_the_f64_reference() {
+    let Some(gpu) = support::gpu_or_skip("gpu_statistics_match_the_f64_reference") else {
+        return;
+    };
+    let kernels = gpu.load(&oxicuda::KERNELS).unwrap();
+    let (mut rng, seed) = support::rng();
+    for n in LENGTHS.into_iter().chain([10_000_019]) {
+        let x = around(&mut rng, n, 1e4);
+        let got = ops::statistics(&kernels, &x).unwrap();
+        assert_matches(&got, &x, &format!("GPU n={n} seed={seed}"));
+        let on_gpu = ops::statistics(&kernels, &gpu.upload(&x).unwrap()).unwrap();
+        assert_matches(&on_gpu, &x, &format!("GPU buffer n={n} seed={seed}"));
+        let want = reference(&x);
+        let sum = ops::sum(&kernels, &x).unwrap() as f64;
+        let bound = 4.0 * f32::EPSILON as f64 * want.sum_abs * (n as f64).log2().max(1.0);
+        assert!(
+            (sum - want.sum).abs() <= bound,
+            "GPU sum n={n}: {sum} vs {} seed={seed}",
+            want.sum
+        );
+    }
+    let mut x = support::random_f32(&mut rng, 100_003);
+    x[77_777] = f32::NAN;
+    let got = ops::statistics(&kernels, &x).unwrap();
+    assert!(got.mean.is_nan() && got.variance.is_nan(), "{got:?}");
+    x[77_777] = 0.0;
+    let want = reference(&x);
+    assert_eq!(
+        (got.min, got.max),
+        (want.min, want.max),
+        "GPU NaN seed={seed}"
+    );
+}
+
+#[test]
+fn sum_is_the_f32_sum_within_its_rounding() {
+    // ops::sum, the f32 counterpart of Statistics::sum.
+    let kernels = cpu_kernels();
+    let (mut rng, seed) = support::rng();
+    for n in LENGTHS {
+        let x = support::random_f32(&mut rng, n);
+        let want = reference(&x);
+        let got = ops::sum(&kernels, &x).unwrap() as f64;
+        // f32 partial sums of n terms: the worst case is n·ε·Σ|x|; with random signs the error
+        // stays far below this bound (the dot product's test uses the same).
+        let bound = 4.0 * f32::EPSILON as f64 * want.sum_abs * (n as f64).log2().max(1.0);
+        assert!(
+            (got - want.sum).abs() <= bound,
+            "n={n}: {got} vs {} (bound {bound}) seed={seed}",
+            want.sum
+        );
+    }
+    let error = ops::sum(&kernels, &[0.0f32; 0]).unwrap_err();
+    assert!(
+        matches!(&error, Error::InvalidInput { op: "sum", detail } if detail == "x is empty"),
+        "{error}"
+    );
+}
