@@ -43,6 +43,6 @@ pub fn sum(kernels: &Module, x: &(impl InputData<f32> + ?Sized)) -> Result<f32> 
     let mut partial = device.alloc_zeroed::<f32>(blocks as usize)?;
     launch!(kernels, sum_partial[blocks, THREADS_1D](x, &mut partial))?;
     let mut total = device.alloc_zeroed::<f32>(1)?;
-    launch!(kernels, sum_partial[1, MAX_PARTIALS](&partial, &mut total))?;
+    launch!(kernels, sum_partial[1, reduce_threads(blocks)](&partial, &mut total))?;
     Ok(total.to_vec()?[0])
 }

@@ -18,7 +18,9 @@
 //! ```
 
 mod dot;
+mod group_by;
 mod matmul;
+mod statistics;
 mod vector_add;
 
 use crate::{Module, Result};
@@ -102,6 +104,12 @@ pub fn all(scale: Scale) -> Vec<Box<dyn Workload>> {
         Box::new(vector_add::VectorAdd::new(scale)),
         Box::new(dot::Dot::new(scale)),
         Box::new(matmul::Matmul::new(scale)),
+        Box::new(statistics::Statistics::new(scale)),
+        Box::new(group_by::GroupBy::new(scale, 16)),
+        Box::new(group_by::GroupBy::new(
+            scale,
+            scale.pick(1 << 20, 1 << 20, 5000),
+        )),
     ]
 }
 

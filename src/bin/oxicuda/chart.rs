@@ -82,7 +82,11 @@ fn draw(path: &Path, bars: &[Bars], gpu: Option<&str>) -> Result<(), Box<dyn std
                 SegmentValue::CenterOf(i)
             };
             Some(Text::new(
-                format!(" {value:.1}×"),
+                if value >= 1.0 {
+                    format!(" {value:.1}×")
+                } else {
+                    format!(" {value:.2}×")
+                },
                 (value.max(1.0), at),
                 ("sans-serif", 13).into_font(),
             ))

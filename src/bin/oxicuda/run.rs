@@ -279,6 +279,16 @@ fn show_time(seconds: f64) -> String {
     }
 }
 
+/// `12.3×`, or two significant digits below 1 (`0.031×`).
+fn show_speedup(speedup: f64) -> String {
+    if speedup >= 1.0 {
+        format!("{speedup:.1}×")
+    } else {
+        let decimals = (-speedup.log10().floor()) as usize + 1;
+        format!("{speedup:.decimals$}×")
+    }
+}
+
 fn cell(m: &Measured) -> String {
     match (m.seconds, &m.failure) {
         (Some(s), _) => show_time(s),
@@ -327,7 +337,7 @@ fn print_table(report: &Report) {
             cell(&row.single_thread),
             cell(&row.executor),
             gpu.map_or_else(|| "no GPU".into(), cell),
-            speedup.map_or_else(|| "—".into(), |s| format!("{s:.1}×")),
+            speedup.map_or_else(|| "—".into(), show_speedup),
         ]);
     }
     let widths: Vec<usize> = (0..header.len())
