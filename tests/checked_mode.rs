@@ -334,6 +334,19 @@ fn a_warp_mask_naming_lanes_the_block_lacks_is_refused() {
     );
 }
 
+/// The sum a warp's `shfl_down_sync` tree computes in lane 0, in f32.
+fn shuffle_down_tree_sum(lanes: &[f32]) -> f32 {
+    let mut acc = lanes.to_vec();
+    let mut offset = 16;
+    while offset > 0 {
+        for lane in 0..acc.len().saturating_sub(offset) {
+            acc[lane] += acc[lane + offset];
+        }
+        offset /= 2;
+    }
+    acc[0]
+}
+
 #[test]
 fn warp_reductions_cover_partial_warps() {
     let module = module(true);
@@ -353,6 +366,12 @@ fn warp_reductions_cover_partial_warps() {
             assert!(
                 (out[3 * i] as f64 - sum).abs() <= tolerance,
                 "sum: thread {i} threads={threads} seed={seed}"
+            );
+            // Bit for bit the GPU's order: lane l adds lane l + offset, offsets 16, 8, 4, 2, 1.
+            assert_eq!(
+                out[3 * i].to_bits(),
+                shuffle_down_tree_sum(lanes).to_bits(),
+                "sum order: thread {i} threads={threads} seed={seed}"
             );
             let min = lanes.iter().cloned().fold(f32::INFINITY, f32::min);
             let max = lanes.iter().cloned().fold(f32::NEG_INFINITY, f32::max);

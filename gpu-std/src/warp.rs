@@ -229,6 +229,12 @@ mod imp {
     pub fn sync(mask: u32) {
         join(Op::Sync, mask, 0, 0);
     }
+    /// Every lane's `value`, in lane order: the lanes outside `mask` hold 0.
+    #[track_caller]
+    pub fn gather(mask: u32, value: u64) -> [u64; cpu::WARP] {
+        join(Op::Gather, mask, value, 0);
+        cpu::gathered(super::warp_id() as usize)
+    }
 }
 
 /// Which lane a shuffle reads from.
@@ -308,17 +314,36 @@ pub fn sync_warp(mask: u32) {
 pub fn reduce<T: WarpValue>(value: T, op: impl Fn(T, T) -> T) -> T {
     let mask = warp_mask();
     let lanes = mask.count_ones();
-    let lane = lane_id();
-    let mut acc = value;
-    let mut offset = WARP_SIZE / 2;
-    while offset > 0 {
-        let other = shfl_down_sync(mask, acc, offset);
-        if lane + offset < lanes {
-            acc = op(acc, other);
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let lane = lane_id();
+        let mut acc = value;
+        let mut offset = WARP_SIZE / 2;
+        while offset > 0 {
+            let other = shfl_down_sync(mask, acc, offset);
+            if lane + offset < lanes {
+                acc = op(acc, other);
+            }
+            offset /= 2;
         }
-        offset /= 2;
+        shfl_sync(mask, acc, 0)
     }
-    shfl_sync(mask, acc, 0)
+    // The executor gathers every lane's value in one step and each lane folds them in the GPU's
+    // order (lane l takes lane l + offset, for offsets 16, 8, 4, 2, 1), so the result is the
+    // same, bit for bit, with one suspension instead of six.
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let lanes = lanes as usize;
+        let mut acc = imp::gather(mask, value.to_bits64()).map(T::from_bits64);
+        let mut offset = WARP_SIZE as usize / 2;
+        while offset > 0 {
+            for lane in 0..lanes.saturating_sub(offset) {
+                acc[lane] = op(acc[lane], acc[lane + offset]);
+            }
+            offset /= 2;
+        }
+        acc[0]
+    }
 }
 
 /// The sum of `value` over this warp's lanes, in every lane (CUDA `__reduce_add_sync` over the

@@ -47,6 +47,9 @@ pub(crate) enum WarpOp {
     Any,
     Ballot,
     Sync,
+    /// Every lane gets every lane's value (see [`gathered`]): a whole warp reduction in one
+    /// suspension instead of six shuffles.
+    Gather,
 }
 
 impl WarpOp {
@@ -60,6 +63,7 @@ impl WarpOp {
             WarpOp::Any => "any_sync",
             WarpOp::Ballot => "ballot_sync",
             WarpOp::Sync => "sync_warp",
+            WarpOp::Gather => "warp::reduce",
         }
     }
 }
@@ -160,6 +164,8 @@ struct Scheduler {
     stacks: Vec<ColoredStack>,
     /// Stacks mapped so far on this worker, to colour the next one.
     mapped: usize,
+    /// Per warp, the lanes' values of its last [`WarpOp::Gather`].
+    gathered: Vec<[u64; WARP]>,
 }
 
 std::thread_local! {
@@ -173,6 +179,7 @@ std::thread_local! {
             queue: VecDeque::new(),
             stacks: Vec::new(),
             mapped: 0,
+            gathered: Vec::new(),
         })
     };
     /// Whether this block has switched to cooperative execution.
@@ -258,6 +265,13 @@ pub(crate) fn wait(wait: Wait) -> u64 {
         s.slots[me].state = State::Waiting(wait);
     });
     drive(Until::Driver)
+}
+
+/// The values the lanes of `warp` passed to their last [`WarpOp::Gather`]: valid for each lane
+/// from its release until the warp's next gather, which cannot complete before every lane has
+/// read this one.
+pub(crate) fn gathered(warp: usize) -> [u64; WARP] {
+    SCHEDULER.with_borrow(|s| s.gathered[warp])
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -487,6 +501,13 @@ impl Scheduler {
         if op == WarpOp::Sync {
             shared::warp_synced(base / WARP, mask);
         }
+        if op == WarpOp::Gather {
+            let warp = base / WARP;
+            if self.gathered.len() <= warp {
+                self.gathered.resize(warp + 1, [0; WARP]);
+            }
+            self.gathered[warp] = values;
+        }
         for lane in lanes(mask) {
             let arg = args[lane] as usize;
             let result = match op {
@@ -497,7 +518,7 @@ impl Scheduler {
                 WarpOp::All => u64::from(ballot == mask),
                 WarpOp::Any => u64::from(ballot != 0),
                 WarpOp::Ballot => u64::from(ballot),
-                WarpOp::Sync => 0,
+                WarpOp::Sync | WarpOp::Gather => 0,
             };
             self.ready(base + lane, result);
         }

@@ -14,7 +14,7 @@ mod shared;
 pub use bug::{BugReport, KernelBug, SharedAccess};
 pub use shared::{shared_array, SharedSite};
 
-pub(crate) use block::{wait, Wait, WarpOp, WARP};
+pub(crate) use block::{gathered, wait, Wait, WarpOp, WARP};
 pub(crate) use shared::{check_access, dynamic_shared, Access};
 
 use crate::thread::Dim3;
