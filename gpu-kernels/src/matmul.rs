@@ -110,7 +110,7 @@ const HALF: usize = BLOCKED_N / 8;
 ///
 /// Layout, chosen for conflict-free shared memory:
 /// - A's tile is stored transposed (`[k][m]`) so that a thread's 4 consecutive rows are one
-///   128-bit load; each k-row has one quad of padding ([`A_PITCH`]), so the 8 threads of a
+///   128-bit load; each k-row has one quad of padding (`A_PITCH`), so the 8 threads of a
 ///   quarter-warp storing column quads of 8 different k-rows hit 8 different bank groups.
 /// - Thread `(tx, ty)` (16 × 16) owns rows `4ty..4ty+4` and `64+4ty..64+4ty+4` and likewise for
 ///   columns: a warp's B loads are 16 consecutive quads (two wavefronts, the minimum) and its A
@@ -209,12 +209,12 @@ pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32)
     // Unrolled (LLVM keeps the outer loop of two), so that `acc` stays in registers.
     unrolled!(i in [0, 1, 2, 3, 4, 5, 6, 7] {
         let r = (i / 4) * (BLOCKED_M / 2) + i % 4;
-        for j in 0..BLOCKED_PER_THREAD {
+        for (j, &value) in acc[i].iter().enumerate() {
             let q = (j / 4) * (BLOCKED_N / 2) + j % 4;
             if r < rows && q < cols {
                 // SAFETY: the row (top + r) is below m and the column (left + q) below n, so the
                 // index is below m·n ≤ c.len().
-                unsafe { c.set_unchecked((top + r) * n + left + q, acc[i][j]) };
+                unsafe { c.set_unchecked((top + r) * n + left + q, value) };
             }
         }
     });
