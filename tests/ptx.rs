@@ -4,8 +4,9 @@
 mod support;
 
 use oxicuda::kernels::group_by::{group_by_finish, group_by_global, group_by_shared};
+use oxicuda::kernels::convolution::convolve_2d;
 use oxicuda::kernels::histogram::histogram;
-use oxicuda::kernels::matmul::{matmul_naive, matmul_tiled};
+use oxicuda::kernels::matmul::{matmul_blocked, matmul_naive, matmul_tiled};
 use oxicuda::kernels::reduce::{dot_partial, sum_partial};
 use oxicuda::kernels::statistics::{statistics_merge, statistics_partial};
 use oxicuda::kernels::transpose::{transpose_naive, transpose_tiled};
@@ -28,6 +29,8 @@ fn all_kernels() -> Vec<KernelInfo> {
         *group_by_finish.info(),
         *matmul_naive.info(),
         *matmul_tiled.info(),
+        *matmul_blocked.info(),
+        *convolve_2d.info(),
         *transpose_naive.info(),
         *transpose_tiled.info(),
     ]
@@ -139,6 +142,17 @@ fn host_packing_matches_every_ptx_entry() {
             packed(&matmul_tiled, (&a, &b, &mut out, 1u32, 3u32, 1u32)),
         ),
         (
+            "matmul_blocked",
+            packed(&matmul_blocked, (&a, &b, &mut out, 1u32, 3u32, 1u32)),
+        ),
+        (
+            "convolve_2d",
+            packed(
+                &convolve_2d,
+                (&a, &mut out, &[1.0f32], 3u32, 1u32, 1u32, 0u32),
+            ),
+        ),
+        (
             "transpose_naive",
             packed(&transpose_naive, (&a, &mut out, 1u32, 3u32)),
         ),
@@ -226,8 +240,28 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
         // One Welford state per warp: count, mean, M2 (f64) and min, max (f32).
         assert_eq!(shared("statistics_partial"), 32 * (3 * 8 + 2 * 4), "{arch}");
         assert_eq!(shared("statistics_merge"), 32 * (3 * 8 + 2 * 4), "{arch}");
+        // Two buffers each of a transposed A tile (8 k-rows of 33 quads: 32 + 1 of padding) and
+        // a B tile (8 rows of 32 quads), quads of 16 bytes.
+        assert_eq!(
+            shared("matmul_blocked"),
+            2 * (8 * 33 + 8 * 32) * 16,
+            "{arch}"
+        );
+        // The 32 × 8 output tile with a halo of the largest radius, 2, for 3 channels.
+        assert_eq!(shared("convolve_2d"), 3 * (32 + 4) * (8 + 4) * 4, "{arch}");
+        // What the H200 runs (the driver compiles the sm_70 PTX for sm_90): at most 128
+        // registers, so that two blocks of 256 threads fit on a multiprocessor.
+        if arch == "sm_90" {
+            let registers = report.kernel("matmul_blocked").unwrap().registers;
+            assert!(
+                registers <= 128,
+                "{arch} matmul_blocked: {registers} registers"
+            );
+        }
         for name in [
             "matmul_tiled",
+            "matmul_blocked",
+            "convolve_2d",
             "transpose_tiled",
             "dot_partial",
             "sum_partial",
@@ -279,6 +313,30 @@ fn group_by_updates_min_and_max_with_one_integer_atomic_not_a_cas_loop() {
             "{name} has a compare-and-swap loop"
         );
     }
+}
+
+#[test]
+fn the_register_blocked_matmul_uses_fma_and_128_bit_shared_accesses_without_local_memory() {
+    let body = entry_source("matmul_blocked");
+    // The 8 × 8 fused multiply-adds of one k-step, in a loop of 8 (unrolling it further, as
+    // ptxas may do, costs registers: see the kernel's documentation). Rust never fuses
+    // `a * b + c` itself.
+    assert_eq!(
+        body.matches("fma.rn.f32").count(),
+        64,
+        "one k-step of 8 × 8"
+    );
+    assert!(!body.contains("mul.rn.f32"), "every product is fused");
+    // Per k-step: two quads of A and two of B; per tile: one quad each stored.
+    assert_eq!(body.matches("ld.v4.").count(), 4);
+    assert_eq!(
+        body.matches("st.v4.").count(),
+        4,
+        "the first tiles, then each next tile"
+    );
+    // The accumulators stay in registers (an array indexed by a rolled loop goes to .local).
+    assert!(!body.contains(".local"), "matmul_blocked uses local memory");
+    assert!(!entry_source("convolve_2d").contains(".local"));
 }
 
 #[test]

@@ -6,8 +6,27 @@
 //! element).
 #![no_std]
 #![warn(missing_docs)]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(abi_ptx, asm_experimental_arch, core_float_math)
+)]
 
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
+/// `unrolled!(i in [0, 1, 2] { body })`: `body` once per listed constant, with `i` bound to it;
+/// a loop that is certainly unrolled, for code whose arrays must stay in registers (an array
+/// indexed by a loop counter LLVM did not unroll lives in local memory).
+macro_rules! unrolled {
+    ($i:ident in [$($n:literal),* $(,)?] $body:block) => {
+        $({
+            let $i: usize = $n;
+            $body
+        })*
+    };
+}
+
+pub mod convolution;
 pub mod group_by;
 pub mod histogram;
 pub mod matmul;
@@ -16,6 +35,22 @@ pub mod statistics;
 pub mod transpose;
 
 use gpu_std::{kernel, thread, Out};
+
+/// `a·b + c` rounded once (fused multiply-add). On the GPU it is one `fma.rn.f32`, as fast as a
+/// multiply, where Rust's `a * b + c` is a multiply and an add (Rust never fuses them itself); on
+/// the host it is the same correctly rounded operation (`f32::mul_add`), so the CPU executor
+/// computes bit for bit what the GPU computes.
+#[inline(always)]
+pub(crate) fn fma(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        core::f32::math::mul_add(a, b, c)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a.mul_add(b, c)
+    }
+}
 
 /// `out[i] = a[i] + b[i]`: the seed's first example, one thread per element.
 #[kernel(same_len(a, b, out))]

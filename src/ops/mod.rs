@@ -17,13 +17,19 @@
 //! # Ok::<(), oxicuda::Error>(())
 //! ```
 
+mod convolution;
 mod group_by;
+mod matmul;
 mod reduce;
 mod statistics;
+mod transpose;
 
+pub use convolution::{convolve_2d, Filter, MAX_FILTER_RADIUS};
 pub use group_by::{group_by, group_by_shared_max_keys, GroupStats};
+pub use matmul::{matmul, Matmul, MatmulShape};
 pub use reduce::{dot, sum};
 pub use statistics::{statistics, Statistics};
+pub use transpose::{transpose, Transpose};
 
 use crate::{Error, Module, Result};
 
@@ -68,4 +74,53 @@ fn check_not_empty(op: &'static str, what: &str, n: usize) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// `a · b`, or [`Error::InvalidInput`] naming `what` if it overflows `usize`.
+fn checked_product(op: &'static str, what: &str, a: usize, b: usize) -> Result<usize> {
+    a.checked_mul(b).ok_or_else(|| Error::InvalidInput {
+        op,
+        detail: format!("{what} = {a} × {b} overflows usize"),
+    })
+}
+
+/// `value` as the `u32` a kernel takes, or [`Error::InvalidInput`] naming `what`.
+fn to_u32(op: &'static str, what: &str, value: usize) -> Result<u32> {
+    u32::try_from(value).map_err(|_| Error::InvalidInput {
+        op,
+        detail: format!(
+            "{what} = {value} is more than the kernels' limit of {}",
+            u32::MAX
+        ),
+    })
+}
+
+/// The grid of a 2D launch whose blocks each cover `tile.0` columns (x) and `tile.1` rows (y)
+/// of a `cols × rows` domain, `(⌈cols/tile.0⌉, ⌈rows/tile.1⌉)`, or [`Error::InvalidInput`] if
+/// that is more blocks than the device's grid allows (65,535 in y on CUDA GPUs). `cols` and
+/// `rows` come with their names for the message, e.g. `(n, "columns")`.
+fn grid_2d(
+    op: &'static str,
+    kernels: &Module,
+    cols: (usize, &str),
+    rows: (usize, &str),
+    tile: (usize, usize),
+) -> Result<(u32, u32)> {
+    let max = kernels.device().properties().max_grid_dim;
+    let x = cols.0.div_ceil(tile.0);
+    let y = rows.0.div_ceil(tile.1);
+    for ((count, what), side, blocks, limit, axis) in
+        [(cols, tile.0, x, max.x, "x"), (rows, tile.1, y, max.y, "y")]
+    {
+        if blocks > limit as usize {
+            return Err(Error::InvalidInput {
+                op,
+                detail: format!(
+                    "{count} {what} need {blocks} blocks of {side} in {axis}, more than the \
+                     device's limit of {limit}"
+                ),
+            });
+        }
+    }
+    Ok((x as u32, y as u32))
 }

@@ -1,0 +1,153 @@
+//! 2D filtering of an image of f32 pixels with a small square filter (3 × 3, 5 × 5), borders
+//! clamped. The image is row-major, `width × height` pixels of `channels` interleaved floats
+//! (1: grey, 3: RGB); each channel is filtered on its own with the same weights.
+//!
+//! It is a cross-correlation, as in image-processing libraries (OpenCV's `filter2D`, CUDA NPP):
+//! the filter is not flipped,
+//!
+//! ```text
+//! out[y][x][c] = Σ_{dy,dx ∈ -r..=r} w[(dy + r)·(2r + 1) + (dx + r)] · in[clamp(y + dy)][clamp(x + dx)][c]
+//! ```
+//!
+//! with `clamp` keeping coordinates inside the image (the edge pixels repeat outwards). For the
+//! symmetric filters (Gaussian blur) it is the same as a convolution; for an antisymmetric one
+//! (Sobel) a convolution would flip the sign.
+
+use gpu_std::{kernel, shared, thread, Out, Shared};
+
+/// Output columns (pixels) of the tile each block of [`convolve_2d`] computes: one warp per row.
+pub const CONV_TILE_X: usize = 32;
+/// Output rows of the tile each block of [`convolve_2d`] computes.
+pub const CONV_TILE_Y: usize = 8;
+/// Largest filter radius [`convolve_2d`] takes: 2, a 5 × 5 filter.
+pub const CONV_MAX_RADIUS: usize = 2;
+/// Most interleaved channels per pixel [`convolve_2d`] takes: 3 (RGB).
+pub const CONV_MAX_CHANNELS: usize = 3;
+/// Floats of the shared tile: the output tile and its halo of the largest radius, every channel.
+const CONV_SHARED: usize =
+    CONV_MAX_CHANNELS * (CONV_TILE_X + 2 * CONV_MAX_RADIUS) * (CONV_TILE_Y + 2 * CONV_MAX_RADIUS);
+/// Threads per block of [`convolve_2d`].
+const THREADS: usize = CONV_TILE_X * CONV_TILE_Y;
+
+/// Filters `image` into `out` (both `width · height · channels` floats) with the
+/// `(2·radius + 1)²` row-major `weights`, borders clamped: see the module documentation for the
+/// formula. `radius` is at most [`CONV_MAX_RADIUS`], `channels` 1 to [`CONV_MAX_CHANNELS`].
+///
+/// Each block loads its `32 × 8` output tile plus a `radius`-wide halo (coordinates clamped into
+/// the image) into shared memory, every channel, in one cooperative, coalesced pass over
+/// consecutive floats of each image row; after a barrier each thread computes its pixel's
+/// channels from shared memory, so each input float is read from global memory about
+/// `(32 + 2r)(8 + 2r)/256` times (1.69 for 5 × 5) instead of `(2r + 1)²` times. Radius and
+/// channel count are dispatched to compile-time constants, so that the tap loops unroll with the
+/// weights in registers. Any image size works: threads past the image load (clamped) pixels and
+/// wait at the barrier but write nothing.
+///
+/// Launch with blocks of `(CONV_TILE_X, CONV_TILE_Y)` and a grid of `(⌈width/32⌉, ⌈height/8⌉)`.
+#[kernel(same_len(image, out))]
+pub fn convolve_2d(
+    image: &[f32],
+    out: Out<f32>,
+    weights: &[f32],
+    width: u32,
+    height: u32,
+    channels: u32,
+    radius: u32,
+) {
+    let tile = shared!([f32; CONV_SHARED]);
+    let d = thread::block_dim();
+    assert!(
+        d.x as usize == CONV_TILE_X && d.y as usize == CONV_TILE_Y && d.z == 1,
+        "convolve_2d needs blocks of CONV_TILE_X × CONV_TILE_Y (32 × 8) threads"
+    );
+    let (w, h) = (width as usize, height as usize);
+    assert!(
+        w >= 1 && h >= 1 && image.len() == w * h * channels as usize,
+        "convolve_2d: the image is not width × height × channels floats"
+    );
+    let taps = (2 * radius as usize + 1) * (2 * radius as usize + 1);
+    assert!(
+        weights.len() == taps,
+        "convolve_2d: weights must have (2·radius + 1)² elements"
+    );
+    let image = Image {
+        pixels: image,
+        w,
+        h,
+    };
+    match (radius, channels) {
+        (0, 1) => filter_tile::<0, 1>(image, out, weights, tile),
+        (0, 2) => filter_tile::<0, 2>(image, out, weights, tile),
+        (0, 3) => filter_tile::<0, 3>(image, out, weights, tile),
+        (1, 1) => filter_tile::<1, 1>(image, out, weights, tile),
+        (1, 2) => filter_tile::<1, 2>(image, out, weights, tile),
+        (1, 3) => filter_tile::<1, 3>(image, out, weights, tile),
+        (2, 1) => filter_tile::<2, 1>(image, out, weights, tile),
+        (2, 2) => filter_tile::<2, 2>(image, out, weights, tile),
+        (2, 3) => filter_tile::<2, 3>(image, out, weights, tile),
+        _ => panic!("convolve_2d takes radius 0 to 2 and 1 to 3 channels"),
+    }
+}
+
+/// The input image: `w × h` pixels of interleaved channels.
+#[derive(Clone, Copy)]
+struct Image<'a> {
+    pixels: &'a [f32],
+    w: usize,
+    h: usize,
+}
+
+/// The body of [`convolve_2d`] for radius `R` and `C` channels. Every thread of the block calls
+/// it (it has a barrier).
+#[inline(always)]
+fn filter_tile<const R: usize, const C: usize>(
+    image: Image<'_>,
+    out: Out<f32>,
+    weights: &[f32],
+    tile: Shared<f32>,
+) {
+    // Floats per row of the shared tile, and its rows.
+    let pitch = (CONV_TILE_X + 2 * R) * C;
+    let tile_rows = CONV_TILE_Y + 2 * R;
+    let side = 2 * R + 1;
+    let t = thread::thread_idx();
+    // The masks change nothing (the block shape is asserted) but let the compiler see that the
+    // shared indices are in bounds.
+    let (tx, ty) = (
+        t.x as usize & (CONV_TILE_X - 1),
+        t.y as usize & (CONV_TILE_Y - 1),
+    );
+    let b = thread::block_idx();
+    let (x0, y0) = (b.x as usize * CONV_TILE_X, b.y as usize * CONV_TILE_Y);
+
+    // Load: consecutive threads take consecutive floats of a tile row, which are consecutive
+    // floats of an image row (channels interleaved) except where clamped at the borders.
+    let mut i = ty * CONV_TILE_X + tx;
+    while i < tile_rows * pitch {
+        let (row, in_row) = (i / pitch, i % pitch);
+        let (column, channel) = (in_row / C, in_row % C);
+        // (x0 + column) - R and (y0 + row) - R, clamped into the image.
+        let x = (x0 + column).saturating_sub(R).min(image.w - 1);
+        let y = (y0 + row).saturating_sub(R).min(image.h - 1);
+        tile.set(i, image.pixels[(y * image.w + x) * C + channel]);
+        i += THREADS;
+    }
+    thread::sync_threads();
+
+    let (x, y) = (x0 + tx, y0 + ty);
+    if x < image.w && y < image.h {
+        let mut w = [0.0f32; (2 * CONV_MAX_RADIUS + 1) * (2 * CONV_MAX_RADIUS + 1)];
+        for (tap, weight) in w.iter_mut().enumerate().take(side * side) {
+            *weight = weights[tap];
+        }
+        for channel in 0..C {
+            let mut sum = 0.0f32;
+            for dy in 0..side {
+                for dx in 0..side {
+                    let value = tile.get((ty + dy) * pitch + (tx + dx) * C + channel);
+                    sum = crate::fma(w[dy * side + dx], value, sum);
+                }
+            }
+            out.set((y * image.w + x) * C + channel, sum);
+        }
+    }
+}

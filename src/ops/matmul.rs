@@ -1,0 +1,111 @@
+//! Matrix product `C = A·B` of row-major f32 matrices.
+
+use super::{check_len, checked_product, grid_2d, to_u32};
+use crate::kernels::matmul::{
+    matmul_blocked, matmul_naive, matmul_tiled, BLOCKED_M, BLOCKED_N, BLOCKED_THREADS, TILE,
+};
+use crate::{launch, Error, InputData, Module, OutputData, Result};
+
+/// The shape of `C = A·B`: A is `m × k`, B is `k × n`, C is `m × n`, all row-major.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MatmulShape {
+    /// Rows of A and C.
+    pub m: usize,
+    /// Columns of B and C.
+    pub n: usize,
+    /// Columns of A, rows of B: the length of each dot product.
+    pub k: usize,
+}
+
+impl MatmulShape {
+    /// `m × k` times `k × n`.
+    pub const fn new(m: usize, n: usize, k: usize) -> Self {
+        MatmulShape { m, n, k }
+    }
+}
+
+/// Which kernel [`matmul`] runs. All three compute the same product (each element a sum of `k`
+/// products in f32); they differ in speed, and the slower ones exist to compare against.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Matmul {
+    /// [`matmul_naive`]: one thread per element of C, A and B read from global memory.
+    Naive,
+    /// [`matmul_tiled`]: `16 × 16` tiles of A and B staged in shared memory.
+    Tiled,
+    /// [`matmul_blocked`]: `128 × 128` tiles of C per block, `8 × 8` per thread in registers.
+    /// The fast one, and the default.
+    #[default]
+    RegisterBlocked,
+}
+
+/// `c = a · b` for row-major f32 matrices of `shape` (A `m × k`, B `k × n`, C `m × n`), with the
+/// kernel `kernel` ([`Matmul::default()`] is the fast one). Each element of C is accumulated in
+/// f32 in order of `k` (with fused multiply-adds in [`Matmul::RegisterBlocked`]): its error is
+/// within about `k·ε·Σ|aᵢ||bᵢ|`.
+///
+/// ```
+/// use oxicuda::ops::{self, Matmul, MatmulShape};
+/// let kernels = oxicuda::Device::cpu().load(&oxicuda::KERNELS)?;
+/// let a = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 × 3
+/// let b = [1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0]; // 3 × 2
+/// let mut c = [0.0f32; 4];
+/// ops::matmul(&kernels, &a, &b, &mut c, MatmulShape::new(2, 2, 3), Matmul::default())?;
+/// assert_eq!(c, [4.0, 5.0, 10.0, 11.0]);
+/// # Ok::<(), oxicuda::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::InvalidInput`] before anything runs if `m`, `n` or `k` is zero or above `u32::MAX`,
+/// if `m·k`, `k·n` or `m·n` overflows, if `a`, `b` or `c` is not `m·k`, `k·n` or `m·n` long, or
+/// if C needs more blocks than the device's grid allows (65,535 in y on CUDA GPUs: more than
+/// 8,388,480 rows for the default kernel, 1,048,560 for the others); launch errors.
+pub fn matmul(
+    kernels: &Module,
+    a: &(impl InputData<f32> + ?Sized),
+    b: &(impl InputData<f32> + ?Sized),
+    c: &mut (impl OutputData<f32> + ?Sized),
+    shape: MatmulShape,
+    kernel: Matmul,
+) -> Result<()> {
+    const OP: &str = "matmul";
+    let MatmulShape { m, n, k } = shape;
+    if m == 0 || n == 0 || k == 0 {
+        return Err(Error::InvalidInput {
+            op: OP,
+            detail: format!("m, n and k must be at least 1, got m = {m}, n = {n}, k = {k}"),
+        });
+    }
+    let (mu, nu, ku) = (
+        to_u32(OP, "m", m)?,
+        to_u32(OP, "n", n)?,
+        to_u32(OP, "k", k)?,
+    );
+    let a_len = checked_product(OP, "m·k", m, k)?;
+    let b_len = checked_product(OP, "k·n", k, n)?;
+    let c_len = checked_product(OP, "m·n", m, n)?;
+    check_len(OP, "a", a.len(), a_len, &format!("m × k = {m} × {k}"))?;
+    check_len(OP, "b", b.len(), b_len, &format!("k × n = {k} × {n}"))?;
+    check_len(OP, "c", c.len(), c_len, &format!("m × n = {m} × {n}"))?;
+    match kernel {
+        Matmul::Naive | Matmul::Tiled => {
+            let grid = grid_2d(OP, kernels, (n, "columns"), (m, "rows"), (TILE, TILE))?;
+            let block = (TILE as u32, TILE as u32);
+            if kernel == Matmul::Naive {
+                launch!(kernels, matmul_naive[grid, block](a, b, c, mu, nu, ku))
+            } else {
+                launch!(kernels, matmul_tiled[grid, block](a, b, c, mu, nu, ku))
+            }
+        }
+        Matmul::RegisterBlocked => {
+            let grid = grid_2d(
+                OP,
+                kernels,
+                (n, "columns"),
+                (m, "rows"),
+                (BLOCKED_N, BLOCKED_M),
+            )?;
+            let block = BLOCKED_THREADS as u32;
+            launch!(kernels, matmul_blocked[grid, block](a, b, c, mu, nu, ku))
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Matrix transpose.
+
+use super::{check_len, checked_product, grid_2d, to_u32};
+use crate::kernels::transpose::{transpose_naive, transpose_tiled, TRANSPOSE_ROWS, TRANSPOSE_TILE};
+use crate::{launch, Error, InputData, Module, OutputData, Result};
+
+/// Side of the square blocks of [`Transpose::Naive`].
+const NAIVE_BLOCK: usize = 16;
+
+/// Which kernel [`transpose`] runs. Both move every element exactly; they differ in speed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Transpose {
+    /// [`transpose_naive`]: one thread per element, reads coalesced but writes strided by
+    /// `rows`, which wastes most of each memory transaction. For comparison.
+    Naive,
+    /// [`transpose_tiled`]: through a padded `32 × 33` shared-memory tile, so that reads and
+    /// writes are both coalesced. The default.
+    #[default]
+    Coalesced,
+}
+
+/// `output = inputᵀ`: `input` is a row-major `rows × cols` matrix, `output` the row-major
+/// `cols × rows` one, with `output[x·rows + y] = input[y·cols + x]`, bit for bit.
+///
+/// ```
+/// use oxicuda::ops::{self, Transpose};
+/// let kernels = oxicuda::Device::cpu().load(&oxicuda::KERNELS)?;
+/// let input = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 × 3
+/// let mut output = [0.0f32; 6];
+/// ops::transpose(&kernels, &input, &mut output, 2, 3, Transpose::default())?;
+/// assert_eq!(output, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]); // 3 × 2
+/// # Ok::<(), oxicuda::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::InvalidInput`] before anything runs if `rows` or `cols` is zero or above
+/// `u32::MAX`, if `rows·cols` overflows, if `input` or `output` is not `rows·cols` long, or if
+/// the matrix needs more blocks than the device's grid allows (65,535 in y on CUDA GPUs: more
+/// than 2,097,120 rows for [`Transpose::Coalesced`]); launch errors.
+pub fn transpose(
+    kernels: &Module,
+    input: &(impl InputData<f32> + ?Sized),
+    output: &mut (impl OutputData<f32> + ?Sized),
+    rows: usize,
+    cols: usize,
+    kernel: Transpose,
+) -> Result<()> {
+    const OP: &str = "transpose";
+    if rows == 0 || cols == 0 {
+        return Err(Error::InvalidInput {
+            op: OP,
+            detail: format!("rows and cols must be at least 1, got {rows} × {cols}"),
+        });
+    }
+    let (r, c) = (to_u32(OP, "rows", rows)?, to_u32(OP, "cols", cols)?);
+    let len = checked_product(OP, "rows·cols", rows, cols)?;
+    let why = format!("rows × cols = {rows} × {cols}");
+    check_len(OP, "input", input.len(), len, &why)?;
+    check_len(OP, "output", output.len(), len, &why)?;
+    match kernel {
+        Transpose::Naive => {
+            let tile = (NAIVE_BLOCK, NAIVE_BLOCK);
+            let grid = grid_2d(OP, kernels, (cols, "columns"), (rows, "rows"), tile)?;
+            let block = (NAIVE_BLOCK as u32, NAIVE_BLOCK as u32);
+            launch!(kernels, transpose_naive[grid, block](input, output, r, c))
+        }
+        Transpose::Coalesced => {
+            let tile = (TRANSPOSE_TILE, TRANSPOSE_TILE);
+            let grid = grid_2d(OP, kernels, (cols, "columns"), (rows, "rows"), tile)?;
+            let block = (TRANSPOSE_TILE as u32, TRANSPOSE_ROWS as u32);
+            launch!(kernels, transpose_tiled[grid, block](input, output, r, c))
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! `ops::transpose`: both kernels move every element bit for bit, on random matrices of awkward
+//! shapes, on the CPU executor (checked mode) and, where there is one, a GPU; and the inputs it
+//! refuses.
+
+mod support;
+
+use oxicuda::ops::{self, Transpose};
+use oxicuda::{Device, Error, Module};
+
+const KERNELS: [Transpose; 2] = [Transpose::Naive, Transpose::Coalesced];
+
+/// 1×1, single rows and columns, primes, one off the 32 tile, tall and skinny.
+const SHAPES: [(usize, usize); 9] = [
+    (1, 1),
+    (1, 67),
+    (67, 1),
+    (33, 31),
+    (32, 32),
+    (131, 67),
+    (4099, 3),
+    (3, 4099),
+    (65, 97),
+];
+
+fn cpu_kernels() -> Module {
+    let device = Device::cpu();
+    assert!(device.checks_enabled(), "these tests run in checked mode");
+    device.load(&oxicuda::KERNELS).unwrap()
+}
+
+/// Transposes a random matrix with every kernel and compares bits with the index formula.
+/// Among the values: -0.0, NaNs with payloads and subnormals, which a float comparison would
+/// not tell apart.
+fn check_all(kernels: &Module, rows: usize, cols: usize) {
+    let (mut rng, seed) = support::rng();
+    let mut input = support::random_f32(&mut rng, rows * cols);
+    let specials = [
+        -0.0f32,
+        f32::from_bits(0x7fc0_1234),
+        f32::from_bits(0xffa0_0001),
+        1e-40,
+    ];
+    for (slot, special) in input.iter_mut().step_by(7).zip(specials) {
+        *slot = special;
+    }
+    for kernel in KERNELS {
+        let mut output = vec![f32::NAN; rows * cols];
+        ops::transpose(kernels, &input, &mut output, rows, cols, kernel).unwrap();
+        for y in 0..rows {
+            for x in 0..cols {
+                assert_eq!(
+                    output[x * rows + y].to_bits(),
+                    input[y * cols + x].to_bits(),
+                    "{kernel:?} {rows}x{cols} ({y},{x}) seed={seed}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn both_kernels_are_bit_exact_for_awkward_shapes() {
+    let kernels = cpu_kernels();
+    for (rows, cols) in SHAPES {
+        check_all(&kernels, rows, cols);
+    }
+}
+
+#[test]
+fn the_default_is_the_coalesced_kernel() {
+    assert_eq!(Transpose::default(), Transpose::Coalesced);
+}
+
+#[test]
+fn device_buffers_work_as_input_and_output() {
+    let kernels = cpu_kernels();
+    let device = kernels.device();
+    let input: Vec<f32> = (0..6).map(|i| i as f32).collect();
+    let input_on = device.upload(&input).unwrap();
+    let mut output_on = device.alloc_zeroed::<f32>(6).unwrap();
+    for kernel in KERNELS {
+        ops::transpose(&kernels, &input_on, &mut output_on, 2, 3, kernel).unwrap();
+        assert_eq!(output_on.to_vec().unwrap(), [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    }
+}
+
+#[test]
+fn bad_shapes_and_lengths_are_invalid_input_with_the_numbers() {
+    // (rows, cols, input length, output length, the message)
+    let cases: [(usize, usize, usize, usize, &str); 6] = [
+        (0, 3, 0, 0, "rows and cols must be at least 1, got 0 × 3"),
+        (3, 0, 0, 0, "rows and cols must be at least 1, got 3 × 0"),
+        (
+            2,
+            3,
+            5,
+            6,
+            "input has 5 elements but rows × cols = 2 × 3 needs 6",
+        ),
+        (
+            2,
+            3,
+            6,
+            7,
+            "output has 7 elements but rows × cols = 2 × 3 needs 6",
+        ),
+        (
+            1 << 32,
+            1,
+            1,
+            1,
+            "rows = 4294967296 is more than the kernels' limit of 4294967295",
+        ),
+        (
+            65_535 * 32 + 1,
+            1,
+            65_535 * 32 + 1,
+            65_535 * 32 + 1,
+            "2097121 rows need 65536 blocks of 32 in y, more than the device's limit of 65535",
+        ),
+    ];
+    let kernels = cpu_kernels();
+    for (rows, cols, input_len, output_len, want) in cases {
+        let input = vec![1.0f32; input_len];
+        for kernel in KERNELS {
+            // The naive kernel's blocks are 16 high: the too-tall case is 131,071 blocks there.
+            let want = if kernel == Transpose::Naive && want.starts_with("2097121") {
+                "2097121 rows need 131071 blocks of 16 in y, more than the device's limit of 65535"
+            } else {
+                want
+            };
+            let mut output = vec![7.0f32; output_len];
+            match ops::transpose(&kernels, &input, &mut output, rows, cols, kernel) {
+                Err(Error::InvalidInput { op, detail }) => {
+                    assert_eq!(op, "transpose");
+                    assert!(detail.contains(want), "{kernel:?}: {detail}");
+                }
+                other => panic!("{kernel:?} {rows}x{cols}: expected InvalidInput, got {other:?}"),
+            }
+            assert!(output.iter().all(|&x| x == 7.0), "nothing was written");
+        }
+    }
+}
+
+#[test]
+fn gpu_is_bit_exact_for_every_kernel() {
+    let Some(gpu) = support::gpu_or_skip("gpu_is_bit_exact_for_every_kernel") else {
+        return;
+    };
+    let kernels = gpu.load(&oxicuda::KERNELS).unwrap();
+    for (rows, cols) in SHAPES.into_iter().chain([(2048, 1536), (1000, 3001)]) {
+        check_all(&kernels, rows, cols);
+    }
+}
