@@ -3,8 +3,8 @@
 
 mod support;
 
-use oxicuda::kernels::group_by::{group_by_finish, group_by_global, group_by_shared};
 use oxicuda::kernels::convolution::convolve_2d;
+use oxicuda::kernels::group_by::{group_by_finish, group_by_global, group_by_shared};
 use oxicuda::kernels::histogram::histogram;
 use oxicuda::kernels::matmul::{matmul_blocked, matmul_naive, matmul_tiled};
 use oxicuda::kernels::reduce::{dot_partial, sum_partial};

@@ -1,8 +1,8 @@
 //! `C = A·B` of f32 matrices: the seed's 1024×1024 matrix product.
 
 use super::{inputs_rng, uniform, DeviceRun, Scale, Verdict, Work, Workload};
-use crate::kernels::matmul::{matmul_tiled, TILE};
-use crate::{launch, DeviceBuffer, Module, Result};
+use crate::ops::{self, Matmul as Kernel, MatmulShape};
+use crate::{DeviceBuffer, Module, Result};
 use rayon::prelude::*;
 
 /// Entries of C checked against an f64 dot product: all of them for small matrices, an evenly
@@ -11,6 +11,7 @@ use rayon::prelude::*;
 const CHECKED_ENTRIES: usize = 4096;
 
 pub(super) struct Matmul {
+    kernel: Kernel,
     m: usize,
     n: usize,
     k: usize,
@@ -20,10 +21,11 @@ pub(super) struct Matmul {
 }
 
 impl Matmul {
-    pub(super) fn new(scale: Scale) -> Self {
+    pub(super) fn new(scale: Scale, kernel: Kernel) -> Self {
         let (m, n, k) = scale.pick((1024, 1024, 1024), (512, 512, 512), (67, 131, 29));
         let mut rng = inputs_rng("matrix product");
         Matmul {
+            kernel,
             m,
             n,
             k,
@@ -74,7 +76,11 @@ fn product_row(a: &[f32], b: &[f32], c_row: &mut [f32], row: usize, n: usize, k:
 
 impl Workload for Matmul {
     fn name(&self) -> &'static str {
-        "matrix product"
+        match self.kernel {
+            Kernel::Naive => "matrix product, naive",
+            Kernel::Tiled => "matrix product, tiled",
+            Kernel::RegisterBlocked => "matrix product",
+        }
     }
     fn size(&self) -> String {
         format!("{}×{}×{}", self.m, self.n, self.k)
@@ -125,12 +131,8 @@ struct OnDevice<'a> {
 impl DeviceRun for OnDevice<'_> {
     fn run(&mut self) -> Result<()> {
         let w = self.workload;
-        let grid = (w.n.div_ceil(TILE) as u32, w.m.div_ceil(TILE) as u32);
-        let (m, n, k) = (w.m as u32, w.n as u32, w.k as u32);
-        launch!(
-            self.kernels,
-            matmul_tiled[grid, (TILE as u32, TILE as u32)](&self.a, &self.b, &mut self.c, m, n, k)
-        )
+        let shape = MatmulShape::new(w.m, w.n, w.k);
+        ops::matmul(self.kernels, &self.a, &self.b, &mut self.c, shape, w.kernel)
     }
     fn check(&mut self) -> Result<Verdict> {
         Ok(self.workload.check(&self.c.to_vec()?))

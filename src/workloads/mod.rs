@@ -17,12 +17,15 @@
 //! # Ok::<(), oxicuda::Error>(())
 //! ```
 
+mod convolution;
 mod dot;
 mod group_by;
 mod matmul;
 mod statistics;
+mod transpose;
 mod vector_add;
 
+use crate::ops::{Filter, Matmul, Transpose};
 use crate::{Module, Result};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -103,7 +106,30 @@ pub fn all(scale: Scale) -> Vec<Box<dyn Workload>> {
     vec![
         Box::new(vector_add::VectorAdd::new(scale)),
         Box::new(dot::Dot::new(scale)),
-        Box::new(matmul::Matmul::new(scale)),
+        Box::new(matmul::Matmul::new(scale, Matmul::RegisterBlocked)),
+        Box::new(convolution::Convolution::new(
+            scale,
+            "blur 3×3",
+            1,
+            Filter::gaussian_3x3(),
+        )),
+        Box::new(convolution::Convolution::new(
+            scale,
+            "blur 5×5",
+            3,
+            Filter::gaussian_5x5(),
+        )),
+        Box::new(convolution::Convolution::new(
+            scale,
+            "Sobel x",
+            1,
+            Filter::sobel_x(),
+        )),
+        Box::new(transpose::TransposeWorkload::new(scale, Transpose::Naive)),
+        Box::new(transpose::TransposeWorkload::new(
+            scale,
+            Transpose::Coalesced,
+        )),
         Box::new(statistics::Statistics::new(scale)),
         Box::new(group_by::GroupBy::new(scale, 16)),
         Box::new(group_by::GroupBy::new(
