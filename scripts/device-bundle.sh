@@ -21,15 +21,20 @@ for line in sys.stdin:
 cargo build --release --bins --examples
 cp target/release/oxicuda "$bundle/oxicuda"
 cp target/release/examples/vector_add "$bundle/example-vector_add"
-executables test --release --no-run --test gpu --test gpu_faults --test gpu_cooperation --test doctor --test cpu_executor --test cooperative_kernels --test checked_mode --test ptx | while read -r name exe; do
+# Every test with a GPU part (they skip on the CPU here, and must pass there).
+tests=(gpu gpu_faults gpu_cooperation doctor main_job cpu_executor cooperative_kernels checked_mode ptx)
+for t in tests/ops_*.rs; do tests+=("$(basename "$t" .rs)"); done
+executables test --release --no-run "${tests[@]/#/--test=}" | while read -r name exe; do
   cp "$exe" "$bundle/test-$name"
 done
 # The planted-fault kernels gpu_faults launches, built to PTX here (device-run.sh hands the file
 # to the tests through OXICUDA_TEST_KERNELS_PTX).
 cargo test --release --test gpu_faults -- --exact test_kernels_build_to_ptx
 cp target/test-kernels-ptx/test_kernels.ptx "$bundle/fault-kernels.ptx"
-executables bench --no-run --bench vector_add | while read -r name exe; do
+executables bench --no-run --bench workloads --bench matmul | while read -r name exe; do
   cp "$exe" "$bundle/bench-$name"
 done
+# Debug information is most of each binary; the checks need none of it (the carry limit is 64 MiB).
+strip "$bundle"/oxicuda "$bundle"/example-* "$bundle"/test-* "$bundle"/bench-*
 ls -la "$bundle"
 du -sh "$bundle"

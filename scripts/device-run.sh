@@ -1,30 +1,36 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (see scripts/device-bundle.sh): doctor, the main job, the example, the
-# GPU tests and the benches, each logged under $OUT. Stops at nothing: every check reports.
+# Runs on the GPU machine (see scripts/device-bundle.sh): doctor, the main job at full size, the
+# example, every GPU test and the benches. Everything is logged to $OUT/device.log (the device tool
+# brings back at most 8 files); the main job's results.json and speedups.svg land in
+# $OUT/results/. Stops at nothing: every check reports, with its exit status.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bundle=.device-bundle
 out=${OUT:-/tmp/oxicuda-device-out}
-mkdir -p "$out"
+mkdir -p "$out/results"
+log="$out/device.log"
 export OXICUDA_EXPECT_GPU=1 OXICUDA_DEVICE=cuda
-# For tests/doctor.rs (the oxicuda binary) and tests/gpu_faults.rs (the planted-fault kernels).
+# For tests/doctor.rs and tests/main_job.rs (the oxicuda binary) and tests/gpu_faults.rs (the
+# planted-fault kernels).
 export OXICUDA_BIN="$PWD/$bundle/oxicuda" OXICUDA_TEST_KERNELS_PTX="$PWD/$bundle/fault-kernels.ptx"
 
 step() {
   local name=$1; shift
-  echo "=== $name: $*"
-  "$@" 2>&1 | tee "$out/$name.log"
-  echo "=== $name: exit ${PIPESTATUS[0]}"
+  echo "=== $name: $*" | tee -a "$log"
+  local start=$SECONDS
+  "$@" >>"$log" 2>&1
+  echo "=== $name: exit $? after $((SECONDS - start)) s" | tee -a "$log"
 }
 
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee "$out/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1 | tee -a "$log"
 step doctor "$bundle/oxicuda" doctor
-step doctor-json "$bundle/oxicuda" doctor --json
-step main "$bundle/oxicuda"
+step kernels-sm90 "$bundle/oxicuda" kernels
+step main "$bundle/oxicuda" run --out "$out/results"
 step example "$bundle/example-vector_add"
 for t in "$bundle"/test-*; do
-  step "$(basename "$t")" "$t" --test-threads=1 --nocapture
+  step "$(basename "$t")" "$t" --test-threads=1
 done
 for b in "$bundle"/bench-*; do
   step "$(basename "$b")" "$b" --bench --warm-up-time 1 --measurement-time 3
 done
+grep -E "^=== .*exit" "$log" > "$out/summary.txt"
