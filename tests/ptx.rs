@@ -328,9 +328,9 @@ fn the_register_blocked_matmul_uses_fma_and_128_bit_shared_accesses_without_loca
     );
     assert!(!body.contains("mul.rn.f32"), "every product is fused");
     // Per k-step: two quads of A and two of B; per tile: one quad each stored.
-    assert_eq!(body.matches("ld.v4.").count(), 4);
+    assert_eq!(body.matches("ld.shared.v4.").count(), 4);
     assert_eq!(
-        body.matches("st.v4.").count(),
+        body.matches("st.shared.v4.").count(),
         4,
         "the first tiles, then each next tile"
     );
@@ -477,5 +477,37 @@ fn oxicuda_kernels_prints_every_kernels_resources_for_the_asked_architectures() 
             "CI must have ptxas (make setup installs it)"
         );
         support::say_skipped("oxicuda_kernels --arch", "no ptxas for sm_80/sm_90");
+    }
+}
+
+#[test]
+fn shared_memory_is_read_and_written_with_ld_shared_and_st_shared() {
+    // A generic `ld`/`st` that happens to reach shared memory costs more than `ld.shared` (and
+    // ptxas does not trace `cvta.shared` addresses back), so `Shared::get/set` use the shared
+    // forms; global data is read with `ld.global`. No kernel should have a generic access left.
+    let source = oxicuda::KERNELS.source();
+    let generic: Vec<&str> = source
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            ["ld.", "st."].iter().any(|op| {
+                l.strip_prefix(op).is_some_and(|rest| {
+                    !["shared", "global", "param", "local", "const"]
+                        .iter()
+                        .any(|space| rest.starts_with(space))
+                })
+            })
+        })
+        .collect();
+    assert!(generic.is_empty(), "generic accesses: {generic:?}");
+    for name in [
+        "matmul_tiled",
+        "matmul_blocked",
+        "convolve_2d",
+        "transpose_tiled",
+    ] {
+        let body = entry_source(name);
+        assert!(body.contains("ld.shared."), "{name}");
+        assert!(body.contains("st.shared."), "{name}");
     }
 }

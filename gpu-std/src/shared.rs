@@ -87,7 +87,15 @@ impl<T: bytemuck::Pod> Shared<T> {
     pub fn get(&self, index: usize) -> T {
         self.check(index, Access::Read);
         // SAFETY: `index` is in bounds, checked just above.
-        unsafe { crate::mem::load(self.ptr.add(index)) }
+        #[cfg(target_arch = "nvptx64")]
+        unsafe {
+            ptx::load(self.ptr, index)
+        }
+        // SAFETY: as above.
+        #[cfg(not(target_arch = "nvptx64"))]
+        unsafe {
+            crate::mem::load(self.ptr.add(index))
+        }
     }
 
     /// Writes `value` at element `index`.
@@ -99,7 +107,15 @@ impl<T: bytemuck::Pod> Shared<T> {
     pub fn set(&self, index: usize, value: T) {
         self.check(index, Access::Write);
         // SAFETY: `index` is in bounds, checked just above.
-        unsafe { crate::mem::store(self.ptr.add(index), value) }
+        #[cfg(target_arch = "nvptx64")]
+        unsafe {
+            ptx::store(self.ptr, index, value)
+        }
+        // SAFETY: as above.
+        #[cfg(not(target_arch = "nvptx64"))]
+        unsafe {
+            crate::mem::store(self.ptr.add(index), value)
+        }
     }
 
     /// The first element's address, for raw access in `unsafe` code (not checked for races).
@@ -120,6 +136,97 @@ impl<T: bytemuck::Pod> Shared<T> {
         }
         #[cfg(target_arch = "nvptx64")]
         let _ = access;
+    }
+}
+
+/// Shared-memory accesses as `ld.shared`/`st.shared`. A `Shared` holds a generic address (from
+/// `cvta.shared`), and ptxas does not trace generic addresses back to shared memory: plain Rust
+/// reads through it become generic `ld`, which costs more than `ld.shared`. Element sizes of 4, 8
+/// and 16 bytes, naturally aligned, take the shared path; others stay generic.
+#[cfg(target_arch = "nvptx64")]
+mod ptx {
+    use core::arch::asm;
+    use core::mem::{align_of, size_of, transmute_copy};
+
+    /// Element `index` of the array at generic address `base`, as a 32-bit shared-window address
+    /// (shared memory is far smaller than 4 GiB; 32-bit addresses save registers).
+    #[inline(always)]
+    fn address<T>(base: *mut T, index: usize) -> u32 {
+        let window: u32;
+        // SAFETY: converts an address; touches no memory.
+        unsafe {
+            asm!(
+                "{{ .reg .u64 %oxs; cvta.to.shared.u64 %oxs, {1}; cvt.u32.u64 {0}, %oxs; }}",
+                out(reg32) window,
+                in(reg64) base as u64,
+                options(pure, nomem, nostack, preserves_flags)
+            )
+        };
+        window.wrapping_add((index * size_of::<T>()) as u32)
+    }
+
+    /// # Safety
+    /// `base` is a generic address of shared memory holding element `index`.
+    #[inline(always)]
+    pub(super) unsafe fn load<T: Copy>(base: *mut T, index: usize) -> T {
+        let at = address(base, index);
+        // SAFETY (each arm): `at` addresses element `index` in shared memory, aligned to the
+        // access size (checked by the arm's condition); the asm only reads it.
+        unsafe {
+            match (size_of::<T>(), align_of::<T>() >= size_of::<T>()) {
+                (4, true) => {
+                    let v: u32;
+                    asm!("ld.shared.b32 {0}, [{1}];", out(reg32) v, in(reg32) at,
+                         options(pure, readonly, nostack, preserves_flags));
+                    transmute_copy(&v)
+                }
+                (8, true) => {
+                    let v: u64;
+                    asm!("ld.shared.b64 {0}, [{1}];", out(reg64) v, in(reg32) at,
+                         options(pure, readonly, nostack, preserves_flags));
+                    transmute_copy(&v)
+                }
+                (16, true) => {
+                    let v: [u32; 4];
+                    let (a, b, c, d): (u32, u32, u32, u32);
+                    asm!("ld.shared.v4.b32 {{{0}, {1}, {2}, {3}}}, [{4}];",
+                         out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d, in(reg32) at,
+                         options(pure, readonly, nostack, preserves_flags));
+                    v = [a, b, c, d];
+                    transmute_copy(&v)
+                }
+                _ => base.add(index).read(),
+            }
+        }
+    }
+
+    /// # Safety
+    /// `base` is a generic address of shared memory holding element `index`.
+    #[inline(always)]
+    pub(super) unsafe fn store<T: Copy>(base: *mut T, index: usize, value: T) {
+        let at = address(base, index);
+        // SAFETY (each arm): as in `load`; the asm only writes element `index`.
+        unsafe {
+            match (size_of::<T>(), align_of::<T>() >= size_of::<T>()) {
+                (4, true) => {
+                    let v: u32 = transmute_copy(&value);
+                    asm!("st.shared.b32 [{0}], {1};", in(reg32) at, in(reg32) v,
+                         options(nostack, preserves_flags));
+                }
+                (8, true) => {
+                    let v: u64 = transmute_copy(&value);
+                    asm!("st.shared.b64 [{0}], {1};", in(reg32) at, in(reg64) v,
+                         options(nostack, preserves_flags));
+                }
+                (16, true) => {
+                    let [a, b, c, d]: [u32; 4] = transmute_copy(&value);
+                    asm!("st.shared.v4.b32 [{0}], {{{1}, {2}, {3}, {4}}};", in(reg32) at,
+                         in(reg32) a, in(reg32) b, in(reg32) c, in(reg32) d,
+                         options(nostack, preserves_flags));
+                }
+                _ => base.add(index).write(value),
+            }
+        }
     }
 }
 
