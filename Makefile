@@ -1,8 +1,8 @@
 # The two commands of the README. Each first runs scripts/setup.sh, which installs only what is
 # missing (the kernel toolchain and ptxas).
-.PHONY: run test setup bench doctor
+.PHONY: run test setup bench bench-quick doctor
 
-## Add two 1,000,000-element vectors on the best device (GPU if present, else CPU) and verify.
+## The seed's table: every workload on one CPU thread, the CPU executor and the GPU, verified.
 run: setup
 	cargo run --release
 
@@ -20,3 +20,7 @@ setup:
 ## Criterion benchmarks.
 bench: setup
 	cargo bench
+
+## The same benchmarks at a sixteenth of the work, for CI-sized machines.
+bench-quick: setup
+	cargo bench --bench workloads --bench matmul -- --quick

@@ -92,9 +92,7 @@ pub fn group_by_shared(
         j += threads;
     }
     thread::sync_threads();
-    let stride = thread::grid_size_1d();
-    let mut i = thread::index_1d();
-    while i < keys.len() {
+    for i in thread::grid_stride(keys.len()) {
         let key = keys[i];
         let value = values[i];
         let g = key as usize;
@@ -109,7 +107,6 @@ pub fn group_by_shared(
         } else {
             reject(&rejected, key);
         }
-        i += stride;
     }
     thread::sync_threads();
     let mut j = t;
@@ -142,9 +139,7 @@ pub fn group_by_global(
     rejected: Out<u64>,
 ) {
     let k = count.len();
-    let stride = thread::grid_size_1d();
-    let mut i = thread::index_1d();
-    while i < keys.len() {
+    for i in thread::grid_stride(keys.len()) {
         let key = keys[i];
         let value = values[i];
         let g = key as usize;
@@ -159,7 +154,6 @@ pub fn group_by_global(
         } else {
             reject(&rejected, key);
         }
-        i += stride;
     }
 }
 
@@ -167,9 +161,7 @@ pub fn group_by_global(
 /// [`group_by_global`]: `+∞` and `−∞` where no non-NaN value was seen. Grid-stride.
 #[kernel(same_len(lowest, highest, min, max))]
 pub fn group_by_finish(lowest: &[u32], highest: &[u32], min: Out<f32>, max: Out<f32>) {
-    let stride = thread::grid_size_1d();
-    let mut i = thread::index_1d();
-    while i < min.len() {
+    for i in thread::grid_stride(min.len()) {
         let low = lowest[i];
         let high = highest[i];
         min.set(
@@ -188,6 +180,5 @@ pub fn group_by_finish(lowest: &[u32], highest: &[u32], min: Out<f32>, max: Out<
                 from_order_key(high)
             },
         );
-        i += stride;
     }
 }

@@ -33,13 +33,10 @@ pub fn histogram(values: &[f32], counts: Out<u32>, lo: f32, hi: f32) {
         b += threads;
     }
     thread::sync_threads();
-    let stride = thread::grid_size_1d();
-    let mut i = thread::index_1d();
-    while i < values.len() {
+    for i in thread::grid_stride(values.len()) {
         if let Some(bin) = bin_of(values[i], lo, hi, bins) {
             local.atomic_add(bin, 1);
         }
-        i += stride;
     }
     thread::sync_threads();
     let mut b = t;

@@ -2,8 +2,8 @@
 //! `oxicuda` crate compiles this crate to PTX, and the host crate links it for the CPU executor.
 //!
 //! The kernels follow one rule so that they run on any launch shape: a thread whose index falls
-//! past the data does nothing (or, in grid-stride kernels, loops over every `grid_size_1d()`-th
-//! element).
+//! past the data does nothing (or, in grid-stride kernels, loops over its share of the indices:
+//! `for i in thread::grid_stride(n)`).
 #![no_std]
 #![warn(missing_docs)]
 #![cfg_attr(
@@ -64,11 +64,8 @@ pub fn vector_add(a: &[f32], b: &[f32], out: Out<f32>) {
 /// `y[i] = alpha * x[i] + y[i]` (BLAS saxpy), grid-stride: any grid covers any length.
 #[kernel(same_len(x, y))]
 pub fn saxpy(alpha: f32, x: &[f32], y: Out<f32>) {
-    let stride = thread::grid_size_1d();
-    let mut i = thread::index_1d();
-    while i < y.len() {
+    for i in thread::grid_stride(y.len()) {
         y.set(i, alpha * x[i] + y.get(i));
-        i += stride;
     }
 }
 

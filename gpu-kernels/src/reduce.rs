@@ -36,12 +36,9 @@ pub fn block_reduce_add(value: f32, scratch: Shared<f32>) -> f32 {
 #[kernel(same_len(a, b))]
 pub fn dot_partial(a: &[f32], b: &[f32], partial: Out<f32>) {
     let scratch = shared!([f32; MAX_WARPS]);
-    let stride = thread::grid_size_1d();
-    let mut i = thread::index_1d();
     let mut sum = 0.0f32;
-    while i < a.len() {
+    for i in thread::grid_stride(a.len()) {
         sum += a[i] * b[i];
-        i += stride;
     }
     let total = block_reduce_add(sum, scratch);
     if thread::thread_idx().x == 0 {
@@ -54,12 +51,9 @@ pub fn dot_partial(a: &[f32], b: &[f32], partial: Out<f32>) {
 #[kernel]
 pub fn sum_partial(x: &[f32], partial: Out<f32>) {
     let scratch = shared!([f32; MAX_WARPS]);
-    let stride = thread::grid_size_1d();
-    let mut i = thread::index_1d();
     let mut sum = 0.0f32;
-    while i < x.len() {
+    for i in thread::grid_stride(x.len()) {
         sum += x[i];
-        i += stride;
     }
     let total = block_reduce_add(sum, scratch);
     if thread::thread_idx().x == 0 {

@@ -215,12 +215,9 @@ pub fn statistics_partial(x: &[f32], partial: Out<f64>) {
         min: shared!([f32; MAX_WARPS]),
         max: shared!([f32; MAX_WARPS]),
     };
-    let stride = thread::grid_size_1d();
-    let mut i = thread::index_1d();
     let mut state = Moments::EMPTY;
-    while i < x.len() {
+    for i in thread::grid_stride(x.len()) {
         state.push(x[i]);
-        i += stride;
     }
     let total = block_merge(state, scratch);
     if thread::thread_idx().x == 0 {
@@ -241,12 +238,9 @@ pub fn statistics_merge(partial: &[f64], out: Out<f64>) {
         max: shared!([f32; MAX_WARPS]),
     };
     let states = partial.len() / STATE_LEN;
-    let stride = thread::grid_size_1d();
-    let mut i = thread::index_1d();
     let mut state = Moments::EMPTY;
-    while i < states {
+    for i in thread::grid_stride(states) {
         state = state.merge(Moments::load(partial, i));
-        i += stride;
     }
     let total = block_merge(state, scratch);
     if thread::thread_idx().x == 0 {

@@ -59,7 +59,8 @@ pub trait Atomic: bytemuck::Pod + sealed::Sealed {
     fn bits(self) -> u64;
     #[doc(hidden)]
     /// # Safety
-    /// `p` valid for reads and writes, aligned.
+    /// `p` valid for reads and writes, aligned. With [`Scope::Block`], `p` is the block's shared
+    /// memory: on the CPU executor only the OS thread running the block touches it.
     unsafe fn atomic_add(p: *mut Self, value: Self, scope: Scope) -> Self;
     #[doc(hidden)]
     /// # Safety
@@ -180,6 +181,23 @@ mod imp {
     use core::sync::atomic::Ordering::Relaxed;
     use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64};
 
+    /// `Scope::Block` on the executor is a block's shared memory, which only the OS thread running
+    /// the block touches: its threads are coroutines on that OS thread that switch only at barriers
+    /// and warp operations. A plain read-modify-write is therefore atomic towards the block's
+    /// other threads, without a locked instruction or a compare-and-swap loop.
+    ///
+    /// # Safety
+    /// `p` is valid and aligned, and no other OS thread accesses it meanwhile.
+    #[inline(always)]
+    unsafe fn in_block<T: Copy>(p: *mut T, f: impl FnOnce(T) -> T) -> T {
+        // SAFETY: the caller's guarantees.
+        unsafe {
+            let old = p.read();
+            p.write(f(old));
+            old
+        }
+    }
+
     macro_rules! integer {
         ($t:ty, $atomic:ty) => {
             impl Sealed for $t {}
@@ -190,27 +208,47 @@ mod imp {
                 fn bits(self) -> u64 {
                     self as u64
                 }
-                unsafe fn atomic_add(p: *mut $t, v: $t, _: Scope) -> $t {
+                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    if scope == Scope::Block {
+                        return unsafe { in_block(p, |old: $t| old.wrapping_add(v)) };
+                    }
                     unsafe { <$atomic>::from_ptr(p).fetch_add(v, Relaxed) }
                 }
-                unsafe fn atomic_sub(p: *mut $t, v: $t, _: Scope) -> $t {
+                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    if scope == Scope::Block {
+                        return unsafe { in_block(p, |old: $t| old.wrapping_sub(v)) };
+                    }
                     unsafe { <$atomic>::from_ptr(p).fetch_sub(v, Relaxed) }
                 }
-                unsafe fn atomic_min(p: *mut $t, v: $t, _: Scope) -> $t {
+                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    if scope == Scope::Block {
+                        return unsafe { in_block(p, |old: $t| old.min(v)) };
+                    }
                     unsafe { <$atomic>::from_ptr(p).fetch_min(v, Relaxed) }
                 }
-                unsafe fn atomic_max(p: *mut $t, v: $t, _: Scope) -> $t {
+                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    if scope == Scope::Block {
+                        return unsafe { in_block(p, |old: $t| old.max(v)) };
+                    }
                     unsafe { <$atomic>::from_ptr(p).fetch_max(v, Relaxed) }
                 }
-                unsafe fn atomic_exchange(p: *mut $t, v: $t, _: Scope) -> $t {
+                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    if scope == Scope::Block {
+                        return unsafe { in_block(p, |_: $t| v) };
+                    }
                     unsafe { <$atomic>::from_ptr(p).swap(v, Relaxed) }
                 }
                 unsafe fn atomic_compare_exchange(
                     p: *mut $t,
                     current: $t,
                     new: $t,
-                    _: Scope,
+                    scope: Scope,
                 ) -> $t {
+                    if scope == Scope::Block {
+                        return unsafe {
+                            in_block(p, |old: $t| if old == current { new } else { old })
+                        };
+                    }
                     match unsafe { <$atomic>::from_ptr(p) }
                         .compare_exchange(current, new, Relaxed, Relaxed)
                     {
@@ -249,19 +287,34 @@ mod imp {
                 fn bits(self) -> u64 {
                     self.to_bits() as u64
                 }
-                unsafe fn atomic_add(p: *mut $t, v: $t, _: Scope) -> $t {
+                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    if scope == Scope::Block {
+                        return unsafe { in_block(p, |old: $t| old + v) };
+                    }
                     update!($t, $atomic, p, |old: $t| old + v)
                 }
-                unsafe fn atomic_sub(p: *mut $t, v: $t, _: Scope) -> $t {
+                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    if scope == Scope::Block {
+                        return unsafe { in_block(p, |old: $t| old - v) };
+                    }
                     update!($t, $atomic, p, |old: $t| old - v)
                 }
-                unsafe fn atomic_min(p: *mut $t, v: $t, _: Scope) -> $t {
+                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    if scope == Scope::Block {
+                        return unsafe { in_block(p, |old: $t| old.min(v)) };
+                    }
                     update!($t, $atomic, p, |old: $t| old.min(v))
                 }
-                unsafe fn atomic_max(p: *mut $t, v: $t, _: Scope) -> $t {
+                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    if scope == Scope::Block {
+                        return unsafe { in_block(p, |old: $t| old.max(v)) };
+                    }
                     update!($t, $atomic, p, |old: $t| old.max(v))
                 }
-                unsafe fn atomic_exchange(p: *mut $t, v: $t, _: Scope) -> $t {
+                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Scope) -> $t {
+                    if scope == Scope::Block {
+                        return unsafe { in_block(p, |_: $t| v) };
+                    }
                     let cell = unsafe { <$atomic>::from_ptr(p.cast()) };
                     <$t>::from_bits(cell.swap(v.to_bits(), Relaxed))
                 }
@@ -269,8 +322,12 @@ mod imp {
                     p: *mut $t,
                     current: $t,
                     new: $t,
-                    _: Scope,
+                    scope: Scope,
                 ) -> $t {
+                    if scope == Scope::Block {
+                        let same = |old: $t| old.to_bits() == current.to_bits();
+                        return unsafe { in_block(p, |old: $t| if same(old) { new } else { old }) };
+                    }
                     let cell = unsafe { <$atomic>::from_ptr(p.cast()) };
                     match cell.compare_exchange(current.to_bits(), new.to_bits(), Relaxed, Relaxed)
                     {

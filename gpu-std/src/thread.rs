@@ -234,6 +234,71 @@ pub fn grid_size_1d() -> usize {
     grid_dim().x as usize * block_dim().x as usize
 }
 
+/// This thread's share of the indices `0..n` when the whole 1D grid works through them: a
+/// grid-stride loop, `for i in thread::grid_stride(n) { ... }`. Every index of `0..n` goes to
+/// exactly one thread of the grid, for any launch shape.
+///
+/// Which thread gets which index is the device's choice. On the GPU, thread `t` of `G` takes
+/// `t, t + G, t + 2G, ...`, so that a warp's loads are consecutive (coalesced). On the CPU
+/// executor, which runs a block's threads one after another, thread `t` takes the `t`-th
+/// contiguous run of about `n / G` indices, which keeps each thread's loads in cache. So results
+/// that depend on the order of floating-point additions may differ in the last bits between the
+/// two, as between two GPU launch shapes.
+///
+/// ```ignore
+/// #[kernel]
+/// pub fn scale(factor: f32, x: Out<f32>) {
+///     for i in thread::grid_stride(x.len()) {
+///         x.set(i, factor * x.get(i));
+///     }
+/// }
+/// ```
+#[inline(always)]
+pub fn grid_stride(n: usize) -> GridStride {
+    let (index, threads) = (index_1d(), grid_size_1d());
+    #[cfg(target_arch = "nvptx64")]
+    {
+        GridStride {
+            next: index,
+            end: n,
+            step: threads,
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let run = n.div_ceil(threads.max(1));
+        let start = index.saturating_mul(run).min(n);
+        GridStride {
+            next: start,
+            end: start.saturating_add(run).min(n),
+            step: 1,
+        }
+    }
+}
+
+/// The indices of a grid-stride loop, from [`grid_stride`].
+#[derive(Clone, Debug)]
+pub struct GridStride {
+    next: usize,
+    end: usize,
+    step: usize,
+}
+
+impl Iterator for GridStride {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        if self.next < self.end {
+            let index = self.next;
+            self.next = self.next.saturating_add(self.step);
+            Some(index)
+        } else {
+            None
+        }
+    }
+}
+
 /// Waits until every thread of the block has reached this call (CUDA `__syncthreads()`), and
 /// makes their earlier writes to shared and global memory visible to each other.
 ///

@@ -58,6 +58,9 @@ struct RunArgs {
     /// Print the results as JSON instead of the table.
     #[arg(long)]
     json: bool,
+    /// Only the workloads whose name contains this text (e.g. `--only group-by`).
+    #[arg(long)]
+    only: Option<String>,
     /// Where to write results.json and speedups.svg.
     #[arg(long, default_value = "oxicuda-results")]
     out: std::path::PathBuf,
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
                 _ => Scale::Full,
             },
             json: args.json,
+            only: args.only,
             out_dir: args.out,
         }),
         Command::Doctor { json } => doctor::main(json),

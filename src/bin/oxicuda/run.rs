@@ -20,6 +20,8 @@ pub struct Options {
     pub scale: Scale,
     /// Print JSON instead of the table.
     pub json: bool,
+    /// Only the workloads whose name contains this.
+    pub only: Option<String>,
     /// Where the chart and the JSON are written.
     pub out_dir: PathBuf,
 }
@@ -94,6 +96,13 @@ fn run(options: &Options) -> Result<bool> {
         None => None,
     };
     let mut workloads = workloads::all(scale);
+    if let Some(only) = &options.only {
+        workloads.retain(|w| w.name().contains(only.as_str()));
+        if workloads.is_empty() {
+            eprintln!("error: no workload's name contains {only:?}");
+            return Ok(false);
+        }
+    }
     let columns = 2 + u64::from(gpu_kernels.is_some());
     let progress = ProgressBar::new(workloads.len() as u64 * columns);
     progress.set_style(
