@@ -52,7 +52,9 @@
 //! ```
 //!
 //! This crate re-exports the host API (`oxicuda-host`), the kernel library (`gpu-kernels`, as
-//! [`kernels`]) and its PTX ([`KERNELS`]).
+//! [`kernels`]) and its PTX ([`KERNELS`]). [`ops`] calls those kernels with checked inputs and a
+//! launch shape chosen for the device (`ops::matmul`, `ops::statistics`, `ops::group_by`, ...);
+//! [`workloads`] are the benchmarks of the main job (`oxicuda run`) and the criterion benches.
 
 #![warn(missing_docs)]
 
