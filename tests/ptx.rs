@@ -210,6 +210,54 @@ fn ptxas_assembles_every_atomic_and_warp_operation() {
 }
 
 #[test]
+fn ptxas_assembles_every_math_function() {
+    // test-kernels' math_functions calls every function of gpu_std::math: the fast ones are
+    // the special function unit's instructions, the accurate ones plain arithmetic with fused
+    // multiply-adds and correctly rounded division and square root (and no calls: PTX has no
+    // libm to call).
+    let source = support::test_kernels().source();
+    let start = source
+        .find(".entry math_functions(")
+        .expect("math_functions in test-kernels");
+    let body = &source[start..];
+    let body = &body[..body.find("\n}").unwrap()];
+    for op in [
+        "ex2.approx.ftz.f32",
+        "lg2.approx.ftz.f32",
+        "fma.rn.f32",
+        "sqrt.rn.f32",
+        "div.rn.f32",
+    ] {
+        assert!(body.contains(op), "math_functions lacks {op}");
+    }
+    for absent in [
+        "call",
+        "sin.approx",
+        "cos.approx",
+        "rcp.approx",
+        "div.approx",
+    ] {
+        assert!(!body.contains(absent), "math_functions has {absent}");
+    }
+    // Only the fast functions flush subnormals; the coefficients are immediates, not loads.
+    for line in body.lines().filter(|l| l.contains(".ftz")) {
+        assert!(
+            line.contains("ex2.approx.ftz.f32") || line.contains("lg2.approx.ftz.f32"),
+            "math_functions flushes subnormals in {line}"
+        );
+    }
+    assert_eq!(
+        body.matches("ld.global").count(),
+        1,
+        "math_functions loads only its input"
+    );
+    for (arch, report) in assemble_everywhere("test-kernels-math", source) {
+        let math = report.kernel("math_functions").unwrap();
+        assert_eq!(math.spill_store_bytes + math.spill_load_bytes, 0, "{arch}");
+    }
+}
+
+#[test]
 fn the_version_and_target_parser_reads_the_built_ptx_and_hand_written_samples() {
     // The built PTX, against its `.version` / `.target` lines read here word by word.
     let source = oxicuda::KERNELS.source();

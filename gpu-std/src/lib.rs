@@ -28,12 +28,17 @@
 //! ```
 #![no_std]
 #![warn(missing_docs)]
-#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(stdarch_nvptx, asm_experimental_arch, core_intrinsics)
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
 pub mod atomic;
+pub mod math;
 mod mem;
 pub mod out;
 pub mod shared;
