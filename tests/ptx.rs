@@ -3,8 +3,10 @@
 
 mod support;
 
+use oxicuda::kernels::finance::black_scholes;
 use oxicuda::kernels::histogram::histogram;
 use oxicuda::kernels::matmul::{matmul_naive, matmul_tiled};
+use oxicuda::kernels::monte_carlo::{monte_carlo_option, monte_carlo_pi};
 use oxicuda::kernels::reduce::{dot_partial, sum_partial};
 use oxicuda::kernels::transpose::{transpose_naive, transpose_tiled};
 use oxicuda::kernels::{matrix_add, saxpy, vector_add};
@@ -23,6 +25,9 @@ fn all_kernels() -> Vec<KernelInfo> {
         *matmul_tiled.info(),
         *transpose_naive.info(),
         *transpose_tiled.info(),
+        *black_scholes.info(),
+        *monte_carlo_pi.info(),
+        *monte_carlo_option.info(),
     ]
 }
 
@@ -84,6 +89,32 @@ fn host_packing_matches_every_ptx_entry() {
         (
             "transpose_tiled",
             packed(&transpose_tiled, (&a, &mut out, 1u32, 3u32)),
+        ),
+        (
+            "black_scholes",
+            packed(
+                &black_scholes,
+                (&a, &b, &a, 0.05f32, 0.2f32, &mut out, &mut vec![0.0f32; 3]),
+            ),
+        ),
+        (
+            "monte_carlo_pi",
+            packed(&monte_carlo_pi, (10u64, 1u64, &mut vec![0u64; 1])),
+        ),
+        (
+            "monte_carlo_option",
+            packed(
+                &monte_carlo_option,
+                (
+                    10u64,
+                    1u64,
+                    100.0f32,
+                    100.0f32,
+                    0.03f32,
+                    0.2f32,
+                    &mut vec![0.0f64; 4],
+                ),
+            ),
         ),
     ];
     assert_eq!(
@@ -171,8 +202,53 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
         ] {
             assert_eq!(barriers(name), 1, "{arch} {name}");
         }
-        for name in ["matmul_naive", "transpose_naive", "vector_add"] {
+        for name in [
+            "matmul_naive",
+            "transpose_naive",
+            "vector_add",
+            "black_scholes",
+        ] {
             assert_eq!((shared(name), barriers(name)), (0, 0), "{arch} {name}");
+        }
+        // The Monte Carlo kernels reduce through one shared value per warp (u64 hit counts; four
+        // f64 payoff sums) and keep their samples in registers, not in local memory.
+        assert_eq!(shared("monte_carlo_pi"), 32 * 8, "{arch}");
+        assert_eq!(shared("monte_carlo_option"), 4 * 32 * 8, "{arch}");
+        for name in ["monte_carlo_pi", "monte_carlo_option", "black_scholes"] {
+            let kernel = report.kernel(name).unwrap();
+            assert_eq!(kernel.stack_frame_bytes, 0, "{arch} {name}");
+        }
+        for name in ["monte_carlo_pi", "monte_carlo_option"] {
+            assert_eq!(barriers(name), 1, "{arch} {name}");
+        }
+    }
+}
+
+#[test]
+fn the_finance_kernels_use_the_accurate_math() {
+    // Black-Scholes and the Monte Carlo kernels use gpu-std's accurate math: fused
+    // multiply-adds, correctly rounded division and square root, no approximate instructions,
+    // no flushing of subnormals, and no calls but to the bounds checks' panics.
+    let source = oxicuda::KERNELS.source();
+    for name in ["black_scholes", "monte_carlo_option", "monte_carlo_pi"] {
+        let start = source
+            .find(&format!(".entry {name}("))
+            .unwrap_or_else(|| panic!("{name} not in PTX"));
+        let body = &source[start..];
+        let body = &body[..body.find("\n}").unwrap()];
+        for absent in [".approx", ".ftz"] {
+            assert!(!body.contains(absent), "{name} has {absent}");
+        }
+        for call in body.lines().filter(|l| l.contains("call.uni")) {
+            assert!(
+                call.contains("panic") || call.contains("out_of_bounds"),
+                "{name}: {call}"
+            );
+        }
+        if name != "monte_carlo_pi" {
+            for op in ["fma.rn.f32", "sqrt.rn.f32"] {
+                assert!(body.contains(op), "{name} lacks {op}");
+            }
         }
     }
 }

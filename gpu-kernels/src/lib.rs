@@ -8,8 +8,10 @@
 #![warn(missing_docs)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+pub mod finance;
 pub mod histogram;
 pub mod matmul;
+pub mod monte_carlo;
 pub mod reduce;
 pub mod transpose;
 

@@ -2,8 +2,8 @@
 //! launch shape for the device and launches the kernels of [`crate::kernels`] on it.
 //!
 //! Every function takes the [`Module`] of [`crate::KERNELS`] loaded on a device (GPU or CPU
-//! executor), inputs as [`InputData`] (host slices, copied to a GPU for the call, or
-//! [`DeviceBuffer`](crate::DeviceBuffer)s, used in place) and outputs as [`OutputData`]. Inputs
+//! executor), inputs as [`InputData`](crate::InputData) (host slices, copied to a GPU for the call, or
+//! [`DeviceBuffer`](crate::DeviceBuffer)s, used in place) and outputs as [`OutputData`](crate::OutputData). Inputs
 //! that do not fit together are an [`Error::InvalidInput`] before anything runs.
 //!
 //! ```
@@ -15,8 +15,12 @@
 //! # Ok::<(), oxicuda::Error>(())
 //! ```
 
+mod finance;
+mod monte_carlo;
 mod reduce;
 
+pub use finance::{black_scholes, european_option_monte_carlo, OptionEstimates, OptionParams};
+pub use monte_carlo::{monte_carlo_pi, Estimate};
 pub use reduce::dot;
 
 use crate::{Error, Module, Result};
