@@ -4,9 +4,11 @@
 mod support;
 
 use oxicuda::kernels::convolution::convolve_2d;
+use oxicuda::kernels::finance::black_scholes;
 use oxicuda::kernels::group_by::{group_by_finish, group_by_global, group_by_shared};
 use oxicuda::kernels::histogram::histogram;
 use oxicuda::kernels::matmul::{matmul_blocked, matmul_naive, matmul_tiled};
+use oxicuda::kernels::monte_carlo::{monte_carlo_option, monte_carlo_pi};
 use oxicuda::kernels::reduce::{dot_partial, sum_partial};
 use oxicuda::kernels::statistics::{statistics_merge, statistics_partial};
 use oxicuda::kernels::transpose::{transpose_naive, transpose_tiled};
@@ -33,6 +35,9 @@ fn all_kernels() -> Vec<KernelInfo> {
         *convolve_2d.info(),
         *transpose_naive.info(),
         *transpose_tiled.info(),
+        *black_scholes.info(),
+        *monte_carlo_pi.info(),
+        *monte_carlo_option.info(),
     ]
 }
 
@@ -160,6 +165,32 @@ fn host_packing_matches_every_ptx_entry() {
             "transpose_tiled",
             packed(&transpose_tiled, (&a, &mut out, 1u32, 3u32)),
         ),
+        (
+            "black_scholes",
+            packed(
+                &black_scholes,
+                (&a, &b, &a, 0.05f32, 0.2f32, &mut out, &mut vec![0.0f32; 3]),
+            ),
+        ),
+        (
+            "monte_carlo_pi",
+            packed(&monte_carlo_pi, (10u64, 1u64, &mut vec![0u64; 1])),
+        ),
+        (
+            "monte_carlo_option",
+            packed(
+                &monte_carlo_option,
+                (
+                    10u64,
+                    1u64,
+                    100.0f32,
+                    100.0f32,
+                    0.03f32,
+                    0.2f32,
+                    &mut vec![0.0f64; 4],
+                ),
+            ),
+        ),
     ];
     assert_eq!(
         cases.len(),
@@ -278,8 +309,49 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
             "vector_add",
             "group_by_global",
             "group_by_finish",
+            "black_scholes",
         ] {
             assert_eq!((shared(name), barriers(name)), (0, 0), "{arch} {name}");
+        }
+        // The Monte Carlo kernels reduce through one shared value per warp (u64 hit counts; four
+        // f64 payoff sums) and keep their samples in registers, not in local memory.
+        assert_eq!(shared("monte_carlo_pi"), 32 * 8, "{arch}");
+        assert_eq!(shared("monte_carlo_option"), 4 * 32 * 8, "{arch}");
+        for name in ["monte_carlo_pi", "monte_carlo_option", "black_scholes"] {
+            let kernel = report.kernel(name).unwrap();
+            assert_eq!(kernel.stack_frame_bytes, 0, "{arch} {name}");
+        }
+        for name in ["monte_carlo_pi", "monte_carlo_option"] {
+            assert_eq!(barriers(name), 1, "{arch} {name}");
+        }
+    }
+}
+
+#[test]
+fn the_finance_kernels_use_the_accurate_math() {
+    // Black-Scholes and the Monte Carlo kernels use gpu-std's accurate math: fused
+    // multiply-adds, correctly rounded division and square root, no approximate instructions,
+    // no flushing of subnormals, and no calls but to the bounds checks' panics.
+    let source = oxicuda::KERNELS.source();
+    for name in ["black_scholes", "monte_carlo_option", "monte_carlo_pi"] {
+        let start = source
+            .find(&format!(".entry {name}("))
+            .unwrap_or_else(|| panic!("{name} not in PTX"));
+        let body = &source[start..];
+        let body = &body[..body.find("\n}").unwrap()];
+        for absent in [".approx", ".ftz"] {
+            assert!(!body.contains(absent), "{name} has {absent}");
+        }
+        for call in body.lines().filter(|l| l.contains("call.uni")) {
+            assert!(
+                call.contains("panic") || call.contains("out_of_bounds"),
+                "{name}: {call}"
+            );
+        }
+        if name != "monte_carlo_pi" {
+            for op in ["fma.rn.f32", "sqrt.rn.f32"] {
+                assert!(body.contains(op), "{name} lacks {op}");
+            }
         }
     }
 }
@@ -368,6 +440,54 @@ fn ptxas_assembles_every_atomic_and_warp_operation() {
             "{arch}"
         );
         assert!(report.kernel("warp_ops").is_some(), "{arch}");
+    }
+}
+
+#[test]
+fn ptxas_assembles_every_math_function() {
+    // test-kernels' math_functions calls every function of gpu_std::math: the fast ones are
+    // the special function unit's instructions, the accurate ones plain arithmetic with fused
+    // multiply-adds and correctly rounded division and square root (and no calls: PTX has no
+    // libm to call).
+    let source = support::test_kernels().source();
+    let start = source
+        .find(".entry math_functions(")
+        .expect("math_functions in test-kernels");
+    let body = &source[start..];
+    let body = &body[..body.find("\n}").unwrap()];
+    for op in [
+        "ex2.approx.ftz.f32",
+        "lg2.approx.ftz.f32",
+        "fma.rn.f32",
+        "sqrt.rn.f32",
+        "div.rn.f32",
+    ] {
+        assert!(body.contains(op), "math_functions lacks {op}");
+    }
+    for absent in [
+        "call",
+        "sin.approx",
+        "cos.approx",
+        "rcp.approx",
+        "div.approx",
+    ] {
+        assert!(!body.contains(absent), "math_functions has {absent}");
+    }
+    // Only the fast functions flush subnormals; the coefficients are immediates, not loads.
+    for line in body.lines().filter(|l| l.contains(".ftz")) {
+        assert!(
+            line.contains("ex2.approx.ftz.f32") || line.contains("lg2.approx.ftz.f32"),
+            "math_functions flushes subnormals in {line}"
+        );
+    }
+    assert_eq!(
+        body.matches("ld.global").count(),
+        1,
+        "math_functions loads only its input"
+    );
+    for (arch, report) in assemble_everywhere("test-kernels-math", source) {
+        let math = report.kernel("math_functions").unwrap();
+        assert_eq!(math.spill_store_bytes + math.spill_load_bytes, 0, "{arch}");
     }
 }
 

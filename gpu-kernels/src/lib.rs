@@ -27,9 +27,11 @@ macro_rules! unrolled {
 }
 
 pub mod convolution;
+pub mod finance;
 pub mod group_by;
 pub mod histogram;
 pub mod matmul;
+pub mod monte_carlo;
 pub mod reduce;
 pub mod statistics;
 pub mod transpose;

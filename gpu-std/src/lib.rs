@@ -14,6 +14,11 @@
 //! warp operations ([`warp`]). On the CPU executor all of these behave as on the GPU, and checked
 //! mode reports shared-memory races, uninitialized shared reads and divergent barriers.
 //!
+//! Kernels compute with [`math`] (f32 `exp`, `ln`, `sqrt`, `erfc`, the normal CDF, `sincospi`,
+//! accurate to under an ULP and bit-identical on the GPU and the CPU, plus fast versions on the
+//! GPU's special function unit) and draw random numbers with [`random`] (Philox4x32-10, a
+//! counter-based generator: sample `j`'s numbers depend only on the seed and `j`).
+//!
 //! ```ignore
 //! #![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
 //! use gpu_std::{kernel, thread, Out};
@@ -28,14 +33,20 @@
 //! ```
 #![no_std]
 #![warn(missing_docs)]
-#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(stdarch_nvptx, asm_experimental_arch, core_intrinsics)
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
 pub mod atomic;
+pub mod math;
 mod mem;
 pub mod out;
+pub mod random;
 pub mod shared;
 pub mod thread;
 pub mod warp;

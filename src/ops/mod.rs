@@ -18,15 +18,19 @@
 //! ```
 
 mod convolution;
+mod finance;
 mod group_by;
 mod matmul;
+mod monte_carlo;
 mod reduce;
 mod statistics;
 mod transpose;
 
 pub use convolution::{convolve_2d, Filter, MAX_FILTER_RADIUS};
+pub use finance::{black_scholes, european_option_monte_carlo, OptionEstimates, OptionParams};
 pub use group_by::{group_by, group_by_shared_max_keys, GroupStats};
 pub use matmul::{matmul, Matmul, MatmulShape};
+pub use monte_carlo::{monte_carlo_pi, Estimate};
 pub use reduce::{dot, sum};
 pub use statistics::{statistics, Statistics};
 pub use transpose::{transpose, Transpose};

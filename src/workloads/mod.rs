@@ -19,6 +19,7 @@
 
 mod convolution;
 mod dot;
+mod finance;
 mod group_by;
 mod matmul;
 mod statistics;
@@ -130,6 +131,9 @@ pub fn all(scale: Scale) -> Vec<Box<dyn Workload>> {
             scale,
             Transpose::Coalesced,
         )),
+        Box::new(finance::BlackScholes::new(scale)),
+        Box::new(finance::MonteCarloPi::new(scale)),
+        Box::new(finance::MonteCarloOption::new(scale)),
         Box::new(statistics::Statistics::new(scale)),
         Box::new(group_by::GroupBy::new(scale, 16)),
         Box::new(group_by::GroupBy::new(

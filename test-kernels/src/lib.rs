@@ -3,7 +3,7 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
-use gpu_std::{kernel, shared, thread, warp, Out};
+use gpu_std::{kernel, math, shared, thread, warp, Out};
 
 /// Copies `x` to `out` but asserts every element is non-negative: a negative input panics
 /// (on the GPU: traps) in the thread that reads it.
@@ -295,5 +295,40 @@ pub fn barrier_votes(x: &[f32], out: Out<u32>) {
         out.set(3 * i, count);
         out.set(3 * i + 1, all as u32);
         out.set(3 * i + 2, any as u32);
+    }
+}
+
+/// Results per input of `math_functions`.
+pub const MATH_OUTPUTS: usize = 13;
+
+/// Every function of `gpu_std::math` on `x[i]`, in `out[MATH_OUTPUTS * i ..]`: exp, exp2, ln,
+/// sqrt, sinpi, cospi, erfc, normal_cdf, fast_exp, fast_exp2, fast_ln, fast_log2 and
+/// fma(x, x, x). The accurate ones give the same bits on the GPU as on the CPU.
+#[kernel]
+pub fn math_functions(x: &[f32], out: Out<f32>) {
+    let i = thread::index_1d();
+    if i < x.len() && MATH_OUTPUTS * (i + 1) <= out.len() {
+        let v = x[i];
+        let (sin, cos) = math::sincospi(v);
+        let results = [
+            math::exp(v),
+            math::exp2(v),
+            math::ln(v),
+            math::sqrt(v),
+            sin,
+            cos,
+            math::erfc(v),
+            math::normal_cdf(v),
+            math::fast_exp(v),
+            math::fast_exp2(v),
+            math::fast_ln(v),
+            math::fast_log2(v),
+            math::fma(v, v, v),
+        ];
+        let mut j = 0;
+        while j < MATH_OUTPUTS {
+            out.set(MATH_OUTPUTS * i + j, results[j]);
+            j += 1;
+        }
     }
 }
