@@ -48,6 +48,8 @@ fn draw(path: &Path, bars: &[Bars], gpu: Option<&str>) -> Result<(), Box<dyn std
     chart
         .configure_mesh()
         .disable_y_mesh()
+        // A label per workload (plotters shows about ten by default).
+        .y_labels(2 * bars.len() + 1)
         .x_desc("speedup (×, log scale)")
         .y_label_formatter(&|v| match v {
             SegmentValue::CenterOf(i) => labels.get(*i).map_or(String::new(), |l| l.to_string()),
@@ -82,11 +84,7 @@ fn draw(path: &Path, bars: &[Bars], gpu: Option<&str>) -> Result<(), Box<dyn std
                 SegmentValue::CenterOf(i)
             };
             Some(Text::new(
-                if value >= 1.0 {
-                    format!(" {value:.1}×")
-                } else {
-                    format!(" {value:.2}×")
-                },
+                format!(" {}", crate::run::show_speedup(value)),
                 (value.max(1.0), at),
                 ("sans-serif", 13).into_font(),
             ))
@@ -95,7 +93,7 @@ fn draw(path: &Path, bars: &[Bars], gpu: Option<&str>) -> Result<(), Box<dyn std
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()?;

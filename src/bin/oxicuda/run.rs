@@ -289,7 +289,7 @@ fn show_time(seconds: f64) -> String {
 }
 
 /// `12.3×`, or two significant digits below 1 (`0.031×`).
-fn show_speedup(speedup: f64) -> String {
+pub(crate) fn show_speedup(speedup: f64) -> String {
     if speedup >= 1.0 {
         format!("{speedup:.1}×")
     } else {
