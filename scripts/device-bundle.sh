@@ -21,6 +21,7 @@ for line in sys.stdin:
 cargo build --release --bins --examples
 cp target/release/oxicuda "$bundle/oxicuda"
 cp target/release/examples/vector_add "$bundle/example-vector_add"
+cp target/release/examples/library "$bundle/example-library"
 # Every test with a GPU part (they skip on the CPU here, and must pass there).
 tests=(gpu gpu_faults gpu_cooperation doctor main_job cpu_executor cooperative_kernels checked_mode ptx)
 for t in tests/ops_*.rs; do tests+=("$(basename "$t" .rs)"); done

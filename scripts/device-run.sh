@@ -27,6 +27,7 @@ step doctor "$bundle/oxicuda" doctor
 step kernels-sm90 "$bundle/oxicuda" kernels
 step main "$bundle/oxicuda" run --out "$out/results"
 step example "$bundle/example-vector_add"
+step example-library "$bundle/example-library"
 # The tests are release builds here; checked mode is what they expect of the CPU executor.
 for t in "$bundle"/test-*; do
   step "$(basename "$t")" env OXICUDA_CHECKED=1 "$t" --test-threads=1
