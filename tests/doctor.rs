@@ -6,41 +6,16 @@
 mod support;
 
 use serde_json::Value;
-use std::process::{Command, Output};
-
-/// The `oxicuda` binary: `OXICUDA_BIN`, else the one cargo built for this test.
-fn oxicuda() -> Command {
-    let bin =
-        std::env::var_os("OXICUDA_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_oxicuda").into());
-    let mut command = Command::new(bin);
-    command.env_remove(oxicuda::DEVICE_ENV);
-    command
-}
-
-/// Runs `command`, expecting exit code 0; returns stdout.
-fn stdout_of(command: &mut Command) -> String {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = command.output().expect("the oxicuda binary runs");
-    let stdout = String::from_utf8(stdout).expect("UTF-8 output");
-    assert!(
-        status.success(),
-        "{command:?} exited with {status}\nstdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&stderr)
-    );
-    stdout
-}
+use std::process::Command;
 
 /// `oxicuda doctor` as text, and as JSON.
 fn doctor(configure: impl Fn(&mut Command)) -> (String, Value) {
-    let mut text = oxicuda();
+    let mut text = support::oxicuda();
     configure(text.arg("doctor"));
-    let text = stdout_of(&mut text);
-    let mut json = oxicuda();
+    let text = support::stdout_of(&mut text);
+    let mut json = support::oxicuda();
     configure(json.args(["doctor", "--json"]));
-    let json = stdout_of(&mut json);
+    let json = support::stdout_of(&mut json);
     let json: Value = serde_json::from_str(&json)
         .unwrap_or_else(|e| panic!("doctor --json is not JSON ({e}):\n{json}"));
     (text, json)

@@ -6,37 +6,11 @@ mod support;
 use oxicuda::workloads::{self, Scale};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-/// The `oxicuda` binary: `OXICUDA_BIN` (the GPU machine), else the one cargo built.
-fn oxicuda() -> Command {
-    let bin =
-        std::env::var_os("OXICUDA_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_oxicuda").into());
-    let mut command = Command::new(bin);
-    command.env_remove(oxicuda::DEVICE_ENV);
-    command
-}
 
 fn out_dir(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("oxicuda-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
-}
-
-/// Runs `command`, expecting success; returns stdout.
-fn stdout_of(command: &mut Command) -> String {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = command.output().expect("the oxicuda binary runs");
-    let stdout = String::from_utf8(stdout).expect("UTF-8 output");
-    assert!(
-        status.success(),
-        "{command:?} exited with {status}\nstdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&stderr)
-    );
-    stdout
 }
 
 /// A measured, verified cell: a positive median and no failure.
@@ -52,8 +26,8 @@ fn assert_measured(cell: &Value, what: &str) {
 #[test]
 fn json_has_every_workload_verified_on_the_cpu_and_says_why_there_is_no_gpu() {
     let dir = out_dir("json");
-    let out = stdout_of(
-        oxicuda()
+    let out = support::stdout_of(
+        support::oxicuda()
             .args(["--tiny", "--json", "--out"])
             .arg(&dir)
             .env(oxicuda::DEVICE_ENV, "cpu"),
@@ -100,8 +74,8 @@ fn json_has_every_workload_verified_on_the_cpu_and_says_why_there_is_no_gpu() {
 fn the_table_has_the_seeds_columns_and_a_gpu_column_that_says_why_it_is_empty() {
     for args in [&["--tiny"][..], &["run", "--tiny"][..]] {
         let dir = out_dir("table");
-        let out = stdout_of(
-            oxicuda()
+        let out = support::stdout_of(
+            support::oxicuda()
                 .args(args)
                 .arg("--out")
                 .arg(&dir)
@@ -145,7 +119,7 @@ fn the_table_has_the_seeds_columns_and_a_gpu_column_that_says_why_it_is_empty() 
         )));
         let _ = std::fs::remove_dir_all(&dir);
     }
-    let help = stdout_of(oxicuda().arg("--help"));
+    let help = support::stdout_of(support::oxicuda().arg("--help"));
     for word in ["doctor", "run", "--quick", "--json"] {
         assert!(help.contains(word), "{word} not in:\n{help}");
     }
@@ -158,7 +132,11 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
         return;
     };
     let dir = out_dir("gpu");
-    let out = stdout_of(oxicuda().args(["--tiny", "--json", "--out"]).arg(&dir));
+    let out = support::stdout_of(
+        support::oxicuda()
+            .args(["--tiny", "--json", "--out"])
+            .arg(&dir),
+    );
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["gpu"], gpu.to_string());
     for row in report["rows"].as_array().unwrap() {

@@ -64,3 +64,29 @@ pub fn gpu_or_skip(test: &str) -> Option<Device> {
         }
     }
 }
+
+/// The `oxicuda` binary, without `OXICUDA_DEVICE`: `OXICUDA_BIN` (the GPU machine, where the
+/// binary lives in the bundle), else the one cargo built for this test.
+pub fn oxicuda() -> std::process::Command {
+    let bin =
+        std::env::var_os("OXICUDA_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_oxicuda").into());
+    let mut command = std::process::Command::new(bin);
+    command.env_remove(oxicuda::DEVICE_ENV);
+    command
+}
+
+/// Runs `command`, expecting success; returns its stdout.
+pub fn stdout_of(command: &mut std::process::Command) -> String {
+    let std::process::Output {
+        status,
+        stdout,
+        stderr,
+    } = command.output().expect("the oxicuda binary runs");
+    let stdout = String::from_utf8(stdout).expect("UTF-8 output");
+    assert!(
+        status.success(),
+        "{command:?} exited with {status}\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&stderr)
+    );
+    stdout
+}
