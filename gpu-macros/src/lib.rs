@@ -26,7 +26,9 @@ use syn::{
 /// The function returns nothing and is not generic (a PTX entry has one concrete signature).
 ///
 /// `#[kernel(same_len(a, b, out))]` makes every launch check that those slices and outputs have
-/// equal lengths, and fail with an error naming them otherwise.
+/// equal lengths, and fail with an error naming them otherwise. The kernel is compiled knowing
+/// they are equal, so `b[i]` needs no bounds check once `i < a.len()` held: launch it only through
+/// oxicuda's checked launch (`launch!`, `Module::launch`), which makes that check.
 ///
 /// ```ignore
 /// #[kernel(same_len(x, y))]
