@@ -52,6 +52,7 @@ fn json_has_every_workload_verified_on_the_cpu_and_says_why_there_is_no_gpu() {
         assert_measured(&row["single_thread"], workload.name());
         assert_measured(&row["executor"], workload.name());
         assert!(row["gpu"].is_null(), "{row}");
+        assert!(row["gpu_bandwidth_share"].is_null(), "{row}");
     }
     // The same report is written next to the chart, which has a bar label per workload.
     let written: Value =
@@ -139,8 +140,11 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
     );
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["gpu"], gpu.to_string());
+    let bandwidth = report["gpu_copy_bandwidth"].as_f64().unwrap();
+    assert!(bandwidth > 1e9, "a GPU copies more than 1 GB/s: {bandwidth}");
     for row in report["rows"].as_array().unwrap() {
         assert_measured(&row["gpu"], row["workload"].as_str().unwrap());
+        assert!(row["gpu_bandwidth_share"].as_f64().unwrap() > 0.0, "{row}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

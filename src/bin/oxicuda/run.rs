@@ -50,6 +50,15 @@ struct Row {
     single_thread: Measured,
     executor: Measured,
     gpu: Option<Measured>,
+    /// On a GPU: bytes moved per second over the measured copy bandwidth.
+    gpu_bandwidth_share: Option<f64>,
+}
+
+impl Row {
+    /// Bytes per second the GPU run moved.
+    fn gpu_rate(&self) -> Option<f64> {
+        Some(self.bytes as f64 / self.gpu.as_ref()?.seconds?)
+    }
 }
 
 /// One cell: the median time and how it was obtained, or why there is none.
@@ -135,12 +144,16 @@ fn run(options: &Options) -> Result<bool> {
             bytes: work.bytes,
             flops: work.flops,
             single_thread,
+            gpu_bandwidth_share: None,
             executor,
             gpu,
         });
     }
     progress.finish_and_clear();
 
+    for row in &mut rows {
+        row.gpu_bandwidth_share = row.gpu_rate().zip(gpu_copy_bandwidth).map(|(r, c)| r / c);
+    }
     let report = Report {
         scale: scale.pick("full", "quick", "tiny"),
         cpu: cpu.to_string(),
@@ -384,10 +397,11 @@ fn print_table(report: &Report) {
             limit / 1e9
         );
         for row in &report.rows {
-            let Some(seconds) = row.gpu.as_ref().and_then(|g| g.seconds) else {
+            let (Some(rate), Some(seconds)) =
+                (row.gpu_rate(), row.gpu.as_ref().and_then(|g| g.seconds))
+            else {
                 continue;
             };
-            let rate = row.bytes as f64 / seconds;
             let mut line = format!(
                 "  {:<28} {:>8.0} GB/s = {:>5.1}% of copy bandwidth",
                 row.workload,
