@@ -141,7 +141,10 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["gpu"], gpu.to_string());
     let bandwidth = report["gpu_copy_bandwidth"].as_f64().unwrap();
-    assert!(bandwidth > 1e9, "a GPU copies more than 1 GB/s: {bandwidth}");
+    assert!(
+        bandwidth > 1e9,
+        "a GPU copies more than 1 GB/s: {bandwidth}"
+    );
     for row in report["rows"].as_array().unwrap() {
         assert_measured(&row["gpu"], row["workload"].as_str().unwrap());
         assert!(row["gpu_bandwidth_share"].as_f64().unwrap() > 0.0, "{row}");
