@@ -56,6 +56,32 @@ fn reject(rejected: &Out<u64>, key: u32) {
     rejected.atomic_max(1, key as u64);
 }
 
+/// This thread's share of the rows ([`thread::grid_stride`]): `update(key, value, order)` for
+/// each row whose key is below `k`, with `order` the value's [`order_key`] (`None` for NaN, which
+/// min and max skip); rows with keys `≥ k` go to [`reject`]. Both aggregation kernels share it,
+/// so they treat every row alike.
+#[inline(always)]
+fn for_each_row(
+    keys: &[u32],
+    values: &[f32],
+    k: usize,
+    rejected: &Out<u64>,
+    mut update: impl FnMut(usize, f32, Option<u32>),
+) {
+    for i in thread::grid_stride(keys.len()) {
+        let (key, value) = (keys[i], values[i]);
+        if (key as usize) < k {
+            update(
+                key as usize,
+                value,
+                (!value.is_nan()).then(|| order_key(value)),
+            );
+        } else {
+            reject(rejected, key);
+        }
+    }
+}
+
 /// Aggregates the rows this grid's threads visit (grid-stride) into the state of the module doc,
 /// `K = count.len()` keys, through a private copy of the state per block in dynamic shared
 /// memory; rows with keys `≥ K` go to `rejected` (`[rows, largest key]`, 2 elements).
@@ -92,22 +118,14 @@ pub fn group_by_shared(
         j += threads;
     }
     thread::sync_threads();
-    for i in thread::grid_stride(keys.len()) {
-        let key = keys[i];
-        let value = values[i];
-        let g = key as usize;
-        if g < k {
-            local.atomic_add(g, 1);
-            local_sum.atomic_add(k + g, value);
-            if !value.is_nan() {
-                let order = order_key(value);
-                local.atomic_max(2 * k + g, !order);
-                local.atomic_max(3 * k + g, order);
-            }
-        } else {
-            reject(&rejected, key);
+    for_each_row(keys, values, k, &rejected, |g, value, order| {
+        local.atomic_add(g, 1);
+        local_sum.atomic_add(k + g, value);
+        if let Some(order) = order {
+            local.atomic_max(2 * k + g, !order);
+            local.atomic_max(3 * k + g, order);
         }
-    }
+    });
     thread::sync_threads();
     let mut j = t;
     while j < k {
@@ -139,22 +157,14 @@ pub fn group_by_global(
     rejected: Out<u64>,
 ) {
     let k = count.len();
-    for i in thread::grid_stride(keys.len()) {
-        let key = keys[i];
-        let value = values[i];
-        let g = key as usize;
-        if g < k {
-            count.atomic_add(g, 1);
-            sum.atomic_add(g, value);
-            if !value.is_nan() {
-                let order = order_key(value);
-                lowest.atomic_max(g, !order);
-                highest.atomic_max(g, order);
-            }
-        } else {
-            reject(&rejected, key);
+    for_each_row(keys, values, k, &rejected, |g, value, order| {
+        count.atomic_add(g, 1);
+        sum.atomic_add(g, value);
+        if let Some(order) = order {
+            lowest.atomic_max(g, !order);
+            highest.atomic_max(g, order);
         }
-    }
+    });
 }
 
 /// `min[k]`, `max[k]` from the `lowest`/`highest` state of [`group_by_shared`] or
