@@ -2,7 +2,7 @@
 
 use super::{check_len, check_not_empty, grid_stride_blocks, reduce_threads, THREADS_1D};
 use crate::kernels::reduce::{dot_partial, sum_partial};
-use crate::{launch, InputData, Module, Result};
+use crate::{launch, DeviceBuffer, InputData, Module, Result};
 
 /// Most blocks of the first pass: the second pass sums the partials with one block, which has at
 /// most this many threads.
@@ -25,9 +25,7 @@ pub fn dot(
     let device = kernels.device();
     let mut partial = device.alloc_zeroed::<f32>(blocks as usize)?;
     launch!(kernels, dot_partial[blocks, THREADS_1D](a, b, &mut partial))?;
-    let mut total = device.alloc_zeroed::<f32>(1)?;
-    launch!(kernels, sum_partial[1, reduce_threads(blocks)](&partial, &mut total))?;
-    Ok(total.to_vec()?[0])
+    sum_of_partials(kernels, &partial)
 }
 
 /// `Σ x[i]` in f32, in two passes of [`sum_partial`] (one partial sum per block, then one block
@@ -42,7 +40,14 @@ pub fn sum(kernels: &Module, x: &(impl InputData<f32> + ?Sized)) -> Result<f32> 
     let device = kernels.device();
     let mut partial = device.alloc_zeroed::<f32>(blocks as usize)?;
     launch!(kernels, sum_partial[blocks, THREADS_1D](x, &mut partial))?;
-    let mut total = device.alloc_zeroed::<f32>(1)?;
-    launch!(kernels, sum_partial[1, reduce_threads(blocks)](&partial, &mut total))?;
+    sum_of_partials(kernels, &partial)
+}
+
+/// The second pass of [`dot`] and [`sum`]: one block of [`sum_partial`] over the first pass's
+/// per-block sums, read back.
+fn sum_of_partials(kernels: &Module, partial: &DeviceBuffer<f32>) -> Result<f32> {
+    let mut total = kernels.device().alloc_zeroed::<f32>(1)?;
+    let threads = reduce_threads(partial.len() as u32);
+    launch!(kernels, sum_partial[1, threads](partial, &mut total))?;
     Ok(total.to_vec()?[0])
 }
