@@ -1,24 +1,24 @@
-//! Builds the `gpu-kernels` crate to PTX with rustc's nvptx64 target (through `gpu-builder`) and
+//! Builds the `ferrocuda-kernels` crate to PTX with rustc's nvptx64 target (through `ferrocuda-builder`) and
 //! tells `src/lib.rs` where the PTX and ptxas's per-kernel report are, to embed them.
 
 fn main() {
-    let built = match gpu_builder::PtxBuilder::new("gpu-kernels").build() {
+    let built = match ferrocuda_builder::PtxBuilder::new("gpu-kernels").build() {
         Ok(built) => built,
         Err(error) => {
-            eprintln!("error: building the GPU kernels (gpu-kernels) to PTX failed\n\n{error}");
+            eprintln!("error: building the GPU kernels (ferrocuda-kernels) to PTX failed\n\n{error}");
             std::process::exit(1);
         }
     };
     built.emit_rerun_if_changed();
     println!(
-        "cargo:rustc-env=OXICUDA_KERNELS_PTX={}",
+        "cargo:rustc-env=FERROCUDA_KERNELS_PTX={}",
         built.ptx_path.display()
     );
     println!(
-        "cargo:rustc-env=OXICUDA_KERNELS_PTXAS_REPORT={}",
+        "cargo:rustc-env=FERROCUDA_KERNELS_PTXAS_REPORT={}",
         built.report_path.display()
     );
-    // What `oxicuda doctor` reports about this build (see `oxicuda::KERNEL_BUILD`).
+    // What `ferrocuda doctor` reports about this build (see `ferrocuda::KERNEL_BUILD`).
     let (ptxas_version, ptxas_path) = match &built.ptxas {
         Some(ptxas) => (ptxas.version.clone(), ptxas.path.display().to_string()),
         None => (String::new(), String::new()),
@@ -31,6 +31,6 @@ fn main() {
         ("PTXAS_VERSION", ptxas_version),
         ("PTXAS_PATH", ptxas_path),
     ] {
-        println!("cargo:rustc-env=OXICUDA_KERNEL_{name}={value}");
+        println!("cargo:rustc-env=FERROCUDA_KERNEL_{name}={value}");
     }
 }

@@ -9,8 +9,8 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::CudaContext;
-use oxicuda::ops::{self, Matmul, MatmulShape};
-use oxicuda::{Device, Module};
+use ferrocuda::ops::{self, Matmul, MatmulShape};
+use ferrocuda::{Device, Module};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::hint::black_box;
@@ -87,9 +87,9 @@ fn gpu(c: &mut Criterion, kernels: &Module, n: usize) {
     let mut c_dev = device.alloc_zeroed::<f32>(n * n).unwrap();
     let shape = MatmulShape::new(n, n, n);
     for (name, kernel) in [
-        ("oxicuda register-blocked", Matmul::RegisterBlocked),
-        ("oxicuda tiled", Matmul::Tiled),
-        ("oxicuda naive", Matmul::Naive),
+        ("ferrocuda register-blocked", Matmul::RegisterBlocked),
+        ("ferrocuda tiled", Matmul::Tiled),
+        ("ferrocuda naive", Matmul::Naive),
     ] {
         ops::matmul(kernels, &a_dev, &b_dev, &mut c_dev, shape, kernel).unwrap();
         group.bench_function(name, |bench| {
@@ -170,7 +170,7 @@ fn bench(c: &mut Criterion) {
     );
     match Device::cuda(0) {
         Ok(device) => {
-            let kernels = device.load(&oxicuda::KERNELS).unwrap();
+            let kernels = device.load(&ferrocuda::KERNELS).unwrap();
             let sizes: &[usize] = match (real, quick) {
                 (false, _) => &[256],
                 (true, true) => &[1024],

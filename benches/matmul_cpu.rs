@@ -5,8 +5,8 @@
 //! block cooperation and the simulator's checks cost.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use oxicuda::kernels::matmul::{matmul_naive, matmul_tiled, TILE};
-use oxicuda::{launch, Device};
+use ferrocuda::kernels::matmul::{matmul_naive, matmul_tiled, TILE};
+use ferrocuda::{launch, Device};
 use std::hint::black_box;
 
 const N: usize = 256;
@@ -37,7 +37,7 @@ fn bench(c: &mut Criterion) {
     for checked in [false, true] {
         let mode = if checked { "checked" } else { "unchecked" };
         let kernels = Device::cpu_checked(checked)
-            .load(&oxicuda::KERNELS)
+            .load(&ferrocuda::KERNELS)
             .unwrap();
         group.bench_function(BenchmarkId::new("executor tiled", mode), |bench| {
             bench.iter(|| {

@@ -10,8 +10,8 @@
 
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use oxicuda::workloads::{self, Scale, Workload};
-use oxicuda::{Device, Module};
+use ferrocuda::workloads::{self, Scale, Workload};
+use ferrocuda::{Device, Module};
 use std::time::Duration;
 
 /// The sizes the command line asks for.
@@ -55,9 +55,9 @@ fn bench_on_device(
 
 fn bench(c: &mut Criterion) {
     let scale = scale();
-    let cpu = Device::cpu().load(&oxicuda::KERNELS).unwrap();
+    let cpu = Device::cpu().load(&ferrocuda::KERNELS).unwrap();
     let gpu = match Device::cuda(0) {
-        Ok(gpu) => Some(gpu.load(&oxicuda::KERNELS).unwrap()),
+        Ok(gpu) => Some(gpu.load(&ferrocuda::KERNELS).unwrap()),
         Err(error) => {
             eprintln!("workloads/gpu: skipped: {error}");
             None

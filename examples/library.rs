@@ -1,13 +1,13 @@
-//! The kernel library as a dependency: `oxicuda::ops` on the best device (a GPU if there is one,
+//! The kernel library as a dependency: `ferrocuda::ops` on the best device (a GPU if there is one,
 //! else the CPU executor). `cargo run --release --example library`.
 
-use oxicuda::ops::{self, Filter, Matmul, MatmulShape, OptionParams};
-use oxicuda::Device;
+use ferrocuda::ops::{self, Filter, Matmul, MatmulShape, OptionParams};
+use ferrocuda::Device;
 
-fn main() -> oxicuda::Result<()> {
+fn main() -> ferrocuda::Result<()> {
     let choice = Device::best();
     println!("device: {} ({})", choice.device, choice.reason);
-    let kernels = choice.device.load(&oxicuda::KERNELS)?;
+    let kernels = choice.device.load(&ferrocuda::KERNELS)?;
 
     // A 256×256 matrix product: C = A·I is A.
     let n = 256;

@@ -30,11 +30,11 @@
 //!
 //! Run with `cargo run --release --example vector_add`.
 
-use oxicuda::{kernels::vector_add, launch, Device};
+use ferrocuda::{kernels::vector_add, launch, Device};
 
-fn main() -> oxicuda::Result<()> {
+fn main() -> ferrocuda::Result<()> {
     let device = Device::best().device;
-    let kernels = device.load(&oxicuda::KERNELS)?;
+    let kernels = device.load(&ferrocuda::KERNELS)?;
 
     let n = 1_000_000;
     let a: Vec<f32> = (0..n).map(|i| i as f32).collect(); // np.arange(n)

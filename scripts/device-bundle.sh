@@ -19,7 +19,7 @@ for line in sys.stdin:
 }
 
 cargo build --release --bins --examples
-cp target/release/oxicuda "$bundle/oxicuda"
+cp target/release/ferrocuda "$bundle/ferrocuda"
 cp target/release/examples/vector_add "$bundle/example-vector_add"
 cp target/release/examples/library "$bundle/example-library"
 # Every test with a GPU part (they skip on the CPU here, and must pass there).
@@ -29,13 +29,13 @@ executables test --release --no-run "${tests[@]/#/--test=}" | while read -r name
   cp "$exe" "$bundle/test-$name"
 done
 # The planted-fault kernels gpu_faults launches, built to PTX here (device-run.sh hands the file
-# to the tests through OXICUDA_TEST_KERNELS_PTX).
+# to the tests through FERROCUDA_TEST_KERNELS_PTX).
 cargo test --release --test gpu_faults -- --exact test_kernels_build_to_ptx
 cp target/test-kernels-ptx/test_kernels.ptx "$bundle/fault-kernels.ptx"
 executables bench --no-run --bench workloads --bench matmul | while read -r name exe; do
   cp "$exe" "$bundle/bench-$name"
 done
 # Debug information is most of each binary; the checks need none of it (the carry limit is 64 MiB).
-strip "$bundle"/oxicuda "$bundle"/example-* "$bundle"/test-* "$bundle"/bench-*
+strip "$bundle"/ferrocuda "$bundle"/example-* "$bundle"/test-* "$bundle"/bench-*
 ls -la "$bundle"
 du -sh "$bundle"

@@ -6,13 +6,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bundle=.device-bundle
-out=${OUT:-/tmp/oxicuda-device-out}
+out=${OUT:-/tmp/ferrocuda-device-out}
 mkdir -p "$out/results"
 log="$out/device.log"
-export OXICUDA_EXPECT_GPU=1 OXICUDA_DEVICE=cuda
-# For tests/doctor.rs and tests/main_job.rs (the oxicuda binary) and tests/gpu_faults.rs (the
+export FERROCUDA_EXPECT_GPU=1 FERROCUDA_DEVICE=cuda
+# For tests/doctor.rs and tests/main_job.rs (the ferrocuda binary) and tests/gpu_faults.rs (the
 # planted-fault kernels).
-export OXICUDA_BIN="$PWD/$bundle/oxicuda" OXICUDA_TEST_KERNELS_PTX="$PWD/$bundle/fault-kernels.ptx"
+export FERROCUDA_BIN="$PWD/$bundle/ferrocuda" FERROCUDA_TEST_KERNELS_PTX="$PWD/$bundle/fault-kernels.ptx"
 
 step() {
   local name=$1; shift
@@ -23,14 +23,14 @@ step() {
 }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1 | tee -a "$log"
-step doctor "$bundle/oxicuda" doctor
-step kernels-sm90 "$bundle/oxicuda" kernels
-step main "$bundle/oxicuda" run --out "$out/results"
+step doctor "$bundle/ferrocuda" doctor
+step kernels-sm90 "$bundle/ferrocuda" kernels
+step main "$bundle/ferrocuda" run --out "$out/results"
 step example "$bundle/example-vector_add"
 step example-library "$bundle/example-library"
 # The tests are release builds here; checked mode is what they expect of the CPU executor.
 for t in "$bundle"/test-*; do
-  step "$(basename "$t")" env OXICUDA_CHECKED=1 "$t" --test-threads=1
+  step "$(basename "$t")" env FERROCUDA_CHECKED=1 "$t" --test-threads=1
 done
 for b in "$bundle"/bench-*; do
   step "$(basename "$b")" "$b" --bench --warm-up-time 1 --measurement-time 3

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits the polynomial coefficients of gpu-std's accurate f32 math (gpu-std/src/math.rs).
+"""Fits the polynomial coefficients of ferrocuda-std's accurate f32 math (gpu-std/src/math.rs).
 
 Each approximation is a weighted minimax polynomial (Lawson's iteratively reweighted least squares
 in f64, with Householder QR), whose coefficients are rounded to f32 one at a time, refitting the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what building and testing oxicuda needs, and only what is missing:
+# Installs what building and testing ferrocuda needs, and only what is missing:
 #   1. a kernel toolchain: a rustc with the standard library's source, for `-Zbuild-std=core`
 #      on the nvptx64-nvidia-cuda target (rustup's `rust-src`, or Debian's rustc-web + rust-web-src);
 #   2. ptxas for sm_70..sm_90 to check the PTX (CUDA 12.x, PyPI package nvidia-cuda-nvcc-cu12:
@@ -19,7 +19,7 @@ as_root() {
 # A rustc whose sysroot has library/core: the override, the active toolchain, Debian's.
 kernel_rustc() {
   local rustc sysroot
-  for rustc in "${OXICUDA_KERNEL_RUSTC:-}" "$(command -v rustc || true)" /usr/bin/rustc; do
+  for rustc in "${FERROCUDA_KERNEL_RUSTC:-}" "$(command -v rustc || true)" /usr/bin/rustc; do
     [ -n "$rustc" ] && [ -x "$rustc" ] || continue
     sysroot=$("$rustc" --print sysroot 2>/dev/null) || continue
     if [ -f "$sysroot/lib/rustlib/src/rust/library/core/Cargo.toml" ]; then
@@ -46,15 +46,15 @@ else
     say "ERROR: could not install a kernel toolchain. Run one of:"
     say "  rustup component add rust-src                      (rustup)"
     say "  sudo apt-get install rustc-web rust-web-src         (Debian/Ubuntu)"
-    say "or point OXICUDA_KERNEL_RUSTC at a rustc whose sysroot has lib/rustlib/src/rust/library."
+    say "or point FERROCUDA_KERNEL_RUSTC at a rustc whose sysroot has lib/rustlib/src/rust/library."
     exit 1
   fi
 fi
 
-# A ptxas that knows sm_70: OXICUDA_PTXAS, PATH, or the pip wheel.
+# A ptxas that knows sm_70: FERROCUDA_PTXAS, PATH, or the pip wheel.
 ptxas_for_sm70() {
   local candidate site
-  for candidate in "${OXICUDA_PTXAS:-}" "$(command -v ptxas || true)"; do
+  for candidate in "${FERROCUDA_PTXAS:-}" "$(command -v ptxas || true)"; do
     if [ -n "$candidate" ] && [ -x "$candidate" ] && "$candidate" --help 2>/dev/null | grep -q sm_70; then
       echo "$candidate"
       return 0
@@ -84,6 +84,6 @@ else
     say "ptxas: $ptxas_path"
   else
     say "WARNING: no ptxas: kernels build, but their PTX is not checked and the ptxas tests fail on CI."
-    say "  Install it with: python3 -m pip install '$PTXAS_WHEEL'   (or set OXICUDA_PTXAS)"
+    say "  Install it with: python3 -m pip install '$PTXAS_WHEEL'   (or set FERROCUDA_PTXAS)"
   fi
 fi

@@ -1,15 +1,15 @@
-//! oxicuda: GPU kernels written in Rust.
+//! ferrocuda: GPU kernels written in Rust.
 //!
-//! Write a kernel as a plain Rust function with `#[kernel]` (crate `gpu-std`), build it to PTX
-//! ahead of time in `build.rs` (crate `gpu-builder`), and launch it Numba style with `[blocks,
+//! Write a kernel as a plain Rust function with `#[kernel]` (crate `ferrocuda-std`), build it to PTX
+//! ahead of time in `build.rs` (crate `ferrocuda-builder`), and launch it Numba style with `[blocks,
 //! threads]` on a CUDA GPU, or on the CPU executor when there is none:
 //!
 //! ```no_run
-//! use oxicuda::{kernels::vector_add, launch, Device};
+//! use ferrocuda::{kernels::vector_add, launch, Device};
 //!
-//! # fn main() -> oxicuda::Result<()> {
+//! # fn main() -> ferrocuda::Result<()> {
 //! let device = Device::best().device;
-//! let kernels = device.load(&oxicuda::KERNELS)?;
+//! let kernels = device.load(&ferrocuda::KERNELS)?;
 //! let n = 1_000_000;
 //! let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
 //! let b = vec![1.0f32; n];
@@ -26,8 +26,8 @@
 //! buffers for a kernel of `f32`,
 //!
 //! ```compile_fail,E0277
-//! use oxicuda::{kernels::vector_add, launch, Device};
-//! let kernels = Device::cpu().load(&oxicuda::KERNELS).unwrap();
+//! use ferrocuda::{kernels::vector_add, launch, Device};
+//! let kernels = Device::cpu().load(&ferrocuda::KERNELS).unwrap();
 //! let (a, b, mut out) = (vec![1.0f64; 4], vec![1.0f64; 4], vec![0.0f64; 4]);
 //! launch!(kernels, vector_add[1, 4](&a, &b, &mut out)).unwrap();
 //! ```
@@ -35,8 +35,8 @@
 //! or an input where the kernel has an output:
 //!
 //! ```compile_fail,E0277
-//! use oxicuda::{kernels::vector_add, launch, Device};
-//! let kernels = Device::cpu().load(&oxicuda::KERNELS).unwrap();
+//! use ferrocuda::{kernels::vector_add, launch, Device};
+//! let kernels = Device::cpu().load(&ferrocuda::KERNELS).unwrap();
 //! let (a, b, out) = (vec![1.0f32; 4], vec![1.0f32; 4], vec![0.0f32; 4]);
 //! launch!(kernels, vector_add[1, 4](&a, &b, &out)).unwrap();
 //! ```
@@ -44,54 +44,54 @@
 //! while the matching launch compiles and runs:
 //!
 //! ```
-//! use oxicuda::{kernels::vector_add, launch, Device};
-//! let kernels = Device::cpu().load(&oxicuda::KERNELS).unwrap();
+//! use ferrocuda::{kernels::vector_add, launch, Device};
+//! let kernels = Device::cpu().load(&ferrocuda::KERNELS).unwrap();
 //! let (a, b, mut out) = (vec![1.0f32; 4], vec![1.0f32; 4], vec![0.0f32; 4]);
 //! launch!(kernels, vector_add[1, 4](&a, &b, &mut out)).unwrap();
 //! assert_eq!(out, [2.0; 4]);
 //! ```
 //!
-//! This crate re-exports the host API (`oxicuda-host`), the kernel library (`gpu-kernels`, as
+//! This crate re-exports the host API (`ferrocuda-host`), the kernel library (`ferrocuda-kernels`, as
 //! [`kernels`]) and its PTX ([`KERNELS`]). [`ops`] calls those kernels with checked inputs and a
 //! launch shape chosen for the device (`ops::matmul`, `ops::statistics`, `ops::group_by`, ...);
-//! [`workloads`] are the benchmarks of the main job (`oxicuda run`) and the criterion benches.
+//! [`workloads`] are the benchmarks of the main job (`ferrocuda run`) and the criterion benches.
 
 #![warn(missing_docs)]
 
 pub mod ops;
 pub mod workloads;
 
-pub use gpu_kernels as kernels;
-pub use oxicuda_host::*;
+pub use ferrocuda_kernels as kernels;
+pub use ferrocuda_host::*;
 
 /// The PTX of [`kernels`], built by `build.rs` for sm_70 (the driver JIT-compiles it for newer
 /// GPUs).
-pub static KERNELS: Ptx = Ptx::new("gpu-kernels", include_str!(env!("OXICUDA_KERNELS_PTX")));
+pub static KERNELS: Ptx = Ptx::new("ferrocuda-kernels", include_str!(env!("FERROCUDA_KERNELS_PTX")));
 
 /// ptxas's report for [`KERNELS`] (registers, shared memory, spills per kernel, and which ptxas),
 /// or why ptxas did not run at build time.
-pub const KERNELS_PTXAS_REPORT: &str = include_str!(env!("OXICUDA_KERNELS_PTXAS_REPORT"));
+pub const KERNELS_PTXAS_REPORT: &str = include_str!(env!("FERROCUDA_KERNELS_PTXAS_REPORT"));
 
 /// The rustc that compiled [`KERNELS`]: its version and path.
 pub const KERNEL_TOOLCHAIN: &str = concat!(
-    env!("OXICUDA_KERNEL_RUSTC_VERSION"),
+    env!("FERROCUDA_KERNEL_RUSTC_VERSION"),
     " (",
-    env!("OXICUDA_KERNEL_RUSTC"),
+    env!("FERROCUDA_KERNEL_RUSTC"),
     ")"
 );
 
-/// How `build.rs` built [`KERNELS`]: what `oxicuda doctor` reports.
+/// How `build.rs` built [`KERNELS`]: what `ferrocuda doctor` reports.
 pub const KERNEL_BUILD: KernelBuild = KernelBuild {
-    rustc: env!("OXICUDA_KERNEL_RUSTC"),
-    rustc_version: env!("OXICUDA_KERNEL_RUSTC_VERSION"),
-    toolchain_source: env!("OXICUDA_KERNEL_TOOLCHAIN_SOURCE"),
-    arch: env!("OXICUDA_KERNEL_ARCH"),
-    ptxas: if env!("OXICUDA_KERNEL_PTXAS_PATH").is_empty() {
+    rustc: env!("FERROCUDA_KERNEL_RUSTC"),
+    rustc_version: env!("FERROCUDA_KERNEL_RUSTC_VERSION"),
+    toolchain_source: env!("FERROCUDA_KERNEL_TOOLCHAIN_SOURCE"),
+    arch: env!("FERROCUDA_KERNEL_ARCH"),
+    ptxas: if env!("FERROCUDA_KERNEL_PTXAS_PATH").is_empty() {
         None
     } else {
         Some(PtxasUsed {
-            version: env!("OXICUDA_KERNEL_PTXAS_VERSION"),
-            path: env!("OXICUDA_KERNEL_PTXAS_PATH"),
+            version: env!("FERROCUDA_KERNEL_PTXAS_VERSION"),
+            path: env!("FERROCUDA_KERNEL_PTXAS_PATH"),
         })
     },
 };
@@ -103,7 +103,7 @@ pub struct KernelBuild {
     pub rustc: &'static str,
     /// Its `rustc -V` line.
     pub rustc_version: &'static str,
-    /// How gpu-builder found it: `OXICUDA_KERNEL_RUSTC`, the active toolchain, or Debian's
+    /// How ferrocuda-builder found it: `FERROCUDA_KERNEL_RUSTC`, the active toolchain, or Debian's
     /// rustc-web.
     pub toolchain_source: &'static str,
     /// The GPU architecture the PTX was built for, e.g. `sm_70`.

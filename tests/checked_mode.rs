@@ -3,7 +3,7 @@
 
 mod support;
 
-use oxicuda::{launch, Device, Dim3, Error, KernelBug, LaunchConfig, Module};
+use ferrocuda::{launch, Device, Dim3, Error, KernelBug, LaunchConfig, Module};
 
 fn module(checked: bool) -> Module {
     Device::cpu_checked(checked)
@@ -12,7 +12,7 @@ fn module(checked: bool) -> Module {
 }
 
 /// The (kernel, block, thread, bug) of a `KernelBug` error, or a panic naming what came instead.
-fn bug_of(result: oxicuda::Result<()>) -> (&'static str, Dim3, Dim3, KernelBug) {
+fn bug_of(result: ferrocuda::Result<()>) -> (&'static str, Dim3, Dim3, KernelBug) {
     match result {
         Err(Error::KernelBug {
             kernel,

@@ -1,15 +1,15 @@
-//! The block-cooperative kernels of gpu-kernels on the CPU executor (checked mode, the default in
+//! The block-cooperative kernels of ferrocuda-kernels on the CPU executor (checked mode, the default in
 //! tests) against f64 or exact references, on fresh random inputs of awkward sizes.
 
 mod support;
 
-use oxicuda::kernels::histogram::{bin_of, histogram};
-use oxicuda::kernels::matmul::{matmul_naive, matmul_tiled, TILE};
-use oxicuda::kernels::reduce::{dot_partial, sum_partial};
-use oxicuda::kernels::transpose::{
+use ferrocuda::kernels::histogram::{bin_of, histogram};
+use ferrocuda::kernels::matmul::{matmul_naive, matmul_tiled, TILE};
+use ferrocuda::kernels::reduce::{dot_partial, sum_partial};
+use ferrocuda::kernels::transpose::{
     transpose_naive, transpose_tiled, TRANSPOSE_ROWS, TRANSPOSE_TILE,
 };
-use oxicuda::{launch, Device, LaunchConfig, Module};
+use ferrocuda::{launch, Device, LaunchConfig, Module};
 use rand::Rng;
 
 const LENGTHS: [usize; 5] = [1, 31, 33, 1000, 4099];
@@ -17,7 +17,7 @@ const LENGTHS: [usize; 5] = [1, 31, 33, 1000, 4099];
 fn cpu_kernels() -> Module {
     let device = Device::cpu();
     assert!(device.checks_enabled(), "these tests run in checked mode");
-    device.load(&oxicuda::KERNELS).unwrap()
+    device.load(&ferrocuda::KERNELS).unwrap()
 }
 
 /// `Σ a·b` in two launches: partial sums per block, then one block sums the partials.

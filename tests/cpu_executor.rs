@@ -2,14 +2,14 @@
 
 mod support;
 
-use oxicuda::kernels::{matrix_add, saxpy, vector_add};
-use oxicuda::{launch, Device, Module};
+use ferrocuda::kernels::{matrix_add, saxpy, vector_add};
+use ferrocuda::{launch, Device, Module};
 
 const LENGTHS: [usize; 5] = [1, 255, 256, 257, 1_000_003];
 
 fn cpu_kernels() -> Module {
     Device::cpu()
-        .load(&oxicuda::KERNELS)
+        .load(&ferrocuda::KERNELS)
         .expect("the CPU loads any PTX")
 }
 

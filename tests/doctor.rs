@@ -1,19 +1,19 @@
-//! The `oxicuda doctor` command: text and `--json`, the same facts.
+//! The `ferrocuda doctor` command: text and `--json`, the same facts.
 //!
 //! Runs the built binary. Scripts/device-run.sh runs this test on the GPU machine, where the
-//! binary lives elsewhere: `OXICUDA_BIN` points at it there.
+//! binary lives elsewhere: `FERROCUDA_BIN` points at it there.
 
 mod support;
 
 use serde_json::Value;
 use std::process::Command;
 
-/// `oxicuda doctor` as text, and as JSON.
+/// `ferrocuda doctor` as text, and as JSON.
 fn doctor(configure: impl Fn(&mut Command)) -> (String, Value) {
-    let mut text = support::oxicuda();
+    let mut text = support::ferrocuda();
     configure(text.arg("doctor"));
     let text = support::stdout_of(&mut text);
-    let mut json = support::oxicuda();
+    let mut json = support::ferrocuda();
     configure(json.args(["doctor", "--json"]));
     let json = support::stdout_of(&mut json);
     let json: Value = serde_json::from_str(&json)
@@ -53,7 +53,7 @@ fn doctor_text_and_json_report_the_same_facts() {
         "NVIDIA driver",
         "GPUs",
         "CPU executor",
-        "Embedded PTX (gpu-kernels)",
+        "Embedded PTX (ferrocuda-kernels)",
         "Kernel toolchain (this build)",
         "Verdict",
     ] {
@@ -64,7 +64,7 @@ fn doctor_text_and_json_report_the_same_facts() {
     }
 
     // The PTX facts against the embedded PTX's own text, read here line by line.
-    let source = oxicuda::KERNELS.source();
+    let source = ferrocuda::KERNELS.source();
     let directive = |name: &str| {
         source
             .lines()
@@ -103,7 +103,7 @@ fn doctor_text_and_json_report_the_same_facts() {
     }
 
     // The CPU executor and the build.
-    let cpu = oxicuda::Device::cpu();
+    let cpu = ferrocuda::Device::cpu();
     assert_eq!(
         json["cpu"]["threads"].as_u64(),
         Some(u64::from(cpu.properties().multiprocessors))
@@ -112,7 +112,7 @@ fn doctor_text_and_json_report_the_same_facts() {
         assert_eq!(json["cpu"]["memory_total_bytes"].as_u64(), Some(total));
         assert!(text.contains(&format!("({total} bytes)")), "{text}");
     }
-    let build = oxicuda::KERNEL_BUILD;
+    let build = ferrocuda::KERNEL_BUILD;
     assert_eq!(
         str_of(&json, "/toolchain/rustc_version"),
         build.rustc_version
@@ -143,7 +143,7 @@ fn doctor_text_and_json_report_the_same_facts() {
 
 #[test]
 fn doctor_without_a_driver_says_cpu_and_how_to_install_the_driver() {
-    if oxicuda::DriverInfo::query().is_ok() {
+    if ferrocuda::DriverInfo::query().is_ok() {
         support::say_skipped(
             "doctor_without_a_driver_says_cpu_and_how_to_install_the_driver",
             "this machine has the NVIDIA driver",
@@ -181,14 +181,14 @@ fn doctor_without_a_driver_says_cpu_and_how_to_install_the_driver() {
 }
 
 #[test]
-fn doctor_honours_oxicuda_device_cpu() {
+fn doctor_honours_ferrocuda_device_cpu() {
     let (text, json) = doctor(|c| {
-        c.env(oxicuda::DEVICE_ENV, "cpu");
+        c.env(ferrocuda::DEVICE_ENV, "cpu");
     });
     let verdict = str_of(&json, "/verdict/message");
     assert_eq!(
         verdict,
-        "kernels will run on the CPU because OXICUDA_DEVICE=cpu asks for the CPU"
+        "kernels will run on the CPU because FERROCUDA_DEVICE=cpu asks for the CPU"
     );
     assert!(text.contains(&format!("✓ {verdict}")), "{text}");
 }
@@ -197,12 +197,12 @@ fn doctor_honours_oxicuda_device_cpu() {
 /// and the verdict is the GPU.
 #[test]
 fn doctor_on_a_gpu_reports_it_and_picks_it() {
-    let gpu = match oxicuda::Device::cuda(0) {
+    let gpu = match ferrocuda::Device::cuda(0) {
         Ok(gpu) => gpu,
         Err(error) => {
             assert!(
-                std::env::var_os("OXICUDA_EXPECT_GPU").is_none(),
-                "OXICUDA_EXPECT_GPU is set but {error}"
+                std::env::var_os("FERROCUDA_EXPECT_GPU").is_none(),
+                "FERROCUDA_EXPECT_GPU is set but {error}"
             );
             support::say_skipped(
                 "doctor_on_a_gpu_reports_it_and_picks_it",
@@ -215,7 +215,7 @@ fn doctor_on_a_gpu_reports_it_and_picks_it() {
     println!("{text}");
     assert!(bool_of(&json, "/driver/found"));
     let cuda = str_of(&json, "/driver/cuda_version");
-    let driver = oxicuda::DriverInfo::query().unwrap();
+    let driver = ferrocuda::DriverInfo::query().unwrap();
     assert_eq!(
         cuda,
         format!("{}.{}", driver.cuda_version.0, driver.cuda_version.1)

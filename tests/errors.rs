@@ -2,11 +2,11 @@
 
 mod support;
 
-use oxicuda::kernels::{saxpy, vector_add};
-use oxicuda::{launch, Device, Error, LaunchConfig, Module, Ptx};
+use ferrocuda::kernels::{saxpy, vector_add};
+use ferrocuda::{launch, Device, Error, LaunchConfig, Module, Ptx};
 
 fn cpu_kernels() -> Module {
-    Device::cpu().load(&oxicuda::KERNELS).unwrap()
+    Device::cpu().load(&ferrocuda::KERNELS).unwrap()
 }
 
 #[test]

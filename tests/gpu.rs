@@ -2,8 +2,8 @@
 
 mod support;
 
-use oxicuda::kernels::{matrix_add, saxpy, vector_add};
-use oxicuda::{launch, Device, Error, Module};
+use ferrocuda::kernels::{matrix_add, saxpy, vector_add};
+use ferrocuda::{launch, Device, Error, Module};
 
 /// The GPU's kernels and the CPU's, or `None` (after saying why) when there is no GPU.
 fn both(test: &str) -> Option<(Module, Module)> {
@@ -11,15 +11,15 @@ fn both(test: &str) -> Option<(Module, Module)> {
         Ok(gpu) => {
             println!("running on {gpu}");
             Some((
-                gpu.load(&oxicuda::KERNELS).unwrap(),
-                Device::cpu().load(&oxicuda::KERNELS).unwrap(),
+                gpu.load(&ferrocuda::KERNELS).unwrap(),
+                Device::cpu().load(&ferrocuda::KERNELS).unwrap(),
             ))
         }
         Err(error) => {
             // On the GPU machine (scripts/device-run.sh) a missing GPU is a failure, not a skip.
             assert!(
-                std::env::var_os("OXICUDA_EXPECT_GPU").is_none(),
-                "OXICUDA_EXPECT_GPU is set but {error}"
+                std::env::var_os("FERROCUDA_EXPECT_GPU").is_none(),
+                "FERROCUDA_EXPECT_GPU is set but {error}"
             );
             support::say_skipped(test, &format!("no CUDA device ({error})"));
             None

@@ -3,13 +3,13 @@
 
 mod support;
 
-use oxicuda::kernels::histogram::histogram;
-use oxicuda::kernels::matmul::{matmul_naive, matmul_tiled, TILE};
-use oxicuda::kernels::reduce::{dot_partial, sum_partial};
-use oxicuda::kernels::transpose::{
+use ferrocuda::kernels::histogram::histogram;
+use ferrocuda::kernels::matmul::{matmul_naive, matmul_tiled, TILE};
+use ferrocuda::kernels::reduce::{dot_partial, sum_partial};
+use ferrocuda::kernels::transpose::{
     transpose_naive, transpose_tiled, TRANSPOSE_ROWS, TRANSPOSE_TILE,
 };
-use oxicuda::{launch, Device, LaunchConfig, Module, Ptx};
+use ferrocuda::{launch, Device, LaunchConfig, Module, Ptx};
 use rand::Rng;
 
 /// `ptx` loaded on GPU 0 and on the CPU, or `None` (after saying why) when there is no GPU.
@@ -33,7 +33,7 @@ fn assert_close(gpu: &[f32], cpu: &[f32], what: &str) {
 
 #[test]
 fn dot_product_gpu_equals_cpu() {
-    let Some((gpu, cpu)) = both("dot_product_gpu_equals_cpu", &oxicuda::KERNELS) else {
+    let Some((gpu, cpu)) = both("dot_product_gpu_equals_cpu", &ferrocuda::KERNELS) else {
         return;
     };
     let (mut rng, seed) = support::rng();
@@ -58,7 +58,7 @@ fn dot_product_gpu_equals_cpu() {
 
 #[test]
 fn histogram_gpu_equals_cpu() {
-    let Some((gpu, cpu)) = both("histogram_gpu_equals_cpu", &oxicuda::KERNELS) else {
+    let Some((gpu, cpu)) = both("histogram_gpu_equals_cpu", &ferrocuda::KERNELS) else {
         return;
     };
     let (mut rng, seed) = support::rng();
@@ -83,7 +83,7 @@ fn histogram_gpu_equals_cpu() {
 
 #[test]
 fn matrix_products_gpu_equal_cpu() {
-    let Some((gpu, cpu)) = both("matrix_products_gpu_equal_cpu", &oxicuda::KERNELS) else {
+    let Some((gpu, cpu)) = both("matrix_products_gpu_equal_cpu", &ferrocuda::KERNELS) else {
         return;
     };
     let (mut rng, seed) = support::rng();
@@ -107,7 +107,7 @@ fn matrix_products_gpu_equal_cpu() {
 
 #[test]
 fn transposes_gpu_equal_cpu() {
-    let Some((gpu, cpu)) = both("transposes_gpu_equal_cpu", &oxicuda::KERNELS) else {
+    let Some((gpu, cpu)) = both("transposes_gpu_equal_cpu", &ferrocuda::KERNELS) else {
         return;
     };
     let (mut rng, seed) = support::rng();

@@ -9,8 +9,8 @@
 
 mod support;
 
-use oxicuda::kernels::vector_add;
-use oxicuda::{launch, Error, Ptx};
+use ferrocuda::kernels::vector_add;
+use ferrocuda::{launch, Error, Ptx};
 use std::sync::{Mutex, MutexGuard};
 
 /// Held by each test: they share the GPU's context.
@@ -20,8 +20,8 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
 }
 
 /// Adds two vectors on `device` and checks the sum: the device works.
-fn vector_add_works(device: &oxicuda::Device) {
-    let kernels = device.load(&oxicuda::KERNELS).unwrap();
+fn vector_add_works(device: &ferrocuda::Device) {
+    let kernels = device.load(&ferrocuda::KERNELS).unwrap();
     let n = 10_000;
     let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let b = vec![0.5f32; n];
@@ -115,7 +115,7 @@ fn a_ptx_the_driver_rejects_comes_with_the_jit_log_and_the_versions() {
     let Some(gpu) = support::gpu_or_skip("a_ptx_the_driver_rejects") else {
         return;
     };
-    let driver = oxicuda::DriverInfo::query().unwrap();
+    let driver = ferrocuda::DriverInfo::query().unwrap();
     let error = match gpu.load(&BROKEN) {
         Ok(_) => panic!("the driver loaded invalid PTX"),
         Err(error) => error,
@@ -150,7 +150,7 @@ fn a_ptx_the_driver_rejects_comes_with_the_jit_log_and_the_versions() {
     let check = gpu.check_ptx(&BROKEN);
     assert!(!check.runs());
     assert!(matches!(check.load, Some(Err(Error::PtxRejected { .. }))));
-    let check = gpu.check_ptx(&oxicuda::KERNELS);
+    let check = gpu.check_ptx(&ferrocuda::KERNELS);
     assert!(check.runs(), "{:?}", check.load);
     assert_eq!(check.driver_new_enough(), Some(true));
     assert_eq!(check.gpu_new_enough(), Some(true));
@@ -171,7 +171,7 @@ fn a_trapping_kernel_is_named_and_the_next_launch_on_the_device_works() {
         return;
     };
     let module = gpu.load(support::test_kernels()).unwrap();
-    let kernels = gpu.load(&oxicuda::KERNELS).unwrap();
+    let kernels = gpu.load(&ferrocuda::KERNELS).unwrap();
     let made_before = gpu.upload(&[1.0f32, 2.0, 3.0]).unwrap();
     let stream_before = gpu.new_stream().unwrap();
 
@@ -232,7 +232,7 @@ fn a_trapping_kernel_is_named_and_the_next_launch_on_the_device_works() {
     drop(stream_before);
 
     // A new handle on the GPU gets the new context too, and buffers made now work.
-    let again = oxicuda::Device::cuda(0).unwrap();
+    let again = ferrocuda::Device::cuda(0).unwrap();
     vector_add_works(&again);
     let fresh = gpu.upload(&[4.0f32, 5.0]).unwrap();
     assert_eq!(fresh.to_vec().unwrap(), [4.0, 5.0]);

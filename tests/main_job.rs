@@ -1,14 +1,14 @@
-//! The main job, `oxicuda run` (the default): the table of every workload on one CPU thread, the
+//! The main job, `ferrocuda run` (the default): the table of every workload on one CPU thread, the
 //! CPU executor and the GPU, its JSON and its chart. Runs the built binary at test sizes.
 
 mod support;
 
-use oxicuda::workloads::{self, Scale};
+use ferrocuda::workloads::{self, Scale};
 use serde_json::Value;
 use std::path::PathBuf;
 
 fn out_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oxicuda-{test}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("ferrocuda-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
@@ -27,10 +27,10 @@ fn assert_measured(cell: &Value, what: &str) {
 fn json_has_every_workload_verified_on_the_cpu_and_says_why_there_is_no_gpu() {
     let dir = out_dir("json");
     let out = support::stdout_of(
-        support::oxicuda()
+        support::ferrocuda()
             .args(["--tiny", "--json", "--out"])
             .arg(&dir)
-            .env(oxicuda::DEVICE_ENV, "cpu"),
+            .env(ferrocuda::DEVICE_ENV, "cpu"),
     );
     let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(report["scale"], "tiny");
@@ -76,11 +76,11 @@ fn the_table_has_the_seeds_columns_and_a_gpu_column_that_says_why_it_is_empty() 
     for args in [&["--tiny"][..], &["run", "--tiny"][..]] {
         let dir = out_dir("table");
         let out = support::stdout_of(
-            support::oxicuda()
+            support::ferrocuda()
                 .args(args)
                 .arg("--out")
                 .arg(&dir)
-                .env(oxicuda::DEVICE_ENV, "cpu"),
+                .env(ferrocuda::DEVICE_ENV, "cpu"),
         );
         let header = out
             .lines()
@@ -103,7 +103,7 @@ fn the_table_has_the_seeds_columns_and_a_gpu_column_that_says_why_it_is_empty() 
             ]
         );
         assert!(
-            out.contains("GPU: none, OXICUDA_DEVICE=cpu asks for the CPU"),
+            out.contains("GPU: none, FERROCUDA_DEVICE=cpu asks for the CPU"),
             "{out}"
         );
         for workload in workloads::all(Scale::Tiny) {
@@ -120,7 +120,7 @@ fn the_table_has_the_seeds_columns_and_a_gpu_column_that_says_why_it_is_empty() 
         )));
         let _ = std::fs::remove_dir_all(&dir);
     }
-    let help = support::stdout_of(support::oxicuda().arg("--help"));
+    let help = support::stdout_of(support::ferrocuda().arg("--help"));
     for word in ["doctor", "run", "--quick", "--json"] {
         assert!(help.contains(word), "{word} not in:\n{help}");
     }
@@ -134,7 +134,7 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
     };
     let dir = out_dir("gpu");
     let out = support::stdout_of(
-        support::oxicuda()
+        support::ferrocuda()
             .args(["--tiny", "--json", "--out"])
             .arg(&dir),
     );

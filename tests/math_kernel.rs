@@ -1,11 +1,11 @@
-//! gpu-std's math inside a kernel (test-kernels' `math_functions`): on the CPU executor it is
+//! ferrocuda-std's math inside a kernel (test-kernels' `math_functions`): on the CPU executor it is
 //! the host's own functions (whose accuracy gpu-std/tests/math.rs measures); on a GPU the
 //! accurate functions give the same bits, and the fast ones stay within the PTX ISA's bounds.
 
 mod support;
 
-use gpu_std::math;
-use oxicuda::{launch, Device, Module};
+use ferrocuda_std::math;
+use ferrocuda::{launch, Device, Module};
 use rand::Rng;
 use test_kernels::MATH_OUTPUTS;
 

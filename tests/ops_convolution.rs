@@ -5,15 +5,15 @@
 
 mod support;
 
-use oxicuda::kernels::convolution::convolve_2d as convolve_2d_kernel;
-use oxicuda::ops::{self, Filter};
-use oxicuda::{launch, Device, Error, Module};
+use ferrocuda::kernels::convolution::convolve_2d as convolve_2d_kernel;
+use ferrocuda::ops::{self, Filter};
+use ferrocuda::{launch, Device, Error, Module};
 use rand::Rng;
 
 fn cpu_kernels() -> Module {
     let device = Device::cpu();
     assert!(device.checks_enabled(), "these tests run in checked mode");
-    device.load(&oxicuda::KERNELS).unwrap()
+    device.load(&ferrocuda::KERNELS).unwrap()
 }
 
 /// The documented formula in f64 for channel `c` of pixel `(x, y)`: cross-correlation with
@@ -370,7 +370,7 @@ fn gpu_matches_f64_on_the_4k_workload() {
     let Some(gpu) = support::gpu_or_skip("gpu_matches_f64_on_the_4k_workload") else {
         return;
     };
-    let kernels = gpu.load(&oxicuda::KERNELS).unwrap();
+    let kernels = gpu.load(&ferrocuda::KERNELS).unwrap();
     for (width, height) in SIZES {
         for channels in [1, 3] {
             for filter in filters() {

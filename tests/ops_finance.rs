@@ -4,12 +4,12 @@
 
 mod support;
 
-use gpu_std::random::{normal_pair, Philox4x32};
-use oxicuda::kernels::monte_carlo::{
+use ferrocuda_std::random::{normal_pair, Philox4x32};
+use ferrocuda::kernels::monte_carlo::{
     in_quarter_disk, monte_carlo_option, monte_carlo_pi, OPTION_STREAM, PI_STREAM,
 };
-use oxicuda::ops::{self, OptionParams};
-use oxicuda::{launch, Device, Error, Module};
+use ferrocuda::ops::{self, OptionParams};
+use ferrocuda::{launch, Device, Error, Module};
 use rand::rngs::StdRng;
 use rand::Rng;
 use std::f64::consts::{PI, SQRT_2};
@@ -17,7 +17,7 @@ use std::f64::consts::{PI, SQRT_2};
 fn cpu_kernels() -> Module {
     let device = Device::cpu();
     assert!(device.checks_enabled(), "these tests run in checked mode");
-    device.load(&oxicuda::KERNELS).unwrap()
+    device.load(&ferrocuda::KERNELS).unwrap()
 }
 
 /// Φ in f64.
@@ -258,7 +258,7 @@ fn black_scholes_rejects_mismatched_lengths_and_bad_parameters() {
     let kernels = cpu_kernels();
     let (three, two) = (vec![1.0f32; 3], vec![1.0f32; 2]);
     let (mut out3, mut out3b, mut out2) = (vec![0.0f32; 3], vec![0.0f32; 3], vec![0.0f32; 2]);
-    let message = |result: oxicuda::Result<()>| match result {
+    let message = |result: ferrocuda::Result<()>| match result {
         Err(Error::InvalidInput { op, detail }) => format!("{op}: {detail}"),
         other => panic!("expected InvalidInput, got {other:?}"),
     };
@@ -591,7 +591,7 @@ fn black_scholes_on_the_gpu_matches_f64() {
     let Some(gpu) = support::gpu_or_skip("black_scholes_on_the_gpu_matches_f64") else {
         return;
     };
-    let kernels = gpu.load(&oxicuda::KERNELS).unwrap();
+    let kernels = gpu.load(&ferrocuda::KERNELS).unwrap();
     let cpu = cpu_kernels();
     let (mut rng, seed) = support::rng();
     let n = 1 << 20;
@@ -637,7 +637,7 @@ fn monte_carlo_on_the_gpu_draws_the_cpus_samples() {
     let Some(gpu) = support::gpu_or_skip("monte_carlo_on_the_gpu_draws_the_cpus_samples") else {
         return;
     };
-    let kernels = gpu.load(&oxicuda::KERNELS).unwrap();
+    let kernels = gpu.load(&ferrocuda::KERNELS).unwrap();
     let seed: u64 = rand::random();
     // The hit count is the host's, bit for bit, for any launch shape.
     let samples = 1_000_003;

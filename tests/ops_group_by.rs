@@ -3,11 +3,11 @@
 
 mod support;
 
-use oxicuda::kernels::group_by::{
+use ferrocuda::kernels::group_by::{
     group_by_finish, group_by_global, group_by_shared, SHARED_BYTES_PER_KEY,
 };
-use oxicuda::ops::{self, GroupStats};
-use oxicuda::{launch, Device, Error, LaunchConfig, Module};
+use ferrocuda::ops::{self, GroupStats};
+use ferrocuda::{launch, Device, Error, LaunchConfig, Module};
 use rand::rngs::StdRng;
 use rand::Rng;
 use std::collections::HashMap;
@@ -15,7 +15,7 @@ use std::collections::HashMap;
 fn cpu_kernels() -> Module {
     let device = Device::cpu();
     assert!(device.checks_enabled(), "these tests run in checked mode");
-    device.load(&oxicuda::KERNELS).unwrap()
+    device.load(&ferrocuda::KERNELS).unwrap()
 }
 
 /// Per-key aggregates in f64 (sum and Σ|v|), min and max as folds of `f32::min`/`f32::max` from
@@ -329,7 +329,7 @@ fn gpu_group_by_matches_the_reference() {
     let Some(gpu) = support::gpu_or_skip("gpu_group_by_matches_the_reference") else {
         return;
     };
-    let kernels = gpu.load(&oxicuda::KERNELS).unwrap();
+    let kernels = gpu.load(&ferrocuda::KERNELS).unwrap();
     let limit = ops::group_by_shared_max_keys(&kernels);
     let (mut rng, seed) = support::rng();
     for num_keys in [1, 16, 1000, limit, limit + 1, 1 << 20] {

@@ -4,16 +4,16 @@
 
 mod support;
 
-use oxicuda::kernels::matmul::matmul_blocked;
-use oxicuda::ops::{self, Matmul, MatmulShape};
-use oxicuda::{launch, Device, Error, Module};
+use ferrocuda::kernels::matmul::matmul_blocked;
+use ferrocuda::ops::{self, Matmul, MatmulShape};
+use ferrocuda::{launch, Device, Error, Module};
 
 const KERNELS: [Matmul; 3] = [Matmul::Naive, Matmul::Tiled, Matmul::RegisterBlocked];
 
 fn cpu_kernels() -> Module {
     let device = Device::cpu();
     assert!(device.checks_enabled(), "these tests run in checked mode");
-    device.load(&oxicuda::KERNELS).unwrap()
+    device.load(&ferrocuda::KERNELS).unwrap()
 }
 
 /// C = A·B in f64, and Σₚ|aᵢₚ·bₚⱼ| per element (the scale of the f32 rounding error).
@@ -230,7 +230,7 @@ fn gpu_matches_f64_for_every_kernel() {
     let Some(gpu) = support::gpu_or_skip("gpu_matches_f64_for_every_kernel") else {
         return;
     };
-    let kernels = gpu.load(&oxicuda::KERNELS).unwrap();
+    let kernels = gpu.load(&ferrocuda::KERNELS).unwrap();
     for (m, n, k) in SHAPES
         .into_iter()
         .chain([(512, 384, 640), (1000, 1000, 37)])

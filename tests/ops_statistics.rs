@@ -3,9 +3,9 @@
 
 mod support;
 
-use oxicuda::kernels::statistics::{statistics_merge, statistics_partial, STATE_LEN};
-use oxicuda::ops::{self, Statistics};
-use oxicuda::{launch, Device, Error, Module};
+use ferrocuda::kernels::statistics::{statistics_merge, statistics_partial, STATE_LEN};
+use ferrocuda::ops::{self, Statistics};
+use ferrocuda::{launch, Device, Error, Module};
 use rand::rngs::StdRng;
 use rand::Rng;
 
@@ -14,7 +14,7 @@ const LENGTHS: [usize; 7] = [1, 2, 31, 33, 1000, 4099, 1 << 20];
 fn cpu_kernels() -> Module {
     let device = Device::cpu();
     assert!(device.checks_enabled(), "these tests run in checked mode");
-    device.load(&oxicuda::KERNELS).unwrap()
+    device.load(&ferrocuda::KERNELS).unwrap()
 }
 
 /// The textbook two-pass statistics in f64: the mean first, then `Σ(x − mean)²`. Min and max
@@ -248,7 +248,7 @@ fn gpu_statistics_match_the_f64_reference() {
     let Some(gpu) = support::gpu_or_skip("gpu_statistics_match_the_f64_reference") else {
         return;
     };
-    let kernels = gpu.load(&oxicuda::KERNELS).unwrap();
+    let kernels = gpu.load(&ferrocuda::KERNELS).unwrap();
     let (mut rng, seed) = support::rng();
     for n in LENGTHS.into_iter().chain([10_000_019]) {
         let x = around(&mut rng, n, 1e4);

@@ -4,8 +4,8 @@
 
 mod support;
 
-use oxicuda::ops::{self, Transpose};
-use oxicuda::{Device, Error, Module};
+use ferrocuda::ops::{self, Transpose};
+use ferrocuda::{Device, Error, Module};
 
 const KERNELS: [Transpose; 2] = [Transpose::Naive, Transpose::Coalesced];
 
@@ -25,7 +25,7 @@ const SHAPES: [(usize, usize); 9] = [
 fn cpu_kernels() -> Module {
     let device = Device::cpu();
     assert!(device.checks_enabled(), "these tests run in checked mode");
-    device.load(&oxicuda::KERNELS).unwrap()
+    device.load(&ferrocuda::KERNELS).unwrap()
 }
 
 /// Transposes a random matrix with every kernel and compares bits with the index formula.
@@ -147,7 +147,7 @@ fn gpu_is_bit_exact_for_every_kernel() {
     let Some(gpu) = support::gpu_or_skip("gpu_is_bit_exact_for_every_kernel") else {
         return;
     };
-    let kernels = gpu.load(&oxicuda::KERNELS).unwrap();
+    let kernels = gpu.load(&ferrocuda::KERNELS).unwrap();
     for (rows, cols) in SHAPES.into_iter().chain([(2048, 1536), (1000, 3001)]) {
         check_all(&kernels, rows, cols);
     }

@@ -1,5 +1,5 @@
-//! The third way to use oxicuda: a user's own kernel crate, built to PTX by the user's build.rs
-//! with gpu-builder and launched through oxicuda-host. Builds and tests examples/own-kernels, a
+//! The third way to use ferrocuda: a user's own kernel crate, built to PTX by the user's build.rs
+//! with ferrocuda-builder and launched through ferrocuda-host. Builds and tests examples/own-kernels, a
 //! workspace of its own, in a target directory of its own.
 
 use std::process::Command;

@@ -3,19 +3,19 @@
 
 mod support;
 
-use oxicuda::kernels::convolution::convolve_2d;
-use oxicuda::kernels::finance::black_scholes;
-use oxicuda::kernels::group_by::{group_by_finish, group_by_global, group_by_shared};
-use oxicuda::kernels::histogram::histogram;
-use oxicuda::kernels::matmul::{matmul_blocked, matmul_naive, matmul_tiled};
-use oxicuda::kernels::monte_carlo::{monte_carlo_option, monte_carlo_pi};
-use oxicuda::kernels::reduce::{dot_partial, sum_partial};
-use oxicuda::kernels::statistics::{statistics_merge, statistics_partial};
-use oxicuda::kernels::transpose::{transpose_naive, transpose_tiled};
-use oxicuda::kernels::{matrix_add, saxpy, vector_add};
-use oxicuda::{Arg, Kernel, KernelArgs, KernelInfo};
+use ferrocuda::kernels::convolution::convolve_2d;
+use ferrocuda::kernels::finance::black_scholes;
+use ferrocuda::kernels::group_by::{group_by_finish, group_by_global, group_by_shared};
+use ferrocuda::kernels::histogram::histogram;
+use ferrocuda::kernels::matmul::{matmul_blocked, matmul_naive, matmul_tiled};
+use ferrocuda::kernels::monte_carlo::{monte_carlo_option, monte_carlo_pi};
+use ferrocuda::kernels::reduce::{dot_partial, sum_partial};
+use ferrocuda::kernels::statistics::{statistics_merge, statistics_partial};
+use ferrocuda::kernels::transpose::{transpose_naive, transpose_tiled};
+use ferrocuda::kernels::{matrix_add, saxpy, vector_add};
+use ferrocuda::{Arg, Kernel, KernelArgs, KernelInfo};
 
-/// Every kernel of `gpu-kernels`; `every_ptx_entry_has_a_host_handle` fails if one is missing.
+/// Every kernel of `ferrocuda-kernels`; `every_ptx_entry_has_a_host_handle` fails if one is missing.
 fn all_kernels() -> Vec<KernelInfo> {
     vec![
         *vector_add.info(),
@@ -43,7 +43,7 @@ fn all_kernels() -> Vec<KernelInfo> {
 
 #[test]
 fn every_ptx_entry_has_a_host_handle_and_vice_versa() {
-    let info = oxicuda::KERNELS.info();
+    let info = ferrocuda::KERNELS.info();
     let mut in_ptx: Vec<&str> = info.entries.iter().map(|e| e.name.as_str()).collect();
     let mut on_host: Vec<&str> = all_kernels().iter().map(|k| k.name).collect();
     in_ptx.sort();
@@ -53,7 +53,7 @@ fn every_ptx_entry_has_a_host_handle_and_vice_versa() {
     assert_eq!(info.version, Some((6, 0)));
     for entry in &info.entries {
         assert!(
-            oxicuda::KERNELS
+            ferrocuda::KERNELS
                 .source()
                 .contains(&format!(".visible .entry {}(", entry.name)),
             "{} is not a visible .entry",
@@ -72,7 +72,7 @@ fn packed<'a, P>(_kernel: &Kernel<P>, args: impl KernelArgs<'a, P>) -> Vec<usize
 
 #[test]
 fn host_packing_matches_every_ptx_entry() {
-    let info = oxicuda::KERNELS.info();
+    let info = ferrocuda::KERNELS.info();
     let (a, b, mut out) = (vec![0.0f32; 3], vec![0.0f32; 3], vec![0.0f32; 3]);
     // keys, values, then count, sum, lowest, highest (one per key) and rejected (2).
     let (keys, values) = (vec![0u32; 3], vec![0.0f32; 3]);
@@ -219,14 +219,14 @@ fn host_packing_matches_every_ptx_entry() {
 
 /// Assembles `source` with ptxas for sm_70, sm_80 and sm_90; an arch without ptxas is skipped
 /// (an error under CI, where `make setup` installs it).
-fn assemble_everywhere(name: &str, source: &str) -> Vec<(&'static str, gpu_builder::PtxasReport)> {
-    let dir = std::env::temp_dir().join(format!("oxicuda-ptx-test-{}-{name}", std::process::id()));
+fn assemble_everywhere(name: &str, source: &str) -> Vec<(&'static str, ferrocuda_builder::PtxasReport)> {
+    let dir = std::env::temp_dir().join(format!("ferrocuda-ptx-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.ptx"));
     std::fs::write(&path, source).unwrap();
     let mut reports = Vec::new();
     for arch in ["sm_70", "sm_80", "sm_90"] {
-        let Some(ptxas) = gpu_builder::find_ptxas(arch) else {
+        let Some(ptxas) = ferrocuda_builder::find_ptxas(arch) else {
             assert!(
                 !support::on_ci(),
                 "CI must have ptxas for {arch} (make setup installs it)"
@@ -237,7 +237,7 @@ fn assemble_everywhere(name: &str, source: &str) -> Vec<(&'static str, gpu_build
             );
             continue;
         };
-        let report = gpu_builder::assemble(&ptxas, &path, arch)
+        let report = ferrocuda_builder::assemble(&ptxas, &path, arch)
             .unwrap_or_else(|e| panic!("ptxas {} -arch={arch} failed:\n{e}", ptxas.version));
         println!("{report}");
         reports.push((arch, report));
@@ -248,7 +248,7 @@ fn assemble_everywhere(name: &str, source: &str) -> Vec<(&'static str, gpu_build
 
 #[test]
 fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
-    for (arch, report) in assemble_everywhere("gpu-kernels", oxicuda::KERNELS.source()) {
+    for (arch, report) in assemble_everywhere("ferrocuda-kernels", ferrocuda::KERNELS.source()) {
         for kernel in all_kernels() {
             let resources = report.kernel(kernel.name).unwrap_or_else(|| {
                 panic!("{arch}: ptxas report has no {}:\n{report}", kernel.name)
@@ -329,10 +329,10 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
 
 #[test]
 fn the_finance_kernels_use_the_accurate_math() {
-    // Black-Scholes and the Monte Carlo kernels use gpu-std's accurate math: fused
+    // Black-Scholes and the Monte Carlo kernels use ferrocuda-std's accurate math: fused
     // multiply-adds, correctly rounded division and square root, no approximate instructions,
     // no flushing of subnormals, and no calls but to the bounds checks' panics.
-    let source = oxicuda::KERNELS.source();
+    let source = ferrocuda::KERNELS.source();
     for name in ["black_scholes", "monte_carlo_option", "monte_carlo_pi"] {
         let start = source
             .find(&format!(".entry {name}("))
@@ -358,7 +358,7 @@ fn the_finance_kernels_use_the_accurate_math() {
 
 /// The PTX of one `.entry`, from its name to its closing brace.
 fn entry_source(name: &str) -> &'static str {
-    let source = oxicuda::KERNELS.source();
+    let source = ferrocuda::KERNELS.source();
     let start = source
         .find(&format!(".entry {name}("))
         .unwrap_or_else(|| panic!("no .entry {name}"));
@@ -445,7 +445,7 @@ fn ptxas_assembles_every_atomic_and_warp_operation() {
 
 #[test]
 fn ptxas_assembles_every_math_function() {
-    // test-kernels' math_functions calls every function of gpu_std::math: the fast ones are
+    // test-kernels' math_functions calls every function of ferrocuda_std::math: the fast ones are
     // the special function unit's instructions, the accurate ones plain arithmetic with fused
     // multiply-adds and correctly rounded division and square root (and no calls: PTX has no
     // libm to call).
@@ -494,7 +494,7 @@ fn ptxas_assembles_every_math_function() {
 #[test]
 fn the_version_and_target_parser_reads_the_built_ptx_and_hand_written_samples() {
     // The built PTX, against its `.version` / `.target` lines read here word by word.
-    let source = oxicuda::KERNELS.source();
+    let source = ferrocuda::KERNELS.source();
     let word_after = |directive: &str| -> String {
         let line = source
             .lines()
@@ -507,10 +507,10 @@ fn the_version_and_target_parser_reads_the_built_ptx_and_hand_written_samples() 
             .unwrap()
             .to_string()
     };
-    let info = oxicuda::KERNELS.info();
+    let info = ferrocuda::KERNELS.info();
     assert_eq!(info.version_string(), word_after(".version"));
     assert_eq!(info.target.clone().unwrap(), word_after(".target"));
-    assert_eq!(info.target.as_deref(), Some(oxicuda::KERNEL_BUILD.arch));
+    assert_eq!(info.target.as_deref(), Some(ferrocuda::KERNEL_BUILD.arch));
     assert_eq!(
         info.target_compute_capability(),
         Some((7, 0)),
@@ -554,7 +554,7 @@ fn the_version_and_target_parser_reads_the_built_ptx_and_hand_written_samples() 
         ),
     ];
     for (text, version, target, capability, cuda) in samples {
-        let info = oxicuda::ptx::parse(text);
+        let info = ferrocuda::ptx::parse(text);
         assert_eq!(info.version, version, "{text}");
         assert_eq!(info.target.as_deref(), target, "{text}");
         assert_eq!(info.target_compute_capability(), capability, "{text}");
@@ -563,9 +563,9 @@ fn the_version_and_target_parser_reads_the_built_ptx_and_hand_written_samples() 
 }
 
 #[test]
-fn oxicuda_kernels_prints_every_kernels_resources_for_the_asked_architectures() {
+fn ferrocuda_kernels_prints_every_kernels_resources_for_the_asked_architectures() {
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_oxicuda"))
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
             .arg("kernels")
             .args(args)
             .output()
@@ -587,7 +587,7 @@ fn oxicuda_kernels_prints_every_kernels_resources_for_the_asked_architectures() 
         let registers: u32 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
         assert!(registers > 0, "{line}");
     }
-    if gpu_builder::find_ptxas("sm_80").is_some() && gpu_builder::find_ptxas("sm_90").is_some() {
+    if ferrocuda_builder::find_ptxas("sm_80").is_some() && ferrocuda_builder::find_ptxas("sm_90").is_some() {
         let now = run(&["--arch", "sm_80", "--arch", "sm_90"]);
         assert!(now.contains("ptxas resources for sm_80"), "{now}");
         assert!(now.contains("ptxas resources for sm_90"), "{now}");
@@ -596,7 +596,7 @@ fn oxicuda_kernels_prints_every_kernels_resources_for_the_asked_architectures() 
             !support::on_ci(),
             "CI must have ptxas (make setup installs it)"
         );
-        support::say_skipped("oxicuda_kernels --arch", "no ptxas for sm_80/sm_90");
+        support::say_skipped("ferrocuda_kernels --arch", "no ptxas for sm_80/sm_90");
     }
 }
 
@@ -605,7 +605,7 @@ fn shared_memory_is_read_and_written_with_ld_shared_and_st_shared() {
     // A generic `ld`/`st` that happens to reach shared memory costs more than `ld.shared` (and
     // ptxas does not trace `cvta.shared` addresses back), so `Shared::get/set` use the shared
     // forms; global data is read with `ld.global`. No kernel should have a generic access left.
-    let source = oxicuda::KERNELS.source();
+    let source = ferrocuda::KERNELS.source();
     let generic: Vec<&str> = source
         .lines()
         .map(str::trim)

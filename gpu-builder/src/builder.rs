@@ -82,7 +82,7 @@ impl PtxBuilder {
     }
 
     /// Where the nested cargo builds. Default `$OUT_DIR/kernel-target` in a build script, else
-    /// `<kernel_crate_dir>/target/oxicuda-ptx`. It must differ from the outer build's target
+    /// `<kernel_crate_dir>/target/ferrocuda-ptx`. It must differ from the outer build's target
     /// directory, or the nested cargo would wait forever on the outer one's lock.
     pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.target_dir = Some(dir.into());
@@ -109,7 +109,7 @@ impl PtxBuilder {
             Some(t) => absolute(&t)?,
             None => match std::env::var_os("OUT_DIR").filter(|d| !d.is_empty()) {
                 Some(out) => absolute(Path::new(&out))?.join("kernel-target"),
-                None => dir.join("target").join("oxicuda-ptx"),
+                None => dir.join("target").join("ferrocuda-ptx"),
             },
         };
         std::fs::create_dir_all(&target_dir).map_err(|e| BuildError::io(&target_dir, e))?;
@@ -843,7 +843,7 @@ mod tests {
         assert_eq!(lines.iter().filter(|l| **l == manifest).count(), 1);
         assert!(lines.contains(&format!("cargo:rerun-if-changed={dir}/src")));
         assert!(lines.contains(&format!("cargo:rerun-if-changed={dir}/src/builder.rs")));
-        for v in ["OXICUDA_KERNEL_RUSTC", "OXICUDA_PTXAS", "RUSTC", "PATH"] {
+        for v in ["FERROCUDA_KERNEL_RUSTC", "FERROCUDA_PTXAS", "RUSTC", "PATH"] {
             assert!(
                 lines.contains(&format!("cargo:rerun-if-env-changed={v}")),
                 "{v}"

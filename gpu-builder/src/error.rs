@@ -9,7 +9,7 @@ use crate::toolchain::{no_toolchain_message, TriedRustc};
 /// Why building or checking the kernel PTX failed.
 #[derive(thiserror::Error, Debug)]
 pub enum BuildError {
-    /// No rustc with the standard library's source was found, or `OXICUDA_KERNEL_RUSTC` names an
+    /// No rustc with the standard library's source was found, or `FERROCUDA_KERNEL_RUSTC` names an
     /// unusable one. The message lists every rustc tried and the commands that fix it.
     #[error("{}", no_toolchain_message(.tried))]
     NoKernelToolchain {
@@ -71,7 +71,7 @@ pub enum BuildError {
         "ptxas is required but no ptxas that supports {arch} was found.\ntried:\n{}\n\
          Install one: `pip install nvidia-cuda-nvcc-cu12` (CUDA 12.x, sm_70 and newer) or \
          `pip install nvidia-cuda-nvcc` (CUDA 13, sm_75 and newer), or a CUDA toolkit; \
-         or set OXICUDA_PTXAS=/path/to/ptxas.",
+         or set FERROCUDA_PTXAS=/path/to/ptxas.",
         .tried.iter().map(|t| format!("  - {t}")).collect::<Vec<_>>().join("\n")
     )]
     PtxasNotFound {

@@ -1,6 +1,6 @@
 //! Build a Rust kernel crate to PTX from a build script, and check it with NVIDIA's `ptxas`.
 //!
-//! This is oxicuda's equivalent of Rust-CUDA's `cuda_builder`, for rustc's stock
+//! This is ferrocuda's equivalent of Rust-CUDA's `cuda_builder`, for rustc's stock
 //! `nvptx64-nvidia-cuda` target. [`PtxBuilder::build`] runs a nested
 //! `cargo rustc --target nvptx64-nvidia-cuda -Zbuild-std=core` on the kernel crate (a `no_std`
 //! crate of `extern "ptx-kernel" fn`s), copies the LTO-merged module to a stable
@@ -10,7 +10,7 @@
 //! Why the pieces are there:
 //! - `core` must be compiled from source for the NVPTX target, so the kernel build needs a rustc
 //!   whose sysroot holds the standard library's source. [`find_kernel_toolchain`] finds one
-//!   (`OXICUDA_KERNEL_RUSTC`, the active toolchain, or Debian's `/usr/bin/rustc` from
+//!   (`FERROCUDA_KERNEL_RUSTC`, the active toolchain, or Debian's `/usr/bin/rustc` from
 //!   `rustc-web` + `rust-web-src`) and says exactly what to install when there is none.
 //! - PTX that LLVM emits can still be rejected by the driver's JIT; [`assemble`] runs `ptxas` ahead
 //!   of time so such errors fail the build, not the first launch.
@@ -20,7 +20,7 @@
 //! ```no_run
 //! fn main() {
 //!     // Paths are relative to the build script's package (cargo runs build scripts there).
-//!     let built = gpu_builder::PtxBuilder::new("../gpu-kernels")
+//!     let built = ferrocuda_builder::PtxBuilder::new("../ferrocuda-kernels")
 //!         .arch("sm_70")
 //!         .build()
 //!         .unwrap_or_else(|e| panic!("{e}"));
@@ -36,7 +36,7 @@
 //! ```
 //!
 //! Environment variables read (all are re-announced by [`BuiltPtx::emit_rerun_if_changed`]):
-//! `OXICUDA_KERNEL_RUSTC`, `RUSTC`, `CARGO`, `OUT_DIR`, `PATH`, `OXICUDA_PTXAS`, `CUDA_HOME`,
+//! `FERROCUDA_KERNEL_RUSTC`, `RUSTC`, `CARGO`, `OUT_DIR`, `PATH`, `FERROCUDA_PTXAS`, `CUDA_HOME`,
 //! `CUDA_PATH`.
 
 // The crate-level example is a whole build script, so its `fn main` is the point.
@@ -64,12 +64,12 @@ use std::process::{Command, Output};
 /// Every environment variable the builder reads, so a build script can ask cargo to rerun when
 /// one of them changes.
 pub const ENV_VARS_READ: &[&str] = &[
-    "OXICUDA_KERNEL_RUSTC",
+    "FERROCUDA_KERNEL_RUSTC",
     "RUSTC",
     "CARGO",
     "OUT_DIR",
     "PATH",
-    "OXICUDA_PTXAS",
+    "FERROCUDA_PTXAS",
     "CUDA_HOME",
     "CUDA_PATH",
 ];

@@ -139,7 +139,7 @@ pub(crate) fn parse_arch(arch: &str) -> Option<(u32, &str)> {
     Some((num.parse().ok()?, suffix))
 }
 
-/// Finds a ptxas that can assemble for `arch`: `OXICUDA_PTXAS`, then `ptxas` on `PATH`, then
+/// Finds a ptxas that can assemble for `arch`: `FERROCUDA_PTXAS`, then `ptxas` on `PATH`, then
 /// `$CUDA_HOME/bin`, `$CUDA_PATH/bin` and `/usr/local/cuda/bin`, then the pip wheels
 /// (`nvidia/cuda_nvcc/bin` of `nvidia-cuda-nvcc-cu12` first, then `nvidia/cu13/bin` of
 /// `nvidia-cuda-nvcc`). One that does not support `arch` (CUDA 13 dropped sm_50..sm_72) is skipped.
@@ -180,7 +180,7 @@ pub(crate) fn search_ptxas(arch: &str) -> PtxasSearch {
     };
     let exe = format!("ptxas{}", std::env::consts::EXE_SUFFIX);
 
-    if let Some(p) = std::env::var_os("OXICUDA_PTXAS").filter(|p| !p.is_empty()) {
+    if let Some(p) = std::env::var_os("FERROCUDA_PTXAS").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         if p.is_file() {
             if consider(&mut search, p) {
@@ -189,7 +189,7 @@ pub(crate) fn search_ptxas(arch: &str) -> PtxasSearch {
         } else {
             search
                 .tried
-                .push(format!("{} (OXICUDA_PTXAS): not found", p.display()));
+                .push(format!("{} (FERROCUDA_PTXAS): not found", p.display()));
         }
     }
     match find_in_path("ptxas") {
@@ -344,7 +344,7 @@ fn version_supports(version: &str, arch: &str) -> bool {
 pub fn assemble(ptxas: &Ptxas, ptx_path: &Path, arch: &str) -> Result<PtxasReport, BuildError> {
     static N: AtomicUsize = AtomicUsize::new(0);
     let cubin = std::env::temp_dir().join(format!(
-        "oxicuda-ptxas-{}-{}.cubin",
+        "ferrocuda-ptxas-{}-{}.cubin",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     ));

@@ -37,7 +37,7 @@ impl KernelToolchain {
 /// Where a candidate rustc came from; it decides how a failure is reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolchainSource {
-    /// `OXICUDA_KERNEL_RUSTC`: the user's explicit choice, so it is never silently skipped.
+    /// `FERROCUDA_KERNEL_RUSTC`: the user's explicit choice, so it is never silently skipped.
     EnvOverride,
     /// The toolchain building the host code: `RUSTC` (set by cargo for build scripts) or `rustc`
     /// on `PATH`.
@@ -49,7 +49,7 @@ pub enum ToolchainSource {
 impl fmt::Display for ToolchainSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            ToolchainSource::EnvOverride => "OXICUDA_KERNEL_RUSTC",
+            ToolchainSource::EnvOverride => "FERROCUDA_KERNEL_RUSTC",
             ToolchainSource::ActiveToolchain => "active toolchain",
             ToolchainSource::DebianRustcWeb => "Debian rustc-web",
         })
@@ -86,11 +86,11 @@ fn library_source(sysroot: &Path) -> PathBuf {
     sysroot.join("lib/rustlib/src/rust/library")
 }
 
-/// Finds a rustc able to build kernels: `OXICUDA_KERNEL_RUSTC` if set (and then only it), else the
+/// Finds a rustc able to build kernels: `FERROCUDA_KERNEL_RUSTC` if set (and then only it), else the
 /// active toolchain (`RUSTC`, or `rustc` on `PATH`), else Debian's `/usr/bin/rustc`.
 pub fn find_kernel_toolchain() -> Result<KernelToolchain, BuildError> {
     let mut candidates = Vec::new();
-    if let Some(path) = std::env::var_os("OXICUDA_KERNEL_RUSTC").filter(|p| !p.is_empty()) {
+    if let Some(path) = std::env::var_os("FERROCUDA_KERNEL_RUSTC").filter(|p| !p.is_empty()) {
         candidates.push((PathBuf::from(path), ToolchainSource::EnvOverride));
     }
     let active = std::env::var_os("RUSTC")
@@ -155,7 +155,7 @@ fn probe(rustc: &Path, source: ToolchainSource) -> Result<KernelToolchain, Tried
     }
     // A rustup proxy (~/.cargo/bin/rustc) picks its toolchain from the working directory and
     // RUSTUP_TOOLCHAIN; the nested build runs elsewhere, so pin the binary of the sysroot found.
-    // An explicit OXICUDA_KERNEL_RUSTC is used as given (it may be a deliberate wrapper).
+    // An explicit FERROCUDA_KERNEL_RUSTC is used as given (it may be a deliberate wrapper).
     let pinned = sysroot
         .join("bin")
         .join(format!("rustc{}", std::env::consts::EXE_SUFFIX));
@@ -208,7 +208,7 @@ pub(crate) fn no_toolchain_message(tried: &[TriedRustc]) -> String {
         .iter()
         .any(|t| t.source == ToolchainSource::EnvOverride)
     {
-        msg.push_str("OXICUDA_KERNEL_RUSTC is set, so no other rustc was tried.\n");
+        msg.push_str("FERROCUDA_KERNEL_RUSTC is set, so no other rustc was tried.\n");
     }
     msg.push_str("fix, one of:\n");
     // A rustup toolchain's sysroot is ~/.rustup/toolchains/<name>: name it in the command.
@@ -232,7 +232,7 @@ pub(crate) fn no_toolchain_message(tried: &[TriedRustc]) -> String {
     msg.push_str(
         "  - Debian/Ubuntu: `apt-get install rustc-web rust-web-src` \
          (gives /usr/bin/rustc with its library source; it is found automatically)\n\
-         \x20 - or set OXICUDA_KERNEL_RUSTC=/path/to/rustc, a rustc whose sysroot has the library source",
+         \x20 - or set FERROCUDA_KERNEL_RUSTC=/path/to/rustc, a rustc whose sysroot has the library source",
     );
     msg
 }
@@ -302,7 +302,7 @@ mod tests {
             "rust-src",
             "rust-web-src",
             "rustc-web",
-            "OXICUDA_KERNEL_RUSTC",
+            "FERROCUDA_KERNEL_RUSTC",
             "rustc 9.9.9-fake",
             "no standard library source",
         ] {
@@ -363,7 +363,7 @@ mod tests {
         ])
         .unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("OXICUDA_KERNEL_RUSTC is set"), "{msg}");
+        assert!(msg.contains("FERROCUDA_KERNEL_RUSTC is set"), "{msg}");
         assert!(msg.contains(&bad.rustc.display().to_string()), "{msg}");
         assert!(!msg.contains(&good.rustc.display().to_string()), "{msg}");
     }

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use gpu_builder::{assemble, find_kernel_toolchain, find_ptxas, BuildError, PtxBuilder, PtxasMode};
+use ferrocuda_builder::{assemble, find_kernel_toolchain, find_ptxas, BuildError, PtxBuilder, PtxasMode};
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny-kernels")
@@ -80,7 +80,7 @@ fn builds_tiny_kernels_and_assembles_for_sm_70_80_90() {
     for arch in ["sm_70", "sm_80", "sm_90"] {
         let Some(ptxas) = find_ptxas(arch) else {
             common::skip(&format!(
-                "ptxas not found for {arch} (OXICUDA_PTXAS, PATH, CUDA_HOME, pip nvidia-cuda-nvcc-cu12 / nvidia-cuda-nvcc)"
+                "ptxas not found for {arch} (FERROCUDA_PTXAS, PATH, CUDA_HOME, pip nvidia-cuda-nvcc-cu12 / nvidia-cuda-nvcc)"
             ));
             continue;
         };

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use gpu_builder::{assemble, find_ptxas, BuildError};
+use ferrocuda_builder::{assemble, find_ptxas, BuildError};
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -16,7 +16,7 @@ fn data(name: &str) -> PathBuf {
 #[test]
 fn live_ptxas_reports_shared_memory_and_spills() {
     let Some(ptxas) = find_ptxas("sm_70") else {
-        common::skip("ptxas not found (no ptxas supporting sm_70: OXICUDA_PTXAS, PATH, CUDA_HOME, pip nvidia-cuda-nvcc-cu12)");
+        common::skip("ptxas not found (no ptxas supporting sm_70: FERROCUDA_PTXAS, PATH, CUDA_HOME, pip nvidia-cuda-nvcc-cu12)");
         return;
     };
     let report = assemble(&ptxas, &data("shared_and_spill.ptx.txt"), "sm_70")

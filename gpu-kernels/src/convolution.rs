@@ -13,7 +13,7 @@
 //! symmetric filters (Gaussian blur) it is the same as a convolution; for an antisymmetric one
 //! (Sobel) a convolution would flip the sign.
 
-use gpu_std::{kernel, shared, thread, Out, Shared};
+use ferrocuda_std::{kernel, shared, thread, Out, Shared};
 
 /// Output columns (pixels) of the tile each block of [`convolve_2d`] computes: one warp per row.
 pub const CONV_TILE_X: usize = 32;

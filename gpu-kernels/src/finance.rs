@@ -1,6 +1,6 @@
 //! Option pricing in closed form: Black-Scholes-Merton for European calls and puts.
 
-use gpu_std::{kernel, math, thread, Out};
+use ferrocuda_std::{kernel, math, thread, Out};
 
 /// `(Φ(d), Φ(-d))`, both accurate in the tails: the smaller one is `normal_cdf(-|d|)` itself,
 /// the larger one 1 minus it (at least ½, so that subtraction loses nothing).

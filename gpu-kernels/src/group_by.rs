@@ -21,7 +21,7 @@
 //! `rejected[1]` to its key, so the caller can report how many rows were out of range and the
 //! largest key seen.
 
-use gpu_std::{dynamic_shared, kernel, thread, Out};
+use ferrocuda_std::{dynamic_shared, kernel, thread, Out};
 
 /// Bytes of shared memory [`group_by_shared`] needs per key: count, sum, lowest, highest.
 pub const SHARED_BYTES_PER_KEY: usize = 16;

@@ -2,7 +2,7 @@
 //! in shared memory (fast atomics on the multiprocessor), then adds its non-zero counts to the
 //! global bins with one device-wide atomic each.
 
-use gpu_std::{dynamic_shared, kernel, thread, Out};
+use ferrocuda_std::{dynamic_shared, kernel, thread, Out};
 
 /// The bin of `value` among `bins` equal bins over `[lo, hi)`, or `None` outside it (NaN too).
 /// The kernel and its references use this one formula, so CPU and GPU bin alike.

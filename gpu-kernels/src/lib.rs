@@ -1,5 +1,5 @@
-//! oxicuda's kernels. Each is a plain Rust function marked `#[kernel]`; `build.rs` of the
-//! `oxicuda` crate compiles this crate to PTX, and the host crate links it for the CPU executor.
+//! ferrocuda's kernels. Each is a plain Rust function marked `#[kernel]`; `build.rs` of the
+//! `ferrocuda` crate compiles this crate to PTX, and the host crate links it for the CPU executor.
 //!
 //! The kernels follow one rule so that they run on any launch shape: a thread whose index falls
 //! past the data does nothing (or, in grid-stride kernels, loops over its share of the indices:
@@ -36,7 +36,7 @@ pub mod reduce;
 pub mod statistics;
 pub mod transpose;
 
-use gpu_std::{kernel, thread, Out};
+use ferrocuda_std::{kernel, thread, Out};
 
 /// `a·b + c` rounded once (fused multiply-add). On the GPU it is one `fma.rn.f32`, as fast as a
 /// multiply, where Rust's `a * b + c` is a multiply and an add (Rust never fuses them itself); on

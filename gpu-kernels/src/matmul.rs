@@ -1,6 +1,6 @@
 //! Matrix product `C = A·B` of row-major f32 matrices: A is `m × k`, B is `k × n`, C is `m × n`.
 
-use gpu_std::{kernel, shared, thread, Out};
+use ferrocuda_std::{kernel, shared, thread, Out};
 
 /// Side of the square tiles of [`matmul_tiled`]; launch it with `TILE × TILE` blocks.
 pub const TILE: usize = 16;

@@ -1,7 +1,7 @@
 //! Monte Carlo with a counter-based generator: π from points in the unit square, and European
 //! option prices under geometric Brownian motion.
 //!
-//! Sample `j`'s random numbers come from Philox4x32-10 ([`gpu_std::random`]) with the key from
+//! Sample `j`'s random numbers come from Philox4x32-10 ([`ferrocuda_std::random`]) with the key from
 //! the seed and the counter from `j` (and a stream constant per use), so every sample is the same
 //! whichever thread draws it: the results do not depend on the launch shape (the π hit count not
 //! even by a rounding: it is an integer sum), and the GPU and the CPU draw the same samples.
@@ -11,9 +11,9 @@
 //! the output (an integer atomic: exact in any order) or writes it as the block's partial sum.
 
 use core::ops::Add;
-use gpu_std::random::{normal_pair, Philox4x32};
-use gpu_std::warp::{self, WarpValue};
-use gpu_std::{kernel, math, shared, thread, Out, Shared};
+use ferrocuda_std::random::{normal_pair, Philox4x32};
+use ferrocuda_std::warp::{self, WarpValue};
+use ferrocuda_std::{kernel, math, shared, thread, Out, Shared};
 
 /// Most warps a block can have (1024 threads).
 const MAX_WARPS: usize = 32;
@@ -29,7 +29,7 @@ pub const OPTION_STREAM: u64 = 0x6f70_7469_6f6e; // "option"
 #[inline(always)]
 fn block_sum<T>(value: T, scratch: Shared<T>, slot: usize) -> T
 where
-    T: WarpValue + Add<Output = T> + Default + gpu_std::Pod,
+    T: WarpValue + Add<Output = T> + Default + ferrocuda_std::Pod,
 {
     let lane = warp::lane_id() as usize;
     let warp_index = warp::warp_id() as usize;

@@ -5,7 +5,7 @@
 //! partial sum per block, then `sum_partial` with one block sums the `G` partials. Two launches
 //! rather than a float atomic keep the result deterministic.
 
-use gpu_std::{kernel, shared, thread, warp, Out, Shared};
+use ferrocuda_std::{kernel, shared, thread, warp, Out, Shared};
 
 /// Most warps a block can have (1024 threads).
 const MAX_WARPS: usize = 32;

@@ -22,7 +22,7 @@
 //! value); min and max ignore NaN as [`f32::min`] does (`x < min` is false for NaN). An infinite
 //! element makes the mean infinite (or NaN if both signs occur) and the variance NaN.
 
-use gpu_std::{kernel, shared, thread, warp, Out, Shared};
+use ferrocuda_std::{kernel, shared, thread, warp, Out, Shared};
 
 /// Most warps a block can have (1024 threads).
 const MAX_WARPS: usize = 32;

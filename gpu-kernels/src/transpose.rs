@@ -1,6 +1,6 @@
 //! Transpose of a row-major f32 matrix: `out` (`cols × rows`) = `input` (`rows × cols`)ᵀ.
 
-use gpu_std::{kernel, shared, thread, Out};
+use ferrocuda_std::{kernel, shared, thread, Out};
 
 /// Side of the tiles of [`transpose_tiled`].
 pub const TRANSPOSE_TILE: usize = 32;

@@ -2,9 +2,9 @@
 //!
 //! On `nvptx64` the function becomes a PTX `.entry` whose parameters are explicit
 //! (pointer, length) pairs for slices and values for scalars. On the host it becomes a constant
-//! `gpu_std::abi::Kernel` handle of the same name: the PTX entry name, the parameter list, and a
+//! `ferrocuda_std::abi::Kernel` handle of the same name: the PTX entry name, the parameter list, and a
 //! CPU entry that rebuilds the arguments from the same PTX parameters and runs the body once per
-//! thread of a block. See `gpu_std::abi` for the parameter mapping.
+//! thread of a block. See `ferrocuda_std::abi` for the parameter mapping.
 
 #![warn(missing_docs)]
 
@@ -22,13 +22,13 @@ use syn::{
 
 /// Marks a function as a GPU kernel.
 ///
-/// Parameters: `&[T]` for inputs, `gpu_std::Out<T>` for outputs, any `T: bytemuck::Pod` by value.
+/// Parameters: `&[T]` for inputs, `ferrocuda_std::Out<T>` for outputs, any `T: bytemuck::Pod` by value.
 /// The function returns nothing and is not generic (a PTX entry has one concrete signature).
 ///
 /// `#[kernel(same_len(a, b, out))]` makes every launch check that those slices and outputs have
 /// equal lengths, and fail with an error naming them otherwise. The kernel is compiled knowing
 /// they are equal, so `b[i]` needs no bounds check once `i < a.len()` held: launch it only through
-/// oxicuda's checked launch (`launch!`, `Module::launch`), which makes that check.
+/// ferrocuda's checked launch (`launch!`, `Module::launch`), which makes that check.
 ///
 /// ```ignore
 /// #[kernel(same_len(x, y))]
@@ -102,7 +102,7 @@ fn classify(ty: &Type) -> syn::Result<(Class, Type)> {
             (Type::Slice(slice), None) => Ok((Class::Slice, (*slice.elem).clone())),
             (Type::Slice(_), Some(_)) => Err(syn::Error::new(
                 ty.span(),
-                "outputs are `gpu_std::Out<T>`, not `&mut [T]`: all threads of a launch write the \
+                "outputs are `ferrocuda_std::Out<T>`, not `&mut [T]`: all threads of a launch write the \
                  same buffer, which a `&mut` cannot be shared for",
             )),
             _ => Err(syn::Error::new(
@@ -265,7 +265,7 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             #(#other_attrs)*
             #[inline(always)]
             #[allow(clippy::too_many_arguments)]
-            fn __oxicuda_body #body_generics (#body_inputs) #block
+            fn __ferrocuda_body #body_generics (#body_inputs) #block
         }
     };
     let (ptx_body_fn, host_body_fn) = (body_fn(&ptx_block), body_fn(&host_block));
@@ -282,8 +282,8 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
         let (pname, ty) = (&param.name, &param.ty);
         let pname_str = pname.to_string();
         let ty_str = quote!(#ty).to_string().replace(' ', "");
-        let ptr = format_ident!("__oxicuda_{}_ptr", pname);
-        let len = format_ident!("__oxicuda_{}_len", pname);
+        let ptr = format_ident!("__ferrocuda_{}_ptr", pname);
+        let len = format_ident!("__ferrocuda_{}_len", pname);
         let (i, j) = (ptx_index, ptx_index + 1);
         match param.class {
             Class::Slice | Class::Output => {
@@ -304,27 +304,27 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
                 };
                 ptx_params.push(quote!(#ptr: #ptr_ty, #len: usize));
                 ptx_rebuild.push(quote! {
-                    let #pname = unsafe { ::gpu_std::__private::#rebuild::<#ty>(#ptr, #len) };
+                    let #pname = unsafe { ::ferrocuda_std::__private::#rebuild::<#ty>(#ptr, #len) };
                 });
                 host_rebuild.push(quote! {
                     let #pname = unsafe {
-                        ::gpu_std::__private::#rebuild::<#ty>(
-                            ::gpu_std::__private::read_param::<u64>(params, #i) as usize as #ptr_ty,
-                            ::gpu_std::__private::read_param::<u64>(params, #j) as usize,
+                        ::ferrocuda_std::__private::#rebuild::<#ty>(
+                            ::ferrocuda_std::__private::read_param::<u64>(params, #i) as usize as #ptr_ty,
+                            ::ferrocuda_std::__private::read_param::<u64>(params, #j) as usize,
                         )
                     };
                 });
-                markers.push(quote!(::gpu_std::abi::#marker<#ty>));
-                infos.push(quote_spanned!(ty.span()=> ::gpu_std::abi::Param::#info::<#ty>(#pname_str, #ty_str)));
+                markers.push(quote!(::ferrocuda_std::abi::#marker<#ty>));
+                infos.push(quote_spanned!(ty.span()=> ::ferrocuda_std::abi::Param::#info::<#ty>(#pname_str, #ty_str)));
                 ptx_index += 2;
             }
             Class::Scalar => {
                 ptx_params.push(quote!(#pname: #ty));
                 host_rebuild.push(quote! {
-                    let #pname = unsafe { ::gpu_std::__private::read_param::<#ty>(params, #i) };
+                    let #pname = unsafe { ::ferrocuda_std::__private::read_param::<#ty>(params, #i) };
                 });
-                markers.push(quote!(::gpu_std::abi::Scalar<#ty>));
-                infos.push(quote_spanned!(ty.span()=> ::gpu_std::abi::Param::scalar::<#ty>(#pname_str, #ty_str)));
+                markers.push(quote!(::ferrocuda_std::abi::Scalar<#ty>));
+                infos.push(quote_spanned!(ty.span()=> ::ferrocuda_std::abi::Param::scalar::<#ty>(#pname_str, #ty_str)));
                 ptx_index += 1;
             }
         }
@@ -341,7 +341,7 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             group[1..].iter().map(move |&other| {
                 let other = &params[other].name;
                 quote! {
-                    // SAFETY: `oxicuda-host` checks every `same_len` group before it launches.
+                    // SAFETY: `ferrocuda-host` checks every `same_len` group before it launches.
                     unsafe { ::core::hint::assert_unchecked(#first.len() == #other.len()) };
                 }
             })
@@ -359,40 +359,40 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             // `len` elements (checked against the PTX entry before launch).
             #(#ptx_rebuild)*
             #(#same_len_facts)*
-            __oxicuda_body(#(#arg_names),*)
+            __ferrocuda_body(#(#arg_names),*)
         }
 
         #[cfg(not(target_arch = "nvptx64"))]
         #(#doc_attrs)*
         #[allow(non_upper_case_globals)]
-        #vis const #name: ::gpu_std::abi::Kernel<(#(#markers,)*)> = {
+        #vis const #name: ::ferrocuda_std::abi::Kernel<(#(#markers,)*)> = {
             #host_body_fn
 
             /// Runs one block on the CPU from the packed PTX parameters.
             ///
             /// # Safety
-            /// `params` must hold this kernel's PTX parameters, as `oxicuda-host` packs them,
+            /// `params` must hold this kernel's PTX parameters, as `ferrocuda-host` packs them,
             /// with equal lengths in each `same_len` group.
-            unsafe fn __oxicuda_cpu_entry(
+            unsafe fn __ferrocuda_cpu_entry(
                 params: &[*const u8],
-                block: &::gpu_std::cpu::BlockContext,
+                block: &::ferrocuda_std::cpu::BlockContext,
             ) {
                 // SAFETY: the caller packs pointers valid for `len` elements and scalar bytes.
                 #(#host_rebuild)*
                 #(#same_len_facts)*
-                ::gpu_std::cpu::run_block(block, move || __oxicuda_body(#(#arg_names),*));
+                ::ferrocuda_std::cpu::run_block(block, move || __ferrocuda_body(#(#arg_names),*));
             }
 
-            const __OXICUDA_PARAMS: &[::gpu_std::abi::Param] = &[#(#infos),*];
-            const __OXICUDA_SAME_LEN: &[&[usize]] = &[#(#same_len_groups),*];
-            // SAFETY: `__oxicuda_cpu_entry` unpacks exactly the PTX parameters of
-            // `__OXICUDA_PARAMS`, in order, and the marker tuple lists the same parameters.
+            const __FERROCUDA_PARAMS: &[::ferrocuda_std::abi::Param] = &[#(#infos),*];
+            const __FERROCUDA_SAME_LEN: &[&[usize]] = &[#(#same_len_groups),*];
+            // SAFETY: `__ferrocuda_cpu_entry` unpacks exactly the PTX parameters of
+            // `__FERROCUDA_PARAMS`, in order, and the marker tuple lists the same parameters.
             unsafe {
-                ::gpu_std::abi::Kernel::new(
+                ::ferrocuda_std::abi::Kernel::new(
                     #name_str,
-                    __OXICUDA_PARAMS,
-                    __OXICUDA_SAME_LEN,
-                    __oxicuda_cpu_entry,
+                    __FERROCUDA_PARAMS,
+                    __FERROCUDA_SAME_LEN,
+                    __ferrocuda_cpu_entry,
                 )
             }
         };
@@ -439,7 +439,7 @@ fn is_shared_macro(path: &syn::Path) -> bool {
             .map(String::as_str)
             .collect::<Vec<_>>()
             .as_slice(),
-        ["shared"] | ["gpu_std", "shared"]
+        ["shared"] | ["ferrocuda_std", "shared"]
     )
 }
 
@@ -459,18 +459,18 @@ impl SharedRewriter<'_> {
         let index = self.count;
         self.count += 1;
         let span = mac.span();
-        // Invoking the user's own path marks their `use gpu_std::shared` as used (and needs it).
+        // Invoking the user's own path marks their `use ferrocuda_std::shared` as used (and needs it).
         let path = &mac.path;
         let mark_used = quote_spanned!(span=> #path!(@rewritten_by_kernel););
         let tokens = match self.target {
             Target::Ptx => {
-                let symbol = format!("__oxicuda_shared_{}_{index}", self.kernel);
+                let symbol = format!("__ferrocuda_shared_{}_{index}", self.kernel);
                 let declare = format!(".shared .align 16 .b8 {symbol}[{{size}}];");
                 let address = format!("cvta.shared.u64 {{0}}, {symbol};");
-                let module = format_ident!("__oxicuda_shared_{}", index);
+                let module = format_ident!("__ferrocuda_shared_{}", index);
                 quote_spanned! {span=> {
                     #mark_used
-                    const _: () = ::gpu_std::__private::assert_pod::<#elem>();
+                    const _: () = ::ferrocuda_std::__private::assert_pod::<#elem>();
                     const _: () = ::core::assert!(
                         ::core::mem::align_of::<#elem>() <= 16,
                         "shared arrays are 16-byte aligned"
@@ -491,18 +491,18 @@ impl SharedRewriter<'_> {
                         ::core::arch::asm!(#address, out(reg64) address, options(pure, nomem, nostack));
                     }
                     // SAFETY: the declaration above holds `len` elements, 16-byte aligned.
-                    unsafe { ::gpu_std::Shared::<#elem>::from_raw_parts(address as *mut #elem, #len) }
+                    unsafe { ::ferrocuda_std::Shared::<#elem>::from_raw_parts(address as *mut #elem, #len) }
                 }}
             }
             Target::Host => quote_spanned! {span=> {
                 #mark_used
-                static SITE: ::gpu_std::cpu::SharedSite = ::gpu_std::cpu::SharedSite {
+                static SITE: ::ferrocuda_std::cpu::SharedSite = ::ferrocuda_std::cpu::SharedSite {
                     index: #index,
                     name: #name,
                     file: ::core::file!(),
                     line: ::core::line!(),
                 };
-                ::gpu_std::cpu::shared_array::<#elem>(&SITE, #len)
+                ::ferrocuda_std::cpu::shared_array::<#elem>(&SITE, #len)
             }},
         };
         Some(Expr::Verbatim(tokens))
@@ -571,14 +571,14 @@ mod tests {
         .unwrap();
         // PTX entry: scalar, then (pointer, length) pairs.
         assert!(code.contains(
-            "pub unsafe extern \"ptx-kernel\" fn saxpy (alpha : f32 , __oxicuda_x_ptr : * const f32 , \
-             __oxicuda_x_len : usize , __oxicuda_y_ptr : * mut f32 , __oxicuda_y_len : usize)"
+            "pub unsafe extern \"ptx-kernel\" fn saxpy (alpha : f32 , __ferrocuda_x_ptr : * const f32 , \
+             __ferrocuda_x_len : usize , __ferrocuda_y_ptr : * mut f32 , __ferrocuda_y_len : usize)"
         ), "{code}");
         // Host handle: markers in order, same_len as parameter indices, CPU entry reading the
         // same PTX parameter positions (0 = alpha, 1..2 = x, 3..4 = y).
         assert!(code.contains(
-            "Kernel < (:: gpu_std :: abi :: Scalar < f32 > , :: gpu_std :: abi :: Slice < f32 > , \
-             :: gpu_std :: abi :: Output < f32 > ,) >"
+            "Kernel < (:: ferrocuda_std :: abi :: Scalar < f32 > , :: ferrocuda_std :: abi :: Slice < f32 > , \
+             :: ferrocuda_std :: abi :: Output < f32 > ,) >"
         ), "{code}");
         assert!(code.contains("& [& [1usize , 2usize]]"), "{code}");
         assert!(
@@ -596,7 +596,7 @@ mod tests {
         let cases = [
             (
                 "pub fn k(x: &mut [f32]) {}",
-                "outputs are `gpu_std::Out<T>`",
+                "outputs are `ferrocuda_std::Out<T>`",
             ),
             ("pub fn k(x: &f32) {}", "must be a slice"),
             (
@@ -619,16 +619,16 @@ mod tests {
     fn each_shared_array_gets_its_own_ptx_symbol_and_host_site() {
         let code = expand_str(
             "",
-            "pub fn k(out: Out<f32>) { let a = shared!([f32; 64]); let b = gpu_std::shared!([u32; N]); }",
+            "pub fn k(out: Out<f32>) { let a = shared!([f32; 64]); let b = ferrocuda_std::shared!([u32; N]); }",
         )
         .unwrap();
         // nvptx: one `.shared` declaration per array, named after the kernel, and its address.
         assert!(
-            code.contains(r#"".shared .align 16 .b8 __oxicuda_shared_k_0[{size}];""#),
+            code.contains(r#"".shared .align 16 .b8 __ferrocuda_shared_k_0[{size}];""#),
             "{code}"
         );
         assert!(
-            code.contains(r#""cvta.shared.u64 {0}, __oxicuda_shared_k_1;""#),
+            code.contains(r#""cvta.shared.u64 {0}, __ferrocuda_shared_k_1;""#),
             "{code}"
         );
         assert!(code.contains("size_of :: < [u32 ; N] >"), "{code}");

@@ -122,7 +122,7 @@ impl KernelInfo {
     }
 }
 
-/// A typed handle to a kernel, made by `#[kernel]`: launch it with `oxicuda`'s `launch!`.
+/// A typed handle to a kernel, made by `#[kernel]`: launch it with `ferrocuda`'s `launch!`.
 ///
 /// `P` is the tuple of parameter markers ([`Slice`], [`Output`], [`Scalar`]), so a launch whose
 /// arguments do not match the kernel's parameters does not compile.

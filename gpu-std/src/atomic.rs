@@ -9,7 +9,7 @@
 //!
 //! Element types: `u32`, `i32`, `u64`, `i64`, `f32`, `f64`. Float `min`/`max` are a
 //! compare-and-swap loop (PTX has no float `atom.min` before sm_90) and ignore NaN as
-//! [`f32::min`] does; `f64` add needs sm_60 or newer (every target oxicuda builds for).
+//! [`f32::min`] does; `f64` add needs sm_60 or newer (every target ferrocuda builds for).
 
 /// How far the ordering of a fence (or the effect of an atomic) reaches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,12 +1,12 @@
-//! Device-side library for oxicuda kernels: our `cuda_std`.
+//! Device-side library for ferrocuda kernels: our `cuda_std`.
 //!
 //! A kernel is a plain Rust function marked [`#[kernel]`](kernel). It reads its position in the
 //! launch grid with [`thread::index_1d()`] and friends, takes inputs as `&[T]`, outputs as
 //! [`Out<T>`] and scalars by value. The same source compiles two ways:
 //!
-//! - for `nvptx64-nvidia-cuda` (built by `gpu-builder`): the indices are PTX special registers,
+//! - for `nvptx64-nvidia-cuda` (built by `ferrocuda-builder`): the indices are PTX special registers,
 //!   [`thread::sync_threads()`] is `bar.sync`, and `#[kernel]` emits a PTX `.entry`;
-//! - for the host: the indices come from the CPU executor of `oxicuda-host`, which runs every
+//! - for the host: the indices come from the CPU executor of `ferrocuda-host`, which runs every
 //!   (block, thread) of the grid, and `#[kernel]` emits a typed [`abi::Kernel`] handle to launch by.
 //!
 //! Threads of a block cooperate through [`shared!`] arrays and [`dynamic_shared`] memory
@@ -21,7 +21,7 @@
 //!
 //! ```ignore
 //! #![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
-//! use gpu_std::{kernel, thread, Out};
+//! use ferrocuda_std::{kernel, thread, Out};
 //!
 //! #[kernel(same_len(a, b, out))]
 //! pub fn vector_add(a: &[f32], b: &[f32], out: Out<f32>) {
@@ -61,7 +61,7 @@ pub mod __private;
 
 pub use atomic::{Atomic, Scope};
 pub use bytemuck::Pod;
-pub use gpu_macros::kernel;
+pub use ferrocuda_macros::kernel;
 pub use out::Out;
 pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;

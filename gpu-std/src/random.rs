@@ -10,7 +10,7 @@
 //! accurate [`math`] functions, which give the same bits on both).
 //!
 //! ```
-//! use gpu_std::random::{normal_pair, uniform_open_closed, Philox4x32};
+//! use ferrocuda_std::random::{normal_pair, uniform_open_closed, Philox4x32};
 //! let rng = Philox4x32::from_seed(42);
 //! let [a, b, c, d] = rng.block([7, 0, 0, 0]); // the words of sample 7
 //! let u = uniform_open_closed(a); // in (0, 1]

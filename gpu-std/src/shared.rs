@@ -269,7 +269,7 @@ pub fn dynamic_shared<T: bytemuck::Pod>() -> Shared<T> {
         // launch's dynamic shared size; no memory is touched.
         unsafe {
             core::arch::asm!(
-                "cvta.shared.u64 {0}, __oxicuda_dynamic_shared;",
+                "cvta.shared.u64 {0}, __ferrocuda_dynamic_shared;",
                 out(reg64) address,
                 options(pure, nomem, nostack)
             );
@@ -289,7 +289,7 @@ pub fn dynamic_shared<T: bytemuck::Pod>() -> Shared<T> {
 
 // The one declaration of the dynamic shared memory; its size is the launch's `shared_mem_bytes`.
 #[cfg(target_arch = "nvptx64")]
-core::arch::global_asm!(".extern .shared .align 16 .b8 __oxicuda_dynamic_shared[];");
+core::arch::global_asm!(".extern .shared .align 16 .b8 __ferrocuda_dynamic_shared[];");
 
 /// Declares a block-shared array: `shared!([T; N])` gives a [`Shared<T>`] of `N` elements, the
 /// same memory for every thread of the block (CUDA `__shared__ T name[N]`).
@@ -299,8 +299,8 @@ core::arch::global_asm!(".extern .shared .align 16 .b8 __oxicuda_dynamic_shared[
 /// compile:
 ///
 /// ```compile_fail
-/// fn helper() -> gpu_std::Shared<f32> {
-///     gpu_std::shared!([f32; 64]) // error: `shared!` must be written directly in ... `#[kernel]`
+/// fn helper() -> ferrocuda_std::Shared<f32> {
+///     ferrocuda_std::shared!([f32; 64]) // error: `shared!` must be written directly in ... `#[kernel]`
 /// }
 /// ```
 ///

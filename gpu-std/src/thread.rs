@@ -10,7 +10,7 @@
 /// `[blocks, threads]` with plain numbers:
 ///
 /// ```
-/// use gpu_std::Dim3;
+/// use ferrocuda_std::Dim3;
 /// assert_eq!(Dim3::from(256), Dim3::new(256, 1, 1));
 /// assert_eq!(Dim3::from((16, 8)).count(), 128);
 /// ```

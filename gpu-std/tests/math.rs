@@ -1,13 +1,13 @@
-//! gpu-std's f32 math against f64 references: the error in ULPs of the f32 result over a dense
+//! ferrocuda-std's f32 math against f64 references: the error in ULPs of the f32 result over a dense
 //! sweep of each function's domain (an evenly strided walk over the f32 bit patterns of the
 //! domain, about 4 million inputs, plus a million random ones), the thresholds where results
 //! overflow, underflow or turn subnormal, and the special values. Each test prints what it
 //! measured and asserts it stays within the bound the function's documentation states.
 //!
-//! The sweep is what dominates this file's run time; `[profile.dev.package.gpu-std]` in the
-//! workspace's Cargo.toml builds gpu-std (this test included) optimised so it takes seconds.
+//! The sweep is what dominates this file's run time; `[profile.dev.package.ferrocuda-std]` in the
+//! workspace's Cargo.toml builds ferrocuda-std (this test included) optimised so it takes seconds.
 
-use gpu_std::math;
+use ferrocuda_std::math;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::io::Write;

@@ -1,8 +1,8 @@
 //! Philox4x32-10 against Random123's published known-answer vectors, the exactness of the
 //! uniform conversions, and the moments of a million uniform and normal samples.
 
-use gpu_std::math;
-use gpu_std::random::{normal_pair, uniform_closed_open, uniform_open_closed, Philox4x32};
+use ferrocuda_std::math;
+use ferrocuda_std::random::{normal_pair, uniform_closed_open, uniform_open_closed, Philox4x32};
 use std::io::Write;
 
 fn say(text: &str) {

@@ -12,7 +12,7 @@ use bytemuck::Pod;
 /// slices, buffers stay on the device between launches.
 ///
 /// ```
-/// use oxicuda_host::Device;
+/// use ferrocuda_host::Device;
 /// let device = Device::cpu();
 /// let buffer = device.upload(&[1.0f32, 2.0, 3.0]).unwrap();
 /// assert_eq!(buffer.len(), 3);
@@ -156,7 +156,7 @@ impl<T: Pod> DeviceBuffer<T> {
     /// (later launches and copies see it); timing it gives the device's copy bandwidth.
     ///
     /// ```
-    /// use oxicuda_host::Device;
+    /// use ferrocuda_host::Device;
     /// let device = Device::cpu();
     /// let src = device.upload(&[1u32, 2, 3]).unwrap();
     /// let mut dst = device.alloc_zeroed::<u32>(3).unwrap();

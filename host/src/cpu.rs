@@ -1,7 +1,7 @@
 //! The CPU executor: runs every (block, thread) of a launch with the kernel's own Rust code.
 //!
 //! Blocks run in parallel on rayon's pool (all cores); the threads of one block run inside the
-//! kernel's CPU entry (`gpu_std::cpu::run_block`): one after another in a tight loop, or, once a
+//! kernel's CPU entry (`ferrocuda_std::cpu::run_block`): one after another in a tight loop, or, once a
 //! thread reaches a barrier or warp operation, cooperatively. A panic in kernel code, a failed
 //! check of checked mode and a divergent barrier are caught per block and returned as an error
 //! that names the kernel, the block and the thread.
@@ -9,9 +9,9 @@
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::launch::{self, Arg, LaunchConfig, ParamSlot};
-use gpu_std::abi::CpuEntry;
-use gpu_std::cpu::{take_current, BlockContext, BugReport};
-use gpu_std::Dim3;
+use ferrocuda_std::abi::CpuEntry;
+use ferrocuda_std::cpu::{take_current, BlockContext, BugReport};
+use ferrocuda_std::Dim3;
 use rayon::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

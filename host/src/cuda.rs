@@ -22,7 +22,7 @@ use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
     DeviceRepr, DriverError, PushKernelArg,
 };
-use gpu_std::Dim3;
+use ferrocuda_std::Dim3;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::path::PathBuf;
@@ -447,21 +447,21 @@ impl GpuDevice {
     fn recover(&self, failed: &GpuContext) -> String {
         let mut current = lock(&self.current);
         if current.id != failed.id {
-            return "oxicuda already made a new one after an earlier error; buffers and streams \
+            return "ferrocuda already made a new one after an earlier error; buffers and streams \
                     made before the fault are lost (using them is an error)"
                 .into();
         }
         match GpuContext::fresh(self.ordinal) {
             Ok(fresh) => {
                 *current = Arc::new(fresh);
-                "oxicuda made a new one, so later launches on this device work; device buffers \
+                "ferrocuda made a new one, so later launches on this device work; device buffers \
                  and streams made before the fault are lost (using them is an error): upload the \
                  data again"
                     .into()
             }
             Err(e) => format!(
                 "making a new context failed too ({}); restart the program, or run on the CPU \
-                 executor (OXICUDA_DEVICE=cpu)",
+                 executor (FERROCUDA_DEVICE=cpu)",
                 describe(&e)
             ),
         }
@@ -476,7 +476,7 @@ impl GpuDevice {
     ) -> impl FnOnce(DriverError) -> Error + 'a {
         move |source| {
             if is_kernel_fault(&source) {
-                let kernel = lock(&g.last_kernel).unwrap_or("(none launched by oxicuda)");
+                let kernel = lock(&g.last_kernel).unwrap_or("(none launched by ferrocuda)");
                 Error::KernelFailed {
                     recovery: self.recover(g),
                     kernel,

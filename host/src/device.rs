@@ -4,7 +4,7 @@ use crate::cuda::GpuDevice;
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
 use crate::stream::Stream;
-use gpu_std::Dim3;
+use ferrocuda_std::Dim3;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// Where kernels run: a CUDA GPU or the CPU executor. Cheap to clone (shared handle).
 ///
 /// ```
-/// use oxicuda_host::Device;
+/// use ferrocuda_host::Device;
 /// let cpu = Device::cpu();
 /// assert!(!cpu.is_gpu());
 /// assert_eq!(cpu.properties().max_threads_per_block, 1024);
@@ -97,17 +97,17 @@ pub struct DeviceChoice {
 }
 
 /// The environment variable that overrides [`Device::best`]: `cpu`, `cuda` or `cuda:N`.
-pub const DEVICE_ENV: &str = "OXICUDA_DEVICE";
+pub const DEVICE_ENV: &str = "FERROCUDA_DEVICE";
 
 /// The environment variable that switches the CPU executor's checked mode on (`1`) or off (`0`)
 /// for [`Device::cpu`], whatever the build.
-pub const CHECKED_ENV: &str = "OXICUDA_CHECKED";
+pub const CHECKED_ENV: &str = "FERROCUDA_CHECKED";
 
 impl Device {
     /// The CPU executor: runs kernels on all cores, no GPU needed.
     ///
     /// Checked mode (see [`Device::cpu_checked`]) is on in debug builds, tests included, and off
-    /// in release builds; `OXICUDA_CHECKED=1` or `0` overrides that.
+    /// in release builds; `FERROCUDA_CHECKED=1` or `0` overrides that.
     pub fn cpu() -> Device {
         let checked = match std::env::var(CHECKED_ENV).as_deref() {
             Ok("1") => true,
@@ -126,7 +126,7 @@ impl Device {
     /// barriers are errors in either mode. It costs a bookkeeping step per shared-memory access.
     ///
     /// ```
-    /// use oxicuda_host::Device;
+    /// use ferrocuda_host::Device;
     /// assert!(Device::cpu_checked(true).checks_enabled());
     /// ```
     pub fn cpu_checked(checked: bool) -> Device {
@@ -164,7 +164,7 @@ impl Device {
     }
 
     /// The best device available: GPU 0 if the driver and a GPU are there, else the CPU. The
-    /// reason says which and why; `OXICUDA_DEVICE=cpu|cuda|cuda:N` overrides the choice.
+    /// reason says which and why; `FERROCUDA_DEVICE=cpu|cuda|cuda:N` overrides the choice.
     pub fn best() -> DeviceChoice {
         match std::env::var(DEVICE_ENV) {
             Ok(value) => match parse_device_env(&value) {
@@ -236,7 +236,7 @@ impl Device {
     /// (`MemAvailable` and `MemTotal` of Linux's `/proc/meminfo`).
     ///
     /// ```
-    /// use oxicuda_host::Device;
+    /// use ferrocuda_host::Device;
     /// # if cfg!(target_os = "linux") {
     /// let (free, total) = Device::cpu().memory_info().unwrap();
     /// assert!(0 < free && free <= total);
@@ -286,7 +286,7 @@ impl Device {
     /// the default stream (GPU), the wall clock (CPU).
     ///
     /// ```
-    /// use oxicuda_host::Device;
+    /// use ferrocuda_host::Device;
     /// let (value, elapsed) = Device::cpu().time(|| Ok(6 * 7)).unwrap();
     /// assert_eq!(value, 42);
     /// assert!(elapsed.as_secs() < 1);

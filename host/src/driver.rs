@@ -7,7 +7,7 @@ use std::path::PathBuf;
 /// The NVIDIA driver (`libcuda`): where it was loaded from and the CUDA version it supports.
 ///
 /// ```
-/// use oxicuda_host::{DriverInfo, Error};
+/// use ferrocuda_host::{DriverInfo, Error};
 /// match DriverInfo::query() {
 ///     Ok(driver) => println!("CUDA {}.{}", driver.cuda_version.0, driver.cuda_version.1),
 ///     Err(Error::NoDriver { detail }) => println!("no driver: {detail}"),

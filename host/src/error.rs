@@ -1,7 +1,7 @@
-//! The one error type of oxicuda's host side. Each message says what went wrong with the numbers
+//! The one error type of ferrocuda's host side. Each message says what went wrong with the numbers
 //! involved, and what to do about it.
 
-use gpu_std::Dim3;
+use ferrocuda_std::Dim3;
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = core::result::Result<T, E>;
@@ -13,7 +13,7 @@ pub enum Error {
     /// `libcuda` could not be loaded.
     #[error(
         "no NVIDIA driver: {detail}. Install the NVIDIA driver to run kernels on a GPU, or use the \
-         CPU executor (`Device::cpu()`, or OXICUDA_DEVICE=cpu)"
+         CPU executor (`Device::cpu()`, or FERROCUDA_DEVICE=cpu)"
     )]
     NoDriver {
         /// What was tried.
@@ -35,7 +35,7 @@ pub enum Error {
         cause = crate::cuda::describe(.source)
     )]
     Driver {
-        /// What oxicuda was doing.
+        /// What ferrocuda was doing.
         call: &'static str,
         /// The device it was doing it on.
         device: String,
@@ -49,7 +49,7 @@ pub enum Error {
         "the CUDA driver (CUDA {driver}) rejected the PTX module `{module}` (PTX ISA {ptx_version}, \
          which needs a driver for CUDA {needs} or newer; {target}) on {device}: {cause}. JIT \
          log: {jit_log}. A driver older than the PTX ISA cannot JIT it: update the driver, or \
-         build the kernels with a lower `gpu_builder::PtxBuilder::arch`",
+         build the kernels with a lower `ferrocuda_builder::PtxBuilder::arch`",
         driver = crate::ptx::version_text(*.driver_cuda),
         needs = crate::ptx::min_cuda_text(.ptx_version),
         cause = crate::cuda::describe(.source),
@@ -76,7 +76,7 @@ pub enum Error {
     #[error(
         "the PTX module `{module}` targets {target}, but {device} is sm_{major}{minor}: the driver \
          never JIT-compiles PTX for an older GPU. Build the kernels for sm_{major}{minor} or lower \
-         (`gpu_builder::PtxBuilder::arch`)"
+         (`ferrocuda_builder::PtxBuilder::arch`)"
     )]
     GpuTooOld {
         /// The module's name.
@@ -270,7 +270,7 @@ pub enum Error {
 
     /// A buffer, stream or module of a CUDA context that a kernel fault destroyed.
     #[error(
-        "{what} was made on {device} before a kernel fault destroyed its CUDA context (oxicuda \
+        "{what} was made on {device} before a kernel fault destroyed its CUDA context (ferrocuda \
          made a new one); its contents are lost: make it again ({fix})"
     )]
     ContextLost {
@@ -296,7 +296,7 @@ pub enum Error {
         device: String,
     },
 
-    /// A library function (`oxicuda::ops`) was given inputs that do not fit together: lengths
+    /// A library function (`ferrocuda::ops`) was given inputs that do not fit together: lengths
     /// that do not match the shape, a shape of zero or one too large for the kernel.
     #[error("{op}: {detail}")]
     InvalidInput {
@@ -348,11 +348,11 @@ pub enum Error {
         /// thread waiting at a divergent barrier).
         thread: Dim3,
         /// What is wrong.
-        bug: gpu_std::cpu::KernelBug,
+        bug: ferrocuda_std::cpu::KernelBug,
     },
 
     /// A kernel failed while running on the GPU (e.g. a trap from a failed bounds check). Such a
-    /// fault destroys the CUDA context; oxicuda makes a new one, so the device stays usable.
+    /// fault destroys the CUDA context; ferrocuda makes a new one, so the device stays usable.
     #[error(
         "kernel `{kernel}` failed on {device} (seen at {detected}): {cause}. A trap means kernel code \
          panicked, usually an index out of bounds. The fault destroyed the CUDA context, so it had \

@@ -3,7 +3,7 @@
 use crate::error::Error;
 use cudarc::driver::sys::CUresult;
 use cudarc::driver::DriverError;
-use gpu_std::Dim3;
+use ferrocuda_std::Dim3;
 
 /// Asserts that every one of `parts` is in `error`'s message.
 fn assert_says(error: &Error, parts: &[&str]) {
@@ -37,7 +37,7 @@ fn out_of_memory_gives_asked_free_and_total_bytes_and_the_chunked_path() {
 #[test]
 fn a_rejected_ptx_gives_the_jit_log_and_both_versions() {
     let error = Error::PtxRejected {
-        module: "gpu-kernels",
+        module: "ferrocuda-kernels",
         driver_cuda: Some((12, 4)),
         jit_log: "ptxas application ptx input, line 1; fatal : Unsupported .version 8.5".into(),
         ptx_version: "8.5".into(),
@@ -73,7 +73,7 @@ fn a_rejected_ptx_gives_the_jit_log_and_both_versions() {
 #[test]
 fn a_gpu_too_old_names_the_target_and_its_compute_capability() {
     let error = Error::GpuTooOld {
-        module: "gpu-kernels",
+        module: "ferrocuda-kernels",
         target: "sm_90".into(),
         device: "CUDA device 0: Tesla V100 (sm_70, 80 SMs)".into(),
         major: 7,
@@ -85,7 +85,7 @@ fn a_gpu_too_old_names_the_target_and_its_compute_capability() {
 #[test]
 fn a_kernel_fault_names_the_kernel_and_says_the_context_was_recreated() {
     let error = Error::KernelFailed {
-        recovery: "oxicuda made a new one".into(),
+        recovery: "ferrocuda made a new one".into(),
         kernel: "assert_non_negative",
         device: H200.into(),
         detected: "cuStreamSynchronize",
@@ -97,7 +97,7 @@ fn a_kernel_fault_names_the_kernel_and_says_the_context_was_recreated() {
             "kernel `assert_non_negative` failed",
             "seen at cuStreamSynchronize): CUDA_ERROR_LAUNCH_FAILED",
             "CUDA context",
-            "had to be recreated: oxicuda made a new one",
+            "had to be recreated: ferrocuda made a new one",
         ],
     );
     let lost = Error::ContextLost {
@@ -158,7 +158,7 @@ fn no_driver_names_the_libraries_tried_and_the_fix() {
             "no NVIDIA driver",
             "libcuda.so.1",
             "Install the NVIDIA driver",
-            "OXICUDA_DEVICE=cpu",
+            "FERROCUDA_DEVICE=cpu",
         ],
     );
     let unavailable = Error::MemoryInfoUnavailable {

@@ -5,14 +5,14 @@ use crate::error::{Error, Result};
 use crate::ptx::PtxEntry;
 use crate::stream::Stream;
 use bytemuck::Pod;
-use gpu_std::abi::{KernelInfo, Output, ParamClass, Scalar, Slice, LENGTH_BYTES, POINTER_BYTES};
-use gpu_std::Dim3;
+use ferrocuda_std::abi::{KernelInfo, Output, ParamClass, Scalar, Slice, LENGTH_BYTES, POINTER_BYTES};
+use ferrocuda_std::Dim3;
 
 /// Grid and block sizes of a launch, plus its optional stream and dynamic shared memory: Numba's
 /// `kernel[blocks, threads, stream, shared_bytes]`.
 ///
 /// ```
-/// use oxicuda_host::{Dim3, LaunchConfig};
+/// use ferrocuda_host::{Dim3, LaunchConfig};
 /// let config = LaunchConfig::new(4096, 256);
 /// assert_eq!((config.grid, config.block), (Dim3::new(4096, 1, 1), Dim3::new(256, 1, 1)));
 /// let tiles = LaunchConfig::new((64, 64), (16, 16)).with_shared_mem_bytes(2048);
@@ -162,7 +162,7 @@ impl ParamSlot {
 }
 
 /// Converts a value passed to a launch into an [`Arg`] for a kernel parameter of kind `K`
-/// (`gpu_std::abi::{Slice, Output, Scalar}`): what makes wrong argument types fail to compile.
+/// (`ferrocuda_std::abi::{Slice, Output, Scalar}`): what makes wrong argument types fail to compile.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter of kind `{K}`",
     note = "for a `&[T]` parameter (Slice<T>) pass `&[T]`, `&[T; N]`, `&Vec<T>` or \
@@ -193,10 +193,10 @@ impl<'a, T: Pod> KernelArg<'a, Scalar<T>> for T {
 
 /// Data a kernel reads: host memory (`[T]`, `[T; N]`, `Vec<T>`: copied to a GPU for the launch) or
 /// a [`DeviceBuffer`] (used in place). `&data` is the argument for a `&[T]` kernel parameter, and
-/// what `oxicuda::ops` functions take for their inputs.
+/// what `ferrocuda::ops` functions take for their inputs.
 ///
 /// ```
-/// use oxicuda_host::{Device, InputData};
+/// use ferrocuda_host::{Device, InputData};
 /// fn elements(x: &(impl InputData<f32> + ?Sized)) -> usize { x.len() }
 /// let data = vec![1.0f32; 3];
 /// assert_eq!(elements(&data), 3);
@@ -218,7 +218,7 @@ pub trait InputData<T: Pod> {
 
 /// Memory a kernel writes: host memory (copied back from a GPU after the launch) or a
 /// [`DeviceBuffer`] (written in place). `&mut data` is the argument for an `Out<T>` kernel
-/// parameter, and what `oxicuda::ops` functions take for their outputs.
+/// parameter, and what `ferrocuda::ops` functions take for their outputs.
 pub trait OutputData<T: Pod> {
     /// Number of elements.
     fn len(&self) -> usize;

@@ -1,14 +1,14 @@
-//! Host side of oxicuda: pick a device, move data, launch kernels.
+//! Host side of ferrocuda: pick a device, move data, launch kernels.
 //!
 //! A [`Device`] is a CUDA GPU (through `cudarc`, with the driver loaded at run time) or the CPU
 //! executor, which runs every (block, thread) of a launch with the kernel's own Rust source. The
 //! same program runs on both:
 //!
 //! ```ignore
-//! use oxicuda::{launch, Device};
+//! use ferrocuda::{launch, Device};
 //!
 //! let device = Device::best().device;                 // a GPU if there is one, else the CPU
-//! let kernels = device.load(&oxicuda::KERNELS)?;      // the PTX that build.rs embedded
+//! let kernels = device.load(&ferrocuda::KERNELS)?;      // the PTX that build.rs embedded
 //! let (a, b) = (vec![1.0f32; 1000], vec![2.0f32; 1000]);
 //! let mut out = vec![0.0f32; 1000];
 //! launch!(kernels, vector_add[4, 256](&a, &b, &mut out))?;  // copies in, runs, copies back
@@ -37,9 +37,9 @@ pub use buffer::DeviceBuffer;
 pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, CHECKED_ENV, DEVICE_ENV};
 pub use driver::DriverInfo;
 pub use error::{Error, Result};
-pub use gpu_std::abi::{Kernel, KernelInfo};
-pub use gpu_std::cpu::KernelBug;
-pub use gpu_std::Dim3;
+pub use ferrocuda_std::abi::{Kernel, KernelInfo};
+pub use ferrocuda_std::cpu::KernelBug;
+pub use ferrocuda_std::Dim3;
 pub use launch::{Arg, InputData, KernelArg, KernelArgs, LaunchConfig, OutputData};
 pub use module::{Module, Ptx, PtxCheck};
 pub use stream::Stream;

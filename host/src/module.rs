@@ -6,10 +6,10 @@ use crate::device::{Backend, Device};
 use crate::error::{Error, Result};
 use crate::launch::{self, KernelArgs, LaunchConfig};
 use crate::ptx::{self, PtxEntry, PtxInfo};
-use gpu_std::abi::Kernel;
-use gpu_std::Dim3;
+use ferrocuda_std::abi::Kernel;
+use ferrocuda_std::Dim3;
 
-/// PTX text compiled into the program, usually by a build script that ran `gpu-builder`:
+/// PTX text compiled into the program, usually by a build script that ran `ferrocuda-builder`:
 ///
 /// ```ignore
 /// pub static KERNELS: Ptx = Ptx::new("my-kernels", include_str!(concat!(env!("OUT_DIR"), "/my-kernels.ptx")));
@@ -42,7 +42,7 @@ impl Ptx {
     }
 }
 
-/// Whether a device can run a [`Ptx`], and the facts behind the answer: what `oxicuda doctor`
+/// Whether a device can run a [`Ptx`], and the facts behind the answer: what `ferrocuda doctor`
 /// reports. Made by [`Device::check_ptx`].
 #[derive(Debug)]
 pub struct PtxCheck {
@@ -119,7 +119,7 @@ impl Device {
     /// driver JIT's log. On the CPU executor only the PTX is read.
     ///
     /// ```
-    /// use oxicuda_host::{Device, Ptx};
+    /// use ferrocuda_host::{Device, Ptx};
     /// static PTX: Ptx = Ptx::new("tiny", ".version 6.0\n.target sm_70\n.address_size 64\n");
     /// let check = Device::cpu().check_ptx(&PTX);
     /// assert_eq!(check.needs_cuda(), Some((9, 0)));

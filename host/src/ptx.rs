@@ -95,7 +95,7 @@ const ISA_TO_CUDA: &[(Version, Version)] = &[
 /// for an ISA version this table does not know (older than 3.0, or newer than 9.1).
 ///
 /// ```
-/// use oxicuda_host::ptx::min_cuda_for_isa;
+/// use ferrocuda_host::ptx::min_cuda_for_isa;
 /// assert_eq!(min_cuda_for_isa((7, 8)), Some((11, 8)));
 /// assert_eq!(min_cuda_for_isa((8, 6)), Some((12, 7)));
 /// assert_eq!(min_cuda_for_isa((99, 0)), None);
@@ -121,10 +121,10 @@ pub(crate) fn min_cuda_text(isa: &str) -> String {
     version_text(isa.and_then(min_cuda_for_isa))
 }
 
-/// Parses the declarations oxicuda needs from PTX text.
+/// Parses the declarations ferrocuda needs from PTX text.
 ///
 /// ```
-/// let info = oxicuda_host::ptx::parse(
+/// let info = ferrocuda_host::ptx::parse(
 ///     ".version 6.0\n.target sm_70\n.address_size 64\n\
 ///      .visible .entry k(\n .param .u64 .ptr .align 1 k_param_0,\n .param .f32 k_param_1\n)\n{ ret; }",
 /// );

@@ -119,14 +119,14 @@ impl Filter {
 /// fused multiply-adds, taps in row-major order.
 ///
 /// ```
-/// use oxicuda::ops::{self, Filter};
-/// let kernels = oxicuda::Device::cpu().load(&oxicuda::KERNELS)?;
+/// use ferrocuda::ops::{self, Filter};
+/// let kernels = ferrocuda::Device::cpu().load(&ferrocuda::KERNELS)?;
 /// // A 4 × 1 grey ramp: Sobel x is 8 × the slope inside, 4 × at the clamped ends.
 /// let image = [0.0f32, 1.0, 2.0, 3.0];
 /// let mut edges = [0.0f32; 4];
 /// ops::convolve_2d(&kernels, &image, &mut edges, 4, 1, 1, &Filter::sobel_x())?;
 /// assert_eq!(edges, [4.0, 8.0, 8.0, 4.0]);
-/// # Ok::<(), oxicuda::Error>(())
+/// # Ok::<(), ferrocuda::Error>(())
 /// ```
 ///
 /// # Errors

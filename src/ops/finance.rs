@@ -31,19 +31,19 @@ fn check_parameter(op: &'static str, what: &str, value: f32, positive: bool) -> 
 /// call = S·Φ(d1) - K·e^(-rT)·Φ(d2) and put = K·e^(-rT)·Φ(-d2) - S·Φ(-d1), with
 /// d1 = (ln(S/K) + (r + σ²/2)·T)/(σ√T) and d2 = d1 - σ√T
 /// ([`black_scholes_prices`](crate::kernels::finance::black_scholes_prices)), in f32 with
-/// gpu-std's accurate math: deep in- and out-of-the-money prices keep their relative accuracy,
+/// ferrocuda-std's accurate math: deep in- and out-of-the-money prices keep their relative accuracy,
 /// `years[i] = 0` gives the intrinsic values, and an option outside the model (spot or strike
 /// not above 0, negative years, NaN) gets NaN prices: the elements themselves are not checked
 /// here, which would need a copy from the GPU when they are [`DeviceBuffer`](crate::DeviceBuffer)s.
 /// One launch of [`black_scholes`](crate::kernels::finance::black_scholes), grid-stride.
 ///
 /// ```
-/// use oxicuda::{ops, Device};
-/// let kernels = Device::cpu().load(&oxicuda::KERNELS)?;
+/// use ferrocuda::{ops, Device};
+/// let kernels = Device::cpu().load(&ferrocuda::KERNELS)?;
 /// let (mut call, mut put) = (vec![0.0f32; 1], vec![0.0f32; 1]);
 /// ops::black_scholes(&kernels, &[100.0], &[100.0], &[1.0], 0.05, 0.2, &mut call, &mut put)?;
 /// assert!((call[0] - 10.4506).abs() < 1e-3 && (put[0] - 5.5735).abs() < 1e-3);
-/// # Ok::<(), oxicuda::Error>(())
+/// # Ok::<(), ferrocuda::Error>(())
 /// ```
 ///
 /// # Errors
@@ -125,7 +125,7 @@ fn payoff_estimate(sum: f64, squares: f64, samples: u64, discount: f64) -> Estim
 /// payoffs' sample standard deviation over √samples, discounted; infinite for one sample). The
 /// exact price (the Black-Scholes formula) lies within 4 standard errors virtually always.
 ///
-/// Z comes from Philox4x32-10 keyed by `seed` through Box-Muller ([`gpu_std::random`]), sample
+/// Z comes from Philox4x32-10 keyed by `seed` through Box-Muller ([`ferrocuda_std::random`]), sample
 /// `j` from counter `j / 4`: the same `seed` draws the same samples on any device and launch
 /// shape (the sums may differ in their last bits, being added in a different order). One launch
 /// of [`monte_carlo_option`]: each block writes its sums of payoffs and squared payoffs (f32
@@ -133,13 +133,13 @@ fn payoff_estimate(sum: f64, squares: f64, samples: u64, discount: f64) -> Estim
 /// here in f64.
 ///
 /// ```
-/// use oxicuda::ops::{self, OptionParams};
-/// use oxicuda::Device;
-/// let kernels = Device::cpu().load(&oxicuda::KERNELS)?;
+/// use ferrocuda::ops::{self, OptionParams};
+/// use ferrocuda::Device;
+/// let kernels = Device::cpu().load(&ferrocuda::KERNELS)?;
 /// let params = OptionParams { spot: 100.0, strike: 100.0, years: 1.0, rate: 0.05, volatility: 0.2 };
 /// let prices = ops::european_option_monte_carlo(&kernels, &params, 200_000, 1)?;
 /// assert!((prices.call.value - 10.4506).abs() < 5.0 * prices.call.std_error);
-/// # Ok::<(), oxicuda::Error>(())
+/// # Ok::<(), ferrocuda::Error>(())
 /// ```
 ///
 /// # Errors

@@ -86,8 +86,8 @@ pub fn group_by_shared_max_keys(kernels: &Module) -> usize {
 /// error says how many rows and the largest key, and no [`GroupStats`] is returned.
 ///
 /// ```
-/// use oxicuda::{ops, Device};
-/// let kernels = Device::cpu().load(&oxicuda::KERNELS)?;
+/// use ferrocuda::{ops, Device};
+/// let kernels = Device::cpu().load(&ferrocuda::KERNELS)?;
 /// let keys = [2u32, 0, 2, 2];
 /// let values = [1.0f32, -5.0, 3.0, 2.0];
 /// let stats = ops::group_by(&kernels, &keys, &values, 3)?;
@@ -97,7 +97,7 @@ pub fn group_by_shared_max_keys(kernels: &Module) -> usize {
 /// assert_eq!(stats.max.to_vec()?, [-5.0, f32::NEG_INFINITY, 3.0]);
 /// assert_eq!(stats.mean()?[2], 2.0);
 /// assert!(stats.mean()?[1].is_nan());
-/// # Ok::<(), oxicuda::Error>(())
+/// # Ok::<(), ferrocuda::Error>(())
 /// ```
 ///
 /// No rows is not an error: every key is then one without rows.

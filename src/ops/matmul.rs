@@ -44,14 +44,14 @@ pub enum Matmul {
 /// within about `k·ε·Σ|aᵢ||bᵢ|`.
 ///
 /// ```
-/// use oxicuda::ops::{self, Matmul, MatmulShape};
-/// let kernels = oxicuda::Device::cpu().load(&oxicuda::KERNELS)?;
+/// use ferrocuda::ops::{self, Matmul, MatmulShape};
+/// let kernels = ferrocuda::Device::cpu().load(&ferrocuda::KERNELS)?;
 /// let a = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 × 3
 /// let b = [1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0]; // 3 × 2
 /// let mut c = [0.0f32; 4];
 /// ops::matmul(&kernels, &a, &b, &mut c, MatmulShape::new(2, 2, 3), Matmul::default())?;
 /// assert_eq!(c, [4.0, 5.0, 10.0, 11.0]);
-/// # Ok::<(), oxicuda::Error>(())
+/// # Ok::<(), ferrocuda::Error>(())
 /// ```
 ///
 /// # Errors

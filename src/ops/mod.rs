@@ -9,12 +9,12 @@
 //! anything runs.
 //!
 //! ```
-//! use oxicuda::{ops, Device};
-//! let kernels = Device::cpu().load(&oxicuda::KERNELS)?;
+//! use ferrocuda::{ops, Device};
+//! let kernels = Device::cpu().load(&ferrocuda::KERNELS)?;
 //! let a = vec![1.0f32, 2.0, 3.0];
 //! let b = vec![4.0f32, 5.0, 6.0];
 //! assert_eq!(ops::dot(&kernels, &a, &b)?, 32.0);
-//! # Ok::<(), oxicuda::Error>(())
+//! # Ok::<(), ferrocuda::Error>(())
 //! ```
 
 mod convolution;

@@ -39,7 +39,7 @@ pub(super) fn check_samples(op: &'static str, samples: u64) -> Result<()> {
 /// π estimated from `samples` random points of the unit square: 4 × the fraction that falls in
 /// the quarter disk x² + y² ≤ 1, with its standard error 4·√(p(1 - p)/samples) (p the fraction).
 ///
-/// The points come from Philox4x32-10 keyed by `seed` ([`gpu_std::random`]), point `j` from
+/// The points come from Philox4x32-10 keyed by `seed` ([`ferrocuda_std::random`]), point `j` from
 /// counter `j`: the same `seed` gives the same estimate on any device and launch shape, bit for
 /// bit. Each point is the centre of one of 2^24 × 2^24 cells and is tested exactly in integers
 /// ([`in_quarter_disk`](crate::kernels::monte_carlo::in_quarter_disk)), so the estimate's bias
@@ -48,11 +48,11 @@ pub(super) fn check_samples(op: &'static str, samples: u64) -> Result<()> {
 /// per block).
 ///
 /// ```
-/// use oxicuda::{ops, Device};
-/// let kernels = Device::cpu().load(&oxicuda::KERNELS)?;
+/// use ferrocuda::{ops, Device};
+/// let kernels = Device::cpu().load(&ferrocuda::KERNELS)?;
 /// let pi = ops::monte_carlo_pi(&kernels, 100_000, 7)?;
 /// assert!((pi.value - std::f64::consts::PI).abs() < 5.0 * pi.std_error);
-/// # Ok::<(), oxicuda::Error>(())
+/// # Ok::<(), ferrocuda::Error>(())
 /// ```
 ///
 /// # Errors

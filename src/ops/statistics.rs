@@ -57,13 +57,13 @@ impl Statistics {
 /// result does not depend on the order the blocks run in.
 ///
 /// ```
-/// use oxicuda::{ops, Device};
-/// let kernels = Device::cpu().load(&oxicuda::KERNELS)?;
+/// use ferrocuda::{ops, Device};
+/// let kernels = Device::cpu().load(&ferrocuda::KERNELS)?;
 /// let stats = ops::statistics(&kernels, &[2.0f32, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0])?;
 /// assert_eq!((stats.count, stats.min, stats.max), (8, 2.0, 9.0));
 /// assert!((stats.mean - 5.0).abs() < 1e-12 && (stats.variance - 4.0).abs() < 1e-12);
 /// assert!((stats.sample_variance() - 32.0 / 7.0).abs() < 1e-12);
-/// # Ok::<(), oxicuda::Error>(())
+/// # Ok::<(), ferrocuda::Error>(())
 /// ```
 ///
 /// # Errors

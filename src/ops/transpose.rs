@@ -23,13 +23,13 @@ pub enum Transpose {
 /// `cols × rows` one, with `output[x·rows + y] = input[y·cols + x]`, bit for bit.
 ///
 /// ```
-/// use oxicuda::ops::{self, Transpose};
-/// let kernels = oxicuda::Device::cpu().load(&oxicuda::KERNELS)?;
+/// use ferrocuda::ops::{self, Transpose};
+/// let kernels = ferrocuda::Device::cpu().load(&ferrocuda::KERNELS)?;
 /// let input = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 × 3
 /// let mut output = [0.0f32; 6];
 /// ops::transpose(&kernels, &input, &mut output, 2, 3, Transpose::default())?;
 /// assert_eq!(output, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]); // 3 × 2
-/// # Ok::<(), oxicuda::Error>(())
+/// # Ok::<(), ferrocuda::Error>(())
 /// ```
 ///
 /// # Errors

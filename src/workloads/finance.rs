@@ -6,7 +6,7 @@ use crate::kernels::finance::black_scholes_prices;
 use crate::kernels::monte_carlo::{in_quarter_disk, PI_STREAM};
 use crate::ops::{self, Estimate, OptionParams};
 use crate::{DeviceBuffer, Module, Result};
-use gpu_std::random::Philox4x32;
+use ferrocuda_std::random::Philox4x32;
 use rayon::prelude::*;
 
 /// The standard normal CDF in f64, Φ(x) = erfc(-x/√2)/2.
@@ -308,7 +308,7 @@ const OPTION: OptionParams = OptionParams {
 /// drawn as the kernel draws them, summed in f64.
 fn option_sums(rng: &Philox4x32, samples: u64, blocks: std::ops::Range<u64>) -> [f64; 4] {
     use crate::kernels::monte_carlo::OPTION_STREAM;
-    use gpu_std::random::normal_pair;
+    use ferrocuda_std::random::normal_pair;
     let p = OPTION;
     let drift = (p.rate - 0.5 * p.volatility * p.volatility) * p.years;
     let vol_sqrt_t = p.volatility * p.years.sqrt();
@@ -319,7 +319,7 @@ fn option_sums(rng: &Philox4x32, samples: u64, blocks: std::ops::Range<u64>) -> 
         let (z2, z3) = normal_pair(c, d);
         for (k, z) in [z0, z1, z2, z3].into_iter().enumerate() {
             if 4 * i + (k as u64) < samples {
-                let price = p.spot * gpu_std::math::exp(gpu_std::math::fma(vol_sqrt_t, z, drift));
+                let price = p.spot * ferrocuda_std::math::exp(ferrocuda_std::math::fma(vol_sqrt_t, z, drift));
                 let call = (price - p.strike).max(0.0) as f64;
                 let put = (p.strike - price).max(0.0) as f64;
                 sums[0] += call;

@@ -1,20 +1,20 @@
-//! The seed's workloads as benchmarks, shared by the main job (`oxicuda run`) and the criterion
+//! The seed's workloads as benchmarks, shared by the main job (`ferrocuda run`) and the criterion
 //! benches: for each, fixed inputs, the plain single-threaded loop a Rust programmer would write,
 //! a hand-written rayon version, the kernels through [`crate::ops`] on any device, and a check of
 //! every result against an independent reference before any time is reported.
 //!
 //! ```
-//! use oxicuda::workloads::{self, Scale};
-//! use oxicuda::Device;
+//! use ferrocuda::workloads::{self, Scale};
+//! use ferrocuda::Device;
 //!
-//! let kernels = Device::cpu().load(&oxicuda::KERNELS)?;
+//! let kernels = Device::cpu().load(&ferrocuda::KERNELS)?;
 //! let mut dot = workloads::all(Scale::Tiny).into_iter().find(|w| w.name() == "dot product").unwrap();
 //! dot.run_loop();
 //! dot.check_loop().unwrap();
 //! let mut on_cpu = dot.on_device(&kernels)?;
 //! on_cpu.run()?;
 //! on_cpu.check()?.unwrap();
-//! # Ok::<(), oxicuda::Error>(())
+//! # Ok::<(), ferrocuda::Error>(())
 //! ```
 
 mod convolution;

@@ -1,9 +1,9 @@
-//! Kernels for oxicuda's own tests: some fail on purpose (planted bugs), so that tests can check
-//! how failures are reported; others exercise one feature of gpu-std each.
+//! Kernels for ferrocuda's own tests: some fail on purpose (planted bugs), so that tests can check
+//! how failures are reported; others exercise one feature of ferrocuda-std each.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
-use gpu_std::{kernel, math, shared, thread, warp, Out};
+use ferrocuda_std::{kernel, math, shared, thread, warp, Out};
 
 /// Copies `x` to `out` but asserts every element is non-negative: a negative input panics
 /// (on the GPU: traps) in the thread that reads it.
@@ -301,7 +301,7 @@ pub fn barrier_votes(x: &[f32], out: Out<u32>) {
 /// Results per input of `math_functions`.
 pub const MATH_OUTPUTS: usize = 13;
 
-/// Every function of `gpu_std::math` on `x[i]`, in `out[MATH_OUTPUTS * i ..]`: exp, exp2, ln,
+/// Every function of `ferrocuda_std::math` on `x[i]`, in `out[MATH_OUTPUTS * i ..]`: exp, exp2, ln,
 /// sqrt, sinpi, cospi, erfc, normal_cdf, fast_exp, fast_exp2, fast_ln, fast_log2 and
 /// fma(x, x, x). The accurate ones give the same bits on the GPU as on the CPU.
 #[kernel]

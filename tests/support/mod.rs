@@ -1,7 +1,7 @@
 //! Shared helpers of the integration tests.
 #![allow(dead_code)]
 
-use oxicuda::{Device, Ptx};
+use ferrocuda::{Device, Ptx};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::OnceLock;
@@ -30,18 +30,18 @@ pub fn on_ci() -> bool {
 }
 
 /// The PTX of the `test-kernels` crate (kernels with planted faults), built once per test binary
-/// with gpu-builder into `target/test-kernels-ptx`; or, where `OXICUDA_TEST_KERNELS_PTX` names a
+/// with ferrocuda-builder into `target/test-kernels-ptx`; or, where `FERROCUDA_TEST_KERNELS_PTX` names a
 /// file, that PTX (the GPU machine has no Rust toolchain: scripts/device-bundle.sh builds it here).
 pub fn test_kernels() -> &'static Ptx {
     static PTX: OnceLock<Ptx> = OnceLock::new();
     PTX.get_or_init(|| {
-        if let Some(path) = std::env::var_os("OXICUDA_TEST_KERNELS_PTX") {
+        if let Some(path) = std::env::var_os("FERROCUDA_TEST_KERNELS_PTX") {
             let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("OXICUDA_TEST_KERNELS_PTX={path:?}: {e}"));
+                .unwrap_or_else(|e| panic!("FERROCUDA_TEST_KERNELS_PTX={path:?}: {e}"));
             return Ptx::new("test-kernels", Box::leak(text.into_boxed_str()));
         }
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let built = gpu_builder::PtxBuilder::new(root.join("test-kernels"))
+        let built = ferrocuda_builder::PtxBuilder::new(root.join("test-kernels"))
             .target_dir(root.join("target").join("test-kernels-ptx"))
             .build()
             .unwrap_or_else(|e| panic!("building test-kernels to PTX failed:\n{e}"));
@@ -49,15 +49,15 @@ pub fn test_kernels() -> &'static Ptx {
     })
 }
 
-/// GPU 0, or `None` after saying (for `test`) why it was skipped. Under `OXICUDA_EXPECT_GPU`
+/// GPU 0, or `None` after saying (for `test`) why it was skipped. Under `FERROCUDA_EXPECT_GPU`
 /// (the GPU machine's script) a missing GPU fails the test instead.
 pub fn gpu_or_skip(test: &str) -> Option<Device> {
     match Device::cuda(0) {
         Ok(gpu) => Some(gpu),
         Err(error) => {
             assert!(
-                std::env::var_os("OXICUDA_EXPECT_GPU").is_none(),
-                "OXICUDA_EXPECT_GPU is set but {error}"
+                std::env::var_os("FERROCUDA_EXPECT_GPU").is_none(),
+                "FERROCUDA_EXPECT_GPU is set but {error}"
             );
             say_skipped(test, &format!("no CUDA device ({error})"));
             None
@@ -65,13 +65,13 @@ pub fn gpu_or_skip(test: &str) -> Option<Device> {
     }
 }
 
-/// The `oxicuda` binary, without `OXICUDA_DEVICE`: `OXICUDA_BIN` (the GPU machine, where the
+/// The `ferrocuda` binary, without `FERROCUDA_DEVICE`: `FERROCUDA_BIN` (the GPU machine, where the
 /// binary lives in the bundle), else the one cargo built for this test.
-pub fn oxicuda() -> std::process::Command {
+pub fn ferrocuda() -> std::process::Command {
     let bin =
-        std::env::var_os("OXICUDA_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_oxicuda").into());
+        std::env::var_os("FERROCUDA_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_ferrocuda").into());
     let mut command = std::process::Command::new(bin);
-    command.env_remove(oxicuda::DEVICE_ENV);
+    command.env_remove(ferrocuda::DEVICE_ENV);
     command
 }
 
@@ -81,7 +81,7 @@ pub fn stdout_of(command: &mut std::process::Command) -> String {
         status,
         stdout,
         stderr,
-    } = command.output().expect("the oxicuda binary runs");
+    } = command.output().expect("the ferrocuda binary runs");
     let stdout = String::from_utf8(stdout).expect("UTF-8 output");
     assert!(
         status.success(),

@@ -1,5 +1,5 @@
 fn main() {
-    let built = gpu_builder::PtxBuilder::new("../my-kernels")
+    let built = ferrocuda_builder::PtxBuilder::new("../my-kernels")
         .build()
         .unwrap_or_else(|e| {
             eprintln!("{e}");

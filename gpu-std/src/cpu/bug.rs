@@ -1,7 +1,7 @@
 //! What the CPU executor's checks find in kernel code, and how they report it.
 //!
 //! A check that fails stops the block with a [`BugReport`] unwind (`resume_unwind`, so no panic
-//! message is printed); `oxicuda-host` catches it and returns an error that names the kernel, the
+//! message is printed); `ferrocuda-host` catches it and returns an error that names the kernel, the
 //! block and the thread.
 
 use crate::thread::Dim3;

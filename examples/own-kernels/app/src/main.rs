@@ -1,10 +1,10 @@
 //! Launches `my_kernels::scaled_square` on the best device and checks it against an f64 loop.
 
-use oxicuda_host::{launch, Device, Ptx};
+use ferrocuda_host::{launch, Device, Ptx};
 
 static MY_KERNELS: Ptx = Ptx::new("my-kernels", include_str!(env!("MY_KERNELS_PTX")));
 
-fn scaled_squares(device: &Device, x: &[f64], scale: f64) -> oxicuda_host::Result<Vec<f64>> {
+fn scaled_squares(device: &Device, x: &[f64], scale: f64) -> ferrocuda_host::Result<Vec<f64>> {
     let kernels = device.load(&MY_KERNELS)?;
     let mut out = vec![0.0; x.len()];
     let blocks = (x.len() as u32).div_ceil(256);
@@ -12,7 +12,7 @@ fn scaled_squares(device: &Device, x: &[f64], scale: f64) -> oxicuda_host::Resul
     Ok(out)
 }
 
-fn main() -> oxicuda_host::Result<()> {
+fn main() -> ferrocuda_host::Result<()> {
     let choice = Device::best();
     let x: Vec<f64> = (0..1000).map(|i| i as f64 / 7.0).collect();
     let out = scaled_squares(&choice.device, &x, 0.5)?;

@@ -2,7 +2,7 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
-use gpu_std::{kernel, shared, thread, Out};
+use ferrocuda_std::{kernel, shared, thread, Out};
 
 /// `out[i] = scale * x[i]²`, in f64.
 #[kernel(same_len(x, out))]
