@@ -12,7 +12,7 @@ fn a_users_own_kernel_crate_builds_to_ptx_and_runs() {
         .args(["test", "--manifest-path"])
         .arg(root.join("examples/own-kernels/Cargo.toml"))
         .arg("--target-dir")
-        .arg(root.join("target/own-kernels"))
+        .arg(root.join("target/user-crates"))
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .output()

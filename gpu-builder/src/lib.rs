@@ -43,6 +43,7 @@
 #![allow(clippy::needless_doctest_main)]
 #![warn(missing_docs)]
 
+mod build_script;
 mod builder;
 mod error;
 mod ptxas;

@@ -1,13 +1,4 @@
 fn main() {
-    let built = ferrocuda_builder::PtxBuilder::new("../my-kernels")
-        .build()
-        .unwrap_or_else(|e| {
-            eprintln!("{e}");
-            std::process::exit(1)
-        });
-    built.emit_rerun_if_changed(); // rebuild when the kernels' sources change
-    println!(
-        "cargo:rustc-env=MY_KERNELS_PTX={}",
-        built.ptx_path.display()
-    );
+    // Builds ../my-kernels to PTX, reruns when its sources change, and sets MY_KERNELS_PTX.
+    ferrocuda_builder::PtxBuilder::new("../my-kernels").build_for_env("MY_KERNELS_PTX");
 }
