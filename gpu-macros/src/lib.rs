@@ -49,6 +49,77 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// Makes a `#[repr(C)]` struct a plain-data kernel parameter (or shared-memory element) without a
+/// bytemuck dependency of the user's own: adds `#[derive(Clone, Copy, Pod, Zeroable)]` through
+/// ferrocuda-std's bytemuck. Write it above `#[repr(C)]`:
+///
+/// ```ignore
+/// #[ferrocuda_std::pod]
+/// #[repr(C)]
+/// pub struct Particle { pub position: [f32; 3], pub mass: f32 }
+/// ```
+///
+/// `#[repr(C)]` is required (the field order and padding Rust picks otherwise may differ
+/// between the host and the GPU compilation), and bytemuck's derive refuses structs with
+/// padding bytes, which would reach the GPU uninitialized.
+#[proc_macro_attribute]
+pub fn pod(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if !attr.is_empty() {
+        let error = syn::Error::new(
+            TokenStream2::from(attr).span(),
+            "`#[pod]` takes no arguments",
+        );
+        return error.to_compile_error().into();
+    }
+    let item = syn::parse_macro_input!(item as syn::DeriveInput);
+    match expand_pod(item) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}
+
+fn expand_pod(item: syn::DeriveInput) -> syn::Result<TokenStream2> {
+    if !matches!(item.data, syn::Data::Struct(_)) {
+        return Err(syn::Error::new(
+            item.ident.span(),
+            "`#[pod]` is for structs: an enum or union is not plain data for every bit pattern",
+        ));
+    }
+    let mut repr_c = false;
+    for attr in item.attrs.iter().filter(|a| a.path().is_ident("repr")) {
+        attr.parse_nested_meta(|meta| {
+            repr_c |= meta.path.is_ident("C") || meta.path.is_ident("transparent");
+            // `align(16)`, `packed(2)`: skip the parenthesised argument.
+            if meta.input.peek(syn::token::Paren) {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                content.parse::<TokenStream2>()?;
+            }
+            Ok(())
+        })?;
+    }
+    if !repr_c {
+        return Err(syn::Error::new(
+            item.ident.span(),
+            format!(
+                "`#[pod]` needs `#[repr(C)]`: add `#[repr(C)]` below `#[pod]` on `{}`, so that \
+                 its layout is the same on the host and the GPU",
+                item.ident
+            ),
+        ));
+    }
+    Ok(quote! {
+        #[derive(
+            ::core::clone::Clone,
+            ::core::marker::Copy,
+            ::ferrocuda_std::__private::bytemuck::Pod,
+            ::ferrocuda_std::__private::bytemuck::Zeroable,
+        )]
+        #[bytemuck(crate = "::ferrocuda_std::__private::bytemuck")]
+        #item
+    })
+}
+
 /// `same_len(a, b, ...)` groups, comma separated.
 struct KernelOptions {
     same_len: Vec<Vec<Ident>>,
@@ -270,6 +341,10 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
     };
     let (ptx_body_fn, host_body_fn) = (body_fn(&ptx_block), body_fn(&host_block));
 
+    // The CPU entry's own arguments: mixed-site hygiene keeps them apart from kernel parameters
+    // of the same name (`params`, `block`).
+    let params_arg = Ident::new("params", Span::mixed_site());
+    let block_arg = Ident::new("block", Span::mixed_site());
     // nvptx: explicit PTX parameters, rebuilt into the kernel's own types.
     let mut ptx_params = Vec::new();
     let mut ptx_rebuild = Vec::new();
@@ -309,8 +384,8 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
                 host_rebuild.push(quote! {
                     let #pname = unsafe {
                         ::ferrocuda_std::__private::#rebuild::<#ty>(
-                            ::ferrocuda_std::__private::read_param::<u64>(params, #i) as usize as #ptr_ty,
-                            ::ferrocuda_std::__private::read_param::<u64>(params, #j) as usize,
+                            ::ferrocuda_std::__private::read_param::<u64>(#params_arg, #i) as usize as #ptr_ty,
+                            ::ferrocuda_std::__private::read_param::<u64>(#params_arg, #j) as usize,
                         )
                     };
                 });
@@ -321,7 +396,7 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             Class::Scalar => {
                 ptx_params.push(quote!(#pname: #ty));
                 host_rebuild.push(quote! {
-                    let #pname = unsafe { ::ferrocuda_std::__private::read_param::<#ty>(params, #i) };
+                    let #pname = unsafe { ::ferrocuda_std::__private::read_param::<#ty>(#params_arg, #i) };
                 });
                 markers.push(quote!(::ferrocuda_std::abi::Scalar<#ty>));
                 infos.push(quote_spanned!(ty.span()=> ::ferrocuda_std::abi::Param::scalar::<#ty>(#pname_str, #ty_str)));
@@ -374,13 +449,13 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             /// `params` must hold this kernel's PTX parameters, as `ferrocuda-host` packs them,
             /// with equal lengths in each `same_len` group.
             unsafe fn __ferrocuda_cpu_entry(
-                params: &[*const u8],
-                block: &::ferrocuda_std::cpu::BlockContext,
+                #params_arg: &[*const u8],
+                #block_arg: &::ferrocuda_std::cpu::BlockContext,
             ) {
                 // SAFETY: the caller packs pointers valid for `len` elements and scalar bytes.
                 #(#host_rebuild)*
                 #(#same_len_facts)*
-                ::ferrocuda_std::cpu::run_block(block, move || __ferrocuda_body(#(#arg_names),*));
+                ::ferrocuda_std::cpu::run_block(#block_arg, move || __ferrocuda_body(#(#arg_names),*));
             }
 
             const __FERROCUDA_PARAMS: &[::ferrocuda_std::abi::Param] = &[#(#infos),*];
@@ -414,6 +489,7 @@ fn rewrite_shared(block: &Block, kernel: &str, target: Target) -> syn::Result<Bl
         kernel,
         target,
         count: 0,
+        consts: Vec::new(),
         error: None,
     };
     let mut block = block.clone();
@@ -428,6 +504,9 @@ struct SharedRewriter<'a> {
     kernel: &'a str,
     target: Target,
     count: usize,
+    /// The `const` items of each block enclosing the visit, outermost first: what a `shared!`
+    /// size may name besides the module's items.
+    consts: Vec<Vec<syn::ItemConst>>,
     error: Option<syn::Error>,
 }
 
@@ -444,6 +523,17 @@ fn is_shared_macro(path: &syn::Path) -> bool {
 }
 
 impl SharedRewriter<'_> {
+    /// The `const` items in scope here, innermost first where two share a name.
+    fn consts_in_scope(&self) -> Vec<&syn::ItemConst> {
+        let mut in_scope: Vec<&syn::ItemConst> = Vec::new();
+        for item in self.consts.iter().rev().flatten() {
+            if !in_scope.iter().any(|c| c.ident == item.ident) {
+                in_scope.push(item);
+            }
+        }
+        in_scope
+    }
+
     fn rewrite(&mut self, mac: &syn::Macro, name: &str) -> Option<Expr> {
         let array: syn::TypeArray = match syn::parse2(mac.tokens.clone()) {
             Ok(array) => array,
@@ -462,12 +552,36 @@ impl SharedRewriter<'_> {
         // Invoking the user's own path marks their `use ferrocuda_std::shared` as used (and needs it).
         let path = &mac.path;
         let mark_used = quote_spanned!(span=> #path!(@rewritten_by_kernel););
-        let tokens = match self.target {
+        // The size is computed in a module of its own (`global_asm!` is an item, and a macro in
+        // statement position cannot expand to one), which sees the kernel's module through
+        // `use super::*` and the kernel body's `const` items through copies: `N` may name
+        // either. The host computes it the same way, so a size that the PTX build cannot
+        // compute fails the host build too, with the same error.
+        let module = format_ident!("__ferrocuda_shared_{}", index);
+        let consts = self.consts_in_scope();
+        let size = quote_spanned!(span=> ::core::mem::size_of::<[#elem; #len]>());
+        let size_item = match self.target {
             Target::Ptx => {
                 let symbol = format!("__ferrocuda_shared_{}_{index}", self.kernel);
                 let declare = format!(".shared .align 16 .b8 {symbol}[{{size}}];");
+                quote_spanned!(span=> ::core::arch::global_asm!(#declare, size = const #size);)
+            }
+            Target::Host => quote_spanned!(span=> const _: usize = #size;),
+        };
+        let size_module = quote_spanned! {span=>
+            #[allow(non_snake_case, non_upper_case_globals, unused_imports, dead_code)]
+            mod #module {
+                use super::*;
+                #(#consts)*
+                #size_item
+            }
+        };
+        let tokens = match self.target {
+            Target::Ptx => {
+                let symbol = format!("__ferrocuda_shared_{}_{index}", self.kernel);
                 let address = format!("cvta.shared.u64 {{0}}, {symbol};");
-                let module = format_ident!("__ferrocuda_shared_{}", index);
+                // Mixed-site: a kernel's own `address` stays visible in `N`.
+                let address_var = Ident::new("address", Span::mixed_site());
                 quote_spanned! {span=> {
                     #mark_used
                     const _: () = ::ferrocuda_std::__private::assert_pod::<#elem>();
@@ -475,34 +589,26 @@ impl SharedRewriter<'_> {
                         ::core::mem::align_of::<#elem>() <= 16,
                         "shared arrays are 16-byte aligned"
                     );
-                    // `global_asm!` is an item: it sits in a module of its own, which sees the
-                    // kernel's module (so `N` may name module-level constants).
-                    #[allow(non_snake_case, unused_imports)]
-                    mod #module {
-                        use super::*;
-                        ::core::arch::global_asm!(
-                            #declare,
-                            size = const ::core::mem::size_of::<[#elem; #len]>(),
-                        );
-                    }
-                    let address: u64;
+                    #size_module
+                    let #address_var: u64;
                     // SAFETY: reads the address of this array's `.shared` declaration.
                     unsafe {
-                        ::core::arch::asm!(#address, out(reg64) address, options(pure, nomem, nostack));
+                        ::core::arch::asm!(#address, out(reg64) #address_var, options(pure, nomem, nostack));
                     }
                     // SAFETY: the declaration above holds `len` elements, 16-byte aligned.
-                    unsafe { ::ferrocuda_std::Shared::<#elem>::from_raw_parts(address as *mut #elem, #len) }
+                    unsafe { ::ferrocuda_std::Shared::<#elem>::from_raw_parts(#address_var as *mut #elem, #len) }
                 }}
             }
             Target::Host => quote_spanned! {span=> {
                 #mark_used
-                static SITE: ::ferrocuda_std::cpu::SharedSite = ::ferrocuda_std::cpu::SharedSite {
+                #size_module
+                static __FERROCUDA_SITE: ::ferrocuda_std::cpu::SharedSite = ::ferrocuda_std::cpu::SharedSite {
                     index: #index,
                     name: #name,
                     file: ::core::file!(),
                     line: ::core::line!(),
                 };
-                ::ferrocuda_std::cpu::shared_array::<#elem>(&SITE, #len)
+                ::ferrocuda_std::cpu::shared_array::<#elem>(&__FERROCUDA_SITE, #len)
             }},
         };
         Some(Expr::Verbatim(tokens))
@@ -510,6 +616,21 @@ impl SharedRewriter<'_> {
 }
 
 impl VisitMut for SharedRewriter<'_> {
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        // Items are visible in their whole block, before and after their declaration.
+        let consts = block
+            .stmts
+            .iter()
+            .filter_map(|stmt| match stmt {
+                syn::Stmt::Item(syn::Item::Const(item)) => Some(item.clone()),
+                _ => None,
+            })
+            .collect();
+        self.consts.push(consts);
+        visit_mut::visit_block_mut(self, block);
+        self.consts.pop();
+    }
+
     fn visit_local_mut(&mut self, local: &mut syn::Local) {
         let name = match &local.pat {
             Pat::Ident(p) => Some(p.ident.to_string()),
@@ -635,7 +756,7 @@ mod tests {
         // host: the executor's arena, with the variable's name for reports.
         assert!(code.contains("index : 0usize , name : \"a\""), "{code}");
         assert!(
-            code.contains("shared_array :: < u32 > (& SITE , N)"),
+            code.contains("shared_array :: < u32 > (& __FERROCUDA_SITE , N)"),
             "{code}"
         );
         // The user's own `shared` path is invoked once per array, so its import counts as used.
@@ -644,6 +765,70 @@ mod tests {
             4,
             "{code}"
         );
+    }
+
+    #[test]
+    fn a_shared_size_sees_the_kernel_body_s_consts_innermost_first() {
+        let code = expand_str(
+            "",
+            "pub fn k(out: Out<f32>) { const N: usize = 8; const M: usize = N * 2; \
+             { const N: usize = 4; let a = shared!([f32; N]); } let b = shared!([f32; M]); }",
+        )
+        .unwrap();
+        // Array 0 sees the inner N (and M); array 1 the outer N and M.
+        let module = |i: usize| {
+            let start = code
+                .find(&format!("mod __ferrocuda_shared_{i}"))
+                .unwrap_or_else(|| panic!("no size module {i}: {code}"));
+            let rest = &code[start..];
+            rest[..rest.find("global_asm").unwrap()].to_string()
+        };
+        assert!(module(0).contains("const N : usize = 4 ;"), "{}", module(0));
+        assert!(
+            !module(0).contains("const N : usize = 8 ;"),
+            "{}",
+            module(0)
+        );
+        assert!(
+            module(0).contains("const M : usize = N * 2 ;"),
+            "{}",
+            module(0)
+        );
+        assert!(module(1).contains("const N : usize = 8 ;"), "{}", module(1));
+        assert!(
+            !module(1).contains("const N : usize = 4 ;"),
+            "{}",
+            module(1)
+        );
+    }
+
+    #[test]
+    fn pod_derives_through_ferrocuda_std_and_requires_repr_c() {
+        let item = |source: &str| syn::parse_str::<syn::DeriveInput>(source).unwrap();
+        let code = expand_pod(item("#[repr(C)] pub struct P { a: f32, b: u32 }"))
+            .unwrap()
+            .to_string();
+        assert!(
+            code.contains(":: ferrocuda_std :: __private :: bytemuck :: Pod"),
+            "{code}"
+        );
+        assert!(
+            code.contains(r#"# [bytemuck (crate = "::ferrocuda_std::__private::bytemuck")]"#),
+            "{code}"
+        );
+        expand_pod(item("#[repr(C, align(16))] struct P { a: f32 }")).unwrap();
+        assert!(expand_pod(item("#[repr(transparent)] struct P(f32);")).is_ok());
+        let missing = expand_pod(item("struct P { a: f32 }"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            missing.contains("`#[pod]` needs `#[repr(C)]`: add `#[repr(C)]` below `#[pod]` on `P`"),
+            "{missing}"
+        );
+        let packed_only = expand_pod(item("#[repr(packed)] struct P { a: f32 }"));
+        assert!(packed_only.is_err());
+        let enumeration = expand_pod(item("#[repr(C)] enum E { A }")).unwrap_err();
+        assert!(enumeration.to_string().contains("is for structs"));
     }
 
     #[test]

@@ -43,6 +43,7 @@
 extern crate std;
 
 pub mod atomic;
+mod float;
 pub mod math;
 mod mem;
 pub mod out;
@@ -61,10 +62,21 @@ pub mod __private;
 
 pub use atomic::{Atomic, Scope};
 pub use bytemuck::Pod;
-pub use ferrocuda_macros::kernel;
+pub use ferrocuda_macros::{kernel, pod};
 pub use out::Out;
 pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;
+
+/// What most kernels use, in one import: `use ferrocuda_std::prelude::*;`.
+///
+/// Besides the names it saves typing, it brings [`math::Float`] into scope without naming it,
+/// so `x.exp()` compiles on the GPU too, and the import never shows up as unused on the host,
+/// where std's own `f32` methods win (see [`math::Float`]).
+pub mod prelude {
+    pub use crate::math::{self, Float};
+    pub use crate::shared::{dynamic_shared, Shared};
+    pub use crate::{kernel, pod, shared, thread, warp, Dim3, Out};
+}
 
 /// On the GPU a panic (a failed bounds check, an `assert!`) cannot unwind: it ends the kernel with
 /// PTX `trap`, which the host sees as a failed launch and reports with the kernel's name.

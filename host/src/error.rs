@@ -137,6 +137,22 @@ pub enum Error {
         second_len: usize,
     },
 
+    /// A grid or block size given as an integer that no CUDA launch dimension can be: negative,
+    /// or above `u32::MAX` (e.g. a `usize` count of blocks for more elements than a grid covers).
+    #[error(
+        "launch dimension out of range: {what} {axis} = {value}, but CUDA grid and block \
+         dimensions are 32-bit (0 to 4294967295, and the device's limits are lower); use larger \
+         blocks, or a grid-stride loop over fewer blocks"
+    )]
+    LaunchDimension {
+        /// "grid" or "block".
+        what: &'static str,
+        /// The dimension: 'x', 'y' or 'z'.
+        axis: char,
+        /// The value given.
+        value: i128,
+    },
+
     /// A launch with a zero-sized grid or block.
     #[error(
         "launch of `{kernel}`: the {what} is {dims}; every grid and block dimension must be at \

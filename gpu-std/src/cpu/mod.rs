@@ -9,9 +9,11 @@
 
 mod block;
 mod bug;
+mod panic;
 mod shared;
 
 pub use bug::{BugReport, KernelBug, SharedAccess};
+pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use shared::{shared_array, SharedSite};
 
 pub(crate) use block::{gathered, wait, Wait, WarpOp, WARP};
@@ -178,6 +180,11 @@ pub(crate) fn linear_to_dim(linear: usize, block_dim: Dim3) -> Dim3 {
         (linear / dx % dy) as u32,
         (linear / (dx * dy)) as u32,
     )
+}
+
+/// Whether this OS thread is running a block of a kernel (inside [`run_block`]).
+pub(crate) fn in_kernel() -> bool {
+    BLOCK.with(Cell::get).block_dim.x != 0
 }
 
 #[cold]
