@@ -62,7 +62,43 @@ pub mod __private;
 
 pub use atomic::{Atomic, Scope};
 pub use bytemuck::Pod;
-pub use ferrocuda_macros::{kernel, pod};
+pub use ferrocuda_macros::kernel;
+/// A `#[pod]` struct is `Copy`, plain data, and a kernel parameter by value:
+///
+/// ```
+/// #[ferrocuda_std::pod]
+/// #[repr(C)]
+/// struct Particle {
+///     position: [f32; 3],
+///     mass: f32,
+/// }
+/// let p = Particle { position: [1.0, 2.0, 3.0], mass: 4.0 };
+/// let copy = p;
+/// assert_eq!(ferrocuda_std::__private::bytemuck::bytes_of(&copy).len(), 16);
+/// assert_eq!(p.mass, 4.0);
+/// ```
+///
+/// Without `#[repr(C)]` it does not compile (the error says to add it):
+///
+/// ```compile_fail
+/// #[ferrocuda_std::pod]
+/// struct Particle {
+///     position: [f32; 3],
+///     mass: f32,
+/// }
+/// ```
+///
+/// Nor with padding, whose bytes would reach the GPU uninitialized (here 3 bytes after `tag`):
+///
+/// ```compile_fail
+/// #[ferrocuda_std::pod]
+/// #[repr(C)]
+/// struct Padded {
+///     tag: u8,
+///     value: u32,
+/// }
+/// ```
+pub use ferrocuda_macros::pod;
 pub use out::Out;
 pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;
