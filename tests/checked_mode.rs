@@ -22,7 +22,7 @@ fn bug_of(result: ferrocuda::Result<()>) -> (&'static str, Dim3, Dim3, KernelBug
             block,
             thread,
             bug,
-        }) => (kernel, block, thread, bug),
+        }) => (kernel, block, thread, *bug),
         Err(other) => panic!("expected a KernelBug error, got: {other}"),
         Ok(()) => panic!("expected a KernelBug error, the launch succeeded"),
     }

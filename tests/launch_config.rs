@@ -55,7 +55,7 @@ fn a_size_that_is_no_cuda_dimension_is_an_error_not_a_truncation() {
     let error = launch!(kernels, vector_add[too_many, 256](&a, &b, &mut out)).unwrap_err();
     match &error {
         Error::LaunchDimension { what, axis, value } => {
-            assert_eq!((*what, *axis, *value), ("grid", 'x', too_many as i128));
+            assert_eq!((*what, *axis, value.as_str()), ("grid", 'x', "4294967297"));
         }
         other => panic!("expected LaunchDimension, got {other}"),
     }
@@ -69,12 +69,8 @@ fn a_size_that_is_no_cuda_dimension_is_an_error_not_a_truncation() {
     let negative = launch!(kernels, vector_add[1, (8, -2)](&a, &b, &mut out)).unwrap_err();
     assert!(
         matches!(
-            negative,
-            Error::LaunchDimension {
-                what: "block",
-                axis: 'y',
-                value: -2
-            }
+            &negative,
+            Error::LaunchDimension { what: "block", axis: 'y', value } if value == "-2"
         ),
         "{negative}"
     );

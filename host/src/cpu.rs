@@ -90,7 +90,7 @@ fn panic_error(kernel: &'static str, block: Dim3, payload: Box<dyn std::any::Any
                 kernel,
                 block,
                 thread: report.thread,
-                bug: report.bug,
+                bug: Box::new(report.bug),
             }
         }
         Err(payload) => payload,

@@ -149,8 +149,9 @@ pub enum Error {
         what: &'static str,
         /// The dimension: 'x', 'y' or 'z'.
         axis: char,
-        /// The value given.
-        value: i128,
+        /// The value given, in decimal (as text: an `i128` would double the size of every
+        /// `Result` of this crate).
+        value: String,
     },
 
     /// A launch with a zero-sized grid or block.
@@ -363,8 +364,9 @@ pub enum Error {
         /// The thread the bug is reported for (the later of two racing accesses; the first
         /// thread waiting at a divergent barrier).
         thread: Dim3,
-        /// What is wrong.
-        bug: ferrocuda_std::cpu::KernelBug,
+        /// What is wrong (boxed: a race report names two accesses and their source lines,
+        /// which would make every `Result` of this crate larger).
+        bug: Box<ferrocuda_std::cpu::KernelBug>,
     },
 
     /// A kernel failed while running on the GPU (e.g. a trap from a failed bounds check). Such a

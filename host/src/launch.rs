@@ -93,9 +93,9 @@ pub trait LaunchDims {
 
 /// One component of a launch size: a primitive integer. Sealed: [`LaunchDims`] is implemented
 /// for every type of it.
-pub trait DimComponent: Copy + sealed::Sealed {
-    /// The value as a CUDA dimension, or the value itself (widened) where it is not one.
-    fn to_u32(self) -> core::result::Result<u32, i128>;
+pub trait DimComponent: Copy + sealed::Sealed + core::fmt::Display {
+    /// The value as a CUDA dimension, if it is one.
+    fn to_u32(self) -> Option<u32>;
 }
 
 mod sealed {
@@ -107,8 +107,8 @@ macro_rules! dim_component {
     ($($t:ty),*) => {$(
         impl sealed::Sealed for $t {}
         impl DimComponent for $t {
-            fn to_u32(self) -> core::result::Result<u32, i128> {
-                u32::try_from(self).map_err(|_| self as i128)
+            fn to_u32(self) -> Option<u32> {
+                u32::try_from(self).ok()
             }
         }
     )*};
@@ -117,9 +117,11 @@ dim_component!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
 
 /// `value` as dimension `axis` of `what`, or the error naming it.
 fn component(what: &'static str, axis: char, value: impl DimComponent) -> Result<u32> {
-    value
-        .to_u32()
-        .map_err(|value| Error::LaunchDimension { what, axis, value })
+    value.to_u32().ok_or_else(|| Error::LaunchDimension {
+        what,
+        axis,
+        value: value.to_string(),
+    })
 }
 
 impl LaunchDims for Dim3 {

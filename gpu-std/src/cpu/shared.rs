@@ -113,7 +113,7 @@ impl Allocation {
     /// (a column of a `[T; M]` row), each shadow entry becomes `granule / size` entries that
     /// inherit its history, as the row access touched all of its parts.
     fn refine(&mut self, size: usize) {
-        if size == 0 || size >= self.granule || self.granule % size != 0 {
+        if size == 0 || size >= self.granule || !self.granule.is_multiple_of(size) {
             return;
         }
         let parts = self.granule / size;
