@@ -13,7 +13,8 @@ use ferrocuda::kernels::reduce::{dot_partial, sum_partial};
 use ferrocuda::kernels::statistics::{statistics_merge, statistics_partial};
 use ferrocuda::kernels::transpose::{transpose_naive, transpose_tiled};
 use ferrocuda::kernels::{matrix_add, saxpy, vector_add};
-use ferrocuda::{Arg, Kernel, KernelArgs, KernelInfo};
+use ferrocuda::KernelInfo;
+use support::ptx::{assemble_everywhere, packed};
 
 /// Every kernel of `ferrocuda-kernels`; `every_ptx_entry_has_a_host_handle` fails if one is missing.
 fn all_kernels() -> Vec<KernelInfo> {
@@ -60,14 +61,6 @@ fn every_ptx_entry_has_a_host_handle_and_vice_versa() {
             entry.name
         );
     }
-}
-
-/// The sizes the host actually packs for real arguments to `kernel`.
-fn packed<'a, P>(_kernel: &Kernel<P>, args: impl KernelArgs<'a, P>) -> Vec<usize> {
-    args.into_args()
-        .iter()
-        .flat_map(Arg::ptx_param_sizes)
-        .collect()
 }
 
 #[test]
@@ -215,35 +208,6 @@ fn host_packing_matches_every_ptx_entry() {
             kernel.name
         );
     }
-}
-
-/// Assembles `source` with ptxas for sm_70, sm_80 and sm_90; an arch without ptxas is skipped
-/// (an error under CI, where `make setup` installs it).
-fn assemble_everywhere(name: &str, source: &str) -> Vec<(&'static str, ferrocuda_builder::PtxasReport)> {
-    let dir = std::env::temp_dir().join(format!("ferrocuda-ptx-test-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.ptx"));
-    std::fs::write(&path, source).unwrap();
-    let mut reports = Vec::new();
-    for arch in ["sm_70", "sm_80", "sm_90"] {
-        let Some(ptxas) = ferrocuda_builder::find_ptxas(arch) else {
-            assert!(
-                !support::on_ci(),
-                "CI must have ptxas for {arch} (make setup installs it)"
-            );
-            support::say_skipped(
-                "ptxas_assembles",
-                &format!("no ptxas for {arch} (run `make setup`)"),
-            );
-            continue;
-        };
-        let report = ferrocuda_builder::assemble(&ptxas, &path, arch)
-            .unwrap_or_else(|e| panic!("ptxas {} -arch={arch} failed:\n{e}", ptxas.version));
-        println!("{report}");
-        reports.push((arch, report));
-    }
-    std::fs::remove_dir_all(&dir).ok();
-    reports
 }
 
 #[test]
@@ -630,83 +594,4 @@ fn shared_memory_is_read_and_written_with_ld_shared_and_st_shared() {
         assert!(body.contains("ld.shared."), "{name}");
         assert!(body.contains("st.shared."), "{name}");
     }
-}
-
-#[test]
-fn the_language_kernels_build_to_ptx_that_ptxas_assembles() {
-    // test-kernels' `lang` module: parameters named like the generated code's variables, f32
-    // methods through the prelude, a padded [[f32; 33]; 32] tile, a kernel-body `const` as a
-    // shared size and a `#[pod]` struct by value. Each was a host-only success or a PTX-only
-    // failure before.
-    use test_kernels::lang::{
-        apply_affine, local_const_shared, math_methods, named_like_internals, transpose_padded,
-        Affine,
-    };
-    let ptx = support::test_kernels();
-    let info = ptx.info();
-    let (x, mut out) = (vec![0.0f32; 3], vec![0.0f32; 3]);
-    let map = Affine {
-        scale: 1.0,
-        offset: 0.0,
-        low: 0.0,
-        high: 1.0,
-        tag: 0,
-    };
-    let cases = [
-        (
-            "named_like_internals",
-            packed(&named_like_internals, (1u32, &x, &mut out, 1.0f32, 2u32)),
-        ),
-        ("math_methods", packed(&math_methods, (&x, &mut out))),
-        (
-            "transpose_padded",
-            packed(&transpose_padded, (&x, &mut out, 1u32, 3u32)),
-        ),
-        (
-            "local_const_shared",
-            packed(&local_const_shared, (&x, &mut out)),
-        ),
-        ("apply_affine", packed(&apply_affine, (&x, map, &mut out))),
-    ];
-    for (name, host) in &cases {
-        let entry = info
-            .entry(name)
-            .unwrap_or_else(|| panic!("{name} not in the test-kernels PTX"));
-        assert_eq!(
-            *host, entry.param_sizes,
-            "{name}: host packing vs PTX .entry"
-        );
-    }
-    // The pod struct is one 20-byte parameter.
-    assert_eq!(info.entry("apply_affine").unwrap().param_sizes[2], 20);
-    // The methods are ferrocuda's math, not calls to a libm PTX does not have.
-    let source = ptx.source();
-    let start = source.find(".entry math_methods(").unwrap();
-    let body = &source[start..];
-    let body = &body[..body.find("\n}").unwrap()];
-    for op in ["fma.rn.f32", "sqrt.rn.f32"] {
-        assert!(body.contains(op), "math_methods lacks {op}");
-    }
-    for call in body.lines().filter(|l| l.contains("call")) {
-        assert!(call.contains("panic"), "math_methods: {call}");
-    }
-    for (arch, report) in assemble_everywhere("test-kernels-lang", source) {
-        let shared = |name: &str| report.kernel(name).unwrap().shared_bytes;
-        assert_eq!(shared("transpose_padded"), 32 * 33 * 4, "{arch}");
-        assert_eq!(shared("local_const_shared"), 32 * 4, "{arch}");
-        assert_eq!(shared("named_like_internals"), 32 * 4, "{arch}");
-        for (name, _) in &cases {
-            let kernel = report.kernel(name).unwrap();
-            assert_eq!(
-                kernel.spill_store_bytes + kernel.spill_load_bytes,
-                0,
-                "{arch} {name}"
-            );
-        }
-    }
-    // The transpose reads and writes its tile with ld.shared/st.shared, element by element.
-    let start = source.find(".entry transpose_padded(").unwrap();
-    let body = &source[start..];
-    let body = &body[..body.find("\n}").unwrap()];
-    assert!(body.contains("ld.shared.b32") && body.contains("st.shared.b32"));
 }
