@@ -11,6 +11,9 @@ fn module(checked: bool) -> Module {
         .unwrap()
 }
 
+/// The source file of the test kernels, as `Location`s name it.
+const KERNELS: &str = "test-kernels/src/lib.rs";
+
 /// The (kernel, block, thread, bug) of a `KernelBug` error, or a panic naming what came instead.
 fn bug_of(result: ferrocuda::Result<()>) -> (&'static str, Dim3, Dim3, KernelBug) {
     match result {
@@ -19,7 +22,7 @@ fn bug_of(result: ferrocuda::Result<()>) -> (&'static str, Dim3, Dim3, KernelBug
             block,
             thread,
             bug,
-        }) => (kernel, block, thread, bug),
+        }) => (kernel, block, thread, *bug),
         Err(other) => panic!("expected a KernelBug error, got: {other}"),
         Ok(()) => panic!("expected a KernelBug error, the launch succeeded"),
     }
@@ -54,6 +57,13 @@ fn a_missing_barrier_is_reported_as_a_race_with_both_threads() {
             assert_eq!(*index, 1);
             assert_eq!((earlier.thread, earlier.write), (Dim3::new(0, 0, 0), false));
             assert_eq!((later.thread, later.write), (Dim3::new(1, 0, 0), true));
+            // The two accesses that raced, by their lines in test-kernels/src/lib.rs.
+            let line = |access: &ferrocuda_std::cpu::SharedAccess| {
+                let at = access.at.expect("a recorded location");
+                (at.file(), at.line(), at.column())
+            };
+            assert_eq!(line(earlier), (KERNELS, 51, 22), "the read of `right`");
+            assert_eq!(line(later), (KERNELS, 49, 10), "the write of `tile[t]`");
         }
         other => panic!("expected a race, got {other}"),
     }
@@ -62,7 +72,13 @@ fn a_missing_barrier_is_reported_as_a_race_with_both_threads() {
         message.contains("data race on shared array `tile`"),
         "{message}"
     );
-    assert!(message.contains("thread (0, 0, 0) read it, then thread (1, 0, 0) wrote it"));
+    assert!(
+        message.contains(
+            "thread (0, 0, 0) read it at test-kernels/src/lib.rs:51:22, then thread (1, 0, 0) \
+             wrote it at test-kernels/src/lib.rs:49:10"
+        ),
+        "{message}"
+    );
 }
 
 #[test]
@@ -109,16 +125,19 @@ fn a_read_of_unwritten_shared_memory_is_reported() {
             Dim3::new(0, 0, 0)
         )
     );
-    assert_eq!(
-        bug,
-        KernelBug::UninitializedShared {
-            array: bug_array(&bug),
-            index: 32
+    match &bug {
+        KernelBug::UninitializedShared { index, at, .. } => {
+            bug_array(&bug);
+            assert_eq!(*index, 32);
+            assert_eq!((at.file(), at.line(), at.column()), (KERNELS, 80, 38));
         }
+        other => panic!("expected an uninitialized read, got {other}"),
+    }
+    let message = bug.to_string();
+    assert!(
+        message.contains("element 32, at test-kernels/src/lib.rs:80:38, which no thread of this block has written"),
+        "{message}"
     );
-    assert!(bug
-        .to_string()
-        .contains("no thread of this block has written"));
 }
 
 fn bug_array(bug: &KernelBug) -> String {
@@ -517,6 +536,14 @@ fn sync_warp_orders_shared_memory_between_its_lanes() {
     assert!(
         matches!(bug, KernelBug::SharedRace { index: 1, .. }),
         "{bug}"
+    );
+    let message = bug.to_string();
+    assert!(
+        message.contains(
+            "thread (0, 0, 0) read it at test-kernels/src/lib.rs:283:21, then thread (1, 0, 0) \
+             wrote it at test-kernels/src/lib.rs:279:10"
+        ),
+        "{message}"
     );
 }
 

@@ -69,12 +69,9 @@ fn histogram_gpu_equals_cpu() {
         let config = LaunchConfig::new(200, 256).with_shared_mem_bytes(4 * bins as u32);
         let mut on_gpu = vec![0u32; bins];
         let mut on_cpu = vec![0u32; bins];
-        gpu.launch(
-            &histogram,
-            config.clone(),
-            (&values, &mut on_gpu, 0.0f32, 10.0f32),
-        )
-        .unwrap();
+        // `LaunchConfig` is `Copy`: one config for both launches.
+        gpu.launch(&histogram, config, (&values, &mut on_gpu, 0.0f32, 10.0f32))
+            .unwrap();
         cpu.launch(&histogram, config, (&values, &mut on_cpu, 0.0f32, 10.0f32))
             .unwrap();
         assert_eq!(on_gpu, on_cpu, "bins={bins} seed={seed}");

@@ -13,7 +13,8 @@ use ferrocuda::kernels::reduce::{dot_partial, sum_partial};
 use ferrocuda::kernels::statistics::{statistics_merge, statistics_partial};
 use ferrocuda::kernels::transpose::{transpose_naive, transpose_tiled};
 use ferrocuda::kernels::{matrix_add, saxpy, vector_add};
-use ferrocuda::{Arg, Kernel, KernelArgs, KernelInfo};
+use ferrocuda::KernelInfo;
+use support::ptx::{assemble_everywhere, packed};
 
 /// Every kernel of `ferrocuda-kernels`; `every_ptx_entry_has_a_host_handle` fails if one is missing.
 fn all_kernels() -> Vec<KernelInfo> {
@@ -60,14 +61,6 @@ fn every_ptx_entry_has_a_host_handle_and_vice_versa() {
             entry.name
         );
     }
-}
-
-/// The sizes the host actually packs for real arguments to `kernel`.
-fn packed<'a, P>(_kernel: &Kernel<P>, args: impl KernelArgs<'a, P>) -> Vec<usize> {
-    args.into_args()
-        .iter()
-        .flat_map(Arg::ptx_param_sizes)
-        .collect()
 }
 
 #[test]
@@ -215,35 +208,6 @@ fn host_packing_matches_every_ptx_entry() {
             kernel.name
         );
     }
-}
-
-/// Assembles `source` with ptxas for sm_70, sm_80 and sm_90; an arch without ptxas is skipped
-/// (an error under CI, where `make setup` installs it).
-fn assemble_everywhere(name: &str, source: &str) -> Vec<(&'static str, ferrocuda_builder::PtxasReport)> {
-    let dir = std::env::temp_dir().join(format!("ferrocuda-ptx-test-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.ptx"));
-    std::fs::write(&path, source).unwrap();
-    let mut reports = Vec::new();
-    for arch in ["sm_70", "sm_80", "sm_90"] {
-        let Some(ptxas) = ferrocuda_builder::find_ptxas(arch) else {
-            assert!(
-                !support::on_ci(),
-                "CI must have ptxas for {arch} (make setup installs it)"
-            );
-            support::say_skipped(
-                "ptxas_assembles",
-                &format!("no ptxas for {arch} (run `make setup`)"),
-            );
-            continue;
-        };
-        let report = ferrocuda_builder::assemble(&ptxas, &path, arch)
-            .unwrap_or_else(|e| panic!("ptxas {} -arch={arch} failed:\n{e}", ptxas.version));
-        println!("{report}");
-        reports.push((arch, report));
-    }
-    std::fs::remove_dir_all(&dir).ok();
-    reports
 }
 
 #[test]

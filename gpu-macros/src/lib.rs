@@ -8,16 +8,19 @@
 
 #![warn(missing_docs)]
 
+mod pod;
+mod shared;
+
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::{format_ident, quote, quote_spanned};
+use shared::{rewrite_shared, Target};
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::visit_mut::{self, VisitMut};
 use syn::{
-    Attribute, Block, Expr, FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat,
-    PathArguments, ReturnType, Token, Type,
+    Attribute, Block, FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, PathArguments,
+    ReturnType, Token, Type,
 };
 
 /// Marks a function as a GPU kernel.
@@ -44,6 +47,35 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let options = syn::parse_macro_input!(attr as KernelOptions);
     let function = syn::parse_macro_input!(item as ItemFn);
     match expand(options, function) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}
+
+/// Makes a `#[repr(C)]` struct a plain-data kernel parameter (or shared-memory element) without a
+/// bytemuck dependency of the user's own: adds `#[derive(Clone, Copy, Pod, Zeroable)]` through
+/// ferrocuda-std's bytemuck. Write it above `#[repr(C)]`:
+///
+/// ```ignore
+/// #[ferrocuda_std::pod]
+/// #[repr(C)]
+/// pub struct Particle { pub position: [f32; 3], pub mass: f32 }
+/// ```
+///
+/// `#[repr(C)]` is required (the field order and padding Rust picks otherwise may differ
+/// between the host and the GPU compilation), and bytemuck's derive refuses structs with
+/// padding bytes, which would reach the GPU uninitialized.
+#[proc_macro_attribute]
+pub fn pod(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if !attr.is_empty() {
+        let error = syn::Error::new(
+            TokenStream2::from(attr).span(),
+            "`#[pod]` takes no arguments",
+        );
+        return error.to_compile_error().into();
+    }
+    let item = syn::parse_macro_input!(item as syn::DeriveInput);
+    match pod::expand(item) {
         Ok(tokens) => tokens.into(),
         Err(error) => error.to_compile_error().into(),
     }
@@ -270,6 +302,10 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
     };
     let (ptx_body_fn, host_body_fn) = (body_fn(&ptx_block), body_fn(&host_block));
 
+    // The CPU entry's own arguments: mixed-site hygiene keeps them apart from kernel parameters
+    // of the same name (`params`, `block`).
+    let params_arg = Ident::new("params", Span::mixed_site());
+    let block_arg = Ident::new("block", Span::mixed_site());
     // nvptx: explicit PTX parameters, rebuilt into the kernel's own types.
     let mut ptx_params = Vec::new();
     let mut ptx_rebuild = Vec::new();
@@ -309,8 +345,8 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
                 host_rebuild.push(quote! {
                     let #pname = unsafe {
                         ::ferrocuda_std::__private::#rebuild::<#ty>(
-                            ::ferrocuda_std::__private::read_param::<u64>(params, #i) as usize as #ptr_ty,
-                            ::ferrocuda_std::__private::read_param::<u64>(params, #j) as usize,
+                            ::ferrocuda_std::__private::read_param::<u64>(#params_arg, #i) as usize as #ptr_ty,
+                            ::ferrocuda_std::__private::read_param::<u64>(#params_arg, #j) as usize,
                         )
                     };
                 });
@@ -321,7 +357,7 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             Class::Scalar => {
                 ptx_params.push(quote!(#pname: #ty));
                 host_rebuild.push(quote! {
-                    let #pname = unsafe { ::ferrocuda_std::__private::read_param::<#ty>(params, #i) };
+                    let #pname = unsafe { ::ferrocuda_std::__private::read_param::<#ty>(#params_arg, #i) };
                 });
                 markers.push(quote!(::ferrocuda_std::abi::Scalar<#ty>));
                 infos.push(quote_spanned!(ty.span()=> ::ferrocuda_std::abi::Param::scalar::<#ty>(#pname_str, #ty_str)));
@@ -374,13 +410,13 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             /// `params` must hold this kernel's PTX parameters, as `ferrocuda-host` packs them,
             /// with equal lengths in each `same_len` group.
             unsafe fn __ferrocuda_cpu_entry(
-                params: &[*const u8],
-                block: &::ferrocuda_std::cpu::BlockContext,
+                #params_arg: &[*const u8],
+                #block_arg: &::ferrocuda_std::cpu::BlockContext,
             ) {
                 // SAFETY: the caller packs pointers valid for `len` elements and scalar bytes.
                 #(#host_rebuild)*
                 #(#same_len_facts)*
-                ::ferrocuda_std::cpu::run_block(block, move || __ferrocuda_body(#(#arg_names),*));
+                ::ferrocuda_std::cpu::run_block(#block_arg, move || __ferrocuda_body(#(#arg_names),*));
             }
 
             const __FERROCUDA_PARAMS: &[::ferrocuda_std::abi::Param] = &[#(#infos),*];
@@ -397,152 +433,6 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             }
         };
     })
-}
-
-/// Which compilation a kernel body is rewritten for.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Target {
-    Ptx,
-    Host,
-}
-
-/// Replaces each `shared!([T; N])` in a kernel body by code that gives the block's array: on
-/// nvptx a `.shared` declaration of its own, named after the kernel, and its address; on the host
-/// the array of the CPU executor's arena, with the declaration's name and place for reports.
-fn rewrite_shared(block: &Block, kernel: &str, target: Target) -> syn::Result<Block> {
-    let mut rewriter = SharedRewriter {
-        kernel,
-        target,
-        count: 0,
-        error: None,
-    };
-    let mut block = block.clone();
-    rewriter.visit_block_mut(&mut block);
-    match rewriter.error {
-        Some(error) => Err(error),
-        None => Ok(block),
-    }
-}
-
-struct SharedRewriter<'a> {
-    kernel: &'a str,
-    target: Target,
-    count: usize,
-    error: Option<syn::Error>,
-}
-
-fn is_shared_macro(path: &syn::Path) -> bool {
-    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-    matches!(
-        segments
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .as_slice(),
-        ["shared"] | ["ferrocuda_std", "shared"]
-    )
-}
-
-impl SharedRewriter<'_> {
-    fn rewrite(&mut self, mac: &syn::Macro, name: &str) -> Option<Expr> {
-        let array: syn::TypeArray = match syn::parse2(mac.tokens.clone()) {
-            Ok(array) => array,
-            Err(_) => {
-                self.error.get_or_insert(syn::Error::new(
-                    mac.span(),
-                    "`shared!` takes an array type: `shared!([f32; 256])`",
-                ));
-                return None;
-            }
-        };
-        let (elem, len) = (&array.elem, &array.len);
-        let index = self.count;
-        self.count += 1;
-        let span = mac.span();
-        // Invoking the user's own path marks their `use ferrocuda_std::shared` as used (and needs it).
-        let path = &mac.path;
-        let mark_used = quote_spanned!(span=> #path!(@rewritten_by_kernel););
-        let tokens = match self.target {
-            Target::Ptx => {
-                let symbol = format!("__ferrocuda_shared_{}_{index}", self.kernel);
-                let declare = format!(".shared .align 16 .b8 {symbol}[{{size}}];");
-                let address = format!("cvta.shared.u64 {{0}}, {symbol};");
-                let module = format_ident!("__ferrocuda_shared_{}", index);
-                quote_spanned! {span=> {
-                    #mark_used
-                    const _: () = ::ferrocuda_std::__private::assert_pod::<#elem>();
-                    const _: () = ::core::assert!(
-                        ::core::mem::align_of::<#elem>() <= 16,
-                        "shared arrays are 16-byte aligned"
-                    );
-                    // `global_asm!` is an item: it sits in a module of its own, which sees the
-                    // kernel's module (so `N` may name module-level constants).
-                    #[allow(non_snake_case, unused_imports)]
-                    mod #module {
-                        use super::*;
-                        ::core::arch::global_asm!(
-                            #declare,
-                            size = const ::core::mem::size_of::<[#elem; #len]>(),
-                        );
-                    }
-                    let address: u64;
-                    // SAFETY: reads the address of this array's `.shared` declaration.
-                    unsafe {
-                        ::core::arch::asm!(#address, out(reg64) address, options(pure, nomem, nostack));
-                    }
-                    // SAFETY: the declaration above holds `len` elements, 16-byte aligned.
-                    unsafe { ::ferrocuda_std::Shared::<#elem>::from_raw_parts(address as *mut #elem, #len) }
-                }}
-            }
-            Target::Host => quote_spanned! {span=> {
-                #mark_used
-                static SITE: ::ferrocuda_std::cpu::SharedSite = ::ferrocuda_std::cpu::SharedSite {
-                    index: #index,
-                    name: #name,
-                    file: ::core::file!(),
-                    line: ::core::line!(),
-                };
-                ::ferrocuda_std::cpu::shared_array::<#elem>(&SITE, #len)
-            }},
-        };
-        Some(Expr::Verbatim(tokens))
-    }
-}
-
-impl VisitMut for SharedRewriter<'_> {
-    fn visit_local_mut(&mut self, local: &mut syn::Local) {
-        let name = match &local.pat {
-            Pat::Ident(p) => Some(p.ident.to_string()),
-            Pat::Type(typed) => match &*typed.pat {
-                Pat::Ident(p) => Some(p.ident.to_string()),
-                _ => None,
-            },
-            _ => None,
-        };
-        if let (Some(name), Some(init)) = (name, local.init.as_mut()) {
-            if let Expr::Macro(m) = &*init.expr {
-                if is_shared_macro(&m.mac.path) {
-                    if let Some(expr) = self.rewrite(&m.mac.clone(), &name) {
-                        *init.expr = expr;
-                    }
-                    return;
-                }
-            }
-        }
-        visit_mut::visit_local_mut(self, local);
-    }
-
-    fn visit_expr_mut(&mut self, expr: &mut Expr) {
-        if let Expr::Macro(m) = expr {
-            if is_shared_macro(&m.mac.path) {
-                if let Some(new) = self.rewrite(&m.mac.clone(), "") {
-                    *expr = new;
-                }
-                return;
-            }
-        }
-        visit_mut::visit_expr_mut(self, expr);
-    }
 }
 
 #[cfg(test)]
@@ -635,7 +525,7 @@ mod tests {
         // host: the executor's arena, with the variable's name for reports.
         assert!(code.contains("index : 0usize , name : \"a\""), "{code}");
         assert!(
-            code.contains("shared_array :: < u32 > (& SITE , N)"),
+            code.contains("shared_array :: < u32 > (& __FERROCUDA_SITE , N)"),
             "{code}"
         );
         // The user's own `shared` path is invoked once per array, so its import counts as used.
@@ -643,6 +533,41 @@ mod tests {
             code.matches("shared ! (@ rewritten_by_kernel)").count(),
             4,
             "{code}"
+        );
+    }
+
+    #[test]
+    fn a_shared_size_sees_the_kernel_body_s_consts_innermost_first() {
+        let code = expand_str(
+            "",
+            "pub fn k(out: Out<f32>) { const N: usize = 8; const M: usize = N * 2; \
+             { const N: usize = 4; let a = shared!([f32; N]); } let b = shared!([f32; M]); }",
+        )
+        .unwrap();
+        // Array 0 sees the inner N (and M); array 1 the outer N and M.
+        let module = |i: usize| {
+            let start = code
+                .find(&format!("mod __ferrocuda_shared_{i}"))
+                .unwrap_or_else(|| panic!("no size module {i}: {code}"));
+            let rest = &code[start..];
+            rest[..rest.find("global_asm").unwrap()].to_string()
+        };
+        assert!(module(0).contains("const N : usize = 4 ;"), "{}", module(0));
+        assert!(
+            !module(0).contains("const N : usize = 8 ;"),
+            "{}",
+            module(0)
+        );
+        assert!(
+            module(0).contains("const M : usize = N * 2 ;"),
+            "{}",
+            module(0)
+        );
+        assert!(module(1).contains("const N : usize = 8 ;"), "{}", module(1));
+        assert!(
+            !module(1).contains("const N : usize = 4 ;"),
+            "{}",
+            module(1)
         );
     }
 

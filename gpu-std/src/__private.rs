@@ -2,6 +2,10 @@
 
 use crate::Out;
 
+/// The bytemuck that `#[pod]` derives `Pod` and `Zeroable` through, so that kernel crates need
+/// no bytemuck dependency of their own.
+pub use bytemuck;
+
 /// Compile-time check that a scalar kernel parameter is plain data.
 pub const fn assert_pod<T: bytemuck::Pod>() {}
 

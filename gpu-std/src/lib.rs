@@ -43,6 +43,7 @@
 extern crate std;
 
 pub mod atomic;
+mod float;
 pub mod math;
 mod mem;
 pub mod out;
@@ -62,9 +63,56 @@ pub mod __private;
 pub use atomic::{Atomic, Scope};
 pub use bytemuck::Pod;
 pub use ferrocuda_macros::kernel;
+/// A `#[pod]` struct is `Copy`, plain data, and a kernel parameter by value:
+///
+/// ```
+/// #[ferrocuda_std::pod]
+/// #[repr(C)]
+/// struct Particle {
+///     position: [f32; 3],
+///     mass: f32,
+/// }
+/// let p = Particle { position: [1.0, 2.0, 3.0], mass: 4.0 };
+/// let copy = p;
+/// assert_eq!(ferrocuda_std::__private::bytemuck::bytes_of(&copy).len(), 16);
+/// assert_eq!(p.mass, 4.0);
+/// ```
+///
+/// Without `#[repr(C)]` it does not compile (the error says to add it):
+///
+/// ```compile_fail
+/// #[ferrocuda_std::pod]
+/// struct Particle {
+///     position: [f32; 3],
+///     mass: f32,
+/// }
+/// ```
+///
+/// Nor with padding, whose bytes would reach the GPU uninitialized (here 3 bytes after `tag`):
+///
+/// ```compile_fail
+/// #[ferrocuda_std::pod]
+/// #[repr(C)]
+/// struct Padded {
+///     tag: u8,
+///     value: u32,
+/// }
+/// ```
+pub use ferrocuda_macros::pod;
 pub use out::Out;
 pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;
+
+/// What most kernels use, in one import: `use ferrocuda_std::prelude::*;`.
+///
+/// Besides the names it saves typing, it brings [`math::Float`] into scope without naming it,
+/// so `x.exp()` compiles on the GPU too, and the import never shows up as unused on the host,
+/// where std's own `f32` methods win (see [`math::Float`]).
+pub mod prelude {
+    pub use crate::math::{self, Float};
+    pub use crate::shared::{dynamic_shared, Shared};
+    pub use crate::{kernel, pod, shared, thread, warp, Dim3, Out};
+}
 
 /// On the GPU a panic (a failed bounds check, an `assert!`) cannot unwind: it ends the kernel with
 /// PTX `trap`, which the host sees as a failed launch and reports with the kernel's name.

@@ -35,6 +35,10 @@
 //! Both targets flush subnormal inputs and results to zero in them, as `.ftz` does.
 //!
 //! NaN inputs give NaN everywhere.
+//!
+//! [`Float`] makes them `f32` methods (`x.exp()`, `x.sqrt()`), on the GPU as on the host.
+
+pub use crate::float::Float;
 
 /// 1.5 · 2^23: adding it to a float of magnitude below 2^22 rounds that float to an integer.
 const ROUND_SHIFT: f32 = 12_582_912.0;

@@ -130,12 +130,88 @@ impl<T: bytemuck::Pod> Shared<T> {
         if index >= self.len {
             crate::mem::out_of_bounds("a shared array", index, self.len);
         }
+        self.check_part::<T>(index, access);
+    }
+}
+
+impl<T> Shared<T> {
+    /// In CPU checked mode, checks and records an access to the `U` at `index` (in units of
+    /// `U`, already bounds-checked), made at the caller's source location; nothing otherwise.
+    #[inline(always)]
+    #[track_caller]
+    fn check_part<U>(&self, index: usize, access: Access) {
         #[cfg(not(target_arch = "nvptx64"))]
         if self.checked {
-            crate::cpu::check_access(self.id, index, core::mem::size_of::<T>(), access);
+            let at = core::panic::Location::caller();
+            crate::cpu::check_access(self.id, index, core::mem::size_of::<U>(), access, at);
         }
         #[cfg(target_arch = "nvptx64")]
-        let _ = access;
+        let _ = (index, access);
+    }
+}
+
+/// Two-dimensional access to a `Shared<[T; M]>` (from `shared!([[T; M]; N])`, e.g. the padded
+/// `[[f32; 33]; 32]` tile of a transpose): one element at a time, where `get(row)` would copy
+/// the whole row. On the CPU, checked mode tracks each element on its own, so threads writing
+/// different columns of one row do not race.
+impl<T: bytemuck::Pod, const M: usize> Shared<[T; M]> {
+    /// Reads element `[row][col]`.
+    ///
+    /// # Panics
+    /// If `row >= self.len()` or `col >= M` (on the GPU: traps). In CPU checked mode, also on a
+    /// race or a read of an element no thread of the block has written.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get2(&self, row: usize, col: usize) -> T {
+        let flat = self.check2(row, col, Access::Read);
+        let base = self.ptr as *mut T;
+        // SAFETY: `flat` is in bounds, checked just above: the rows are contiguous `[T; M]`s.
+        #[cfg(target_arch = "nvptx64")]
+        unsafe {
+            ptx::load(base, flat)
+        }
+        // SAFETY: as above.
+        #[cfg(not(target_arch = "nvptx64"))]
+        unsafe {
+            crate::mem::load(base.add(flat))
+        }
+    }
+
+    /// Writes `value` at element `[row][col]`.
+    ///
+    /// # Panics
+    /// If `row >= self.len()` or `col >= M` (on the GPU: traps). In CPU checked mode, also on a
+    /// race.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set2(&self, row: usize, col: usize, value: T) {
+        let flat = self.check2(row, col, Access::Write);
+        let base = self.ptr as *mut T;
+        // SAFETY: `flat` is in bounds, checked just above.
+        #[cfg(target_arch = "nvptx64")]
+        unsafe {
+            ptx::store(base, flat, value)
+        }
+        // SAFETY: as above.
+        #[cfg(not(target_arch = "nvptx64"))]
+        unsafe {
+            crate::mem::store(base.add(flat), value)
+        }
+    }
+
+    /// Bounds-checks `[row][col]` (and, in checked mode, the access); its index among the `T`s.
+    #[inline(always)]
+    #[track_caller]
+    fn check2(&self, row: usize, col: usize, access: Access) -> usize {
+        if row >= self.len {
+            crate::mem::out_of_bounds("the rows of a shared array", row, self.len);
+        }
+        if col >= M {
+            crate::mem::out_of_bounds("a row of a shared array", col, M);
+        }
+        let flat = row * M + col;
+        self.check_part::<T>(flat, access);
+        flat
     }
 }
 
@@ -304,8 +380,9 @@ core::arch::global_asm!(".extern .shared .align 16 .b8 __ferrocuda_dynamic_share
 /// }
 /// ```
 ///
-/// The element type is plain data (`bytemuck::Pod`); `N` is a constant visible at module level
-/// (the PTX declaration's size is computed there).
+/// The element type is plain data (`bytemuck::Pod`, arrays included: `shared!([[f32; 33]; 32])`
+/// is a padded 32 × 33 tile, read with [`Shared::get2`]); `N` is a constant: a literal, a `const`
+/// of the module, or a `const` declared in the kernel body.
 ///
 /// ```ignore
 /// #[kernel]

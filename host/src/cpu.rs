@@ -10,7 +10,9 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::launch::{self, Arg, LaunchConfig, ParamSlot};
 use ferrocuda_std::abi::CpuEntry;
-use ferrocuda_std::cpu::{take_current, BlockContext, BugReport};
+use ferrocuda_std::cpu::{
+    quiet_kernel_panics, take_current, take_panic_location, BlockContext, BugReport,
+};
 use ferrocuda_std::Dim3;
 use rayon::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -52,6 +54,8 @@ pub(crate) fn launch(
         }
     }
     launch::debug_check_packed(launch::expected_packing(&args), &slots);
+    // A kernel's panic is returned as an error; the default hook would also print it.
+    quiet_kernel_panics();
     let params = Params(slots.iter().map(ParamSlot::as_ptr).collect());
 
     let grid = config.grid;
@@ -86,7 +90,7 @@ fn panic_error(kernel: &'static str, block: Dim3, payload: Box<dyn std::any::Any
                 kernel,
                 block,
                 thread: report.thread,
-                bug: report.bug,
+                bug: Box::new(report.bug),
             }
         }
         Err(payload) => payload,
@@ -96,11 +100,15 @@ fn panic_error(kernel: &'static str, block: Dim3, payload: Box<dyn std::any::Any
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic with a non-text payload".into());
+    let message = explain_negative_index(message);
     Error::KernelPanicked {
         kernel,
         block,
         thread,
-        message: explain_negative_index(message),
+        message: match take_panic_location() {
+            Some(location) => format!("{message} (at {location})"),
+            None => message,
+        },
     }
 }
 

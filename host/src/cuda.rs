@@ -831,7 +831,7 @@ impl GpuDevice {
         mut args: Vec<Arg<'_>>,
     ) -> Result<()> {
         let g = self.context();
-        let stream = match config.stream.as_ref().and_then(Stream::cuda) {
+        let stream = match config.stream.and_then(Stream::cuda) {
             Some((_, context)) if context != g.id => {
                 return Err(Error::ContextLost {
                     what: "a stream",

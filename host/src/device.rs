@@ -344,7 +344,7 @@ impl Device {
                 limit: p.max_shared_memory_per_block,
             });
         }
-        if let Some(stream) = &config.stream {
+        if let Some(stream) = config.stream {
             stream.check_device(self)?;
         }
         Ok(())

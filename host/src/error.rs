@@ -137,6 +137,23 @@ pub enum Error {
         second_len: usize,
     },
 
+    /// A grid or block size given as an integer that no CUDA launch dimension can be: negative,
+    /// or above `u32::MAX` (e.g. a `usize` count of blocks for more elements than a grid covers).
+    #[error(
+        "launch dimension out of range: {what} {axis} = {value}, but CUDA grid and block \
+         dimensions are 32-bit (0 to 4294967295, and the device's limits are lower); use larger \
+         blocks, or a grid-stride loop over fewer blocks"
+    )]
+    LaunchDimension {
+        /// "grid" or "block".
+        what: &'static str,
+        /// The dimension: 'x', 'y' or 'z'.
+        axis: char,
+        /// The value given, in decimal (as text: an `i128` would double the size of every
+        /// `Result` of this crate).
+        value: String,
+    },
+
     /// A launch with a zero-sized grid or block.
     #[error(
         "launch of `{kernel}`: the {what} is {dims}; every grid and block dimension must be at \
@@ -347,8 +364,9 @@ pub enum Error {
         /// The thread the bug is reported for (the later of two racing accesses; the first
         /// thread waiting at a divergent barrier).
         thread: Dim3,
-        /// What is wrong.
-        bug: ferrocuda_std::cpu::KernelBug,
+        /// What is wrong (boxed: a race report names two accesses and their source lines,
+        /// which would make every `Result` of this crate larger).
+        bug: Box<ferrocuda_std::cpu::KernelBug>,
     },
 
     /// A kernel failed while running on the GPU (e.g. a trap from a failed bounds check). Such a

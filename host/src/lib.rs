@@ -40,6 +40,8 @@ pub use error::{Error, Result};
 pub use ferrocuda_std::abi::{Kernel, KernelInfo};
 pub use ferrocuda_std::cpu::KernelBug;
 pub use ferrocuda_std::Dim3;
-pub use launch::{Arg, InputData, KernelArg, KernelArgs, LaunchConfig, OutputData};
+pub use launch::{
+    Arg, DimComponent, InputData, KernelArg, KernelArgs, LaunchConfig, LaunchDims, OutputData,
+};
 pub use module::{Module, Ptx, PtxCheck};
 pub use stream::Stream;

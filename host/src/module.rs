@@ -211,7 +211,7 @@ impl Module {
     /// # Errors
     /// [`Error::ZeroSize`] for `n == 0`, [`Error::GridTooLarge`] if `n` needs more blocks than the
     /// device allows (use a grid-stride kernel then).
-    pub fn config_for<P>(&self, kernel: &Kernel<P>, n: usize) -> Result<LaunchConfig> {
+    pub fn config_for<P>(&self, kernel: &Kernel<P>, n: usize) -> Result<LaunchConfig<'static>> {
         let name = kernel.name();
         self.entry(name)?;
         if n == 0 {

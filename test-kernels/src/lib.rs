@@ -5,6 +5,8 @@
 
 use ferrocuda_std::{kernel, math, shared, thread, warp, Out};
 
+pub mod lang;
+
 /// Copies `x` to `out` but asserts every element is non-negative: a negative input panics
 /// (on the GPU: traps) in the thread that reads it.
 #[kernel(same_len(x, out))]

@@ -1,6 +1,8 @@
 //! Shared helpers of the integration tests.
 #![allow(dead_code)]
 
+pub mod ptx;
+
 use ferrocuda::{Device, Ptx};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -6,6 +6,7 @@
 
 use crate::thread::Dim3;
 use core::fmt;
+use core::panic::Location;
 use std::boxed::Box;
 use std::string::String;
 
@@ -16,12 +17,19 @@ pub struct SharedAccess {
     pub thread: Dim3,
     /// A write (`set`) rather than a read (`get`).
     pub write: bool,
+    /// The source line of the access (`None` only for accesses the checker did not see made).
+    pub at: Option<&'static Location<'static>>,
 }
 
 impl fmt::Display for SharedAccess {
+    /// `thread (0, 0, 0) read it at src/lib.rs:47:17`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let verb = if self.write { "wrote" } else { "read" };
-        write!(f, "thread {} {verb} it", self.thread)
+        write!(f, "thread {} {verb} it", self.thread)?;
+        match self.at {
+            Some(at) => write!(f, " at {at}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -49,6 +57,8 @@ pub enum KernelBug {
         array: String,
         /// The element.
         index: usize,
+        /// The source line of the read.
+        at: &'static Location<'static>,
     },
     /// Some threads of a block wait at a barrier that others never reach.
     BarrierDivergence {
@@ -91,11 +101,11 @@ impl fmt::Display for KernelBug {
                  with no sync_threads() between. Put a barrier between the two accesses, or make \
                  them atomic"
             ),
-            KernelBug::UninitializedShared { array, index } => write!(
+            KernelBug::UninitializedShared { array, index, at } => write!(
                 f,
-                "read of shared array {array}, element {index}, which no thread of this block has \
-                 written: on a GPU it holds whatever the last block left there. Write it (and \
-                 sync_threads()) before reading it"
+                "read of shared array {array}, element {index}, at {at}, which no thread of this \
+                 block has written: on a GPU it holds whatever the last block left there. Write \
+                 it (and sync_threads()) before reading it"
             ),
             KernelBug::BarrierDivergence { detail } => write!(
                 f,

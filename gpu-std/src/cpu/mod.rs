@@ -9,9 +9,11 @@
 
 mod block;
 mod bug;
+mod panic;
 mod shared;
 
 pub use bug::{BugReport, KernelBug, SharedAccess};
+pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use shared::{shared_array, SharedSite};
 
 pub(crate) use block::{gathered, wait, Wait, WarpOp, WARP};
@@ -180,6 +182,11 @@ pub(crate) fn linear_to_dim(linear: usize, block_dim: Dim3) -> Dim3 {
     )
 }
 
+/// Whether this OS thread is running a block of a kernel (inside [`run_block`]).
+pub(crate) fn in_kernel() -> bool {
+    BLOCK.with(Cell::get).block_dim.x != 0
+}
+
 #[cold]
 #[inline(never)]
 fn outside_kernel() -> ! {
@@ -298,6 +305,7 @@ pub(crate) fn sync_threads_count(predicate: bool) -> u32 {
 mod tests {
     use super::*;
     use crate::thread;
+    use std::string::{String, ToString};
     use std::vec::Vec;
 
     #[test]
@@ -377,6 +385,83 @@ mod tests {
                 "the context is cleared after the block"
             );
         }
+    }
+
+    /// A checked block of `threads` threads with room for shared arrays.
+    fn checked_block(threads: u32) -> BlockContext {
+        BlockContext {
+            checked: true,
+            shared_limit_bytes: 48 * 1024,
+            ..block_of(threads)
+        }
+    }
+
+    static ROWS: SharedSite = SharedSite {
+        index: 0,
+        name: "rows",
+        file: "test",
+        line: 1,
+    };
+
+    /// Runs `body` with a `[[u32; 3]; 2]` shared array on a checked block of `threads` threads;
+    /// the bug or panic message it stopped with, if any.
+    fn with_rows(threads: u32, body: impl Fn(crate::Shared<[u32; 3]>) + Copy) -> Option<String> {
+        let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
+            run_block(&checked_block(threads), || {
+                body(shared_array::<[u32; 3]>(&ROWS, 2))
+            })
+        }));
+        take_current();
+        let payload = outcome.err()?;
+        Some(match payload.downcast::<BugReport>() {
+            Ok(report) => report.bug.to_string(),
+            Err(payload) => payload
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_default(),
+        })
+    }
+
+    #[test]
+    fn get2_and_set2_reach_single_elements_of_a_2d_shared_array() {
+        // Thread t writes column t of row 1, then reads it back after a barrier; threads
+        // writing different columns of one row do not race.
+        let failure = with_rows(3, |rows| {
+            let t = thread::thread_idx().x as usize;
+            rows.set2(1, t, 10 + t as u32);
+            thread::sync_threads();
+            assert_eq!(rows.get2(1, (t + 1) % 3), 10 + ((t + 1) % 3) as u32);
+            assert_eq!(rows.get(1), [10, 11, 12]);
+        });
+        assert_eq!(failure, None);
+        // Two threads writing the same column without a barrier do race.
+        let race = with_rows(2, |rows| rows.set2(0, 2, 1)).expect("a race");
+        assert!(race.contains("data race on shared array `rows`"), "{race}");
+        // A column that was never written is an uninitialized read, even if its row's
+        // neighbours were written.
+        let uninit = with_rows(1, |rows| {
+            rows.set2(0, 0, 1);
+            rows.get2(0, 1);
+        })
+        .expect("an uninitialized read");
+        assert!(
+            uninit.contains("no thread of this block has written"),
+            "{uninit}"
+        );
+        // Both indices are bounds-checked.
+        let col = with_rows(1, |rows| rows.set2(0, 3, 1)).expect("a panic");
+        assert!(
+            col.contains("index 3 out of bounds for a row of a shared array of length 3"),
+            "{col}"
+        );
+        let row = with_rows(1, |rows| {
+            rows.get2(2, 0);
+        })
+        .expect("a panic");
+        assert!(
+            row.contains("index 2 out of bounds for the rows of a shared array of length 2"),
+            "{row}"
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use super::bug::{raise, KernelBug, SharedAccess};
 use super::{current_block, current_linear, linear_to_dim, BlockContext, WARP};
 use crate::shared::Shared;
 use core::cell::RefCell;
+use core::panic::Location;
 use std::format;
 use std::string::String;
 use std::vec;
@@ -57,6 +58,9 @@ pub(crate) enum Access {
     Atomic,
 }
 
+/// Where a recorded access was made (`Shared::get`/`set` are `#[track_caller]`).
+type Site = Option<&'static Location<'static>>;
+
 /// Shadow of one granule of shared memory. Threads are stored as linear index + 1 (0 = none).
 #[derive(Clone, Copy, Default)]
 struct Shadow {
@@ -72,6 +76,10 @@ struct Shadow {
     writer_syncs: u32,
     reader_syncs: u32,
     other_reader_syncs: u32,
+    /// The source locations of the accesses above, for race reports.
+    writer_at: Site,
+    reader_at: Site,
+    other_reader_at: Site,
 }
 
 struct Allocation {
@@ -80,8 +88,9 @@ struct Allocation {
     /// 16-byte aligned, as the PTX declarations.
     memory: Vec<u128>,
     bytes: usize,
-    /// Bytes per shadow entry: the element size for `shared!` arrays, 1 for dynamic memory,
-    /// which several typed views may share.
+    /// Bytes per shadow entry: the element size for `shared!` arrays (until an access to part
+    /// of an element, `Shared::get2` of a row, splits it: see [`Allocation::refine`]), 1 for
+    /// dynamic memory, which several typed views may share.
     granule: usize,
     shadow: Vec<Shadow>,
     /// Block serial of the last block that used it, to count its bytes once per block.
@@ -98,6 +107,22 @@ impl Allocation {
             shadow: Vec::new(),
             block: 0,
         }
+    }
+
+    /// Makes `size`-byte accesses trackable on their own: where `size` divides the granule
+    /// (a column of a `[T; M]` row), each shadow entry becomes `granule / size` entries that
+    /// inherit its history, as the row access touched all of its parts.
+    fn refine(&mut self, size: usize) {
+        if size == 0 || size >= self.granule || !self.granule.is_multiple_of(size) {
+            return;
+        }
+        let parts = self.granule / size;
+        self.shadow = self
+            .shadow
+            .iter()
+            .flat_map(|&entry| core::iter::repeat_n(entry, parts))
+            .collect();
+        self.granule = size;
     }
 
     fn describe(&self) -> String {
@@ -238,9 +263,15 @@ pub(crate) fn dynamic_shared<T: bytemuck::Pod>() -> Shared<T> {
     })
 }
 
-/// Checks one access by the current thread to element `index` (of `size` bytes) of array `id`,
-/// and records it.
-pub(crate) fn check_access(id: u32, index: usize, size: usize, access: Access) {
+/// Checks one access by the current thread, made at `at`, to element `index` (of `size` bytes)
+/// of array `id`, and records it.
+pub(crate) fn check_access(
+    id: u32,
+    index: usize,
+    size: usize,
+    access: Access,
+    at: &'static Location<'static>,
+) {
     let thread = current_linear() as u32 + 1;
     let failure = ARENA.with_borrow_mut(|a| {
         let Arena {
@@ -271,6 +302,7 @@ pub(crate) fn check_access(id: u32, index: usize, size: usize, access: Access) {
             let granules = allocation.bytes.div_ceil(allocation.granule);
             allocation.shadow = vec![Shadow::default(); granules];
         }
+        allocation.refine(size);
         // A `shared!` array's granule is its element: no division on this path.
         let (first, count) = if size == allocation.granule {
             (index, 1)
@@ -286,6 +318,7 @@ pub(crate) fn check_access(id: u32, index: usize, size: usize, access: Access) {
                 epoch: *epoch,
                 thread,
                 syncs: *warp_syncs,
+                at,
             };
             if let Some(bug) = check_one(shadow, now, access, &synced_since) {
                 return Some((bug, allocation.describe()));
@@ -297,17 +330,23 @@ pub(crate) fn check_access(id: u32, index: usize, size: usize, access: Access) {
         let block_dim = current_block().block_dim;
         let me = super::current_thread();
         let bug = match conflict {
-            Conflict::Uninitialized => KernelBug::UninitializedShared { array, index },
-            Conflict::Race { other, other_wrote } => KernelBug::SharedRace {
+            Conflict::Uninitialized => KernelBug::UninitializedShared { array, index, at },
+            Conflict::Race {
+                other,
+                other_wrote,
+                other_at,
+            } => KernelBug::SharedRace {
                 array,
                 index,
                 earlier: SharedAccess {
                     thread: linear_to_dim(other as usize - 1, block_dim),
                     write: other_wrote,
+                    at: other_at,
                 },
                 later: SharedAccess {
                     thread: me,
                     write: access == Access::Write,
+                    at: Some(at),
                 },
             },
         };
@@ -317,7 +356,11 @@ pub(crate) fn check_access(id: u32, index: usize, size: usize, access: Access) {
 
 enum Conflict {
     Uninitialized,
-    Race { other: u32, other_wrote: bool },
+    Race {
+        other: u32,
+        other_wrote: bool,
+        other_at: Site,
+    },
 }
 
 /// The access being checked: by whom, and when.
@@ -327,6 +370,7 @@ struct Now {
     epoch: u32,
     thread: u32,
     syncs: u32,
+    at: &'static Location<'static>,
 }
 
 #[inline(always)]
@@ -356,31 +400,37 @@ fn check_one(
         return Some(Conflict::Race {
             other: s.writer,
             other_wrote: true,
+            other_at: s.writer_at,
         });
     }
     match access {
         Access::Write => {
             let readers = [
-                (s.reader, s.reader_syncs),
-                (s.other_reader, s.other_reader_syncs),
+                (s.reader, s.reader_syncs, s.reader_at),
+                (s.other_reader, s.other_reader_syncs, s.other_reader_at),
             ];
-            if let Some((other, _)) = readers.into_iter().find(|&(r, syncs)| races(r, syncs)) {
+            let racing = readers.into_iter().find(|&(r, syncs, _)| races(r, syncs));
+            if let Some((other, _, other_at)) = racing {
                 return Some(Conflict::Race {
                     other,
                     other_wrote: false,
+                    other_at,
                 });
             }
             s.writer = now.thread;
             s.writer_syncs = now.syncs;
+            s.writer_at = Some(now.at);
             s.block = now.block;
         }
         _ => {
             if s.reader == 0 || s.reader == now.thread {
                 s.reader = now.thread;
                 s.reader_syncs = now.syncs;
+                s.reader_at = Some(now.at);
             } else {
                 s.other_reader = now.thread;
                 s.other_reader_syncs = now.syncs;
+                s.other_reader_at = Some(now.at);
             }
         }
     }

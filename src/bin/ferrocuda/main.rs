@@ -29,9 +29,6 @@ enum Command {
     /// thread, on the CPU executor (all cores) and on the GPU, each result checked first; writes
     /// a chart of the speedups and the results as JSON.
     Run(RunArgs),
-    /// Check the NVIDIA driver, the GPUs, the embedded PTX and the kernel toolchain; say where
-    /// kernels will run, and how to fix what does not work. Exits 1 only if the device kernels
-    /// would run on cannot load them.
     /// What each kernel costs on the GPU, from ptxas: registers, shared memory, stack, spills
     /// and barriers (the build's sm_70 report, or ptxas run now for each `--arch`).
     Kernels {
@@ -39,6 +36,9 @@ enum Command {
         #[arg(long)]
         arch: Vec<String>,
     },
+    /// Check the NVIDIA driver, the GPUs, the embedded PTX and the kernel toolchain; say where
+    /// kernels will run, and how to fix what does not work. Exits 1 only if the device kernels
+    /// would run on cannot load them.
     Doctor {
         /// Print the report as JSON, for scripts.
         #[arg(long)]

@@ -1,0 +1,200 @@
+//! The `shared!` rewrite: each `shared!([T; N])` of a kernel body becomes a `.shared`
+//! declaration of its own on the GPU and an array of the CPU executor's arena on the host.
+
+use proc_macro2::Span;
+use quote::{format_ident, quote_spanned};
+use syn::spanned::Spanned;
+use syn::visit_mut::{self, VisitMut};
+use syn::{Block, Expr, Ident, Pat};
+
+/// Which compilation a kernel body is rewritten for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    Ptx,
+    Host,
+}
+
+/// Replaces each `shared!([T; N])` in a kernel body by code that gives the block's array: on
+/// nvptx a `.shared` declaration of its own, named after the kernel, and its address; on the host
+/// the array of the CPU executor's arena, with the declaration's name and place for reports.
+pub(crate) fn rewrite_shared(block: &Block, kernel: &str, target: Target) -> syn::Result<Block> {
+    let mut rewriter = SharedRewriter {
+        kernel,
+        target,
+        count: 0,
+        consts: Vec::new(),
+        error: None,
+    };
+    let mut block = block.clone();
+    rewriter.visit_block_mut(&mut block);
+    match rewriter.error {
+        Some(error) => Err(error),
+        None => Ok(block),
+    }
+}
+
+struct SharedRewriter<'a> {
+    kernel: &'a str,
+    target: Target,
+    count: usize,
+    /// The `const` items of each block enclosing the visit, outermost first: what a `shared!`
+    /// size may name besides the module's items.
+    consts: Vec<Vec<syn::ItemConst>>,
+    error: Option<syn::Error>,
+}
+
+fn is_shared_macro(path: &syn::Path) -> bool {
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    matches!(
+        segments
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["shared"] | ["ferrocuda_std", "shared"]
+    )
+}
+
+impl SharedRewriter<'_> {
+    /// The `const` items in scope here, innermost first where two share a name.
+    fn consts_in_scope(&self) -> Vec<&syn::ItemConst> {
+        let mut in_scope: Vec<&syn::ItemConst> = Vec::new();
+        for item in self.consts.iter().rev().flatten() {
+            if !in_scope.iter().any(|c| c.ident == item.ident) {
+                in_scope.push(item);
+            }
+        }
+        in_scope
+    }
+
+    fn rewrite(&mut self, mac: &syn::Macro, name: &str) -> Option<Expr> {
+        let array: syn::TypeArray = match syn::parse2(mac.tokens.clone()) {
+            Ok(array) => array,
+            Err(_) => {
+                self.error.get_or_insert(syn::Error::new(
+                    mac.span(),
+                    "`shared!` takes an array type: `shared!([f32; 256])`",
+                ));
+                return None;
+            }
+        };
+        let (elem, len) = (&array.elem, &array.len);
+        let index = self.count;
+        self.count += 1;
+        let span = mac.span();
+        // Invoking the user's own path marks their `use ferrocuda_std::shared` as used (and needs it).
+        let path = &mac.path;
+        let mark_used = quote_spanned!(span=> #path!(@rewritten_by_kernel););
+        // The size is computed in a module of its own (`global_asm!` is an item, and a macro in
+        // statement position cannot expand to one), which sees the kernel's module through
+        // `use super::*` and the kernel body's `const` items through copies: `N` may name
+        // either. The host computes it the same way, so a size that the PTX build cannot
+        // compute fails the host build too, with the same error.
+        let module = format_ident!("__ferrocuda_shared_{}", index);
+        let consts = self.consts_in_scope();
+        let size = quote_spanned!(span=> ::core::mem::size_of::<[#elem; #len]>());
+        let size_item = match self.target {
+            Target::Ptx => {
+                let symbol = format!("__ferrocuda_shared_{}_{index}", self.kernel);
+                let declare = format!(".shared .align 16 .b8 {symbol}[{{size}}];");
+                quote_spanned!(span=> ::core::arch::global_asm!(#declare, size = const #size);)
+            }
+            Target::Host => quote_spanned!(span=> const _: usize = #size;),
+        };
+        let size_module = quote_spanned! {span=>
+            #[allow(non_snake_case, non_upper_case_globals, unused_imports, dead_code)]
+            mod #module {
+                use super::*;
+                #(#consts)*
+                #size_item
+            }
+        };
+        let tokens = match self.target {
+            Target::Ptx => {
+                let symbol = format!("__ferrocuda_shared_{}_{index}", self.kernel);
+                let address = format!("cvta.shared.u64 {{0}}, {symbol};");
+                // Mixed-site: a kernel's own `address` stays visible in `N`.
+                let address_var = Ident::new("address", Span::mixed_site());
+                quote_spanned! {span=> {
+                    #mark_used
+                    const _: () = ::ferrocuda_std::__private::assert_pod::<#elem>();
+                    const _: () = ::core::assert!(
+                        ::core::mem::align_of::<#elem>() <= 16,
+                        "shared arrays are 16-byte aligned"
+                    );
+                    #size_module
+                    let #address_var: u64;
+                    // SAFETY: reads the address of this array's `.shared` declaration.
+                    unsafe {
+                        ::core::arch::asm!(#address, out(reg64) #address_var, options(pure, nomem, nostack));
+                    }
+                    // SAFETY: the declaration above holds `len` elements, 16-byte aligned.
+                    unsafe { ::ferrocuda_std::Shared::<#elem>::from_raw_parts(#address_var as *mut #elem, #len) }
+                }}
+            }
+            Target::Host => quote_spanned! {span=> {
+                #mark_used
+                #size_module
+                static __FERROCUDA_SITE: ::ferrocuda_std::cpu::SharedSite = ::ferrocuda_std::cpu::SharedSite {
+                    index: #index,
+                    name: #name,
+                    file: ::core::file!(),
+                    line: ::core::line!(),
+                };
+                ::ferrocuda_std::cpu::shared_array::<#elem>(&__FERROCUDA_SITE, #len)
+            }},
+        };
+        Some(Expr::Verbatim(tokens))
+    }
+}
+
+impl VisitMut for SharedRewriter<'_> {
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        // Items are visible in their whole block, before and after their declaration.
+        let consts = block
+            .stmts
+            .iter()
+            .filter_map(|stmt| match stmt {
+                syn::Stmt::Item(syn::Item::Const(item)) => Some(item.clone()),
+                _ => None,
+            })
+            .collect();
+        self.consts.push(consts);
+        visit_mut::visit_block_mut(self, block);
+        self.consts.pop();
+    }
+
+    fn visit_local_mut(&mut self, local: &mut syn::Local) {
+        let name = match &local.pat {
+            Pat::Ident(p) => Some(p.ident.to_string()),
+            Pat::Type(typed) => match &*typed.pat {
+                Pat::Ident(p) => Some(p.ident.to_string()),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let (Some(name), Some(init)) = (name, local.init.as_mut()) {
+            if let Expr::Macro(m) = &*init.expr {
+                if is_shared_macro(&m.mac.path) {
+                    if let Some(expr) = self.rewrite(&m.mac.clone(), &name) {
+                        *init.expr = expr;
+                    }
+                    return;
+                }
+            }
+        }
+        visit_mut::visit_local_mut(self, local);
+    }
+
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if let Expr::Macro(m) = expr {
+            if is_shared_macro(&m.mac.path) {
+                if let Some(new) = self.rewrite(&m.mac.clone(), "") {
+                    *expr = new;
+                }
+                return;
+            }
+        }
+        visit_mut::visit_expr_mut(self, expr);
+    }
+}
