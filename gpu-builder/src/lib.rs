@@ -37,21 +37,28 @@
 //!
 //! Environment variables read (all are re-announced by [`BuiltPtx::emit_rerun_if_changed`]):
 //! `FERROCUDA_KERNEL_RUSTC`, `RUSTC`, `CARGO`, `OUT_DIR`, `PATH`, `FERROCUDA_PTXAS`, `CUDA_HOME`,
-//! `CUDA_PATH`.
+//! `CUDA_PATH`, `DOCS_RS` (docs.rs: build a placeholder, see [`BuiltPtx::placeholder`]),
+//! `FERROCUDA_BUILD_VERBOSE` (a failed build's message includes the nested command and log),
+//! `FERROCUDA_NO_FMA_WARNING` (no warning about a host build without FMA, see
+//! [`PtxBuilder::warn_without_fma`]).
 
 // The crate-level example is a whole build script, so its `fn main` is the point.
 #![allow(clippy::needless_doctest_main)]
 #![warn(missing_docs)]
 
 mod builder;
+mod diagnostics;
 mod error;
+mod fma;
+mod nested;
+mod ptx_text;
 mod ptxas;
 mod toolchain;
 
-pub use builder::{
-    BuiltPtx, PtxBuilder, PtxasMode, NVPTX_TARGET, SCRUBBED_ENV, SCRUBBED_ENV_PREFIXES,
-};
-pub use error::BuildError;
+pub use builder::{BuiltPtx, PtxBuilder, PtxasMode, BUILD_VERBOSE_ENV, NVPTX_TARGET};
+pub use error::{BuildError, CargoFailure};
+pub use fma::{should_warn_without_fma, NO_FMA_WARNING_ENV};
+pub use nested::{SCRUBBED_ENV, SCRUBBED_ENV_PREFIXES};
 pub use ptxas::{assemble, find_ptxas, parse_ptxas_verbose, KernelResources, Ptxas, PtxasReport};
 pub use toolchain::{
     find_kernel_toolchain, find_kernel_toolchain_in, KernelToolchain, ToolchainSource, TriedRustc,
@@ -72,6 +79,9 @@ pub const ENV_VARS_READ: &[&str] = &[
     "FERROCUDA_PTXAS",
     "CUDA_HOME",
     "CUDA_PATH",
+    "DOCS_RS",
+    "FERROCUDA_BUILD_VERBOSE",
+    "FERROCUDA_NO_FMA_WARNING",
 ];
 
 /// Finds `name` (plus the platform's executable suffix) in the directories of `PATH`.
@@ -115,4 +125,13 @@ pub(crate) fn display_command(cmd: &Command) -> String {
         }
     }
     s
+}
+
+/// Writes `contents` unless the file already holds exactly that, so an unchanged PTX keeps its
+/// mtime and does not make cargo rebuild whatever `include_str!`s it.
+pub(crate) fn write_if_changed(path: &Path, contents: &str) -> Result<(), BuildError> {
+    if std::fs::read(path).is_ok_and(|old| old == contents.as_bytes()) {
+        return Ok(());
+    }
+    std::fs::write(path, contents).map_err(|e| BuildError::io(path, e))
 }
