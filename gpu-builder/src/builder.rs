@@ -169,11 +169,12 @@ impl PtxBuilder {
             env_remove: nested::env_to_remove(std::env::vars_os()),
         };
         let package = KernelPackage::read(&dir.join("Cargo.toml"))?;
-        let outer_dirs: Vec<PathBuf> = ["OUT_DIR", "CARGO_MANIFEST_DIR"]
-            .iter()
-            .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
+        let var = |v: &str| std::env::var_os(v).map(PathBuf::from);
+        let starts: Vec<PathBuf> = [var("OUT_DIR"), Some(dir.clone()), var("CARGO_MANIFEST_DIR")]
+            .into_iter()
+            .flatten()
             .collect();
-        let lockfile = nested::find_lockfile(&dir, &outer_dirs, &package.name);
+        let lockfile = nested::find_lockfile(&starts, &package.name);
         let wrapper = nested::write_wrapper(
             &target_dir,
             &dir,

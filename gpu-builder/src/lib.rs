@@ -2,7 +2,7 @@
 //!
 //! This is ferrocuda's equivalent of Rust-CUDA's `cuda_builder`, for rustc's stock
 //! `nvptx64-nvidia-cuda` target. [`PtxBuilder::build`] runs a nested
-//! `cargo rustc --target nvptx64-nvidia-cuda -Zbuild-std=core` on the kernel crate (a `no_std`
+//! `cargo rustc --target nvptx64-nvidia-cuda -Zbuild-std=core` of the kernel crate (a `no_std`
 //! crate of `extern "ptx-kernel" fn`s), copies the LTO-merged module to a stable
 //! `<target_dir>/<crate_name>.ptx`, and, when `ptxas` is available, assembles it to report each
 //! kernel's registers, shared memory, stack and spills.
@@ -12,8 +12,22 @@
 //!   whose sysroot holds the standard library's source. [`find_kernel_toolchain`] finds one
 //!   (`FERROCUDA_KERNEL_RUSTC`, the active toolchain, or Debian's `/usr/bin/rustc` from
 //!   `rustc-web` + `rust-web-src`) and says exactly what to install when there is none.
+//! - The nested cargo runs in a small wrapper workspace in the target directory that depends on
+//!   the kernel crate by path, so nothing is written into the kernel crate's directory (it may be
+//!   cargo's registry cache), and it starts from the outer build's `Cargo.lock` (the first one
+//!   above the kernel crate, `OUT_DIR` or `CARGO_MANIFEST_DIR` that lists the kernel crate), so
+//!   both builds use the same dependency versions. Its working directory is the kernel crate's,
+//!   so the kernel crate's `.cargo/config.toml` applies. [`PtxBuilder::patch_crates_io`] points
+//!   it at sources the outer build has and crates.io has not.
+//! - A failed build shows each compiler error once: the host build of the kernel crate (which
+//!   cargo prints anyway) is checked, and only the errors the GPU build alone reports are shown
+//!   in full, with advice where rustc's does not apply to GPU code ([`CargoFailure`]).
 //! - PTX that LLVM emits can still be rejected by the driver's JIT; [`assemble`] runs `ptxas` ahead
 //!   of time so such errors fail the build, not the first launch.
+//! - On docs.rs (`DOCS_RS` set) nothing can be compiled for the GPU and nothing needs to be:
+//!   the build returns placeholder PTX ([`BuiltPtx::placeholder`]).
+//! - In a build script for x86-64 without FMA on a CPU that has it, one `cargo:warning` says how
+//!   to turn it on ([`PtxBuilder::warn_without_fma`], [`should_warn_without_fma`]).
 //!
 //! # Example `build.rs`
 //!

@@ -266,18 +266,17 @@ fn toml_path(path: &Path) -> Result<String, BuildError> {
 }
 
 /// The outer build's `Cargo.lock`, to start the nested resolution from: the first lockfile that
-/// lists `package` in the directories above `kernel_dir`, then above each of `others` (the build
-/// script's `OUT_DIR`, which lies in the outer target directory, and `CARGO_MANIFEST_DIR`). A
-/// lockfile that does not list the kernel crate belongs to some other build.
-pub(crate) fn find_lockfile(
-    kernel_dir: &Path,
-    others: &[PathBuf],
-    package: &str,
-) -> Option<PathBuf> {
+/// lists `package` in the directories above each of `starts`, in order. The builder passes the
+/// build script's `OUT_DIR` first (it lies in the outer target directory, usually in the outer
+/// workspace), then the kernel crate's directory (a path dependency's workspace), then
+/// `CARGO_MANIFEST_DIR`: a crate unpacked from a registry carries its own packaged lockfile,
+/// which is only the last resort. A lockfile that does not list the kernel crate belongs to
+/// some other build.
+pub(crate) fn find_lockfile(starts: &[PathBuf], package: &str) -> Option<PathBuf> {
     let entry = format!("name = {}", toml_string(package));
-    std::iter::once(kernel_dir)
-        .chain(others.iter().map(PathBuf::as_path))
-        .flat_map(Path::ancestors)
+    starts
+        .iter()
+        .flat_map(|start| start.ancestors())
         .map(|dir| dir.join("Cargo.lock"))
         .find(|lock| {
             std::fs::read_to_string(lock).is_ok_and(|text| text.lines().any(|l| l == entry))

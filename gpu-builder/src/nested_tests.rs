@@ -217,29 +217,25 @@ fn finds_the_outer_lockfile_that_lists_the_kernel_crate() {
     let out_dir = root.join("app/target/debug/build/app-1/out");
     std::fs::create_dir_all(&kernel).unwrap();
     std::fs::create_dir_all(&out_dir).unwrap();
-    // The registry's own lock (none here) and an unrelated one above it are skipped.
+    let starts = [out_dir.clone(), kernel.clone()];
+    // An unrelated lockfile (above both) is skipped.
     std::fs::write(
         root.join("Cargo.lock"),
         "[[package]]\nname = \"unrelated\"\n",
     )
     .unwrap();
-    assert_eq!(
-        find_lockfile(&kernel, std::slice::from_ref(&out_dir), "my-kernels"),
-        None
-    );
+    assert_eq!(find_lockfile(&starts, "my-kernels"), None);
+    // The kernel crate's own packaged lockfile is the last resort...
+    let own = kernel.join("Cargo.lock");
+    std::fs::write(&own, "[[package]]\nname = \"my-kernels\"\n").unwrap();
+    assert_eq!(find_lockfile(&starts, "my-kernels"), Some(own));
+    // ...after the outer workspace's, above OUT_DIR.
     let outer = root.join("app/Cargo.lock");
     std::fs::write(
         &outer,
         "[[package]]\nname = \"app\"\n\n[[package]]\nname = \"my-kernels\"\n",
     )
     .unwrap();
-    assert_eq!(
-        find_lockfile(&kernel, std::slice::from_ref(&out_dir), "my-kernels"),
-        Some(outer.clone())
-    );
-    // A lockfile next to the kernel crate (its own workspace's) comes first.
-    let own = kernel.join("Cargo.lock");
-    std::fs::write(&own, "name = \"my-kernels\"\n").unwrap();
-    assert_eq!(find_lockfile(&kernel, &[out_dir], "my-kernels"), Some(own));
+    assert_eq!(find_lockfile(&starts, "my-kernels"), Some(outer));
     std::fs::remove_dir_all(&root).unwrap();
 }
