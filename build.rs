@@ -29,11 +29,16 @@ fn dep_root(var: &str) -> PathBuf {
 fn main() {
     let builder = ferrocuda_builder::PtxBuilder::new(dep_root("DEP_FERROCUDA_KERNELS_ROOT"))
         .patch_crates_io("ferrocuda-std", dep_root("DEP_FERROCUDA_STD_ROOT"))
-        .patch_crates_io("ferrocuda-macros", dep_root("DEP_FERROCUDA_STD_MACROS_ROOT"));
+        .patch_crates_io(
+            "ferrocuda-macros",
+            dep_root("DEP_FERROCUDA_STD_MACROS_ROOT"),
+        );
     let built = match builder.build() {
         Ok(built) => built,
         Err(error) => {
-            eprintln!("error: building the GPU kernels (ferrocuda-kernels) to PTX failed\n\n{error}");
+            eprintln!(
+                "error: building the GPU kernels (ferrocuda-kernels) to PTX failed\n\n{error}"
+            );
             std::process::exit(1);
         }
     };
