@@ -1,11 +1,44 @@
 //! Builds the `ferrocuda-kernels` crate to PTX with rustc's nvptx64 target (through `ferrocuda-builder`) and
 //! tells `src/lib.rs` where the PTX and ptxas's per-kernel report are, to embed them.
+//!
+//! The kernel crate is found through cargo, not by a path: ferrocuda-kernels, ferrocuda-std and
+//! ferrocuda-macros are `links` packages whose build scripts say where their source is
+//! (`DEP_FERROCUDA_KERNELS_ROOT`, ...). That is the copy this build compiles for the host,
+//! wherever cargo took it from (this workspace, the registry, `cargo package`'s temporary
+//! registry), and the nested PTX build is pointed at the same ferrocuda-std and ferrocuda-macros.
+//! On docs.rs (`DOCS_RS` set) the builder compiles nothing and embeds placeholder PTX.
+
+use std::path::PathBuf;
+
+/// A `links` metadata variable one of our dependencies' build scripts sets.
+fn dep_root(var: &str) -> PathBuf {
+    println!("cargo::rerun-if-env-changed={var}");
+    match std::env::var_os(var) {
+        Some(dir) => dir.into(),
+        None => {
+            eprintln!(
+                "error: {var} is not set: ferrocuda's kernel build finds its crates through their \
+                 `links` metadata (ferrocuda-kernels, ferrocuda-std and ferrocuda-macros print it from \
+                 their build scripts). Are they the same version as ferrocuda?"
+            );
+            std::process::exit(1);
+        }
+    }
+}
 
 fn main() {
-    let built = match ferrocuda_builder::PtxBuilder::new("gpu-kernels").build() {
+    let builder = ferrocuda_builder::PtxBuilder::new(dep_root("DEP_FERROCUDA_KERNELS_ROOT"))
+        .patch_crates_io("ferrocuda-std", dep_root("DEP_FERROCUDA_STD_ROOT"))
+        .patch_crates_io(
+            "ferrocuda-macros",
+            dep_root("DEP_FERROCUDA_STD_MACROS_ROOT"),
+        );
+    let built = match builder.build() {
         Ok(built) => built,
         Err(error) => {
-            eprintln!("error: building the GPU kernels (ferrocuda-kernels) to PTX failed\n\n{error}");
+            eprintln!(
+                "error: building the GPU kernels (ferrocuda-kernels) to PTX failed\n\n{error}"
+            );
             std::process::exit(1);
         }
     };

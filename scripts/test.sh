@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace (unit, integration, benches in test mode, doc tests) and ends
-# with one line of totals over all test binaries: "total: N passed, N failed, N skipped", where
-# skipped counts the tests that said so (e.g. GPU tests on a machine without a GPU).
+# Runs every test of the workspace (unit, integration, benches in test mode, doc tests), then the
+# release checks: the API docs build without warnings, and every crate packages and builds from
+# its packaged sources (the kernels included). Ends with one line per check and one line of
+# totals over all test binaries: "total: N passed, N failed, N skipped", where skipped counts the
+# tests that said so (e.g. GPU tests on a machine without a GPU). Exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +13,48 @@ trap 'rm -f "$log"' EXIT
 { cargo test --workspace --all-targets && cargo test --workspace --doc; } 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
+checks=()
+# check NAME COMMAND...: runs the command, records "ok" or "FAILED" and how long it took.
+check() {
+  local name=$1 start=$SECONDS
+  shift
+  printf '\n==> %s: %s\n' "$name" "$*"
+  if "$@"; then
+    checks+=("ok      $name ($((SECONDS - start)) s)")
+  else
+    checks+=("FAILED  $name ($((SECONDS - start)) s)")
+    status=1
+  fi
+}
+
+# Broken intra-doc links and the like are errors, as they would be on docs.rs.
+check "cargo doc --workspace --no-deps (RUSTDOCFLAGS=-D warnings)" \
+  env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+
+# Packages every publishable crate (test-kernels is not one) and verifies each by building it from the packaged sources
+# alone, the ferrocuda crates resolved from cargo's temporary registry: what crates.io users get.
+# `--allow-dirty`: this checks the working tree as it is (CI's checkout is clean anyway).
+check "cargo package --workspace" cargo package --workspace --exclude test-kernels --allow-dirty
+
+# ferrocuda's verification above ran its build.rs on the packaged sources, and that fails unless
+# the kernels build; this shows it was the packaged ferrocuda-kernels (found through `links`, in
+# cargo's registry directory, not through a path into this repository) and that its PTX has kernels.
+packaged_kernels_built() {
+  local output ptx
+  output=$(grep -l 'rerun-if-changed=.*/registry/src/[^/]*/ferrocuda-kernels-[^/]*/Cargo.toml' \
+    target/*/build/ferrocuda-*/output 2>/dev/null | head -n 1)
+  if [ -z "$output" ]; then
+    echo "no build of ferrocuda from its packaged sources built ferrocuda-kernels" >&2
+    return 1
+  fi
+  ptx=$(sed -n 's/^cargo:rustc-env=FERROCUDA_KERNELS_PTX=//p' "$output")
+  echo "$ptx: $(grep -c '^\.visible \.entry' "$ptx") kernels (build script output: $output)"
+  grep -q '^\.visible \.entry' "$ptx"
+}
+check "kernels built to PTX from the packaged sources" packaged_kernels_built
+
+echo
+printf '%s\n' "${checks[@]}"
 awk '
   /^test result:/ {
     for (i = 1; i <= NF; i++) {

@@ -1,10 +1,12 @@
 //! The one error type of the crate: every message says what failed and what to do about it,
 //! because a build script's user only sees the text.
 
+use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
 use crate::toolchain::{no_toolchain_message, TriedRustc};
+use crate::{BUILD_VERBOSE_ENV, NVPTX_TARGET};
 
 /// Why building or checking the kernel PTX failed.
 #[derive(thiserror::Error, Debug)]
@@ -40,14 +42,17 @@ pub enum BuildError {
         source: io::Error,
     },
 
-    /// The nested cargo build of the kernel crate failed; `stderr` holds rustc's diagnostics.
-    #[error("building the kernel crate to PTX failed.\ncommand: {command}\n\n{stderr}")]
-    CargoFailed {
-        /// The command line that was run (environment: `RUSTC=<kernel rustc> RUSTC_BOOTSTRAP=1`).
-        command: String,
-        /// Everything cargo and rustc wrote to stderr.
-        stderr: String,
+    /// The kernel crate's manifest has no `[package]` name (a virtual workspace manifest?).
+    #[error("{manifest} has no `[package]` with a `name`: point ferrocuda-builder at the kernel crate's own directory")]
+    NoPackageName {
+        /// The kernel crate's Cargo.toml.
+        manifest: PathBuf,
     },
+
+    /// The nested cargo build of the kernel crate failed; see [`CargoFailure`] for what the
+    /// message shows.
+    #[error("{0}")]
+    CargoFailed(Box<CargoFailure>),
 
     /// Cargo reported success but the expected PTX file could not be located.
     #[error("the kernel build finished but its PTX was not found: {reason}")]
@@ -100,6 +105,80 @@ pub enum BuildError {
         /// The operating system's reason.
         source: io::Error,
     },
+}
+
+/// A failed PTX build of the kernel crate ([`BuildError::CargoFailed`]).
+///
+/// Its message shows each error once: errors the host build of the kernel crate reports too
+/// (cargo prints those itself) are counted, not repeated; the errors only the PTX build reports
+/// are shown in full. The command and whole output are in `log_path`, and in the message too
+/// with `FERROCUDA_BUILD_VERBOSE=1`.
+#[derive(Debug, Clone)]
+pub struct CargoFailure {
+    /// The kernel crate's package name.
+    pub package: String,
+    /// The errors only the PTX build reports, as rustc renders them (with a note where
+    /// rustc's own suggestion does not apply to GPU code).
+    pub gpu_only_errors: Vec<String>,
+    /// How many of the PTX build's errors the host build reports as well.
+    pub also_on_host: usize,
+    /// Cargo's output when it failed without a rustc error (a dependency that cannot be
+    /// resolved, an LLVM crash), progress lines removed; empty otherwise.
+    pub other_output: String,
+    /// The file holding `command` and `stderr`.
+    pub log_path: PathBuf,
+    /// The command line that was run (environment: `RUSTC=<kernel rustc> RUSTC_BOOTSTRAP=1`).
+    pub command: String,
+    /// The nested build's whole log: rustc's rendered diagnostics, then cargo's stderr.
+    pub stderr: String,
+    /// Whether the message includes `command` and `stderr` (`FERROCUDA_BUILD_VERBOSE`).
+    pub verbose: bool,
+}
+
+impl fmt::Display for CargoFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let CargoFailure {
+            package,
+            gpu_only_errors,
+            also_on_host,
+            other_output,
+            log_path,
+            command,
+            stderr,
+            verbose,
+        } = self;
+        let host = format!(
+        "cargo's host build of `{package}` reports them too (`cargo check -p {package}` shows them)"
+    );
+        let mut text =
+            format!("building the kernel crate `{package}` to PTX ({NVPTX_TARGET}) failed");
+        if !gpu_only_errors.is_empty() {
+            text.push_str(&format!(
+                ".\n\nonly the GPU build ({NVPTX_TARGET}) reports these errors:\n\n{}",
+                gpu_only_errors.join("\n")
+            ));
+            if *also_on_host > 0 {
+                text.push_str(&format!(
+                    "\n{also_on_host} more error(s) not repeated here: {host}.\n"
+                ));
+            }
+        } else if *also_on_host > 0 {
+            text.push_str(&format!(
+                ": it has {also_on_host} error(s), not repeated here: {host}.\n"
+            ));
+        } else {
+            text.push_str(&format!(".\n\n{}\n", other_output.trim_end()));
+        }
+        if *verbose {
+            text.push_str(&format!("\ncommand: {command}\n\n{stderr}"));
+        } else {
+            text.push_str(&format!(
+            "(the nested cargo's command and whole output: {}; {BUILD_VERBOSE_ENV}=1 prints them here)",
+            log_path.display()
+        ));
+        }
+        f.write_str(&text)
+    }
 }
 
 impl BuildError {

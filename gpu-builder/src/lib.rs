@@ -2,7 +2,7 @@
 //!
 //! This is ferrocuda's equivalent of Rust-CUDA's `cuda_builder`, for rustc's stock
 //! `nvptx64-nvidia-cuda` target. [`PtxBuilder::build`] runs a nested
-//! `cargo rustc --target nvptx64-nvidia-cuda -Zbuild-std=core` on the kernel crate (a `no_std`
+//! `cargo rustc --target nvptx64-nvidia-cuda -Zbuild-std=core` of the kernel crate (a `no_std`
 //! crate of `extern "ptx-kernel" fn`s), copies the LTO-merged module to a stable
 //! `<target_dir>/<crate_name>.ptx`, and, when `ptxas` is available, assembles it to report each
 //! kernel's registers, shared memory, stack and spills.
@@ -12,8 +12,22 @@
 //!   whose sysroot holds the standard library's source. [`find_kernel_toolchain`] finds one
 //!   (`FERROCUDA_KERNEL_RUSTC`, the active toolchain, or Debian's `/usr/bin/rustc` from
 //!   `rustc-web` + `rust-web-src`) and says exactly what to install when there is none.
+//! - The nested cargo runs in a small wrapper workspace in the target directory that depends on
+//!   the kernel crate by path, so nothing is written into the kernel crate's directory (it may be
+//!   cargo's registry cache), and it starts from the outer build's `Cargo.lock` (the first one
+//!   above the kernel crate, `OUT_DIR` or `CARGO_MANIFEST_DIR` that lists the kernel crate), so
+//!   both builds use the same dependency versions. Its working directory is the kernel crate's,
+//!   so the kernel crate's `.cargo/config.toml` applies. [`PtxBuilder::patch_crates_io`] points
+//!   it at sources the outer build has and crates.io has not.
+//! - A failed build shows each compiler error once: the host build of the kernel crate (which
+//!   cargo prints anyway) is checked, and only the errors the GPU build alone reports are shown
+//!   in full, with advice where rustc's does not apply to GPU code ([`CargoFailure`]).
 //! - PTX that LLVM emits can still be rejected by the driver's JIT; [`assemble`] runs `ptxas` ahead
 //!   of time so such errors fail the build, not the first launch.
+//! - On docs.rs (`DOCS_RS` set) nothing can be compiled for the GPU and nothing needs to be:
+//!   the build returns placeholder PTX ([`BuiltPtx::placeholder`]).
+//! - In a build script for x86-64 without FMA on a CPU that has it, one `cargo:warning` says how
+//!   to turn it on ([`PtxBuilder::warn_without_fma`], [`should_warn_without_fma`]).
 //!
 //! # Example `build.rs`
 //!
@@ -37,7 +51,10 @@
 //!
 //! Environment variables read (all are re-announced by [`BuiltPtx::emit_rerun_if_changed`]):
 //! `FERROCUDA_KERNEL_RUSTC`, `RUSTC`, `CARGO`, `OUT_DIR`, `PATH`, `FERROCUDA_PTXAS`, `CUDA_HOME`,
-//! `CUDA_PATH`.
+//! `CUDA_PATH`, `DOCS_RS` (docs.rs: build a placeholder, see [`BuiltPtx::placeholder`]),
+//! `FERROCUDA_BUILD_VERBOSE` (a failed build's message includes the nested command and log),
+//! `FERROCUDA_NO_FMA_WARNING` (no warning about a host build without FMA, see
+//! [`PtxBuilder::warn_without_fma`]).
 
 // The crate-level example is a whole build script, so its `fn main` is the point.
 #![allow(clippy::needless_doctest_main)]
@@ -45,14 +62,18 @@
 
 mod build_script;
 mod builder;
+mod diagnostics;
 mod error;
+mod fma;
+mod nested;
+mod ptx_text;
 mod ptxas;
 mod toolchain;
 
-pub use builder::{
-    BuiltPtx, PtxBuilder, PtxasMode, NVPTX_TARGET, SCRUBBED_ENV, SCRUBBED_ENV_PREFIXES,
-};
-pub use error::BuildError;
+pub use builder::{BuiltPtx, PtxBuilder, PtxasMode, BUILD_VERBOSE_ENV, NVPTX_TARGET};
+pub use error::{BuildError, CargoFailure};
+pub use fma::{should_warn_without_fma, NO_FMA_WARNING_ENV};
+pub use nested::{SCRUBBED_ENV, SCRUBBED_ENV_PREFIXES};
 pub use ptxas::{assemble, find_ptxas, parse_ptxas_verbose, KernelResources, Ptxas, PtxasReport};
 pub use toolchain::{
     find_kernel_toolchain, find_kernel_toolchain_in, KernelToolchain, ToolchainSource, TriedRustc,
@@ -73,6 +94,9 @@ pub const ENV_VARS_READ: &[&str] = &[
     "FERROCUDA_PTXAS",
     "CUDA_HOME",
     "CUDA_PATH",
+    "DOCS_RS",
+    "FERROCUDA_BUILD_VERBOSE",
+    "FERROCUDA_NO_FMA_WARNING",
 ];
 
 /// Finds `name` (plus the platform's executable suffix) in the directories of `PATH`.
@@ -116,4 +140,13 @@ pub(crate) fn display_command(cmd: &Command) -> String {
         }
     }
     s
+}
+
+/// Writes `contents` unless the file already holds exactly that, so an unchanged PTX keeps its
+/// mtime and does not make cargo rebuild whatever `include_str!`s it.
+pub(crate) fn write_if_changed(path: &Path, contents: &str) -> Result<(), BuildError> {
+    if std::fs::read(path).is_ok_and(|old| old == contents.as_bytes()) {
+        return Ok(());
+    }
+    std::fs::write(path, contents).map_err(|e| BuildError::io(path, e))
 }

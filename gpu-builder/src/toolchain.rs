@@ -44,6 +44,8 @@ pub enum ToolchainSource {
     ActiveToolchain,
     /// Debian's `/usr/bin/rustc` (`apt-get install rustc-web rust-web-src`).
     DebianRustcWeb,
+    /// None: `DOCS_RS` was set, so nothing was compiled (see [`BuiltPtx::placeholder`](crate::BuiltPtx::placeholder)).
+    NotBuilt,
 }
 
 impl fmt::Display for ToolchainSource {
@@ -52,6 +54,7 @@ impl fmt::Display for ToolchainSource {
             ToolchainSource::EnvOverride => "FERROCUDA_KERNEL_RUSTC",
             ToolchainSource::ActiveToolchain => "active toolchain",
             ToolchainSource::DebianRustcWeb => "Debian rustc-web",
+            ToolchainSource::NotBuilt => "none (DOCS_RS)",
         })
     }
 }

@@ -8,7 +8,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use ferrocuda_builder::{assemble, find_kernel_toolchain, find_ptxas, BuildError, PtxBuilder, PtxasMode};
+use ferrocuda_builder::{
+    assemble, find_kernel_toolchain, find_ptxas, BuildError, PtxBuilder, PtxasMode,
+};
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny-kernels")
@@ -140,6 +142,8 @@ fn rustc_errors_and_kernel_less_crates_are_reported() {
     }
     let good = std::fs::read_to_string(fixture().join("src/lib.rs")).unwrap();
 
+    // An error the host build of the kernel crate reports too: cargo prints it there, so the
+    // PTX build's message counts it and says where to see it, without repeating it.
     let broken = variant(
         "broken-kernels",
         &format!("{good}\npub fn oops() -> u32 {{ \"not a number\" }}\n"),
@@ -149,15 +153,30 @@ fn rustc_errors_and_kernel_less_crates_are_reported() {
         .ptxas(PtxasMode::Skip)
         .build()
         .unwrap_err();
-    let BuildError::CargoFailed { command, stderr } = &err else {
+    let BuildError::CargoFailed(failure) = &err else {
         panic!("expected CargoFailed, got {err:?}")
     };
+    let command = &failure.command;
     assert!(
         command.contains("-Zbuild-std=core") && command.contains("RUSTC="),
         "{command}"
     );
-    assert!(stderr.contains("mismatched types"), "{stderr}");
-    assert!(err.to_string().contains("mismatched types"));
+    assert!(failure.stderr.contains("mismatched types"), "{failure:?}");
+    assert!(failure.gpu_only_errors.is_empty(), "{failure:?}");
+    assert_eq!(failure.also_on_host, 1);
+    let message = err.to_string();
+    println!("{message}");
+    assert!(!message.contains("mismatched types"), "{message}");
+    assert!(!message.contains("-Zbuild-std"), "{message}");
+    assert!(
+        message.contains("cargo check -p broken-kernels"),
+        "{message}"
+    );
+    let log = std::fs::read_to_string(&failure.log_path).unwrap();
+    assert!(
+        log.contains("-Zbuild-std=core") && log.contains("mismatched types"),
+        "{log}"
+    );
 
     let empty = variant(
         "no-kernels",
@@ -189,5 +208,155 @@ fn bad_arguments_fail_before_building() {
     assert!(
         matches!(err, BuildError::ManifestNotFound { .. }),
         "{err:?}"
+    );
+}
+
+#[test]
+fn errors_only_the_gpu_build_sees_are_shown_once_with_a_ferrocuda_std_hint() {
+    if let Err(e) = find_kernel_toolchain() {
+        return common::skip(&format!("no kernel toolchain:\n{e}"));
+    }
+    let good = std::fs::read_to_string(fixture().join("src/lib.rs")).unwrap();
+    // `f32::exp` exists on the host (std) but not on the GPU (core only); the type error is
+    // reported by both builds.
+    let crate_dir = variant(
+        "gpu-only-error-kernels",
+        &format!(
+            "{good}\n#[cfg(not(target_arch = \"nvptx64\"))]\nextern crate std;\n\
+             pub fn growth(x: f32) -> f32 {{ x.exp() }}\n\
+             pub fn oops() -> u32 {{ \"not a number\" }}\n"
+        ),
+    );
+    let err = PtxBuilder::new(&crate_dir)
+        .target_dir(kernel_target_dir())
+        .ptxas(PtxasMode::Skip)
+        .build()
+        .unwrap_err();
+    let message = err.to_string();
+    println!("{message}");
+    let BuildError::CargoFailed(failure) = &err else {
+        panic!("expected CargoFailed, got {err:?}")
+    };
+    assert_eq!(failure.gpu_only_errors.len(), 1, "{failure:?}");
+    assert_eq!(failure.also_on_host, 1);
+    assert!(
+        message.contains("only the GPU build (nvptx64-nvidia-cuda) reports these errors:"),
+        "{message}"
+    );
+    assert_eq!(
+        message.matches("no method named `exp`").count(),
+        1,
+        "{message}"
+    );
+    assert!(message.contains("ferrocuda_std::math::exp(x)"), "{message}");
+    assert!(!message.contains("compiler_builtins"), "{message}");
+    assert!(!message.contains("mismatched types"), "{message}");
+    assert!(message.contains("1 more error(s)"), "{message}");
+    assert!(!message.contains("-Zbuild-std"), "{message}");
+}
+
+/// Copies the fixture kernel crate to a fresh directory without its Cargo.lock, as cargo
+/// unpacks a crate from a registry or `cargo package` does.
+fn unpacked_copy(name: &str, manifest: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("unpacked")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::copy(fixture().join("src/lib.rs"), dir.join("src/lib.rs")).unwrap();
+    dir
+}
+
+#[test]
+fn a_kernel_crate_outside_any_workspace_is_built_without_writing_into_it() {
+    if let Err(e) = find_kernel_toolchain() {
+        return common::skip(&format!("no kernel toolchain:\n{e}"));
+    }
+    // A crate.io-style dependency that crates.io does not have: only the patch can provide it,
+    // as in `cargo package`'s verification, where ferrocuda-std is in cargo's temporary registry.
+    let dep = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("unpacked/fcb-fixture-dep");
+    std::fs::create_dir_all(dep.join("src")).unwrap();
+    std::fs::write(
+        dep.join("Cargo.toml"),
+        "[package]\nname = \"ferrocuda-builder-fixture-dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dep.join("src/lib.rs"),
+        "#![no_std]\n/// One.\npub const ONE: f32 = 1.0;\n",
+    )
+    .unwrap();
+    // The manifest as `cargo package` writes it: no `[workspace]`, dependencies by version.
+    let crate_dir = unpacked_copy(
+        "unpacked-kernels",
+        "[package]\nname = \"unpacked-kernels\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\nferrocuda-builder-fixture-dep = \"0.1.0\"\n",
+    );
+    let lib_rs = crate_dir.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib_rs).unwrap();
+    std::fs::write(
+        &lib_rs,
+        source.replace("+= 1.0", "+= ferrocuda_builder_fixture_dep::ONE"),
+    )
+    .unwrap();
+
+    let built = PtxBuilder::new(&crate_dir)
+        .target_dir(kernel_target_dir())
+        .ptxas(PtxasMode::Skip)
+        .patch_crates_io("ferrocuda-builder-fixture-dep", &dep)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(built.entry_names(), vec!["add_one"]);
+    assert_eq!(built.crate_name, "unpacked_kernels");
+    let mut written: Vec<String> = std::fs::read_dir(&crate_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(
+        written,
+        ["Cargo.toml", "src"],
+        "the build wrote into the kernel crate"
+    );
+    let wrapper = kernel_target_dir().join("wrappers/unpacked-kernels");
+    assert!(wrapper.join("Cargo.lock").is_file());
+}
+
+#[test]
+fn the_outer_lockfile_pins_the_nested_builds_versions() {
+    if let Err(e) = find_kernel_toolchain() {
+        return common::skip(&format!("no kernel toolchain:\n{e}"));
+    }
+    let crate_dir = unpacked_copy(
+        "locked-kernels",
+        "[package]\nname = \"locked-kernels\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    // A lockfile next to it that lists it, as the outer workspace's would.
+    let lock = "# This file is automatically @generated by Cargo.\n# It is not intended for manual editing.\n\
+                version = 4\n\n[[package]]\nname = \"locked-kernels\"\nversion = \"0.1.0\"\n";
+    std::fs::write(crate_dir.join("Cargo.lock"), lock).unwrap();
+    let built = PtxBuilder::new(&crate_dir)
+        .target_dir(kernel_target_dir())
+        .ptxas(PtxasMode::Skip)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        built.lockfile.as_deref(),
+        Some(
+            crate_dir
+                .join("Cargo.lock")
+                .canonicalize()
+                .unwrap()
+                .as_path()
+        )
+    );
+    assert!(built
+        .rerun_if_changed_lines()
+        .iter()
+        .any(|l| l.ends_with("locked-kernels/Cargo.lock")));
+    assert_eq!(
+        std::fs::read_to_string(crate_dir.join("Cargo.lock")).unwrap(),
+        lock
     );
 }
