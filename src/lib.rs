@@ -61,12 +61,15 @@
 pub mod ops;
 pub mod workloads;
 
-pub use ferrocuda_kernels as kernels;
 pub use ferrocuda_host::*;
+pub use ferrocuda_kernels as kernels;
 
 /// The PTX of [`kernels`], built by `build.rs` for sm_70 (the driver JIT-compiles it for newer
 /// GPUs).
-pub static KERNELS: Ptx = Ptx::new("ferrocuda-kernels", include_str!(env!("FERROCUDA_KERNELS_PTX")));
+pub static KERNELS: Ptx = Ptx::new(
+    "ferrocuda-kernels",
+    include_str!(env!("FERROCUDA_KERNELS_PTX")),
+);
 
 /// ptxas's report for [`KERNELS`] (registers, shared memory, spills per kernel, and which ptxas),
 /// or why ptxas did not run at build time.

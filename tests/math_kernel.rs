@@ -4,8 +4,8 @@
 
 mod support;
 
-use ferrocuda_std::math;
 use ferrocuda::{launch, Device, Module};
+use ferrocuda_std::math;
 use rand::Rng;
 use test_kernels::MATH_OUTPUTS;
 

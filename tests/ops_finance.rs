@@ -4,12 +4,12 @@
 
 mod support;
 
-use ferrocuda_std::random::{normal_pair, Philox4x32};
 use ferrocuda::kernels::monte_carlo::{
     in_quarter_disk, monte_carlo_option, monte_carlo_pi, OPTION_STREAM, PI_STREAM,
 };
 use ferrocuda::ops::{self, OptionParams};
 use ferrocuda::{launch, Device, Error, Module};
+use ferrocuda_std::random::{normal_pair, Philox4x32};
 use rand::rngs::StdRng;
 use rand::Rng;
 use std::f64::consts::{PI, SQRT_2};

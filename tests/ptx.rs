@@ -551,7 +551,9 @@ fn ferrocuda_kernels_prints_every_kernels_resources_for_the_asked_architectures(
         let registers: u32 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
         assert!(registers > 0, "{line}");
     }
-    if ferrocuda_builder::find_ptxas("sm_80").is_some() && ferrocuda_builder::find_ptxas("sm_90").is_some() {
+    if ferrocuda_builder::find_ptxas("sm_80").is_some()
+        && ferrocuda_builder::find_ptxas("sm_90").is_some()
+    {
         let now = run(&["--arch", "sm_80", "--arch", "sm_90"]);
         assert!(now.contains("ptxas resources for sm_80"), "{now}");
         assert!(now.contains("ptxas resources for sm_90"), "{now}");

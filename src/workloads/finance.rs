@@ -319,7 +319,8 @@ fn option_sums(rng: &Philox4x32, samples: u64, blocks: std::ops::Range<u64>) -> 
         let (z2, z3) = normal_pair(c, d);
         for (k, z) in [z0, z1, z2, z3].into_iter().enumerate() {
             if 4 * i + (k as u64) < samples {
-                let price = p.spot * ferrocuda_std::math::exp(ferrocuda_std::math::fma(vol_sqrt_t, z, drift));
+                let price = p.spot
+                    * ferrocuda_std::math::exp(ferrocuda_std::math::fma(vol_sqrt_t, z, drift));
                 let call = (price - p.strike).max(0.0) as f64;
                 let put = (p.strike - price).max(0.0) as f64;
                 sums[0] += call;

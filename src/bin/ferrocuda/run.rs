@@ -6,9 +6,9 @@
 //! with the data already on the device.
 
 use crate::chart;
-use indicatif::{ProgressBar, ProgressStyle};
 use ferrocuda::workloads::{self, DeviceRun, Scale, Verdict, Workload};
 use ferrocuda::{Device, Module, Result};
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
