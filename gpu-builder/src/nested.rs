@@ -187,8 +187,10 @@ impl Nested {
 }
 
 /// Writes the wrapper workspace for `package` (in `kernel_dir`) under `<target_dir>/wrappers/`
-/// and returns its manifest. `patches` become `[patch.crates-io]` entries; `lockfile` (the outer
-/// build's) is copied in so the nested build starts from the same dependency versions.
+/// and returns its manifest. `lockfile` (the outer build's) is copied in so the nested build starts
+/// from the same dependency versions, and the `[patch]` tables of the workspace manifest beside it
+/// are carried over (a workspace that patches `ferrocuda-std` to a local copy must get that copy
+/// in the PTX build too); `patches` are further `[patch.crates-io]` entries, which win.
 pub(crate) fn write_wrapper(
     target_dir: &Path,
     kernel_dir: &Path,
@@ -198,8 +200,24 @@ pub(crate) fn write_wrapper(
 ) -> Result<PathBuf, BuildError> {
     let dir = target_dir.join("wrappers").join(&package.name);
     std::fs::create_dir_all(&dir).map_err(|e| BuildError::io(&dir, e))?;
+    let mut patch = match lockfile {
+        Some(lock) => outer_patches(&lock.with_file_name("Cargo.toml"))?,
+        None => toml::Table::new(),
+    };
+    if !patches.is_empty() {
+        let crates_io = patch
+            .entry("crates-io")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if let toml::Value::Table(crates_io) = crates_io {
+            for (name, path) in patches {
+                let mut entry = toml::Table::new();
+                entry.insert("path".into(), toml_path(path)?.into());
+                crates_io.insert(name.clone(), entry.into());
+            }
+        }
+    }
     let manifest = dir.join("Cargo.toml");
-    crate::write_if_changed(&manifest, &wrapper_manifest(kernel_dir, package, patches)?)?;
+    crate::write_if_changed(&manifest, &wrapper_manifest(kernel_dir, package, patch)?)?;
     crate::write_if_changed(&dir.join("lib.rs"), "#![no_std]\n")?;
     if let Some(lock) = lockfile {
         let text = std::fs::read_to_string(lock).map_err(|e| BuildError::io(lock, e))?;
@@ -208,11 +226,45 @@ pub(crate) fn write_wrapper(
     Ok(manifest)
 }
 
+/// The `[patch]` tables of the workspace manifest `manifest`, with every relative `path` made
+/// absolute (relative paths in a manifest are relative to its directory, not the wrapper's). No
+/// manifest there, or none with `[patch]`, gives an empty table.
+pub(crate) fn outer_patches(manifest: &Path) -> Result<toml::Table, BuildError> {
+    let Ok(text) = std::fs::read_to_string(manifest) else {
+        return Ok(toml::Table::new());
+    };
+    let parsed: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        BuildError::io(
+            manifest,
+            std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+        )
+    })?;
+    let Some(toml::Value::Table(mut patch)) = parsed.get("patch").cloned() else {
+        return Ok(toml::Table::new());
+    };
+    let base = manifest.parent().unwrap_or(Path::new("."));
+    for (_, source) in patch.iter_mut() {
+        let toml::Value::Table(entries) = source else {
+            continue;
+        };
+        for (_, entry) in entries.iter_mut() {
+            let toml::Value::Table(entry) = entry else {
+                continue;
+            };
+            if let Some(toml::Value::String(path)) = entry.get("path") {
+                let absolute = base.join(path);
+                entry.insert("path".into(), toml_path(&absolute)?.into());
+            }
+        }
+    }
+    Ok(patch)
+}
+
 /// The text of the wrapper's Cargo.toml.
 fn wrapper_manifest(
     kernel_dir: &Path,
     package: &KernelPackage,
-    patches: &[(String, PathBuf)],
+    patch: toml::Table,
 ) -> Result<String, BuildError> {
     let mut text = format!(
         "# Written by ferrocuda-builder: a workspace of its own around the kernel crate, so that the\n\
@@ -221,17 +273,13 @@ fn wrapper_manifest(
          publish = false\n\n[lib]\npath = \"lib.rs\"\n\n[dependencies]\n\
          kernels = {{ package = {}, path = {} }}\n\n[workspace]\n",
         toml_string(&package.name),
-        toml_path(kernel_dir)?
+        toml_string(&toml_path(kernel_dir)?)
     );
-    if !patches.is_empty() {
-        text.push_str("\n[patch.crates-io]\n");
-        for (name, dir) in patches {
-            text.push_str(&format!(
-                "{} = {{ path = {} }}\n",
-                toml_string(name),
-                toml_path(dir)?
-            ));
-        }
+    if !patch.is_empty() {
+        let mut root = toml::Table::new();
+        root.insert("patch".into(), patch.into());
+        text.push('\n');
+        text.push_str(&root.to_string());
     }
     Ok(text)
 }
@@ -251,9 +299,9 @@ fn toml_string(s: &str) -> String {
     out
 }
 
-/// A path as a TOML string; cargo manifests cannot spell paths that are not UTF-8.
+/// A path as UTF-8 text for a manifest; cargo manifests cannot spell paths that are not UTF-8.
 fn toml_path(path: &Path) -> Result<String, BuildError> {
-    let text = path.to_str().ok_or_else(|| {
+    path.to_str().map(str::to_owned).ok_or_else(|| {
         BuildError::io(
             path,
             std::io::Error::new(
@@ -261,8 +309,7 @@ fn toml_path(path: &Path) -> Result<String, BuildError> {
                 "the path is not UTF-8, which a Cargo.toml cannot name",
             ),
         )
-    })?;
-    Ok(toml_string(text))
+    })
 }
 
 /// The outer build's `Cargo.lock`, to start the nested resolution from: the first lockfile that

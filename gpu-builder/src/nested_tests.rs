@@ -188,25 +188,80 @@ fn the_wrapper_depends_on_the_kernel_crate_and_patches_crates_io() {
     let package = KernelPackage {
         name: "my-kernels".into(),
     };
-    let patches = vec![(
-        "ferrocuda-std".to_string(),
-        PathBuf::from("/reg/ferrocuda-std-0.1.0"),
+    let mut patch = toml::Table::new();
+    let mut crates_io = toml::Table::new();
+    let mut entry = toml::Table::new();
+    entry.insert("path".into(), "/reg/ferrocuda-std-0.1.0".into());
+    crates_io.insert("ferrocuda-std".into(), entry.into());
+    patch.insert("crates-io".into(), crates_io.into());
+    let text = wrapper_manifest(Path::new("/ws/a \"b\"/k"), &package, patch).unwrap();
+    let parsed: toml::Table = text.parse().expect("the wrapper manifest is TOML");
+    let kernels = &parsed["dependencies"]["kernels"];
+    assert_eq!(kernels["package"].as_str(), Some("my-kernels"), "{text}");
+    assert_eq!(kernels["path"].as_str(), Some("/ws/a \"b\"/k"), "{text}");
+    assert!(parsed["workspace"].is_table(), "{text}");
+    assert_eq!(
+        parsed["patch"]["crates-io"]["ferrocuda-std"]["path"].as_str(),
+        Some("/reg/ferrocuda-std-0.1.0"),
+        "{text}"
+    );
+    assert!(
+        !wrapper_manifest(Path::new("/k"), &package, toml::Table::new())
+            .unwrap()
+            .contains("[patch")
+    );
+}
+
+#[test]
+fn the_outer_workspaces_patches_reach_the_wrapper_with_absolute_paths() {
+    let root = std::env::temp_dir().join(format!("gpu-builder-patches-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let workspace = root.join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(
+        workspace.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"app\"]\n\n[patch.crates-io]\n\
+         ferrocuda-std = { path = \"../ferrocuda/gpu-std\" }\n\
+         bytemuck = { git = \"https://example.com/bytemuck\" }\n\
+         ferrocuda-host = { path = \"/abs/host\" }\n",
+    )
+    .unwrap();
+    let lock = workspace.join("Cargo.lock");
+    std::fs::write(&lock, "[[package]]\nname = \"my-kernels\"\n").unwrap();
+    let package = KernelPackage {
+        name: "my-kernels".into(),
+    };
+    // An explicit patch wins over the workspace's entry of the same name.
+    let explicit = [(
+        "ferrocuda-host".to_string(),
+        PathBuf::from("/explicit/host"),
     )];
-    let text = wrapper_manifest(Path::new("/ws/a \"b\"/k"), &package, &patches).unwrap();
-    assert!(
-        text.contains("kernels = { package = \"my-kernels\", path = \"/ws/a \\\"b\\\"/k\" }"),
+    let target = root.join("target");
+    let manifest = write_wrapper(&target, &workspace, &package, &explicit, Some(&lock)).unwrap();
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let parsed: toml::Table = text.parse().unwrap();
+    let crates_io = &parsed["patch"]["crates-io"];
+    assert_eq!(
+        crates_io["ferrocuda-std"]["path"].as_str(),
+        Some(workspace.join("../ferrocuda/gpu-std").to_str().unwrap()),
         "{text}"
     );
-    assert!(text.contains("\n[workspace]\n"), "{text}");
-    assert!(
-        text.contains(
-            "[patch.crates-io]\n\"ferrocuda-std\" = { path = \"/reg/ferrocuda-std-0.1.0\" }"
-        ),
+    assert_eq!(
+        crates_io["bytemuck"]["git"].as_str(),
+        Some("https://example.com/bytemuck"),
         "{text}"
     );
-    assert!(!wrapper_manifest(Path::new("/k"), &package, &[])
-        .unwrap()
-        .contains("[patch"));
+    assert_eq!(
+        crates_io["ferrocuda-host"]["path"].as_str(),
+        Some("/explicit/host"),
+        "{text}"
+    );
+    // The outer lockfile is copied beside the wrapper manifest.
+    assert_eq!(
+        std::fs::read_to_string(manifest.with_file_name("Cargo.lock")).unwrap(),
+        "[[package]]\nname = \"my-kernels\"\n"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
 }
 
 #[test]
