@@ -2,21 +2,16 @@
 //! with ferrocuda-builder and launched through ferrocuda-host. Builds and tests examples/own-kernels, a
 //! workspace of its own, in a target directory of its own.
 
-use std::process::Command;
+mod support;
 
 #[test]
 fn a_users_own_kernel_crate_builds_to_ptx_and_runs() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        .args(["test", "--manifest-path"])
-        .arg(root.join("examples/own-kernels/Cargo.toml"))
-        .arg("--target-dir")
-        .arg(root.join("target/user-crates"))
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .output()
-        .expect("cargo runs");
+    let manifest = root.join("examples/own-kernels/Cargo.toml");
+    let output =
+        support::cargo_for_user_crates(&["test", "--manifest-path", manifest.to_str().unwrap()])
+            .output()
+            .expect("cargo runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

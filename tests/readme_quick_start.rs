@@ -5,8 +5,9 @@
 //!
 //! A README edit that breaks the quick start fails here.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The code blocks of `markdown` whose info string has `file=PATH`: (PATH, contents).
 fn file_blocks(markdown: &str) -> Vec<(String, String)> {
@@ -107,16 +108,9 @@ fn the_readme_quick_start_builds_and_runs_as_written() {
     .expect("write the workspace manifest");
     std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).expect("copy Cargo.lock");
 
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        // Debug, unlike the README's `--release`: it shares tests/own_kernel_crate.rs's build.
-        .args(["run", "--quiet"])
+    // Debug, unlike the README's `--release`: it shares tests/own_kernel_crate.rs's build.
+    let output = support::cargo_for_user_crates(&["run", "--quiet"])
         .current_dir(dir.join("my-app"))
-        // Shared with tests/own_kernel_crate.rs: the same dependencies, built once.
-        .arg("--target-dir")
-        .arg(root.join("target/user-crates"))
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env("FERROCUDA_DEVICE", "cpu")
         .output()
         .expect("cargo runs");

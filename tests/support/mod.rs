@@ -92,3 +92,19 @@ pub fn stdout_of(command: &mut std::process::Command) -> String {
     );
     stdout
 }
+
+/// A cargo command for a user's crates outside this workspace (examples/own-kernels, the README's
+/// quick start), as a user would run it: without this build's flags, in one target directory
+/// shared by those tests (their dependencies are the same, built once).
+pub fn cargo_for_user_crates(args: &[&str]) -> std::process::Command {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = std::process::Command::new(cargo);
+    command
+        .args(args)
+        .arg("--target-dir")
+        .arg(root.join("target/user-crates"))
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    command
+}
