@@ -127,6 +127,9 @@ pub(crate) fn render_with_hint(d: &Diagnostic) -> String {
 }
 
 /// What ferrocuda_std::math offers for an f32 method of std, by std's name: the call to write.
+/// The std `f32` methods that `ferrocuda_std::math::Float` also has, under the same name.
+const FLOAT_TRAIT_METHODS: &[&str] = &["exp", "exp2", "ln", "sqrt", "mul_add"];
+
 const STD_MATH_F32: &[(&str, &str)] = &[
     ("exp", "ferrocuda_std::math::exp(x)"),
     ("exp2", "ferrocuda_std::math::exp2(x)"),
@@ -189,10 +192,13 @@ fn float_method_note(message: &str) -> Option<String> {
             "call `core::{ty}::math::{method}(x)` (nightly feature `core_float_math`, \
              enabled under `cfg(target_arch = \"nvptx64\")`)"
         ),
-        Some((_, call)) if ty == "f32" => format!(
-            "call `{call}` (the same result on the GPU and the CPU executor), or import the \
-             `ferrocuda_std::math::Float` trait for method syntax"
+        Some((_, call)) if ty == "f32" && FLOAT_TRAIT_METHODS.contains(&method) => format!(
+            "call `{call}` (the same result on the GPU and the CPU executor), or keep the method \
+             syntax with `use ferrocuda_std::prelude::*;` (its `math::Float` trait)"
         ),
+        Some((_, call)) if ty == "f32" => {
+            format!("call `{call}` (the same result on the GPU and the CPU executor)")
+        }
         _ if ty == "f64" => {
             format!("ferrocuda_std::math has f32 functions only, no f64 `{method}` yet")
         }
@@ -256,7 +262,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("`ferrocuda_std::math::exp(x)`"), "{text}");
-        assert!(text.contains("ferrocuda_std::math::Float"), "{text}");
+        assert!(text.contains("use ferrocuda_std::prelude::*;"), "{text}");
 
         let note = |m: &str| float_method_note(m).unwrap_or_default();
         let msg = |m: &str, ty: &str| {
@@ -280,10 +286,13 @@ mod tests {
     /// The functions the notes name must exist in ferrocuda-std (checked where its source is at
     /// hand, i.e. in the workspace, not in a packaged ferrocuda-builder).
     #[test]
-    fn the_functions_named_exist_in_ferrocuda_std() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../gpu-std/src/math.rs");
-        let Ok(source) = std::fs::read_to_string(path) else {
-            return eprintln!("skipped: {path} not found");
+    fn the_functions_and_float_methods_named_exist_in_ferrocuda_std() {
+        let source = |file: &str| {
+            let path = format!("{}/../gpu-std/src/{file}", env!("CARGO_MANIFEST_DIR"));
+            std::fs::read_to_string(&path).map_err(|_| eprintln!("skipped: {path} not found"))
+        };
+        let (Ok(math), Ok(float)) = (source("math.rs"), source("float.rs")) else {
+            return;
         };
         for (_, call) in STD_MATH_F32 {
             let name = call
@@ -291,9 +300,28 @@ mod tests {
                 .and_then(|c| c.split('(').next())
                 .unwrap();
             assert!(
-                source.contains(&format!("pub fn {name}(")),
+                math.contains(&format!("pub fn {name}(")),
                 "ferrocuda_std::math::{name} is gone"
             );
         }
+        for method in FLOAT_TRAIT_METHODS {
+            assert!(
+                float.contains(&format!("fn {method}(self")),
+                "ferrocuda_std::math::Float::{method} is gone"
+            );
+        }
+    }
+
+    #[test]
+    fn method_syntax_is_suggested_only_where_the_float_trait_has_the_method() {
+        let note = |m: &str| {
+            float_method_note(&format!(
+                "no method named `{m}` found for type `f32` in the current scope"
+            ))
+        };
+        let exp = note("exp").expect("a note for exp");
+        assert!(exp.contains("ferrocuda_std::prelude"), "{exp}");
+        let sin = note("sin").expect("a note for sin");
+        assert!(sin.contains("sinpi") && !sin.contains("prelude"), "{sin}");
     }
 }
