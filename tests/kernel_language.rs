@@ -1,21 +1,20 @@
-//! The language surface of kernels, on the CPU executor in checked mode, against references:
+//! The language surface of kernels, on the CPU executor in checked mode (and on a GPU when there
+//! is one), against references:
 //! parameter names the generated code also uses, `f32` methods through the prelude, padded 2D
 //! shared tiles, a kernel-body `const` as a shared size, and a `#[pod]` struct by value.
 //! tests/ptx.rs checks that the same kernels build to PTX that ptxas assembles.
 
 mod support;
 
-use ferrocuda::{launch, Device, Module};
+use ferrocuda::{launch, Module};
 use ferrocuda_std::math;
 use test_kernels::lang::{
     apply_affine, local_const_shared, math_methods, named_like_internals, transpose_padded, Affine,
     METHOD_OUTPUTS, NAMED_BLOCK, TILE,
 };
 
-fn checked_module() -> Module {
-    let device = Device::cpu_checked(true);
-    assert!(device.checks_enabled());
-    device.load(support::test_kernels()).unwrap()
+fn modules(test: &str) -> Vec<Module> {
+    support::on_every_device(test, support::test_kernels())
 }
 
 /// Element `i` of a launch over blocks of `NAMED_BLOCK` that mirror each block: the input index
@@ -27,7 +26,12 @@ fn mirror(i: usize) -> usize {
 
 #[test]
 fn parameters_named_block_params_grid_args_address_work() {
-    let module = checked_module();
+    for module in modules("parameters_named_block_params_grid_args_address_work") {
+        parameters_named_block_params_grid_args_address_work_on(&module);
+    }
+}
+
+fn parameters_named_block_params_grid_args_address_work_on(module: &Module) {
     let (mut rng, seed) = support::rng();
     for n in [1usize, 31, 32, 100] {
         // The caller's variables carry the same names, through `launch!`.
@@ -53,8 +57,13 @@ fn parameters_named_block_params_grid_args_address_work() {
 }
 
 #[test]
-fn f32_methods_from_the_prelude_run_on_the_cpu() {
-    let module = checked_module();
+fn f32_methods_from_the_prelude_run_on_every_device() {
+    for module in modules("f32_methods_from_the_prelude_run_on_every_device") {
+        f32_methods_from_the_prelude_run_on_every_device_on(&module);
+    }
+}
+
+fn f32_methods_from_the_prelude_run_on_every_device_on(module: &Module) {
     let x: Vec<f32> = vec![0.5, 1.0, 2.5, 10.0, 0.001, 37.25, 1e-30, 88.0];
     let mut out = vec![f32::NAN; METHOD_OUTPUTS * x.len()];
     launch!(module, math_methods[1, 32](&x, &mut out)).unwrap();
@@ -94,7 +103,12 @@ fn f32_methods_from_the_prelude_run_on_the_cpu() {
 
 #[test]
 fn a_padded_2d_shared_tile_transposes_in_checked_mode() {
-    let module = checked_module();
+    for module in modules("a_padded_2d_shared_tile_transposes_in_checked_mode") {
+        a_padded_2d_shared_tile_transposes_in_checked_mode_on(&module);
+    }
+}
+
+fn a_padded_2d_shared_tile_transposes_in_checked_mode_on(module: &Module) {
     let (mut rng, seed) = support::rng();
     for (rows, cols, block_y) in [
         (1usize, 1usize, 8u32),
@@ -124,7 +138,12 @@ fn a_padded_2d_shared_tile_transposes_in_checked_mode() {
 
 #[test]
 fn a_const_of_the_kernel_body_sizes_a_shared_array() {
-    let module = checked_module();
+    for module in modules("a_const_of_the_kernel_body_sizes_a_shared_array") {
+        a_const_of_the_kernel_body_sizes_a_shared_array_on(&module);
+    }
+}
+
+fn a_const_of_the_kernel_body_sizes_a_shared_array_on(module: &Module) {
     let (mut rng, seed) = support::rng();
     for n in [5usize, 32, 96] {
         let x = support::random_f32(&mut rng, n);
@@ -144,7 +163,12 @@ fn a_const_of_the_kernel_body_sizes_a_shared_array() {
 
 #[test]
 fn a_pod_struct_is_a_kernel_parameter_by_value() {
-    let module = checked_module();
+    for module in modules("a_pod_struct_is_a_kernel_parameter_by_value") {
+        a_pod_struct_is_a_kernel_parameter_by_value_on(&module);
+    }
+}
+
+fn a_pod_struct_is_a_kernel_parameter_by_value_on(module: &Module) {
     let x: Vec<f32> = (0..100).map(|i| i as f32 - 50.0).collect();
     let map = Affine {
         scale: 0.5,

@@ -1,16 +1,13 @@
 //! `launch!` and `LaunchConfig`: sizes of any integer type (`n.div_ceil(256)` is a `usize`) and
 //! tuples of them, a clear error for sizes no CUDA launch can have, a `Copy` config reused
-//! across launches, and dynamic shared memory with or without a stream.
+//! across launches, and dynamic shared memory with or without a stream; on the CPU executor and
+//! on a GPU when there is one.
 
 mod support;
 
 use ferrocuda::kernels::histogram::{bin_of, histogram};
 use ferrocuda::kernels::{matrix_add, vector_add};
-use ferrocuda::{launch, Device, Dim3, Error, LaunchConfig, Module};
-
-fn kernels() -> Module {
-    Device::cpu().load(&ferrocuda::KERNELS).unwrap()
-}
+use ferrocuda::{launch, Dim3, Error, LaunchConfig, Module};
 
 fn sum_is_right(a: &[f32], b: &[f32], out: &[f32]) -> bool {
     (0..a.len()).all(|i| out[i] == a[i] + b[i])
@@ -18,7 +15,15 @@ fn sum_is_right(a: &[f32], b: &[f32], out: &[f32]) -> bool {
 
 #[test]
 fn grid_and_block_may_be_usize_u32_literals_or_tuples_of_them() {
-    let kernels = kernels();
+    for kernels in support::on_every_device(
+        "grid_and_block_may_be_usize_u32_literals_or_tuples_of_them",
+        &ferrocuda::KERNELS,
+    ) {
+        grid_and_block_may_be_usize_u32_literals_or_tuples_of_them_on(&kernels);
+    }
+}
+
+fn grid_and_block_may_be_usize_u32_literals_or_tuples_of_them_on(kernels: &Module) {
     let n: usize = 1000;
     let (a, b) = (vec![1.5f32; n], vec![2.25f32; n]);
     let mut out = vec![0.0f32; n];
@@ -47,7 +52,15 @@ fn grid_and_block_may_be_usize_u32_literals_or_tuples_of_them() {
 
 #[test]
 fn a_size_that_is_no_cuda_dimension_is_an_error_not_a_truncation() {
-    let kernels = kernels();
+    for kernels in support::on_every_device(
+        "a_size_that_is_no_cuda_dimension_is_an_error_not_a_truncation",
+        &ferrocuda::KERNELS,
+    ) {
+        a_size_that_is_no_cuda_dimension_is_an_error_not_a_truncation_on(&kernels);
+    }
+}
+
+fn a_size_that_is_no_cuda_dimension_is_an_error_not_a_truncation_on(kernels: &Module) {
     let (a, b) = (vec![1.0f32; 4], vec![1.0f32; 4]);
     let mut out = vec![0.0f32; 4];
     // 2^32 + 1 would truncate to a grid of 1 block, which would "work".
@@ -90,7 +103,15 @@ fn a_size_that_is_no_cuda_dimension_is_an_error_not_a_truncation() {
 
 #[test]
 fn a_launch_config_is_copy_and_serves_several_launches() {
-    let kernels = kernels();
+    for kernels in support::on_every_device(
+        "a_launch_config_is_copy_and_serves_several_launches",
+        &ferrocuda::KERNELS,
+    ) {
+        a_launch_config_is_copy_and_serves_several_launches_on(&kernels);
+    }
+}
+
+fn a_launch_config_is_copy_and_serves_several_launches_on(kernels: &Module) {
     let stream = kernels.device().new_stream().unwrap();
     let config = LaunchConfig::new(4, 256).on_stream(&stream);
     let (a, b) = (vec![1.0f32; 1024], vec![3.0f32; 1024]);
@@ -118,7 +139,15 @@ fn histogram_case(bins: usize) -> (Vec<f32>, Vec<u32>) {
 
 #[test]
 fn dynamic_shared_memory_can_be_given_without_a_stream() {
-    let kernels = kernels();
+    for kernels in support::on_every_device(
+        "dynamic_shared_memory_can_be_given_without_a_stream",
+        &ferrocuda::KERNELS,
+    ) {
+        dynamic_shared_memory_can_be_given_without_a_stream_on(&kernels);
+    }
+}
+
+fn dynamic_shared_memory_can_be_given_without_a_stream_on(kernels: &Module) {
     let bins = 16usize;
     let (values, expected) = histogram_case(bins);
     let bytes = (4 * bins) as u32;

@@ -108,3 +108,15 @@ pub fn cargo_for_user_crates(args: &[&str]) -> std::process::Command {
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
     command
 }
+
+/// `ptx` loaded on the CPU executor in checked mode, and on GPU 0 when there is one (else `test`
+/// says it skipped its GPU half): a test runs its body once per module.
+pub fn on_every_device(test: &str, ptx: &'static Ptx) -> Vec<ferrocuda::Module> {
+    let cpu = Device::cpu_checked(true);
+    assert!(cpu.checks_enabled());
+    let mut modules = vec![cpu.load(ptx).unwrap()];
+    if let Some(gpu) = gpu_or_skip(test) {
+        modules.push(gpu.load(ptx).unwrap());
+    }
+    modules
+}
