@@ -8,16 +8,11 @@ mod support;
 fn a_users_own_kernel_crate_builds_to_ptx_and_runs() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let manifest = root.join("examples/own-kernels/Cargo.toml");
-    let output =
-        support::cargo_for_user_crates(&["test", "--manifest-path", manifest.to_str().unwrap()])
-            .output()
-            .expect("cargo runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "examples/own-kernels failed:\n{stdout}\n{stderr}"
-    );
+    let stdout = support::stdout_of(&mut support::cargo_for_user_crates(&[
+        "test",
+        "--manifest-path",
+        manifest.to_str().unwrap(),
+    ]));
     for test in [
         "scaled_square_matches_an_f64_loop_on_the_cpu",
         // shared memory and barriers in a user's crate: its own `.shared` symbols, checked mode

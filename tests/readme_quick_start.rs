@@ -109,19 +109,13 @@ fn the_readme_quick_start_builds_and_runs_as_written() {
     std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).expect("copy Cargo.lock");
 
     // Debug, unlike the README's `--release`: it shares tests/own_kernel_crate.rs's build.
-    let output = support::cargo_for_user_crates(&["run", "--quiet"])
-        .current_dir(dir.join("my-app"))
-        .env("FERROCUDA_DEVICE", "cpu")
-        .output()
-        .expect("cargo runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "the README's quick start failed:\n{stdout}\n{stderr}"
+    let stdout = support::stdout_of(
+        support::cargo_for_user_crates(&["run", "--quiet"])
+            .current_dir(dir.join("my-app"))
+            .env("FERROCUDA_DEVICE", "cpu"),
     );
     assert!(
         stdout.contains("1000000 sums on ") && stdout.contains("out[41] = 42"),
-        "unexpected output of the quick start:\n{stdout}\n{stderr}"
+        "unexpected output of the quick start:\n{stdout}"
     );
 }

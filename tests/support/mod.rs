@@ -83,7 +83,7 @@ pub fn stdout_of(command: &mut std::process::Command) -> String {
         status,
         stdout,
         stderr,
-    } = command.output().expect("the ferrocuda binary runs");
+    } = command.output().expect("the command runs");
     let stdout = String::from_utf8(stdout).expect("UTF-8 output");
     assert!(
         status.success(),
