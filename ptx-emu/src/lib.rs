@@ -1,0 +1,186 @@
+//! A PTX interpreter: parses the PTX ferrocuda's builder emits and runs its kernels on the CPU,
+//! faulting where hardware would (out-of-bounds addresses in every state space, barriers not
+//! every thread reaches, shuffles whose mask names a lane that does not arrive, `trap`).
+//!
+//! It is what the driver emulator (`ptx-emu/driver`, a `libcuda.so`) runs behind the CUDA driver
+//! API, so that the host's GPU path and the kernels' compiled PTX are exercised without a GPU. It
+//! is not a performance model and no proof that hardware agrees.
+//!
+//! The API, in the order the driver uses it: [`Memory`] (device memory: allocations with bounds),
+//! [`Module::parse`] (PTX text to a module of kernels), [`Module::kernel`] (a kernel's parameters
+//! and resources), [`launch`] (one grid, to completion or to the first [`Fault`]).
+
+use std::sync::Arc;
+
+/// Device (global) memory: a set of live allocations, each with its own bounds. Shared between
+/// the driver (allocation, copies, memset) and running kernels (loads, stores, atomics); every
+/// method is safe to call from several threads at once.
+pub struct Memory {
+    _private: (),
+}
+
+/// Why a [`Memory`] operation failed; the driver maps each to a `CUresult`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemError {
+    /// `requested` bytes were asked for and only `free` are left.
+    #[error("out of memory: {requested} bytes requested, {free} free")]
+    OutOfMemory { requested: u64, free: u64 },
+    /// `[addr, addr + len)` is not inside one live allocation.
+    #[error("{len} bytes at {addr:#x} are not inside one live allocation")]
+    OutOfBounds { addr: u64, len: u64 },
+    /// `addr` is not the start of a live allocation (free).
+    #[error("{addr:#x} is not the start of a live allocation")]
+    NotAllocated { addr: u64 },
+}
+
+impl Memory {
+    /// Device memory of `capacity` bytes in all.
+    pub fn new(capacity: u64) -> Arc<Self> {
+        let _ = capacity;
+        Arc::new(Memory { _private: () })
+    }
+    /// A new zeroed allocation of `bytes` bytes (at least 1), 256-byte aligned; its device address.
+    pub fn alloc(&self, bytes: u64) -> Result<u64, MemError> {
+        Err(MemError::OutOfMemory { requested: bytes, free: 0 })
+    }
+    /// Frees the allocation that starts at `addr`.
+    pub fn free(&self, addr: u64) -> Result<(), MemError> {
+        Err(MemError::NotAllocated { addr })
+    }
+    /// Host to device: copies `data` to `addr`.
+    pub fn write(&self, addr: u64, data: &[u8]) -> Result<(), MemError> {
+        Err(MemError::OutOfBounds { addr, len: data.len() as u64 })
+    }
+    /// Device to host: fills `out` from `addr`.
+    pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), MemError> {
+        Err(MemError::OutOfBounds { addr, len: out.len() as u64 })
+    }
+    /// Device to device: copies `len` bytes from `src` to `dst` (the ranges may overlap).
+    pub fn copy(&self, dst: u64, src: u64, len: u64) -> Result<(), MemError> {
+        let _ = dst;
+        Err(MemError::OutOfBounds { addr: src, len })
+    }
+    /// memset: `count` elements of `pattern` (1, 2 or 4 bytes: cuMemsetD8/D16/D32) from `addr`.
+    pub fn fill(&self, addr: u64, pattern: &[u8], count: u64) -> Result<(), MemError> {
+        Err(MemError::OutOfBounds { addr, len: pattern.len() as u64 * count })
+    }
+    /// (free, total) bytes, as `cuMemGetInfo`.
+    pub fn info(&self) -> (u64, u64) {
+        (0, 0)
+    }
+}
+
+/// A parsed PTX module: its kernels (`.entry`), functions (`.func`) and module-scope variables.
+pub struct Module {
+    _private: (),
+}
+
+/// PTX the emulator cannot parse or does not support, with the line it stopped at; the driver
+/// returns `CUDA_ERROR_INVALID_PTX` and puts `message` in the JIT error log.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct ParseError {
+    pub line: usize,
+    pub message: String,
+}
+
+/// A kernel's interface and resources, as `cuFuncGetAttribute` reports them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelInfo {
+    pub name: String,
+    /// Each `.param`'s size and alignment in bytes, in order.
+    pub params: Vec<ParamInfo>,
+    /// Bytes of `.shared` the kernel declares statically.
+    pub static_shared_bytes: u32,
+    /// Bytes of `.local` per thread.
+    pub local_bytes: u32,
+    /// Registers per thread (an estimate from the declared registers; for occupancy only).
+    pub registers: u32,
+    /// Most threads per block (`.maxntid` if given, else 1024).
+    pub max_threads_per_block: u32,
+}
+
+/// One kernel parameter's layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamInfo {
+    pub size: u32,
+    pub align: u32,
+}
+
+impl Module {
+    /// Parses PTX text (as `cuModuleLoadData` receives it, without the trailing NUL).
+    pub fn parse(ptx: &str) -> Result<Module, ParseError> {
+        let _ = ptx;
+        Err(ParseError { line: 1, message: "the PTX emulator is not built yet".into() })
+    }
+    /// The kernel (`.entry`) named `name`.
+    pub fn kernel(&self, name: &str) -> Option<KernelInfo> {
+        let _ = name;
+        None
+    }
+    /// Every kernel's name, in the order the PTX declares them.
+    pub fn kernel_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A launch's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchDims {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared_bytes: u32,
+}
+
+/// What one launch executed (for the emulator's own speed measurements).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LaunchStats {
+    /// PTX instructions executed, summed over all threads.
+    pub instructions: u64,
+}
+
+/// What kind of fault a launch ended with; the driver maps each to the `CUresult` hardware gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// An address outside every live allocation / the block's shared window / the thread's local
+    /// memory / the parameter space: `CUDA_ERROR_ILLEGAL_ADDRESS`.
+    IllegalAddress,
+    /// A misaligned access: `CUDA_ERROR_MISALIGNED_ADDRESS`.
+    MisalignedAddress,
+    /// `trap` (Rust's panics and bounds checks): `CUDA_ERROR_LAUNCH_FAILED`... as hardware reports
+    /// it (`CUDA_ERROR_ILLEGAL_INSTRUCTION` on recent drivers; the driver layer decides).
+    Trap,
+    /// A barrier not every non-exited thread of the block reaches, or a `shfl.sync`/`vote.sync`/
+    /// `bar.warp.sync` whose mask names a lane that does not arrive: `CUDA_ERROR_LAUNCH_FAILED`.
+    Divergence,
+    /// A launch the kernel cannot take (too many threads, too much shared memory, wrong parameter
+    /// sizes): `CUDA_ERROR_INVALID_VALUE`; nothing ran.
+    InvalidLaunch,
+    /// An instruction the emulator does not implement: `CUDA_ERROR_NOT_SUPPORTED`.
+    Unsupported,
+}
+
+/// How a launch failed, with a readable reason (kernel, block, thread, instruction, address).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub message: String,
+}
+
+/// Runs `kernel` of `module` over the grid to completion, or to the first fault. `params` holds
+/// one byte slice per kernel parameter (what `cuLaunchKernel`'s `kernelParams` point to), each of
+/// the parameter's size. Blocks may run in parallel on the host's cores.
+pub fn launch(
+    module: &Module,
+    kernel: &str,
+    dims: LaunchDims,
+    params: &[&[u8]],
+    memory: &Memory,
+) -> Result<LaunchStats, Fault> {
+    let _ = (module, dims, params, memory);
+    Err(Fault {
+        kind: FaultKind::Unsupported,
+        message: format!("{kernel}: the PTX emulator is not built yet"),
+    })
+}
