@@ -19,7 +19,7 @@ pub(crate) fn load(ptx: &str) -> Result<Module, ParseError> {
     let mut symbols = HashMap::new();
     let mut globals = Vec::new();
     let mut shared = Vec::new();
-    for (i, v) in ast.variables.iter().enumerate() {
+    for v in &ast.variables {
         if v.space == ".shared" {
             symbols.insert(v.name.as_str(), Symbol::Shared);
             shared.push(v.clone());
