@@ -144,7 +144,7 @@ pub(crate) fn resolve(
     len: u64,
     align: u64,
 ) -> Result<Place, Trouble> {
-    if address % align != 0 {
+    if !address.is_multiple_of(align) {
         return Err(Trouble::new(
             FaultKind::MisalignedAddress,
             format!("misaligned {} access of {len} bytes at {address:#x} (needs {align}-byte alignment)", space_name(space)),
@@ -166,7 +166,7 @@ pub(crate) fn resolve(
     };
     match space {
         Space::Generic => {
-            if address >= SHARED_WINDOW && address < LOCAL_WINDOW {
+            if (SHARED_WINDOW..LOCAL_WINDOW).contains(&address) {
                 return within(SHARED_WINDOW, block.shared_len)
                     .map(|o| Place::Shared(o as usize))
                     .ok_or_else(|| {
@@ -177,7 +177,7 @@ pub(crate) fn resolve(
                     });
             }
             let local = grid.program.local_bytes as usize;
-            if address >= LOCAL_WINDOW && address < LOCAL_WINDOW + (1 << 40) {
+            if (LOCAL_WINDOW..LOCAL_WINDOW + (1 << 40)).contains(&address) {
                 return within(LOCAL_WINDOW, local)
                     .map(|o| Place::Local(t * local + o as usize))
                     .ok_or_else(|| {

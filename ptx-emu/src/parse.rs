@@ -543,7 +543,7 @@ impl Parser {
             });
         }
         while !self.eat(';') {
-            operands.push(self.operand(line)?);
+            operands.push(self.operand()?);
             if !self.eat(',') {
                 self.expect(';')?;
                 break;
@@ -557,15 +557,14 @@ impl Parser {
         })
     }
 
-    fn operand(&mut self, line: usize) -> Result<Operand, ParseError> {
+    fn operand(&mut self) -> Result<Operand, ParseError> {
         if self.eat('[') {
             let mut base = None;
             let mut offset = 0i64;
             if let Some(Tok::Word(_)) = self.peek() {
                 base = Some(self.word()?);
-                if self.eat('+') {
-                    offset = self.number()? as i64;
-                } else if self.is('-') {
+                // `+ n`, `+ -n` or `- n` (number() reads the sign).
+                if self.eat('+') || self.is('-') {
                     offset = self.number()? as i64;
                 }
             } else {
@@ -577,7 +576,7 @@ impl Parser {
         if self.eat('{') {
             let mut items = Vec::new();
             while !self.eat('}') {
-                items.push(self.operand(line)?);
+                items.push(self.operand()?);
                 self.eat(',');
             }
             return Ok(Operand::Vector(items));

@@ -12,7 +12,7 @@ fn edit_kernel(ptx: &str, name: &str, edit: impl Fn(&str) -> Option<String>) -> 
         .find(&format!(".entry {name}("))
         .unwrap_or_else(|| panic!("no kernel {name}"));
     let end = start + ptx[start..].find("\n}\n").expect("kernel end");
-    let body: Vec<String> = ptx[start..end].lines().filter_map(|l| edit(l)).collect();
+    let body: Vec<String> = ptx[start..end].lines().filter_map(edit).collect();
     format!("{}{}{}", &ptx[..start], body.join("\n"), &ptx[end..])
 }
 
