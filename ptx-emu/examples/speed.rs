@@ -8,6 +8,9 @@ use std::time::Instant;
 
 use ferrocuda_ptx_emu::{launch, LaunchDims, Memory, Module};
 
+/// A kernel, its grid and block, and its parameters' bytes.
+type Case = (&'static str, [u32; 3], [u32; 3], Vec<Vec<u8>>);
+
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -43,7 +46,7 @@ fn main() {
     let (a, b, c) = (buffer(n), buffer(n), buffer(n));
     let side = 256u32;
     let m = (side * side) as usize;
-    let mut cases: Vec<(&str, [u32; 3], [u32; 3], Vec<Vec<u8>>)> = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
     let three = |x: [Vec<u8>; 2], y: [Vec<u8>; 2], z: [Vec<u8>; 2]| [x, y, z].concat();
     cases.push((
         "vector_add",
