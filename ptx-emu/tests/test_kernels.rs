@@ -280,3 +280,111 @@ fn math_functions_match_the_host_build() {
         );
     }
 }
+
+#[test]
+fn a_struct_parameter_by_value_and_a_kernel_body_shared_array() {
+    let d = Device::new();
+    let x = random_f32(25, 70);
+    let (bx, out) = (d.upload(&x), d.zeros::<f32>(140));
+    let (scale, offset, low, high, tag) = (2.0f32, 0.25f32, -1.0f32, 1.5f32, 7u32);
+    let map: Vec<u8> = [
+        scale.to_bits(),
+        offset.to_bits(),
+        low.to_bits(),
+        high.to_bits(),
+        tag,
+    ]
+    .iter()
+    .flat_map(|v| v.to_le_bytes())
+    .collect();
+    d.launch(
+        test_kernels(),
+        "apply_affine",
+        [3, 1, 1],
+        [32, 1, 1],
+        0,
+        &[Arg::Slice(bx), Arg::Value(map), Arg::Slice(out)],
+    )
+    .unwrap();
+    let got = d.download::<f32>(out);
+    for (i, &v) in x.iter().enumerate() {
+        assert_eq!(
+            got[2 * i],
+            v.mul_add(scale, offset).clamp(low, high),
+            "value {i}"
+        );
+        assert_eq!(got[2 * i + 1], (i as u32 + tag) as f32, "tag {i}");
+    }
+    // A parameter of the wrong size is refused before anything runs.
+    let fault = d
+        .launch(
+            test_kernels(),
+            "apply_affine",
+            [1, 1, 1],
+            [32, 1, 1],
+            0,
+            &[Arg::Slice(bx), Arg::Value(vec![0; 16]), Arg::Slice(out)],
+        )
+        .unwrap_err();
+    assert_eq!(
+        fault.kind,
+        ferrocuda_ptx_emu::FaultKind::InvalidLaunch,
+        "{fault}"
+    );
+
+    let out = d.zeros::<f32>(70);
+    d.launch(
+        test_kernels(),
+        "local_const_shared",
+        [3, 1, 1],
+        [32, 1, 1],
+        0,
+        &[Arg::Slice(bx), Arg::Slice(out)],
+    )
+    .unwrap();
+    let got = d.download::<f32>(out);
+    for i in 0..70 {
+        let source = i / 32 * 32 + 31 - i % 32;
+        assert_eq!(
+            got[i],
+            if source < 70 { x[source] } else { 0.0 },
+            "element {i}"
+        );
+    }
+}
+
+/// `.local` memory as LLVM emits it for a stack array: a depot, %SPL and a generic %SP. Each
+/// thread has its own; an access past the depot faults.
+#[test]
+fn local_memory_is_per_thread_and_bounded() {
+    let kernel = |index: &str| {
+        format!(
+            ".version 7.0\n.target sm_70\n.address_size 64\n\
+             .visible .entry k(.param .u64 out)\n{{\n.local .align 4 .b8 __local_depot0[16];\n\
+             .reg .b64 %SP;\n.reg .b64 %SPL;\n.reg .b32 %r<4>;\n.reg .b64 %rd<6>;\n\
+             mov.u64 %SPL, __local_depot0;\ncvta.local.u64 %SP, %SPL;\nmov.u32 %r1, %tid.x;\n\
+             st.local.u32 [%SPL+12], %r1;\nmul.wide.u32 %rd1, {index}, 4;\nadd.s64 %rd2, %SP, %rd1;\n\
+             ld.u32 %r2, [%rd2];\nld.param.u64 %rd3, [out];\nmul.wide.u32 %rd4, %r1, 4;\nadd.s64 %rd5, %rd3, %rd4;\n\
+             st.global.u32 [%rd5], %r2;\nret;\n}}\n"
+        )
+    };
+    let d = Device::new();
+    let out = d.zeros::<u32>(64);
+    let good = ferrocuda_ptx_emu::Module::parse(&kernel("3")).unwrap();
+    assert_eq!(good.kernel("k").unwrap().local_bytes, 16);
+    d.launch(&good, "k", [1, 1, 1], [64, 1, 1], 0, &[value(out.addr)])
+        .unwrap();
+    assert_eq!(
+        d.download::<u32>(out),
+        (0..64).collect::<Vec<u32>>(),
+        "each thread reads its own slot"
+    );
+    let past = ferrocuda_ptx_emu::Module::parse(&kernel("4")).unwrap();
+    let fault = d
+        .launch(&past, "k", [1, 1, 1], [64, 1, 1], 0, &[value(out.addr)])
+        .unwrap_err();
+    assert!(
+        fault.message.contains("16 bytes of local memory"),
+        "{fault}"
+    );
+}
