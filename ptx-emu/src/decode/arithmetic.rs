@@ -1,0 +1,339 @@
+//! Decoding arithmetic, logic, comparison, conversion and `mov` instructions.
+
+use super::*;
+
+impl<'a> Decoder<'a> {
+    pub(super) fn arithmetic(&mut self, scope: &mut Scope<'a>, c: &Opcode) -> Result<Op, String> {
+        let (parts, o, last_ty, ftz) = (&c.parts, c.operands, c.last_ty(), c.has("ftz"));
+        let (has, need, round, unsupported) = (
+            |m: &str| c.has(m),
+            |n: usize| c.need(n),
+            || c.round(),
+            || c.unsupported(),
+        );
+        Ok(match parts[0] {
+            "mov" => {
+                need(2)?;
+                let t = last_ty.ok_or_else(unsupported)?;
+                if let Operand::Vector(items) = &o[0] {
+                    let (n, bits) = pieces(t, items.len())?;
+                    let mut d = [0; 4];
+                    for (k, item) in items.iter().enumerate() {
+                        d[k] = self.dst(scope, item)?;
+                    }
+                    return Ok(Op::Unpack {
+                        d,
+                        n,
+                        bits,
+                        a: self.src(scope, &o[1], t)?,
+                    });
+                }
+                let d = self.dst(scope, &o[0])?;
+                if let Operand::Vector(items) = &o[1] {
+                    let (n, bits) = pieces(t, items.len())?;
+                    let piece = Ty {
+                        kind: Kind::Unsigned,
+                        bytes: bits / 8,
+                    };
+                    let mut s = [Src::Imm(0); 4];
+                    for (k, item) in items.iter().enumerate() {
+                        s[k] = self.src(scope, item, piece)?;
+                    }
+                    return Ok(Op::Pack { d, s, n, bits });
+                }
+                if let Operand::Name(n) = &o[1] {
+                    if let Some(which) = special(n) {
+                        return Ok(Op::Special { d, which });
+                    }
+                }
+                Op::Mov {
+                    d,
+                    a: self.src(scope, &o[1], t)?,
+                }
+            }
+            "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
+            | "shl" | "shr" | "copysign" => {
+                need(3)?;
+                let t = last_ty.ok_or_else(unsupported)?;
+                let d = self.dst(scope, &o[0])?;
+                let shift = matches!(parts[0], "shl" | "shr");
+                let b_ty = if shift {
+                    Ty {
+                        kind: Kind::Unsigned,
+                        bytes: 4,
+                    }
+                } else {
+                    t
+                };
+                if parts[0] == "mul" && has("wide") {
+                    let (a, b) = (self.src(scope, &o[1], t)?, self.src(scope, &o[2], t)?);
+                    return Ok(Op::MulWide { ty: t, d, a, b });
+                }
+                let (a, b) = (self.src(scope, &o[1], t)?, self.src(scope, &o[2], b_ty)?);
+                match t.kind {
+                    Kind::Float => {
+                        let op = match parts[0] {
+                            "add" => FloatOp::Add,
+                            "sub" => FloatOp::Sub,
+                            "mul" => FloatOp::Mul,
+                            "div" => FloatOp::Div,
+                            "min" => FloatOp::Min,
+                            "max" => FloatOp::Max,
+                            "copysign" => FloatOp::Copysign,
+                            _ => return Err(unsupported()),
+                        };
+                        if op == FloatOp::Div && (has("approx") || has("full")) && t.bytes == 4 {
+                            // div.approx/.full.f32: within 2 ulp; the correctly rounded quotient is.
+                        }
+                        Op::Float {
+                            op,
+                            f64: t.bytes == 8,
+                            round: round(),
+                            ftz,
+                            d,
+                            a,
+                            b,
+                        }
+                    }
+                    Kind::Pred => {
+                        let op = match parts[0] {
+                            "and" => BoolOp::And,
+                            "or" => BoolOp::Or,
+                            "xor" => BoolOp::Xor,
+                            _ => return Err(unsupported()),
+                        };
+                        Op::PredLogic { op, d, a, b }
+                    }
+                    _ => {
+                        let op = match parts[0] {
+                            "add" => IntOp::Add,
+                            "sub" => IntOp::Sub,
+                            "mul" if has("hi") => IntOp::MulHi,
+                            "mul" => IntOp::MulLo,
+                            "div" => IntOp::Div,
+                            "rem" => IntOp::Rem,
+                            "min" => IntOp::Min,
+                            "max" => IntOp::Max,
+                            "and" => IntOp::And,
+                            "or" => IntOp::Or,
+                            "xor" => IntOp::Xor,
+                            "shl" => IntOp::Shl,
+                            "shr" => IntOp::Shr,
+                            _ => return Err(unsupported()),
+                        };
+                        if has("sat") || has("cc") || parts[0] == "addc" {
+                            return Err(unsupported());
+                        }
+                        Op::Int { op, ty: t, d, a, b }
+                    }
+                }
+            }
+            "not" | "neg" | "abs" | "popc" | "clz" | "brev" | "sqrt" | "rcp" | "rsqrt" | "ex2"
+            | "lg2" | "sin" | "cos" => {
+                need(2)?;
+                let t = last_ty.ok_or_else(unsupported)?;
+                let d = self.dst(scope, &o[0])?;
+                let a = self.src(scope, &o[1], t)?;
+                match t.kind {
+                    Kind::Float => {
+                        let approx = has("approx");
+                        let op = match parts[0] {
+                            "neg" => FloatUnOp::Neg,
+                            "abs" => FloatUnOp::Abs,
+                            "sqrt" if approx => FloatUnOp::SqrtApprox,
+                            "sqrt" => FloatUnOp::Sqrt,
+                            "rcp" if approx => FloatUnOp::RcpApprox,
+                            "rcp" => FloatUnOp::Rcp,
+                            "rsqrt" => FloatUnOp::Rsqrt,
+                            "ex2" => FloatUnOp::Ex2,
+                            "lg2" => FloatUnOp::Lg2,
+                            "sin" => FloatUnOp::Sin,
+                            "cos" => FloatUnOp::Cos,
+                            _ => return Err(unsupported()),
+                        };
+                        Op::FloatUn {
+                            op,
+                            f64: t.bytes == 8,
+                            ftz,
+                            d,
+                            a,
+                        }
+                    }
+                    Kind::Pred if parts[0] == "not" => Op::PredLogic {
+                        op: BoolOp::Xor,
+                        d,
+                        a,
+                        b: Src::Imm(1),
+                    },
+                    _ => {
+                        let op = match parts[0] {
+                            "not" => UnOp::Not,
+                            "neg" => UnOp::Neg,
+                            "abs" => UnOp::Abs,
+                            "popc" => UnOp::Popc,
+                            "clz" => UnOp::Clz,
+                            "brev" => UnOp::Brev,
+                            _ => return Err(unsupported()),
+                        };
+                        Op::IntUn { op, ty: t, d, a }
+                    }
+                }
+            }
+            "fma" | "mad" => {
+                need(4)?;
+                let t = last_ty.ok_or_else(unsupported)?;
+                let d = self.dst(scope, &o[0])?;
+                let wide = has("wide");
+                let c_ty = if wide {
+                    Ty {
+                        bytes: t.bytes * 2,
+                        ..t
+                    }
+                } else {
+                    t
+                };
+                let (a, b, c) = (
+                    self.src(scope, &o[1], t)?,
+                    self.src(scope, &o[2], t)?,
+                    self.src(scope, &o[3], c_ty)?,
+                );
+                if t.kind == Kind::Float {
+                    Op::Fma {
+                        f64: t.bytes == 8,
+                        round: round(),
+                        ftz,
+                        d,
+                        a,
+                        b,
+                        c,
+                    }
+                } else {
+                    Op::Mad {
+                        hi: has("hi"),
+                        wide,
+                        ty: t,
+                        d,
+                        a,
+                        b,
+                        c,
+                    }
+                }
+            }
+            "selp" => {
+                need(4)?;
+                let t = last_ty.ok_or_else(unsupported)?;
+                let d = self.dst(scope, &o[0])?;
+                let pred = Ty {
+                    kind: Kind::Pred,
+                    bytes: 1,
+                };
+                Op::Selp {
+                    d,
+                    a: self.src(scope, &o[1], t)?,
+                    b: self.src(scope, &o[2], t)?,
+                    p: self.src(scope, &o[3], pred)?,
+                }
+            }
+            "setp" => {
+                need(3)?;
+                let t = last_ty.ok_or_else(unsupported)?;
+                let cmp = compare(parts[1]).ok_or_else(unsupported)?;
+                let (d, not_d) = match &o[0] {
+                    Operand::Pair(p, q) => (
+                        self.register(scope, p)?,
+                        Some(self.dst(scope, &Operand::Name(q.clone()))?),
+                    ),
+                    other => (self.dst(scope, other)?, None),
+                };
+                let (a, b) = (self.src(scope, &o[1], t)?, self.src(scope, &o[2], t)?);
+                let combine = if let Some(bool_op) = parts.iter().find_map(|p| bool_op(p)) {
+                    need(4)?;
+                    let (c, negate) = self.pred_src(scope, &o[3])?;
+                    Some((bool_op, c, negate))
+                } else {
+                    None
+                };
+                Op::Setp {
+                    cmp,
+                    ty: t,
+                    d,
+                    not_d,
+                    a,
+                    b,
+                    combine,
+                }
+            }
+            "cvt" => {
+                need(2)?;
+                let n = parts.len();
+                let (to, from) = (
+                    ty(parts[n - 2]).ok_or_else(unsupported)?,
+                    ty(parts[n - 1]).ok_or_else(unsupported)?,
+                );
+                let int_round = ["rni", "rzi", "rmi", "rpi"].iter().any(|m| has(m));
+                let float_round = ["rn", "rz", "rm", "rp"].iter().any(|m| has(m));
+                let d = self.dst(scope, &o[0])?;
+                let a = self.src(scope, &o[1], from)?;
+                let r = (int_round || float_round).then(round);
+                Op::Cvt {
+                    to,
+                    from,
+                    round: r,
+                    int_round,
+                    sat: has("sat"),
+                    ftz,
+                    d,
+                    a,
+                }
+            }
+            "cvta" => {
+                need(2)?;
+                let to = has("to");
+                let space = space_of(parts).ok_or_else(unsupported)?;
+                let d = self.dst(scope, &o[0])?;
+                Op::Cvta {
+                    to,
+                    space,
+                    d,
+                    a: self.src(
+                        scope,
+                        &o[1],
+                        Ty {
+                            kind: Kind::Unsigned,
+                            bytes: 8,
+                        },
+                    )?,
+                }
+            }
+            "bfe" | "bfi" => {
+                let t = last_ty.ok_or_else(unsupported)?;
+                let u32t = Ty {
+                    kind: Kind::Unsigned,
+                    bytes: 4,
+                };
+                let d = self.dst(scope, &o[0])?;
+                if parts[0] == "bfe" {
+                    need(4)?;
+                    Op::Bfe {
+                        ty: t,
+                        d,
+                        a: self.src(scope, &o[1], t)?,
+                        pos: self.src(scope, &o[2], u32t)?,
+                        len: self.src(scope, &o[3], u32t)?,
+                    }
+                } else {
+                    need(5)?;
+                    Op::Bfi {
+                        ty: t,
+                        d,
+                        a: self.src(scope, &o[1], t)?,
+                        b: self.src(scope, &o[2], t)?,
+                        pos: self.src(scope, &o[3], u32t)?,
+                        len: self.src(scope, &o[4], u32t)?,
+                    }
+                }
+            }
+            _ => return Err(unsupported()),
+        })
+    }
+}

@@ -1,0 +1,616 @@
+//! Syntax tree to [`Program`]: each kernel with the functions it calls, decoded once at module
+//! load so that running is a loop over compact instructions.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::ir::*;
+use crate::parse::{err, Function, Instruction, Operand, Statement, Variable};
+use crate::ParseError;
+
+mod arithmetic;
+mod control;
+
+/// What a module-scope symbol stands for when used as a value or address.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Symbol {
+    /// A `.global`/`.const` variable's device address.
+    Global(u64),
+    /// A `.shared` variable (by index into the module's variables).
+    Shared,
+}
+
+pub(crate) struct ModuleSymbols<'a> {
+    pub symbols: HashMap<&'a str, Symbol>,
+    pub shared: &'a [Variable],
+    pub functions: HashMap<&'a str, &'a Function>,
+    pub source: Arc<Vec<String>>,
+}
+
+fn ty(name: &str) -> Option<Ty> {
+    let (kind, bits) = match name.as_bytes().first()? {
+        b'b' | b'u' => (Kind::Unsigned, &name[1..]),
+        b's' => (Kind::Signed, &name[1..]),
+        b'f' => (Kind::Float, &name[1..]),
+        b'p' if name == "pred" => {
+            return Some(Ty {
+                kind: Kind::Pred,
+                bytes: 1,
+            })
+        }
+        _ => return None,
+    };
+    let bytes = match bits {
+        "8" => 1,
+        "16" => 2,
+        "32" => 4,
+        "64" => 8,
+        _ => return None,
+    };
+    Some(Ty { kind, bytes })
+}
+
+fn mask(bytes: u8) -> u64 {
+    if bytes >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (bytes * 8)) - 1
+    }
+}
+
+/// Decodes the kernel `entry` with every function it reaches.
+pub(crate) fn decode_kernel(
+    module: &ModuleSymbols,
+    entry: &Function,
+) -> Result<Program, ParseError> {
+    // The functions the kernel reaches, entry first; a cycle marks the program recursive.
+    let mut order: Vec<&Function> = vec![entry];
+    let mut recursive = false;
+    let mut seen: HashSet<&str> = HashSet::from([entry.name.as_str()]);
+    let mut i = 0;
+    while i < order.len() {
+        for callee in callees(order[i]) {
+            let function = module.functions.get(callee).ok_or_else(|| {
+                err(
+                    order[i].line,
+                    &format!("call to {callee}, which has no body in this module"),
+                )
+            })?;
+            if seen.insert(&function.name) {
+                order.push(function);
+            } else if callee == order[i].name || reaches(module, callee, &order[i].name) {
+                recursive = true;
+            }
+        }
+        i += 1;
+    }
+    let mut d = Decoder {
+        module,
+        program: Program {
+            name: entry.name.clone(),
+            code: Vec::new(),
+            calls: Vec::new(),
+            tables: Vec::new(),
+            registers: 0,
+            frame_param_bytes: 0,
+            params: Vec::new(),
+            param_bytes: 0,
+            static_shared_bytes: 0,
+            dynamic_shared_offset: 0,
+            local_bytes: 0,
+            recursive,
+            source: module.source.clone(),
+        },
+        shared_offsets: HashMap::new(),
+        function_params: HashMap::new(),
+        call_fixups: Vec::new(),
+        starts: HashMap::new(),
+    };
+    d.lay_out_shared(&order);
+    for (offset, param) in layout(&entry.params, 0) {
+        d.program.params.push((offset, param.bytes));
+        d.program.param_bytes = offset + param.bytes;
+    }
+    for function in &order[1..] {
+        let params = d.frame_params(&function.params);
+        let returns = d.frame_params(&function.returns);
+        d.function_params.insert(&function.name, (params, returns));
+    }
+    for function in &order {
+        d.starts.insert(&function.name, d.program.code.len() as u32);
+        d.function(function)?;
+    }
+    for (site, name) in std::mem::take(&mut d.call_fixups) {
+        d.program.calls[site].target = d.starts[name];
+    }
+    Ok(d.program)
+}
+
+fn callees(function: &Function) -> impl Iterator<Item = &str> {
+    function
+        .body
+        .iter()
+        .filter_map(|statement| match statement {
+            Statement::Instruction(i) if i.opcode[0] == "call" => {
+                i.operands.iter().find_map(|o| match o {
+                    Operand::Name(n) => Some(n.as_str()),
+                    _ => None,
+                })
+            }
+            _ => None,
+        })
+}
+
+fn reaches(module: &ModuleSymbols, from: &str, to: &str) -> bool {
+    let mut stack = vec![from];
+    let mut seen = HashSet::new();
+    while let Some(name) = stack.pop() {
+        if name == to {
+            return true;
+        }
+        if seen.insert(name) {
+            if let Some(f) = module.functions.get(name) {
+                stack.extend(callees(f));
+            }
+        }
+    }
+    false
+}
+
+/// Offsets for `variables` laid out from `start`, each at its alignment.
+fn layout(variables: &[Variable], start: u32) -> Vec<(u32, &Variable)> {
+    let mut at = start;
+    variables
+        .iter()
+        .map(|v| {
+            let offset = at.next_multiple_of(v.align);
+            at = offset + v.bytes;
+            (offset, v)
+        })
+        .collect()
+}
+
+/// (offset, size) of each parameter or return value in the frame-parameter space.
+type Slots = Vec<(u32, u32)>;
+
+struct Decoder<'a> {
+    module: &'a ModuleSymbols<'a>,
+    program: Program,
+    shared_offsets: HashMap<&'a str, u32>,
+    /// Each called function's parameter and return-value offsets in the frame-parameter space.
+    function_params: HashMap<&'a str, (Slots, Slots)>,
+    call_fixups: Vec<(usize, &'a str)>,
+    starts: HashMap<&'a str, u32>,
+}
+
+/// One function's names while decoding it.
+#[derive(Default)]
+struct Scope<'a> {
+    registers: HashMap<String, Reg>,
+    params: HashMap<&'a str, (Space, u32)>,
+    local: HashMap<&'a str, u32>,
+    shared: HashMap<&'a str, u32>,
+    labels: HashMap<&'a str, u32>,
+    tables: HashMap<&'a str, u32>,
+    branch_fixups: Vec<(usize, &'a str, u32)>,
+    table_fixups: Vec<(usize, &'a [String], u32)>,
+}
+
+impl<'a> Decoder<'a> {
+    fn lay_out_shared(&mut self, functions: &[&'a Function]) {
+        let used: HashSet<&str> = functions
+            .iter()
+            .flat_map(|f| f.body.iter())
+            .filter_map(|s| match s {
+                Statement::Instruction(i) => Some(i),
+                _ => None,
+            })
+            .flat_map(|i| i.operands.iter())
+            .filter_map(|o| match o {
+                Operand::Name(n) | Operand::Address { base: Some(n), .. } => Some(n.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut at = 0u32;
+        let mut dynamic = Vec::new();
+        for v in self
+            .module
+            .shared
+            .iter()
+            .filter(|v| used.contains(v.name.as_str()))
+        {
+            if v.bytes == 0 {
+                dynamic.push(v.name.as_str());
+                continue;
+            }
+            let offset = at.next_multiple_of(v.align);
+            self.shared_offsets.insert(&v.name, offset);
+            at = offset + v.bytes;
+        }
+        self.program.static_shared_bytes = at;
+        self.program.dynamic_shared_offset = at.next_multiple_of(16);
+        for name in dynamic {
+            self.shared_offsets
+                .insert(name, self.program.dynamic_shared_offset);
+        }
+    }
+
+    fn frame_params(&mut self, params: &[Variable]) -> Vec<(u32, u32)> {
+        let placed = layout(params, self.program.frame_param_bytes);
+        let out: Vec<(u32, u32)> = placed.iter().map(|(o, v)| (*o, v.bytes)).collect();
+        if let Some((o, v)) = placed.last() {
+            self.program.frame_param_bytes = o + v.bytes;
+        }
+        out
+    }
+
+    fn new_register(&mut self) -> Reg {
+        self.program.registers += 1;
+        self.program.registers - 1
+    }
+
+    fn function(&mut self, function: &'a Function) -> Result<(), ParseError> {
+        let mut scope = Scope::default();
+        if function.is_entry {
+            for ((offset, _), p) in self.program.params.iter().zip(&function.params) {
+                scope.params.insert(&p.name, (Space::KernelParam, *offset));
+            }
+        } else {
+            let (params, returns) = &self.function_params[function.name.as_str()];
+            let declared = function
+                .params
+                .iter()
+                .zip(params)
+                .chain(function.returns.iter().zip(returns));
+            for (p, (offset, _)) in declared {
+                scope.params.insert(&p.name, (Space::FrameParam, *offset));
+            }
+        }
+        for statement in &function.body {
+            match statement {
+                Statement::Reg { names, .. } => {
+                    for (name, count) in names {
+                        match count {
+                            Some(n) => {
+                                for k in 0..*n {
+                                    let r = self.new_register();
+                                    scope.registers.insert(format!("{name}{k}"), r);
+                                }
+                            }
+                            None => {
+                                if !scope.registers.contains_key(name) {
+                                    let r = self.new_register();
+                                    scope.registers.insert(name.clone(), r);
+                                }
+                            }
+                        }
+                    }
+                }
+                Statement::Var(v) => match v.space.as_str() {
+                    ".param" => {
+                        let offset = self.frame_params(std::slice::from_ref(v))[0].0;
+                        scope.params.insert(&v.name, (Space::FrameParam, offset));
+                    }
+                    ".local" => {
+                        let offset = self.program.local_bytes.next_multiple_of(v.align);
+                        self.program.local_bytes = offset + v.bytes;
+                        scope.local.insert(&v.name, offset);
+                    }
+                    _ => {
+                        let offset = self.program.dynamic_shared_offset.next_multiple_of(v.align);
+                        self.program.static_shared_bytes = offset + v.bytes;
+                        self.program.dynamic_shared_offset =
+                            self.program.static_shared_bytes.next_multiple_of(16);
+                        scope.shared.insert(&v.name, offset);
+                    }
+                },
+                Statement::Label(name, _) => {
+                    scope.labels.insert(name, self.program.code.len() as u32);
+                }
+                Statement::BranchTargets { name, labels, line } => {
+                    let table = self.program.tables.len();
+                    self.program.tables.push(Vec::new());
+                    scope.tables.insert(name, table as u32);
+                    scope.table_fixups.push((table, labels, *line as u32));
+                }
+                Statement::Instruction(i) => {
+                    let op = match self.instruction(&mut scope, i) {
+                        Ok(op) => op,
+                        Err(m) if m.starts_with("unsupported") => Op::Unsupported(m.into()),
+                        Err(m) => return Err(err(i.line, &m)),
+                    };
+                    let guard = match &i.guard {
+                        Some((p, negated)) => Some((
+                            self.register(&scope, p).map_err(|m| err(i.line, &m))?,
+                            *negated,
+                        )),
+                        None => None,
+                    };
+                    self.program.code.push(Instr {
+                        guard,
+                        op,
+                        line: i.line as u32,
+                    });
+                }
+            }
+        }
+        for (at, label, line) in std::mem::take(&mut scope.branch_fixups) {
+            let target = *scope
+                .labels
+                .get(label)
+                .ok_or_else(|| err(line as usize, &format!("no label {label}")))?;
+            if let Op::Bra { target: t } = &mut self.program.code[at].op {
+                *t = target;
+            }
+        }
+        for (table, labels, line) in std::mem::take(&mut scope.table_fixups) {
+            let targets = labels
+                .iter()
+                .map(|l| {
+                    scope
+                        .labels
+                        .get(l.as_str())
+                        .copied()
+                        .ok_or_else(|| err(line as usize, &format!("no label {l}")))
+                })
+                .collect::<Result<Vec<u32>, ParseError>>()?;
+            self.program.tables[table] = targets;
+        }
+        Ok(())
+    }
+
+    fn register(&self, scope: &Scope, name: &str) -> Result<Reg, String> {
+        scope
+            .registers
+            .get(name)
+            .copied()
+            .ok_or_else(|| format!("{name} is not a declared register"))
+    }
+
+    /// A symbol used as a value: its address in its own space.
+    fn symbol_value(&self, scope: &Scope, name: &str) -> Option<u64> {
+        if let Some(&o) = scope.shared.get(name).or(self.shared_offsets.get(name)) {
+            return Some(o as u64);
+        }
+        if let Some(&o) = scope.local.get(name) {
+            return Some(o as u64);
+        }
+        match self.module.symbols.get(name) {
+            Some(Symbol::Global(address)) => Some(*address),
+            _ => None,
+        }
+    }
+
+    fn src(&mut self, scope: &Scope, operand: &Operand, t: Ty) -> Result<Src, String> {
+        match operand {
+            Operand::Imm(v) => Ok(Src::Imm(v & mask(t.bytes))),
+            Operand::Name(n) if n == "_" => Ok(Src::Reg(self.new_register())),
+            Operand::Name(n) => match scope.registers.get(n.as_str()) {
+                Some(&r) => Ok(Src::Reg(r)),
+                None => self
+                    .symbol_value(scope, n)
+                    .map(Src::Imm)
+                    .ok_or_else(|| format!("unknown operand {n}")),
+            },
+            other => Err(format!("unexpected operand {other:?}")),
+        }
+    }
+
+    fn dst(&mut self, scope: &Scope, operand: &Operand) -> Result<Reg, String> {
+        match operand {
+            Operand::Name(n) if n == "_" => Ok(self.new_register()),
+            Operand::Name(n) => self.register(scope, n),
+            other => Err(format!("expected a destination register, found {other:?}")),
+        }
+    }
+
+    fn addr(&self, scope: &Scope, operand: &Operand, space: Space) -> Result<Addr, String> {
+        let Operand::Address { base, offset } = operand else {
+            return Err(format!("expected an address, found {operand:?}"));
+        };
+        let Some(base) = base else {
+            return Ok(Addr {
+                space,
+                base: None,
+                offset: *offset,
+            });
+        };
+        if let Some(&r) = scope.registers.get(base.as_str()) {
+            if matches!(space, Space::KernelParam | Space::FrameParam) {
+                return Err("parameter addresses in registers are not supported".into());
+            }
+            return Ok(Addr {
+                space,
+                base: Some(r),
+                offset: *offset,
+            });
+        }
+        if let Some(&(param_space, o)) = scope.params.get(base.as_str()) {
+            if matches!(space, Space::KernelParam | Space::FrameParam) {
+                return Ok(Addr {
+                    space: param_space,
+                    base: None,
+                    offset: o as i64 + offset,
+                });
+            }
+        }
+        match self.symbol_value(scope, base) {
+            Some(v) => Ok(Addr {
+                space,
+                base: None,
+                offset: (v as i64).wrapping_add(*offset),
+            }),
+            None => Err(format!("unknown address base {base}")),
+        }
+    }
+
+    fn instruction(&mut self, scope: &mut Scope<'a>, i: &'a Instruction) -> Result<Op, String> {
+        let c = Opcode {
+            parts: i.opcode.iter().map(String::as_str).collect(),
+            operands: &i.operands,
+            instruction: i,
+        };
+        match c.parts[0] {
+            "ld" | "st" | "ldu" | "atom" | "red" | "bra" | "brx" | "call" | "ret" | "exit"
+            | "trap" | "brkpt" | "membar" | "fence" | "bar" | "barrier" | "shfl" | "vote" => {
+                self.control(scope, &c)
+            }
+            _ => self.arithmetic(scope, &c),
+        }
+    }
+
+    fn pred_src(&mut self, scope: &Scope, operand: &Operand) -> Result<(Src, bool), String> {
+        let pred = Ty {
+            kind: Kind::Pred,
+            bytes: 1,
+        };
+        match operand {
+            Operand::Not(n) => Ok((Src::Reg(self.register(scope, n)?), true)),
+            other => Ok((self.src(scope, other, pred)?, false)),
+        }
+    }
+}
+
+/// An instruction's opcode split at its dots, with its operands.
+struct Opcode<'a> {
+    parts: Vec<&'a str>,
+    operands: &'a [Operand],
+    instruction: &'a Instruction,
+}
+
+impl Opcode<'_> {
+    fn has(&self, modifier: &str) -> bool {
+        self.parts[1..].contains(&modifier)
+    }
+    /// The type the opcode ends with.
+    fn last_ty(&self) -> Option<Ty> {
+        self.parts.last().and_then(|p| ty(p))
+    }
+    fn need(&self, n: usize) -> Result<(), String> {
+        if self.operands.len() < n {
+            Err(format!(
+                "{} needs {n} operands",
+                self.instruction.opcode.join(".")
+            ))
+        } else {
+            Ok(())
+        }
+    }
+    fn round(&self) -> Round {
+        if self.has("rz") || self.has("rzi") {
+            Round::Zero
+        } else if self.has("rm") || self.has("rmi") {
+            Round::Down
+        } else if self.has("rp") || self.has("rpi") {
+            Round::Up
+        } else {
+            Round::Nearest
+        }
+    }
+    /// The error that makes the instruction an [`Op::Unsupported`] (a fault when it runs).
+    fn unsupported(&self) -> String {
+        format!(
+            "unsupported instruction {}",
+            self.instruction.opcode.join(".")
+        )
+    }
+}
+
+/// A `mov` between a `t` register and `count` pieces: how many and their bits.
+fn pieces(t: Ty, count: usize) -> Result<(u8, u8), String> {
+    let bits = t.bytes as usize * 8 / count.max(1);
+    if !(count == 2 || count == 4) || bits < 8 {
+        return Err(format!("mov of {count} pieces into {} bits", t.bytes * 8));
+    }
+    Ok((count as u8, bits as u8))
+}
+
+fn space_of(parts: &[&str]) -> Option<Space> {
+    parts[1..].iter().find_map(|p| match *p {
+        "global" => Some(Space::Global),
+        "shared" => Some(Space::Shared),
+        "local" => Some(Space::Local),
+        "param" => Some(Space::KernelParam),
+        "const" => Some(Space::Global),
+        _ => None,
+    })
+}
+
+fn compare(name: &str) -> Option<Cmp> {
+    Some(match name {
+        "eq" => Cmp::Eq,
+        "ne" => Cmp::Ne,
+        "lt" | "lo" => Cmp::Lt,
+        "le" | "ls" => Cmp::Le,
+        "gt" | "hi" => Cmp::Gt,
+        "ge" | "hs" => Cmp::Ge,
+        "equ" => Cmp::Equ,
+        "neu" => Cmp::Neu,
+        "ltu" => Cmp::Ltu,
+        "leu" => Cmp::Leu,
+        "gtu" => Cmp::Gtu,
+        "geu" => Cmp::Geu,
+        "num" => Cmp::Num,
+        "nan" => Cmp::Nan,
+        _ => return None,
+    })
+}
+
+fn bool_op(name: &str) -> Option<BoolOp> {
+    Some(match name {
+        "and" => BoolOp::And,
+        "or" => BoolOp::Or,
+        "xor" => BoolOp::Xor,
+        _ => return None,
+    })
+}
+
+fn atom_op(name: &str) -> Option<AtomOp> {
+    Some(match name {
+        "add" => AtomOp::Add,
+        "min" => AtomOp::Min,
+        "max" => AtomOp::Max,
+        "exch" => AtomOp::Exch,
+        "cas" => AtomOp::Cas,
+        "and" => AtomOp::And,
+        "or" => AtomOp::Or,
+        "xor" => AtomOp::Xor,
+        "inc" => AtomOp::Inc,
+        "dec" => AtomOp::Dec,
+        _ => return None,
+    })
+}
+
+fn special(name: &str) -> Option<Special> {
+    let axis = |s: &str| match s {
+        "x" => Some(0),
+        "y" => Some(1),
+        "z" => Some(2),
+        _ => None,
+    };
+    let (base, field) = name
+        .split_once('.')
+        .map_or((name, None), |(b, f)| (b, Some(f)));
+    Some(match (base, field) {
+        ("%tid", Some(f)) => Special::Tid(axis(f)?),
+        ("%ntid", Some(f)) => Special::Ntid(axis(f)?),
+        ("%ctaid", Some(f)) => Special::Ctaid(axis(f)?),
+        ("%nctaid", Some(f)) => Special::Nctaid(axis(f)?),
+        ("%laneid", None) => Special::LaneId,
+        ("%warpid", None) => Special::WarpId,
+        ("%nwarpid", None) => Special::NWarpId,
+        ("%dynamic_smem_size", None) => Special::DynamicSmem,
+        ("%total_smem_size", None) => Special::TotalSmem,
+        ("%lanemask_eq", None) => Special::LaneMaskEq,
+        ("%lanemask_lt", None) => Special::LaneMaskLt,
+        ("%lanemask_le", None) => Special::LaneMaskLe,
+        ("%lanemask_gt", None) => Special::LaneMaskGt,
+        ("%lanemask_ge", None) => Special::LaneMaskGe,
+        ("%clock", None) => Special::Clock,
+        ("%clock64", None) => Special::Clock64,
+        ("%globaltimer", None) => Special::GlobalTimer,
+        ("%smid", None) => Special::SmId,
+        ("%gridid" | "%nsmid", None) => Special::Zero,
+        _ => return None,
+    })
+}
