@@ -53,7 +53,7 @@
 //! `serde_json` and `logos` into a library (the evaluation, both parsers, built in about 4 minutes
 //! in release here, where CI has 2 cores), and every instruction would still need mapping to our
 //! form. `singe-ptx` 0.1.0-alpha.7 stops at the first `.entry` (`TrailingInput`). LLVM's PTX is regular: our parser
-//! (`parse.rs`, about 700 lines) reads it, inline-assembly scopes included, and says on which
+//! (`parse/`, about 700 lines) reads it, inline-assembly scopes included, and says on which
 //! line it stopped.
 
 mod arith;

@@ -343,13 +343,9 @@ fn a_struct_parameter_by_value_and_a_kernel_body_shared_array() {
     )
     .unwrap();
     let got = d.download::<f32>(out);
-    for i in 0..70 {
+    for (i, &g) in got.iter().enumerate() {
         let source = i / 32 * 32 + 31 - i % 32;
-        assert_eq!(
-            got[i],
-            if source < 70 { x[source] } else { 0.0 },
-            "element {i}"
-        );
+        assert_eq!(g, if source < 70 { x[source] } else { 0.0 }, "element {i}");
     }
 }
 
