@@ -35,6 +35,20 @@ pub(crate) struct Race {
     pub other_wrote: bool,
 }
 
+/// The byte's last write, if another thread made it in this epoch and no warp synchronisation
+/// of the same warp orders it before thread `t`'s access, is a race.
+#[inline]
+fn check_last_write(s: &Shadow, t: u16, warp: u16, epoch: u32, sync: u32) -> Result<(), Race> {
+    let ordered = s.writer / 32 == warp && s.write_sync < sync;
+    if s.write_epoch == epoch && s.writer != t && !ordered {
+        return Err(Race {
+            other: s.writer as u32,
+            other_wrote: true,
+        });
+    }
+    Ok(())
+}
+
 impl SharedMemory {
     pub fn new() -> Self {
         SharedMemory {
@@ -63,15 +77,7 @@ impl SharedMemory {
         let sync = self.warp_syncs[warp as usize];
         let t = thread as u16;
         for s in &mut self.shadow[offset..offset + len] {
-            if s.write_epoch == epoch
-                && s.writer != t
-                && !(s.writer / 32 == warp && s.write_sync < sync)
-            {
-                return Err(Race {
-                    other: s.writer as u32,
-                    other_wrote: true,
-                });
-            }
+            check_last_write(s, t, warp, epoch, sync)?;
             if s.read_epoch != epoch {
                 *s = Shadow {
                     reader: t,
@@ -98,15 +104,7 @@ impl SharedMemory {
         let sync = self.warp_syncs[warp as usize];
         let t = thread as u16;
         for s in &mut self.shadow[offset..offset + len] {
-            if s.write_epoch == epoch
-                && s.writer != t
-                && !(s.writer / 32 == warp && s.write_sync < sync)
-            {
-                return Err(Race {
-                    other: s.writer as u32,
-                    other_wrote: true,
-                });
-            }
+            check_last_write(s, t, warp, epoch, sync)?;
             if s.read_epoch == epoch
                 && s.reader != t
                 && !(s.reader_warp == warp && s.read_sync < sync)
