@@ -56,6 +56,8 @@ pub(crate) fn int(op: IntOp, t: Ty, a: u64, b: u64) -> u64 {
         IntOp::Shr => (b as u32)
             .checked_sub(bits)
             .map_or(ua >> (b as u32 & 63), |_| 0),
+        IntOp::AddSat => (sa as i32).saturating_add(sb as i32) as u32 as u64,
+        IntOp::SubSat => (sa as i32).saturating_sub(sb as i32) as u32 as u64,
     };
     r & m
 }
@@ -83,6 +85,91 @@ pub(crate) fn int_unary(op: UnOp, t: Ty, a: u64) -> u64 {
         UnOp::Clz => ((a & m).leading_zeros() - (64 - bits)) as u64,
         UnOp::Brev => (a & m).reverse_bits() >> (64 - bits),
     }
+}
+
+/// `shf.l`/`shf.r` on `{b:a}` (b the high word) by `c`: clamped to 32 or taken mod 32.
+pub(crate) fn funnel_shift(left: bool, wrap: bool, a: u64, b: u64, c: u64) -> u64 {
+    let n = if wrap {
+        c as u32 & 31
+    } else {
+        (c as u32).min(32)
+    };
+    let wide = ((b as u32 as u64) << 32) | a as u32 as u64;
+    if left {
+        ((wide << n) >> 32) as u32 as u64
+    } else {
+        (wide >> n) as u32 as u64
+    }
+}
+
+/// `prmt.b32` default mode: result byte i is byte `c[4i+2:4i]` of `{b, a}`, or with `c[4i+3]`
+/// set, that byte's sign bit replicated.
+pub(crate) fn permute(a: u64, b: u64, c: u64) -> u64 {
+    let bytes = (((b as u32 as u64) << 32) | a as u32 as u64).to_le_bytes();
+    let mut d = 0u64;
+    for i in 0..4 {
+        let selector = (c >> (4 * i)) & 0xf;
+        let byte = bytes[(selector & 7) as usize];
+        let byte = if selector & 8 != 0 {
+            ((byte as i8) >> 7) as u8
+        } else {
+            byte
+        };
+        d |= (byte as u64) << (8 * i);
+    }
+    d
+}
+
+pub(crate) fn bfind(t: Ty, shift_amount: bool, a: u64) -> u64 {
+    let bits = t.bytes as u32 * 8;
+    let v = a & mask(t.bytes);
+    // For a negative signed value, the most significant 0 bit.
+    let v = if t.kind == Kind::Signed && sext(v, t.bytes) < 0 {
+        !v & mask(t.bytes)
+    } else {
+        v
+    };
+    if v == 0 {
+        return u32::MAX as u64;
+    }
+    let position = 63 - v.leading_zeros();
+    (if shift_amount {
+        bits - 1 - position
+    } else {
+        position
+    }) as u64
+}
+
+pub(crate) fn float_test(test: FloatTest, f64: bool, a: u64) -> bool {
+    let x = if f64 {
+        f64::from_bits(a)
+    } else {
+        f32_of(a) as f64
+    };
+    let subnormal = if f64 {
+        x.is_subnormal()
+    } else {
+        f32_of(a).is_subnormal()
+    };
+    match test {
+        FloatTest::Finite => x.is_finite(),
+        FloatTest::Infinite => x.is_infinite(),
+        FloatTest::Number => !x.is_nan(),
+        FloatTest::NotANumber => x.is_nan(),
+        FloatTest::Normal => x.is_finite() && x != 0.0 && !subnormal,
+        FloatTest::Subnormal => subnormal,
+    }
+}
+
+pub(crate) fn mul24(hi: bool, t: Ty, a: u64, b: u64, c: u64) -> u64 {
+    let (x, y) = if t.kind == Kind::Signed {
+        (sext(a, 3), sext(b, 3))
+    } else {
+        ((a & 0xff_ffff) as i64, (b & 0xff_ffff) as i64)
+    };
+    let product = (x * y) as u64;
+    let part = if hi { product >> 16 } else { product };
+    part.wrapping_add(c) & mask(4)
 }
 
 pub(crate) fn bfe(t: Ty, a: u64, pos: u64, len: u64) -> u64 {
@@ -328,6 +415,7 @@ pub(crate) fn float_unary(op: FloatUnOp, f64: bool, flush: bool, a: u64) -> u64 
             FloatUnOp::Lg2 => x.log2(),
             FloatUnOp::Sin => x.sin(),
             FloatUnOp::Cos => x.cos(),
+            FloatUnOp::Tanh => x.tanh(),
         };
         return r.to_bits();
     }
@@ -343,6 +431,7 @@ pub(crate) fn float_unary(op: FloatUnOp, f64: bool, flush: bool, a: u64) -> u64 
         FloatUnOp::Lg2 => wide.log2() as f32,
         FloatUnOp::Sin => wide.sin() as f32,
         FloatUnOp::Cos => wide.cos() as f32,
+        FloatUnOp::Tanh => wide.tanh() as f32,
     };
     bits32(ftz(r, flush))
 }

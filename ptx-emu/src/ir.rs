@@ -66,6 +66,9 @@ pub(crate) enum IntOp {
     Xor,
     Shl,
     Shr,
+    /// `add.sat.s32`, `sub.sat.s32`: clamped to the s32 range.
+    AddSat,
+    SubSat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +105,17 @@ pub(crate) enum FloatUnOp {
     Lg2,
     Sin,
     Cos,
+    Tanh,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FloatTest {
+    Finite,
+    Infinite,
+    Number,
+    NotANumber,
+    Normal,
+    Subnormal,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -335,6 +349,44 @@ pub(crate) enum Op {
         b: Src,
         pos: Src,
         len: Src,
+    },
+    /// Funnel shift of `{b:a}` by `c` (`shf.l`/`shf.r`, `.wrap` or `.clamp`).
+    Shf {
+        left: bool,
+        wrap: bool,
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    /// `prmt.b32` (the default mode): bytes of `{b, a}` picked by the selectors in `c`.
+    Prmt {
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    /// The most significant non-sign bit's position (`0xffffffff` if none); `.shiftamt`: 31 - it.
+    Bfind {
+        ty: Ty,
+        shift_amount: bool,
+        d: Reg,
+        a: Src,
+    },
+    Testp {
+        test: FloatTest,
+        f64: bool,
+        d: Reg,
+        a: Src,
+    },
+    /// `mul24`/`mad24`: 24-bit operands, the low (or `.hi`: bits 16..47) of the product, plus c.
+    Mul24 {
+        hi: bool,
+        ty: Ty,
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
     },
     Ld {
         access: Access,

@@ -216,6 +216,32 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                     get(regs, len),
                 );
             }
+            Op::Shf {
+                left,
+                wrap,
+                d,
+                a,
+                b,
+                c,
+            } => {
+                regs[d as usize] =
+                    arith::funnel_shift(left, wrap, get(regs, a), get(regs, b), get(regs, c));
+            }
+            Op::Prmt { d, a, b, c } => {
+                regs[d as usize] = arith::permute(get(regs, a), get(regs, b), get(regs, c))
+            }
+            Op::Bfind {
+                ty,
+                shift_amount,
+                d,
+                a,
+            } => regs[d as usize] = arith::bfind(ty, shift_amount, get(regs, a)),
+            Op::Testp { test, f64, d, a } => {
+                regs[d as usize] = arith::float_test(test, f64, get(regs, a)) as u64
+            }
+            Op::Mul24 { hi, ty, d, a, b, c } => {
+                regs[d as usize] = arith::mul24(hi, ty, get(regs, a), get(regs, b), get(regs, c));
+            }
             Op::Ld { access, d, addr } => {
                 let address = addr
                     .base

@@ -382,3 +382,157 @@ fn integer_corner_cases() {
         "ordered"
     );
 }
+
+/// Instructions our kernels do not emit today but LLVM does for common Rust (rotates, byte
+/// swaps, ilog2, is_infinite, saturating adds), checked so that a kernel change using them runs.
+#[test]
+fn funnel_shifts_permutes_bit_finds_and_float_tests() {
+    let r = |instruction: &str, a: u32, b: u32, c: u32| {
+        run(instruction, false, &[[a as u64, b as u64, c as u64]])[0] as u32
+    };
+    let x = 0x8000_0001u32;
+    assert_eq!(
+        r("shf.l.wrap.b32 %r4, %r1, %r2, %r3;", x, x, 4),
+        x.rotate_left(4)
+    );
+    assert_eq!(
+        r("shf.r.wrap.b32 %r4, %r1, %r2, %r3;", x, x, 36),
+        x.rotate_right(4)
+    );
+    assert_eq!(
+        r("shf.r.clamp.b32 %r4, %r1, %r2, %r3;", x, 1, 40),
+        1,
+        "clamped to 32: the high word"
+    );
+    let (a, b) = (0x4433_2211, 0x8877_6655);
+    assert_eq!(r("prmt.b32 %r4, %r1, %r2, %r3;", a, b, 0x3210), a);
+    assert_eq!(r("prmt.b32 %r4, %r1, %r2, %r3;", a, b, 0x7654), b);
+    assert_eq!(
+        r("prmt.b32 %r4, %r1, %r2, %r3;", a, b, 0x0123),
+        a.swap_bytes()
+    );
+    assert_eq!(
+        r("prmt.b32 %r4, %r1, %r2, %r3;", a, b, 0x000f),
+        0x1111_11ff,
+        "sign replication of byte 7"
+    );
+    assert_eq!(r("bfind.u32 %r4, %r1;", 0x0001_0000, 0, 0), 16);
+    assert_eq!(r("bfind.shiftamt.u32 %r4, %r1;", 0x0001_0000, 0, 0), 15);
+    assert_eq!(r("bfind.u32 %r4, %r1;", 0, 0, 0), u32::MAX);
+    assert_eq!(
+        r("bfind.s32 %r4, %r1;", 0xffff_0000, 0, 0),
+        15,
+        "negative: the highest 0 bit"
+    );
+    assert_eq!(r("bfind.s32 %r4, %r1;", u32::MAX, 0, 0), u32::MAX);
+    let test = |t: &str, v: f32| {
+        r(
+            &format!("testp.{t}.f32 %p1, %r1;\nselp.u32 %r4, 1, 0, %p1;"),
+            v.to_bits(),
+            0,
+            0,
+        )
+    };
+    assert_eq!(
+        [
+            test("infinite", f32::INFINITY),
+            test("infinite", 1.0),
+            test("finite", f32::NAN)
+        ],
+        [1, 0, 0]
+    );
+    assert_eq!(
+        [
+            test("subnormal", f32::MIN_POSITIVE / 2.0),
+            test("normal", 0.0),
+            test("normal", 1.0)
+        ],
+        [1, 0, 1]
+    );
+    assert_eq!(
+        [test("notanumber", f32::NAN), test("number", f32::NAN)],
+        [1, 0]
+    );
+    assert_eq!(
+        r("mul24.lo.u32 %r4, %r1, %r2;", 0x0100_0003, 2, 0),
+        6,
+        "operands are 24-bit"
+    );
+    assert_eq!(
+        r("mul24.hi.u32 %r4, %r1, %r2;", 0xff_ffff, 0xff_ffff, 0),
+        0xffff_fe00
+    );
+    assert_eq!(
+        r("mad24.lo.s32 %r4, %r1, %r2, %r3;", (-2i32) as u32, 3, 1),
+        (-5i32) as u32
+    );
+    assert_eq!(
+        r("add.sat.s32 %r4, %r1, %r2;", i32::MAX as u32, 1, 0),
+        i32::MAX as u32
+    );
+    assert_eq!(
+        r("sub.sat.s32 %r4, %r1, %r2;", i32::MIN as u32, 1, 0),
+        i32::MIN as u32
+    );
+    assert_eq!(r("cnot.b32 %r4, %r1;", 0, 0, 0), 1);
+    assert_eq!(r("cnot.b32 %r4, %r1;", 7, 0, 0), 0);
+    // tanh.approx.f32: the ISA's bound is a relative error of 2^-10.987.
+    for i in 0..200 {
+        let v = -5.0 + i as f32 * 0.05 + 0.01;
+        let got = f32::from_bits(r("tanh.approx.f32 %r4, %r1;", v.to_bits(), 0, 0));
+        let want = (v as f64).tanh();
+        assert!(
+            ((got as f64 - want) / want).abs() <= 2f64.powf(-10.987),
+            "tanh({v}) = {got}"
+        );
+    }
+}
+
+/// Every opcode the decoder knows, with no operands or too few: a parse error or a module, not
+/// a panic (an operand read before its count was checked would index out of bounds).
+#[test]
+fn every_opcode_with_missing_operands_is_an_error_not_a_panic() {
+    let opcodes = [
+        "mov.u32",
+        "add.s32",
+        "mul.wide.u32",
+        "mad.lo.s32",
+        "not.b32",
+        "fma.rn.f32",
+        "selp.b32",
+        "setp.lt.f32",
+        "cvt.rn.f32.s32",
+        "cvta.to.global.u64",
+        "bfe.u32",
+        "bfi.b32",
+        "shf.l.wrap.b32",
+        "prmt.b32",
+        "bfind.u32",
+        "testp.finite.f32",
+        "cnot.b32",
+        "mul24.lo.u32",
+        "mad24.lo.u32",
+        "ld.global.u32",
+        "st.global.u32",
+        "ld.shared.v4.b32",
+        "atom.global.add.u32",
+        "atom.global.cas.b32",
+        "red.global.add.u32",
+        "bra",
+        "brx.idx",
+        "call",
+        "bar.sync",
+        "bar.red.popc.u32",
+        "bar.warp.sync",
+        "shfl.sync.idx.b32",
+        "vote.sync.ballot.b32",
+        "ex2.approx.f32",
+        "copysign.f32",
+    ];
+    for opcode in opcodes {
+        for operands in ["", " %r1", " %r1, %r2", " [%r1], %r2"] {
+            let ptx = format!(".version 7.0\n.target sm_70\n.visible .entry k()\n{{\n.reg .b32 %r<3>;\n{opcode}{operands};\nret;\n}}\n");
+            let _ = Module::parse(&ptx);
+        }
+    }
+}

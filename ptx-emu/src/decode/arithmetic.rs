@@ -2,6 +2,11 @@
 
 use super::*;
 
+const S32: Ty = Ty {
+    kind: Kind::Signed,
+    bytes: 4,
+};
+
 impl<'a> Decoder<'a> {
     pub(super) fn arithmetic(&mut self, scope: &mut Scope<'a>, c: &Opcode) -> Result<Op, String> {
         let (parts, o, last_ty, ftz) = (&c.parts, c.operands, c.last_ty(), c.has("ftz"));
@@ -121,7 +126,13 @@ impl<'a> Decoder<'a> {
                             "shr" => IntOp::Shr,
                             _ => return Err(unsupported()),
                         };
-                        if has("sat") || has("cc") || parts[0] == "addc" {
+                        let op = match (op, has("sat")) {
+                            (IntOp::Add, true) if t == S32 => IntOp::AddSat,
+                            (IntOp::Sub, true) if t == S32 => IntOp::SubSat,
+                            (_, true) => return Err(unsupported()),
+                            (op, false) => op,
+                        };
+                        if has("cc") {
                             return Err(unsupported());
                         }
                         Op::Int { op, ty: t, d, a, b }
@@ -129,7 +140,7 @@ impl<'a> Decoder<'a> {
                 }
             }
             "not" | "neg" | "abs" | "popc" | "clz" | "brev" | "sqrt" | "rcp" | "rsqrt" | "ex2"
-            | "lg2" | "sin" | "cos" => {
+            | "lg2" | "sin" | "cos" | "tanh" => {
                 need(2)?;
                 let t = last_ty.ok_or_else(unsupported)?;
                 let d = self.dst(scope, &o[0])?;
@@ -149,6 +160,7 @@ impl<'a> Decoder<'a> {
                             "lg2" => FloatUnOp::Lg2,
                             "sin" => FloatUnOp::Sin,
                             "cos" => FloatUnOp::Cos,
+                            "tanh" => FloatUnOp::Tanh,
                             _ => return Err(unsupported()),
                         };
                         Op::FloatUn {
@@ -306,6 +318,7 @@ impl<'a> Decoder<'a> {
                 }
             }
             "bfe" | "bfi" => {
+                need(if parts[0] == "bfe" { 4 } else { 5 })?;
                 let t = last_ty.ok_or_else(unsupported)?;
                 let u32t = Ty {
                     kind: Kind::Unsigned,
@@ -313,7 +326,6 @@ impl<'a> Decoder<'a> {
                 };
                 let d = self.dst(scope, &o[0])?;
                 if parts[0] == "bfe" {
-                    need(4)?;
                     Op::Bfe {
                         ty: t,
                         d,
@@ -322,7 +334,6 @@ impl<'a> Decoder<'a> {
                         len: self.src(scope, &o[3], u32t)?,
                     }
                 } else {
-                    need(5)?;
                     Op::Bfi {
                         ty: t,
                         d,
@@ -333,6 +344,107 @@ impl<'a> Decoder<'a> {
                     }
                 }
             }
+            "shf" => {
+                need(4)?;
+                let u32t = Ty {
+                    kind: Kind::Unsigned,
+                    bytes: 4,
+                };
+                let d = self.dst(scope, &o[0])?;
+                let (a, b, c) = (
+                    self.src(scope, &o[1], u32t)?,
+                    self.src(scope, &o[2], u32t)?,
+                    self.src(scope, &o[3], u32t)?,
+                );
+                Op::Shf {
+                    left: has("l"),
+                    wrap: has("wrap"),
+                    d,
+                    a,
+                    b,
+                    c,
+                }
+            }
+            "prmt" if parts.len() == 2 => {
+                need(4)?;
+                let u32t = Ty {
+                    kind: Kind::Unsigned,
+                    bytes: 4,
+                };
+                let d = self.dst(scope, &o[0])?;
+                let (a, b, c) = (
+                    self.src(scope, &o[1], u32t)?,
+                    self.src(scope, &o[2], u32t)?,
+                    self.src(scope, &o[3], u32t)?,
+                );
+                Op::Prmt { d, a, b, c }
+            }
+            "bfind" => {
+                need(2)?;
+                let t = last_ty.ok_or_else(unsupported)?;
+                let d = self.dst(scope, &o[0])?;
+                Op::Bfind {
+                    ty: t,
+                    shift_amount: has("shiftamt"),
+                    d,
+                    a: self.src(scope, &o[1], t)?,
+                }
+            }
+            "testp" => {
+                need(2)?;
+                let t = last_ty.ok_or_else(unsupported)?;
+                let test = match parts.get(1).copied() {
+                    Some("finite") => FloatTest::Finite,
+                    Some("infinite") => FloatTest::Infinite,
+                    Some("number") => FloatTest::Number,
+                    Some("notanumber") => FloatTest::NotANumber,
+                    Some("normal") => FloatTest::Normal,
+                    Some("subnormal") => FloatTest::Subnormal,
+                    _ => return Err(unsupported()),
+                };
+                let d = self.dst(scope, &o[0])?;
+                Op::Testp {
+                    test,
+                    f64: t.bytes == 8,
+                    d,
+                    a: self.src(scope, &o[1], t)?,
+                }
+            }
+            "cnot" => {
+                need(2)?;
+                let t = last_ty.ok_or_else(unsupported)?;
+                let d = self.dst(scope, &o[0])?;
+                let a = self.src(scope, &o[1], t)?;
+                Op::Setp {
+                    cmp: Cmp::Eq,
+                    ty: t,
+                    d,
+                    not_d: None,
+                    a,
+                    b: Src::Imm(0),
+                    combine: None,
+                }
+            }
+            "mul24" | "mad24" => {
+                need(if parts[0] == "mul24" { 3 } else { 4 })?;
+                let t = last_ty.filter(|t| t.bytes == 4).ok_or_else(unsupported)?;
+                let d = self.dst(scope, &o[0])?;
+                let (a, b) = (self.src(scope, &o[1], t)?, self.src(scope, &o[2], t)?);
+                let c = if parts[0] == "mad24" {
+                    self.src(scope, &o[3], t)?
+                } else {
+                    Src::Imm(0)
+                };
+                Op::Mul24 {
+                    hi: has("hi"),
+                    ty: t,
+                    d,
+                    a,
+                    b,
+                    c,
+                }
+            }
+            "nanosleep" | "prefetch" | "prefetchu" | "pmevent" | "griddepcontrol" => Op::Nop,
             _ => return Err(unsupported()),
         })
     }

@@ -149,7 +149,7 @@ impl<'a> Decoder<'a> {
                     }
                 } else if has("sync") || parts.len() == 1 || has("aligned") {
                     if o.len() > 1 {
-                        return Err("bar.sync with a thread count is not supported".into());
+                        return Err("unsupported: bar.sync with a thread count".into());
                     }
                     let id = match o.first() {
                         Some(op) => self.src(scope, op, u32t)?,
@@ -174,7 +174,7 @@ impl<'a> Decoder<'a> {
                     _ => return Err(unsupported()),
                 };
                 if !has("sync") {
-                    return Err("shfl without .sync is not supported (sm_70+)".into());
+                    return Err("unsupported: shfl without .sync (before sm_70)".into());
                 }
                 let (d, p) = match &o[0] {
                     Operand::Pair(d, p) => {

@@ -417,7 +417,7 @@ impl<'a> Decoder<'a> {
         };
         if let Some(&r) = scope.registers.get(base.as_str()) {
             if matches!(space, Space::KernelParam | Space::FrameParam) {
-                return Err("parameter addresses in registers are not supported".into());
+                return Err("unsupported: a parameter address in a register".into());
             }
             return Ok(Addr {
                 space,
