@@ -17,6 +17,8 @@ struct Shadow {
     /// The writer's / latest reader's warp-synchronisation count at the access.
     write_sync: u32,
     read_sync: u32,
+    /// Whether any thread has stored to the byte (hardware does not zero shared memory).
+    written: bool,
 }
 
 pub(crate) struct SharedMemory {
@@ -29,19 +31,21 @@ pub(crate) struct SharedMemory {
     pub warp_syncs: Vec<u32>,
 }
 
-/// A race found: the other thread, and whether it wrote.
-pub(crate) struct Race {
-    pub other: u32,
-    pub other_wrote: bool,
+/// What an access to shared memory conflicts with.
+pub(crate) enum Conflict {
+    /// Another thread's access since the last barrier (`other` is `u32::MAX` for several).
+    Race { other: u32, other_wrote: bool },
+    /// The byte was never stored to in this block: its value is whatever the hardware left.
+    Uninitialized,
 }
 
 /// The byte's last write, if another thread made it in this epoch and no warp synchronisation
 /// of the same warp orders it before thread `t`'s access, is a race.
 #[inline]
-fn check_last_write(s: &Shadow, t: u16, warp: u16, epoch: u32, sync: u32) -> Result<(), Race> {
+fn check_last_write(s: &Shadow, t: u16, warp: u16, epoch: u32, sync: u32) -> Result<(), Conflict> {
     let ordered = s.writer / 32 == warp && s.write_sync < sync;
     if s.write_epoch == epoch && s.writer != t && !ordered {
-        return Err(Race {
+        return Err(Conflict::Race {
             other: s.writer as u32,
             other_wrote: true,
         });
@@ -70,14 +74,23 @@ impl SharedMemory {
         self.warp_syncs.resize(warps, 0);
     }
 
-    /// Records a read of `[offset, offset + len)` by `thread` (in bounds), or the race it makes.
+    /// Records a read of `[offset, offset + len)` by `thread` (in bounds), or the conflict it
+    /// makes (with the byte's offset).
     #[inline]
-    pub fn read(&mut self, thread: u32, offset: usize, len: usize) -> Result<(), Race> {
+    pub fn read(
+        &mut self,
+        thread: u32,
+        offset: usize,
+        len: usize,
+    ) -> Result<(), (usize, Conflict)> {
         let (epoch, warp) = (self.epoch, (thread / 32) as u16);
         let sync = self.warp_syncs[warp as usize];
         let t = thread as u16;
-        for s in &mut self.shadow[offset..offset + len] {
-            check_last_write(s, t, warp, epoch, sync)?;
+        for (i, s) in self.shadow[offset..offset + len].iter_mut().enumerate() {
+            if !s.written {
+                return Err((offset + i, Conflict::Uninitialized));
+            }
+            check_last_write(s, t, warp, epoch, sync).map_err(|c| (offset + i, c))?;
             if s.read_epoch != epoch {
                 *s = Shadow {
                     reader: t,
@@ -97,14 +110,20 @@ impl SharedMemory {
         Ok(())
     }
 
-    /// Records a write of `[offset, offset + len)` by `thread` (in bounds), or the race it makes.
+    /// Records a write of `[offset, offset + len)` by `thread` (in bounds), or the race it makes
+    /// (with the byte's offset).
     #[inline]
-    pub fn write(&mut self, thread: u32, offset: usize, len: usize) -> Result<(), Race> {
+    pub fn write(
+        &mut self,
+        thread: u32,
+        offset: usize,
+        len: usize,
+    ) -> Result<(), (usize, Conflict)> {
         let (epoch, warp) = (self.epoch, (thread / 32) as u16);
         let sync = self.warp_syncs[warp as usize];
         let t = thread as u16;
-        for s in &mut self.shadow[offset..offset + len] {
-            check_last_write(s, t, warp, epoch, sync)?;
+        for (i, s) in self.shadow[offset..offset + len].iter_mut().enumerate() {
+            check_last_write(s, t, warp, epoch, sync).map_err(|c| (offset + i, c))?;
             if s.read_epoch == epoch
                 && s.reader != t
                 && !(s.reader_warp == warp && s.read_sync < sync)
@@ -114,15 +133,32 @@ impl SharedMemory {
                 } else {
                     s.reader as u32
                 };
-                return Err(Race {
-                    other,
-                    other_wrote: false,
-                });
+                return Err((
+                    offset + i,
+                    Conflict::Race {
+                        other,
+                        other_wrote: false,
+                    },
+                ));
             }
             s.writer = t;
             s.write_epoch = epoch;
             s.write_sync = sync;
+            s.written = true;
         }
         Ok(())
+    }
+
+    /// An atomic on `[offset, offset + len)`: it neither races nor is recorded, but reads the
+    /// old value, so the bytes must have been stored to.
+    #[inline]
+    pub fn atomic(&self, offset: usize, len: usize) -> Result<(), (usize, Conflict)> {
+        match self.shadow[offset..offset + len]
+            .iter()
+            .position(|s| !s.written)
+        {
+            Some(i) => Err((offset + i, Conflict::Uninitialized)),
+            None => Ok(()),
+        }
     }
 }

@@ -7,6 +7,7 @@ use crate::block::{
     read_le, resolve, write_le, Block, Grid, Place, Status, Trouble, LOCAL_WINDOW, SHARED_WINDOW,
 };
 use crate::ir::*;
+use crate::shared::Conflict;
 use crate::FaultKind;
 
 #[inline]
@@ -301,6 +302,9 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                         grid.globals[i].atomic(offset, ty.bytes as u32, update)
                     }
                     Place::Shared(o) => {
+                        if let Err(conflict) = block.shared.atomic(o, size as usize) {
+                            break Err(conflict_trouble(conflict, t, false));
+                        }
                         let old = read_le(&block.shared.bytes, o, size as usize);
                         write_le(&mut block.shared.bytes, o, size as usize, update(old));
                         old
@@ -437,7 +441,7 @@ fn load(
         block
             .shared
             .read(t as u32, o, size * access.n as usize)
-            .map_err(|race| race_trouble(race, t, false, o))?;
+            .map_err(|c| conflict_trouble(c, t, false))?;
     }
     for k in 0..access.n as usize {
         block.registers[t * n + d[k] as usize] = values[k];
@@ -458,7 +462,7 @@ fn store(
         block
             .shared
             .write(t as u32, o, size * access.n as usize)
-            .map_err(|race| race_trouble(race, t, true, o))?;
+            .map_err(|c| conflict_trouble(c, t, true))?;
     }
     for (k, &v) in values.iter().enumerate().take(access.n as usize) {
         let at = k * size;
@@ -478,15 +482,25 @@ fn store(
     Ok(())
 }
 
-fn race_trouble(race: crate::shared::Race, t: usize, writing: bool, offset: usize) -> Trouble {
-    let other = if race.other == u32::MAX {
+fn conflict_trouble((offset, conflict): (usize, Conflict), t: usize, writing: bool) -> Trouble {
+    let (other, other_wrote) = match conflict {
+        Conflict::Uninitialized => {
+            let what = format!(
+                "reads shared byte {offset:#x}, which no thread of the block has stored to \
+                 (uninitialized shared memory: hardware leaves whatever was there)"
+            );
+            return Trouble::new(FaultKind::IllegalAddress, what);
+        }
+        Conflict::Race { other, other_wrote } => (other, other_wrote),
+    };
+    let other = if other == u32::MAX {
         "other threads".to_string()
     } else {
-        format!("thread {}", race.other)
+        format!("thread {other}")
     };
     let (mine, theirs) = (
         if writing { "write" } else { "read" },
-        if race.other_wrote { "wrote" } else { "read" },
+        if other_wrote { "wrote" } else { "read" },
     );
     Trouble::new(
         FaultKind::Divergence,

@@ -392,3 +392,61 @@ fn group_by_shared_and_global() {
         }
     }
 }
+
+/// convolve_2d against the formula in its module docs (f64, borders clamped), for every radius
+/// and channel count, on an image that is not a multiple of the tile.
+#[test]
+fn convolve_2d_every_radius_and_channel_count() {
+    let d = Device::new();
+    let (w, h) = (45usize, 19usize);
+    for radius in 0..=2usize {
+        for channels in 1..=3usize {
+            let image = random_f32(30 + radius as u64, w * h * channels);
+            let side = 2 * radius + 1;
+            let weights = random_f32(40 + channels as u64, side * side);
+            let (bi, bw, out) = (
+                d.upload(&image),
+                d.upload(&weights),
+                d.zeros::<f32>(image.len()),
+            );
+            let args = [
+                Arg::Slice(bi),
+                Arg::Slice(out),
+                Arg::Slice(bw),
+                value(w as u32),
+                value(h as u32),
+                value(channels as u32),
+                value(radius as u32),
+            ];
+            let grid = [w.div_ceil(32) as u32, h.div_ceil(8) as u32, 1];
+            d.launch(library(), "convolve_2d", grid, [32, 8, 1], 0, &args)
+                .unwrap_or_else(|f| panic!("r {radius} c {channels}: {f}"));
+            let clamp = |v: isize, n: usize| v.clamp(0, n as isize - 1) as usize;
+            let mut want = vec![0f64; image.len()];
+            for y in 0..h {
+                for x in 0..w {
+                    for c in 0..channels {
+                        let r = radius as isize;
+                        let mut sum = 0f64;
+                        for dy in -r..=r {
+                            for dx in -r..=r {
+                                let tap = ((dy + r) as usize) * side + (dx + r) as usize;
+                                let (sx, sy) =
+                                    (clamp(x as isize + dx, w), clamp(y as isize + dy, h));
+                                sum += weights[tap] as f64
+                                    * image[(sy * w + sx) * channels + c] as f64;
+                            }
+                        }
+                        want[(y * w + x) * channels + c] = sum;
+                    }
+                }
+            }
+            assert_close(
+                &d.download::<f32>(out),
+                &want,
+                1e-5 * (side * side) as f64,
+                &format!("convolve r {radius} c {channels}"),
+            );
+        }
+    }
+}
