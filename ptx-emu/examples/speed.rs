@@ -1,9 +1,8 @@
 //! How fast the emulator runs the library's kernels: PTX instructions per second (summed over
 //! all threads) for a few kernels at test-like sizes, on all cores and on one.
 //!
-//! `cargo run --release -p ferrocuda-ptx-emu --example speed` (builds gpu-kernels to PTX first).
+//! `cargo run --release -p ferrocuda-ptx-emu --example speed` (the PTX ferrocuda ships).
 
-use std::path::Path;
 use std::time::Instant;
 
 use ferrocuda_ptx_emu::{launch, LaunchDims, Memory, Module};
@@ -12,21 +11,7 @@ use ferrocuda_ptx_emu::{launch, LaunchDims, Memory, Module};
 type Case = (&'static str, [u32; 3], [u32; 3], Vec<Vec<u8>>);
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace");
-    let ptx = match std::env::var_os("FERROCUDA_EMU_KERNELS_PTX") {
-        Some(path) => std::fs::read_to_string(path).expect("FERROCUDA_EMU_KERNELS_PTX"),
-        None => {
-            let builder = ferrocuda_builder::PtxBuilder::new(root.join("gpu-kernels"));
-            builder
-                .target_dir(root.join("target").join("emu-kernels-ptx"))
-                .build()
-                .expect("building gpu-kernels")
-                .ptx
-        }
-    };
-    let module = Module::parse(&ptx).expect("the library's PTX parses");
+    let module = Module::parse(ferrocuda::KERNELS.source()).expect("the library's PTX parses");
     let memory = Memory::new(1 << 32);
     let buffer = |floats: usize| {
         let addr = memory.alloc(floats as u64 * 4).expect("alloc");

@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use ferrocuda_ptx_emu::{launch, Fault, LaunchDims, LaunchStats, Memory, Module};
 
+/// `crate_dir` built to PTX into `target/<target>`, or the file `env` names.
 fn build(crate_dir: &str, target: &str, env: &str) -> String {
     if let Some(path) = std::env::var_os(env) {
         return std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{env}={path:?}: {e}"));
@@ -19,16 +20,9 @@ fn build(crate_dir: &str, target: &str, env: &str) -> String {
     built.ptx
 }
 
-/// The library's kernels (gpu-kernels) as PTX; `FERROCUDA_EMU_KERNELS_PTX` may name a file.
+/// The library's kernels as ferrocuda ships them (`ferrocuda::KERNELS`, from its build script).
 pub fn library_ptx() -> &'static str {
-    static PTX: OnceLock<String> = OnceLock::new();
-    PTX.get_or_init(|| {
-        build(
-            "gpu-kernels",
-            "emu-kernels-ptx",
-            "FERROCUDA_EMU_KERNELS_PTX",
-        )
-    })
+    ferrocuda::KERNELS.source()
 }
 
 /// test-kernels as PTX; `FERROCUDA_TEST_KERNELS_PTX` may name a file.
