@@ -36,6 +36,9 @@
 //!   a shared-memory race: two threads touching the same byte between barriers, one writing,
 //!   with no `bar.sync` (or, within a warp, a warp-level synchronisation) between. That is what a
 //!   removed `bar.sync` leaves; atomics do not race.
+//! - A load or atomic of shared bytes no thread of the block has stored to (hardware does not
+//!   zero shared memory; the emulator does, and faults instead of letting a kernel rely on it):
+//!   [`FaultKind::IllegalAddress`].
 //!
 //! Choices where PTX leaves the result undefined, and why: a `shfl.sync` whose source lane is
 //! outside the mask gives the executing lane's own value (a partial warp's reduction reads it
