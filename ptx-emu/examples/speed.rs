@@ -73,6 +73,15 @@ fn main() {
         [256, 1, 1],
         three(slice(a, n), slice(b, n), slice(c, 64)),
     ));
+    let hits = memory.alloc(8).expect("alloc");
+    let samples = (1u64 << 22).to_le_bytes().to_vec();
+    let pi = vec![
+        samples,
+        7u64.to_le_bytes().to_vec(),
+        hits.to_le_bytes().to_vec(),
+        1u64.to_le_bytes().to_vec(),
+    ];
+    cases.push(("monte_carlo_pi", [64, 1, 1], [256, 1, 1], pi));
     for threads in [0usize, 1] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)

@@ -450,3 +450,48 @@ fn convolve_2d_every_radius_and_channel_count() {
         }
     }
 }
+
+/// monte_carlo_option's discounted mean payoffs against the Black-Scholes closed form, within
+/// five standard errors of the estimate (from the kernel's own sums of squares).
+#[test]
+fn monte_carlo_option_converges_to_black_scholes() {
+    let d = Device::new();
+    let (samples, seed, blocks) = (200_000u64, 9u64, 8u32);
+    let (spot, strike, years, rate, vol) = (100f32, 105f32, 1f32, 0.03f32, 0.2f32);
+    let drift = (rate - 0.5 * vol * vol) * years;
+    let vol_sqrt_t = vol * years.sqrt();
+    let partial = d.zeros::<f64>(4 * blocks as usize);
+    let args = [
+        value(samples),
+        value(seed),
+        value(spot),
+        value(strike),
+        value(drift),
+        value(vol_sqrt_t),
+        Arg::Slice(partial),
+    ];
+    d.launch(
+        library(),
+        "monte_carlo_option",
+        [blocks, 1, 1],
+        [256, 1, 1],
+        0,
+        &args,
+    )
+    .unwrap();
+    let sums = d.download::<f64>(partial);
+    let total = |k: usize| (0..blocks as usize).map(|b| sums[4 * b + k]).sum::<f64>();
+    let discount = (-(rate as f64) * years as f64).exp();
+    let (call, put) =
+        ferrocuda_kernels::finance::black_scholes_prices(spot, strike, years, rate, vol);
+    for (mean_k, squares_k, want, what) in [(0, 1, call, "call"), (2, 3, put, "put")] {
+        let n = samples as f64;
+        let mean = total(mean_k) / n;
+        let std_error = ((total(squares_k) / n - mean * mean) / n).sqrt();
+        let got = discount * mean;
+        assert!(
+            (got - want as f64).abs() < 5.0 * discount * std_error,
+            "{what}: {got} vs {want} (se {std_error})"
+        );
+    }
+}
