@@ -83,7 +83,10 @@ pub(crate) fn launch(
 }
 
 fn panic_error(kernel: &'static str, block: Dim3, payload: Box<dyn std::any::Any + Send>) -> Error {
-    let thread = take_current().map_or(Dim3::new(0, 0, 0), |ctx| ctx.thread_idx);
+    // SAFETY: the block's `run_block` has unwound (this is its `catch_unwind`'s error path, on
+    // the worker that ran it), so no block runs on this thread; this clears it before the next.
+    let context = unsafe { take_current() };
+    let thread = context.map_or(Dim3::new(0, 0, 0), |ctx| ctx.thread_idx);
     let payload = match payload.downcast::<BugReport>() {
         Ok(report) => {
             return Error::KernelBug {
