@@ -386,6 +386,8 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
                     ),
                 };
                 ptx_params.push(quote!(#ptr: #ptr_ty, #len: usize));
+                // SAFETY (of the generated blocks): the launch checked each (pointer, length)
+                // pair against this parameter (kind, element size, bytes, alignment).
                 ptx_rebuild.push(quote! {
                     let #pname = unsafe { ::ferrocuda_std::__private::#rebuild::<#ty>(#scope, #ptr, #len) };
                 });
@@ -404,6 +406,8 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             }
             Class::Scalar => {
                 ptx_params.push(quote!(#pname: #ty));
+                // SAFETY (of the generated block): the launch checked the slot's size against
+                // `size_of::<T>()`, and `T: Pod` makes any bytes a valid `T`.
                 host_rebuild.push(quote! {
                     let #pname = unsafe { ::ferrocuda_std::__private::read_param::<#ty>(#params_arg, #i) };
                 });
