@@ -521,3 +521,62 @@ fn class_name(class: ParamClass) -> &'static str {
         ParamClass::Scalar => "scalar",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The checks the types already rule out through the public API (a view shorter than its
+    //! length, misaligned memory), on hand-made arguments.
+    use super::*;
+
+    fn slice_param() -> Param {
+        Param::slice::<u32>("x", "u32")
+    }
+
+    fn host_slice(bytes: &[u8], len: usize) -> LaunchArg<'_> {
+        LaunchArg {
+            arg: Arg::HostSlice { bytes, len },
+            element: Some(Element::of::<u32>()),
+        }
+    }
+
+    #[test]
+    fn memory_shorter_than_its_length_is_refused() {
+        let bytes = [0u32; 2];
+        let bytes: &[u8] = bytemuck::cast_slice(&bytes);
+        let detail = check_arg(&slice_param(), &host_slice(bytes, 3)).unwrap_err();
+        assert!(
+            detail.contains("3 elements of `u32` need 12 bytes but the memory has 8"),
+            "{detail}"
+        );
+        assert!(check_arg(&slice_param(), &host_slice(bytes, 2)).is_ok());
+    }
+
+    #[test]
+    fn a_length_whose_byte_count_overflows_is_refused() {
+        let detail = check_arg(&slice_param(), &host_slice(&[], usize::MAX / 2)).unwrap_err();
+        assert!(detail.contains("overflow"), "{detail}");
+    }
+
+    #[test]
+    fn misaligned_memory_is_refused() {
+        let words = [0u32; 3];
+        let bytes: &[u8] = bytemuck::cast_slice(&words);
+        let detail = check_arg(&slice_param(), &host_slice(&bytes[1..9], 2)).unwrap_err();
+        assert!(detail.contains("is not aligned to 4 bytes"), "{detail}");
+        // An empty slice may be anywhere: the kernel never dereferences it.
+        assert!(check_arg(&slice_param(), &host_slice(&bytes[1..1], 0)).is_ok());
+    }
+
+    #[test]
+    fn a_scalar_of_another_size_is_refused() {
+        let arg = LaunchArg {
+            arg: Arg::Scalar(ParamSlot::new(1u64)),
+            element: None,
+        };
+        let detail = check_arg(&Param::scalar::<f32>("a", "f32"), &arg).unwrap_err();
+        assert!(
+            detail.contains("a scalar of 8 bytes was passed for `f32` of 4 bytes"),
+            "{detail}"
+        );
+    }
+}
