@@ -159,45 +159,32 @@ pub struct OutputArg<'a, T> {
     _element: PhantomData<fn() -> T>,
 }
 
-impl<'a, T: Pod> InputArg<'a, T> {
-    /// Crate-only: `arg` must have been made from memory of `T`s.
-    pub(crate) fn new(arg: Arg<'a>) -> Self {
-        InputArg {
-            arg,
-            _element: PhantomData,
+/// The crate-only constructor and the length of a view.
+macro_rules! view_methods {
+    ($view:ident, $made_from:literal) => {
+        impl<'a, T: Pod> $view<'a, T> {
+            #[doc = concat!("Crate-only: `arg` must have been made from ", $made_from, ".")]
+            pub(crate) fn new(arg: Arg<'a>) -> Self {
+                $view {
+                    arg,
+                    _element: PhantomData,
+                }
+            }
+
+            /// Number of elements.
+            pub fn len(&self) -> usize {
+                self.arg.elements().unwrap_or(0)
+            }
+
+            /// Whether it has no elements.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
         }
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.arg.elements().unwrap_or(0)
-    }
-
-    /// Whether it has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+    };
 }
-
-impl<'a, T: Pod> OutputArg<'a, T> {
-    /// Crate-only: `arg` must have been made from memory of `T`s borrowed mutably.
-    pub(crate) fn new(arg: Arg<'a>) -> Self {
-        OutputArg {
-            arg,
-            _element: PhantomData,
-        }
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.arg.elements().unwrap_or(0)
-    }
-
-    /// Whether it has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
+view_methods!(InputArg, "memory of `T`s");
+view_methods!(OutputArg, "memory of `T`s borrowed mutably");
 
 /// Data a kernel reads: host memory (`[T]`, `[T; N]`, `Vec<T>`: copied to a GPU for the launch) or
 /// a [`DeviceBuffer`] (used in place). `&data` is the argument for a `&[T]` kernel parameter, and

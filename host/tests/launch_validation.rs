@@ -6,6 +6,8 @@
 //! The kernels are defined here for the host only; the PTX module declares their entries by
 //! hand, with the parameter sizes `#[kernel]` gives them, as a built module would.
 
+mod support;
+
 use ferrocuda_host::{Device, Dim3, Error, LaunchConfig, Module, Ptx};
 use ferrocuda_std::abi::{Kernel, Output, Param, Slice};
 use ferrocuda_std::{kernel, thread, Out};
@@ -156,7 +158,7 @@ fn lengths() -> impl Strategy<Value = (usize, usize)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: support::cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn random_launches_are_an_error_or_a_correct_run(

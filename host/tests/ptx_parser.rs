@@ -1,6 +1,8 @@
 //! The host's PTX reader on random bytes and on mutated real PTX: it always returns (never panics
 //! or hangs), and on well-formed entry lists it finds exactly the declared parameter sizes.
 
+mod support;
+
 use ferrocuda_host::ptx::parse;
 use proptest::prelude::*;
 
@@ -106,7 +108,7 @@ fn ptx_like(max_words: usize) -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: support::cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn random_bytes_are_read_without_a_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
