@@ -30,17 +30,19 @@ pub(crate) fn launch(
     entry: CpuEntry,
     config: &LaunchConfig,
     device: &Device,
-    args: Vec<Arg<'_>>,
+    mut args: Vec<Arg<'_>>,
 ) -> Result<()> {
     let mut slots: Vec<ParamSlot> = Vec::new();
-    for arg in &args {
+    for arg in &mut args {
         match arg {
             Arg::HostSlice { bytes, len } => {
                 slots.push(ParamSlot::new(bytes.as_ptr() as u64));
                 slots.push(ParamSlot::new(*len as u64));
             }
             Arg::HostOutput { bytes, len } => {
-                slots.push(ParamSlot::new(bytes.as_ptr() as u64));
+                // `as_mut_ptr`: the kernel writes through this address, so it must come from the
+                // `&mut` (an `as_ptr` address may only be read through; Miri caught it).
+                slots.push(ParamSlot::new(bytes.as_mut_ptr() as u64));
                 slots.push(ParamSlot::new(*len as u64));
             }
             Arg::GpuSlice { .. } | Arg::GpuOutput { .. } => {
