@@ -18,6 +18,14 @@ fn seed_ptx() -> &'static str {
     })
 }
 
+/// 400 cases, or `PROPTEST_CASES` (as the host's property tests take it, e.g. for Miri).
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400)
+}
+
 fn parse_all_the_way(text: &str) {
     if let Ok(module) = Module::parse(text) {
         for name in module.kernel_names() {
@@ -28,7 +36,7 @@ fn parse_all_the_way(text: &str) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
