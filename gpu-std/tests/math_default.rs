@@ -11,37 +11,15 @@ use sweep::*;
 
 #[test]
 fn exp_is_within_1_25_ulp_on_the_cpu() {
-    let extra = [
-        88.722_84,
-        88.722_83,
-        -87.336_55,
-        -103.972_08,
-        -103.972_07,
-        0.346_573_6,
-        -0.346_573_6,
-        1.0,
-        -1.0,
-        MIN_SUB,
-        -MIN_SUB,
-        TINY,
-    ];
     check_ulp(
         "math::exp",
         math::exp,
         f64::exp,
         &[(0.0, 89.0), (-0.0, -105.0)],
-        &extra,
+        &EXP_EXTRA,
         1.25,
     );
-    same(math::exp(0.0), 1.0, "exp(0)");
-    same(math::exp(-0.0), 1.0, "exp(-0)");
-    same(math::exp(f32::INFINITY), f32::INFINITY, "exp(inf)");
-    same(math::exp(f32::NEG_INFINITY), 0.0, "exp(-inf)");
-    same(math::exp(f32::NAN), f32::NAN, "exp(NaN)");
-    same(math::exp(f32::MAX), f32::INFINITY, "exp(MAX)");
-    same(math::exp(f32::MIN), 0.0, "exp(MIN)");
-    assert!(math::exp(88.722_83).is_finite());
-    assert!(math::exp(-103.0) > 0.0 && math::exp(-103.0) < TINY);
+    exp_specials(math::exp);
 }
 
 #[test]

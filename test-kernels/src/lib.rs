@@ -340,6 +340,21 @@ pub fn math_functions(x: &[f32], out: Out<f32>) {
 /// Results per input of `default_math_functions`.
 pub const DEFAULT_MATH_OUTPUTS: usize = 7;
 
+/// What `default_math_functions` computes for one input, callable on the host too (the tests'
+/// CPU side): `math::exp`, `exp2`, `ln`, `log2`, `sqrt`, `erfc`, `normal_cdf` of `v`.
+#[inline(always)]
+pub fn default_math_results(v: f32) -> [f32; DEFAULT_MATH_OUTPUTS] {
+    [
+        math::exp(v),
+        math::exp2(v),
+        math::ln(v),
+        math::log2(v),
+        math::sqrt(v),
+        math::erfc(v),
+        math::normal_cdf(v),
+    ]
+}
+
 /// The default math tier on `x[i]`, in `out[DEFAULT_MATH_OUTPUTS * i ..]`: `math::exp`, `exp2`,
 /// `ln`, `log2`, `sqrt`, `erfc`, `normal_cdf` (CUDA's accuracy; on the GPU through the special
 /// function unit, so not always the CPU's bits).
@@ -347,16 +362,7 @@ pub const DEFAULT_MATH_OUTPUTS: usize = 7;
 pub fn default_math_functions(x: &[f32], out: Out<f32>) {
     let i = thread::index_1d();
     if i < x.len() && DEFAULT_MATH_OUTPUTS * (i + 1) <= out.len() {
-        let v = x[i];
-        let results = [
-            math::exp(v),
-            math::exp2(v),
-            math::ln(v),
-            math::log2(v),
-            math::sqrt(v),
-            math::erfc(v),
-            math::normal_cdf(v),
-        ];
+        let results = default_math_results(x[i]);
         let mut j = 0;
         while j < DEFAULT_MATH_OUTPUTS {
             out.set(DEFAULT_MATH_OUTPUTS * i + j, results[j]);

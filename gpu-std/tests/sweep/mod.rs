@@ -238,3 +238,35 @@ pub fn floats_from_rounded(got: f32, want: f64) -> f64 {
     };
     (line(got) - line(rounded)).abs() as f64
 }
+
+/// e^x's thresholds: it overflows above ln(MAX) = 88.72284, is subnormal below -87.33655 and
+/// rounds to 0 below -103.97208; plus the reduction's edges (±ln2/2) and tiny inputs.
+pub const EXP_EXTRA: [f32; 14] = [
+    88.722_84,
+    88.722_83,
+    -87.336_55,
+    -103.972_08,
+    -103.972_07,
+    -103.28,
+    0.346_573_6,
+    -0.346_573_6,
+    1.0,
+    -1.0,
+    MIN_SUB,
+    -MIN_SUB,
+    MAX_SUB,
+    TINY,
+];
+
+/// e^x's special values, for either tier's `exp`.
+pub fn exp_specials(exp: fn(f32) -> f32) {
+    same(exp(0.0), 1.0, "exp(0)");
+    same(exp(-0.0), 1.0, "exp(-0)");
+    same(exp(f32::INFINITY), f32::INFINITY, "exp(inf)");
+    same(exp(f32::NEG_INFINITY), 0.0, "exp(-inf)");
+    same(exp(f32::NAN), f32::NAN, "exp(NaN)");
+    same(exp(f32::MAX), f32::INFINITY, "exp(MAX)");
+    same(exp(f32::MIN), 0.0, "exp(MIN)");
+    assert!(exp(88.722_83).is_finite());
+    assert!(exp(-103.0) > 0.0 && exp(-103.0) < TINY, "subnormal result");
+}
