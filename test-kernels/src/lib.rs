@@ -3,8 +3,7 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
-use ferrocuda_std::math::{self, reproducible};
-use ferrocuda_std::{kernel, shared, thread, warp, Out};
+use ferrocuda_std::{kernel, math, math::reproducible, shared, thread, warp, Out};
 
 pub mod lang;
 
@@ -304,10 +303,9 @@ pub fn barrier_votes(x: &[f32], out: Out<u32>) {
 /// Results per input of `math_functions`.
 pub const MATH_OUTPUTS: usize = 13;
 
-/// Every function of `ferrocuda_std::math`'s reproducible tier and the fast instructions on
-/// `x[i]`, in `out[MATH_OUTPUTS * i ..]`: exp, exp2, ln, sqrt, sinpi, cospi, erfc, normal_cdf
-/// (`math::reproducible`), fast_exp, fast_exp2, fast_ln, fast_log2 and fma(x, x, x). The
-/// reproducible ones give the same bits on the GPU as on the CPU.
+/// `math::reproducible`'s exp, exp2, ln, sqrt, sinpi, cospi, erfc, normal_cdf (the same bits on
+/// GPU and CPU), then fast_exp, fast_exp2, fast_ln, fast_log2 and fma(x, x, x) on `x[i]`, in
+/// `out[MATH_OUTPUTS * i ..]`.
 #[kernel]
 pub fn math_functions(x: &[f32], out: Out<f32>) {
     let i = thread::index_1d();
