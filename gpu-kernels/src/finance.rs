@@ -64,11 +64,11 @@ pub fn black_scholes_prices(
 /// Grid-stride: any grid covers any number of options.
 ///
 /// Uses ferrocuda-std's default math tier, CUDA's accuracy at CUDA's cost (on the GPU: exp
-/// within 3 ULP, ln 1, sqrt correctly rounded, the normal CDF 5 (CUDA's bound), all branch-free; see
-/// [`ferrocuda_std::math`]): per option about as many instructions as CUDA C with `normcdff`,
-/// where the reproducible tier took 2.2 times as many. CPU and GPU prices can differ in the
-/// last bits; both are within the tolerance `tests/ops_finance.rs` states against its f64
-/// reference.
+/// within 3 ULP, ln 1, sqrt correctly rounded, the normal CDF 5 (CUDA's bound), all
+/// branch-free; see [`ferrocuda_std::math`]): per option about as many instructions as CUDA C
+/// with `normcdff`, where the reproducible tier took 2.2 times as many. CPU and GPU prices can
+/// differ in the last bits; both are within the tolerance `tests/ops_finance.rs` states against
+/// its f64 reference.
 #[kernel(same_len(spot, strike, years, call, put))]
 pub fn black_scholes(
     spot: &[f32],
