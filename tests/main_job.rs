@@ -53,7 +53,10 @@ fn json_has_every_workload_verified_on_the_cpu_and_says_why_there_is_no_gpu() {
         assert_measured(&row["executor"], workload.name());
         assert!(row["gpu"].is_null(), "{row}");
         assert!(row["gpu_bandwidth_share"].is_null(), "{row}");
+        assert!(row["cuda_c"].is_null(), "{row}");
+        assert_eq!(row["has_cuda_c"], !workload.kernels().is_empty(), "{row}");
     }
+    assert_eq!(report["cuda_c_absent"], "no GPU", "{report}");
     // The same report is written next to the chart, which has a bar label per workload.
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
@@ -99,9 +102,13 @@ fn the_table_has_the_seeds_columns_and_a_gpu_column_that_says_why_it_is_empty() 
                 "CPU 1 thread",
                 "CPU all cores (executor)",
                 "GPU",
-                "speedup"
+                "speedup",
+                "CUDA C",
+                "ours ÷ CUDA C"
             ]
         );
+        // No GPU, so no CUDA C column either, and it says so.
+        assert!(out.contains("CUDA C: none, no GPU."), "{out}");
         assert!(
             out.contains("GPU: none, FERROCUDA_DEVICE=cpu asks for the CPU"),
             "{out}"
@@ -112,6 +119,13 @@ fn the_table_has_the_seeds_columns_and_a_gpu_column_that_says_why_it_is_empty() 
                 .find(|l| l.starts_with(&format!("| {} ", workload.name())))
                 .unwrap_or_else(|| panic!("no row for {}:\n{out}", workload.name()));
             assert!(row.contains("no GPU") && row.contains('×'), "{row}");
+            let cuda_c_cell = row.split('|').map(str::trim).nth(7).unwrap();
+            let want = if workload.kernels().is_empty() {
+                "—"
+            } else {
+                "no GPU"
+            };
+            assert_eq!(cuda_c_cell, want, "{row}");
             assert!(!row.contains("WRONG") && !row.contains("FAILED"), "{row}");
         }
         assert!(out.contains(&format!(

@@ -1,11 +1,12 @@
-//! ferrocuda-std's math inside a kernel (test-kernels' `math_functions`): on the CPU executor it is
-//! the host's own functions (whose accuracy gpu-std/tests/math.rs measures); on a GPU the
-//! accurate functions give the same bits, and the fast ones stay within the PTX ISA's bounds.
+//! ferrocuda-std's reproducible math tier and fast instructions inside a kernel (test-kernels'
+//! `math_functions`): on the CPU executor it is the host's own functions (whose accuracy
+//! gpu-std/tests/math_reproducible.rs measures); on a GPU the reproducible functions give the same
+//! bits, and the fast ones stay within the PTX ISA's bounds. The default tier: math_default_kernel.rs.
 
 mod support;
 
 use ferrocuda::{launch, Device, Module};
-use ferrocuda_std::math;
+use ferrocuda_std::math::{self, reproducible};
 use rand::Rng;
 use test_kernels::MATH_OUTPUTS;
 
@@ -74,16 +75,16 @@ fn run(module: &Module, x: &[f32]) -> Vec<f32> {
 
 /// The same functions called directly on the host.
 fn host(v: f32) -> [f32; MATH_OUTPUTS] {
-    let (sin, cos) = math::sincospi(v);
+    let (sin, cos) = reproducible::sincospi(v);
     [
-        math::exp(v),
-        math::exp2(v),
-        math::ln(v),
-        math::sqrt(v),
+        reproducible::exp(v),
+        reproducible::exp2(v),
+        reproducible::ln(v),
+        reproducible::sqrt(v),
         sin,
         cos,
-        math::erfc(v),
-        math::normal_cdf(v),
+        reproducible::erfc(v),
+        reproducible::normal_cdf(v),
         math::fast_exp(v),
         math::fast_exp2(v),
         math::fast_ln(v),

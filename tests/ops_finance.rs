@@ -614,7 +614,8 @@ fn black_scholes_on_the_gpu_matches_f64() {
             want.put
         );
     }
-    // The accurate math gives the same bits on both: so do the prices.
+    // The default math tier may differ in the last bits between the GPU (ex2.approx) and the
+    // CPU: the prices agree within the two tolerances.
     let m = 4099;
     let (mut cpu_call, mut cpu_put) = (vec![0.0f32; m], vec![0.0f32; m]);
     ops::black_scholes(
@@ -628,8 +629,21 @@ fn black_scholes_on_the_gpu_matches_f64() {
         &mut cpu_put,
     )
     .unwrap();
-    assert_eq!(&call[..m], &cpu_call[..], "GPU and CPU calls (seed {seed})");
-    assert_eq!(&put[..m], &cpu_put[..], "GPU and CPU puts (seed {seed})");
+    for i in 0..m {
+        let want = black_scholes_f64(spot[i], strike[i], years[i], 0.05, 0.3);
+        let close = |g: f32, c: f32, terms: f64| {
+            (g as f64 - c as f64).abs() <= 2.0 * tolerance(terms, &want)
+        };
+        assert!(
+            close(call[i], cpu_call[i], want.call_terms)
+                && close(put[i], cpu_put[i], want.put_terms),
+            "option {i}: GPU ({}, {}), CPU ({}, {}) (seed {seed})",
+            call[i],
+            put[i],
+            cpu_call[i],
+            cpu_put[i]
+        );
+    }
 }
 
 #[test]

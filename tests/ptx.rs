@@ -292,10 +292,12 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
 }
 
 #[test]
-fn the_finance_kernels_use_the_accurate_math() {
-    // Black-Scholes and the Monte Carlo kernels use ferrocuda-std's accurate math: fused
-    // multiply-adds, correctly rounded division and square root, no approximate instructions,
-    // no flushing of subnormals, and no calls but to the bounds checks' panics.
+fn the_finance_kernels_use_the_default_math_tier_and_no_other_approximation() {
+    // Black-Scholes and the Monte Carlo kernels use ferrocuda-std's default math tier (CUDA's
+    // accuracy): fused multiply-adds, correctly rounded division and square root, and of the
+    // approximate instructions only `ex2.approx.ftz` (exp) and `rcp.approx.ftz` (the normal CDF's
+    // reciprocals, refined by a Newton step), which alone flush subnormals; no calls but to the
+    // bounds checks' panics.
     let source = ferrocuda::KERNELS.source();
     for name in ["black_scholes", "monte_carlo_option", "monte_carlo_pi"] {
         let start = source
@@ -303,8 +305,20 @@ fn the_finance_kernels_use_the_accurate_math() {
             .unwrap_or_else(|| panic!("{name} not in PTX"));
         let body = &source[start..];
         let body = &body[..body.find("\n}").unwrap()];
-        for absent in [".approx", ".ftz"] {
-            assert!(!body.contains(absent), "{name} has {absent}");
+        for line in body
+            .lines()
+            .filter(|l| l.contains(".approx") || l.contains(".ftz"))
+        {
+            assert!(
+                line.contains("ex2.approx.ftz.f32") || line.contains("rcp.approx.ftz.f32"),
+                "{name}: {line}"
+            );
+        }
+        if name != "monte_carlo_pi" {
+            assert!(
+                body.contains("ex2.approx.ftz.f32"),
+                "{name} lacks exp's ex2.approx"
+            );
         }
         for call in body.lines().filter(|l| l.contains("call.uni")) {
             assert!(

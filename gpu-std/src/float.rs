@@ -10,13 +10,15 @@ use crate::math;
 /// only in the PTX build. Bring it in with `use ferrocuda_std::prelude::*;` (or
 /// `use ferrocuda_std::math::Float;`).
 ///
-/// **Which code runs.** On the GPU these methods are the only candidates and call
-/// [`math`](crate::math). On the host, std's inherent methods of the same name win over any
-/// trait: the CPU executor runs std's `exp`, `exp2` and `ln`, which are close to ours (both are
-/// under 1 ULP) but not always bit-identical; `sqrt` and `mul_add` are correctly rounded
-/// everywhere, so they agree to the bit. Where the CPU executor must give the GPU's exact bits,
-/// call the functions: `math::exp(x)` is the same code on both. The methods without a std
-/// namesake (`sinpi`, `normal_cdf`, the `fast_` ones, …) are this trait's on both targets.
+/// **Which code runs.** On the GPU these methods are the only candidates and call the default
+/// tier of [`math`](crate::math) (CUDA's accuracy, through the special function unit where
+/// CUDA uses it). On the host, std's inherent methods of the same name win over any trait: the
+/// CPU executor runs std's `exp`, `exp2` and `ln`, which are within the same bounds but not the
+/// GPU's bits; `sqrt` and `mul_add` are correctly rounded everywhere, so they agree to the bit.
+/// Where the CPU executor must give the GPU's exact bits, call the functions of
+/// [`math::reproducible`](crate::math::reproducible): the same code and bits on both. The
+/// methods without a std namesake (`sinpi`, `normal_cdf`, the `fast_` ones, …) are this trait's
+/// on both targets.
 ///
 /// Because std's methods win on the host, importing only this trait by name and calling only
 /// `exp`/`sqrt`/… leaves the import unused there (an `unused_imports` warning on the host build

@@ -32,6 +32,7 @@ mod error;
 mod error_tests;
 mod launch;
 mod module;
+pub mod nvrtc;
 pub mod ptx;
 mod stream;
 

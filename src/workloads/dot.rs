@@ -71,6 +71,10 @@ impl Workload for Dot {
     fn check_loop(&self) -> Verdict {
         self.check(self.result)
     }
+    fn kernels(&self) -> &'static [&'static str] {
+        &["dot_partial", "sum_partial"]
+    }
+
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
         let device = kernels.device();
         Ok(Box::new(OnDevice {

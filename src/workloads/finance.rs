@@ -123,6 +123,10 @@ impl Workload for BlackScholes {
     fn check_loop(&self) -> Verdict {
         self.check(&self.call, &self.put)
     }
+    fn kernels(&self) -> &'static [&'static str] {
+        &["black_scholes"]
+    }
+
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
         let device = kernels.device();
         let n = self.spot.len();

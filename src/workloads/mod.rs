@@ -18,6 +18,7 @@
 //! ```
 
 mod convolution;
+pub mod cuda_c;
 mod dot;
 mod finance;
 mod group_by;
@@ -86,6 +87,11 @@ pub trait Workload {
     /// # Errors
     /// Allocation or copy failures (e.g. [`crate::Error::OutOfMemory`]).
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>>;
+    /// The kernels [`Workload::on_device`]'s run launches, for running it on another module
+    /// with kernels of the same names (the CUDA C versions, [`cuda_c`]); empty if it has none.
+    fn kernels(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// A workload's data on a device, ready to run its kernels.

@@ -62,6 +62,10 @@ impl Workload for VectorAdd {
     fn check_loop(&self) -> Verdict {
         self.check(&self.out)
     }
+    fn kernels(&self) -> &'static [&'static str] {
+        &["vector_add"]
+    }
+
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
         let device = kernels.device();
         Ok(Box::new(OnDevice {

@@ -3,7 +3,7 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
-use ferrocuda_std::{kernel, math, shared, thread, warp, Out};
+use ferrocuda_std::{kernel, math, math::reproducible, shared, thread, warp, Out};
 
 pub mod lang;
 
@@ -303,24 +303,24 @@ pub fn barrier_votes(x: &[f32], out: Out<u32>) {
 /// Results per input of `math_functions`.
 pub const MATH_OUTPUTS: usize = 13;
 
-/// Every function of `ferrocuda_std::math` on `x[i]`, in `out[MATH_OUTPUTS * i ..]`: exp, exp2, ln,
-/// sqrt, sinpi, cospi, erfc, normal_cdf, fast_exp, fast_exp2, fast_ln, fast_log2 and
-/// fma(x, x, x). The accurate ones give the same bits on the GPU as on the CPU.
+/// `math::reproducible`'s exp, exp2, ln, sqrt, sinpi, cospi, erfc, normal_cdf (the same bits on
+/// GPU and CPU), then fast_exp, fast_exp2, fast_ln, fast_log2 and fma(x, x, x) on `x[i]`, in
+/// `out[MATH_OUTPUTS * i ..]`.
 #[kernel]
 pub fn math_functions(x: &[f32], out: Out<f32>) {
     let i = thread::index_1d();
     if i < x.len() && MATH_OUTPUTS * (i + 1) <= out.len() {
         let v = x[i];
-        let (sin, cos) = math::sincospi(v);
+        let (sin, cos) = reproducible::sincospi(v);
         let results = [
-            math::exp(v),
-            math::exp2(v),
-            math::ln(v),
-            math::sqrt(v),
+            reproducible::exp(v),
+            reproducible::exp2(v),
+            reproducible::ln(v),
+            reproducible::sqrt(v),
             sin,
             cos,
-            math::erfc(v),
-            math::normal_cdf(v),
+            reproducible::erfc(v),
+            reproducible::normal_cdf(v),
             math::fast_exp(v),
             math::fast_exp2(v),
             math::fast_ln(v),
@@ -330,6 +330,40 @@ pub fn math_functions(x: &[f32], out: Out<f32>) {
         let mut j = 0;
         while j < MATH_OUTPUTS {
             out.set(MATH_OUTPUTS * i + j, results[j]);
+            j += 1;
+        }
+    }
+}
+
+/// Results per input of `default_math_functions`.
+pub const DEFAULT_MATH_OUTPUTS: usize = 7;
+
+/// What `default_math_functions` computes for one input, callable on the host too (the tests'
+/// CPU side): `math::exp`, `exp2`, `ln`, `log2`, `sqrt`, `erfc`, `normal_cdf` of `v`.
+#[inline(always)]
+pub fn default_math_results(v: f32) -> [f32; DEFAULT_MATH_OUTPUTS] {
+    [
+        math::exp(v),
+        math::exp2(v),
+        math::ln(v),
+        math::log2(v),
+        math::sqrt(v),
+        math::erfc(v),
+        math::normal_cdf(v),
+    ]
+}
+
+/// The default math tier on `x[i]`, in `out[DEFAULT_MATH_OUTPUTS * i ..]`: `math::exp`, `exp2`,
+/// `ln`, `log2`, `sqrt`, `erfc`, `normal_cdf` (CUDA's accuracy; on the GPU through the special
+/// function unit, so not always the CPU's bits).
+#[kernel]
+pub fn default_math_functions(x: &[f32], out: Out<f32>) {
+    let i = thread::index_1d();
+    if i < x.len() && DEFAULT_MATH_OUTPUTS * (i + 1) <= out.len() {
+        let results = default_math_results(x[i]);
+        let mut j = 0;
+        while j < DEFAULT_MATH_OUTPUTS {
+            out.set(DEFAULT_MATH_OUTPUTS * i + j, results[j]);
             j += 1;
         }
     }

@@ -6,7 +6,7 @@
 //! with the data already on the device.
 
 use crate::chart;
-use ferrocuda::workloads::{self, DeviceRun, Scale, Verdict, Workload};
+use ferrocuda::workloads::{self, cuda_c, DeviceRun, Scale, Verdict, Workload};
 use ferrocuda::{Device, Module, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -34,6 +34,8 @@ struct Report {
     gpu: Option<String>,
     /// Why there is no GPU column, when there is none.
     gpu_absent: Option<String>,
+    /// Why there is no CUDA C column (no GPU, no NVRTC, a compile error), when there is none.
+    cuda_c_absent: Option<String>,
     /// The GPU's measured device-to-device copy bandwidth in bytes per second (bytes read plus
     /// bytes written): the limit of memory-bound kernels.
     gpu_copy_bandwidth: Option<f64>,
@@ -50,6 +52,11 @@ struct Row {
     single_thread: Measured,
     executor: Measured,
     gpu: Option<Measured>,
+    /// The project's CUDA C version of the workload on the same GPU, when it has one and NVRTC
+    /// is there.
+    cuda_c: Option<Measured>,
+    /// Whether the workload has a CUDA C version at all.
+    has_cuda_c: bool,
     /// On a GPU: bytes moved per second over the measured copy bandwidth.
     gpu_bandwidth_share: Option<f64>,
 }
@@ -74,6 +81,11 @@ struct Measured {
 impl Row {
     fn speedup(&self, of: &Measured) -> Option<f64> {
         Some(self.single_thread.seconds? / of.seconds?)
+    }
+
+    /// Our GPU time over CUDA C's: below 1, ours is faster.
+    fn ours_over_cuda_c(&self) -> Option<f64> {
+        Some(self.gpu.as_ref()?.seconds? / self.cuda_c.as_ref()?.seconds?)
     }
 }
 
@@ -100,6 +112,14 @@ fn run(options: &Options) -> Result<bool> {
         (None, Some(first_sentence(&choice.reason)))
     };
 
+    // ferrocuda's CUDA C versions, compiled by NVRTC for the same GPU, or why not.
+    let (cuda_c_kernels, cuda_c_absent) = match &ferrocuda_kernels {
+        Some(kernels) => match cuda_c::load(kernels.device()) {
+            Ok(module) => (Some(module), None),
+            Err(why) => (None, Some(why)),
+        },
+        None => (None, Some("no GPU".to_string())),
+    };
     let gpu_copy_bandwidth = match &ferrocuda_kernels {
         Some(kernels) => Some(copy_bandwidth(kernels.device(), scale)?),
         None => None,
@@ -112,7 +132,7 @@ fn run(options: &Options) -> Result<bool> {
             return Ok(false);
         }
     }
-    let columns = 2 + u64::from(ferrocuda_kernels.is_some());
+    let columns = 2 + u64::from(ferrocuda_kernels.is_some()) + u64::from(cuda_c_kernels.is_some());
     let progress = ProgressBar::new(workloads.len() as u64 * columns);
     progress.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}")
@@ -137,6 +157,14 @@ fn run(options: &Options) -> Result<bool> {
             progress.inc(1);
             measured
         });
+        let has_cuda_c = !workload.kernels().is_empty();
+        let cuda_c = cuda_c_kernels.as_ref().and_then(|kernels| {
+            say("CUDA C");
+            let measured = cuda_c::runs(kernels, workload.kernels())
+                .then(|| measure_device(workload.as_ref(), kernels, scale));
+            progress.inc(1);
+            measured
+        });
         let work = workload.work();
         rows.push(Row {
             workload: workload.name(),
@@ -147,6 +175,8 @@ fn run(options: &Options) -> Result<bool> {
             gpu_bandwidth_share: None,
             executor,
             gpu,
+            cuda_c,
+            has_cuda_c,
         });
     }
     progress.finish_and_clear();
@@ -159,6 +189,7 @@ fn run(options: &Options) -> Result<bool> {
         cpu: cpu.to_string(),
         gpu: ferrocuda_kernels.as_ref().map(|k| k.device().to_string()),
         gpu_absent,
+        cuda_c_absent,
         gpu_copy_bandwidth,
         rows,
     };
@@ -167,6 +198,7 @@ fn run(options: &Options) -> Result<bool> {
             Some(&row.single_thread),
             Some(&row.executor),
             row.gpu.as_ref(),
+            row.cuda_c.as_ref(),
         ]
         .into_iter()
         .flatten()
@@ -319,6 +351,16 @@ fn cell(m: &Measured) -> String {
     }
 }
 
+/// The CUDA C cell: its time, "—" for a workload without a CUDA C version, else why there is
+/// no column ("no GPU", "NVRTC not found: ...", shortened to its first words).
+fn cuda_c_cell(row: &Row, absent: Option<&str>) -> String {
+    match (&row.cuda_c, absent) {
+        (Some(m), _) => cell(m),
+        (None, Some(why)) if row.has_cuda_c => why.split(" (").next().unwrap_or(why).to_string(),
+        _ => "—".into(),
+    }
+}
+
 fn print_table(report: &Report) {
     println!(
         "ferrocuda: CPU against GPU on this machine ({} sizes)",
@@ -335,6 +377,12 @@ fn print_table(report: &Report) {
             );
         }
     }
+    match &report.cuda_c_absent {
+        None => println!(
+            "CUDA C: ferrocuda's own CUDA C versions (NVRTC, accurate math) on the same GPU; ours ÷ CUDA C below 1 means ours is faster."
+        ),
+        Some(why) => println!("CUDA C: none, {why}."),
+    }
     println!(
         "Every time is the median of runs whose first result was checked against a reference.\n"
     );
@@ -345,6 +393,8 @@ fn print_table(report: &Report) {
         "CPU all cores (executor)",
         "GPU",
         "speedup",
+        "CUDA C",
+        "ours ÷ CUDA C",
     ];
     let mut lines = vec![header.map(String::from).to_vec()];
     for row in &report.rows {
@@ -360,6 +410,9 @@ fn print_table(report: &Report) {
             cell(&row.executor),
             gpu.map_or_else(|| "no GPU".into(), cell),
             speedup.map_or_else(|| "—".into(), show_speedup),
+            cuda_c_cell(row, report.cuda_c_absent.as_deref()),
+            row.ours_over_cuda_c()
+                .map_or_else(|| "—".into(), |r| format!("{r:.2}")),
         ]);
     }
     let widths: Vec<usize> = (0..header.len())
@@ -419,6 +472,7 @@ fn print_table(report: &Report) {
             ("CPU 1 thread", Some(&row.single_thread)),
             ("CPU all cores", Some(&row.executor)),
             ("GPU", row.gpu.as_ref()),
+            ("CUDA C", row.cuda_c.as_ref()),
         ] {
             if let Some(failure) = m.and_then(|m| m.failure.as_ref()) {
                 println!("{} ({column}): {failure}", row.workload);

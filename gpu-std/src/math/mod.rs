@@ -1,0 +1,96 @@
+//! f32 math for kernels, in two tiers.
+//!
+//! `core` has no `exp` or `ln` for `nvptx64` (and LLVM cannot select its `llvm.exp`/`llvm.log`
+//! there), so ferrocuda-std writes its own, twice:
+//!
+//! - **The default tier** (this module's `exp`, `exp2`, `ln`, `log2`, `sqrt`, `erfc`,
+//!   `normal_cdf`): CUDA's methods and CUDA's accuracy at CUDA's cost. `exp` and `exp2` use the
+//!   GPU's special function unit (`ex2.approx`) after CUDA's range reduction; `ln` and `log2` are
+//!   polynomials, as CUDA's `logf` is; `erfc` and `normal_cdf` are one branch-free formula for
+//!   every input (the square kept exact into a polynomial exponential, one `rcp.approx` refined
+//!   by a Newton step). Where an approximate instruction is involved, results on the GPU and on
+//!   the CPU executor can differ in the last bits, each within the bound. **The kernels of
+//!   ferrocuda-kernels use this tier**: a kernel is then as accurate as its CUDA C twin, at
+//!   about the same cost.
+//! - **[`reproducible`]**: the same functions (and `sincospi`) in plain IEEE arithmetic, under
+//!   0.75 ULP and **the same bits on the GPU as on the CPU**, at 2-5 times the instructions.
+//!   For results that must not depend on where they were computed (tests that compare the GPU
+//!   with the CPU bit for bit, reproducible simulations).
+//!
+//! Error bounds in ULPs from the correctly rounded result (CUDA's measure, CUDA C Programming
+//! Guide, "Mathematical Functions"), and SASS instructions of `out[i] = f(x[i])` for sm_90 (minus
+//! the harness; `tools/sass-math/compare.py`):
+//!
+//! | function | bound on the GPU | CUDA's bound | CPU, measured | SASS ours / CUDA's |
+//! | --- | --- | --- | --- | --- |
+//! | [`exp`] | 3 (`ex2.approx` at the PTX ISA's 2, plus the reduction) | 2 (`expf`: the same method, measured on hardware) | 0.94 | 10 / 10 |
+//! | [`exp2`] | 2 (the PTX ISA's bound for `ex2.approx`) | 2 (`exp2f`) | 0.5 | 4 / 4 |
+//! | [`ln`] | 1, the CPU's bits (every float checked: 0.92) | 1 (`logf`) | 0.92 | 28 / 26 |
+//! | [`log2`] | 1, the CPU's bits (every float checked: 0.99) | 1 (`log2f`) | 0.99 | 35 / 30 |
+//! | [`sqrt`] | 0 (`sqrt.rn`) | 0 (`sqrtf`) | 0 | 37 / 36 |
+//! | [`erfc`] | 4 (measured 3) | 4 (`erfcf`) | 3 | 63 / 47 |
+//! | [`normal_cdf`] | 5 (measured 3) | 5 (`normcdff`) | 3 | 63 / 64 |
+//!
+//! The GPU bounds follow from the PTX ISA's bounds for the approximate instructions and are
+//! checked on the CPU with those instructions' errors set to their worst (this crate's unit
+//! tests, `model_tests.rs`), and on a GPU by `tests/math_default_kernel.rs`. The single fast
+//! instructions ([`fast_exp`], [`fast_exp2`], [`fast_ln`], [`fast_log2`], CUDA's `__expf`
+//! family) are here too, for kernels that accept their larger error.
+//!
+//! NaN inputs give NaN everywhere. [`Float`] makes the default tier `f32` methods (`x.exp()`,
+//! `x.sqrt()`), on the GPU as on the host.
+
+pub use crate::float::Float;
+
+mod approx;
+mod exp_log;
+mod normal;
+pub mod reproducible;
+
+pub use approx::{fast_exp, fast_exp2, fast_ln, fast_log2};
+pub use exp_log::{exp, exp2, ln, log2};
+pub use normal::{erfc, normal_cdf};
+pub use reproducible::{cospi, sincospi, sinpi};
+
+/// `a·b + c` with one rounding (IEEE fused multiply-add): PTX `fma.rn.f32` on the GPU, the
+/// C library's `fmaf` (an FMA instruction where the CPU has one) on the host.
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        core::intrinsics::fmaf32(a, b, c)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a.mul_add(b, c)
+    }
+}
+
+/// √x, correctly rounded (0.5 ULP): PTX `sqrt.rn.f32` on the GPU, IEEE `sqrtss` on the host.
+/// `sqrt(-0) = -0`, `sqrt(x < 0) = NaN`, `sqrt(inf) = inf`.
+#[inline(always)]
+pub fn sqrt(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        core::intrinsics::sqrtf32(x)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x.sqrt()
+    }
+}
+
+/// Horner's rule with fused multiply-adds: `c[0] + x·(c[1] + x·(…))`.
+#[inline(always)]
+pub(crate) fn poly<const N: usize>(c: &[f32; N], x: f32) -> f32 {
+    let mut p = c[N - 1];
+    let mut i = N - 1;
+    while i > 0 {
+        i -= 1;
+        p = fma(p, x, c[i]);
+    }
+    p
+}
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod model_tests;

@@ -1,0 +1,88 @@
+//! The default tier's GPU error bounds, checked on the CPU: the approximate instructions' CPU
+//! results are moved to the edge of the PTX ISA's bounds (`approx::model`: `ex2.approx` 2 ULP
+//! either way, `rcp.approx` 1 ULP), and each function is swept against its f64 reference under
+//! every combination of those errors, its error counted as CUDA counts it (floats from the
+//! correctly rounded result). What a GPU can add beyond this model is only the
+//! instructions being wrong by other amounts within the same bounds.
+
+#[path = "../../tests/sweep/mod.rs"]
+mod sweep;
+
+use super::approx::model;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use std::format;
+use sweep::*;
+
+/// Sweeps `f` under each modelled error of the approximate instructions and asserts `bound`.
+fn check_modelled(
+    name: &str,
+    f: fn(f32) -> f32,
+    reference: fn(f64) -> f64,
+    ranges: &[(f32, f32)],
+    bound: f64,
+) {
+    let mut rng = StdRng::seed_from_u64(13);
+    let xs = inputs(ranges, &[], &mut rng);
+    for ex2_error in [-2, 2] {
+        for rcp_error in [-1, 1] {
+            let worst = worst_of(xs.clone(), |x| {
+                model::ERROR.with(|e| e.set((ex2_error, rcp_error)));
+                let (got, want) = (f(x), reference(x as f64));
+                (got, want, floats_from_rounded(got, want))
+            });
+            say(&format!(
+                "{name} (ex2 {ex2_error:+} ULP, rcp {rcp_error:+} ULP): max error {:.0} ULP from the correctly rounded result at x = {:e}",
+                worst.error, worst.input
+            ));
+            assert!(
+                worst.error <= bound,
+                "{name} with ex2 {ex2_error:+}, rcp {rcp_error:+}: {worst:?} > {bound}"
+            );
+        }
+    }
+}
+
+#[test]
+fn exp2_is_within_2_ulp_of_the_rounded_result_with_ex2_at_its_bound() {
+    check_modelled(
+        "exp2",
+        super::exp2,
+        f64::exp2,
+        &[(0.0, 129.0), (-0.0, -151.0)],
+        2.0,
+    );
+}
+
+#[test]
+fn exp_is_within_3_ulp_of_the_rounded_result_with_ex2_at_its_bound() {
+    check_modelled(
+        "exp",
+        super::exp,
+        f64::exp,
+        &[(0.0, 89.0), (-0.0, -105.0)],
+        3.0,
+    );
+}
+
+#[test]
+fn erfc_is_within_cudas_4_ulp_with_rcp_at_its_bound() {
+    check_modelled(
+        "erfc",
+        super::erfc,
+        libm::erfc,
+        &[(0.0, 0.5), (0.5, 10.1), (-0.0, -4.0)],
+        4.0,
+    );
+}
+
+#[test]
+fn normal_cdf_is_within_cudas_5_ulp_with_rcp_at_its_bound() {
+    check_modelled(
+        "normal_cdf",
+        super::normal_cdf,
+        normal_cdf_f64,
+        &[(-0.0, -0.7), (-0.7, -14.2), (0.0, 0.7), (0.7, 6.0)],
+        5.0,
+    );
+}

@@ -1,0 +1,157 @@
+//! ferrocuda-std's default math tier (`math::exp`, `ln`, `erfc`, `normal_cdf`, ...) on the CPU
+//! against f64 references: ULP sweeps of each function's domain (as math_reproducible.rs), the
+//! special values, and the bounds each function states for the CPU. The GPU bounds, which the
+//! approximate instructions' worst case sets, are checked by the unit tests of
+//! `src/math/model_tests.rs` (that model) and by `tests/math_kernel.rs` on a GPU.
+
+mod sweep;
+
+use ferrocuda_std::math;
+use sweep::*;
+
+#[test]
+fn exp_is_within_1_25_ulp_on_the_cpu() {
+    check_ulp(
+        "math::exp",
+        math::exp,
+        f64::exp,
+        &[(0.0, 89.0), (-0.0, -105.0)],
+        &EXP_EXTRA,
+        1.25,
+    );
+    exp_specials(math::exp);
+}
+
+#[test]
+fn exp2_is_correctly_rounded_on_the_cpu() {
+    check_ulp(
+        "math::exp2",
+        math::exp2,
+        f64::exp2,
+        &[(0.0, 129.0), (-0.0, -151.0)],
+        &[127.999_99, 128.0, -126.0, -149.0, -149.5, -150.0, MIN_SUB],
+        0.5,
+    );
+    same(math::exp2(-149.0), MIN_SUB, "exp2(-149)");
+    same(math::exp2(f32::NEG_INFINITY), 0.0, "exp2(-inf)");
+    same(math::exp2(f32::INFINITY), f32::INFINITY, "exp2(inf)");
+    same(math::exp2(f32::NAN), f32::NAN, "exp2(NaN)");
+}
+
+/// The logarithms' special values, for `ln` and `log2` alike.
+fn log_specials(f: fn(f32) -> f32, name: &str) {
+    same(f(1.0), 0.0, &format!("{name}(1)"));
+    same(f(0.0), f32::NEG_INFINITY, &format!("{name}(0)"));
+    same(f(-0.0), f32::NEG_INFINITY, &format!("{name}(-0)"));
+    same(f(-1.0), f32::NAN, &format!("{name}(-1)"));
+    same(f(-MIN_SUB), f32::NAN, &format!("{name}(-subnormal)"));
+    same(f(f32::NEG_INFINITY), f32::NAN, &format!("{name}(-inf)"));
+    same(f(f32::INFINITY), f32::INFINITY, &format!("{name}(inf)"));
+    same(f(f32::NAN), f32::NAN, &format!("{name}(NaN)"));
+}
+
+const LOG_RANGES: [(f32, f32); 3] = [(MIN_SUB, 0.5), (0.5, 2.0), (2.0, f32::MAX)];
+const LOG_EXTRA: [f32; 8] = [
+    1.0,
+    0.5,
+    2.0,
+    std::f32::consts::FRAC_1_SQRT_2,
+    std::f32::consts::SQRT_2,
+    MIN_SUB,
+    TINY,
+    f32::MAX,
+];
+
+#[test]
+fn ln_is_within_1_ulp_everywhere() {
+    check_ulp("math::ln", math::ln, f64::ln, &LOG_RANGES, &LOG_EXTRA, 1.0);
+    log_specials(math::ln, "ln");
+}
+
+#[test]
+fn log2_is_within_1_ulp_everywhere_and_exact_on_powers_of_two() {
+    check_ulp(
+        "math::log2",
+        math::log2,
+        f64::log2,
+        &LOG_RANGES,
+        &LOG_EXTRA,
+        1.0,
+    );
+    log_specials(math::log2, "log2");
+    for k in -149..128 {
+        let x = 2f64.powi(k) as f32;
+        same(math::log2(x), k as f32, &format!("log2(2^{k})"));
+    }
+}
+
+#[test]
+fn erfc_is_within_3_5_ulp_on_the_cpu_in_both_tails() {
+    check_ulp(
+        "math::erfc",
+        math::erfc,
+        libm::erfc,
+        &[(0.0, 0.5), (0.5, 10.1), (-0.0, -4.0)],
+        &[2.0, 9.194, 10.054_195, 10.054_194, MIN_SUB, -MIN_SUB, TINY],
+        3.5,
+    );
+    same(math::erfc(f32::INFINITY), 0.0, "erfc(inf)");
+    same(math::erfc(f32::NEG_INFINITY), 2.0, "erfc(-inf)");
+    same(math::erfc(f32::NAN), f32::NAN, "erfc(NaN)");
+    same(math::erfc(11.0), 0.0, "erfc(11)");
+    same(math::erfc(-11.0), 2.0, "erfc(-11)");
+    assert!(math::erfc(10.0) > 0.0 && math::erfc(10.0) < TINY);
+}
+
+#[test]
+fn normal_cdf_is_within_3_ulp_on_the_cpu_in_both_tails() {
+    check_ulp(
+        "math::normal_cdf",
+        math::normal_cdf,
+        normal_cdf_f64,
+        &[(-0.0, -0.7), (-0.7, -14.2), (0.0, 0.7), (0.7, 6.0)],
+        &[2.5, -2.5, -13.0, -14.170_185, -14.170_184, 5.42, MIN_SUB],
+        3.0,
+    );
+    same(math::normal_cdf(f32::INFINITY), 1.0, "Φ(inf)");
+    same(math::normal_cdf(f32::NEG_INFINITY), 0.0, "Φ(-inf)");
+    same(math::normal_cdf(f32::NAN), f32::NAN, "Φ(NaN)");
+    same(math::normal_cdf(-15.0), 0.0, "Φ(-15)");
+    same(math::normal_cdf(6.0), 1.0, "Φ(6)");
+    assert!(math::normal_cdf(-13.5) > 0.0 && math::normal_cdf(-13.5) < TINY);
+}
+
+/// Every positive f32 through `ln` and `log2` (pure IEEE arithmetic: these are the GPU's bits
+/// too), about a minute on two cores: run by hand (`cargo test -p ferrocuda-std --test
+/// math_default -- --ignored`) after changing either.
+#[test]
+#[ignore = "exhaustive: 2^31 inputs per function, run by hand"]
+fn ln_and_log2_are_within_1_ulp_on_every_positive_float() {
+    for (name, f, reference) in [
+        (
+            "math::ln",
+            math::ln as fn(f32) -> f32,
+            f64::ln as fn(f64) -> f64,
+        ),
+        ("math::log2", math::log2, f64::log2),
+    ] {
+        // In chunks of 2^24 inputs (64 MB), not all at once.
+        let worst = (0..0x7f80_0000u32)
+            .step_by(1 << 24)
+            .map(|start| {
+                let chunk = (start.max(1)..(start + (1 << 24)).min(0x7f80_0000))
+                    .map(f32::from_bits)
+                    .collect();
+                worst_of(chunk, |x| {
+                    let (got, want) = (f(x), reference(x as f64));
+                    (got, want, ulp_error(got, want))
+                })
+            })
+            .fold(Worst::new(), Worst::merge);
+        say(&format!(
+            "{name}: max error {:.4} ULP over every positive float at x = {:e}",
+            worst.error, worst.input
+        ));
+        assert!(worst.error <= 1.0, "{name}: {worst:?}");
+    }
+}

@@ -1,0 +1,28 @@
+// One math function per kernel, out[i] = f(x[i]), to size each function's SASS: subtract the
+// m_identity harness. CUDA's accurate functions (no fast math); the Rust side is
+// rust_math/src/lib.rs. The *_reproducible kernels pair ferrocuda-std's reproducible tier with
+// the same CUDA functions.
+
+#define MICRO(name, expr)                                                                   \
+    extern "C" __global__ void name(const float* __restrict__ x, float* __restrict__ out,   \
+                                    int n) {                                                \
+        int i = blockIdx.x * blockDim.x + threadIdx.x;                                      \
+        if (i < n) {                                                                        \
+            float v = x[i];                                                                 \
+            out[i] = (expr);                                                                \
+        }                                                                                   \
+    }
+
+MICRO(m_identity, v)
+MICRO(m_exp, expf(v))
+MICRO(m_exp2, exp2f(v))
+MICRO(m_ln, logf(v))
+MICRO(m_log2, log2f(v))
+MICRO(m_sqrt, sqrtf(v))
+MICRO(m_div, 1.5f / v)
+MICRO(m_erfc, erfcf(v))
+MICRO(m_normal_cdf, normcdff(v))
+MICRO(m_exp_reproducible, expf(v))
+MICRO(m_ln_reproducible, logf(v))
+MICRO(m_erfc_reproducible, erfcf(v))
+MICRO(m_normal_cdf_reproducible, normcdff(v))
