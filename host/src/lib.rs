@@ -22,6 +22,7 @@
 
 mod buffer;
 mod cpu;
+pub mod cpu_options;
 mod cuda;
 mod device;
 mod driver;
@@ -34,7 +35,8 @@ pub mod ptx;
 mod stream;
 
 pub use buffer::DeviceBuffer;
-pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, CHECKED_ENV, DEVICE_ENV};
+pub use cpu_options::{CpuOptions, CHECKED_ENV};
+pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV};
 pub use driver::DriverInfo;
 pub use error::{Error, Result};
 pub use ferrocuda_std::abi::{Kernel, KernelInfo};

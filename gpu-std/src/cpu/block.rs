@@ -248,6 +248,7 @@ pub(crate) fn abandon() {
 /// Suspends the calling simulated thread at `wait` until the block (barrier) or the warp (warp
 /// operation) releases it, and returns the released value.
 pub(crate) fn wait(wait: Wait) -> u64 {
+    super::poll_deadline();
     let yielder = YIELDER.with(Cell::get);
     if !yielder.is_null() {
         // SAFETY: a non-null YIELDER is the yielder of the coroutine running on this OS thread,

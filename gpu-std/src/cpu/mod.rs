@@ -9,14 +9,17 @@
 
 mod block;
 mod bug;
+mod interrupt;
 mod panic;
 mod shared;
 
 pub use bug::{BugReport, KernelBug, SharedAccess};
+pub use interrupt::{Interrupted, Interruption};
 pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use shared::{shared_array, SharedSite};
 
 pub(crate) use block::{gathered, wait, Wait, WarpOp, WARP};
+pub(crate) use interrupt::{poll_deadline, GRID_STRIDE_CHUNK};
 pub(crate) use shared::{check_access, dynamic_shared, Access};
 
 use crate::thread::Dim3;
@@ -50,6 +53,9 @@ pub struct BlockContext {
     pub shared_limit_bytes: u32,
     /// Checked mode: find shared-memory races and uninitialized shared reads.
     pub checked: bool,
+    /// When the launch must have ended: a thread still running then stops the block with
+    /// [`Interrupted`] at its next check point (see [`Interruption::DeadlinePassed`]).
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// The part of a [`BlockContext`] the thread functions read, kept apart from its flags so that
@@ -127,6 +133,7 @@ impl BlockContext {
         dynamic_shared_bytes: 0,
         shared_limit_bytes: 0,
         checked: false,
+        deadline: None,
     };
 }
 
@@ -228,6 +235,7 @@ pub fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
         })
     });
     shared::begin_block(block);
+    interrupt::begin_block(block.deadline);
     // SAFETY: `thread` lives until this function returns, and every coroutine that calls it is
     // finished by `finish_block` below, or dropped by `take_current` (via `abandon`) after an
     // unwind, before the executor runs another block on this OS thread.
@@ -247,6 +255,7 @@ pub fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
                     // to the cell's contents exists (`Cell` never hands one out).
                     unsafe { (*t.as_ptr()).index_1d = base_1d + x as usize }
                 });
+                interrupt::poll_deadline();
                 thread();
                 if block::is_active() {
                     block::finish_block();
