@@ -115,3 +115,93 @@ fn a_launch_within_its_deadline_runs_to_the_end() {
     let want: Vec<u32> = (0..64u32).map(|i| (i % 32) ^ 1).collect();
     assert_eq!(warp, want);
 }
+
+/// What `limits::recurse` writes for thread `i` making `calls` nested calls: each frame adds its
+/// first byte (`i + depth of the frame`, wrapping) and its last (`i`).
+fn recurse_reference(i: usize, calls: u32) -> u32 {
+    let seed = i as u8;
+    (1..=calls)
+        .map(|k| seed.wrapping_add(k as u8) as u32 + seed as u32)
+        .sum()
+}
+
+/// Runs `recurse[2, 64]` with thread `deep` of each block `calls` deep.
+fn recurse(
+    module: &Module,
+    calls: u32,
+    deep: u32,
+    after_barrier: bool,
+) -> ferrocuda::Result<Vec<u32>> {
+    let mut out = vec![0u32; 128];
+    launch!(module, limits::recurse[2, 64](calls, deep, after_barrier as u32, &mut out))?;
+    Ok(out)
+}
+
+#[test]
+fn a_stack_overflow_in_any_simulated_thread_is_an_error_naming_it() {
+    let module = module(|o| o.stack_bytes = 256 * 1024);
+    // 4000 frames of 1 KiB: past the 256 KiB stack of a simulated thread, and past the 2 MiB
+    // of an executor worker's own stack too. Thread 0 and 7 run before any barrier (on the
+    // block's runner stack); after a barrier thread 0 drives the block from its stack and thread
+    // 37 runs on a coroutine of its own.
+    for (deep, after_barrier) in [(0, false), (7, false), (0, true), (37, true)] {
+        // Block 1's thread `deep` is `64 + deep` in the grid.
+        let error = recurse(&module, 4000, 64 + deep, after_barrier).unwrap_err();
+        let what = format!("thread {deep}, after a barrier: {after_barrier}");
+        let message = error.to_string();
+        match error {
+            Error::StackOverflow {
+                kernel,
+                block,
+                thread,
+                stack_bytes,
+            } => {
+                assert_eq!(kernel, "recurse", "{what}");
+                assert_eq!(block, Dim3::new(1, 0, 0), "{what}");
+                assert_eq!(thread, Dim3::new(deep, 0, 0), "{what}");
+                assert_eq!(stack_bytes, 256 * 1024, "{what}");
+            }
+            other => panic!("{what}: expected StackOverflow, got {other}"),
+        }
+        assert!(
+            message.contains("overflowed its 262144-byte stack")
+                && message.contains("FERROCUDA_CPU_STACK_KIB"),
+            "{message}"
+        );
+        // The worker that ran the block runs the next launch.
+        let out = recurse(&module, 100, deep, after_barrier).unwrap();
+        for (i, &got) in out.iter().enumerate() {
+            let calls = if i == deep as usize { 100 } else { 1 };
+            assert_eq!(got, recurse_reference(i, calls), "{what}: thread {i}");
+        }
+    }
+}
+
+#[test]
+fn the_stack_size_is_settable() {
+    // 100 frames of 1 KiB fit in the default 256 KiB but not in 64 KiB; 4000 fit in 8 MiB.
+    let small = module(|o| o.stack_bytes = 64 * 1024);
+    for after_barrier in [false, true] {
+        match recurse(&small, 100, 3, after_barrier) {
+            Err(Error::StackOverflow {
+                thread,
+                stack_bytes,
+                ..
+            }) => assert_eq!((thread, stack_bytes), (Dim3::new(3, 0, 0), 64 * 1024)),
+            other => panic!("expected StackOverflow, got {other:?}"),
+        }
+    }
+    let large = module(|o| o.stack_bytes = 8 << 20);
+    for after_barrier in [false, true] {
+        let out = recurse(&large, 4000, 3, after_barrier).unwrap();
+        assert_eq!(out[3], recurse_reference(3, 4000));
+        assert_eq!(out[67], recurse_reference(67, 1));
+    }
+    // Less than a simulated thread needs is refused up front.
+    let error = Device::cpu_with(CpuOptions {
+        stack_bytes: 4096,
+        ..CpuOptions::default()
+    })
+    .unwrap_err();
+    assert!(error.to_string().contains("at least 65536"), "{error}");
+}

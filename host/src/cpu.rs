@@ -80,6 +80,7 @@ pub(crate) fn launch(
             shared_limit_bytes: device.properties().max_shared_memory_per_block,
             checked: options.checked,
             deadline,
+            stack_bytes: options.stack_bytes,
         };
         let params = &params;
         // SAFETY: `params` holds this kernel's PTX parameters (checked against the PTX entry by

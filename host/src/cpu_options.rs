@@ -16,9 +16,9 @@ pub const DEADLINE_ENV: &str = "FERROCUDA_CPU_DEADLINE_MS";
 /// [`CpuOptions::stack_bytes`]).
 pub const STACK_ENV: &str = "FERROCUDA_CPU_STACK_KIB";
 
-/// The stack of each simulated GPU thread unless set: kernel code is shallow, but a panic
-/// message is formatted on it too. Pages are only committed when touched.
-pub const DEFAULT_STACK_BYTES: usize = 256 * 1024;
+/// The stack of each simulated GPU thread unless set (256 KiB): kernel code is shallow, but a
+/// panic message is formatted on it too. Pages are only committed when touched.
+pub const DEFAULT_STACK_BYTES: usize = ferrocuda_std::cpu::DEFAULT_STACK_BYTES;
 
 /// The smallest stack a simulated thread may have: room for the executor's own frames and a
 /// panic message.

@@ -6,7 +6,6 @@
 use ferrocuda_std::{kernel, math, shared, thread, warp, Out};
 
 pub mod lang;
-pub mod limits;
 
 /// Copies `x` to `out` but asserts every element is non-negative: a negative input panics
 /// (on the GPU: traps) in the thread that reads it.
@@ -335,3 +334,5 @@ pub fn math_functions(x: &[f32], out: Out<f32>) {
         }
     }
 }
+
+pub mod limits;

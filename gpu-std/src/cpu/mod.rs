@@ -12,11 +12,13 @@ mod bug;
 mod interrupt;
 mod panic;
 mod shared;
+mod stack_guard;
 
 pub use bug::{BugReport, KernelBug, SharedAccess};
 pub use interrupt::{Interrupted, Interruption};
 pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use shared::{shared_array, SharedSite};
+pub use stack_guard::DEFAULT_STACK_BYTES;
 
 pub(crate) use block::{gathered, wait, Wait, WarpOp, WARP};
 pub(crate) use interrupt::{poll_deadline, GRID_STRIDE_CHUNK};
@@ -56,6 +58,9 @@ pub struct BlockContext {
     /// When the launch must have ended: a thread still running then stops the block with
     /// [`Interrupted`] at its next check point (see [`Interruption::DeadlinePassed`]).
     pub deadline: Option<std::time::Instant>,
+    /// The stack of each simulated thread, in bytes (0: [`DEFAULT_STACK_BYTES`]): a thread that
+    /// needs more stops the block with [`Interrupted`] ([`Interruption::StackOverflow`]).
+    pub stack_bytes: usize,
 }
 
 /// The part of a [`BlockContext`] the thread functions read, kept apart from its flags so that
@@ -134,6 +139,7 @@ impl BlockContext {
         shared_limit_bytes: 0,
         checked: false,
         deadline: None,
+        stack_bytes: 0,
     };
 }
 
@@ -242,7 +248,29 @@ pub fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
     // The scheduler gets its own copy of the closure: the loop below keeps using one whose
     // address never escapes, so the compiler can hold the kernel's arguments in registers.
     let scheduled = thread;
-    unsafe { block::begin_block(&scheduled, block.block_dim) };
+    let stack_bytes = match block.stack_bytes {
+        0 => DEFAULT_STACK_BYTES,
+        bytes => bytes,
+    };
+    unsafe { block::begin_block(&scheduled, block.block_dim, stack_bytes) };
+    // Every thread runs on a guarded stack of `stack_bytes`, these ones on the block's runner.
+    let ended = stack_guard::on_guarded_stack(stack_bytes, &|| run_threads(block, thread));
+    if ended == stack_guard::Ended::Overflowed {
+        // The block's threads after the overflowing one never started; its context stays for
+        // `take_current`, like a panic's.
+        interrupt::raise(
+            current_thread(),
+            Interruption::StackOverflow { stack_bytes },
+        );
+    }
+    BLOCK.with(|b| b.set(Geometry::NONE));
+    THREAD.with(|t| t.set(ThreadPos::NONE));
+}
+
+/// The loop of [`run_block`] over the block's threads, x fastest, until one reaches a barrier
+/// or warp operation and the rest of the block runs cooperatively.
+#[inline(always)]
+fn run_threads(block: &BlockContext, thread: impl Fn() + Copy) {
     let d = block.block_dim;
     'threads: for z in 0..d.z {
         for y in 0..d.y {
@@ -264,8 +292,6 @@ pub fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
             }
         }
     }
-    BLOCK.with(|b| b.set(Geometry::NONE));
-    THREAD.with(|t| t.set(ThreadPos::NONE));
 }
 
 /// Stops the block if `mask` cannot be a warp operation's mask for the calling thread: the
