@@ -29,6 +29,7 @@ mod driver;
 mod error;
 #[cfg(test)]
 mod error_tests;
+mod kernel_trail;
 mod launch;
 mod module;
 pub mod ptx;
