@@ -311,7 +311,9 @@ mod handler {
     /// have without us.
     unsafe fn chain(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
         let handler = PREVIOUS.get().map_or(libc::SIG_DFL, |p| p.sa_sigaction);
-        let siginfo = PREVIOUS.get().is_some_and(|p| p.sa_flags & libc::SA_SIGINFO != 0);
+        let siginfo = PREVIOUS
+            .get()
+            .is_some_and(|p| p.sa_flags & libc::SA_SIGINFO != 0);
         if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
             // SAFETY: a zeroed sigaction with SIG_DFL is the default action.
             unsafe {
