@@ -43,8 +43,8 @@ pub struct CpuOptions {
     /// Checked mode (see [`crate::Device::cpu_checked`]).
     pub checked: bool,
     /// How long one launch may run: a thread still running when it passes stops its launch with
-    /// [`Error::DeadlineExceeded`] at its next barrier, warp operation, grid-stride step or when
-    /// the next thread starts. Code with none of these (a `loop {}` with no barrier, one long
+    /// [`Error::DeadlineExceeded`] at its next barrier, warp operation, grid-stride chunk or
+    /// start of a thread (every 16th of a block row). Code with none of these (a `loop {}` with no barrier, one long
     /// computation for one index) cannot be stopped. `None`: no deadline.
     pub deadline: Option<Duration>,
     /// The stack of each simulated GPU thread, in bytes (thread 0 and the threads that run before

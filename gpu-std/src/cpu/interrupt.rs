@@ -3,8 +3,8 @@
 //! Both stop the block with an [`Interrupted`] unwind (like a failed check's `BugReport`), which
 //! `ferrocuda-host` turns into an error naming the kernel, block and thread.
 //!
-//! The deadline is read at the executor's check points: before each thread of a block starts,
-//! at every barrier and warp operation, and every [`GRID_STRIDE_CHUNK`] indices of a grid-stride
+//! The deadline is read at the executor's check points: before every [`THREADS_PER_POLL`]th
+//! thread of a block row starts (the first included), at every barrier and warp operation, and every [`GRID_STRIDE_CHUNK`] indices of a grid-stride
 //! loop. The clock is read at every [`POLL_EVERY`]th check point of an OS thread, so that an
 //! elementwise kernel pays one thread-local decrement per check, not a clock read. Code with no
 //! check point (a `loop {}` that never reaches a barrier, a long computation inside one index of
@@ -17,6 +17,10 @@ use std::time::Instant;
 
 /// Check points between two reads of the clock.
 const POLL_EVERY: u32 = 64;
+
+/// Threads of a block row between two check points: the start of every 16th thread is one (the
+/// check costs elementwise kernels, whose threads do little, more than their work otherwise).
+pub(crate) const THREADS_PER_POLL: u32 = 16;
 
 /// Indices of a grid-stride loop between two check points (on the CPU a thread's indices are one
 /// contiguous run: the check is at each chunk's start).

@@ -254,7 +254,13 @@ pub fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
     };
     unsafe { block::begin_block(&scheduled, block.block_dim, stack_bytes) };
     // Every thread runs on a guarded stack of `stack_bytes`, these ones on the block's runner.
-    let ended = stack_guard::on_guarded_stack(stack_bytes, &|| run_threads(block, thread));
+    let block_copy = *block;
+    let ended = stack_guard::on_guarded_stack(stack_bytes, &move || {
+        // Copies whose addresses never escape (the closure's captures are behind a pointer), so
+        // that the compiler can keep the kernel's arguments in registers across its stores.
+        let (block, thread) = (block_copy, thread);
+        run_threads(&block, thread)
+    });
     if ended == stack_guard::Ended::Overflowed {
         // The block's threads after the overflowing one never started; its context stays for
         // `take_current`, like a panic's.
@@ -283,7 +289,11 @@ fn run_threads(block: &BlockContext, thread: impl Fn() + Copy) {
                     // to the cell's contents exists (`Cell` never hands one out).
                     unsafe { (*t.as_ptr()).index_1d = base_1d + x as usize }
                 });
-                interrupt::poll_deadline();
+                // Between threads, every `THREADS_PER_POLL`th (a register test, not a TLS access,
+                // for the threads in between).
+                if x % interrupt::THREADS_PER_POLL == 0 {
+                    interrupt::poll_deadline();
+                }
                 thread();
                 if block::is_active() {
                     block::finish_block();

@@ -27,7 +27,6 @@ use core::cell::Cell;
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::trap::CoroutineTrapHandler;
 use corosensei::{Coroutine, CoroutineResult};
-use std::vec::Vec;
 
 /// The stack of each simulated thread when a launch does not say.
 pub const DEFAULT_STACK_BYTES: usize = 256 * 1024;
@@ -64,9 +63,8 @@ impl Guarded {
 std::thread_local! {
     /// The innermost coroutine running on this OS thread, for the signal handler.
     static RUNNING: Cell<Option<Guarded>> = const { Cell::new(None) };
-    /// Stacks for block runners on this OS thread, with their size.
-    static RUNNER_STACKS: core::cell::RefCell<Vec<(usize, DefaultStack)>> =
-        const { core::cell::RefCell::new(Vec::new()) };
+    /// This OS thread's block runner, between blocks.
+    static RUNNER: Cell<Option<KeptRunner>> = const { Cell::new(None) };
 }
 
 fn page_size() -> usize {
@@ -105,50 +103,61 @@ pub(crate) fn resuming<R>(guarded: Guarded, resume: impl FnOnce() -> R) -> R {
     resume()
 }
 
+/// A block runner: a coroutine that runs one block's body per resume, then yields, so that a
+/// block costs two stack switches, not a new coroutine. Its input is the body, lifetime erased.
+type Runner = Coroutine<*const (dyn Fn() + 'static), (), Ended, DefaultStack>;
+
+/// A runner with the size of its stack and its guard.
+struct KeptRunner {
+    stack_bytes: usize,
+    runner: Runner,
+    guarded: Guarded,
+}
+
+fn new_runner(stack_bytes: usize) -> KeptRunner {
+    let stack = new_stack(stack_bytes);
+    let stack_limit = stack.limit().get();
+    let runner = Runner::with_stack(stack, |yielder, mut body| loop {
+        // SAFETY: `on_guarded_stack` passes a body that outlives this resume, and resumes the
+        // runner again only with the next one.
+        unsafe { (*body)() };
+        body = yielder.suspend(());
+    });
+    let guarded = Guarded::new(stack_limit, runner.trap_handler());
+    KeptRunner {
+        stack_bytes,
+        runner,
+        guarded,
+    }
+}
+
 /// Runs `body` on a guarded stack of `stack_bytes` (the block's runner): [`Ended::Overflowed`]
 /// if the stack overflowed while `body` itself (not a coroutine it resumed) was running on it.
 /// A panic in `body` propagates.
 pub(crate) fn on_guarded_stack(stack_bytes: usize, body: &dyn Fn()) -> Ended {
     handler::install();
-    let stack = RUNNER_STACKS
-        .with_borrow_mut(|stacks| {
-            let at = stacks.iter().position(|&(bytes, _)| bytes == stack_bytes)?;
-            Some(stacks.swap_remove(at).1)
-        })
-        .unwrap_or_else(|| new_stack(stack_bytes));
-    let stack_limit = stack.limit().get();
-    // SAFETY: only the lifetime is erased: the coroutine is resumed once, below, and has
-    // returned or panicked (it never yields) before this function returns, so `body` outlives it.
-    let body: &'static dyn Fn() = unsafe { core::mem::transmute::<&dyn Fn(), _>(body) };
-    let mut runner: Coroutine<(), (), Ended, DefaultStack> =
-        Coroutine::with_stack(stack, move |_, ()| {
-            body();
-            Ended::Returned
-        });
-    let guarded = Guarded::new(stack_limit, runner.trap_handler());
+    let mut kept = RUNNER
+        .take()
+        .filter(|kept| kept.stack_bytes == stack_bytes)
+        .unwrap_or_else(|| new_runner(stack_bytes));
+    // SAFETY: only the lifetime is erased: the runner calls `body` during this resume only, and
+    // this function returns after the resume has (yielded, trapped or panicked).
+    let body: *const (dyn Fn() + 'static) =
+        unsafe { core::mem::transmute::<&dyn Fn(), &'static dyn Fn()>(body) };
+    let guarded = kept.guarded;
     let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
-        resuming(guarded, || runner.resume(()))
+        resuming(guarded, || kept.runner.resume(body))
     }));
-    let ended = match outcome {
+    match outcome {
+        Ok(CoroutineResult::Yield(())) => {
+            RUNNER.set(Some(kept));
+            Ended::Returned
+        }
+        // The trap reset and ended the runner; the next block gets a new one. A panic unwound
+        // it out of its stack.
         Ok(CoroutineResult::Return(ended)) => ended,
-        Ok(CoroutineResult::Yield(())) => unreachable!("a block runner never yields"),
-        Err(payload) => {
-            keep_runner_stack(stack_bytes, runner.into_stack());
-            std::panic::resume_unwind(payload);
-        }
-    };
-    keep_runner_stack(stack_bytes, runner.into_stack());
-    ended
-}
-
-fn keep_runner_stack(bytes: usize, stack: DefaultStack) {
-    RUNNER_STACKS.with_borrow_mut(|stacks| {
-        // One runner per OS thread at a time; keep a few sizes at most.
-        if stacks.len() >= 4 {
-            stacks.remove(0);
-        }
-        stacks.push((bytes, stack));
-    });
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
