@@ -256,9 +256,6 @@ pub unsafe fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
     });
     shared::begin_block(block);
     interrupt::begin_block(block.deadline);
-    // SAFETY: `thread` lives until this function returns, and every coroutine that calls it is
-    // finished by `finish_block` below, or dropped by `take_current` (via `abandon`) after an
-    // unwind, before the executor runs another block on this OS thread.
     // The scheduler gets its own copy of the closure: the loop below keeps using one whose
     // address never escapes, so the compiler can hold the kernel's arguments in registers.
     let scheduled = thread;
@@ -266,6 +263,9 @@ pub unsafe fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
         0 => DEFAULT_STACK_BYTES,
         bytes => bytes,
     };
+    // SAFETY: `thread` lives until this function returns, and every coroutine that calls it is
+    // finished by `finish_block` below, or dropped by `take_current` (via `abandon`) after an
+    // unwind, before the executor runs another block on this OS thread.
     unsafe { block::begin_block(&scheduled, block.block_dim, stack_bytes) };
     // Every thread runs on a guarded stack of `stack_bytes`, these ones on the block's runner.
     let block_copy = *block;

@@ -291,13 +291,14 @@ mod handler {
                 // interrupted context below, as it also requires. The discarded frames are
                 // simulated-thread code, whose writes outside its stack the executor does not
                 // read back after an overflow (the block is abandoned).
+                let regs = unsafe { guarded.trap.setup_trap_handler(|| Ended::Overflowed) };
                 let TrapHandlerRegs {
                     rip,
                     rsp,
                     rbp,
                     rdi,
                     rsi,
-                } = unsafe { guarded.trap.setup_trap_handler(|| Ended::Overflowed) };
+                } = regs;
                 // SAFETY: as above, the interrupted context of this very fault.
                 unsafe {
                     let gregs = &mut (*context).uc_mcontext.gregs;
