@@ -253,3 +253,70 @@ fn a_trapping_kernel_is_named_and_the_next_launch_on_the_device_works() {
     launch!(module, test_kernels::write_shifted[1, 64](&mut small, 0u32)).unwrap();
     assert!(small.iter().enumerate().all(|(i, &v)| v == i as u32));
 }
+
+#[test]
+fn a_fault_seen_at_stream_synchronize_names_that_stream_s_kernel_and_releases_the_context() {
+    let _serial = one_at_a_time();
+    let Some(gpu) = support::gpu_or_skip("a_fault_seen_at_stream_synchronize") else {
+        return;
+    };
+    // Another user of the GPU's primary context in this process, as cuBLAS is in the matmul
+    // bench: made before the fault, it must work again once ferrocuda has let go of the
+    // faulted context.
+    let other_user = cudarc::driver::CudaContext::new(0).unwrap();
+    let module = gpu.load(support::test_kernels()).unwrap();
+    let kernels = gpu.load(&ferrocuda::KERNELS).unwrap();
+    gpu.synchronize().unwrap(); // everything before this test finished
+
+    let faulty = gpu.new_stream().unwrap();
+    let innocent = gpu.new_stream().unwrap();
+    // Device buffers only: the launches return without waiting, so the fault shows later.
+    let mut small = gpu.alloc_zeroed::<u32>(64).unwrap();
+    let x = gpu.upload(&vec![1.0f32; 1024]).unwrap();
+    let mut sum = gpu.alloc_zeroed::<f32>(1024).unwrap();
+    launch!(module, test_kernels::write_shifted[1, 64, faulty](&mut small, 1u32 << 20)).unwrap();
+    // A kernel launched later on another stream: blaming the context's last launch would name
+    // it. Its launch may already see the (sticky) fault.
+    let error = match launch!(kernels, vector_add[4, 256, innocent](&x, &x, &mut sum)) {
+        Err(error) => error,
+        Ok(()) => faulty.synchronize().unwrap_err(),
+    };
+    println!("{error}");
+    match &error {
+        Error::KernelFailed {
+            kernel, recovery, ..
+        } => {
+            assert_eq!(*kernel, "write_shifted", "{error}");
+            assert!(recovery.contains("made a new one"), "{recovery}");
+        }
+        other => panic!("expected KernelFailed, got {other}"),
+    }
+
+    // The next, unrelated call is not blamed: the context was replaced where the fault showed.
+    let fresh = gpu.upload(&[1.0f32, 2.0, 3.0]).unwrap();
+    assert_eq!(fresh.to_vec().unwrap(), [1.0, 2.0, 3.0]);
+    vector_add_works(&gpu);
+    let stream = gpu.new_stream().unwrap();
+    stream.synchronize().unwrap();
+
+    // Every object of the old context says so.
+    for (what, result) in [
+        ("faulty stream", faulty.synchronize()),
+        ("innocent stream", innocent.synchronize()),
+        ("buffer", small.to_vec().map(drop)),
+    ] {
+        match result {
+            Err(Error::ContextLost { .. }) => {}
+            other => panic!("{what}: expected ContextLost, got {other:?}"),
+        }
+    }
+
+    // Once the last of them is gone (the modules reloaded in the new context above), the
+    // primary context is released and reset: its other user works again.
+    drop((faulty, innocent, small, x, sum, module, kernels));
+    vector_add_works(&gpu);
+    let stream = other_user.default_stream();
+    let copied = stream.clone_htod(&[7u8, 8, 9]).unwrap();
+    assert_eq!(stream.clone_dtoh(&copied).unwrap(), [7, 8, 9]);
+    stream.synchronize().unwrap();
+}

@@ -183,6 +183,74 @@ fn infinities_and_equal_values() {
     );
 }
 
+/// Whether `got` is `want`, NaN being equal to NaN: with an infinity among the values the
+/// reference's mean and variance are exactly ±∞ or NaN, nothing in between.
+fn same(got: f64, want: f64) -> bool {
+    got == want || (got.is_nan() && want.is_nan())
+}
+
+#[test]
+fn infinities_give_what_the_f64_reference_gives_on_every_device() {
+    // `[inf, 1]` and `[inf, inf]` gave a NaN mean (Welford's `δ/n` with `δ = 1 − ∞` or `∞ − ∞`);
+    // the two-pass f64 reference (and `ops::sum`) gives an infinite mean, NaN only with both
+    // signs or a NaN, and a NaN variance (`∞ − ∞` in `Σ(x − mean)²`). The specials are planted
+    // first, in the middle and last of inputs long enough to be split across lanes, warps,
+    // blocks and a thread's grid-stride steps, so that every merge path sees them.
+    let (mut rng, seed) = support::rng();
+    let inf = f32::INFINITY;
+    let specials: [&[f32]; 6] = [
+        &[inf, 1.0],
+        &[inf, inf],
+        &[-inf, inf],
+        &[-inf, -inf, 2.0],
+        &[inf, f32::NAN],
+        &[1.0, inf, 3.0],
+    ];
+    for kernels in support::on_every_device(
+        "infinities_give_what_the_f64_reference_gives_on_every_device",
+        &ferrocuda::KERNELS,
+    ) {
+        let device = kernels.device().properties().name.clone();
+        for special in specials {
+            for n in [special.len(), 33, 4099] {
+                for at in [0, (n / 2).min(n - special.len()), n - special.len()] {
+                    let mut x = support::random_f32(&mut rng, n);
+                    x[at..at + special.len()].copy_from_slice(special);
+                    let got = ops::statistics(&kernels, &x).unwrap();
+                    let want = reference(&x);
+                    let what = format!("{device}: {special:?} at {at} of {n}, seed={seed}");
+                    assert_eq!(got.count, n, "{what}");
+                    assert!(
+                        same(got.mean, want.mean),
+                        "{what}: mean {} vs {}",
+                        got.mean,
+                        want.mean
+                    );
+                    assert!(
+                        same(got.sum, want.sum),
+                        "{what}: sum {} vs {}",
+                        got.sum,
+                        want.sum
+                    );
+                    assert!(
+                        same(got.variance, want.variance),
+                        "{what}: variance {} vs {}",
+                        got.variance,
+                        want.variance
+                    );
+                    assert_eq!((got.min, got.max), (want.min, want.max), "{what}");
+                    let f32_sum = ops::sum(&kernels, &x).unwrap() as f64;
+                    assert!(
+                        same(got.sum, f32_sum),
+                        "{what}: sum {} vs ops::sum {f32_sum}",
+                        got.sum
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn statistics_reads_device_buffers_and_subslices() {
     let kernels = cpu_kernels();

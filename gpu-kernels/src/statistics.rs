@@ -20,7 +20,8 @@
 //! # NaN and infinities
 //! A NaN element makes the mean, sum and variance NaN (it enters Welford's update like any
 //! value); min and max ignore NaN as [`f32::min`] does (`x < min` is false for NaN). An infinite
-//! element makes the mean infinite (or NaN if both signs occur) and the variance NaN.
+//! element makes the mean infinite (or NaN if both signs occur) and the variance NaN, as the
+//! two-pass `Σx / n` and `Σ(x − mean)² / n` in f64 give them (`∞ − ∞` in the second sum).
 
 use ferrocuda_std::{kernel, shared, thread, warp, Out, Shared};
 
@@ -63,7 +64,7 @@ impl Moments {
         let value = x as f64;
         self.count += 1.0;
         let delta = value - self.mean;
-        self.mean += delta / self.count;
+        self.mean = moved_mean(self.mean, delta / self.count, value);
         self.m2 += delta * (value - self.mean);
         if x < self.min {
             self.min = x;
@@ -87,7 +88,7 @@ impl Moments {
         let delta = other.mean - self.mean;
         Moments {
             count,
-            mean: self.mean + delta * (other.count / count),
+            mean: moved_mean(self.mean, delta * (other.count / count), other.mean),
             m2: self.m2 + other.m2 + delta * delta * (self.count * (other.count / count)),
             min: if other.min < self.min {
                 other.min
@@ -136,6 +137,20 @@ impl Moments {
             min: warp::shfl_down_sync(mask, self.min, delta),
             max: warp::shfl_down_sync(mask, self.max, delta),
         }
+    }
+}
+
+/// The mean after `mean` moves by `step` toward `toward` (a value or another set's mean).
+///
+/// Once the mean is infinite the step is `±∞ − ±∞` or `finite − ∞`, which would make it NaN (the
+/// mean of `[∞, 1]` came out NaN); `mean + toward` is what `Σx / n` gives then: `∞` for `∞` and
+/// any finite value or `∞` again, NaN for `−∞` or NaN.
+#[inline(always)]
+fn moved_mean(mean: f64, step: f64, toward: f64) -> f64 {
+    if mean.is_infinite() {
+        mean + toward
+    } else {
+        mean + step
     }
 }
 

@@ -277,7 +277,7 @@ pub fn grid_stride(n: usize) -> GridStride {
         GridStride {
             next: start,
             end: start.saturating_add(run).min(n),
-            step: 1,
+            chunk_end: start,
         }
     }
 }
@@ -287,12 +287,17 @@ pub fn grid_stride(n: usize) -> GridStride {
 pub struct GridStride {
     next: usize,
     end: usize,
+    #[cfg(target_arch = "nvptx64")]
     step: usize,
+    /// CPU: where the next check of the launch's deadline is (one per chunk of indices).
+    #[cfg(not(target_arch = "nvptx64"))]
+    chunk_end: usize,
 }
 
 impl Iterator for GridStride {
     type Item = usize;
 
+    #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     fn next(&mut self) -> Option<usize> {
         if self.next < self.end {
@@ -302,6 +307,37 @@ impl Iterator for GridStride {
         } else {
             None
         }
+    }
+
+    /// The hot path is one comparison, as without deadlines; the deadline is checked at the
+    /// start of each chunk.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        if self.next < self.chunk_end {
+            let index = self.next;
+            self.next += 1;
+            Some(index)
+        } else {
+            self.next_chunk()
+        }
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl GridStride {
+    #[inline(never)]
+    fn next_chunk(&mut self) -> Option<usize> {
+        if self.next >= self.end {
+            return None;
+        }
+        crate::cpu::poll_deadline();
+        self.chunk_end = self
+            .end
+            .min(self.next.saturating_add(crate::cpu::GRID_STRIDE_CHUNK));
+        let index = self.next;
+        self.next += 1;
+        Some(index)
     }
 }
 

@@ -32,10 +32,14 @@ impl Device {
     /// Copies `data` to a new buffer on this device.
     ///
     /// # Errors
-    /// [`Error::OutOfMemory`] (with the bytes asked for and free) if it does not fit.
+    /// [`Error::OutOfMemory`] (with the bytes asked for and free) if it does not fit: on the CPU
+    /// executor, when it needs more than the host's available memory or the device's
+    /// [`memory_limit`](crate::CpuOptions::memory_limit) leaves.
     pub fn upload<T: Pod>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
         let storage = match self.backend() {
-            Backend::Cpu => Storage::Host(data.to_vec()),
+            Backend::Cpu => {
+                Storage::Host(self.host_buffer(data.len(), |v| v.extend_from_slice(data))?)
+            }
             Backend::Gpu(gpu) => Storage::Gpu {
                 bytes: gpu.upload(bytemuck::cast_slice(data))?,
                 len: data.len(),
@@ -51,10 +55,11 @@ impl Device {
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] if it does not fit: on the CPU executor, when it needs more than the
-    /// host's available memory.
+    /// host's available memory or the device's
+    /// [`memory_limit`](crate::CpuOptions::memory_limit) leaves.
     pub fn alloc_zeroed<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let storage = match self.backend() {
-            Backend::Cpu => Storage::Host(self.host_zeroed(len)?),
+            Backend::Cpu => Storage::Host(self.host_buffer(len, |v| v.resize(len, T::zeroed()))?),
             Backend::Gpu(gpu) => Storage::Gpu {
                 bytes: gpu.alloc_zeroed(len.saturating_mul(std::mem::size_of::<T>()))?,
                 len,
@@ -67,31 +72,67 @@ impl Device {
     }
 }
 
+/// Host allocations from this size on are checked against the host's available memory.
+const CHECK_AVAILABLE_FROM: usize = 64 << 20;
+
 impl Device {
-    /// `len` zeroed elements in host memory, or [`Error::OutOfMemory`] rather than an abort when
-    /// they need more than the host has available.
-    fn host_zeroed<T: Pod>(&self, len: usize) -> Result<Vec<T>> {
+    /// The storage of a CPU buffer of `len` elements, filled by `fill` and counted against the
+    /// device's memory limit until the buffer is dropped.
+    fn host_buffer<T: Pod>(&self, len: usize, fill: impl FnOnce(&mut Vec<T>)) -> Result<Vec<T>> {
+        let data = self.host_vec(len, fill)?;
+        self.account_host_bytes(std::mem::size_of_val(data.as_slice()), true);
+        Ok(data)
+    }
+
+    /// `len` elements of host memory filled by `fill` (which must not grow it past `len`), or
+    /// [`Error::OutOfMemory`] rather than an abort when they need more than the host has
+    /// available or the device's memory limit leaves.
+    pub(crate) fn host_vec<T: Pod>(
+        &self,
+        len: usize,
+        fill: impl FnOnce(&mut Vec<T>),
+    ) -> Result<Vec<T>> {
         let bytes = len.saturating_mul(std::mem::size_of::<T>());
-        let memory = crate::device::host_memory();
+        // Linux overcommits: a reservation larger than memory may succeed and the process be
+        // killed when it is filled, so large ones are checked against what is available first
+        // (small ones skip reading /proc/meminfo).
+        let limited = self
+            .cpu_options()
+            .is_some_and(|cpu| cpu.memory_limit.is_some());
+        let memory = if limited || bytes >= CHECK_AVAILABLE_FROM {
+            self.host_memory_info()
+        } else {
+            Err(String::new())
+        };
         let out_of_memory = || {
             let (free, total) = memory.clone().unwrap_or((0, 0));
             Error::OutOfMemory {
-                device: self.to_string(),
+                device: match self.is_gpu() {
+                    true => format!("the host (a copy from {self})"),
+                    false => self.to_string(),
+                },
                 requested: bytes,
                 free,
                 total,
             }
         };
-        if memory
-            .as_ref()
-            .is_ok_and(|&(available, _)| bytes > available)
-        {
+        if memory.as_ref().is_ok_and(|&(free, _)| bytes > free) {
             return Err(out_of_memory());
         }
         let mut data = Vec::new();
         data.try_reserve_exact(len).map_err(|_| out_of_memory())?;
-        data.resize(len, T::zeroed());
+        fill(&mut data);
+        debug_assert_eq!(data.len(), len, "fill made the promised length");
         Ok(data)
+    }
+}
+
+impl<T: Pod> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        if let Storage::Host(data) = &self.storage {
+            self.device
+                .account_host_bytes(std::mem::size_of_val(data.as_slice()), false);
+        }
     }
 }
 
@@ -115,10 +156,24 @@ impl<T: Pod> DeviceBuffer<T> {
     }
 
     /// Copies the elements to a new `Vec` (waiting for queued work that writes them).
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] if the host cannot hold the copy (on the CPU executor: more than
+    /// the host's available memory or what the device's
+    /// [`memory_limit`](crate::CpuOptions::memory_limit) leaves); driver errors on a GPU.
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let mut out = vec![T::zeroed(); self.len()];
-        self.copy_to(&mut out)?;
-        Ok(out)
+        match &self.storage {
+            Storage::Host(data) => self
+                .device
+                .host_vec(data.len(), |out| out.extend_from_slice(data)),
+            Storage::Gpu { len, .. } => {
+                let mut out = self
+                    .device
+                    .host_vec(*len, |out| out.resize(*len, T::zeroed()))?;
+                self.copy_to(&mut out)?;
+                Ok(out)
+            }
+        }
     }
 
     /// Copies the elements into `dst`, which must have the same length.

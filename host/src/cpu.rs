@@ -6,12 +6,14 @@
 //! check of checked mode and a divergent barrier are caught per block and returned as an error
 //! that names the kernel, the block and the thread.
 
+use crate::cpu_options::CpuOptions;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::launch::{self, Arg, LaunchConfig, ParamSlot};
 use ferrocuda_std::abi::CpuEntry;
 use ferrocuda_std::cpu::{
-    quiet_kernel_panics, take_current, take_panic_location, BlockContext, BugReport,
+    quiet_kernel_panics, take_current, take_panic_location, BlockContext, BugReport, Interrupted,
+    Interruption,
 };
 use ferrocuda_std::Dim3;
 use rayon::prelude::*;
@@ -62,6 +64,10 @@ pub(crate) fn launch(
 
     let grid = config.grid;
     let block_dim = config.block;
+    let options = device.cpu_options().cloned().unwrap_or_default();
+    let deadline = options
+        .deadline
+        .map(|after| std::time::Instant::now() + after);
     (0..grid.count()).into_par_iter().try_for_each(|linear| {
         let block_idx = Dim3::new(
             (linear % grid.x as u64) as u32,
@@ -74,21 +80,32 @@ pub(crate) fn launch(
             grid_dim: grid,
             dynamic_shared_bytes: config.shared_mem_bytes,
             shared_limit_bytes: device.properties().max_shared_memory_per_block,
-            checked: device.checks_enabled(),
+            checked: options.checked,
+            deadline,
+            stack_bytes: options.stack_bytes,
         };
         let params = &params;
         // SAFETY: `params` holds this kernel's PTX parameters (checked against the PTX entry by
         // the caller), pointing at host memory valid for the whole launch.
         catch_unwind(AssertUnwindSafe(|| unsafe { entry(&params.0, &block) }))
-            .map_err(|payload| panic_error(kernel, block_idx, payload))
+            .map_err(|payload| panic_error(kernel, block_idx, &options, payload))
     })
 }
 
-fn panic_error(kernel: &'static str, block: Dim3, payload: Box<dyn std::any::Any + Send>) -> Error {
+fn panic_error(
+    kernel: &'static str,
+    block: Dim3,
+    options: &CpuOptions,
+    payload: Box<dyn std::any::Any + Send>,
+) -> Error {
     // SAFETY: the block's `run_block` has unwound (this is its `catch_unwind`'s error path, on
     // the worker that ran it), so no block runs on this thread; this clears it before the next.
     let context = unsafe { take_current() };
     let thread = context.map_or(Dim3::new(0, 0, 0), |ctx| ctx.thread_idx);
+    let payload = match payload.downcast::<Interrupted>() {
+        Ok(stop) => return interrupted_error(kernel, block, options, *stop),
+        Err(payload) => payload,
+    };
     let payload = match payload.downcast::<BugReport>() {
         Ok(report) => {
             return Error::KernelBug {
@@ -113,6 +130,29 @@ fn panic_error(kernel: &'static str, block: Dim3, payload: Box<dyn std::any::Any
         message: match take_panic_location() {
             Some(location) => format!("{message} (at {location})"),
             None => message,
+        },
+    }
+}
+
+fn interrupted_error(
+    kernel: &'static str,
+    block: Dim3,
+    options: &CpuOptions,
+    stop: Interrupted,
+) -> Error {
+    match stop.why {
+        Interruption::StackOverflow { stack_bytes } => Error::StackOverflow {
+            kernel,
+            block,
+            thread: stop.thread,
+            stack_bytes,
+        },
+        // The only other reason today; `Interruption` is non-exhaustive.
+        _ => Error::DeadlineExceeded {
+            kernel,
+            block,
+            thread: stop.thread,
+            deadline: options.deadline.unwrap_or_default(),
         },
     }
 }

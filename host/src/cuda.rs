@@ -6,10 +6,14 @@
 //! program can keep using the GPU. Buffers and streams remember the context they were made in;
 //! using one from a destroyed context is an [`Error::ContextLost`], and modules reload lazily in
 //! the new context. The old context stays alive (faulted, but with valid handles) until its last
-//! buffer is dropped, so no handle of it can ever alias one of the new context.
+//! buffer, stream and module is dropped, so no handle of it can ever alias one of the new
+//! context; a faulted primary context is then reset (`cuDevicePrimaryCtxReset`), so that other
+//! users of it in the process (cuBLAS) recover too. A fault names the kernel to blame: the
+//! unfinished one of the stream where the fault showed (see `kernel_trail.rs`).
 
 use crate::device::{DeviceKind, DeviceProperties};
 use crate::error::{Error, Result};
+use crate::kernel_trail::{Launches, Trail};
 use crate::launch::{Arg, LaunchConfig, ParamSlot};
 use crate::module::Ptx;
 use crate::ptx::PtxInfo;
@@ -155,9 +159,11 @@ struct GpuContext {
     id: u64,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    /// The kernel launched last: kernels run asynchronously, so a fault may only show at a later
-    /// copy or synchronization, which then names it.
-    last_kernel: Mutex<Option<&'static str>>,
+    /// The kernels launched: kernels run asynchronously, so a fault may only show at a later
+    /// copy or synchronization, which then names the kernel to blame.
+    launches: Launches,
+    /// The default stream's last unfinished kernel.
+    default_trail: Arc<Trail>,
 }
 
 impl GpuContext {
@@ -166,7 +172,8 @@ impl GpuContext {
             id: NEXT_CONTEXT_ID.fetch_add(1, Ordering::Relaxed),
             stream: ctx.default_stream(),
             ctx,
-            last_kernel: Mutex::new(None),
+            launches: Launches::default(),
+            default_trail: Arc::default(),
         }
     }
 
@@ -194,6 +201,10 @@ pub(crate) struct GpuDevice {
     label: String,
     properties: DeviceProperties,
     current: Mutex<Arc<GpuContext>>,
+    /// The primary context after a kernel fault destroyed it, until the last of this crate's
+    /// objects made in it (buffers, streams, modules) is gone: then it is reset, so that other
+    /// users of the primary context in the process (cuBLAS) can work again.
+    faulted_primary: Mutex<Option<Arc<CudaContext>>>,
 }
 
 /// Device memory of a [`crate::DeviceBuffer`]: bytes, `None` when empty (CUDA cannot allocate 0).
@@ -435,6 +446,7 @@ impl GpuDevice {
             label,
             properties,
             current: Mutex::new(Arc::new(GpuContext::new(ctx))),
+            faulted_primary: Mutex::new(None),
         })
     }
 
@@ -444,7 +456,35 @@ impl GpuDevice {
 
     /// The context work runs in now.
     fn context(&self) -> Arc<GpuContext> {
+        self.release_faulted_primary();
         lock(&self.current).clone()
+    }
+
+    /// Resets the faulted primary context once nothing of this crate holds it any more.
+    ///
+    /// `cuDevicePrimaryCtxReset` destroys every allocation, module and stream of the primary
+    /// context; doing it only when the last of ours was dropped means none of our handles can
+    /// later free or use something of the reset context (which may reuse their values).
+    fn release_faulted_primary(&self) {
+        let mut faulted = lock(&self.faulted_primary);
+        let Some(ctx) = faulted.as_ref() else {
+            return;
+        };
+        if Arc::strong_count(ctx) > 1 {
+            return;
+        }
+        let device = ctx.cu_device();
+        // Our last retain of it goes (cuDevicePrimaryCtxRelease).
+        *faulted = None;
+        // cudarc panics if the driver lacks the entry point (an emulator may): then the primary
+        // context stays as it is, as before this existed. A failed reset leaves only the other
+        // users of the faulted context as they were; ferrocuda itself already runs in a new one.
+        let _ = std::panic::catch_unwind(|| {
+            // SAFETY: `device` is a valid device handle; nothing of this crate refers to the
+            // primary context any more (checked above), and it is faulted for every other user
+            // anyway.
+            unsafe { sys::cuDevicePrimaryCtxReset_v2(device) }
+        });
     }
 
     /// Replaces `failed`, a context a kernel fault destroyed, with a new one (unless another
@@ -458,6 +498,9 @@ impl GpuDevice {
         }
         match GpuContext::fresh(self.ordinal) {
             Ok(fresh) => {
+                if failed.ctx.is_primary() {
+                    *lock(&self.faulted_primary) = Some(failed.ctx.clone());
+                }
                 *current = Arc::new(fresh);
                 "ferrocuda made a new one, so later launches on this device work; device buffers \
                  and streams made before the fault are lost (using them is an error): upload the \
@@ -472,16 +515,32 @@ impl GpuDevice {
         }
     }
 
-    /// Maps a driver error of `call` in context `g`. A kernel fault names the last kernel
-    /// launched there, and replaces the context.
+    /// Maps a driver error of a context-wide `call` in context `g`. A kernel fault names the
+    /// last unfinished kernel launched there, and replaces the context.
     fn driver_error<'a>(
         &'a self,
         g: &'a GpuContext,
         call: &'static str,
     ) -> impl FnOnce(DriverError) -> Error + 'a {
+        self.stream_error(g, None, None, call)
+    }
+
+    /// Maps a driver error of `call` on the stream of `trail` (`None`: context-wide), while
+    /// launching `launching` if it is a launch. A kernel fault names the kernel to blame (see
+    /// [`Launches::blame`]), and replaces the context.
+    fn stream_error<'a>(
+        &'a self,
+        g: &'a GpuContext,
+        trail: Option<&'a Trail>,
+        launching: Option<&'static str>,
+        call: &'static str,
+    ) -> impl FnOnce(DriverError) -> Error + 'a {
         move |source| {
             if is_kernel_fault(&source) {
-                let kernel = lock(&g.last_kernel).unwrap_or("(none launched by ferrocuda)");
+                let kernel = g
+                    .launches
+                    .blame(trail, launching)
+                    .unwrap_or("(none launched by ferrocuda)");
                 Error::KernelFailed {
                     recovery: self.recover(g),
                     kernel,
@@ -541,20 +600,58 @@ impl GpuDevice {
             .map_err(self.driver_error(&g, "cuMemGetInfo"))
     }
 
-    pub(crate) fn new_stream(&self) -> Result<Stream> {
+    pub(crate) fn new_stream(self: &Arc<Self>) -> Result<Stream> {
         let g = self.context();
         let stream = g
             .ctx
             .new_stream()
             .map_err(self.driver_error(&g, "cuStreamCreate"))?;
-        Ok(Stream::gpu(stream, self.ordinal, g.id))
+        Ok(Stream::gpu(self.clone(), stream, g.id))
+    }
+
+    pub(crate) fn ordinal(&self) -> usize {
+        self.ordinal
     }
 
     pub(crate) fn synchronize(&self) -> Result<()> {
         let g = self.context();
+        let mark = g.launches.mark();
         g.ctx
             .synchronize()
-            .map_err(self.driver_error(&g, "cuCtxSynchronize"))
+            .map_err(self.driver_error(&g, "cuCtxSynchronize"))?;
+        g.launches.finished_upto(mark);
+        Ok(())
+    }
+
+    /// Waits for `stream` (made in context `context`, with `trail`) through the same fault
+    /// handling as every other call: a fault names the stream's kernel and replaces the context.
+    pub(crate) fn synchronize_stream(
+        &self,
+        stream: &CudaStream,
+        context: u64,
+        trail: &Trail,
+    ) -> Result<()> {
+        let g = self.context();
+        if context != g.id {
+            return Err(self.stream_lost());
+        }
+        let mark = g.launches.mark();
+        stream.synchronize().map_err(self.stream_error(
+            &g,
+            Some(trail),
+            None,
+            "cuStreamSynchronize",
+        ))?;
+        trail.finished_upto(mark);
+        Ok(())
+    }
+
+    fn stream_lost(&self) -> Error {
+        Error::ContextLost {
+            what: "a stream",
+            device: self.label.clone(),
+            fix: "`device.new_stream()`",
+        }
     }
 
     pub(crate) fn time<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
@@ -629,12 +726,21 @@ impl GpuDevice {
         let g = self.context();
         self.check_live(&g, src)?;
         if let Some(slice) = &src.slice {
-            g.stream
-                .memcpy_dtoh(slice, dst)
-                .map_err(self.driver_error(&g, "cuMemcpyDtoH"))?;
-            g.stream
-                .synchronize()
-                .map_err(self.driver_error(&g, "cuStreamSynchronize"))?;
+            let trail = Some(&*g.default_trail);
+            let mark = g.launches.mark();
+            g.stream.memcpy_dtoh(slice, dst).map_err(self.stream_error(
+                &g,
+                trail,
+                None,
+                "cuMemcpyDtoH",
+            ))?;
+            g.stream.synchronize().map_err(self.stream_error(
+                &g,
+                trail,
+                None,
+                "cuStreamSynchronize",
+            ))?;
+            g.default_trail.finished_upto(mark);
         }
         Ok(())
     }
@@ -836,17 +942,13 @@ impl GpuDevice {
         mut args: Vec<Arg<'_>>,
     ) -> Result<()> {
         let g = self.context();
-        let stream = match config.stream.and_then(Stream::cuda) {
-            Some((_, context)) if context != g.id => {
-                return Err(Error::ContextLost {
-                    what: "a stream",
-                    device: self.label.clone(),
-                    fix: "`device.new_stream()`",
-                })
-            }
-            Some((stream, _)) => stream,
-            None => &g.stream,
+        let (stream, trail) = match config.stream.and_then(Stream::cuda) {
+            Some((_, context, _)) if context != g.id => return Err(self.stream_lost()),
+            Some((stream, _, trail)) => (stream, trail),
+            None => (&g.stream, &*g.default_trail),
         };
+        // Faults seen while launching are blamed on this stream's unfinished kernel first.
+        let fault = |call| self.stream_error(&g, Some(trail), Some(kernel), call);
         let (function, limits) = self.function(&g, module, kernel)?;
         check_function_limits(kernel, config, &limits, &self.label)?;
         let expected = crate::launch::expected_packing(&args);
@@ -931,9 +1033,8 @@ impl GpuDevice {
             // sizes; every pointer is a live device allocation of this context (`check_live`)
             // holding `len` elements (host data was staged above), and the guards keep cudarc's
             // stream ordering for buffers in use until the launch is queued.
-            unsafe { builder.launch(cu_config) }
-                .map_err(self.driver_error(&g, "cuLaunchKernel"))?;
-            *lock(&g.last_kernel) = Some(kernel);
+            unsafe { builder.launch(cu_config) }.map_err(fault("cuLaunchKernel"))?;
+            g.launches.record(trail, kernel);
             drop(guards);
         }
 
@@ -948,14 +1049,14 @@ impl GpuDevice {
             {
                 stream
                     .memcpy_dtoh(slice, &mut **bytes)
-                    .map_err(self.driver_error(&g, "cuMemcpyDtoHAsync"))?;
+                    .map_err(fault("cuMemcpyDtoHAsync"))?;
                 wait = true;
             }
         }
         if wait {
-            stream
-                .synchronize()
-                .map_err(self.driver_error(&g, "cuStreamSynchronize"))?;
+            let mark = g.launches.mark();
+            stream.synchronize().map_err(fault("cuStreamSynchronize"))?;
+            trail.finished_upto(mark);
         }
         Ok(())
     }

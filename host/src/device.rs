@@ -1,11 +1,13 @@
 //! [`Device`]: a CUDA GPU or the CPU executor, and how the best one is chosen.
 
+use crate::cpu_options::CpuOptions;
 use crate::cuda::GpuDevice;
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
 use crate::stream::Stream;
 use ferrocuda_std::Dim3;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,8 +27,10 @@ pub struct Device {
 struct Inner {
     properties: DeviceProperties,
     backend: Backend,
-    /// CPU executor only: checked mode.
-    checked: bool,
+    /// CPU executor only: how it runs launches.
+    cpu: Option<CpuOptions>,
+    /// CPU executor only: bytes its buffers hold, for [`CpuOptions::memory_limit`].
+    host_bytes: AtomicUsize,
 }
 
 pub(crate) enum Backend {
@@ -99,22 +103,39 @@ pub struct DeviceChoice {
 /// The environment variable that overrides [`Device::best`]: `cpu`, `cuda` or `cuda:N`.
 pub const DEVICE_ENV: &str = "FERROCUDA_DEVICE";
 
-/// The environment variable that switches the CPU executor's checked mode on (`1`) or off (`0`)
-/// for [`Device::cpu`], whatever the build.
-pub const CHECKED_ENV: &str = "FERROCUDA_CHECKED";
-
 impl Device {
     /// The CPU executor: runs kernels on all cores, no GPU needed.
     ///
     /// Checked mode (see [`Device::cpu_checked`]) is on in debug builds, tests included, and off
-    /// in release builds; `FERROCUDA_CHECKED=1` or `0` overrides that.
+    /// in release builds; `FERROCUDA_CHECKED=1` or `0` overrides that. The other
+    /// [`CpuOptions`] come from the environment too ([`CpuOptions::from_env`]); a variable set
+    /// to something it cannot mean is reported on stderr and the defaults are used
+    /// ([`Device::cpu_with`] returns the error instead).
     pub fn cpu() -> Device {
-        let checked = match std::env::var(CHECKED_ENV).as_deref() {
-            Ok("1") => true,
-            Ok("0") => false,
-            _ => cfg!(debug_assertions),
-        };
-        Device::cpu_checked(checked)
+        Device::cpu_from_parts(env_options())
+    }
+
+    /// The CPU executor with `options`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for options it cannot use (a stack under
+    /// [`crate::cpu_options::MIN_STACK_BYTES`]).
+    pub fn cpu_with(options: CpuOptions) -> Result<Device> {
+        options.validate()?;
+        Ok(Device::cpu_from_parts(options))
+    }
+
+    fn cpu_from_parts(options: CpuOptions) -> Device {
+        let mut device = Device::from_parts(DeviceProperties::cpu(), Backend::Cpu);
+        Arc::get_mut(&mut device.inner)
+            .expect("a new device is not shared")
+            .cpu = Some(options);
+        device
+    }
+
+    /// How the CPU executor runs launches; `None` on a GPU.
+    pub fn cpu_options(&self) -> Option<&CpuOptions> {
+        self.inner.cpu.as_ref()
     }
 
     /// The CPU executor with checked mode on or off.
@@ -130,16 +151,15 @@ impl Device {
     /// assert!(Device::cpu_checked(true).checks_enabled());
     /// ```
     pub fn cpu_checked(checked: bool) -> Device {
-        let mut device = Device::from_parts(DeviceProperties::cpu(), Backend::Cpu);
-        Arc::get_mut(&mut device.inner)
-            .expect("a new device is not shared")
-            .checked = checked;
-        device
+        Device::cpu_from_parts(CpuOptions {
+            checked,
+            ..env_options()
+        })
     }
 
     /// Whether launches on this device run in checked mode (CPU executor only; `false` on a GPU).
     pub fn checks_enabled(&self) -> bool {
-        self.inner.checked
+        self.inner.cpu.as_ref().is_some_and(|cpu| cpu.checked)
     }
 
     /// CUDA GPU number `ordinal`. Every `Device` of one GPU in a process shares its state: its
@@ -216,7 +236,8 @@ impl Device {
             inner: Arc::new(Inner {
                 properties,
                 backend,
-                checked: false,
+                cpu: None,
+                host_bytes: AtomicUsize::new(0),
             }),
         }
     }
@@ -248,10 +269,13 @@ impl Device {
     /// a driver error on a GPU.
     pub fn memory_info(&self) -> Result<(usize, usize)> {
         match self.backend() {
-            Backend::Cpu => host_memory().map_err(|detail| Error::MemoryInfoUnavailable {
-                device: self.to_string(),
-                detail,
-            }),
+            Backend::Cpu => {
+                self.host_memory_info()
+                    .map_err(|detail| Error::MemoryInfoUnavailable {
+                        device: self.to_string(),
+                        detail,
+                    })
+            }
             Backend::Gpu(gpu) => gpu.memory_info(),
         }
     }
@@ -348,6 +372,37 @@ impl Device {
             stream.check_device(self)?;
         }
         Ok(())
+    }
+}
+
+/// The environment's [`CpuOptions`], or (said on stderr) the defaults if a variable is bad.
+fn env_options() -> CpuOptions {
+    CpuOptions::from_env().unwrap_or_else(|error| {
+        eprintln!("ferrocuda: {error}; the CPU executor uses its defaults");
+        CpuOptions::default()
+    })
+}
+
+impl Device {
+    /// CPU executor: the free and total bytes its buffers may use, `memory_limit` less what they
+    /// hold, or the host's available and total memory without a limit.
+    pub(crate) fn host_memory_info(&self) -> core::result::Result<(usize, usize), String> {
+        match self.inner.cpu.as_ref().and_then(|cpu| cpu.memory_limit) {
+            Some(limit) => {
+                let held = self.inner.host_bytes.load(Ordering::Relaxed);
+                Ok((limit.saturating_sub(held), limit))
+            }
+            None => host_memory(),
+        }
+    }
+
+    /// CPU executor: counts `bytes` more (or, negative, fewer) held by this device's buffers.
+    pub(crate) fn account_host_bytes(&self, bytes: usize, held: bool) {
+        if held {
+            self.inner.host_bytes.fetch_add(bytes, Ordering::Relaxed);
+        } else {
+            self.inner.host_bytes.fetch_sub(bytes, Ordering::Relaxed);
+        }
     }
 }
 

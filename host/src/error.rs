@@ -366,6 +366,38 @@ pub enum Error {
         message: String,
     },
 
+    /// A CPU launch ran past its deadline ([`crate::CpuOptions::deadline`],
+    /// `FERROCUDA_CPU_DEADLINE_MS`): `thread` was still running at a check point after it.
+    #[error(
+        "kernel `{kernel}` ran past its CPU deadline of {deadline:?}: block {block}, thread          {thread} was still running. Outputs of this launch may be partly written; give it more          time (CpuOptions::deadline, FERROCUDA_CPU_DEADLINE_MS) or look for a loop that never ends"
+    )]
+    DeadlineExceeded {
+        /// The kernel.
+        kernel: &'static str,
+        /// A block still running.
+        block: Dim3,
+        /// A thread of it still running.
+        thread: Dim3,
+        /// The deadline it was given.
+        deadline: std::time::Duration,
+    },
+
+    /// A simulated thread of a CPU launch needed more stack than it has
+    /// ([`crate::CpuOptions::stack_bytes`], `FERROCUDA_CPU_STACK_KIB`).
+    #[error(
+        "kernel `{kernel}` overflowed its {stack_bytes}-byte stack on the CPU in block {block},          thread {thread} (deep recursion or large local arrays). Outputs of this launch may be          partly written; give threads more stack (CpuOptions::stack_bytes,          FERROCUDA_CPU_STACK_KIB) or use less"
+    )]
+    StackOverflow {
+        /// The kernel.
+        kernel: &'static str,
+        /// The block.
+        block: Dim3,
+        /// The thread that overflowed.
+        thread: Dim3,
+        /// Its stack size.
+        stack_bytes: usize,
+    },
+
     /// The CPU executor found a bug in kernel code: a shared-memory race or uninitialized read
     /// (checked mode), barrier or warp divergence, or too much shared memory.
     #[error(

@@ -24,12 +24,14 @@
 mod args;
 mod buffer;
 mod cpu;
+pub mod cpu_options;
 mod cuda;
 mod device;
 mod driver;
 mod error;
 #[cfg(test)]
 mod error_tests;
+mod kernel_trail;
 mod launch;
 mod module;
 pub mod nvrtc;
@@ -38,7 +40,8 @@ mod stream;
 
 pub use args::{InputArg, InputData, KernelArg, KernelArgs, OutputArg, OutputData};
 pub use buffer::DeviceBuffer;
-pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, CHECKED_ENV, DEVICE_ENV};
+pub use cpu_options::{CpuOptions, CHECKED_ENV};
+pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV};
 pub use driver::DriverInfo;
 pub use error::{Error, Result};
 pub use ferrocuda_std::abi::{Kernel, KernelInfo};

@@ -1,7 +1,9 @@
 //! [`Stream`]: an ordered queue of launches and copies on one device.
 
+use crate::cuda::GpuDevice;
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::kernel_trail::Trail;
 use crate::DeviceKind;
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
@@ -17,10 +19,12 @@ pub struct Stream {
 enum Inner {
     Cpu,
     Gpu {
+        gpu: Arc<GpuDevice>,
         stream: Arc<CudaStream>,
-        ordinal: usize,
         /// The CUDA context it was made in.
         context: u64,
+        /// Its last kernel not yet seen to finish, for a fault's report.
+        trail: Arc<Trail>,
     },
 }
 
@@ -35,12 +39,13 @@ impl Stream {
         Stream { inner: Inner::Cpu }
     }
 
-    pub(crate) fn gpu(stream: Arc<CudaStream>, ordinal: usize, context: u64) -> Self {
+    pub(crate) fn gpu(gpu: Arc<GpuDevice>, stream: Arc<CudaStream>, context: u64) -> Self {
         Stream {
             inner: Inner::Gpu {
+                gpu,
                 stream,
-                ordinal,
                 context,
+                trail: Arc::default(),
             },
         }
     }
@@ -49,31 +54,40 @@ impl Stream {
     pub fn device_kind(&self) -> DeviceKind {
         match &self.inner {
             Inner::Cpu => DeviceKind::Cpu,
-            Inner::Gpu { ordinal, .. } => DeviceKind::Cuda { ordinal: *ordinal },
+            Inner::Gpu { gpu, .. } => DeviceKind::Cuda {
+                ordinal: gpu.ordinal(),
+            },
         }
     }
 
     /// Waits until everything queued on this stream has finished.
+    ///
+    /// # Errors
+    /// [`Error::KernelFailed`] if a kernel faulted (naming this stream's kernel; the device
+    /// makes a new CUDA context, as after any fault), [`Error::ContextLost`] for a stream of a
+    /// context an earlier fault destroyed.
     pub fn synchronize(&self) -> Result<()> {
         match &self.inner {
             Inner::Cpu => Ok(()),
             Inner::Gpu {
-                stream, ordinal, ..
-            } => stream.synchronize().map_err(|source| Error::Driver {
-                call: "cuStreamSynchronize",
-                device: format!("CUDA device {ordinal}"),
-                source,
-            }),
+                gpu,
+                stream,
+                context,
+                trail,
+            } => gpu.synchronize_stream(stream, *context, trail),
         }
     }
 
-    /// The CUDA stream and the id of the context it was made in.
-    pub(crate) fn cuda(&self) -> Option<(&Arc<CudaStream>, u64)> {
+    /// The CUDA stream, the id of the context it was made in and its kernel trail.
+    pub(crate) fn cuda(&self) -> Option<(&Arc<CudaStream>, u64, &Trail)> {
         match &self.inner {
             Inner::Cpu => None,
             Inner::Gpu {
-                stream, context, ..
-            } => Some((stream, *context)),
+                stream,
+                context,
+                trail,
+                ..
+            } => Some((stream, *context, trail)),
         }
     }
 

@@ -14,7 +14,9 @@ const MAX_PARTIALS: u32 = 1024;
 /// is accurate even for data far from zero (see [`crate::kernels::statistics`]).
 ///
 /// NaN values make `sum`, `mean` and the variances NaN; `min` and `max` ignore NaN (as
-/// [`f32::min`]) and are NaN only if every value is NaN.
+/// [`f32::min`]) and are NaN only if every value is NaN. Infinite values make `sum` and `mean`
+/// infinite (NaN if both `∞` and `−∞` occur, as [`crate::ops::sum`] gives) and the variances NaN,
+/// what the two-pass f64 formulas give (`∞ − ∞` in `Σ(x − mean)²`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Statistics {
     /// Number of values (NaN included).

@@ -368,3 +368,5 @@ pub fn default_math_functions(x: &[f32], out: Out<f32>) {
         }
     }
 }
+
+pub mod limits;

@@ -17,6 +17,8 @@
 //! barrier never create a coroutine.
 
 use super::bug::{raise, KernelBug};
+use super::interrupt::{self, Interruption};
+use super::stack_guard::{self, Ended, Guarded};
 use super::{set_thread, shared};
 use crate::thread::Dim3;
 use core::cell::{Cell, RefCell};
@@ -28,10 +30,6 @@ use std::collections::VecDeque;
 use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
-
-/// Stack of one simulated GPU thread. Kernel code is shallow, but a panic message is formatted
-/// on this stack too; pages are only committed when touched.
-const STACK_BYTES: usize = 256 * 1024;
 
 /// Lanes per warp.
 pub(crate) const WARP: usize = 32;
@@ -96,7 +94,7 @@ enum State {
     Done,
 }
 
-type Thread = Coroutine<u64, Wait, (), ColoredStack>;
+type Thread = Coroutine<u64, Wait, Ended, ColoredStack>;
 
 /// A coroutine stack whose top sits a few cache lines below the top of its mapping, a different
 /// number for each stack. Every mapping starts on a page boundary, so without this the hot top
@@ -107,25 +105,17 @@ struct ColoredStack {
 }
 
 impl ColoredStack {
-    fn new(color: usize) -> Self {
-        let stack = DefaultStack::new(STACK_BYTES).unwrap_or_else(|error| {
-            panic!(
-                "cannot map a {STACK_BYTES}-byte stack for a simulated thread: {error}. Each \
-                 thread of a cooperative block has its own stack (two memory mappings); with many \
-                 cores and 1024-thread blocks, raise `vm.max_map_count`, use smaller blocks, or \
-                 fewer executor threads (RAYON_NUM_THREADS)"
-            )
-        });
+    fn new(color: usize, bytes: usize) -> Self {
         ColoredStack {
-            stack,
+            stack: stack_guard::new_stack(bytes),
             offset: (color % 64) * 64,
         }
     }
 }
 
 // SAFETY: the same memory, guard page and limit as the `DefaultStack` it wraps; the base moves
-// down by less than 4 KiB of its 256 KiB, stays 64-byte aligned, and leaves far more than
-// `MIN_STACK_SIZE` usable.
+// down by less than 4 KiB of its (at least 64 KiB, see `CpuOptions::stack_bytes`), stays 64-byte
+// aligned, and leaves far more than `MIN_STACK_SIZE` usable.
 unsafe impl Stack for ColoredStack {
     fn base(&self) -> StackPointer {
         StackPointer::new(self.stack.base().get() - self.offset).expect("inside the mapping")
@@ -147,6 +137,8 @@ unsafe impl Stack for ColoredStack {
 struct Slot {
     state: State,
     coroutine: Option<Thread>,
+    /// The coroutine's guard page and trap handler, for overflows.
+    guarded: Option<Guarded>,
     /// The thread's position in the block (kept, to spare divisions on every switch).
     dim: Dim3,
 }
@@ -162,6 +154,8 @@ struct Scheduler {
     queue: VecDeque<usize>,
     /// Stacks of finished coroutines, for the next ones on this worker.
     stacks: Vec<ColoredStack>,
+    /// The size of each of `stacks` (a block with another size drops them).
+    stack_bytes: usize,
     /// Stacks mapped so far on this worker, to colour the next one.
     mapped: usize,
     /// Per warp, the lanes' values of its last [`WarpOp::Gather`].
@@ -178,6 +172,7 @@ std::thread_local! {
             done: 0,
             queue: VecDeque::new(),
             stacks: Vec::new(),
+            stack_bytes: 0,
             mapped: 0,
             gathered: Vec::new(),
         })
@@ -192,7 +187,7 @@ std::thread_local! {
 ///
 /// # Safety
 /// `body` must stay valid until [`finish_block`] returns or [`abandon`] has been called.
-pub(crate) unsafe fn begin_block(body: &dyn Fn(), block_dim: Dim3) {
+pub(crate) unsafe fn begin_block(body: &dyn Fn(), block_dim: Dim3, stack_bytes: usize) {
     // Left over only if a caller caught a block's unwind without `take_current`.
     if is_active() || SCHEDULER.with_borrow(|s| !s.slots.is_empty()) {
         abandon();
@@ -203,6 +198,10 @@ pub(crate) unsafe fn begin_block(body: &dyn Fn(), block_dim: Dim3) {
     SCHEDULER.with_borrow_mut(|s| {
         s.body = Some(body);
         s.block_dim = block_dim;
+        if s.stack_bytes != stack_bytes {
+            s.stacks.clear();
+            s.stack_bytes = stack_bytes;
+        }
     });
 }
 
@@ -248,6 +247,7 @@ pub(crate) fn abandon() {
 /// Suspends the calling simulated thread at `wait` until the block (barrier) or the warp (warp
 /// operation) releases it, and returns the released value.
 pub(crate) fn wait(wait: Wait) -> u64 {
+    super::poll_deadline();
     let yielder = YIELDER.with(Cell::get);
     if !yielder.is_null() {
         // SAFETY: a non-null YIELDER is the yielder of the coroutine running on this OS thread,
@@ -285,7 +285,7 @@ enum Until {
 fn drive(until: Until) -> u64 {
     enum Step {
         Return(u64, Dim3),
-        Resume(usize, Thread, u64, Dim3),
+        Resume(usize, Thread, u64, Dim3, Guarded),
         Release,
     }
     loop {
@@ -305,7 +305,9 @@ fn drive(until: Until) -> u64 {
             }
             match s.next() {
                 Some((index, coroutine, input)) => {
-                    Step::Resume(index, coroutine, input, s.slots[index].dim)
+                    let slot = &s.slots[index];
+                    let guarded = slot.guarded.expect("a started thread has its guard");
+                    Step::Resume(index, coroutine, input, slot.dim, guarded)
                 }
                 None => Step::Release,
             }
@@ -315,7 +317,9 @@ fn drive(until: Until) -> u64 {
                 set_thread(dim);
                 return value;
             }
-            Step::Resume(index, coroutine, input, dim) => resume(index, coroutine, input, dim),
+            Step::Resume(index, coroutine, input, dim, guarded) => {
+                resume(index, coroutine, input, dim, guarded)
+            }
             Step::Release => {
                 if let Err((thread, bug)) = SCHEDULER.with_borrow_mut(Scheduler::release) {
                     abandon();
@@ -327,21 +331,32 @@ fn drive(until: Until) -> u64 {
 }
 
 /// Runs coroutine thread `index` (at `dim` in the block) until it waits or returns.
-fn resume(index: usize, mut coroutine: Thread, input: u64, dim: Dim3) {
+fn resume(index: usize, mut coroutine: Thread, input: u64, dim: Dim3, guarded: Guarded) {
     set_thread(dim);
-    let outcome =
-        std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| coroutine.resume(input)));
+    let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
+        stack_guard::resuming(guarded, || coroutine.resume(input))
+    }));
     YIELDER.with(|y| y.set(core::ptr::null()));
     match outcome {
         Ok(CoroutineResult::Yield(wait)) => SCHEDULER.with_borrow_mut(|s| {
             s.slots[index].state = State::Waiting(wait);
             s.slots[index].coroutine = Some(coroutine);
         }),
-        Ok(CoroutineResult::Return(())) => SCHEDULER.with_borrow_mut(|s| {
+        Ok(CoroutineResult::Return(Ended::Returned)) => SCHEDULER.with_borrow_mut(|s| {
             s.slots[index].state = State::Done;
             s.done += 1;
             s.stacks.push(coroutine.into_stack());
         }),
+        Ok(CoroutineResult::Return(Ended::Overflowed)) => {
+            // The trap reset its stack: it can serve another thread.
+            let stack_bytes = SCHEDULER.with_borrow_mut(|s| {
+                s.stacks.push(coroutine.into_stack());
+                s.stack_bytes
+            });
+            abandon();
+            set_thread(dim);
+            interrupt::raise(dim, Interruption::StackOverflow { stack_bytes });
+        }
         Err(payload) => {
             // The thread panicked (or a check failed in it): stop the block, and leave this
             // thread's index in place for the executor's report.
@@ -371,6 +386,7 @@ impl Scheduler {
                             core::cmp::Ordering::Greater => State::NotStarted,
                         },
                         coroutine: None,
+                        guarded: None,
                         dim: Dim3::new(x, y, z),
                     });
                 }
@@ -394,16 +410,19 @@ impl Scheduler {
                     .expect("a cooperative block has its thread function");
                 let stack = self.stacks.pop().unwrap_or_else(|| {
                     self.mapped += 1;
-                    ColoredStack::new(self.mapped)
+                    ColoredStack::new(self.mapped, self.stack_bytes)
                 });
+                let stack_limit = stack.limit().get();
                 // SAFETY: `body` stays valid until every coroutine is finished or dropped
                 // (`begin_block`'s contract); the coroutine only calls it.
                 let coroutine = unsafe {
                     Thread::with_stack_unchecked(stack, move |yielder: &Yielder<u64, Wait>, _| {
                         YIELDER.with(|y| y.set(yielder));
-                        (*body)()
+                        (*body)();
+                        Ended::Returned
                     })
                 };
+                slot.guarded = Some(Guarded::new(stack_limit, coroutine.trap_handler()));
                 (coroutine, 0)
             }
             State::Ready(value) => (

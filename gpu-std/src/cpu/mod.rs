@@ -9,14 +9,19 @@
 
 mod block;
 mod bug;
+mod interrupt;
 mod panic;
 mod shared;
+mod stack_guard;
 
 pub use bug::{BugReport, KernelBug, SharedAccess};
+pub use interrupt::{Interrupted, Interruption};
 pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use shared::{shared_array, SharedSite};
+pub use stack_guard::DEFAULT_STACK_BYTES;
 
 pub(crate) use block::{gathered, wait, Wait, WarpOp, WARP};
+pub(crate) use interrupt::{poll_deadline, GRID_STRIDE_CHUNK};
 pub(crate) use shared::{check_access, dynamic_shared, Access};
 
 use crate::thread::Dim3;
@@ -50,6 +55,12 @@ pub struct BlockContext {
     pub shared_limit_bytes: u32,
     /// Checked mode: find shared-memory races and uninitialized shared reads.
     pub checked: bool,
+    /// When the launch must have ended: a thread still running then stops the block with
+    /// [`Interrupted`] at its next check point (see [`Interruption::DeadlinePassed`]).
+    pub deadline: Option<std::time::Instant>,
+    /// The stack of each simulated thread, in bytes (0: [`DEFAULT_STACK_BYTES`]): a thread that
+    /// needs more stops the block with [`Interrupted`] ([`Interruption::StackOverflow`]).
+    pub stack_bytes: usize,
 }
 
 /// The part of a [`BlockContext`] the thread functions read, kept apart from its flags so that
@@ -127,6 +138,8 @@ impl BlockContext {
         dynamic_shared_bytes: 0,
         shared_limit_bytes: 0,
         checked: false,
+        deadline: None,
+        stack_bytes: 0,
     };
 }
 
@@ -242,13 +255,42 @@ pub unsafe fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
         })
     });
     shared::begin_block(block);
-    // SAFETY: `thread` lives until this function returns, and every coroutine that calls it is
-    // finished by `finish_block` below, or dropped by `take_current` (via `abandon`) after an
-    // unwind, before the executor runs another block on this OS thread.
+    interrupt::begin_block(block.deadline);
     // The scheduler gets its own copy of the closure: the loop below keeps using one whose
     // address never escapes, so the compiler can hold the kernel's arguments in registers.
     let scheduled = thread;
-    unsafe { block::begin_block(&scheduled, block.block_dim) };
+    let stack_bytes = match block.stack_bytes {
+        0 => DEFAULT_STACK_BYTES,
+        bytes => bytes,
+    };
+    // SAFETY: `thread` lives until this function returns, and every coroutine that calls it is
+    // finished by `finish_block` below, or dropped by `take_current` (via `abandon`) after an
+    // unwind, before the executor runs another block on this OS thread.
+    unsafe { block::begin_block(&scheduled, block.block_dim, stack_bytes) };
+    // Every thread runs on a guarded stack of `stack_bytes`, these ones on the block's runner.
+    let block_copy = *block;
+    let ended = stack_guard::on_guarded_stack(stack_bytes, &move || {
+        // Copies whose addresses never escape (the closure's captures are behind a pointer), so
+        // that the compiler can keep the kernel's arguments in registers across its stores.
+        let (block, thread) = (block_copy, thread);
+        run_threads(&block, thread)
+    });
+    if ended == stack_guard::Ended::Overflowed {
+        // The block's threads after the overflowing one never started; its context stays for
+        // `take_current`, like a panic's.
+        interrupt::raise(
+            current_thread(),
+            Interruption::StackOverflow { stack_bytes },
+        );
+    }
+    BLOCK.with(|b| b.set(Geometry::NONE));
+    THREAD.with(|t| t.set(ThreadPos::NONE));
+}
+
+/// The loop of [`run_block`] over the block's threads, x fastest, until one reaches a barrier
+/// or warp operation and the rest of the block runs cooperatively.
+#[inline(always)]
+fn run_threads(block: &BlockContext, thread: impl Fn() + Copy) {
     let d = block.block_dim;
     'threads: for z in 0..d.z {
         for y in 0..d.y {
@@ -261,6 +303,11 @@ pub unsafe fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
                     // to the cell's contents exists (`Cell` never hands one out).
                     unsafe { (*t.as_ptr()).index_1d = base_1d + x as usize }
                 });
+                // Between threads, every `THREADS_PER_POLL`th (a register test, not a TLS access,
+                // for the threads in between).
+                if x % interrupt::THREADS_PER_POLL == 0 {
+                    interrupt::poll_deadline();
+                }
                 thread();
                 if block::is_active() {
                     block::finish_block();
@@ -269,8 +316,6 @@ pub unsafe fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
             }
         }
     }
-    BLOCK.with(|b| b.set(Geometry::NONE));
-    THREAD.with(|t| t.set(ThreadPos::NONE));
 }
 
 /// Stops the block if `mask` cannot be a warp operation's mask for the calling thread: the
