@@ -198,7 +198,10 @@ pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32)
             store(1 - buffer, load(step + 1));
         }
         // Unrolled, as nvcc does, so that the 8 steps' loads and multiply-adds interleave.
-        const _: () = assert!(BLOCKED_K == 8, "the unrolled list below has BLOCKED_K steps");
+        const _: () = assert!(
+            BLOCKED_K == 8,
+            "the unrolled list below has BLOCKED_K steps"
+        );
         unrolled!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
             let a_at = buffer * A_TILE + kk * A_PITCH + ty;
             let b_at = buffer * B_TILE + kk * (BLOCKED_N / 4) + tx;
