@@ -4,15 +4,17 @@
 
 use ferrocuda_std::{dynamic_shared, kernel, thread, Out};
 
-/// The bin of `value` among `bins` equal bins over `[lo, hi)`, or `None` outside it (NaN too).
+/// The bin of `value` among `bins` equal bins over `[lo, hi)`, or `None` outside it (NaN too,
+/// and for no bins).
 /// The kernel and its references use this one formula, so CPU and GPU bin alike.
 #[inline(always)]
 pub fn bin_of(value: f32, lo: f32, hi: f32, bins: usize) -> Option<usize> {
-    if value >= lo && value < hi {
-        // Saturating to u32 rather than usize bins the same: both limits exceed any bin count,
-        // and the line below clamps to the last bin.
-        let bin = to_u32_saturating((value - lo) * (bins as f32 / (hi - lo))) as usize;
-        Some(if bin < bins { bin } else { bins - 1 })
+    if bins > 0 && value >= lo && value < hi {
+        // In u32 (a GPU's fast integers): the float saturates to u32, and clamping it to the
+        // last bin is the same as in usize, because a u32 is at most `u32::MAX`.
+        let last = (bins - 1).min(u32::MAX as usize) as u32;
+        let bin = to_u32_saturating((value - lo) * (bins as f32 / (hi - lo)));
+        Some(bin.min(last) as usize)
     } else {
         None
     }
