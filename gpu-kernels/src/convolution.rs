@@ -130,7 +130,9 @@ fn filter_tile<const R: usize, const C: usize>(
         let y = (y0 + row).saturating_sub(R).min(image.h - 1);
         // SAFETY: x < w, y < h and channel < C, so the index is below w·h·C, which is
         // image.pixels.len() (asserted by `convolve_2d`).
-        tile.set(i, unsafe { *image.pixels.get_unchecked((y * image.w + x) * C + channel) });
+        tile.set(i, unsafe {
+            *image.pixels.get_unchecked((y * image.w + x) * C + channel)
+        });
         i += THREADS;
     }
     thread::sync_threads();
