@@ -53,6 +53,10 @@ packaged_kernels_built() {
 }
 check "kernels built to PTX from the packaged sources" packaged_kernels_built
 
+# Undefined behaviour in what Miri can run (scripts/miri.sh); says "skipped" where no nightly
+# toolchain with Miri is installed.
+check "scripts/miri.sh" scripts/miri.sh
+
 echo
 printf '%s\n' "${checks[@]}"
 awk '
