@@ -1,6 +1,6 @@
 # The two commands of the README. Each first runs scripts/setup.sh, which installs only what is
 # missing (the kernel toolchain and ptxas).
-.PHONY: run test setup bench bench-quick doctor
+.PHONY: run test setup setup-sass bench bench-quick doctor
 
 ## The seed's table: every workload on one CPU thread, the CPU executor and the GPU, verified.
 run: setup
@@ -16,6 +16,10 @@ test: setup
 
 setup:
 	@scripts/setup.sh
+
+## Only nvdisasm (also part of setup), for `ferrocuda kernels --sass`.
+setup-sass:
+	@scripts/setup.sh --sass-only
 
 ## Criterion benchmarks.
 bench: setup

@@ -3,12 +3,16 @@
 #   1. a kernel toolchain: a rustc with the standard library's source, for `-Zbuild-std=core`
 #      on the nvptx64-nvidia-cuda target (rustup's `rust-src`, or Debian's rustc-web + rust-web-src);
 #   2. ptxas for sm_70..sm_90 to check the PTX (CUDA 12.x, PyPI package nvidia-cuda-nvcc-cu12:
-#      CUDA 13's ptxas no longer assembles sm_70).
+#      CUDA 13's ptxas no longer assembles sm_70);
+#   3. optional: nvdisasm, to disassemble the kernels' machine code (`ferrocuda kernels --sass`,
+#      tests/machine_code.rs): PyPI's nvidia-cuda-nvdisasm, a 6 MB binary. `make setup-sass`
+#      runs only this step.
 # No CUDA toolkit and no GPU driver are needed to build; a GPU driver is only needed to run on a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PTXAS_WHEEL="nvidia-cuda-nvcc-cu12==12.9.86"
+NVDISASM_WHEEL="nvidia-cuda-nvdisasm==13.5.37"
 
 say() { printf 'setup: %s\n' "$*"; }
 
@@ -29,6 +33,52 @@ kernel_rustc() {
   done
   return 1
 }
+
+# pip install into the interpreter's site-packages; else the user's (a system Python that PEP 668
+# protects).
+pip_install_wheel() {
+  command -v python3 >/dev/null || return 1
+  local quiet="--quiet --disable-pip-version-check"
+  PIP_ROOT_USER_ACTION=ignore python3 -m pip install $quiet "$1" \
+    || PIP_ROOT_USER_ACTION=ignore python3 -m pip install $quiet --user "$1" \
+    || PIP_ROOT_USER_ACTION=ignore python3 -m pip install $quiet --user --break-system-packages "$1"
+}
+
+# nvdisasm: FERROCUDA_NVDISASM, PATH, or the pip wheel (nvidia/cu13/bin).
+find_nvdisasm() {
+  local candidate site
+  for candidate in "${FERROCUDA_NVDISASM:-}" "$(command -v nvdisasm || true)"; do
+    if [ -n "$candidate" ] && [ -x "$candidate" ]; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  command -v python3 >/dev/null || return 1
+  for site in $(python3 -c 'import site, sysconfig; print(sysconfig.get_paths()["purelib"], site.getusersitepackages())'); do
+    if [ -x "$site/nvidia/cu13/bin/nvdisasm" ]; then
+      echo "$site/nvidia/cu13/bin/nvdisasm"
+      return 0
+    fi
+  done
+  return 1
+}
+
+setup_nvdisasm() {
+  if nvdisasm_path=$(find_nvdisasm); then
+    say "nvdisasm: $nvdisasm_path"
+  elif say "no nvdisasm; installing $NVDISASM_WHEEL from PyPI" && pip_install_wheel "$NVDISASM_WHEEL" \
+      && nvdisasm_path=$(find_nvdisasm); then
+    say "nvdisasm: $nvdisasm_path"
+  else
+    say "note: no nvdisasm: \`ferrocuda kernels --sass\` and the SASS test skip (optional)."
+    say "  Install it with: python3 -m pip install '$NVDISASM_WHEEL'   (or set FERROCUDA_NVDISASM)"
+  fi
+}
+
+if [ "${1:-}" = "--sass-only" ]; then
+  setup_nvdisasm
+  exit 0
+fi
 
 if rustc_path=$(kernel_rustc); then
   say "kernel toolchain: $("$rustc_path" -V) ($rustc_path)"
@@ -74,16 +124,12 @@ if ptxas_path=$(ptxas_for_sm70); then
   say "ptxas: $ptxas_path"
 else
   say "no ptxas for sm_70; installing $PTXAS_WHEEL from PyPI"
-  pip_install() {
-    PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check "$@" "$PTXAS_WHEEL"
-  }
-  # Into the interpreter's site-packages; else the user's (a system Python that PEP 668 protects).
-  if command -v python3 >/dev/null \
-      && { pip_install || pip_install --user || pip_install --user --break-system-packages; } \
-      && ptxas_path=$(ptxas_for_sm70); then
+  if pip_install_wheel "$PTXAS_WHEEL" && ptxas_path=$(ptxas_for_sm70); then
     say "ptxas: $ptxas_path"
   else
     say "WARNING: no ptxas: kernels build, but their PTX is not checked and the ptxas tests fail on CI."
     say "  Install it with: python3 -m pip install '$PTXAS_WHEEL'   (or set FERROCUDA_PTXAS)"
   fi
 fi
+
+setup_nvdisasm

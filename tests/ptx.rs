@@ -348,7 +348,10 @@ fn entry_source(name: &str) -> &'static str {
 fn group_by_updates_min_and_max_with_one_integer_atomic_not_a_cas_loop() {
     // Min and max are kept as order-preserving u32 keys so that a native `atom.max.u32` updates
     // them; a float compare-and-swap loop would serialise on a hot key in shared memory.
-    for (name, scope) in [("group_by_shared", "cta"), ("group_by_global", "gpu")] {
+    for (name, scope) in [
+        ("group_by_shared", "cta.shared"),
+        ("group_by_global", "gpu.global"),
+    ] {
         let body = entry_source(name);
         assert!(
             body.contains(&format!("atom.relaxed.{scope}.max.u32")),
@@ -368,17 +371,16 @@ fn group_by_updates_min_and_max_with_one_integer_atomic_not_a_cas_loop() {
 #[test]
 fn the_register_blocked_matmul_uses_fma_and_128_bit_shared_accesses_without_local_memory() {
     let body = entry_source("matmul_blocked");
-    // The 8 × 8 fused multiply-adds of one k-step, in a loop of 8 (unrolling it further, as
-    // ptxas may do, costs registers: see the kernel's documentation). Rust never fuses
-    // `a * b + c` itself.
+    // The 8 × 8 fused multiply-adds of each of the 8 steps of a tile, unrolled as nvcc does.
+    // Rust never fuses `a * b + c` itself.
     assert_eq!(
         body.matches("fma.rn.f32").count(),
-        64,
-        "one k-step of 8 × 8"
+        8 * 64,
+        "8 k-steps of 8 × 8"
     );
     assert!(!body.contains("mul.rn.f32"), "every product is fused");
     // Per k-step: two quads of A and two of B; per tile: one quad each stored.
-    assert_eq!(body.matches("ld.shared.v4.").count(), 4);
+    assert_eq!(body.matches("ld.shared.v4.").count(), 8 * 4);
     assert_eq!(
         body.matches("st.shared.v4.").count(),
         4,
@@ -395,11 +397,11 @@ fn ptxas_assembles_every_atomic_and_warp_operation() {
     // shuffle, vote and warp sync.
     let source = support::test_kernels().source();
     for op in [
-        "atom.relaxed.gpu.add.f64",
-        "atom.relaxed.gpu.min.s64",
-        "atom.relaxed.cta.add.u32",
-        "atom.relaxed.gpu.cas.b32",
-        "atom.relaxed.gpu.exch.b64",
+        "atom.relaxed.gpu.global.add.f64",
+        "atom.relaxed.gpu.global.min.s64",
+        "atom.relaxed.cta.shared.add.u32",
+        "atom.relaxed.gpu.global.cas.b32",
+        "atom.relaxed.gpu.global.exch.b64",
         "shfl.sync.up.b32",
         "shfl.sync.bfly.b32",
         "vote.sync.ballot.b32",

@@ -97,6 +97,15 @@ pub enum BuildError {
         stderr: String,
     },
 
+    /// nvdisasm or cuobjdump could not disassemble a cubin.
+    #[error("disassembling the machine code failed.\ncommand: {command}\n\n{stderr}")]
+    DisassemblerFailed {
+        /// The command line that was run.
+        command: String,
+        /// Everything it printed on stderr.
+        stderr: String,
+    },
+
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {

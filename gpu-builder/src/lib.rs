@@ -68,13 +68,16 @@ mod fma;
 mod nested;
 mod ptx_text;
 mod ptxas;
+pub mod sass;
 mod toolchain;
 
 pub use builder::{BuiltPtx, PtxBuilder, PtxasMode, BUILD_VERBOSE_ENV, NVPTX_TARGET};
 pub use error::{BuildError, CargoFailure};
 pub use fma::{should_warn_without_fma, NO_FMA_WARNING_ENV};
 pub use nested::{SCRUBBED_ENV, SCRUBBED_ENV_PREFIXES};
-pub use ptxas::{assemble, find_ptxas, parse_ptxas_verbose, KernelResources, Ptxas, PtxasReport};
+pub use ptxas::{
+    assemble, assemble_to, find_ptxas, parse_ptxas_verbose, KernelResources, Ptxas, PtxasReport,
+};
 pub use toolchain::{
     find_kernel_toolchain, find_kernel_toolchain_in, KernelToolchain, ToolchainSource, TriedRustc,
 };

@@ -245,7 +245,7 @@ pub(crate) fn search_ptxas(arch: &str) -> PtxasSearch {
 }
 
 /// The site-packages directories of `python3` (or `python`): where pip puts NVIDIA's wheels.
-fn python_site_dirs() -> Vec<PathBuf> {
+pub(crate) fn python_site_dirs() -> Vec<PathBuf> {
     const SCRIPT: &str = "import site, sysconfig\n\
         p = sysconfig.get_paths()\n\
         print(p['purelib']); print(p['platlib'])\n\
@@ -348,14 +348,25 @@ pub fn assemble(ptxas: &Ptxas, ptx_path: &Path, arch: &str) -> Result<PtxasRepor
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     ));
+    let report = assemble_to(ptxas, ptx_path, arch, &cubin);
+    let _ = std::fs::remove_file(&cubin);
+    report
+}
+
+/// [`assemble`], keeping the machine code in `cubin` (for [`crate::sass`] to disassemble).
+pub fn assemble_to(
+    ptxas: &Ptxas,
+    ptx_path: &Path,
+    arch: &str,
+    cubin: &Path,
+) -> Result<PtxasReport, BuildError> {
     let mut cmd = Command::new(&ptxas.path);
     cmd.arg(format!("-arch={arch}"))
         .arg("-v")
         .arg(ptx_path)
         .arg("-o")
-        .arg(&cubin);
+        .arg(cubin);
     let out = cmd.output();
-    let _ = std::fs::remove_file(&cubin);
     let out = out.map_err(|source| BuildError::Spawn {
         program: ptxas.path.display().to_string(),
         source,

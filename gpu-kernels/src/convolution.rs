@@ -128,7 +128,11 @@ fn filter_tile<const R: usize, const C: usize>(
         // (x0 + column) - R and (y0 + row) - R, clamped into the image.
         let x = (x0 + column).saturating_sub(R).min(image.w - 1);
         let y = (y0 + row).saturating_sub(R).min(image.h - 1);
-        tile.set(i, image.pixels[(y * image.w + x) * C + channel]);
+        // SAFETY: x < w, y < h and channel < C, so the index is below w·h·C, which is
+        // image.pixels.len() (asserted by `convolve_2d`).
+        tile.set(i, unsafe {
+            *image.pixels.get_unchecked((y * image.w + x) * C + channel)
+        });
         i += THREADS;
     }
     thread::sync_threads();
@@ -147,7 +151,9 @@ fn filter_tile<const R: usize, const C: usize>(
                     sum = crate::fma(w[dy * side + dx], value, sum);
                 }
             }
-            out.set((y * image.w + x) * C + channel, sum);
+            // SAFETY: x < w, y < h and channel < C, so the index is below w·h·C, the image's
+            // length, which is out.len() (`same_len(image, out)`).
+            unsafe { out.set_unchecked((y * image.w + x) * C + channel, sum) };
         }
     }
 }

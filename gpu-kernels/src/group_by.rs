@@ -68,6 +68,11 @@ fn for_each_row(
     rejected: &Out<u64>,
     mut update: impl FnMut(usize, f32, Option<u32>),
 ) {
+    // Checked once here rather than at each rejected row (the row loop then has no check).
+    assert!(
+        rejected.len() >= 2,
+        "group_by: rejected needs 2 elements (rows, largest key)"
+    );
     for i in thread::grid_stride(keys.len()) {
         let (key, value) = (keys[i], values[i]);
         if (key as usize) < k {
@@ -103,8 +108,10 @@ pub fn group_by_shared(
     // One allocation seen as u32 and as f32: [count | sum | lowest | highest], k each.
     let local = dynamic_shared::<u32>();
     let local_sum = dynamic_shared::<f32>();
+    // Written as a division (no overflow), it also lets the compiler prove the four state
+    // indices `j·k + g` (g < k) in bounds, and drop their checks from the row loop.
     assert!(
-        local.len() >= 4 * k,
+        k <= local.len() / 4,
         "group_by_shared needs shared_mem_bytes = SHARED_BYTES_PER_KEY × count.len()"
     );
     let t = thread::thread_idx().x as usize;
@@ -119,6 +126,14 @@ pub fn group_by_shared(
     }
     thread::sync_threads();
     for_each_row(keys, values, k, &rejected, |g, value, order| {
+        // SAFETY: `for_each_row` passes keys below `k`, and `k ≤ local.len() / 4` (asserted
+        // above), so each state index `j·k + g` (j < 4) is below `4·k ≤ local.len()`, with no
+        // overflow. Telling the compiler lets it drop the four bounds checks per row.
+        unsafe {
+            core::hint::assert_unchecked(
+                g < k && k + g < local.len() && 2 * k + g < local.len() && 3 * k + g < local.len(),
+            )
+        };
         local.atomic_add(g, 1);
         local_sum.atomic_add(k + g, value);
         if let Some(order) = order {

@@ -4,15 +4,43 @@
 
 use ferrocuda_std::{dynamic_shared, kernel, thread, Out};
 
-/// The bin of `value` among `bins` equal bins over `[lo, hi)`, or `None` outside it (NaN too).
+/// The bin of `value` among `bins` equal bins over `[lo, hi)`, or `None` outside it (NaN too,
+/// and for no bins).
 /// The kernel and its references use this one formula, so CPU and GPU bin alike.
 #[inline(always)]
 pub fn bin_of(value: f32, lo: f32, hi: f32, bins: usize) -> Option<usize> {
-    if value >= lo && value < hi {
-        let bin = ((value - lo) * (bins as f32 / (hi - lo))) as usize;
-        Some(if bin < bins { bin } else { bins - 1 })
+    if bins > 0 && value >= lo && value < hi {
+        // In u32 (a GPU's fast integers): the float saturates to u32, and clamping it to the
+        // last bin is the same as in usize, because a u32 is at most `u32::MAX`.
+        let last = (bins - 1).min(u32::MAX as usize) as u32;
+        let bin = to_u32_saturating((value - lo) * (bins as f32 / (hi - lo)));
+        Some(bin.min(last) as usize)
     } else {
         None
+    }
+}
+
+/// `x as u32` (toward zero, saturating, NaN to 0). On the GPU it is one `cvt.rzi.u32.f32`, which
+/// does exactly that; LLVM lowers `as u32` to the same instruction plus its own clamps (4 more).
+#[inline(always)]
+fn to_u32_saturating(x: f32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let bits: u32;
+        // SAFETY: a register conversion; touches no memory.
+        unsafe {
+            core::arch::asm!(
+                "cvt.rzi.u32.f32 {0}, {1};",
+                out(reg32) bits,
+                in(reg32) x,
+                options(pure, nomem, nostack, preserves_flags)
+            )
+        };
+        bits
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x as u32
     }
 }
 
@@ -24,7 +52,17 @@ pub fn bin_of(value: f32, lo: f32, hi: f32, bins: usize) -> Option<usize> {
 #[kernel]
 pub fn histogram(values: &[f32], counts: Out<u32>, lo: f32, hi: f32) {
     let bins = counts.len();
+    if bins == 0 {
+        // Nothing to count into (every thread returns: no barrier is left half-reached).
+        return;
+    }
     let local = dynamic_shared::<u32>();
+    // Checked once here, it also proves every `local` index below (all under `bins`) in bounds,
+    // so the hot loop has no bounds check.
+    assert!(
+        local.len() >= bins,
+        "histogram needs shared_mem_bytes = 4 × counts.len()"
+    );
     let t = thread::thread_idx().x as usize;
     let threads = thread::block_dim().x as usize;
     let mut b = t;

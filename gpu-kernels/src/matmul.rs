@@ -23,6 +23,7 @@ pub fn matmul_naive(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
 /// Tiled through shared memory: each block computes a `TILE × TILE` tile of C, loading matching
 /// tiles of A and B once into shared memory per step, so each input element is read from global
 /// memory `n / TILE` times instead of `n`. Edge tiles are padded with zeros: any `m`, `n`, `k`.
+/// One fused multiply-add per product.
 ///
 /// Launch with blocks of `(TILE, TILE)` and a grid of `(⌈n/TILE⌉, ⌈m/TILE⌉)`.
 #[kernel]
@@ -35,8 +36,16 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
         "matmul_tiled needs blocks of TILE × TILE threads"
     );
     let (m, n, k) = (m as usize, n as usize, k as usize);
+    // Checked once here, so that the loads below, each within `m`, `n` and `k`, can skip the
+    // per-element bounds checks.
+    assert!(
+        a.len() >= m * k && b.len() >= k * n,
+        "matmul_tiled: a or b is shorter than m × k or k × n"
+    );
     let t = thread::thread_idx();
-    let (tx, ty) = (t.x as usize, t.y as usize);
+    // The masks change nothing (the assert bounds them) but let the compiler see that every
+    // shared index below is in bounds, and drop those checks too.
+    let (tx, ty) = (t.x as usize & (TILE - 1), t.y as usize & (TILE - 1));
     let b_idx = thread::block_idx();
     let row = b_idx.y as usize * TILE + ty;
     let col = b_idx.x as usize * TILE + tx;
@@ -45,12 +54,14 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
         let a_col = step * TILE + tx;
         let b_row = step * TILE + ty;
         let a_value = if row < m && a_col < k {
-            a[row * k + a_col]
+            // SAFETY: row < m and a_col < k, so the index is below m·k ≤ a.len().
+            unsafe { *a.get_unchecked(row * k + a_col) }
         } else {
             0.0
         };
         let b_value = if b_row < k && col < n {
-            b[b_row * n + col]
+            // SAFETY: b_row < k and col < n, so the index is below k·n ≤ b.len().
+            unsafe { *b.get_unchecked(b_row * n + col) }
         } else {
             0.0
         };
@@ -58,7 +69,7 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
         b_tile.set(ty * TILE + tx, b_value);
         thread::sync_threads();
         for j in 0..TILE {
-            acc += a_tile.get(ty * TILE + j) * b_tile.get(j * TILE + tx);
+            acc = crate::fma(a_tile.get(ty * TILE + j), b_tile.get(j * TILE + tx), acc);
         }
         thread::sync_threads();
     }
@@ -186,7 +197,12 @@ pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32)
         if step + 1 < steps {
             store(1 - buffer, load(step + 1));
         }
-        for kk in 0..BLOCKED_K {
+        // Unrolled, as nvcc does, so that the 8 steps' loads and multiply-adds interleave.
+        const _: () = assert!(
+            BLOCKED_K == 8,
+            "the unrolled list below has BLOCKED_K steps"
+        );
+        unrolled!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
             let a_at = buffer * A_TILE + kk * A_PITCH + ty;
             let b_at = buffer * B_TILE + kk * (BLOCKED_N / 4) + tx;
             let a_values = [a_tiles.get(a_at).0, a_tiles.get(a_at + HALF).0];
@@ -197,7 +213,7 @@ pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32)
                         crate::fma(a_values[i / 4][i % 4], b_values[j / 4][j % 4], acc[i][j]);
                 }
             }
-        }
+        });
         // Ends this step's reads of `buffer` before the next step overwrites it, and publishes
         // the next tiles.
         thread::sync_threads();

@@ -31,14 +31,14 @@ pub fn block_reduce_add(value: f32, scratch: Shared<f32>) -> f32 {
     total
 }
 
-/// `partial[block] = Σ a[i]·b[i]` over the elements this block's threads visit (grid-stride);
-/// `partial` needs one element per block.
+/// `partial[block] = Σ a[i]·b[i]` over the elements this block's threads visit (grid-stride),
+/// one fused multiply-add per element; `partial` needs one element per block.
 #[kernel(same_len(a, b))]
 pub fn dot_partial(a: &[f32], b: &[f32], partial: Out<f32>) {
     let scratch = shared!([f32; MAX_WARPS]);
     let mut sum = 0.0f32;
     for i in thread::grid_stride(a.len()) {
-        sum += a[i] * b[i];
+        sum = crate::fma(a[i], b[i], sum);
     }
     let total = block_reduce_add(sum, scratch);
     if thread::thread_idx().x == 0 {

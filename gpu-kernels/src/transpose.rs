@@ -35,27 +35,50 @@ pub fn transpose_tiled(input: &[f32], out: Out<f32>, rows: u32, cols: u32) {
         d.x as usize == TRANSPOSE_TILE && d.y as usize == TRANSPOSE_ROWS && d.z == 1,
         "transpose_tiled needs blocks of TRANSPOSE_TILE × TRANSPOSE_ROWS threads"
     );
-    let (rows, cols) = (rows as usize, cols as usize);
-    let t = thread::thread_idx();
-    let (tx, ty) = (t.x as usize, t.y as usize);
+    // Checked once here (`same_len` makes `out` as long), so that the accesses below, each
+    // within `rows` and `cols`, can skip the per-element bounds checks.
+    assert!(
+        input.len() as u64 >= rows as u64 * cols as u64,
+        "transpose_tiled: input is shorter than rows × cols"
+    );
     let b = thread::block_idx();
-    let (block_col, block_row) = (b.x as usize * TRANSPOSE_TILE, b.y as usize * TRANSPOSE_TILE);
+    let tile_side = TRANSPOSE_TILE as u64;
+    if b.x as u64 * tile_side >= cols as u64 || b.y as u64 * tile_side >= rows as u64 {
+        // A block past the matrix has nothing to move (all its threads return: no barrier is
+        // left half-reached). Past this, coordinates fit in u32: a tile starts below `cols`
+        // (`rows`), at a multiple of 32, so its last coordinate is at most `u32::MAX`.
+        return;
+    }
+    let t = thread::thread_idx();
+    // The masks change nothing (the block shape is asserted) but let the compiler see that the
+    // tile indices are in bounds.
+    let (tx, ty) = (
+        t.x & (TRANSPOSE_TILE as u32 - 1),
+        t.y & (TRANSPOSE_ROWS as u32 - 1),
+    );
+    let (block_col, block_row) = (b.x * TRANSPOSE_TILE as u32, b.y * TRANSPOSE_TILE as u32);
+    let at = |row: u32, col: u32, width: u32| row as usize * width as usize + col as usize;
     let mut j = 0;
-    while j < TRANSPOSE_TILE {
+    while j < TRANSPOSE_TILE as u32 {
         let (x, y) = (block_col + tx, block_row + ty + j);
         if x < cols && y < rows {
-            tile.set((ty + j) * PITCH + tx, input[y * cols + x]);
+            // SAFETY: y < rows and x < cols, so the index is below rows·cols ≤ input.len().
+            let value = unsafe { *input.get_unchecked(at(y, x, cols)) };
+            tile.set(((ty + j) as usize) * PITCH + tx as usize, value);
         }
-        j += TRANSPOSE_ROWS;
+        j += TRANSPOSE_ROWS as u32;
     }
     thread::sync_threads();
     let mut j = 0;
-    while j < TRANSPOSE_TILE {
+    while j < TRANSPOSE_TILE as u32 {
         // Output row `block_col + ty + j` (an input column), output column `block_row + tx`.
         let (x, y) = (block_row + tx, block_col + ty + j);
         if x < rows && y < cols {
-            out.set(y * rows + x, tile.get(tx * PITCH + ty + j));
+            let value = tile.get(tx as usize * PITCH + (ty + j) as usize);
+            // SAFETY: y < cols and x < rows, so the index is below rows·cols ≤ input.len(),
+            // which is out.len() (`same_len`).
+            unsafe { out.set_unchecked(at(y, x, rows), value) };
         }
-        j += TRANSPOSE_ROWS;
+        j += TRANSPOSE_ROWS as u32;
     }
 }

@@ -371,29 +371,36 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
         match param.class {
             Class::Slice | Class::Output => {
                 // Both cross as a (pointer, length) pair; they differ in mutability and wrapper.
-                let (ptr_ty, rebuild, marker, info) = match param.class {
-                    Class::Slice => (
-                        quote!(*const #ty),
-                        quote!(slice_from_raw),
-                        quote!(Slice),
-                        quote!(slice),
-                    ),
-                    _ => (
-                        quote!(*mut #ty),
-                        quote!(out_from_raw),
-                        quote!(Output),
-                        quote!(output),
-                    ),
-                };
-                ptx_params.push(quote!(#ptr: #ptr_ty, #len: usize));
+                // On the GPU an input's pointer is a `KernelInput<T>`, which LLVM sees as
+                // read-only and not aliased, so its loads become `ld.global.nc`.
+                let (ptr_ty, ptx_ptr_ty, ptx_rebuild_fn, host_rebuild_fn, marker, info) =
+                    match param.class {
+                        Class::Slice => (
+                            quote!(*const #ty),
+                            quote!(::ferrocuda_std::__private::KernelInput<#ty>),
+                            quote!(slice_from_input),
+                            quote!(slice_from_raw),
+                            quote!(Slice),
+                            quote!(slice),
+                        ),
+                        _ => (
+                            quote!(*mut #ty),
+                            quote!(*mut #ty),
+                            quote!(out_from_raw),
+                            quote!(out_from_raw),
+                            quote!(Output),
+                            quote!(output),
+                        ),
+                    };
+                ptx_params.push(quote!(#ptr: #ptx_ptr_ty, #len: usize));
                 // SAFETY (of the generated blocks): the launch checked each (pointer, length)
                 // pair against this parameter (kind, element size, bytes, alignment).
                 ptx_rebuild.push(quote! {
-                    let #pname = unsafe { ::ferrocuda_std::__private::#rebuild::<#ty>(#scope, #ptr, #len) };
+                    let #pname = unsafe { ::ferrocuda_std::__private::#ptx_rebuild_fn::<#ty>(#scope, #ptr, #len) };
                 });
                 host_rebuild.push(quote! {
                     let #pname = unsafe {
-                        ::ferrocuda_std::__private::#rebuild::<#ty>(
+                        ::ferrocuda_std::__private::#host_rebuild_fn::<#ty>(
                             #scope,
                             ::ferrocuda_std::__private::read_param::<u64>(#params_arg, #i) as usize as #ptr_ty,
                             ::ferrocuda_std::__private::read_param::<u64>(#params_arg, #j) as usize,
@@ -522,7 +529,7 @@ mod tests {
         .unwrap();
         // PTX entry: scalar, then (pointer, length) pairs.
         assert!(code.contains(
-            "pub unsafe extern \"ptx-kernel\" fn saxpy (alpha : f32 , __ferrocuda_x_ptr : * const f32 , \
+            "pub unsafe extern \"ptx-kernel\" fn saxpy (alpha : f32 , __ferrocuda_x_ptr : :: ferrocuda_std :: __private :: KernelInput < f32 > , \
              __ferrocuda_x_len : usize , __ferrocuda_y_ptr : * mut f32 , __ferrocuda_y_len : usize)"
         ), "{code}");
         // Host handle: markers in order, same_len as parameter indices, CPU entry reading the

@@ -27,6 +27,34 @@ pub unsafe fn slice_from_raw<T>(_scope: &BlockScope, ptr: *const T, len: usize) 
     }
 }
 
+/// How a kernel's `&[T]` input pointer crosses into the PTX entry: a nullable shared reference
+/// to zero elements, which is one `.u64` parameter like a raw pointer, but which rustc marks
+/// `noalias readonly` for LLVM (it is a `&` to plain data: nothing writes the memory behind it
+/// while the kernel runs). For a read-only, non-aliased pointer parameter of a kernel, LLVM's
+/// NVPTX backend loads through the read-only data cache: `ld.global.nc` (SASS `LDG.E.CONSTANT`),
+/// what `const T* __restrict__` gives CUDA C.
+///
+/// Why that promise holds: `ferrocuda-host`'s `launch` takes each input as `&D` and each output as
+/// `&mut D` for the whole call, so the borrow checker forbids one buffer being both an input and
+/// an output of a launch; and a kernel only writes through `Out` and `Shared`, never through an
+/// input. Zero elements, so it claims no memory as dereferenceable (a zero-length input may come
+/// with a dangling pointer), and `Option` because it may be null.
+pub type KernelInput<T> = Option<&'static [T; 0]>;
+
+/// Rebuilds a kernel's `&[T]` input from its PTX parameters (see [`KernelInput`]).
+///
+/// # Safety
+/// As [`slice_from_raw`], with `input`'s pointer.
+#[inline(always)]
+pub unsafe fn slice_from_input<T>(scope: &BlockScope, input: KernelInput<T>, len: usize) -> &[T] {
+    let ptr = match input {
+        Some(elements) => elements.as_ptr(),
+        None => core::ptr::null(),
+    };
+    // SAFETY: forwarded to the caller.
+    unsafe { slice_from_raw(scope, ptr, len) }
+}
+
 /// Rebuilds an [`Out`] from its PTX (pointer, length) pair, borrowing the entry's `scope` as
 /// [`slice_from_raw`] does.
 ///

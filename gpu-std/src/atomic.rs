@@ -60,7 +60,10 @@ pub trait Atomic: bytemuck::Pod + sealed::Sealed {
     #[doc(hidden)]
     /// # Safety
     /// `p` valid for reads and writes, aligned. With [`Scope::Block`], `p` is the block's shared
-    /// memory: on the CPU executor only the OS thread running the block touches it.
+    /// memory: on the CPU executor only the OS thread running the block touches it; on the GPU
+    /// `p` is not a generic address but the element's 32-bit shared-window address
+    /// (`window as usize as *mut T`), which `atom.shared` takes. With the other scopes, on the
+    /// GPU, `p` is global memory (an [`Out`](crate::Out)'s element).
     unsafe fn atomic_add(p: *mut Self, value: Self, scope: Scope) -> Self;
     #[doc(hidden)]
     /// # Safety
@@ -347,17 +350,23 @@ mod imp {
     use core::arch::asm;
 
     /// One `atom.relaxed.<scope>.<op>` with the scope chosen at compile time (calls inline).
+    /// `Scope::Block` is a `Shared` element, whose shared-window address `$p` carries (the
+    /// trait's contract), so it is `atom.shared` (SASS `ATOMS`); the other scopes are an `Out`
+    /// element, global memory, so `atom.global`. Through a generic address ptxas emits a generic
+    /// `ATOM` plus a test of the address and a shared-memory fallback loop.
     macro_rules! atom {
         ($op:literal, $reg:ident, $p:expr, $v:expr, $scope:expr) => {{
             let old;
-            // SAFETY: the caller guarantees `$p` is a valid, aligned global or shared address.
+            // SAFETY: the caller guarantees `$p` is a valid, aligned global address, or for
+            // `Scope::Block` the shared-window address of a valid, aligned shared element.
             unsafe {
                 match $scope {
-                    Scope::Block => asm!(concat!("atom.relaxed.cta.", $op, " {0}, [{1}], {2};"),
+                    Scope::Block => asm!(concat!("atom.relaxed.cta.shared.", $op, " {0}, [{1}], {2};"),
+                        out($reg) old, in(reg32) $p as usize as u32, in($reg) $v,
+                        options(nostack)),
+                    Scope::Device => asm!(concat!("{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; atom.relaxed.gpu.global.", $op, " {0}, [%oxg], {2}; }}"),
                         out($reg) old, in(reg64) $p, in($reg) $v, options(nostack)),
-                    Scope::Device => asm!(concat!("atom.relaxed.gpu.", $op, " {0}, [{1}], {2};"),
-                        out($reg) old, in(reg64) $p, in($reg) $v, options(nostack)),
-                    Scope::System => asm!(concat!("atom.relaxed.sys.", $op, " {0}, [{1}], {2};"),
+                    Scope::System => asm!(concat!("{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; atom.relaxed.sys.global.", $op, " {0}, [%oxg], {2}; }}"),
                         out($reg) old, in(reg64) $p, in($reg) $v, options(nostack)),
                 }
             }
@@ -371,11 +380,12 @@ mod imp {
             // SAFETY: as in `atom!`.
             unsafe {
                 match $scope {
-                    Scope::Block => asm!(concat!("atom.relaxed.cta.cas.", $ty, " {0}, [{1}], {2}, {3};"),
+                    Scope::Block => asm!(concat!("atom.relaxed.cta.shared.cas.", $ty, " {0}, [{1}], {2}, {3};"),
+                        out($reg) old, in(reg32) $p as usize as u32, in($reg) $current,
+                        in($reg) $new, options(nostack)),
+                    Scope::Device => asm!(concat!("{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; atom.relaxed.gpu.global.cas.", $ty, " {0}, [%oxg], {2}, {3}; }}"),
                         out($reg) old, in(reg64) $p, in($reg) $current, in($reg) $new, options(nostack)),
-                    Scope::Device => asm!(concat!("atom.relaxed.gpu.cas.", $ty, " {0}, [{1}], {2}, {3};"),
-                        out($reg) old, in(reg64) $p, in($reg) $current, in($reg) $new, options(nostack)),
-                    Scope::System => asm!(concat!("atom.relaxed.sys.cas.", $ty, " {0}, [{1}], {2}, {3};"),
+                    Scope::System => asm!(concat!("{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; atom.relaxed.sys.global.cas.", $ty, " {0}, [%oxg], {2}, {3}; }}"),
                         out($reg) old, in(reg64) $p, in($reg) $current, in($reg) $new, options(nostack)),
                 }
             }
@@ -486,8 +496,12 @@ mod imp {
     /// Compare-and-swap loop: stores `f(old)` unless it equals `old`; returns the old value.
     #[inline(always)]
     unsafe fn update<T: Atomic + PartialEq>(p: *mut T, scope: Scope, f: impl Fn(T) -> T) -> T {
-        // SAFETY: the caller guarantees `p` is valid; a racy first read is corrected by the CAS.
-        let mut old = unsafe { p.read_volatile() };
+        // The first read is atomic too (a compare-and-swap that stores what it found): a plain
+        // read racing with other threads' atomics would be a data race, and for `Scope::Block`
+        // `p` is a shared-window address, not one a plain read can use.
+        let zero = <T as bytemuck::Zeroable>::zeroed();
+        // SAFETY: the caller guarantees `p` is valid for `scope`.
+        let mut old = unsafe { T::atomic_compare_exchange(p, zero, zero, scope) };
         loop {
             let new = f(old);
             if new.bits() == old.bits() {

@@ -41,6 +41,8 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     /// # Safety
     /// `ptr` must be valid for reads and writes of `len` elements of `T`, suitably aligned (or
     /// anything when `len == 0`), for `'a`, and not accessed other than through `Out` meanwhile.
+    /// On the GPU it must be global memory (a kernel's output buffer): the atomics address it
+    /// as such (`atom.global`).
     #[inline(always)]
     pub unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
         Out {

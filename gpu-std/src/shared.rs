@@ -44,6 +44,11 @@ pub struct Shared<'b, T> {
     len: usize,
     /// Borrows the block's [`BlockScope`].
     _block: PhantomData<&'b BlockScope>,
+    /// `ptr` in the shared window (32 bits), computed once where the `Shared` is made, so that
+    /// accesses in branches need no address conversion of their own (LLVM cannot hoist the
+    /// conversion, an `asm!`, out of a branch).
+    #[cfg(target_arch = "nvptx64")]
+    window: u32,
     /// Which allocation of the block's arena (CPU checked mode).
     #[cfg(not(target_arch = "nvptx64"))]
     id: u32,
@@ -95,6 +100,7 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
         Shared {
             ptr,
             len,
+            window: ptx::window_of(ptr),
             _block: PhantomData,
         }
     }
@@ -144,7 +150,7 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
         // SAFETY: `index` is in bounds, checked just above.
         #[cfg(target_arch = "nvptx64")]
         unsafe {
-            ptx::load(self.ptr, index)
+            ptx::load(self.ptr, self.window, index)
         }
         // SAFETY: as above.
         #[cfg(not(target_arch = "nvptx64"))]
@@ -164,7 +170,7 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
         // SAFETY: `index` is in bounds, checked just above.
         #[cfg(target_arch = "nvptx64")]
         unsafe {
-            ptx::store(self.ptr, index, value)
+            ptx::store(self.ptr, self.window, index, value)
         }
         // SAFETY: as above.
         #[cfg(not(target_arch = "nvptx64"))]
@@ -223,7 +229,7 @@ impl<T: bytemuck::Pod, const M: usize> Shared<'_, [T; M]> {
         // SAFETY: `flat` is in bounds, checked just above: the rows are contiguous `[T; M]`s.
         #[cfg(target_arch = "nvptx64")]
         unsafe {
-            ptx::load(base, flat)
+            ptx::load(base, self.window, flat)
         }
         // SAFETY: as above.
         #[cfg(not(target_arch = "nvptx64"))]
@@ -245,7 +251,7 @@ impl<T: bytemuck::Pod, const M: usize> Shared<'_, [T; M]> {
         // SAFETY: `flat` is in bounds, checked just above.
         #[cfg(target_arch = "nvptx64")]
         unsafe {
-            ptx::store(base, flat, value)
+            ptx::store(base, self.window, flat, value)
         }
         // SAFETY: as above.
         #[cfg(not(target_arch = "nvptx64"))]
@@ -275,14 +281,14 @@ impl<T: bytemuck::Pod, const M: usize> Shared<'_, [T; M]> {
 /// reads through it become generic `ld`, which costs more than `ld.shared`. Element sizes of 4, 8
 /// and 16 bytes, naturally aligned, take the shared path; others stay generic.
 #[cfg(target_arch = "nvptx64")]
-mod ptx {
+pub(crate) mod ptx {
     use core::arch::asm;
     use core::mem::{align_of, size_of, transmute_copy};
 
-    /// Element `index` of the array at generic address `base`, as a 32-bit shared-window address
-    /// (shared memory is far smaller than 4 GiB; 32-bit addresses save registers).
+    /// The generic address `base` of shared memory as a 32-bit shared-window address (shared
+    /// memory is far smaller than 4 GiB; 32-bit addresses save registers).
     #[inline(always)]
-    fn address<T>(base: *mut T, index: usize) -> u32 {
+    pub(crate) fn window_of<T>(base: *mut T) -> u32 {
         let window: u32;
         // SAFETY: converts an address; touches no memory.
         unsafe {
@@ -293,14 +299,21 @@ mod ptx {
                 options(pure, nomem, nostack, preserves_flags)
             )
         };
+        window
+    }
+
+    /// Element `index` of the array at shared-window address `window`.
+    #[inline(always)]
+    pub(crate) fn element<T>(window: u32, index: usize) -> u32 {
         window.wrapping_add((index * size_of::<T>()) as u32)
     }
 
     /// # Safety
-    /// `base` is a generic address of shared memory holding element `index`.
+    /// `base` is a generic address of shared memory holding element `index`, `window` its
+    /// shared-window address.
     #[inline(always)]
-    pub(super) unsafe fn load<T: Copy>(base: *mut T, index: usize) -> T {
-        let at = address(base, index);
+    pub(super) unsafe fn load<T: Copy>(base: *mut T, window: u32, index: usize) -> T {
+        let at = element::<T>(window, index);
         // SAFETY (each arm): `at` addresses element `index` in shared memory, aligned to the
         // access size (checked by the arm's condition); the asm only reads it.
         unsafe {
@@ -332,10 +345,10 @@ mod ptx {
     }
 
     /// # Safety
-    /// `base` is a generic address of shared memory holding element `index`.
+    /// As [`load`].
     #[inline(always)]
-    pub(super) unsafe fn store<T: Copy>(base: *mut T, index: usize, value: T) {
-        let at = address(base, index);
+    pub(super) unsafe fn store<T: Copy>(base: *mut T, window: u32, index: usize, value: T) {
+        let at = element::<T>(window, index);
         // SAFETY (each arm): as in `load`; the asm only writes element `index`.
         unsafe {
             match (size_of::<T>(), align_of::<T>() >= size_of::<T>()) {
@@ -373,12 +386,22 @@ enum Access {
 }
 
 impl<T: crate::atomic::Atomic> Shared<'_, T> {
+    /// The element the atomics of `Scope::Block` work on: on the host its address, on the GPU
+    /// its 32-bit shared-window address carried in the pointer (what `atom.shared` takes; see
+    /// [`Atomic`](crate::atomic::Atomic)).
     #[inline(always)]
     #[track_caller]
     fn atomic_element(&self, index: usize) -> *mut T {
         self.check(index, Access::Atomic);
+        #[cfg(target_arch = "nvptx64")]
+        {
+            ptx::element::<T>(self.window, index) as usize as *mut T
+        }
         // SAFETY: `index` is in bounds, checked just above.
-        unsafe { self.ptr.add(index) }
+        #[cfg(not(target_arch = "nvptx64"))]
+        unsafe {
+            self.ptr.add(index)
+        }
     }
 
     crate::atomic::atomic_methods!(Block, "the block");

@@ -242,7 +242,8 @@ pub fn grid_size_1d() -> usize {
 
 /// This thread's share of the indices `0..n` when the whole 1D grid works through them: a
 /// grid-stride loop, `for i in thread::grid_stride(n) { ... }`. Every index of `0..n` goes to
-/// exactly one thread of the grid, for any launch shape.
+/// exactly one thread of the grid, for any launch shape (on the GPU, every index below
+/// `isize::MAX`, the most elements a slice can have).
 ///
 /// Which thread gets which index is the device's choice. On the GPU, thread `t` of `G` takes
 /// `t, t + G, t + 2G, ...`, so that a warp's loads are consecutive (coalesced). On the CPU
@@ -264,9 +265,14 @@ pub fn grid_stride(n: usize) -> GridStride {
     let (index, threads) = (index_1d(), grid_size_1d());
     #[cfg(target_arch = "nvptx64")]
     {
+        // The end is at most `isize::MAX` and the step below 2^42 (2^31 blocks of 1024
+        // threads), so `next + step` (with `next < end`) cannot overflow and the loop needs no
+        // saturating step: `i += stride`, as in CUDA C. The indices it leaves out are no
+        // slice's: a slice has at most `isize::MAX` elements. (A constant bound rather than
+        // `usize::MAX - step` keeps the bound in uniform registers.)
         GridStride {
             next: index,
-            end: n,
+            end: n.min(isize::MAX as usize),
             step: threads,
         }
     }
@@ -302,7 +308,9 @@ impl Iterator for GridStride {
     fn next(&mut self) -> Option<usize> {
         if self.next < self.end {
             let index = self.next;
-            self.next = self.next.saturating_add(self.step);
+            // No overflow: `grid_stride` bounds `end` so that `next + step` fits (on the CPU the
+            // step is 1 and `next < end`).
+            self.next += self.step;
             Some(index)
         } else {
             None

@@ -30,11 +30,21 @@ enum Command {
     /// a chart of the speedups and the results as JSON.
     Run(RunArgs),
     /// What each kernel costs on the GPU, from ptxas: registers, shared memory, stack, spills
-    /// and barriers (the build's sm_70 report, or ptxas run now for each `--arch`).
+    /// and barriers (the build's sm_70 report, or ptxas run now for each `--arch`); with
+    /// `--sass`, its machine code: instructions, loads by kind, FFMA share, bounds checks.
     Kernels {
         /// Assemble for these GPU architectures now, e.g. `--arch sm_80 --arch sm_90`.
         #[arg(long)]
         arch: Vec<String>,
+        /// Disassemble the machine code (sm_90 unless `--arch` is given; needs NVIDIA's
+        /// cuobjdump or nvdisasm: `make setup-sass`) and count, per kernel, instructions,
+        /// registers, spills, loads by kind (LDG, LDG.CONSTANT, generic LD, LDS, ATOMS, ATOM,
+        /// RED), FFMA share and branches to traps.
+        #[arg(long)]
+        sass: bool,
+        /// Report on this PTX file (e.g. your kernel crate's) instead of the built-in kernels.
+        #[arg(long, value_name = "FILE")]
+        ptx: Option<std::path::PathBuf>,
     },
     /// Check the NVIDIA driver, the GPUs, the embedded PTX and the kernel toolchain; say where
     /// kernels will run, and how to fix what does not work. Exits 1 only if the device kernels
@@ -81,6 +91,10 @@ fn main() -> ExitCode {
             out_dir: args.out,
         }),
         Command::Doctor { json } => doctor::main(json),
-        Command::Kernels { arch } => kernels::main(&arch),
+        Command::Kernels { arch, sass, ptx } => kernels::main(kernels::Options {
+            archs: &arch,
+            sass,
+            ptx: ptx.as_deref(),
+        }),
     }
 }
