@@ -10,65 +10,10 @@
 //! [`Module::parse`] (PTX text to a module of kernels), [`Module::kernel`] (a kernel's parameters
 //! and resources), [`launch`] (one grid, to completion or to the first [`Fault`]).
 
-use std::sync::Arc;
+#[allow(dead_code)] // the kernel-side accessors serve the interpreter, which lands next
+mod memory;
 
-/// Device (global) memory: a set of live allocations, each with its own bounds. Shared between
-/// the driver (allocation, copies, memset) and running kernels (loads, stores, atomics); every
-/// method is safe to call from several threads at once.
-pub struct Memory {
-    _private: (),
-}
-
-/// Why a [`Memory`] operation failed; the driver maps each to a `CUresult`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum MemError {
-    /// `requested` bytes were asked for and only `free` are left.
-    #[error("out of memory: {requested} bytes requested, {free} free")]
-    OutOfMemory { requested: u64, free: u64 },
-    /// `[addr, addr + len)` is not inside one live allocation.
-    #[error("{len} bytes at {addr:#x} are not inside one live allocation")]
-    OutOfBounds { addr: u64, len: u64 },
-    /// `addr` is not the start of a live allocation (free).
-    #[error("{addr:#x} is not the start of a live allocation")]
-    NotAllocated { addr: u64 },
-}
-
-impl Memory {
-    /// Device memory of `capacity` bytes in all.
-    pub fn new(capacity: u64) -> Arc<Self> {
-        let _ = capacity;
-        Arc::new(Memory { _private: () })
-    }
-    /// A new zeroed allocation of `bytes` bytes (at least 1), 256-byte aligned; its device address.
-    pub fn alloc(&self, bytes: u64) -> Result<u64, MemError> {
-        Err(MemError::OutOfMemory { requested: bytes, free: 0 })
-    }
-    /// Frees the allocation that starts at `addr`.
-    pub fn free(&self, addr: u64) -> Result<(), MemError> {
-        Err(MemError::NotAllocated { addr })
-    }
-    /// Host to device: copies `data` to `addr`.
-    pub fn write(&self, addr: u64, data: &[u8]) -> Result<(), MemError> {
-        Err(MemError::OutOfBounds { addr, len: data.len() as u64 })
-    }
-    /// Device to host: fills `out` from `addr`.
-    pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), MemError> {
-        Err(MemError::OutOfBounds { addr, len: out.len() as u64 })
-    }
-    /// Device to device: copies `len` bytes from `src` to `dst` (the ranges may overlap).
-    pub fn copy(&self, dst: u64, src: u64, len: u64) -> Result<(), MemError> {
-        let _ = dst;
-        Err(MemError::OutOfBounds { addr: src, len })
-    }
-    /// memset: `count` elements of `pattern` (1, 2 or 4 bytes: cuMemsetD8/D16/D32) from `addr`.
-    pub fn fill(&self, addr: u64, pattern: &[u8], count: u64) -> Result<(), MemError> {
-        Err(MemError::OutOfBounds { addr, len: pattern.len() as u64 * count })
-    }
-    /// (free, total) bytes, as `cuMemGetInfo`.
-    pub fn info(&self) -> (u64, u64) {
-        (0, 0)
-    }
-}
+pub use memory::{MemError, Memory};
 
 /// A parsed PTX module: its kernels (`.entry`), functions (`.func`) and module-scope variables.
 pub struct Module {
@@ -111,7 +56,10 @@ impl Module {
     /// Parses PTX text (as `cuModuleLoadData` receives it, without the trailing NUL).
     pub fn parse(ptx: &str) -> Result<Module, ParseError> {
         let _ = ptx;
-        Err(ParseError { line: 1, message: "the PTX emulator is not built yet".into() })
+        Err(ParseError {
+            line: 1,
+            message: "the PTX emulator is not built yet".into(),
+        })
     }
     /// The kernel (`.entry`) named `name`.
     pub fn kernel(&self, name: &str) -> Option<KernelInfo> {
