@@ -127,7 +127,7 @@ fn memset(dst: CUdeviceptr, pattern: &[u8], count: usize, stream: Option<CUstrea
     if count == 0 {
         return Ok(());
     }
-    if dst % pattern.len() as u64 != 0 {
+    if !dst.is_multiple_of(pattern.len() as u64) {
         // cuMemsetD16/D32 need an address aligned to their element.
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
