@@ -34,6 +34,7 @@ pub mod ptx;
 mod stream;
 
 pub use buffer::DeviceBuffer;
+pub use cuda::LIBCUDA_ENV;
 pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, CHECKED_ENV, DEVICE_ENV};
 pub use driver::DriverInfo;
 pub use error::{Error, Result};

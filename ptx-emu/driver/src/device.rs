@@ -6,8 +6,9 @@ use crate::state::{DEVICE_MEMORY_BYTES, DRIVER};
 use cudarc::driver::sys::{CUdevice, CUdevice_attribute as A, CUresult, CUuuid};
 use std::ffi::{c_char, c_int, c_uint};
 
-/// What `cuDeviceGetName` says: never mistaken for hardware.
-pub(crate) const DEVICE_NAME: &str = "ferrocuda PTX emulator (sm_90)";
+/// What `cuDeviceGetName` says: never mistaken for hardware (ferrocuda-host's
+/// `DeviceProperties::is_emulator` looks for it; its `Display` adds "(sm_90, 132 SMs)").
+pub(crate) const DEVICE_NAME: &str = "ferrocuda PTX emulator";
 
 /// The CUDA version whose driver API this implements (`cuDriverGetVersion`): 12.8, whose JIT
 /// knows PTX ISA up to 8.7.
