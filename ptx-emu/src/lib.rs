@@ -10,14 +10,25 @@
 //! [`Module::parse`] (PTX text to a module of kernels), [`Module::kernel`] (a kernel's parameters
 //! and resources), [`launch`] (one grid, to completion or to the first [`Fault`]).
 
-#[allow(dead_code)] // the kernel-side accessors serve the interpreter, which lands next
+mod arith;
+mod block;
+mod decode;
+mod ir;
+mod launch;
 mod memory;
+mod module;
+mod parse;
+mod schedule;
+mod shared;
+mod thread;
 
 pub use memory::{MemError, Memory};
 
 /// A parsed PTX module: its kernels (`.entry`), functions (`.func`) and module-scope variables.
 pub struct Module {
-    _private: (),
+    kernels: Vec<(ir::Program, KernelInfo)>,
+    /// The module's `.global`/`.const` variables, each its own allocation.
+    globals: Vec<std::sync::Arc<memory::Allocation>>,
 }
 
 /// PTX the emulator cannot parse or does not support, with the line it stopped at; the driver
@@ -55,20 +66,18 @@ pub struct ParamInfo {
 impl Module {
     /// Parses PTX text (as `cuModuleLoadData` receives it, without the trailing NUL).
     pub fn parse(ptx: &str) -> Result<Module, ParseError> {
-        let _ = ptx;
-        Err(ParseError {
-            line: 1,
-            message: "the PTX emulator is not built yet".into(),
-        })
+        module::load(ptx)
     }
     /// The kernel (`.entry`) named `name`.
     pub fn kernel(&self, name: &str) -> Option<KernelInfo> {
-        let _ = name;
-        None
+        self.kernels
+            .iter()
+            .find(|(p, _)| p.name == name)
+            .map(|(_, info)| info.clone())
     }
     /// Every kernel's name, in the order the PTX declares them.
     pub fn kernel_names(&self) -> Vec<String> {
-        Vec::new()
+        self.kernels.iter().map(|(p, _)| p.name.clone()).collect()
     }
 }
 
@@ -126,9 +135,19 @@ pub fn launch(
     params: &[&[u8]],
     memory: &Memory,
 ) -> Result<LaunchStats, Fault> {
-    let _ = (module, dims, params, memory);
-    Err(Fault {
-        kind: FaultKind::Unsupported,
-        message: format!("{kernel}: the PTX emulator is not built yet"),
-    })
+    let Some((program, info)) = module.kernels.iter().find(|(p, _)| p.name == kernel) else {
+        let message = format!("{kernel}: no such kernel in the module");
+        return Err(Fault {
+            kind: FaultKind::InvalidLaunch,
+            message,
+        });
+    };
+    launch::run(
+        program,
+        info.max_threads_per_block,
+        &module.globals,
+        dims,
+        params,
+        memory,
+    )
 }

@@ -199,7 +199,7 @@ pub(crate) struct Allocation {
 }
 
 impl Allocation {
-    fn zeroed(base: u64, len: u64) -> Self {
+    pub(crate) fn zeroed(base: u64, len: u64) -> Self {
         let words = (0..len.div_ceil(8)).map(|_| AtomicU64::new(0)).collect();
         Allocation { base, len, words }
     }

@@ -1,0 +1,556 @@
+//! The arithmetic of PTX instructions on register bits: integers at their width, floats with
+//! PTX's rounding modes, flush-to-zero, conversions with saturation, and the `.approx`
+//! functions (computed in f64 and rounded once: well inside the PTX ISA's stated error).
+
+use crate::ir::*;
+
+#[inline]
+pub(crate) fn mask(bytes: u8) -> u64 {
+    if bytes >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (bytes * 8)) - 1
+    }
+}
+
+/// `v`'s low `bytes` bytes, sign-extended.
+#[inline]
+pub(crate) fn sext(v: u64, bytes: u8) -> i64 {
+    let shift = 64 - bytes as u32 * 8;
+    ((v << shift) as i64) >> shift
+}
+
+#[inline]
+pub(crate) fn int(op: IntOp, t: Ty, a: u64, b: u64) -> u64 {
+    let w = t.bytes;
+    let m = mask(w);
+    let bits = w as u32 * 8;
+    let signed = t.kind == Kind::Signed;
+    let (ua, ub) = (a & m, b & m);
+    let (sa, sb) = (sext(a, w), sext(b, w));
+    let r = match op {
+        IntOp::Add => ua.wrapping_add(ub),
+        IntOp::Sub => ua.wrapping_sub(ub),
+        IntOp::MulLo => ua.wrapping_mul(ub),
+        IntOp::MulHi if signed => ((sa as i128 * sb as i128) >> bits) as u64,
+        IntOp::MulHi => ((ua as u128 * ub as u128) >> bits) as u64,
+        IntOp::Min if signed => sa.min(sb) as u64,
+        IntOp::Min => ua.min(ub),
+        IntOp::Max if signed => sa.max(sb) as u64,
+        IntOp::Max => ua.max(ub),
+        // Division by zero is "unspecified, machine-specific" in PTX: all ones, as hardware gives.
+        IntOp::Div if ub == 0 => u64::MAX,
+        IntOp::Div if signed => sa.wrapping_div(sb) as u64,
+        IntOp::Div => ua / ub,
+        IntOp::Rem if ub == 0 => ua,
+        IntOp::Rem if signed => sa.wrapping_rem(sb) as u64,
+        IntOp::Rem => ua % ub,
+        IntOp::And => ua & ub,
+        IntOp::Or => ua | ub,
+        IntOp::Xor => ua ^ ub,
+        // Shift amounts past the width clamp (PTX): zeros, or sign bits for shr.s.
+        IntOp::Shl => (b as u32)
+            .checked_sub(bits)
+            .map_or(ua << (b as u32 & 63), |_| 0),
+        IntOp::Shr if signed => (sa >> (b as u32).min(63)) as u64,
+        IntOp::Shr => (b as u32)
+            .checked_sub(bits)
+            .map_or(ua >> (b as u32 & 63), |_| 0),
+    };
+    r & m
+}
+
+#[inline]
+pub(crate) fn mul_wide(t: Ty, a: u64, b: u64) -> u64 {
+    let w = t.bytes;
+    let r = if t.kind == Kind::Signed {
+        (sext(a, w).wrapping_mul(sext(b, w))) as u64
+    } else {
+        (a & mask(w)).wrapping_mul(b & mask(w))
+    };
+    r & mask(w * 2)
+}
+
+pub(crate) fn int_unary(op: UnOp, t: Ty, a: u64) -> u64 {
+    let w = t.bytes;
+    let m = mask(w);
+    let bits = w as u32 * 8;
+    match op {
+        UnOp::Not => !a & m,
+        UnOp::Neg => a.wrapping_neg() & m,
+        UnOp::Abs => (sext(a, w).wrapping_abs() as u64) & m,
+        UnOp::Popc => (a & m).count_ones() as u64,
+        UnOp::Clz => ((a & m).leading_zeros() - (64 - bits)) as u64,
+        UnOp::Brev => (a & m).reverse_bits() >> (64 - bits),
+    }
+}
+
+pub(crate) fn bfe(t: Ty, a: u64, pos: u64, len: u64) -> u64 {
+    let bits = t.bytes as u64 * 8;
+    let (pos, len) = (pos & 0xff, len & 0xff);
+    let msb = bits - 1;
+    let sign = t.kind == Kind::Signed && len > 0 && (a >> (pos + len - 1).min(msb)) & 1 == 1;
+    let mut d = 0;
+    for i in 0..bits {
+        let bit = if i < len && pos + i <= msb {
+            (a >> (pos + i)) & 1 == 1
+        } else {
+            sign
+        };
+        d |= (bit as u64) << i;
+    }
+    d
+}
+
+pub(crate) fn bfi(t: Ty, a: u64, b: u64, pos: u64, len: u64) -> u64 {
+    let bits = t.bytes as u64 * 8;
+    let (pos, len) = (pos & 0xff, len & 0xff);
+    let mut d = b & mask(t.bytes);
+    for i in 0..len.min(bits) {
+        if pos + i < bits {
+            d = (d & !(1 << (pos + i))) | (((a >> i) & 1) << (pos + i));
+        }
+    }
+    d
+}
+
+#[inline]
+pub(crate) fn f32_of(v: u64) -> f32 {
+    f32::from_bits(v as u32)
+}
+
+#[inline]
+pub(crate) fn bits32(x: f32) -> u64 {
+    x.to_bits() as u64
+}
+
+#[inline]
+fn ftz(x: f32, on: bool) -> f32 {
+    if on && x.is_subnormal() {
+        0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+/// `a + b` exactly, as the rounded sum and its error (Knuth's TwoSum).
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// The exact value `s + e` (|e| at most half an f64 ulp of `s`) rounded to f32 in `mode`.
+fn round_f32(s: f64, e: f64, mode: Round) -> f32 {
+    let n = s as f32;
+    if !s.is_finite() {
+        return n;
+    }
+    let d = s - n as f64;
+    // The exact value compared with n: above (1), below (-1) or equal.
+    let side = if d != 0.0 {
+        d.signum()
+    } else if e != 0.0 {
+        e.signum()
+    } else {
+        0.0
+    };
+    if side == 0.0 {
+        return n;
+    }
+    match mode {
+        Round::Nearest => {
+            // Only a tie in s that e breaks needs care (double rounding).
+            let other = if d > 0.0 { n.next_up() } else { n.next_down() };
+            let tie = d != 0.0 && (other as f64 - n as f64) / 2.0 == d;
+            if tie && e != 0.0 && e.signum() == d.signum() {
+                other
+            } else {
+                n
+            }
+        }
+        Round::Up if side > 0.0 => {
+            if n == f32::NEG_INFINITY {
+                f32::MIN
+            } else {
+                n.next_up()
+            }
+        }
+        Round::Down if side < 0.0 => {
+            if n == f32::INFINITY {
+                f32::MAX
+            } else {
+                n.next_down()
+            }
+        }
+        Round::Up | Round::Down => {
+            if n.is_infinite() {
+                f32::MAX.copysign(n)
+            } else {
+                n
+            }
+        }
+        Round::Zero if n.is_infinite() => f32::MAX.copysign(n),
+        Round::Zero if (n > 0.0 && side < 0.0) || (n < 0.0 && side > 0.0) => {
+            if n > 0.0 {
+                n.next_down()
+            } else {
+                n.next_up()
+            }
+        }
+        Round::Zero => n,
+    }
+}
+
+/// The exact value `n + e` (n already rounded to nearest f64, e its error) in `mode`.
+fn round_f64(n: f64, e: f64, mode: Round) -> f64 {
+    if e == 0.0 || !n.is_finite() {
+        return n;
+    }
+    match mode {
+        Round::Nearest => n,
+        Round::Up if e > 0.0 => n.next_up(),
+        Round::Down if e < 0.0 => n.next_down(),
+        Round::Zero if n > 0.0 && e < 0.0 => n.next_down(),
+        Round::Zero if n < 0.0 && e > 0.0 => n.next_up(),
+        _ => n,
+    }
+}
+
+fn min_max(a: f64, b: f64, max: bool) -> f64 {
+    if a.is_nan() {
+        return b;
+    }
+    if b.is_nan() {
+        return a;
+    }
+    if a == b {
+        // -0 is the smaller zero.
+        return if (a.is_sign_negative() && !max) || (a.is_sign_positive() && max) {
+            a
+        } else {
+            b
+        };
+    }
+    if (a < b) != max {
+        a
+    } else {
+        b
+    }
+}
+
+pub(crate) fn float(op: FloatOp, f64: bool, round: Round, flush: bool, a: u64, b: u64) -> u64 {
+    if f64 {
+        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+        let r = match op {
+            FloatOp::Add | FloatOp::Sub => {
+                let y = if op == FloatOp::Sub { -y } else { y };
+                let (s, e) = two_sum(x, y);
+                round_f64(s, e, round)
+            }
+            FloatOp::Mul => {
+                let p = x * y;
+                round_f64(p, x.mul_add(y, -p), round)
+            }
+            FloatOp::Div => {
+                let q = x / y;
+                round_f64(q, -(q.mul_add(y, -x)) / y, round)
+            }
+            FloatOp::Min => min_max(x, y, false),
+            FloatOp::Max => min_max(x, y, true),
+            FloatOp::Copysign => y.copysign(x),
+        };
+        return r.to_bits();
+    }
+    let (x, y) = (ftz(f32_of(a), flush), ftz(f32_of(b), flush));
+    let r = match (op, round) {
+        (FloatOp::Add, Round::Nearest) => x + y,
+        (FloatOp::Sub, Round::Nearest) => x - y,
+        (FloatOp::Mul, Round::Nearest) => x * y,
+        (FloatOp::Div, Round::Nearest) => x / y,
+        (FloatOp::Add | FloatOp::Sub, _) => {
+            let y = if op == FloatOp::Sub { -y } else { y };
+            let (s, e) = two_sum(x as f64, y as f64);
+            round_f32(s, e, round)
+        }
+        (FloatOp::Mul, _) => round_f32(x as f64 * y as f64, 0.0, round),
+        (FloatOp::Div, _) => {
+            let q = x as f64 / y as f64;
+            round_f32(q, -(q.mul_add(y as f64, -(x as f64))) / y as f64, round)
+        }
+        (FloatOp::Min, _) => min_max(x as f64, y as f64, false) as f32,
+        (FloatOp::Max, _) => min_max(x as f64, y as f64, true) as f32,
+        (FloatOp::Copysign, _) => y.copysign(x),
+    };
+    bits32(ftz(r, flush))
+}
+
+pub(crate) fn fma(f64: bool, round: Round, flush: bool, a: u64, b: u64, c: u64) -> u64 {
+    if f64 {
+        let (x, y, z) = (f64::from_bits(a), f64::from_bits(b), f64::from_bits(c));
+        let r = x.mul_add(y, z);
+        if round == Round::Nearest || !r.is_finite() {
+            return r.to_bits();
+        }
+        // The error of the fused result: exact product as p + pe, then the sums' errors.
+        let p = x * y;
+        let pe = x.mul_add(y, -p);
+        let (s, e1) = two_sum(p, z);
+        let (s2, e2) = two_sum(s, pe);
+        let (n, e3) = two_sum(s2, e1 + e2);
+        let _ = r;
+        return round_f64(n, e3, round).to_bits();
+    }
+    let (x, y, z) = (
+        ftz(f32_of(a), flush),
+        ftz(f32_of(b), flush),
+        ftz(f32_of(c), flush),
+    );
+    let r = if round == Round::Nearest {
+        x.mul_add(y, z)
+    } else {
+        let (s, e) = two_sum(x as f64 * y as f64, z as f64);
+        round_f32(s, e, round)
+    };
+    bits32(ftz(r, flush))
+}
+
+pub(crate) fn float_unary(op: FloatUnOp, f64: bool, flush: bool, a: u64) -> u64 {
+    if f64 {
+        let x = f64::from_bits(a);
+        let r = match op {
+            FloatUnOp::Neg => -x,
+            FloatUnOp::Abs => x.abs(),
+            FloatUnOp::Sqrt | FloatUnOp::SqrtApprox => x.sqrt(),
+            FloatUnOp::Rcp | FloatUnOp::RcpApprox => 1.0 / x,
+            FloatUnOp::Rsqrt => 1.0 / x.sqrt(),
+            FloatUnOp::Ex2 => x.exp2(),
+            FloatUnOp::Lg2 => x.log2(),
+            FloatUnOp::Sin => x.sin(),
+            FloatUnOp::Cos => x.cos(),
+        };
+        return r.to_bits();
+    }
+    let x = ftz(f32_of(a), flush);
+    let wide = x as f64;
+    let r = match op {
+        FloatUnOp::Neg => -x,
+        FloatUnOp::Abs => x.abs(),
+        FloatUnOp::Sqrt | FloatUnOp::SqrtApprox => x.sqrt(),
+        FloatUnOp::Rcp | FloatUnOp::RcpApprox => 1.0 / x,
+        FloatUnOp::Rsqrt => (1.0 / wide.sqrt()) as f32,
+        FloatUnOp::Ex2 => wide.exp2() as f32,
+        FloatUnOp::Lg2 => wide.log2() as f32,
+        FloatUnOp::Sin => wide.sin() as f32,
+        FloatUnOp::Cos => wide.cos() as f32,
+    };
+    bits32(ftz(r, flush))
+}
+
+pub(crate) fn compare(cmp: Cmp, t: Ty, a: u64, b: u64) -> bool {
+    match t.kind {
+        Kind::Float => {
+            let (x, y) = if t.bytes == 8 {
+                (f64::from_bits(a), f64::from_bits(b))
+            } else {
+                (f32_of(a) as f64, f32_of(b) as f64)
+            };
+            let unordered = x.is_nan() || y.is_nan();
+            match cmp {
+                Cmp::Eq => x == y,
+                Cmp::Ne => !unordered && x != y,
+                Cmp::Lt => x < y,
+                Cmp::Le => x <= y,
+                Cmp::Gt => x > y,
+                Cmp::Ge => x >= y,
+                Cmp::Equ => unordered || x == y,
+                Cmp::Neu => x != y,
+                Cmp::Ltu => unordered || x < y,
+                Cmp::Leu => unordered || x <= y,
+                Cmp::Gtu => unordered || x > y,
+                Cmp::Geu => unordered || x >= y,
+                Cmp::Num => !unordered,
+                Cmp::Nan => unordered,
+            }
+        }
+        _ => {
+            let ord = if t.kind == Kind::Signed {
+                sext(a, t.bytes).cmp(&sext(b, t.bytes))
+            } else {
+                (a & mask(t.bytes)).cmp(&(b & mask(t.bytes)))
+            };
+            match cmp {
+                Cmp::Eq | Cmp::Equ => ord.is_eq(),
+                Cmp::Ne | Cmp::Neu => ord.is_ne(),
+                Cmp::Lt | Cmp::Ltu => ord.is_lt(),
+                Cmp::Le | Cmp::Leu => ord.is_le(),
+                Cmp::Gt | Cmp::Gtu => ord.is_gt(),
+                Cmp::Ge | Cmp::Geu => ord.is_ge(),
+                Cmp::Num => true,
+                Cmp::Nan => false,
+            }
+        }
+    }
+}
+
+fn round_integral(x: f64, mode: Round) -> f64 {
+    match mode {
+        Round::Nearest => x.round_ties_even(),
+        Round::Zero => x.trunc(),
+        Round::Down => x.floor(),
+        Round::Up => x.ceil(),
+    }
+}
+
+/// `cvt`: `None` when the conversion is not supported (f16).
+pub(crate) fn convert(
+    to: Ty,
+    from: Ty,
+    round: Option<Round>,
+    int_round: bool,
+    sat: bool,
+    flush: bool,
+    a: u64,
+) -> Option<u64> {
+    let mode = round.unwrap_or(Round::Nearest);
+    if (to.kind == Kind::Float && to.bytes == 2) || (from.kind == Kind::Float && from.bytes == 2) {
+        return None;
+    }
+    let value = match (from.kind, to.kind) {
+        (Kind::Float, Kind::Float) => {
+            let x = if from.bytes == 8 {
+                f64::from_bits(a)
+            } else {
+                ftz(f32_of(a), flush) as f64
+            };
+            let x = if int_round {
+                round_integral(x, mode)
+            } else {
+                x
+            };
+            let x = if sat {
+                if x.is_nan() {
+                    0.0
+                } else {
+                    x.clamp(0.0, 1.0)
+                }
+            } else {
+                x
+            };
+            if to.bytes == 8 {
+                x.to_bits()
+            } else {
+                bits32(ftz(round_f32(x, 0.0, mode), flush))
+            }
+        }
+        (Kind::Float, _) => {
+            let x = if from.bytes == 8 {
+                f64::from_bits(a)
+            } else {
+                ftz(f32_of(a), flush) as f64
+            };
+            let x = round_integral(x, mode);
+            // Float to integer always saturates, NaN to 0 (PTX), as Rust's `as` does.
+            let signed = to.kind == Kind::Signed;
+            match (to.bytes, signed) {
+                (8, true) => x as i64 as u64,
+                (8, false) => x as u64,
+                (w, true) => {
+                    let lim = (1i64 << (w * 8 - 1)) as f64;
+                    (if x.is_nan() {
+                        0.0
+                    } else {
+                        x.clamp(-lim, lim - 1.0)
+                    }) as i64 as u64
+                }
+                (w, false) => {
+                    (if x.is_nan() {
+                        0.0
+                    } else {
+                        x.clamp(0.0, mask(w) as f64)
+                    }) as u64
+                }
+            }
+        }
+        (_, Kind::Float) => {
+            let v: i128 = if from.kind == Kind::Signed {
+                sext(a, from.bytes) as i128
+            } else {
+                (a & mask(from.bytes)) as i128
+            };
+            if to.bytes == 8 {
+                let n = v as f64;
+                let e = (v - n as i128) as f64;
+                round_f64(n, e, mode).to_bits()
+            } else {
+                let n = v as f64;
+                let e = (v - n as i128) as f64;
+                let r = round_f32(n, e, mode);
+                let r = if sat { r.clamp(0.0, 1.0) } else { r };
+                bits32(r)
+            }
+        }
+        _ => {
+            let v: i128 = if from.kind == Kind::Signed {
+                sext(a, from.bytes) as i128
+            } else {
+                (a & mask(from.bytes)) as i128
+            };
+            if sat {
+                let (lo, hi) = if to.kind == Kind::Signed {
+                    (
+                        -(1i128 << (to.bytes * 8 - 1)),
+                        (1i128 << (to.bytes * 8 - 1)) - 1,
+                    )
+                } else {
+                    (0, mask(to.bytes) as i128)
+                };
+                v.clamp(lo, hi) as u64
+            } else if to.kind == Kind::Signed && to.bytes < 8 {
+                // Sign-extended into the register's width as PTX's cvt.s64.s32 etc. do.
+                (v as u64) & mask(to.bytes)
+            } else {
+                v as u64
+            }
+        }
+    };
+    Some(value & mask(to.bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const F32: Ty = Ty {
+        kind: Kind::Float,
+        bytes: 4,
+    };
+
+    #[test]
+    fn directed_rounding_of_a_tiny_addend() {
+        let one = bits32(1.0);
+        let tiny = bits32(2f32.powi(-30));
+        let add = |r| f32_of(float(FloatOp::Add, false, r, false, one, tiny));
+        assert_eq!(add(Round::Nearest), 1.0);
+        assert_eq!(add(Round::Zero), 1.0);
+        assert_eq!(add(Round::Down), 1.0);
+        assert_eq!(add(Round::Up), 1.0 + f32::EPSILON);
+        let sub = |r| f32_of(float(FloatOp::Sub, false, r, false, one, tiny));
+        assert_eq!(sub(Round::Zero), 1.0f32.next_down());
+        assert_eq!(sub(Round::Up), 1.0);
+    }
+
+    #[test]
+    fn float_to_int_saturates_and_nan_is_zero() {
+        let s32 = Ty {
+            kind: Kind::Signed,
+            bytes: 4,
+        };
+        let cvt =
+            |x: f32| convert(s32, F32, Some(Round::Zero), true, false, false, bits32(x)).unwrap();
+        assert_eq!(cvt(3e9), i32::MAX as u32 as u64);
+        assert_eq!(cvt(-3e9), i32::MIN as u32 as u64);
+        assert_eq!(cvt(f32::NAN), 0);
+        assert_eq!(cvt(-2.7), (-2i32) as u32 as u64);
+    }
+}

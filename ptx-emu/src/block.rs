@@ -1,0 +1,251 @@
+//! One block's state and its memory accesses: registers of every thread, shared memory with its
+//! race check, each thread's local and call-parameter bytes, and the address windows that make
+//! generic addressing fault where hardware would.
+
+use std::sync::Arc;
+
+use crate::ir::{Program, Space};
+use crate::memory::Allocation;
+use crate::shared::SharedMemory;
+use crate::FaultKind;
+
+/// Generic addresses of the block's shared window: `cvta.shared` adds this.
+pub(crate) const SHARED_WINDOW: u64 = 0x5000_0000_0000;
+/// Generic addresses of each thread's local window: `cvta.local` adds this.
+pub(crate) const LOCAL_WINDOW: u64 = 0x6000_0000_0000;
+
+/// What stopped a thread, before the block adds where.
+#[derive(Debug)]
+pub(crate) struct Trouble {
+    pub kind: FaultKind,
+    pub what: String,
+}
+
+impl Trouble {
+    pub fn new(kind: FaultKind, what: impl Into<String>) -> Self {
+        Trouble {
+            kind,
+            what: what.into(),
+        }
+    }
+}
+
+/// What the whole grid shares: the program, parameter bytes, global memory's allocations.
+pub(crate) struct Grid<'a> {
+    pub program: &'a Program,
+    pub params: Vec<u8>,
+    /// Every live allocation and module variable, sorted by base address.
+    pub globals: Vec<Arc<Allocation>>,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared_bytes: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    Ready,
+    /// At a collective instruction (barrier, shuffle, vote), not yet executed.
+    Waiting,
+    Exited,
+}
+
+pub(crate) struct ThreadState {
+    pub pc: u32,
+    pub status: Status,
+    /// Call sites to return through, with the pc to return to.
+    pub calls: Vec<(u32, u32)>,
+    /// The allocation the last global access hit (an index into `Grid::globals`).
+    pub last_global: usize,
+}
+
+/// A block in flight; reused from block to block on one host thread.
+pub(crate) struct Block {
+    pub ctaid: [u32; 3],
+    pub threads: Vec<ThreadState>,
+    pub registers: Vec<u64>,
+    pub shared: SharedMemory,
+    pub shared_len: usize,
+    pub local: Vec<u8>,
+    pub frame: Vec<u8>,
+    pub instructions: u64,
+}
+
+impl Block {
+    pub fn new() -> Self {
+        Block {
+            ctaid: [0; 3],
+            threads: Vec::new(),
+            registers: Vec::new(),
+            shared: SharedMemory::new(),
+            shared_len: 0,
+            local: Vec::new(),
+            frame: Vec::new(),
+            instructions: 0,
+        }
+    }
+
+    /// Sets up block `ctaid` of `grid`: zeroed registers, shared, local and parameter bytes.
+    pub fn reset(&mut self, grid: &Grid, ctaid: [u32; 3]) {
+        let p = grid.program;
+        let n = (grid.block[0] * grid.block[1] * grid.block[2]) as usize;
+        self.ctaid = ctaid;
+        self.threads.clear();
+        self.threads.extend((0..n).map(|_| ThreadState {
+            pc: 0,
+            status: Status::Ready,
+            calls: Vec::new(),
+            last_global: 0,
+        }));
+        self.registers.clear();
+        self.registers.resize(n * p.registers as usize, 0);
+        self.shared_len = p.dynamic_shared_offset as usize + grid.dynamic_shared_bytes as usize;
+        if grid.dynamic_shared_bytes == 0 {
+            self.shared_len = p.static_shared_bytes as usize;
+        }
+        self.shared.reset(self.shared_len, n.div_ceil(32));
+        self.local.clear();
+        self.local.resize(n * p.local_bytes as usize, 0);
+        self.frame.clear();
+        self.frame.resize(n * p.frame_param_bytes as usize, 0);
+    }
+}
+
+/// Where an access lands once its space and address are resolved.
+pub(crate) enum Place {
+    Global(usize, u64),
+    Shared(usize),
+    Local(usize),
+    KernelParam(usize),
+    Frame(usize),
+}
+
+pub(crate) fn space_name(space: Space) -> &'static str {
+    match space {
+        Space::Generic => "generic",
+        Space::Global => "global",
+        Space::Shared => "shared",
+        Space::Local => "local",
+        Space::KernelParam => "kernel parameter",
+        Space::FrameParam => "call parameter",
+    }
+}
+
+/// Resolves an access of `len` bytes at `address` in `space` by thread `t`, faulting where
+/// hardware would: outside every allocation / window, or misaligned to `align`.
+#[inline]
+pub(crate) fn resolve(
+    grid: &Grid,
+    block: &mut Block,
+    t: usize,
+    space: Space,
+    address: u64,
+    len: u64,
+    align: u64,
+) -> Result<Place, Trouble> {
+    if address % align != 0 {
+        return Err(Trouble::new(
+            FaultKind::MisalignedAddress,
+            format!("misaligned {} access of {len} bytes at {address:#x} (needs {align}-byte alignment)", space_name(space)),
+        ));
+    }
+    let outside = |what: &str| {
+        Trouble::new(
+            FaultKind::IllegalAddress,
+            format!(
+                "{} access of {len} bytes at {address:#x} is {what}",
+                space_name(space)
+            ),
+        )
+    };
+    let within = |start: u64, size: usize| {
+        address
+            .checked_sub(start)
+            .filter(|o| o.checked_add(len).is_some_and(|e| e <= size as u64))
+    };
+    match space {
+        Space::Generic => {
+            if address >= SHARED_WINDOW && address < LOCAL_WINDOW {
+                return within(SHARED_WINDOW, block.shared_len)
+                    .map(|o| Place::Shared(o as usize))
+                    .ok_or_else(|| {
+                        outside(&format!(
+                            "past the block's {} bytes of shared memory",
+                            block.shared_len
+                        ))
+                    });
+            }
+            let local = grid.program.local_bytes as usize;
+            if address >= LOCAL_WINDOW && address < LOCAL_WINDOW * 2 {
+                return within(LOCAL_WINDOW, local)
+                    .map(|o| Place::Local(t * local + o as usize))
+                    .ok_or_else(|| {
+                        outside(&format!("past the thread's {local} bytes of local memory"))
+                    });
+            }
+            global(grid, block, t, address, len)
+                .ok_or_else(|| outside("not inside any live allocation"))
+        }
+        Space::Global => global(grid, block, t, address, len)
+            .ok_or_else(|| outside("not inside any live allocation")),
+        Space::Shared => within(0, block.shared_len)
+            .map(|o| Place::Shared(o as usize))
+            .ok_or_else(|| {
+                outside(&format!(
+                    "outside the block's {} bytes of shared memory",
+                    block.shared_len
+                ))
+            }),
+        Space::Local => {
+            let local = grid.program.local_bytes as usize;
+            within(0, local)
+                .map(|o| Place::Local(t * local + o as usize))
+                .ok_or_else(|| {
+                    outside(&format!(
+                        "outside the thread's {local} bytes of local memory"
+                    ))
+                })
+        }
+        Space::KernelParam => within(0, grid.params.len())
+            .map(|o| Place::KernelParam(o as usize))
+            .ok_or_else(|| outside("outside the kernel's parameters")),
+        Space::FrameParam => {
+            let size = grid.program.frame_param_bytes as usize;
+            within(0, size)
+                .map(|o| Place::Frame(t * size + o as usize))
+                .ok_or_else(|| outside("outside the call parameters"))
+        }
+    }
+}
+
+#[inline]
+fn global(grid: &Grid, block: &mut Block, t: usize, address: u64, len: u64) -> Option<Place> {
+    let hint = block.threads[t].last_global;
+    if let Some(a) = grid.globals.get(hint) {
+        if a.contains(address, len) {
+            return Some(Place::Global(hint, address - a.base));
+        }
+    }
+    let i = grid
+        .globals
+        .partition_point(|a| a.base <= address)
+        .checked_sub(1)?;
+    let a = &grid.globals[i];
+    if !a.contains(address, len) {
+        return None;
+    }
+    block.threads[t].last_global = i;
+    Some(Place::Global(i, address - a.base))
+}
+
+/// Reads `bytes` (1, 2, 4, 8) little-endian from `buffer` at `offset` (in bounds).
+#[inline]
+pub(crate) fn read_le(buffer: &[u8], offset: usize, bytes: usize) -> u64 {
+    let mut word = [0u8; 8];
+    word[..bytes].copy_from_slice(&buffer[offset..offset + bytes]);
+    u64::from_le_bytes(word)
+}
+
+#[inline]
+pub(crate) fn write_le(buffer: &mut [u8], offset: usize, bytes: usize, value: u64) {
+    buffer[offset..offset + bytes].copy_from_slice(&value.to_le_bytes()[..bytes]);
+}

@@ -1,0 +1,445 @@
+//! The decoded form a kernel runs as: one flat instruction list per kernel (its own code and the
+//! functions it calls), registers as indices into the thread's register file, symbols resolved
+//! to addresses, labels to instruction indices. Every register holds its value in the low bits
+//! of a `u64`, zero-extended; predicates are 0 or 1.
+
+/// A register's index in the thread's register file.
+pub(crate) type Reg = u32;
+
+/// A source operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Src {
+    Reg(Reg),
+    Imm(u64),
+}
+
+/// A scalar type: its kind and width in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ty {
+    pub kind: Kind,
+    pub bytes: u8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `.b` and `.u`.
+    Unsigned,
+    Signed,
+    Float,
+    Pred,
+}
+
+/// The state space an address is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Space {
+    Generic,
+    Global,
+    Shared,
+    Local,
+    /// The kernel's parameters (read-only, shared by all threads).
+    KernelParam,
+    /// Call parameters and return values (`.param` in a function or call sequence): per thread.
+    FrameParam,
+}
+
+/// Float rounding (`.rn .rz .rm .rp`); for float→integer `cvt`, `.rni .rzi .rmi .rpi` map here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Round {
+    Nearest,
+    Zero,
+    Down,
+    Up,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IntOp {
+    Add,
+    Sub,
+    MulLo,
+    MulHi,
+    Min,
+    Max,
+    Div,
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UnOp {
+    Not,
+    Neg,
+    Abs,
+    Popc,
+    Clz,
+    Brev,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FloatOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Min,
+    Max,
+    Copysign,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FloatUnOp {
+    Neg,
+    Abs,
+    Sqrt,
+    SqrtApprox,
+    Rcp,
+    RcpApprox,
+    Rsqrt,
+    Ex2,
+    Lg2,
+    Sin,
+    Cos,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// The unordered forms (`equ`, `ltu`, ...): true also when either is NaN.
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AtomOp {
+    Add,
+    Min,
+    Max,
+    Exch,
+    Cas,
+    And,
+    Or,
+    Xor,
+    Inc,
+    Dec,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Special {
+    Tid(u8),
+    Ntid(u8),
+    Ctaid(u8),
+    Nctaid(u8),
+    LaneId,
+    WarpId,
+    NWarpId,
+    DynamicSmem,
+    TotalSmem,
+    LaneMaskEq,
+    LaneMaskLt,
+    LaneMaskLe,
+    LaneMaskGt,
+    LaneMaskGe,
+    Clock,
+    Clock64,
+    GlobalTimer,
+    SmId,
+    Zero,
+}
+
+/// `base + offset` in `space`; `base` is a register or, when `None`, the offset is absolute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Addr {
+    pub space: Space,
+    pub base: Option<Reg>,
+    pub offset: i64,
+}
+
+/// A memory access's shape: `n` elements (1, 2 or 4: `.v2`, `.v4`) of `bytes` each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Access {
+    pub bytes: u8,
+    pub n: u8,
+    /// Loads of `.s8`/`.s16`/`.s32` into a wider register sign-extend.
+    pub signed: bool,
+}
+
+/// A call: the callee's first instruction, and the bytes to copy between the caller's call
+/// parameters and the callee's (arguments in, return values out), as frame-parameter offsets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CallSite {
+    pub target: u32,
+    pub args: Vec<(u32, u32, u32)>,
+    pub returns: Vec<(u32, u32, u32)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Op {
+    Mov {
+        d: Reg,
+        a: Src,
+    },
+    Special {
+        d: Reg,
+        which: Special,
+    },
+    /// `mov.b64 {lo, hi}, %rd` (and `.b32` into two halves, `{a,b,c,d}` into bytes... ): split
+    /// `a` into `n` pieces of `bits` each, low first.
+    Unpack {
+        d: [Reg; 4],
+        n: u8,
+        bits: u8,
+        a: Src,
+    },
+    /// `mov.b64 %rd, {lo, hi}`: the inverse.
+    Pack {
+        d: Reg,
+        s: [Src; 4],
+        n: u8,
+        bits: u8,
+    },
+    Int {
+        op: IntOp,
+        ty: Ty,
+        d: Reg,
+        a: Src,
+        b: Src,
+    },
+    /// `mul.wide`: `ty` is the sources' type; the result is twice as wide.
+    MulWide {
+        ty: Ty,
+        d: Reg,
+        a: Src,
+        b: Src,
+    },
+    /// `mad.lo`, `mad.hi` (`wide` false) and `mad.wide`.
+    Mad {
+        hi: bool,
+        wide: bool,
+        ty: Ty,
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    IntUn {
+        op: UnOp,
+        ty: Ty,
+        d: Reg,
+        a: Src,
+    },
+    Float {
+        op: FloatOp,
+        f64: bool,
+        round: Round,
+        ftz: bool,
+        d: Reg,
+        a: Src,
+        b: Src,
+    },
+    Fma {
+        f64: bool,
+        round: Round,
+        ftz: bool,
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    FloatUn {
+        op: FloatUnOp,
+        f64: bool,
+        ftz: bool,
+        d: Reg,
+        a: Src,
+    },
+    Cvt {
+        to: Ty,
+        from: Ty,
+        round: Option<Round>,
+        int_round: bool,
+        sat: bool,
+        ftz: bool,
+        d: Reg,
+        a: Src,
+    },
+    Setp {
+        cmp: Cmp,
+        ty: Ty,
+        d: Reg,
+        not_d: Option<Reg>,
+        a: Src,
+        b: Src,
+        combine: Option<(BoolOp, Src, bool)>,
+    },
+    Selp {
+        d: Reg,
+        a: Src,
+        b: Src,
+        p: Src,
+    },
+    /// Predicate logic (`and.pred`, `not.pred`...): on 0/1 values.
+    PredLogic {
+        op: BoolOp,
+        d: Reg,
+        a: Src,
+        b: Src,
+    },
+    Bfe {
+        ty: Ty,
+        d: Reg,
+        a: Src,
+        pos: Src,
+        len: Src,
+    },
+    Bfi {
+        ty: Ty,
+        d: Reg,
+        a: Src,
+        b: Src,
+        pos: Src,
+        len: Src,
+    },
+    Ld {
+        access: Access,
+        d: [Reg; 4],
+        addr: Addr,
+    },
+    St {
+        access: Access,
+        s: [Src; 4],
+        addr: Addr,
+    },
+    Atom {
+        op: AtomOp,
+        ty: Ty,
+        d: Option<Reg>,
+        addr: Addr,
+        b: Src,
+        c: Src,
+    },
+    /// `cvta.space` (to generic) or `cvta.to.space` (`to`).
+    Cvta {
+        to: bool,
+        space: Space,
+        d: Reg,
+        a: Src,
+    },
+    Bra {
+        target: u32,
+    },
+    BrxIdx {
+        index: Src,
+        table: u32,
+    },
+    Call {
+        site: u32,
+    },
+    Ret,
+    Exit,
+    Trap,
+    BarSync {
+        id: Src,
+    },
+    /// `bar.red.popc.u32` (`popc`) or `bar.red.and/or.pred`.
+    BarRed {
+        op: Option<BoolOp>,
+        d: Reg,
+        id: Src,
+        p: Src,
+        negate: bool,
+    },
+    BarWarpSync {
+        mask: Src,
+    },
+    Shfl {
+        mode: ShflMode,
+        d: Reg,
+        p: Option<Reg>,
+        a: Src,
+        b: Src,
+        c: Src,
+        mask: Src,
+    },
+    Vote {
+        mode: VoteMode,
+        d: Reg,
+        p: Src,
+        negate: bool,
+        mask: Src,
+    },
+    /// `membar`, `fence`: a block runs on one host thread and global memory is sequentially
+    /// consistent enough (atomic words), so ordering needs no work.
+    Nop,
+    /// An instruction the emulator does not implement: faults when run, so a module with one
+    /// still loads and its other kernels run.
+    Unsupported(Box<str>),
+}
+
+/// One instruction: its guard (`@%p` / `@!%p`), operation and source line.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Instr {
+    pub guard: Option<(Reg, bool)>,
+    pub op: Op,
+    pub line: u32,
+}
+
+/// A kernel ready to run.
+#[derive(Debug, Clone)]
+pub(crate) struct Program {
+    pub name: String,
+    pub code: Vec<Instr>,
+    pub calls: Vec<CallSite>,
+    /// Each `brx.idx` table's targets.
+    pub tables: Vec<Vec<u32>>,
+    pub registers: u32,
+    /// Bytes of per-thread call-parameter space.
+    pub frame_param_bytes: u32,
+    /// Each kernel parameter's offset in the packed parameter buffer, with its size.
+    pub params: Vec<(u32, u32)>,
+    pub param_bytes: u32,
+    pub static_shared_bytes: u32,
+    /// Where dynamic shared memory starts (after the static variables, 16-byte aligned).
+    pub dynamic_shared_offset: u32,
+    pub local_bytes: u32,
+    /// A function calls itself (directly or not): registers would be shared between frames.
+    pub recursive: bool,
+    /// The PTX source line text of each line number (for faults).
+    pub source: std::sync::Arc<Vec<String>>,
+}

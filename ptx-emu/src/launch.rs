@@ -1,0 +1,170 @@
+//! A grid launch: checks the launch as the driver would, packs the parameters, and runs the
+//! blocks in parallel on the host's cores (rayon), stopping at the first fault.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+
+use crate::block::{Block, Grid};
+use crate::ir::Program;
+use crate::memory::Allocation;
+use crate::{Fault, FaultKind, LaunchDims, LaunchStats, Memory};
+
+/// Most shared memory one block may have (sm_90's opt-in limit).
+pub(crate) const MAX_SHARED_BYTES: u32 = 227 * 1024;
+
+fn invalid(kernel: &str, what: String) -> Fault {
+    Fault {
+        kind: FaultKind::InvalidLaunch,
+        message: format!("{kernel}: {what}"),
+    }
+}
+
+pub(crate) fn run(
+    program: &Program,
+    max_threads: u32,
+    module_globals: &[Arc<Allocation>],
+    dims: LaunchDims,
+    params: &[&[u8]],
+    memory: &Memory,
+) -> Result<LaunchStats, Fault> {
+    let name = &program.name;
+    let [bx, by, bz] = dims.block;
+    let [gx, gy, gz] = dims.grid;
+    let threads = bx as u64 * by as u64 * bz as u64;
+    if threads == 0 || threads > max_threads as u64 || bx > 1024 || by > 1024 || bz > 64 {
+        return Err(invalid(
+            name,
+            format!(
+                "block {:?} ({threads} threads; at most {max_threads}, and 1024 x 1024 x 64)",
+                dims.block
+            ),
+        ));
+    }
+    if gx == 0 || gy == 0 || gz == 0 || gx > i32::MAX as u32 || gy > 65535 || gz > 65535 {
+        return Err(invalid(
+            name,
+            format!(
+                "grid {:?} (each at least 1; at most 2^31-1 x 65535 x 65535)",
+                dims.grid
+            ),
+        ));
+    }
+    let shared = program.dynamic_shared_offset as u64 + dims.dynamic_shared_bytes as u64;
+    if shared > MAX_SHARED_BYTES as u64 {
+        return Err(invalid(
+            name,
+            format!("{shared} bytes of shared memory per block (at most {MAX_SHARED_BYTES})"),
+        ));
+    }
+    if params.len() != program.params.len() {
+        return Err(invalid(
+            name,
+            format!(
+                "{} parameters given, the kernel takes {}",
+                params.len(),
+                program.params.len()
+            ),
+        ));
+    }
+    let mut packed = vec![0u8; program.param_bytes as usize];
+    for (i, (bytes, &(offset, size))) in params.iter().zip(&program.params).enumerate() {
+        if bytes.len() != size as usize {
+            return Err(invalid(
+                name,
+                format!(
+                    "parameter {i} is {} bytes, the kernel's is {size}",
+                    bytes.len()
+                ),
+            ));
+        }
+        packed[offset as usize..(offset + size) as usize].copy_from_slice(bytes);
+    }
+    if program.recursive {
+        let message =
+            format!("{name}: calls a function recursively, which the emulator does not support");
+        return Err(Fault {
+            kind: FaultKind::Unsupported,
+            message,
+        });
+    }
+    let mut globals = memory.snapshot();
+    globals.extend(module_globals.iter().cloned());
+    globals.sort_by_key(|a| a.base);
+    let grid = Grid {
+        program,
+        params: packed,
+        globals,
+        grid: dims.grid,
+        block: dims.block,
+        dynamic_shared_bytes: dims.dynamic_shared_bytes,
+    };
+    let blocks = gx as u64 * gy as u64 * gz as u64;
+    let instructions = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
+    (0..blocks)
+        .into_par_iter()
+        .for_each_init(Block::new, |block, index| {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let ctaid = [
+                (index % gx as u64) as u32,
+                ((index / gx as u64) % gy as u64) as u32,
+                (index / (gx as u64 * gy as u64)) as u32,
+            ];
+            block.reset(&grid, ctaid);
+            block.instructions = 0;
+            let result = crate::schedule::run_block(&grid, block);
+            instructions.fetch_add(block.instructions, Ordering::Relaxed);
+            if let Err((t, trouble)) = result {
+                stop.store(true, Ordering::Relaxed);
+                let message = describe(&grid, block, t, &trouble.what);
+                let mut first = fault.lock().unwrap_or_else(|p| p.into_inner());
+                if first.as_ref().is_none_or(|(i, _)| index < *i) {
+                    *first = Some((
+                        index,
+                        Fault {
+                            kind: trouble.kind,
+                            message,
+                        },
+                    ));
+                }
+            }
+        });
+    match fault.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some((_, fault)) => Err(fault),
+        None => Ok(LaunchStats {
+            instructions: instructions.into_inner(),
+        }),
+    }
+}
+
+/// "kernel: block (x, y, z), thread (x, y, z): line N `text`: what".
+fn describe(grid: &Grid, block: &Block, t: usize, what: &str) -> String {
+    let b = grid.block;
+    let tid = [
+        t as u32 % b[0],
+        (t as u32 / b[0]) % b[1],
+        t as u32 / (b[0] * b[1]),
+    ];
+    let pc = block.threads[t].pc as usize;
+    let (line, text) = match grid.program.code.get(pc) {
+        Some(instr) => {
+            let text = grid
+                .program
+                .source
+                .get(instr.line as usize - 1)
+                .map_or("", |s| s.trim());
+            (instr.line, text)
+        }
+        None => (0, ""),
+    };
+    let [x, y, z] = block.ctaid;
+    format!(
+        "{}: block ({x}, {y}, {z}), thread ({}, {}, {}): line {line} `{text}`: {what}",
+        grid.program.name, tid[0], tid[1], tid[2]
+    )
+}

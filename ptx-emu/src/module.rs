@@ -1,0 +1,76 @@
+//! Loading a module: parse, place module variables in device memory of their own, decode every
+//! kernel with the functions it calls.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::decode::{decode_kernel, ModuleSymbols, Symbol};
+use crate::memory::Allocation;
+use crate::parse::{err, parse};
+use crate::{KernelInfo, Module, ParamInfo, ParseError};
+
+/// Module variables get addresses below every [`crate::Memory`] allocation's, never reused.
+static NEXT_MODULE_ADDRESS: AtomicU64 = AtomicU64::new(0x7e00_0000_0000);
+
+pub(crate) fn load(ptx: &str) -> Result<Module, ParseError> {
+    let ast = parse(ptx)?;
+    let source: Arc<Vec<String>> = Arc::new(ptx.lines().map(str::to_string).collect());
+    let mut symbols = HashMap::new();
+    let mut globals = Vec::new();
+    let mut shared = Vec::new();
+    for (i, v) in ast.variables.iter().enumerate() {
+        if v.space == ".shared" {
+            symbols.insert(v.name.as_str(), Symbol::Shared);
+            shared.push(v.clone());
+            continue;
+        }
+        let len = (v.bytes as u64).max(1);
+        let base =
+            NEXT_MODULE_ADDRESS.fetch_add(len.next_multiple_of(256) + 256, Ordering::Relaxed);
+        let allocation = Allocation::zeroed(base, len);
+        if v.init.len() as u64 * v.element_bytes as u64 > v.bytes as u64 {
+            return Err(err(
+                v.line,
+                &format!("{} has more initialisers than elements", v.name),
+            ));
+        }
+        for (k, value) in v.init.iter().enumerate() {
+            let bytes = value.to_le_bytes();
+            allocation.write_bytes(
+                k as u64 * v.element_bytes as u64,
+                &bytes[..v.element_bytes as usize],
+            );
+        }
+        symbols.insert(v.name.as_str(), Symbol::Global(base));
+        globals.push(Arc::new(allocation));
+    }
+    let functions = ast.functions.iter().map(|f| (f.name.as_str(), f)).collect();
+    let module_symbols = ModuleSymbols {
+        symbols,
+        shared: &shared,
+        functions,
+        source,
+    };
+    let mut kernels = Vec::new();
+    for entry in ast.functions.iter().filter(|f| f.is_entry) {
+        let program = decode_kernel(&module_symbols, entry)?;
+        let info = KernelInfo {
+            name: entry.name.clone(),
+            params: entry
+                .params
+                .iter()
+                .map(|p| ParamInfo {
+                    size: p.bytes,
+                    align: p.align,
+                })
+                .collect(),
+            static_shared_bytes: program.static_shared_bytes,
+            local_bytes: program.local_bytes,
+            registers: program.registers.min(255),
+            max_threads_per_block: entry.max_threads.unwrap_or(1024).min(1024),
+        };
+        kernels.push((program, info));
+    }
+    Ok(Module { kernels, globals })
+}

@@ -1,0 +1,684 @@
+//! PTX text to a syntax tree: module-scope variables and functions whose bodies are lists of
+//! statements (an opcode with its dotted modifiers, a guard, operands). Written for PTX as
+//! LLVM's NVPTX backend emits it (regular, one statement per `;`), plus the inline assembly our
+//! kernels use (`{ .reg .pred %p; ... }` scopes). Meaning (types, registers) is the decoder's.
+
+use crate::ParseError;
+
+/// One token with the line it is on.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Tok {
+    /// An identifier, opcode, directive (`.reg`), register (`%r1`) or label (`$L__BB0_1`).
+    Word(String),
+    /// An integer or a float in PTX's hex forms (`0f3F800000`, `0d...`), as written.
+    Number(String),
+    Punct(char),
+}
+
+fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
+    let mut tokens = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let (mut i, mut line) = (0, 1);
+    let word_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%' | '.');
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c.is_whitespace() {
+            i += 1;
+        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
+            let start = line;
+            i += 2;
+            loop {
+                match chars.get(i) {
+                    None => return Err(err(start, "unterminated /* comment")),
+                    Some('*') if chars.get(i + 1) == Some(&'/') => break,
+                    Some('\n') => line += 1,
+                    _ => {}
+                }
+                i += 1;
+            }
+            i += 2;
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
+                i += 1;
+            }
+            tokens.push((Tok::Number(chars[start..i].iter().collect()), line));
+        } else if word_char(c) {
+            let start = i;
+            while i < chars.len() && word_char(chars[i]) {
+                i += 1;
+            }
+            tokens.push((Tok::Word(chars[start..i].iter().collect()), line));
+        } else if ",;:{}[]()+-@!<>=|".contains(c) {
+            tokens.push((Tok::Punct(c), line));
+            i += 1;
+        } else if c == '"' {
+            // Only in `.file` directives, which carry no meaning here.
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += 1;
+            }
+            i += 1;
+            tokens.push((Tok::Word("\"string\"".into()), line));
+        } else {
+            return Err(err(line, &format!("unexpected character {c:?}")));
+        }
+    }
+    Ok(tokens)
+}
+
+pub(crate) fn err(line: usize, message: &str) -> ParseError {
+    ParseError {
+        line,
+        message: message.to_string(),
+    }
+}
+
+/// An operand as written.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Operand {
+    /// A register, special register or symbol name (`%r1`, `%tid.x`, `param0`, a label).
+    Name(String),
+    /// An integer (two's complement bits) or float bits (`0f`/`0d`), already converted.
+    Imm(u64),
+    /// `[base+offset]`, `[base]` or `[offset]`.
+    Address { base: Option<String>, offset: i64 },
+    /// `{a, b, c, d}` (vector loads and stores).
+    Vector(Vec<Operand>),
+    /// `!%p` (a negated predicate source).
+    Not(String),
+    /// `_` (a sink) is a `Name("_")`; `|`-joined pairs (`%p|%q`) become this.
+    Pair(String, String),
+}
+
+/// One instruction.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Instruction {
+    pub line: usize,
+    /// `@%p` / `@!%p`: the predicate register and whether it is negated.
+    pub guard: Option<(String, bool)>,
+    /// The opcode and its modifiers: `["ld", "global", "b32"]`.
+    pub opcode: Vec<String>,
+    pub operands: Vec<Operand>,
+}
+
+/// A statement of a function body.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Statement {
+    Label(String, usize),
+    Instruction(Instruction),
+    /// `.reg .b32 %r<10>;` (count `Some(10)`) or `.reg .pred %a, %b;`.
+    Reg {
+        ty: String,
+        names: Vec<(String, Option<u32>)>,
+    },
+    /// `.param`/`.local`/`.shared` inside a body: a variable of `bytes` bytes.
+    Var(Variable),
+    /// `$L_brx_0: .branchtargets A, B;`
+    BranchTargets {
+        name: String,
+        labels: Vec<String>,
+        line: usize,
+    },
+}
+
+/// A `.param`, `.shared`, `.global` or `.local` variable.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Variable {
+    pub space: String,
+    pub name: String,
+    pub align: u32,
+    /// Bytes (element size × count); 0 for an `extern` `[]` array.
+    pub bytes: u32,
+    pub element_bytes: u32,
+    pub init: Vec<u64>,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Function {
+    pub name: String,
+    pub is_entry: bool,
+    pub returns: Vec<Variable>,
+    pub params: Vec<Variable>,
+    pub max_threads: Option<u32>,
+    pub body: Vec<Statement>,
+    pub line: usize,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Ast {
+    pub variables: Vec<Variable>,
+    pub functions: Vec<Function>,
+}
+
+struct Parser {
+    tokens: Vec<(Tok, usize)>,
+    at: usize,
+}
+
+/// Parses a whole module.
+pub(crate) fn parse(text: &str) -> Result<Ast, ParseError> {
+    let mut p = Parser {
+        tokens: lex(text)?,
+        at: 0,
+    };
+    let mut ast = Ast::default();
+    while p.peek().is_some() {
+        p.module_item(&mut ast)?;
+    }
+    Ok(ast)
+}
+
+fn type_bytes(ty: &str) -> Option<u32> {
+    Some(match ty {
+        ".b8" | ".u8" | ".s8" | ".pred" => 1,
+        ".b16" | ".u16" | ".s16" | ".f16" => 2,
+        ".b32" | ".u32" | ".s32" | ".f32" => 4,
+        ".b64" | ".u64" | ".s64" | ".f64" => 8,
+        _ => return None,
+    })
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.tokens.get(self.at).map(|(t, _)| t)
+    }
+    fn line(&self) -> usize {
+        self.tokens
+            .get(self.at)
+            .or(self.tokens.last())
+            .map_or(1, |(_, l)| *l)
+    }
+    fn next(&mut self) -> Result<Tok, ParseError> {
+        let token = self.tokens.get(self.at).cloned();
+        self.at += 1;
+        token
+            .map(|(t, _)| t)
+            .ok_or_else(|| err(self.line(), "unexpected end of PTX"))
+    }
+    fn is(&self, c: char) -> bool {
+        self.peek() == Some(&Tok::Punct(c))
+    }
+    fn eat(&mut self, c: char) -> bool {
+        let found = self.is(c);
+        if found {
+            self.at += 1;
+        }
+        found
+    }
+    fn expect(&mut self, c: char) -> Result<(), ParseError> {
+        let line = self.line();
+        match self.next()? {
+            Tok::Punct(p) if p == c => Ok(()),
+            other => Err(err(
+                line,
+                &format!("expected `{c}`, found {}", show(&other)),
+            )),
+        }
+    }
+    fn word(&mut self) -> Result<String, ParseError> {
+        let line = self.line();
+        match self.next()? {
+            Tok::Word(w) => Ok(w),
+            other => Err(err(
+                line,
+                &format!("expected a name, found {}", show(&other)),
+            )),
+        }
+    }
+    fn number(&mut self) -> Result<u64, ParseError> {
+        let line = self.line();
+        let negative = self.eat('-');
+        match self.next()? {
+            Tok::Number(n) => {
+                let value =
+                    parse_number(&n).ok_or_else(|| err(line, &format!("bad number {n}")))?;
+                Ok(if negative {
+                    value.wrapping_neg()
+                } else {
+                    value
+                })
+            }
+            other => Err(err(
+                line,
+                &format!("expected a number, found {}", show(&other)),
+            )),
+        }
+    }
+    fn skip_to_semicolon(&mut self) -> Result<(), ParseError> {
+        while !self.eat(';') {
+            self.next()?;
+        }
+        Ok(())
+    }
+
+    fn module_item(&mut self, ast: &mut Ast) -> Result<(), ParseError> {
+        let line = self.line();
+        let mut words = Vec::new();
+        while let Some(Tok::Word(w)) = self.peek() {
+            let w = w.clone();
+            match w.as_str() {
+                ".version" | ".target" | ".address_size" | ".file" | ".section" => {
+                    // A directive without `;`: the rest of its line.
+                    let line = self.line();
+                    self.at += 1;
+                    while self.peek().is_some() && self.line() == line && !self.is(';') {
+                        self.at += 1;
+                    }
+                    self.eat(';');
+                    return Ok(());
+                }
+                ".entry" | ".func" => {
+                    self.at += 1;
+                    return self.function(ast, w == ".entry", line);
+                }
+                ".shared" | ".global" | ".const" => {
+                    self.at += 1;
+                    let variable = self.variable(&w, line)?;
+                    self.expect(';')?;
+                    ast.variables.push(variable);
+                    return Ok(());
+                }
+                _ => {
+                    self.at += 1;
+                    words.push(w);
+                }
+            }
+        }
+        let found = self.peek().map_or("the end".into(), show);
+        Err(err(
+            line,
+            &format!("unexpected {found} at module scope (after {words:?})"),
+        ))
+    }
+
+    /// After the state space: `.align N .type name[count] = {...};`
+    fn variable(&mut self, space: &str, line: usize) -> Result<Variable, ParseError> {
+        let (mut align, mut element_bytes, mut pointer) = (0, 0, false);
+        let name = loop {
+            let w = self.word()?;
+            if w == ".align" {
+                // After `.ptr`, `.align` is the pointee's alignment, not the parameter's.
+                let n = self.number()? as u32;
+                if !pointer {
+                    align = n;
+                }
+            } else if w == ".ptr" {
+                pointer = true;
+            } else if let Some(bytes) = type_bytes(&w) {
+                element_bytes = bytes;
+            } else if w == ".ptr" || w.starts_with(".v") {
+                // .ptr (a kernel parameter attribute) and vector types are not used by us.
+                if w.starts_with(".v") {
+                    return Err(err(
+                        line,
+                        &format!("vector variable types ({w}) are not supported"),
+                    ));
+                }
+            } else if w.starts_with('.') {
+                // .visible, .extern and other linkage words carry nothing the emulator needs.
+            } else {
+                break w;
+            }
+        };
+        if element_bytes == 0 {
+            return Err(err(line, &format!("variable {name} has no type")));
+        }
+        let mut count = 1;
+        if self.eat('[') {
+            count = if self.is(']') {
+                0
+            } else {
+                self.number()? as u32
+            };
+            self.expect(']')?;
+        }
+        let mut init = Vec::new();
+        if self.eat('=') {
+            if self.eat('{') {
+                while !self.eat('}') {
+                    init.push(self.number()?);
+                    self.eat(',');
+                }
+            } else {
+                init.push(self.number()?);
+            }
+        }
+        let bytes = element_bytes
+            .checked_mul(count)
+            .ok_or_else(|| err(line, &format!("{name} is too large")))?;
+        if align == 0 {
+            align = element_bytes;
+        }
+        if !align.is_power_of_two() {
+            return Err(err(
+                line,
+                &format!("{name}: alignment {align} is not a power of two"),
+            ));
+        }
+        Ok(Variable {
+            space: space.into(),
+            name,
+            align,
+            bytes,
+            element_bytes,
+            init,
+            line,
+        })
+    }
+
+    fn param_list(&mut self, line: usize) -> Result<Vec<Variable>, ParseError> {
+        let mut params = Vec::new();
+        self.expect('(')?;
+        while !self.eat(')') {
+            let space = self.word()?;
+            if space != ".param" && space != ".reg" {
+                return Err(err(line, &format!("expected .param, found {space}")));
+            }
+            params.push(self.variable(".param", line)?);
+            self.eat(',');
+        }
+        Ok(params)
+    }
+
+    fn function(&mut self, ast: &mut Ast, is_entry: bool, line: usize) -> Result<(), ParseError> {
+        let returns = if self.is('(') {
+            self.param_list(line)?
+        } else {
+            Vec::new()
+        };
+        let name = self.word()?;
+        let params = if self.is('(') {
+            self.param_list(line)?
+        } else {
+            Vec::new()
+        };
+        let mut max_threads = None;
+        while let Some(Tok::Word(w)) = self.peek() {
+            let w = w.clone();
+            self.at += 1;
+            if w == ".maxntid" || w == ".reqntid" {
+                let mut product = 1u32;
+                loop {
+                    product = product.saturating_mul(self.number()? as u32);
+                    if !self.eat(',') {
+                        break;
+                    }
+                }
+                max_threads = Some(product);
+            } else {
+                while matches!(self.peek(), Some(Tok::Number(_))) || self.is(',') {
+                    self.at += 1;
+                }
+            }
+        }
+        if self.eat(';') {
+            return Ok(()); // a declaration; the definition comes later
+        }
+        self.expect('{')?;
+        let mut body = Vec::new();
+        self.body(&mut body)?;
+        let function = Function {
+            name,
+            is_entry,
+            returns,
+            params,
+            max_threads,
+            body,
+            line,
+        };
+        ast.functions.push(function);
+        Ok(())
+    }
+
+    /// Statements up to the matching `}`; nested `{ }` scopes are flattened (their registers are
+    /// the decoder's to scope).
+    fn body(&mut self, body: &mut Vec<Statement>) -> Result<(), ParseError> {
+        loop {
+            let line = self.line();
+            if self.eat('}') {
+                return Ok(());
+            }
+            if self.eat('{') {
+                self.body(body)?;
+                continue;
+            }
+            if self.eat('@') {
+                let negated = self.eat('!');
+                let guard = Some((self.word()?, negated));
+                let mut instruction = self.instruction(line)?;
+                instruction.guard = guard;
+                body.push(Statement::Instruction(instruction));
+                continue;
+            }
+            let word = self.word()?;
+            if self.eat(':') {
+                if self.peek() == Some(&Tok::Word(".branchtargets".into())) {
+                    self.at += 1;
+                    let mut labels = vec![self.word()?];
+                    while self.eat(',') {
+                        labels.push(self.word()?);
+                    }
+                    self.expect(';')?;
+                    body.push(Statement::BranchTargets {
+                        name: word,
+                        labels,
+                        line,
+                    });
+                } else {
+                    body.push(Statement::Label(word, line));
+                }
+                continue;
+            }
+            match word.as_str() {
+                ".reg" => {
+                    let ty = self.word()?;
+                    let mut names = Vec::new();
+                    loop {
+                        let name = self.word()?;
+                        let count = if self.eat('<') {
+                            let n = self.number()? as u32;
+                            self.expect('>')?;
+                            Some(n)
+                        } else {
+                            None
+                        };
+                        names.push((name, count));
+                        if !self.eat(',') {
+                            break;
+                        }
+                    }
+                    self.expect(';')?;
+                    body.push(Statement::Reg { ty, names });
+                }
+                ".param" | ".local" | ".shared" => {
+                    let variable = self.variable(&word, line)?;
+                    self.expect(';')?;
+                    body.push(Statement::Var(variable));
+                }
+                ".pragma" | ".loc" | ".file" => self.skip_to_semicolon()?,
+                _ => {
+                    self.at -= 1;
+                    body.push(Statement::Instruction(self.instruction(line)?));
+                }
+            }
+        }
+    }
+
+    fn instruction(&mut self, line: usize) -> Result<Instruction, ParseError> {
+        let text = self.word()?;
+        if text.starts_with('.') || text.starts_with('%') {
+            return Err(err(line, &format!("expected an instruction, found {text}")));
+        }
+        let opcode = text.split('.').map(str::to_string).collect();
+        let mut operands = Vec::new();
+        if text == "call" || text.starts_with("call.") {
+            // call (ret), func, (args); or call func, (args);
+            while !self.eat(';') {
+                if self.eat('(') {
+                    let mut list = Vec::new();
+                    while !self.eat(')') {
+                        list.push(Operand::Name(self.word()?));
+                        self.eat(',');
+                    }
+                    operands.push(Operand::Vector(list));
+                } else if self.eat(',') {
+                } else {
+                    operands.push(Operand::Name(self.word()?));
+                }
+            }
+            return Ok(Instruction {
+                line,
+                guard: None,
+                opcode,
+                operands,
+            });
+        }
+        while !self.eat(';') {
+            operands.push(self.operand(line)?);
+            if !self.eat(',') {
+                self.expect(';')?;
+                break;
+            }
+        }
+        Ok(Instruction {
+            line,
+            guard: None,
+            opcode,
+            operands,
+        })
+    }
+
+    fn operand(&mut self, line: usize) -> Result<Operand, ParseError> {
+        if self.eat('[') {
+            let mut base = None;
+            let mut offset = 0i64;
+            if let Some(Tok::Word(_)) = self.peek() {
+                base = Some(self.word()?);
+                if self.eat('+') {
+                    offset = self.number()? as i64;
+                } else if self.is('-') {
+                    offset = self.number()? as i64;
+                }
+            } else {
+                offset = self.number()? as i64;
+            }
+            self.expect(']')?;
+            return Ok(Operand::Address { base, offset });
+        }
+        if self.eat('{') {
+            let mut items = Vec::new();
+            while !self.eat('}') {
+                items.push(self.operand(line)?);
+                self.eat(',');
+            }
+            return Ok(Operand::Vector(items));
+        }
+        if self.eat('!') {
+            return Ok(Operand::Not(self.word()?));
+        }
+        match self.peek() {
+            Some(Tok::Word(_)) => {
+                let name = self.word()?;
+                if self.eat('|') {
+                    return Ok(Operand::Pair(name, self.word()?));
+                }
+                Ok(Operand::Name(name))
+            }
+            _ => Ok(Operand::Imm(self.number()?)),
+        }
+    }
+}
+
+fn show(token: &Tok) -> String {
+    match token {
+        Tok::Word(w) | Tok::Number(w) => format!("`{w}`"),
+        Tok::Punct(c) => format!("`{c}`"),
+    }
+}
+
+/// PTX integer and float literals: decimal, `0x` hex, `0b`, octal `0NN`, `0f`+8 hex digits
+/// (f32 bits), `0d`+16 hex digits (f64 bits), an optional `U` suffix; decimal floats (`1.5`).
+fn parse_number(text: &str) -> Option<u64> {
+    let t = text.strip_suffix('U').unwrap_or(text);
+    let hex = |digits: &str, len: usize| {
+        (digits.len() == len)
+            .then(|| u64::from_str_radix(digits, 16).ok())
+            .flatten()
+    };
+    if let Some(bits) = t.strip_prefix("0f").or(t.strip_prefix("0F")) {
+        return hex(bits, 8);
+    }
+    if let Some(bits) = t.strip_prefix("0d").or(t.strip_prefix("0D")) {
+        return hex(bits, 16);
+    }
+    if let Some(digits) = t.strip_prefix("0x").or(t.strip_prefix("0X")) {
+        return u64::from_str_radix(digits, 16).ok();
+    }
+    if let Some(digits) = t.strip_prefix("0b").or(t.strip_prefix("0B")) {
+        return u64::from_str_radix(digits, 2).ok();
+    }
+    if t.contains('.') || t.contains('e') {
+        return t.parse::<f64>().ok().map(f64::to_bits);
+    }
+    if t.len() > 1 && t.starts_with('0') {
+        return u64::from_str_radix(&t[1..], 8).ok();
+    }
+    t.parse::<u64>().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals() {
+        assert_eq!(parse_number("0f3F800000"), Some(1f32.to_bits() as u64));
+        assert_eq!(parse_number("0d3FF0000000000000"), Some(1f64.to_bits()));
+        assert_eq!(parse_number("0x1f"), Some(31));
+        assert_eq!(parse_number("017"), Some(15));
+        assert_eq!(parse_number("4294967295U"), Some(u32::MAX as u64));
+        assert_eq!(parse_number("0f3F80"), None);
+    }
+
+    #[test]
+    fn statements_with_guards_vectors_addresses_and_scopes() {
+        let ast = parse(
+            ".version 6.0\n.target sm_70\n.address_size 64\n\
+             .shared .align 16 .b8 tile[64];\n\
+             .visible .entry k(.param .u64 .ptr .align 1 k_param_0)\n{\n\
+             .reg .pred %p<2>;\n .reg .b32 %r<4>;\n\
+             @!%p1 bra $L__BB0_1;\n\
+             ld.shared.v4.b32 {%r0, %r1, %r2, %r3}, [%rd1+-16];\n\
+             { .reg .pred %oxp_in;\n setp.ne.u32 %oxp_in, %r1, 0; }\n\
+             $L__BB0_1:\n trap; exit;\n}\n",
+        )
+        .unwrap();
+        assert_eq!(ast.variables[0].bytes, 64);
+        let body = &ast.functions[0].body;
+        let Statement::Instruction(bra) = &body[2] else {
+            panic!("{body:?}")
+        };
+        assert_eq!(bra.guard, Some(("%p1".into(), true)));
+        let Statement::Instruction(ld) = &body[3] else {
+            panic!()
+        };
+        assert_eq!(ld.opcode, ["ld", "shared", "v4", "b32"]);
+        assert_eq!(
+            ld.operands[1],
+            Operand::Address {
+                base: Some("%rd1".into()),
+                offset: -16
+            }
+        );
+        assert!(matches!(&body[body.len() - 1], Statement::Instruction(i) if i.opcode == ["exit"]));
+    }
+}

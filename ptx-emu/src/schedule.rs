@@ -1,0 +1,277 @@
+//! Running one block: every thread runs on its own until it exits or reaches a collective
+//! (independent thread scheduling, as on Volta and later); then the collectives whose
+//! participants have all arrived complete together: warp-level ones (`shfl.sync`, `vote.sync`,
+//! `bar.warp.sync`) when every lane of their mask waits at one, barriers when every non-exited
+//! thread of the block does. A mask naming a lane that exited or does not exist, and a state
+//! where nothing can proceed (a barrier not all threads reach), are faults, never a hang.
+
+use crate::block::{Block, Grid, Status, Trouble};
+use crate::ir::*;
+use crate::thread;
+use crate::FaultKind;
+
+/// Runs the whole block; on a fault, which thread and the trouble.
+pub(crate) fn run_block(grid: &Grid, block: &mut Block) -> Result<(), (usize, Trouble)> {
+    let n = block.threads.len();
+    loop {
+        for t in 0..n {
+            if block.threads[t].status == Status::Ready {
+                thread::run(grid, block, t).map_err(|e| (t, e))?;
+            }
+        }
+        if block.threads.iter().all(|t| t.status == Status::Exited) {
+            return Ok(());
+        }
+        if release_warp_collectives(grid, block)? {
+            continue;
+        }
+        if release_barrier(grid, block) {
+            continue;
+        }
+        return Err(deadlock(grid, block));
+    }
+}
+
+fn op_at<'a>(grid: &'a Grid, block: &Block, t: usize) -> &'a Op {
+    &grid.program.code[block.threads[t].pc as usize].op
+}
+
+fn reg(grid: &Grid, block: &Block, t: usize, s: Src) -> u64 {
+    match s {
+        Src::Reg(r) => block.registers[t * grid.program.registers as usize + r as usize],
+        Src::Imm(v) => v,
+    }
+}
+
+fn set(grid: &Grid, block: &mut Block, t: usize, d: Reg, v: u64) {
+    block.registers[t * grid.program.registers as usize + d as usize] = v;
+}
+
+fn warp_mask(op: &Op) -> Option<Src> {
+    match op {
+        Op::Shfl { mask, .. } | Op::Vote { mask, .. } | Op::BarWarpSync { mask } => Some(*mask),
+        _ => None,
+    }
+}
+
+fn same_kind(a: &Op, b: &Op) -> bool {
+    std::mem::discriminant(a) == std::mem::discriminant(b)
+}
+
+/// Completes every warp collective whose mask's lanes have all arrived; whether any did.
+fn release_warp_collectives(grid: &Grid, block: &mut Block) -> Result<bool, (usize, Trouble)> {
+    let n = block.threads.len();
+    let mut progress = false;
+    for t in 0..n {
+        if block.threads[t].status != Status::Waiting {
+            continue;
+        }
+        let op = op_at(grid, block, t);
+        let Some(mask_src) = warp_mask(op) else {
+            continue;
+        };
+        let mask = reg(grid, block, t, mask_src) as u32;
+        let (warp, lane) = (t / 32, t % 32);
+        let divergence = |what: String| (t, Trouble::new(FaultKind::Divergence, what));
+        if mask & (1 << lane) == 0 {
+            return Err(divergence(format!(
+                "warp-level mask {mask:#010x} does not name the executing lane {lane}"
+            )));
+        }
+        let mut complete = true;
+        for l in (0..32).filter(|l| mask & (1 << l) != 0) {
+            let other = warp * 32 + l;
+            if other >= n {
+                return Err(divergence(format!(
+                    "warp-level mask {mask:#010x} names lane {l}, which does not exist (the block has {n} threads)"
+                )));
+            }
+            match block.threads[other].status {
+                Status::Exited => {
+                    return Err(divergence(format!(
+                        "warp-level mask {mask:#010x} names lane {l}, which has exited"
+                    )))
+                }
+                Status::Waiting => {
+                    let theirs = op_at(grid, block, other);
+                    let their_mask = warp_mask(theirs).map(|m| reg(grid, block, other, m) as u32);
+                    complete &= same_kind(op, theirs) && their_mask == Some(mask);
+                }
+                Status::Ready => complete = false,
+            }
+        }
+        if complete {
+            let lanes: Vec<usize> = (0..32)
+                .filter(|l| mask & (1 << l) != 0)
+                .map(|l| warp * 32 + l)
+                .collect();
+            execute_warp(grid, block, &lanes, mask)?;
+            block.shared.warp_syncs[warp] += 1;
+            progress = true;
+        }
+    }
+    Ok(progress)
+}
+
+fn execute_warp(
+    grid: &Grid,
+    block: &mut Block,
+    lanes: &[usize],
+    mask: u32,
+) -> Result<(), (usize, Trouble)> {
+    let op = op_at(grid, block, lanes[0]).clone();
+    match op {
+        Op::Shfl {
+            mode,
+            d,
+            p,
+            a,
+            b,
+            c,
+            ..
+        } => {
+            let mut values = [0u64; 32];
+            for &t in lanes {
+                values[t % 32] = reg(grid, block, t, a);
+            }
+            for &t in lanes {
+                let lane = (t % 32) as i64;
+                let (bval, cval) = (
+                    reg(grid, block, t, b) as u32 as i64,
+                    reg(grid, block, t, c) as u32 as i64,
+                );
+                let segmask = (cval >> 8) & 0x1f;
+                let clamp = cval & 0x1f;
+                let max_lane = (lane & segmask) | (clamp & !segmask);
+                let min_lane = lane & segmask;
+                let (j, ok) = match mode {
+                    ShflMode::Up => (lane - bval, lane - bval >= max_lane),
+                    ShflMode::Down => (lane + bval, lane + bval <= max_lane),
+                    ShflMode::Bfly => (lane ^ bval, (lane ^ bval) <= max_lane),
+                    ShflMode::Idx => {
+                        let j = min_lane | (bval & 0x1f & !segmask);
+                        (j, j <= max_lane)
+                    }
+                };
+                let j = if ok { j } else { lane };
+                if mask & (1 << j) == 0 {
+                    return Err((
+                        t,
+                        Trouble::new(
+                            FaultKind::Divergence,
+                            format!("shfl.sync reads lane {j}, which its mask {mask:#010x} does not name"),
+                        ),
+                    ));
+                }
+                set(grid, block, t, d, values[j as usize]);
+                if let Some(p) = p {
+                    set(grid, block, t, p, ok as u64);
+                }
+            }
+        }
+        Op::Vote {
+            mode, d, p, negate, ..
+        } => {
+            let mut ballot = 0u32;
+            for &t in lanes {
+                if (reg(grid, block, t, p) & 1 == 1) != negate {
+                    ballot |= 1 << (t % 32);
+                }
+            }
+            let result = match mode {
+                VoteMode::All => (ballot == mask) as u64,
+                VoteMode::Any => (ballot != 0) as u64,
+                VoteMode::Uni => (ballot == 0 || ballot == mask) as u64,
+                VoteMode::Ballot => ballot as u64,
+            };
+            for &t in lanes {
+                set(grid, block, t, d, result);
+            }
+        }
+        _ => {}
+    }
+    for &t in lanes {
+        block.threads[t].pc += 1;
+        block.threads[t].status = Status::Ready;
+    }
+    Ok(())
+}
+
+/// Completes the block barrier if every non-exited thread waits at one (with the same id).
+fn release_barrier(grid: &Grid, block: &mut Block) -> bool {
+    let n = block.threads.len();
+    let mut id = None;
+    let mut count = 0u64;
+    let (mut all, mut any) = (true, false);
+    for t in 0..n {
+        match block.threads[t].status {
+            Status::Exited => continue,
+            Status::Ready => return false,
+            Status::Waiting => {}
+        }
+        let (this_id, pred) = match *op_at(grid, block, t) {
+            Op::BarSync { id } => (reg(grid, block, t, id), None),
+            Op::BarRed { id, p, negate, .. } => (
+                reg(grid, block, t, id),
+                Some((reg(grid, block, t, p) & 1 == 1) != negate),
+            ),
+            _ => return false,
+        };
+        if *id.get_or_insert(this_id) != this_id {
+            return false;
+        }
+        if let Some(v) = pred {
+            count += v as u64;
+            all &= v;
+            any |= v;
+        }
+    }
+    for t in 0..n {
+        if block.threads[t].status != Status::Waiting {
+            continue;
+        }
+        if let Op::BarRed { op, d, .. } = *op_at(grid, block, t) {
+            let v = match op {
+                None => count,
+                Some(BoolOp::And) => all as u64,
+                Some(_) => any as u64,
+            };
+            set(grid, block, t, d, v);
+        }
+        block.threads[t].pc += 1;
+        block.threads[t].status = Status::Ready;
+    }
+    block.shared.epoch += 1;
+    true
+}
+
+/// Nothing can proceed: which threads wait where.
+fn deadlock(grid: &Grid, block: &Block) -> (usize, Trouble) {
+    let mut waits: Vec<(u32, usize, usize)> = Vec::new(); // (line, threads, first thread)
+    let mut exited = 0;
+    for (t, thread) in block.threads.iter().enumerate() {
+        if thread.status == Status::Exited {
+            exited += 1;
+            continue;
+        }
+        let line = grid.program.code[thread.pc as usize].line;
+        match waits.iter_mut().find(|w| w.0 == line) {
+            Some(w) => w.1 += 1,
+            None => waits.push((line, 1, t)),
+        }
+    }
+    let source = &grid.program.source;
+    let places: Vec<String> = waits
+        .iter()
+        .map(|&(line, count, first)| {
+            let text = source.get(line as usize - 1).map_or("", |s| s.trim());
+            format!("{count} thread(s) (first {first}) at line {line} `{text}`")
+        })
+        .collect();
+    let first = waits.first().map_or(0, |w| w.2);
+    let what = format!(
+        "deadlock: a barrier or warp-level collective that not every thread it waits for reaches: {}; {exited} thread(s) exited",
+        places.join(", ")
+    );
+    (first, Trouble::new(FaultKind::Divergence, what))
+}

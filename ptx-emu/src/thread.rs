@@ -1,0 +1,520 @@
+//! One thread's instruction loop: runs it until it exits, faults, or reaches a collective
+//! instruction (barrier, shuffle, vote) that the block's scheduler completes for all its
+//! participants together.
+
+use crate::arith::{self, mask, sext};
+use crate::block::{
+    read_le, resolve, write_le, Block, Grid, Place, Status, Trouble, LOCAL_WINDOW, SHARED_WINDOW,
+};
+use crate::ir::*;
+use crate::FaultKind;
+
+#[inline]
+fn get(regs: &[u64], s: Src) -> u64 {
+    match s {
+        Src::Reg(r) => regs[r as usize],
+        Src::Imm(v) => v,
+    }
+}
+
+fn special(grid: &Grid, block: &Block, t: usize, which: Special) -> u64 {
+    let b = grid.block;
+    let tid = [
+        t as u32 % b[0],
+        (t as u32 / b[0]) % b[1],
+        t as u32 / (b[0] * b[1]),
+    ];
+    let lane = t as u32 % 32;
+    (match which {
+        Special::Tid(a) => tid[a as usize],
+        Special::Ntid(a) => b[a as usize],
+        Special::Ctaid(a) => block.ctaid[a as usize],
+        Special::Nctaid(a) => grid.grid[a as usize],
+        Special::LaneId => lane,
+        Special::WarpId => t as u32 / 32,
+        Special::NWarpId => (b[0] * b[1] * b[2]).div_ceil(32),
+        Special::DynamicSmem => grid.dynamic_shared_bytes,
+        Special::TotalSmem => block.shared_len as u32,
+        Special::LaneMaskEq => 1 << lane,
+        Special::LaneMaskLt => (1u32 << lane) - 1,
+        Special::LaneMaskLe => ((1u64 << (lane + 1)) - 1) as u32,
+        Special::LaneMaskGt => !(((1u64 << (lane + 1)) - 1) as u32),
+        Special::LaneMaskGe => !((1u32 << lane) - 1),
+        // Clocks count this thread's instructions: monotonic, as the program may assume.
+        Special::Clock | Special::Clock64 | Special::GlobalTimer => return block.instructions,
+        Special::SmId | Special::Zero => 0,
+    }) as u64
+}
+
+/// Runs thread `t` of `block` from its pc until it stops. `Ok(())` when it exited or waits at a
+/// collective (its status says which).
+pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Trouble> {
+    let program = grid.program;
+    let code = &program.code[..];
+    let n = program.registers as usize;
+    let mut pc = block.threads[t].pc as usize;
+    let mut executed = 0u64;
+    let result = loop {
+        let Some(instr) = code.get(pc) else {
+            break Err(Trouble::new(
+                FaultKind::IllegalAddress,
+                "ran past the end of the kernel's code",
+            ));
+        };
+        let regs = &mut block.registers[t * n..(t + 1) * n];
+        if let Some((p, negated)) = instr.guard {
+            if (regs[p as usize] & 1 == 1) == negated {
+                pc += 1;
+                continue;
+            }
+        }
+        executed += 1;
+        pc += 1;
+        match instr.op {
+            Op::Mov { d, a } => regs[d as usize] = get(regs, a),
+            Op::Special { d, which } => {
+                let value = special(grid, block, t, which);
+                block.registers[t * n + d as usize] = value;
+            }
+            Op::Unpack { d, n, bits, a } => {
+                let v = get(regs, a);
+                for k in 0..n as usize {
+                    regs[d[k] as usize] = (v >> (k * bits as usize)) & mask(bits / 8);
+                }
+            }
+            Op::Pack { d, s, n, bits } => {
+                let mut v = 0;
+                for k in 0..n as usize {
+                    v |= (get(regs, s[k]) & mask(bits / 8)) << (k * bits as usize);
+                }
+                regs[d as usize] = v;
+            }
+            Op::Int { op, ty, d, a, b } => {
+                regs[d as usize] = arith::int(op, ty, get(regs, a), get(regs, b))
+            }
+            Op::MulWide { ty, d, a, b } => {
+                regs[d as usize] = arith::mul_wide(ty, get(regs, a), get(regs, b))
+            }
+            Op::Mad {
+                hi,
+                wide,
+                ty,
+                d,
+                a,
+                b,
+                c,
+            } => {
+                let (x, y, z) = (get(regs, a), get(regs, b), get(regs, c));
+                regs[d as usize] = if wide {
+                    arith::mul_wide(ty, x, y).wrapping_add(z) & mask(ty.bytes * 2)
+                } else {
+                    let op = if hi { IntOp::MulHi } else { IntOp::MulLo };
+                    arith::int(IntOp::Add, ty, arith::int(op, ty, x, y), z)
+                };
+            }
+            Op::IntUn { op, ty, d, a } => regs[d as usize] = arith::int_unary(op, ty, get(regs, a)),
+            Op::Float {
+                op,
+                f64,
+                round,
+                ftz,
+                d,
+                a,
+                b,
+            } => {
+                regs[d as usize] = arith::float(op, f64, round, ftz, get(regs, a), get(regs, b));
+            }
+            Op::Fma {
+                f64,
+                round,
+                ftz,
+                d,
+                a,
+                b,
+                c,
+            } => {
+                regs[d as usize] =
+                    arith::fma(f64, round, ftz, get(regs, a), get(regs, b), get(regs, c));
+            }
+            Op::FloatUn { op, f64, ftz, d, a } => {
+                regs[d as usize] = arith::float_unary(op, f64, ftz, get(regs, a))
+            }
+            Op::Cvt {
+                to,
+                from,
+                round,
+                int_round,
+                sat,
+                ftz,
+                d,
+                a,
+            } => match arith::convert(to, from, round, int_round, sat, ftz, get(regs, a)) {
+                Some(v) => regs[d as usize] = v,
+                None => {
+                    break Err(Trouble::new(
+                        FaultKind::Unsupported,
+                        "f16 conversions are not supported",
+                    ))
+                }
+            },
+            Op::Setp {
+                cmp,
+                ty,
+                d,
+                not_d,
+                a,
+                b,
+                combine,
+            } => {
+                let mut v = arith::compare(cmp, ty, get(regs, a), get(regs, b));
+                let mut w = !v;
+                if let Some((op, c, negate)) = combine {
+                    let c = (get(regs, c) & 1 == 1) != negate;
+                    let f = |x: bool| match op {
+                        BoolOp::And => x && c,
+                        BoolOp::Or => x || c,
+                        BoolOp::Xor => x != c,
+                    };
+                    (v, w) = (f(v), f(w));
+                }
+                regs[d as usize] = v as u64;
+                if let Some(q) = not_d {
+                    regs[q as usize] = w as u64;
+                }
+            }
+            Op::Selp { d, a, b, p } => {
+                regs[d as usize] = if get(regs, p) & 1 == 1 {
+                    get(regs, a)
+                } else {
+                    get(regs, b)
+                };
+            }
+            Op::PredLogic { op, d, a, b } => {
+                let (x, y) = (get(regs, a) & 1, get(regs, b) & 1);
+                regs[d as usize] = match op {
+                    BoolOp::And => x & y,
+                    BoolOp::Or => x | y,
+                    BoolOp::Xor => x ^ y,
+                };
+            }
+            Op::Bfe { ty, d, a, pos, len } => {
+                regs[d as usize] = arith::bfe(ty, get(regs, a), get(regs, pos), get(regs, len))
+            }
+            Op::Bfi {
+                ty,
+                d,
+                a,
+                b,
+                pos,
+                len,
+            } => {
+                regs[d as usize] = arith::bfi(
+                    ty,
+                    get(regs, a),
+                    get(regs, b),
+                    get(regs, pos),
+                    get(regs, len),
+                );
+            }
+            Op::Ld { access, d, addr } => {
+                let address = addr
+                    .base
+                    .map_or(0, |r| regs[r as usize])
+                    .wrapping_add(addr.offset as u64);
+                let size = access.bytes as u64;
+                let len = size * access.n as u64;
+                let place = match resolve(grid, block, t, addr.space, address, len, len) {
+                    Ok(p) => p,
+                    Err(e) => break Err(e),
+                };
+                if let Err(e) = load(grid, block, t, place, access, &d) {
+                    break Err(e);
+                }
+            }
+            Op::St { access, s, addr } => {
+                let address = addr
+                    .base
+                    .map_or(0, |r| regs[r as usize])
+                    .wrapping_add(addr.offset as u64);
+                let len = access.bytes as u64 * access.n as u64;
+                let values = [
+                    get(regs, s[0]),
+                    get(regs, s[1]),
+                    get(regs, s[2]),
+                    get(regs, s[3]),
+                ];
+                let place = match resolve(grid, block, t, addr.space, address, len, len) {
+                    Ok(p) => p,
+                    Err(e) => break Err(e),
+                };
+                if let Err(e) = store(grid, block, t, place, access, &values) {
+                    break Err(e);
+                }
+            }
+            Op::Atom {
+                op,
+                ty,
+                d,
+                addr,
+                b,
+                c,
+            } => {
+                let address = addr
+                    .base
+                    .map_or(0, |r| regs[r as usize])
+                    .wrapping_add(addr.offset as u64);
+                let (b, c) = (get(regs, b), get(regs, c));
+                let size = ty.bytes as u64;
+                let place = match resolve(grid, block, t, addr.space, address, size, size) {
+                    Ok(p) => p,
+                    Err(e) => break Err(e),
+                };
+                let update = |old: u64| atomic_update(op, ty, old, b, c);
+                let old = match place {
+                    Place::Global(i, offset) => {
+                        grid.globals[i].atomic(offset, ty.bytes as u32, update)
+                    }
+                    Place::Shared(o) => {
+                        let old = read_le(&block.shared.bytes, o, size as usize);
+                        write_le(&mut block.shared.bytes, o, size as usize, update(old));
+                        old
+                    }
+                    _ => {
+                        break Err(Trouble::new(
+                            FaultKind::IllegalAddress,
+                            "atomic outside global and shared memory",
+                        ))
+                    }
+                };
+                if let Some(d) = d {
+                    block.registers[t * n + d as usize] = old;
+                }
+            }
+            Op::Cvta { to, space, d, a } => {
+                let v = get(regs, a);
+                let window = match space {
+                    Space::Shared => SHARED_WINDOW,
+                    Space::Local => LOCAL_WINDOW,
+                    _ => 0,
+                };
+                regs[d as usize] = if to {
+                    v.wrapping_sub(window)
+                } else {
+                    v.wrapping_add(window)
+                };
+            }
+            Op::Bra { target } => pc = target as usize,
+            Op::BrxIdx { index, table } => {
+                let targets = &program.tables[table as usize];
+                let i = get(regs, index) as u32 as usize;
+                match targets.get(i) {
+                    Some(&target) => pc = target as usize,
+                    None => {
+                        break Err(Trouble::new(
+                            FaultKind::IllegalAddress,
+                            format!("brx.idx index {i} is past its {} targets", targets.len()),
+                        ))
+                    }
+                }
+            }
+            Op::Call { site } => {
+                let call = &program.calls[site as usize];
+                let size = program.frame_param_bytes as usize;
+                let frame = &mut block.frame[t * size..(t + 1) * size];
+                for &(from, to, len) in &call.args {
+                    frame.copy_within(from as usize..(from + len) as usize, to as usize);
+                }
+                block.threads[t].calls.push((site, pc as u32));
+                pc = call.target as usize;
+                if block.threads[t].calls.len() > 1024 {
+                    break Err(Trouble::new(
+                        FaultKind::IllegalAddress,
+                        "call stack overflow (more than 1024 frames)",
+                    ));
+                }
+            }
+            Op::Ret => match block.threads[t].calls.pop() {
+                Some((site, back)) => {
+                    let call = &program.calls[site as usize];
+                    let size = program.frame_param_bytes as usize;
+                    let frame = &mut block.frame[t * size..(t + 1) * size];
+                    for &(caller, callee, len) in &call.returns {
+                        frame
+                            .copy_within(callee as usize..(callee + len) as usize, caller as usize);
+                    }
+                    pc = back as usize;
+                }
+                None => {
+                    block.threads[t].status = Status::Exited;
+                    break Ok(());
+                }
+            },
+            Op::Exit => {
+                block.threads[t].status = Status::Exited;
+                break Ok(());
+            }
+            Op::Trap => {
+                break Err(Trouble::new(
+                    FaultKind::Trap,
+                    "trap (a kernel panic or failed bounds check)",
+                ))
+            }
+            Op::BarSync { .. }
+            | Op::BarRed { .. }
+            | Op::BarWarpSync { .. }
+            | Op::Shfl { .. }
+            | Op::Vote { .. } => {
+                pc -= 1;
+                executed -= 1;
+                block.threads[t].status = Status::Waiting;
+                break Ok(());
+            }
+            Op::Nop => {}
+            Op::Unsupported(ref what) => {
+                break Err(Trouble::new(FaultKind::Unsupported, what.to_string()))
+            }
+        }
+    };
+    if result.is_err() {
+        pc -= 1;
+    }
+    block.threads[t].pc = pc as u32;
+    block.instructions += executed;
+    result
+}
+
+fn load(
+    grid: &Grid,
+    block: &mut Block,
+    t: usize,
+    place: Place,
+    access: Access,
+    d: &[Reg; 4],
+) -> Result<(), Trouble> {
+    let n = grid.program.registers as usize;
+    let size = access.bytes as usize;
+    let mut values = [0u64; 4];
+    for (k, v) in values.iter_mut().enumerate().take(access.n as usize) {
+        let at = k * size;
+        *v = match place {
+            Place::Global(i, offset) => grid.globals[i].load(offset + at as u64, size as u32),
+            Place::Shared(o) => read_le(&block.shared.bytes, o + at, size),
+            Place::Local(o) => read_le(&block.local, o + at, size),
+            Place::KernelParam(o) => read_le(&grid.params, o + at, size),
+            Place::Frame(o) => read_le(&block.frame, o + at, size),
+        };
+        if access.signed {
+            *v = sext(*v, access.bytes) as u64;
+        }
+    }
+    if let Place::Shared(o) = place {
+        block
+            .shared
+            .read(t as u32, o, size * access.n as usize)
+            .map_err(|race| race_trouble(race, t, false, o))?;
+    }
+    for k in 0..access.n as usize {
+        block.registers[t * n + d[k] as usize] = values[k];
+    }
+    Ok(())
+}
+
+fn store(
+    grid: &Grid,
+    block: &mut Block,
+    t: usize,
+    place: Place,
+    access: Access,
+    values: &[u64; 4],
+) -> Result<(), Trouble> {
+    let size = access.bytes as usize;
+    if let Place::Shared(o) = place {
+        block
+            .shared
+            .write(t as u32, o, size * access.n as usize)
+            .map_err(|race| race_trouble(race, t, true, o))?;
+    }
+    for (k, &v) in values.iter().enumerate().take(access.n as usize) {
+        let at = k * size;
+        match place {
+            Place::Global(i, offset) => grid.globals[i].store(offset + at as u64, size as u32, v),
+            Place::Shared(o) => write_le(&mut block.shared.bytes, o + at, size, v),
+            Place::Local(o) => write_le(&mut block.local, o + at, size, v),
+            Place::Frame(o) => write_le(&mut block.frame, o + at, size, v),
+            Place::KernelParam(_) => {
+                return Err(Trouble::new(
+                    FaultKind::IllegalAddress,
+                    "store to the kernel's (read-only) parameters",
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn race_trouble(race: crate::shared::Race, t: usize, writing: bool, offset: usize) -> Trouble {
+    let other = if race.other == u32::MAX {
+        "other threads".to_string()
+    } else {
+        format!("thread {}", race.other)
+    };
+    let (mine, theirs) = (
+        if writing { "write" } else { "read" },
+        if race.other_wrote { "wrote" } else { "read" },
+    );
+    Trouble::new(
+        FaultKind::Divergence,
+        format!(
+            "shared-memory race: thread {t} {mine}s shared byte {offset:#x}, which {other} {theirs} since the last barrier, \
+             with no bar.sync (or warp synchronisation) between (a missing barrier?)"
+        ),
+    )
+}
+
+fn atomic_update(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
+    let m = mask(ty.bytes);
+    let float = ty.kind == Kind::Float;
+    match op {
+        AtomOp::Add if float && ty.bytes == 4 => {
+            arith::bits32(arith::f32_of(old) + arith::f32_of(b))
+        }
+        AtomOp::Add if float => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
+        AtomOp::Add => old.wrapping_add(b) & m,
+        AtomOp::Min | AtomOp::Max if float => {
+            let op = if op == AtomOp::Min {
+                FloatOp::Min
+            } else {
+                FloatOp::Max
+            };
+            arith::float(op, ty.bytes == 8, Round::Nearest, false, old, b)
+        }
+        AtomOp::Min => arith::int(IntOp::Min, ty, old, b),
+        AtomOp::Max => arith::int(IntOp::Max, ty, old, b),
+        AtomOp::Exch => b & m,
+        AtomOp::Cas => {
+            if old & m == b & m {
+                c & m
+            } else {
+                old
+            }
+        }
+        AtomOp::And => old & b & m,
+        AtomOp::Or => (old | b) & m,
+        AtomOp::Xor => (old ^ b) & m,
+        // inc/dec wrap at b, as PTX defines them (u32 only).
+        AtomOp::Inc => {
+            if old & m >= b & m {
+                0
+            } else {
+                (old + 1) & m
+            }
+        }
+        AtomOp::Dec => {
+            if old & m == 0 || old & m > b & m {
+                b & m
+            } else {
+                (old - 1) & m
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Shared helpers of the emulator's tests: the PTX they run (built once per test binary with
+//! ferrocuda-builder, like the root crate's tests do), device buffers and parameter packing.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use ferrocuda_ptx_emu::{launch, Fault, LaunchDims, LaunchStats, Memory, Module};
+
+fn build(crate_dir: &str, target: &str, env: &str) -> String {
+    if let Some(path) = std::env::var_os(env) {
+        return std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{env}={path:?}: {e}"));
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let built = ferrocuda_builder::PtxBuilder::new(root.join(crate_dir))
+        .target_dir(root.join("target").join(target))
+        .build()
+        .unwrap_or_else(|e| panic!("building {crate_dir} to PTX failed:\n{e}"));
+    built.ptx
+}
+
+/// The library's kernels (gpu-kernels) as PTX; `FERROCUDA_EMU_KERNELS_PTX` may name a file.
+pub fn library_ptx() -> &'static str {
+    static PTX: OnceLock<String> = OnceLock::new();
+    PTX.get_or_init(|| {
+        build(
+            "gpu-kernels",
+            "emu-kernels-ptx",
+            "FERROCUDA_EMU_KERNELS_PTX",
+        )
+    })
+}
+
+/// test-kernels as PTX; `FERROCUDA_TEST_KERNELS_PTX` may name a file.
+pub fn test_kernels_ptx() -> &'static str {
+    static PTX: OnceLock<String> = OnceLock::new();
+    PTX.get_or_init(|| {
+        build(
+            "test-kernels",
+            "test-kernels-ptx",
+            "FERROCUDA_TEST_KERNELS_PTX",
+        )
+    })
+}
+
+pub fn library() -> &'static Module {
+    static MODULE: OnceLock<Module> = OnceLock::new();
+    MODULE
+        .get_or_init(|| Module::parse(library_ptx()).unwrap_or_else(|e| panic!("library PTX: {e}")))
+}
+
+pub fn test_kernels() -> &'static Module {
+    static MODULE: OnceLock<Module> = OnceLock::new();
+    MODULE.get_or_init(|| {
+        Module::parse(test_kernels_ptx()).unwrap_or_else(|e| panic!("test-kernels PTX: {e}"))
+    })
+}
+
+/// One kernel parameter's bytes.
+pub enum Arg {
+    /// A `&[T]` or `Out<T>`: pointer and length (two PTX parameters).
+    Slice(Buffer),
+    /// Raw bytes of a by-value parameter.
+    Value(Vec<u8>),
+}
+
+#[derive(Clone, Copy)]
+pub struct Buffer {
+    pub addr: u64,
+    pub len: u64,
+}
+
+pub fn value<T: bytemuck::Pod>(v: T) -> Arg {
+    Arg::Value(bytemuck::bytes_of(&v).to_vec())
+}
+
+/// A device with its memory.
+pub struct Device {
+    pub memory: Arc<Memory>,
+}
+
+impl Device {
+    pub fn new() -> Self {
+        Device {
+            memory: Memory::new(1 << 32),
+        }
+    }
+
+    pub fn upload<T: bytemuck::Pod>(&self, data: &[T]) -> Buffer {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let addr = self.memory.alloc(bytes.len() as u64).unwrap();
+        self.memory.write(addr, bytes).unwrap();
+        Buffer {
+            addr,
+            len: data.len() as u64,
+        }
+    }
+
+    pub fn zeros<T: bytemuck::Pod>(&self, n: usize) -> Buffer {
+        let addr = self.memory.alloc((n * size_of::<T>()) as u64).unwrap();
+        Buffer {
+            addr,
+            len: n as u64,
+        }
+    }
+
+    pub fn download<T: bytemuck::Pod>(&self, buffer: Buffer) -> Vec<T> {
+        let mut out = vec![T::zeroed(); buffer.len as usize];
+        self.memory
+            .read(buffer.addr, bytemuck::cast_slice_mut(&mut out))
+            .unwrap();
+        out
+    }
+
+    /// Launches `kernel` of `module` with `args` packed as the PTX parameters.
+    pub fn launch(
+        &self,
+        module: &Module,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared: u32,
+        args: &[Arg],
+    ) -> Result<LaunchStats, Fault> {
+        let mut params: Vec<Vec<u8>> = Vec::new();
+        for arg in args {
+            match arg {
+                Arg::Slice(b) => {
+                    params.push(b.addr.to_le_bytes().to_vec());
+                    params.push(b.len.to_le_bytes().to_vec());
+                }
+                Arg::Value(v) => params.push(v.clone()),
+            }
+        }
+        let refs: Vec<&[u8]> = params.iter().map(Vec::as_slice).collect();
+        let dims = LaunchDims {
+            grid,
+            block,
+            dynamic_shared_bytes: shared,
+        };
+        launch(module, kernel, dims, &refs, &self.memory)
+    }
+}
+
+/// Deterministic pseudo-random f32 in `[-1, 1)` (splitmix64), so failures reproduce.
+pub fn random_f32(seed: u64, n: usize) -> Vec<f32> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            ((z >> 40) as f32 / (1u64 << 23) as f32) - 1.0
+        })
+        .collect()
+}
+
+/// Asserts `got` is within `tolerance` (relative to max(1, |want|)) of the f64 reference.
+pub fn assert_close(got: &[f32], want: &[f64], tolerance: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let err = (g as f64 - w).abs() / w.abs().max(1.0);
+        assert!(
+            err <= tolerance,
+            "{what}[{i}]: got {g}, want {w} (relative error {err:e} > {tolerance:e})"
+        );
+    }
+}
