@@ -23,6 +23,7 @@ mod memory;
 mod module;
 mod occupancy;
 mod ptx_header;
+mod ptx_opcodes;
 mod state;
 mod stream;
 mod unsupported;

@@ -99,6 +99,7 @@ unsafe fn load(image: *const c_void) -> Result<(usize, String), (CUresult, Strin
         HeaderError::TooNewVersion(log) => (CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION, log),
         HeaderError::Invalid(log) => (CUresult::CUDA_ERROR_INVALID_PTX, log),
     })?;
+    crate::ptx_opcodes::check(text).map_err(|log| (CUresult::CUDA_ERROR_INVALID_PTX, log))?;
     let module = Module::parse(text).map_err(|e| {
         let log = format!(
             "ptxas application ptx input, line {}; error   : {}\nptxas fatal   : Ptx assembly \

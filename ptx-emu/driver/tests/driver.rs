@@ -10,16 +10,13 @@ use cudarc::driver::{result, CudaContext, DriverError, PushKernelArg};
 use std::ffi::c_void;
 use std::sync::{Arc, Once};
 
-/// Loads the emulator (built next to this test binary's directory) once per process.
+/// Loads the emulator once per process: the one cargo built for this test, next to it in
+/// target/<profile>/deps.
 fn emulator() {
     static LOADED: Once = Once::new();
     LOADED.call_once(|| {
         let exe = std::env::current_exe().expect("the test binary's path");
-        let dir = exe
-            .parent()
-            .and_then(|deps| deps.parent())
-            .expect("target/<profile>");
-        let path = dir.join("libferrocuda_emu_cuda.so");
+        let path = exe.with_file_name("libferrocuda_emu_cuda.so");
         // SAFETY: the emulator's initialisers are Rust statics' and sound to run.
         let library = unsafe { libloading::Library::new(&path) }.unwrap_or_else(|e| {
             panic!(
