@@ -1,6 +1,7 @@
 //! Kernel launches: the configuration is checked as the driver checks it, the parameters are
 //! read at the sizes the PTX declares, and the grid runs in the emulator before the call
-//! returns. A fault makes the function's context sticky-faulted with the code hardware gives.
+//! returns. A fault makes the function's context sticky-faulted with the code hardware gives,
+//! and, as kernels are asynchronous on hardware, shows at the next call, not at the launch.
 
 use crate::device::SM_COUNT;
 use crate::ffi::{guard, id_of, Outcome};
@@ -123,11 +124,6 @@ unsafe fn launch(
         }
         Err(fault) => {
             let (code, sticky) = fault_code(fault.kind);
-            if sticky {
-                if let Some(c) = DRIVER.state()?.contexts.get_mut(&context) {
-                    c.fault.get_or_insert(code);
-                }
-            }
             let after = if sticky {
                 "; the context is unusable until it is destroyed"
             } else {
@@ -137,7 +133,15 @@ unsafe fn launch(
                 "ferrocuda PTX emulator: kernel {} failed with {code:?}{after}: {}",
                 info.name, fault.message
             );
-            Err(code)
+            if !sticky {
+                return Err(code);
+            }
+            // As on hardware, where kernels run asynchronously: the launch itself succeeded, and
+            // the fault shows at the next call in the context (a copy, a synchronisation).
+            if let Some(c) = DRIVER.state()?.contexts.get_mut(&context) {
+                c.fault.get_or_insert(code);
+            }
+            Ok(())
         }
     }
 }

@@ -260,10 +260,12 @@ fn a_faulting_kernel_leaves_its_context_sticky_and_a_new_context_works() {
     let mut builder = stream.launch_builder(&store);
     builder.arg(&past);
     // SAFETY: the emulator checks the address; the fault is what is tested.
-    let error = unsafe { builder.launch(config) }.unwrap_err();
-    assert_eq!(error, DriverError(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS));
-    // Sticky: every later call in the context says so.
+    // As on hardware the launch is queued fine; the fault shows at the next call.
+    unsafe { builder.launch(config) }.unwrap();
+    let error = DriverError(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
     ctx.bind_to_thread().unwrap();
+    assert_eq!(result::ctx::synchronize().unwrap_err(), error);
+    // Sticky: every later call in the context says so.
     assert_eq!(result::ctx::synchronize().unwrap_err(), error);
     assert_eq!(unsafe { result::malloc_sync(4) }.unwrap_err(), error);
     let mut host = [0u32; 4];
