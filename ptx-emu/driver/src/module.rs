@@ -72,9 +72,18 @@ unsafe fn load(image: *const c_void) -> Result<(usize, String), (CUresult, Strin
     if image.is_null() {
         return Err(plain(CUresult::CUDA_ERROR_INVALID_VALUE));
     }
-    // SAFETY: the caller's image is NUL-terminated (PTX text; a cubin starts with an ELF magic
-    // whose first four bytes are readable).
-    let magic = unsafe { std::slice::from_raw_parts(image.cast::<u8>(), 4) };
+    // The first four bytes, or fewer when a NUL comes first (the image is then short text):
+    // ELF and fatbin magics have no NUL byte, and nothing past a text's NUL is read.
+    let mut magic = Vec::with_capacity(4);
+    for k in 0..4 {
+        // SAFETY: bytes up to and including the first NUL are readable (a NUL-terminated text
+        // or a binary image longer than its magic: the caller's contract).
+        let byte = unsafe { image.cast::<u8>().add(k).read() };
+        if byte == 0 {
+            break;
+        }
+        magic.push(byte);
+    }
     if magic == b"\x7fELF"
         || magic == 0xBA55_ED50u32.to_le_bytes()
         || magic == 0x466243B1u32.to_le_bytes()
