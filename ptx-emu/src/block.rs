@@ -9,10 +9,12 @@ use crate::memory::Allocation;
 use crate::shared::SharedMemory;
 use crate::FaultKind;
 
-/// Generic addresses of the block's shared window: `cvta.shared` adds this.
-pub(crate) const SHARED_WINDOW: u64 = 0x5000_0000_0000;
+/// Generic addresses of the block's shared window: `cvta.shared` adds this. Its low 32 bits are
+/// not zero, so a generic address truncated to 32 bits without `cvta.to.shared` (a bug some
+/// hardware forgives by chance) lands far outside any block's shared memory and faults.
+pub(crate) const SHARED_WINDOW: u64 = 0x5000_1000_0000;
 /// Generic addresses of each thread's local window: `cvta.local` adds this.
-pub(crate) const LOCAL_WINDOW: u64 = 0x6000_0000_0000;
+pub(crate) const LOCAL_WINDOW: u64 = 0x6000_1000_0000;
 
 /// What stopped a thread, before the block adds where.
 #[derive(Debug)]
@@ -142,7 +144,7 @@ pub(crate) fn resolve(
     len: u64,
     align: u64,
 ) -> Result<Place, Trouble> {
-    if address % align != 0 {
+    if !address.is_multiple_of(align) {
         return Err(Trouble::new(
             FaultKind::MisalignedAddress,
             format!("misaligned {} access of {len} bytes at {address:#x} (needs {align}-byte alignment)", space_name(space)),
@@ -164,7 +166,7 @@ pub(crate) fn resolve(
     };
     match space {
         Space::Generic => {
-            if address >= SHARED_WINDOW && address < LOCAL_WINDOW {
+            if (SHARED_WINDOW..LOCAL_WINDOW).contains(&address) {
                 return within(SHARED_WINDOW, block.shared_len)
                     .map(|o| Place::Shared(o as usize))
                     .ok_or_else(|| {
@@ -175,7 +177,7 @@ pub(crate) fn resolve(
                     });
             }
             let local = grid.program.local_bytes as usize;
-            if address >= LOCAL_WINDOW && address < LOCAL_WINDOW * 2 {
+            if (LOCAL_WINDOW..LOCAL_WINDOW + (1 << 40)).contains(&address) {
                 return within(LOCAL_WINDOW, local)
                     .map(|o| Place::Local(t * local + o as usize))
                     .ok_or_else(|| {

@@ -167,12 +167,15 @@ fn layout(variables: &[Variable], start: u32) -> Vec<(u32, &Variable)> {
         .collect()
 }
 
+/// (offset, size) of each parameter or return value in the frame-parameter space.
+type Slots = Vec<(u32, u32)>;
+
 struct Decoder<'a> {
     module: &'a ModuleSymbols<'a>,
     program: Program,
     shared_offsets: HashMap<&'a str, u32>,
     /// Each called function's parameter and return-value offsets in the frame-parameter space.
-    function_params: HashMap<&'a str, (Vec<(u32, u32)>, Vec<(u32, u32)>)>,
+    function_params: HashMap<&'a str, (Slots, Slots)>,
     call_fixups: Vec<(usize, &'a str)>,
     starts: HashMap<&'a str, u32>,
 }

@@ -79,6 +79,20 @@ impl Module {
     pub fn kernel_names(&self) -> Vec<String> {
         self.kernels.iter().map(|(p, _)| p.name.clone()).collect()
     }
+    /// The instructions the emulator does not implement, as `kernel: line N: what`: they
+    /// parse, and fault ([`FaultKind::Unsupported`]) only when a thread runs one. Empty for all
+    /// of ferrocuda's kernels (a test checks); the driver may put these in the JIT info log.
+    pub fn unsupported(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for (program, _) in &self.kernels {
+            for instr in &program.code {
+                if let ir::Op::Unsupported(what) = &instr.op {
+                    found.push(format!("{}: line {}: {what}", program.name, instr.line));
+                }
+            }
+        }
+        found
+    }
 }
 
 /// A launch's shape.

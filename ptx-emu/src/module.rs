@@ -15,11 +15,32 @@ static NEXT_MODULE_ADDRESS: AtomicU64 = AtomicU64::new(0x7e00_0000_0000);
 
 pub(crate) fn load(ptx: &str) -> Result<Module, ParseError> {
     let ast = parse(ptx)?;
+    // Every variable's bytes (each at most 1 GiB, aligned to at most 4 KiB) summed: below 2^31,
+    // so no layout of them overflows a u32 offset.
+    let declared = ast
+        .variables
+        .iter()
+        .chain(ast.functions.iter().flat_map(|f| {
+            f.params
+                .iter()
+                .chain(&f.returns)
+                .chain(f.body.iter().filter_map(|s| match s {
+                    crate::parse::Statement::Var(v) => Some(v),
+                    _ => None,
+                }))
+        }));
+    let total: u64 = declared.map(|v| v.bytes as u64 + v.align as u64).sum();
+    if total > 1 << 31 {
+        return Err(err(
+            1,
+            &format!("the module declares {total} bytes of variables (at most 2 GiB)"),
+        ));
+    }
     let source: Arc<Vec<String>> = Arc::new(ptx.lines().map(str::to_string).collect());
     let mut symbols = HashMap::new();
     let mut globals = Vec::new();
     let mut shared = Vec::new();
-    for (i, v) in ast.variables.iter().enumerate() {
+    for v in &ast.variables {
         if v.space == ".shared" {
             symbols.insert(v.name.as_str(), Symbol::Shared);
             shared.push(v.clone());

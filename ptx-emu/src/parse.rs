@@ -5,6 +5,9 @@
 
 use crate::ParseError;
 
+/// Most registers one `.reg` declaration may declare (ptxas allows far fewer per thread).
+const MAX_REGISTERS: u64 = 1 << 16;
+
 /// One token with the line it is on.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Tok {
@@ -352,13 +355,15 @@ impl Parser {
                 init.push(self.number()?);
             }
         }
+        // At most 1 GiB: shared, local and parameter offsets stay far from u32 overflow.
         let bytes = element_bytes
             .checked_mul(count)
+            .filter(|&b| b <= 1 << 30)
             .ok_or_else(|| err(line, &format!("{name} is too large")))?;
         if align == 0 {
             align = element_bytes;
         }
-        if !align.is_power_of_two() {
+        if !align.is_power_of_two() || align > 1 << 12 {
             return Err(err(
                 line,
                 &format!("{name}: alignment {align} is not a power of two"),
@@ -485,7 +490,15 @@ impl Parser {
                     loop {
                         let name = self.word()?;
                         let count = if self.eat('<') {
-                            let n = self.number()? as u32;
+                            let line = self.line();
+                            let n = self.number()?;
+                            if n > MAX_REGISTERS {
+                                return Err(err(
+                                    line,
+                                    &format!("{name}<{n}>: more than {MAX_REGISTERS} registers"),
+                                ));
+                            }
+                            let n = n as u32;
                             self.expect('>')?;
                             Some(n)
                         } else {
@@ -543,7 +556,7 @@ impl Parser {
             });
         }
         while !self.eat(';') {
-            operands.push(self.operand(line)?);
+            operands.push(self.operand()?);
             if !self.eat(',') {
                 self.expect(';')?;
                 break;
@@ -557,15 +570,14 @@ impl Parser {
         })
     }
 
-    fn operand(&mut self, line: usize) -> Result<Operand, ParseError> {
+    fn operand(&mut self) -> Result<Operand, ParseError> {
         if self.eat('[') {
             let mut base = None;
             let mut offset = 0i64;
             if let Some(Tok::Word(_)) = self.peek() {
                 base = Some(self.word()?);
-                if self.eat('+') {
-                    offset = self.number()? as i64;
-                } else if self.is('-') {
+                // `+ n`, `+ -n` or `- n` (number() reads the sign).
+                if self.eat('+') || self.is('-') {
                     offset = self.number()? as i64;
                 }
             } else {
@@ -577,7 +589,7 @@ impl Parser {
         if self.eat('{') {
             let mut items = Vec::new();
             while !self.eat('}') {
-                items.push(self.operand(line)?);
+                items.push(self.operand()?);
                 self.eat(',');
             }
             return Ok(Operand::Vector(items));

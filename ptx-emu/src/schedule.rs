@@ -153,16 +153,14 @@ fn execute_warp(
                         (j, j <= max_lane)
                     }
                 };
-                let j = if ok { j } else { lane };
-                if mask & (1 << j) == 0 {
-                    return Err((
-                        t,
-                        Trouble::new(
-                            FaultKind::Divergence,
-                            format!("shfl.sync reads lane {j}, which its mask {mask:#010x} does not name"),
-                        ),
-                    ));
-                }
+                // A source lane outside the mask gives an undefined value (PTX ISA); code such
+                // as a partial warp's reduction reads it and discards it. The emulator gives the
+                // lane's own value, as the CPU executor does, with the predicate false.
+                let (j, ok) = if ok && mask & (1 << j) != 0 {
+                    (j, true)
+                } else {
+                    (lane, false)
+                };
                 set(grid, block, t, d, values[j as usize]);
                 if let Some(p) = p {
                     set(grid, block, t, p, ok as u64);

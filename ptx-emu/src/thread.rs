@@ -78,14 +78,14 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
             }
             Op::Unpack { d, n, bits, a } => {
                 let v = get(regs, a);
-                for k in 0..n as usize {
-                    regs[d[k] as usize] = (v >> (k * bits as usize)) & mask(bits / 8);
+                for (k, &dk) in d.iter().enumerate().take(n as usize) {
+                    regs[dk as usize] = (v >> (k * bits as usize)) & mask(bits / 8);
                 }
             }
             Op::Pack { d, s, n, bits } => {
                 let mut v = 0;
-                for k in 0..n as usize {
-                    v |= (get(regs, s[k]) & mask(bits / 8)) << (k * bits as usize);
+                for (k, &sk) in s.iter().enumerate().take(n as usize) {
+                    v |= (get(regs, sk) & mask(bits / 8)) << (k * bits as usize);
                 }
                 regs[d as usize] = v;
             }

@@ -1,0 +1,114 @@
+//! How fast the emulator runs the library's kernels: PTX instructions per second (summed over
+//! all threads) for a few kernels at test-like sizes, on all cores and on one.
+//!
+//! `cargo run --release -p ferrocuda-ptx-emu --example speed` (builds gpu-kernels to PTX first).
+
+use std::path::Path;
+use std::time::Instant;
+
+use ferrocuda_ptx_emu::{launch, LaunchDims, Memory, Module};
+
+/// A kernel, its grid and block, and its parameters' bytes.
+type Case = (&'static str, [u32; 3], [u32; 3], Vec<Vec<u8>>);
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace");
+    let ptx = match std::env::var_os("FERROCUDA_EMU_KERNELS_PTX") {
+        Some(path) => std::fs::read_to_string(path).expect("FERROCUDA_EMU_KERNELS_PTX"),
+        None => {
+            let builder = ferrocuda_builder::PtxBuilder::new(root.join("gpu-kernels"));
+            builder
+                .target_dir(root.join("target").join("emu-kernels-ptx"))
+                .build()
+                .expect("building gpu-kernels")
+                .ptx
+        }
+    };
+    let module = Module::parse(&ptx).expect("the library's PTX parses");
+    let memory = Memory::new(1 << 32);
+    let buffer = |floats: usize| {
+        let addr = memory.alloc(floats as u64 * 4).expect("alloc");
+        let data: Vec<u8> = (0..floats)
+            .flat_map(|i| ((i % 97) as f32 * 0.01).to_le_bytes())
+            .collect();
+        memory.write(addr, &data).expect("write");
+        addr
+    };
+    let slice = |addr: u64, len: usize| {
+        [
+            addr.to_le_bytes().to_vec(),
+            (len as u64).to_le_bytes().to_vec(),
+        ]
+    };
+    let n = 1 << 20;
+    let (a, b, c) = (buffer(n), buffer(n), buffer(n));
+    let side = 256u32;
+    let m = (side * side) as usize;
+    let mut cases: Vec<Case> = Vec::new();
+    let three = |x: [Vec<u8>; 2], y: [Vec<u8>; 2], z: [Vec<u8>; 2]| [x, y, z].concat();
+    cases.push((
+        "vector_add",
+        [n as u32 / 256, 1, 1],
+        [256, 1, 1],
+        three(slice(a, n), slice(b, n), slice(c, n)),
+    ));
+    let dims = [
+        side.to_le_bytes().to_vec(),
+        side.to_le_bytes().to_vec(),
+        side.to_le_bytes().to_vec(),
+    ];
+    let mm = [three(slice(a, m), slice(b, m), slice(c, m)), dims.to_vec()].concat();
+    cases.push((
+        "matmul_tiled",
+        [side / 16, side / 16, 1],
+        [16, 16, 1],
+        mm.clone(),
+    ));
+    cases.push((
+        "matmul_blocked",
+        [side / 128, side / 128, 1],
+        [256, 1, 1],
+        mm,
+    ));
+    let tr = [
+        three(
+            slice(a, m),
+            slice(c, m),
+            [side.to_le_bytes().to_vec(), side.to_le_bytes().to_vec()],
+        ),
+        vec![],
+    ]
+    .concat();
+    cases.push(("transpose_tiled", [side / 32, side / 32, 1], [32, 8, 1], tr));
+    cases.push((
+        "dot_partial",
+        [64, 1, 1],
+        [256, 1, 1],
+        three(slice(a, n), slice(b, n), slice(c, 64)),
+    ));
+    for threads in [0usize, 1] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        let cores = pool.current_num_threads();
+        println!("{cores} host thread(s):");
+        for (kernel, grid, block, params) in &cases {
+            let refs: Vec<&[u8]> = params.iter().map(Vec::as_slice).collect();
+            let dims = LaunchDims {
+                grid: *grid,
+                block: *block,
+                dynamic_shared_bytes: 0,
+            };
+            let start = Instant::now();
+            let stats = pool
+                .install(|| launch(&module, kernel, dims, &refs, &memory))
+                .unwrap_or_else(|f| panic!("{f}"));
+            let seconds = start.elapsed().as_secs_f64();
+            let rate = stats.instructions as f64 / seconds;
+            println!("  {kernel:16} {:>12} instructions in {seconds:7.3} s: {:6.1} M/s ({:5.1} M/s per thread)", stats.instructions, rate / 1e6, rate / 1e6 / cores as f64);
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! Instruction-level known answers: float rounding modes, cvt's saturation and rounding, the
+//! approx functions' error bounds as the PTX ISA states them, integer corner cases.
+
+mod support;
+
+use ferrocuda_ptx_emu::Module;
+use support::*;
+
+/// Runs `instruction` (operands %r1, %r2, %r3 in, %r4 out; 32-bit, or 64-bit as %rd1.. with
+/// `wide`) once per element of `inputs`, returning each result's bits.
+fn run(instruction: &str, wide: bool, inputs: &[[u64; 3]]) -> Vec<u64> {
+    let (reg, ld, bytes) = if wide {
+        ("%rd", "b64", 8)
+    } else {
+        ("%r", "b32", 4)
+    };
+    let loads: String = (1..=3)
+        .map(|k| {
+            format!(
+                "ld.global.{ld} {reg}{k}, [%a{k}];\nadd.s64 %a{next}, %a{k}, {bytes};\n",
+                next = k + 1
+            )
+        })
+        .collect();
+    let ptx = format!(
+        ".version 7.0\n.target sm_70\n.address_size 64\n\
+         .visible .entry k(.param .u64 in, .param .u64 out)\n{{\n\
+         .reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n.reg .b64 %a<8>;\n.reg .b32 %t<2>;\n\
+         mov.u32 %t1, %tid.x;\nld.param.u64 %a0, [in];\nmul.wide.u32 %a5, %t1, {stride};\nadd.s64 %a1, %a0, %a5;\n\
+         {loads}{instruction}\n\
+         ld.param.u64 %a6, [out];\nmul.wide.u32 %a5, %t1, {bytes};\nadd.s64 %a6, %a6, %a5;\nst.global.{ld} [%a6], {reg}4;\nret;\n}}\n",
+        stride = 3 * bytes,
+    );
+    let module = Module::parse(&ptx).unwrap_or_else(|e| panic!("{instruction}: {e}"));
+    let d = Device::new();
+    let flat: Vec<u8> = inputs
+        .iter()
+        .flat_map(|v| v.iter().flat_map(|x| x.to_le_bytes()[..bytes].to_vec()))
+        .collect();
+    let input = d.upload(&flat);
+    let out = d.zeros::<u8>(inputs.len() * bytes);
+    d.launch(
+        &module,
+        "k",
+        [1, 1, 1],
+        [inputs.len() as u32, 1, 1],
+        0,
+        &[value(input.addr), value(out.addr)],
+    )
+    .unwrap_or_else(|f| panic!("{instruction}: {f}"));
+    d.download::<u8>(out)
+        .chunks(bytes)
+        .map(|c| c.iter().rev().fold(0, |v, &b| v << 8 | b as u64))
+        .collect()
+}
+
+fn f32s(instruction: &str, inputs: &[[f32; 3]]) -> Vec<f32> {
+    let bits: Vec<[u64; 3]> = inputs
+        .iter()
+        .map(|v| v.map(|x| x.to_bits() as u64))
+        .collect();
+    run(instruction, false, &bits)
+        .into_iter()
+        .map(|b| f32::from_bits(b as u32))
+        .collect()
+}
+
+#[test]
+fn f32_add_mul_fma_in_every_rounding_mode() {
+    let tiny = 2f32.powi(-30);
+    let above = 1.0f32.next_up();
+    let cases = [[1.0, tiny, 0.0], [-1.0, -tiny, 0.0]];
+    assert_eq!(f32s("add.rn.f32 %r4, %r1, %r2;", &cases), [1.0, -1.0]);
+    assert_eq!(f32s("add.rz.f32 %r4, %r1, %r2;", &cases), [1.0, -1.0]);
+    assert_eq!(f32s("add.rm.f32 %r4, %r1, %r2;", &cases), [1.0, -above]);
+    assert_eq!(f32s("add.rp.f32 %r4, %r1, %r2;", &cases), [above, -1.0]);
+    assert_eq!(
+        f32s("sub.rz.f32 %r4, %r1, %r2;", &[[1.0, tiny, 0.0]]),
+        [1.0f32.next_down()]
+    );
+    // (1 + 2^-23)^2 = 1 + 2^-22 + 2^-46: nearest and toward zero drop the 2^-46, up adds an ulp.
+    let sq = [[above, above, 0.0]];
+    let exact_low = 1.0 + 2f32.powi(-22);
+    assert_eq!(f32s("mul.rn.f32 %r4, %r1, %r2;", &sq), [exact_low]);
+    assert_eq!(f32s("mul.rz.f32 %r4, %r1, %r2;", &sq), [exact_low]);
+    assert_eq!(
+        f32s("mul.rp.f32 %r4, %r1, %r2;", &sq),
+        [exact_low.next_up()]
+    );
+    // fma rounds once: (1 + 2^-23)^2 - (1 + 2^-22) is exactly 2^-46.
+    let fused = [[above, above, -exact_low]];
+    assert_eq!(
+        f32s("fma.rn.f32 %r4, %r1, %r2, %r3;", &fused),
+        [2f32.powi(-46)]
+    );
+    assert_eq!(
+        f32s(
+            "mul.rn.f32 %r5, %r1, %r2;\nadd.rn.f32 %r4, %r5, %r3;",
+            &fused
+        ),
+        [0.0],
+        "unfused loses it"
+    );
+    assert_eq!(
+        f32s("fma.rm.f32 %r4, %r1, %r2, %r3;", &[[above, above, 1.0]]),
+        [2.0 + 2f32.powi(-22)]
+    );
+    assert_eq!(
+        f32s("fma.rp.f32 %r4, %r1, %r2, %r3;", &[[above, above, 1.0]]),
+        [(2.0 + 2f32.powi(-22)).next_up()]
+    );
+    // Overflow: toward zero gives the largest finite, nearest gives infinity.
+    let big = [[f32::MAX, f32::MAX, 0.0]];
+    assert_eq!(f32s("add.rn.f32 %r4, %r1, %r2;", &big), [f32::INFINITY]);
+    assert_eq!(f32s("add.rz.f32 %r4, %r1, %r2;", &big), [f32::MAX]);
+    // ftz flushes a subnormal input and result to zero.
+    let sub = f32::MIN_POSITIVE / 4.0;
+    assert_eq!(
+        f32s("add.rn.ftz.f32 %r4, %r1, %r2;", &[[sub, 0.0, 0.0]]),
+        [0.0]
+    );
+    assert_eq!(f32s("add.rn.f32 %r4, %r1, %r2;", &[[sub, 0.0, 0.0]]), [sub]);
+}
+
+#[test]
+fn f64_directed_rounding() {
+    let tiny = 2f64.powi(-60);
+    let bits = |v: [f64; 3]| v.map(f64::to_bits);
+    let add = |mode: &str| {
+        f64::from_bits(
+            run(
+                &format!("add.{mode}.f64 %rd4, %rd1, %rd2;"),
+                true,
+                &[bits([1.0, tiny, 0.0])],
+            )[0],
+        )
+    };
+    assert_eq!(add("rn"), 1.0);
+    assert_eq!(add("rz"), 1.0);
+    assert_eq!(add("rp"), 1.0f64.next_up());
+    let third = f64::from_bits(
+        run(
+            "div.rn.f64 %rd4, %rd1, %rd2;",
+            true,
+            &[bits([1.0, 3.0, 0.0])],
+        )[0],
+    );
+    assert_eq!(third, 1.0 / 3.0);
+}
+
+#[test]
+fn cvt_saturates_and_rounds() {
+    let i32s = |instruction: &str, x: &[f32]| -> Vec<i32> {
+        let inputs: Vec<[u64; 3]> = x.iter().map(|v| [v.to_bits() as u64, 0, 0]).collect();
+        run(instruction, false, &inputs)
+            .into_iter()
+            .map(|b| b as u32 as i32)
+            .collect()
+    };
+    let x = [3e9, -3e9, f32::NAN, 2.5, -2.5, 3.5, -0.7];
+    assert_eq!(
+        i32s("cvt.rzi.s32.f32 %r4, %r1;", &x),
+        [i32::MAX, i32::MIN, 0, 2, -2, 3, 0]
+    );
+    assert_eq!(
+        i32s("cvt.rni.s32.f32 %r4, %r1;", &x),
+        [i32::MAX, i32::MIN, 0, 2, -2, 4, -1]
+    );
+    assert_eq!(
+        i32s("cvt.rmi.s32.f32 %r4, %r1;", &x),
+        [i32::MAX, i32::MIN, 0, 2, -3, 3, -1]
+    );
+    assert_eq!(
+        i32s("cvt.rpi.s32.f32 %r4, %r1;", &x),
+        [i32::MAX, i32::MIN, 0, 3, -2, 4, 0]
+    );
+    let u = i32s("cvt.rzi.u32.f32 %r4, %r1;", &[-1.0, 5e9, 7.9]);
+    assert_eq!(
+        u.iter().map(|&v| v as u32).collect::<Vec<_>>(),
+        [0, u32::MAX, 7]
+    );
+    // Integer saturation into a narrower type, and the float .sat clamp to [0, 1].
+    let ints: Vec<[u64; 3]> = [300i64, -5, 200, -129]
+        .iter()
+        .map(|&v| [v as u32 as u64, 0, 0])
+        .collect();
+    assert_eq!(
+        run("cvt.sat.u8.s32 %r4, %r1;", false, &ints),
+        [255, 0, 200, 0]
+    );
+    assert_eq!(
+        run("cvt.sat.s8.s32 %r4, %r1;", false, &ints),
+        [127, 0xfb, 127, 0x80]
+    );
+    assert_eq!(
+        run("cvt.s32.s8 %r4, %r1;", false, &[[0x80, 0, 0]]),
+        [0xffff_ff80],
+        "sign extension"
+    );
+    assert_eq!(
+        f32s(
+            "cvt.sat.f32.f32 %r4, %r1;",
+            &[[1.5, 0.0, 0.0], [-0.5, 0.0, 0.0], [0.25, 0.0, 0.0]]
+        ),
+        [1.0, 0.0, 0.25]
+    );
+    // Integer to float in each rounding mode: 2^24 + 1 is not an f32.
+    let odd = [[(1u64 << 24) + 1, 0, 0]];
+    assert_eq!(
+        f32::from_bits(run("cvt.rn.f32.u32 %r4, %r1;", false, &odd)[0] as u32),
+        16_777_216.0
+    );
+    assert_eq!(
+        f32::from_bits(run("cvt.rp.f32.u32 %r4, %r1;", false, &odd)[0] as u32),
+        16_777_218.0
+    );
+}
+
+/// The PTX ISA's stated bounds: ex2.approx.f32 max relative error 2^-22 (2 ulp) over the range,
+/// lg2.approx.f32 absolute 2^-22.6 on [0.5, 2], rsqrt.approx.f32 relative 2^-22.9,
+/// sin/cos.approx.f32 absolute 2^-20.9 on [-pi, pi].
+#[test]
+fn approx_functions_are_within_the_isa_error_bounds() {
+    let n = 1024;
+    let sweep = |lo: f32, hi: f32| -> Vec<[f32; 3]> {
+        (0..n)
+            .map(|i| [lo + (hi - lo) * i as f32 / (n - 1) as f32, 0.0, 0.0])
+            .collect()
+    };
+    let check = |instruction: &str,
+                 inputs: &[[f32; 3]],
+                 want: fn(f64) -> f64,
+                 relative: bool,
+                 bound: f64| {
+        for (x, got) in inputs.iter().zip(f32s(instruction, inputs)) {
+            let w = want(x[0] as f64);
+            let err = if relative {
+                (got as f64 - w).abs() / w.abs()
+            } else {
+                (got as f64 - w).abs()
+            };
+            assert!(
+                err <= bound,
+                "{instruction} at {}: {got} vs {w} (error {err:e} > {bound:e})",
+                x[0]
+            );
+        }
+    };
+    let wide = sweep(-100.0, 100.0);
+    check(
+        "ex2.approx.ftz.f32 %r4, %r1;",
+        &wide,
+        f64::exp2,
+        true,
+        2f64.powi(-22),
+    );
+    check(
+        "lg2.approx.ftz.f32 %r4, %r1;",
+        &sweep(0.5, 2.0),
+        f64::log2,
+        false,
+        2f64.powf(-22.6),
+    );
+    check(
+        "rsqrt.approx.f32 %r4, %r1;",
+        &sweep(1e-3, 1e3),
+        |x| 1.0 / x.sqrt(),
+        true,
+        2f64.powf(-22.9),
+    );
+    let pi = std::f32::consts::PI;
+    check(
+        "sin.approx.f32 %r4, %r1;",
+        &sweep(-pi, pi),
+        f64::sin,
+        false,
+        2f64.powf(-20.9),
+    );
+    check(
+        "cos.approx.f32 %r4, %r1;",
+        &sweep(-pi, pi),
+        f64::cos,
+        false,
+        2f64.powf(-20.9),
+    );
+    // Special values.
+    let special = [
+        [f32::NEG_INFINITY, 0.0, 0.0],
+        [0.0, 0.0, 0.0],
+        [-1.0, 0.0, 0.0],
+    ];
+    let ex2 = f32s("ex2.approx.f32 %r4, %r1;", &special);
+    assert_eq!(ex2[..2], [0.0, 1.0]);
+    let lg2 = f32s("lg2.approx.f32 %r4, %r1;", &special);
+    assert!(
+        lg2[0].is_nan() && lg2[1] == f32::NEG_INFINITY && lg2[2].is_nan(),
+        "{lg2:?}"
+    );
+}
+
+#[test]
+fn integer_corner_cases() {
+    let r = |instruction: &str, a: u32, b: u32, c: u32| {
+        run(instruction, false, &[[a as u64, b as u64, c as u64]])[0] as u32
+    };
+    assert_eq!(r("bfe.u32 %r4, %r1, %r2, %r3;", 0xf0f0_1234, 4, 8), 0x23);
+    assert_eq!(
+        r("bfe.s32 %r4, %r1, %r2, %r3;", 0x0000_0f00, 8, 4),
+        0xffff_ffff,
+        "sign bit of the field"
+    );
+    assert_eq!(
+        r("bfe.u32 %r4, %r1, %r2, %r3;", 0xffff_ffff, 40, 8),
+        0,
+        "position past the width"
+    );
+    assert_eq!(
+        r("bfi.b32 %r4, %r1, %r2, %r3, 8;", 0xab, 0x1111_1111, 4),
+        0x1111_1ab1
+    );
+    assert_eq!(r("popc.b32 %r4, %r1;", 0xf0f0_0001, 0, 0), 9);
+    assert_eq!(
+        r("shr.s32 %r4, %r1, %r2;", 0x8000_0000, 40, 0),
+        0xffff_ffff,
+        "shift past the width: sign fill"
+    );
+    assert_eq!(
+        r("shl.b32 %r4, %r1, %r2;", 1, 32, 0),
+        0,
+        "shift past the width: zero"
+    );
+    assert_eq!(
+        r("mul.hi.s32 %r4, %r1, %r2;", (-3i32) as u32, 0x4000_0000, 0),
+        0xffff_ffff
+    );
+    assert_eq!(
+        r("mul.hi.u32 %r4, %r1, %r2;", 0xffff_ffff, 0xffff_ffff, 0),
+        0xffff_fffe
+    );
+    assert_eq!(
+        r("div.u32 %r4, %r1, %r2;", 7, 0, 0),
+        0xffff_ffff,
+        "division by zero: all ones"
+    );
+    assert_eq!(
+        r("rem.s32 %r4, %r1, %r2;", (-7i32) as u32, 3, 0),
+        (-1i32) as u32
+    );
+    assert_eq!(
+        r("min.s32 %r4, %r1, %r2;", (-1i32) as u32, 5, 0),
+        (-1i32) as u32
+    );
+    assert_eq!(r("min.u32 %r4, %r1, %r2;", (-1i32) as u32, 5, 0), 5);
+    assert_eq!(
+        r(
+            "copysign.f32 %r4, %r1, %r2;",
+            (-1f32).to_bits(),
+            2f32.to_bits(),
+            0
+        ),
+        (-2f32).to_bits(),
+        "sign of a onto b"
+    );
+    assert_eq!(
+        r(
+            "setp.ltu.f32 %p1, %r1, %r2;\nselp.u32 %r4, 1, 0, %p1;",
+            f32::NAN.to_bits(),
+            0,
+            0
+        ),
+        1,
+        "unordered"
+    );
+    assert_eq!(
+        r(
+            "setp.lt.f32 %p1, %r1, %r2;\nselp.u32 %r4, 1, 0, %p1;",
+            f32::NAN.to_bits(),
+            0,
+            0
+        ),
+        0,
+        "ordered"
+    );
+}
