@@ -93,9 +93,9 @@ fn host_device_host_round_trips_and_device_copies_keep_every_byte() {
     assert_eq!(other.clone_dtoh(&copy).unwrap(), data);
     // A copy past the end of an allocation is refused, not done.
     let mut small = [0u8; 16];
-    // SAFETY: `small` has 16 bytes; the device range is 8 bytes past a 4-byte allocation's end.
     let past = stream.alloc_zeros::<u8>(4).unwrap();
     let (ptr, _guard) = cudarc::driver::DevicePtr::device_ptr(&past, &stream);
+    // SAFETY: `small` has the 16 bytes; the device range runs 12 bytes past the allocation.
     let code = unsafe { sys::cuMemcpyDtoH_v2(small.as_mut_ptr().cast(), ptr, 16) };
     assert_eq!(code, CUresult::CUDA_ERROR_INVALID_VALUE);
 }
@@ -233,64 +233,61 @@ fn a_module_the_jit_refuses_comes_with_the_reason_in_the_error_log() {
     );
 }
 
-#[test]
-fn a_faulting_kernel_leaves_its_context_sticky_and_a_new_context_works() {
-    let ctx = own_context();
+/// Loads STORE_PTX into `ctx` and launches `store_seven` on one thread with `address`.
+fn store_seven_at(ctx: &Arc<CudaContext>, address: u64) -> Result<(), DriverError> {
+    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(STORE_PTX))?;
+    let store = module.load_function("store_seven")?;
     let stream = ctx.default_stream();
-    let module = ctx
-        .load_module(cudarc::nvrtc::Ptx::from_src(STORE_PTX))
-        .unwrap();
-    let store = module.load_function("store_seven").unwrap();
-    let mut out = stream.alloc_zeros::<u32>(4).unwrap();
+    let mut builder = stream.launch_builder(&store);
+    builder.arg(&address);
     let config = cudarc::driver::LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (1, 1, 1),
         shared_mem_bytes: 0,
     };
-    let mut builder = stream.launch_builder(&store);
-    builder.arg(&mut out);
-    // SAFETY: the kernel takes one pointer and writes 4 bytes there, inside `out`.
-    unsafe { builder.launch(config) }.unwrap();
+    // SAFETY: the kernel takes one u64 and stores 4 bytes there; the emulator checks the
+    // address (a bad one is what some tests want).
+    unsafe { builder.launch(config) }.map(|_| ())
+}
+
+/// `slice`'s device address.
+fn address_of(slice: &cudarc::driver::CudaSlice<u32>, ctx: &Arc<CudaContext>) -> u64 {
+    cudarc::driver::DevicePtr::device_ptr(slice, &ctx.default_stream()).0
+}
+
+#[test]
+fn a_faulting_kernel_leaves_its_context_sticky_and_a_new_context_works() {
+    let ctx = own_context();
+    let stream = ctx.default_stream();
+    let out = stream.alloc_zeros::<u32>(4).unwrap();
+    let ptr = address_of(&out, &ctx);
+    store_seven_at(&ctx, ptr).unwrap();
     assert_eq!(stream.clone_dtoh(&out).unwrap(), [7, 0, 0, 0]);
 
-    // One past the end of the allocation: hardware's illegal address.
-    let (ptr, guard) = cudarc::driver::DevicePtr::device_ptr(&out, &stream);
-    drop(guard);
-    let past = ptr + 16;
-    let mut builder = stream.launch_builder(&store);
-    builder.arg(&past);
-    // SAFETY: the emulator checks the address; the fault is what is tested.
-    // As on hardware the launch is queued fine; the fault shows at the next call.
-    unsafe { builder.launch(config) }.unwrap();
+    // One past the end of the allocation: hardware's illegal address. As on hardware the launch
+    // is queued fine and the fault shows at the next call.
+    store_seven_at(&ctx, ptr + 16).unwrap();
     let error = DriverError(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
     ctx.bind_to_thread().unwrap();
     assert_eq!(result::ctx::synchronize().unwrap_err(), error);
     // Sticky: every later call in the context says so.
     assert_eq!(result::ctx::synchronize().unwrap_err(), error);
+    // SAFETY: allocates 4 bytes (it does not: the context is faulted).
     assert_eq!(unsafe { result::malloc_sync(4) }.unwrap_err(), error);
     let mut host = [0u32; 4];
+    // SAFETY: `host` has the 16 bytes copied into it.
     let code = unsafe { sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), ptr, 16) };
-    assert_eq!(code, CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
-    // SAFETY: writes one pointer.
+    assert_eq!(code, error.0);
     let mut stream_handle = std::ptr::null_mut();
-    assert_eq!(
-        unsafe { sys::cuStreamCreate(&mut stream_handle, 0) },
-        CUresult::CUDA_ERROR_ILLEGAL_ADDRESS
-    );
+    // SAFETY: writes one stream handle.
+    let code = unsafe { sys::cuStreamCreate(&mut stream_handle, 0) };
+    assert_eq!(code, error.0);
 
     // A new context works, and loads and runs the same kernel.
     let fresh = own_context();
-    let stream = fresh.default_stream();
-    let module = fresh
-        .load_module(cudarc::nvrtc::Ptx::from_src(STORE_PTX))
-        .unwrap();
-    let store = module.load_function("store_seven").unwrap();
-    let mut out = stream.alloc_zeros::<u32>(1).unwrap();
-    let mut builder = stream.launch_builder(&store);
-    builder.arg(&mut out);
-    // SAFETY: as the first launch.
-    unsafe { builder.launch(config) }.unwrap();
-    assert_eq!(stream.clone_dtoh(&out).unwrap(), [7]);
+    let out = fresh.default_stream().alloc_zeros::<u32>(1).unwrap();
+    store_seven_at(&fresh, address_of(&out, &fresh)).unwrap();
+    assert_eq!(fresh.default_stream().clone_dtoh(&out).unwrap(), [7]);
 }
 
 #[test]
