@@ -268,9 +268,10 @@ fn a_faulting_kernel_leaves_its_context_sticky_and_a_new_context_works() {
     // is queued fine and the fault shows at the next call.
     store_seven_at(&ctx, ptr + 16).unwrap();
     let error = DriverError(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
-    ctx.bind_to_thread().unwrap();
+    // (cudarc also keeps the error it saw unloading the helper's module, and returns it.)
+    assert_eq!(ctx.synchronize().unwrap_err(), error);
+    // Sticky: every later call in the context (still current on this thread) says so.
     assert_eq!(result::ctx::synchronize().unwrap_err(), error);
-    // Sticky: every later call in the context says so.
     assert_eq!(result::ctx::synchronize().unwrap_err(), error);
     // SAFETY: allocates 4 bytes (it does not: the context is faulted).
     assert_eq!(unsafe { result::malloc_sync(4) }.unwrap_err(), error);
