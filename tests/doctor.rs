@@ -261,3 +261,22 @@ fn doctor_on_a_gpu_reports_it_and_picks_it() {
         "{text}"
     );
 }
+
+/// FERROCUDA_LIBCUDA naming no library: no driver, and doctor says which path failed and why.
+#[test]
+fn a_libcuda_path_that_does_not_load_is_reported_as_no_driver() {
+    let missing = "/nonexistent/libcuda-for-ferrocuda.so";
+    let (text, json) = doctor(|c| {
+        c.env(ferrocuda::LIBCUDA_ENV, missing);
+    });
+    assert!(!bool_of(&json, "/driver/found"), "{json:#}");
+    let tried = json["driver"]["tried"][0].as_str().unwrap();
+    assert!(
+        tried.starts_with(&format!(
+            "FERROCUDA_LIBCUDA={missing} could not be loaded: "
+        )),
+        "{tried}"
+    );
+    assert!(text.contains(missing), "{text}");
+    assert!(!bool_of(&json, "/verdict/on_gpu"));
+}
