@@ -77,6 +77,10 @@ examples_run_on_the_gpu() {
 }
 check "examples on CUDA device 0 ($FERROCUDA_LIBCUDA)" examples_run_on_the_gpu
 
+# Undefined behaviour in what Miri can run (scripts/miri.sh); says "skipped" where no nightly
+# toolchain with Miri is installed.
+check "scripts/miri.sh" scripts/miri.sh
+
 echo
 printf '%s\n' "${checks[@]}"
 awk '

@@ -139,14 +139,14 @@ impl Moments {
     }
 }
 
-/// One [`Moments`] per warp of a block, in shared memory (struct of arrays).
+/// One [`Moments`] per warp of a block, in shared memory (struct of arrays); `'b` is the block's.
 #[derive(Clone, Copy)]
-pub struct MomentsScratch {
-    count: Shared<f64>,
-    mean: Shared<f64>,
-    m2: Shared<f64>,
-    min: Shared<f32>,
-    max: Shared<f32>,
+pub struct MomentsScratch<'b> {
+    count: Shared<'b, f64>,
+    mean: Shared<'b, f64>,
+    m2: Shared<'b, f64>,
+    min: Shared<'b, f32>,
+    max: Shared<'b, f32>,
 }
 
 /// The merge of `state` over this warp's lanes, valid in lane 0: a tree of `shfl_down_sync`

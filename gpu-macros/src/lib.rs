@@ -204,14 +204,19 @@ fn check_signature(function: &ItemFn) -> syn::Result<()> {
             "a kernel returns nothing: write results into an `Out<T>` parameter",
         );
     }
-    for param in &sig.generics.params {
-        if !matches!(param, GenericParam::Lifetime(_)) {
+    if let Some(param) = sig.generics.params.first() {
+        if let GenericParam::Lifetime(lifetime) = param {
             return fail(
-                param.span(),
-                "a kernel cannot be generic: a PTX entry has one concrete signature; write one \
-                 kernel per type (a `macro_rules!` can stamp them out)",
+                lifetime.span(),
+                "a kernel cannot have lifetime parameters: its slices and outputs are borrowed \
+                 for one launch only, so leave their lifetimes out (`x: &[f32]`, `out: Out<f32>`)",
             );
         }
+        return fail(
+            param.span(),
+            "a kernel cannot be generic: a PTX entry has one concrete signature; write one \
+             kernel per type (a `macro_rules!` can stamp them out)",
+        );
     }
     if let Some(clause) = &sig.generics.where_clause {
         return fail(clause.span(), "a kernel cannot have a `where` clause");
@@ -242,10 +247,49 @@ fn parse_params(function: &ItemFn) -> syn::Result<Vec<KernelParam>> {
                 ))
             }
         };
+        reject_named_lifetimes(&typed.ty)?;
         let (class, ty) = classify(&typed.ty)?;
         params.push(KernelParam { name, class, ty });
     }
     Ok(params)
+}
+
+/// Refuses a parameter type that names a lifetime (`&'static [u32]`, `Out<'a, f32>`): the launch
+/// borrows its buffers only until the kernel has finished, so a kernel that could keep them longer
+/// (in a static, say) would read freed memory. Elided lifetimes (`&[u32]`, `'_`) are fresh for each
+/// call of the kernel body and cannot escape it.
+fn reject_named_lifetimes(ty: &Type) -> syn::Result<()> {
+    reject_lifetimes_in(quote!(#ty))
+}
+
+fn reject_lifetimes_in(tokens: TokenStream2) -> syn::Result<()> {
+    let mut tokens = tokens.into_iter().peekable();
+    while let Some(token) = tokens.next() {
+        use proc_macro2::TokenTree;
+        match token {
+            TokenTree::Punct(quote) if quote.as_char() == '\'' => {
+                if let Some(TokenTree::Ident(name)) = tokens.peek() {
+                    if name != "_" {
+                        let span = quote.span().join(name.span()).unwrap_or(name.span());
+                        return Err(syn::Error::new(
+                            span,
+                            format!(
+                                "a kernel parameter cannot name a lifetime (`'{name}`): the launch \
+                                 lends its slices and outputs only until the kernel finishes; \
+                                 leave the lifetime out (`&[T]`, `Out<T>`)"
+                            ),
+                        ));
+                    }
+                }
+            }
+            TokenTree::Group(group) => {
+                // Lifetimes inside brackets (`&[&'static u32]`, `Out<Wrapper<'a>>`).
+                reject_lifetimes_in(group.stream())?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn same_len_indices(
@@ -292,12 +336,15 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
     let ptx_block = rewrite_shared(&function.block, &name_str, Target::Ptx)?;
     let host_block = rewrite_shared(&function.block, &name_str, Target::Host)?;
     let arg_names: Vec<&Ident> = params.iter().map(|p| &p.name).collect();
+    // The block's scope, lent by the entry to each run of the body: `shared!` arrays, dynamic
+    // shared memory and the rebuilt slices and outputs borrow it, so none outlives the block.
+    let scope = shared::scope_ident();
     let body_fn = |block: &Block| {
         quote! {
             #(#other_attrs)*
             #[inline(always)]
             #[allow(clippy::too_many_arguments)]
-            fn __ferrocuda_body #body_generics (#body_inputs) #block
+            fn __ferrocuda_body #body_generics (#scope: &::ferrocuda_std::shared::BlockScope, #body_inputs) #block
         }
     };
     let (ptx_body_fn, host_body_fn) = (body_fn(&ptx_block), body_fn(&host_block));
@@ -339,12 +386,15 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
                     ),
                 };
                 ptx_params.push(quote!(#ptr: #ptr_ty, #len: usize));
+                // SAFETY (of the generated blocks): the launch checked each (pointer, length)
+                // pair against this parameter (kind, element size, bytes, alignment).
                 ptx_rebuild.push(quote! {
-                    let #pname = unsafe { ::ferrocuda_std::__private::#rebuild::<#ty>(#ptr, #len) };
+                    let #pname = unsafe { ::ferrocuda_std::__private::#rebuild::<#ty>(#scope, #ptr, #len) };
                 });
                 host_rebuild.push(quote! {
                     let #pname = unsafe {
                         ::ferrocuda_std::__private::#rebuild::<#ty>(
+                            #scope,
                             ::ferrocuda_std::__private::read_param::<u64>(#params_arg, #i) as usize as #ptr_ty,
                             ::ferrocuda_std::__private::read_param::<u64>(#params_arg, #j) as usize,
                         )
@@ -356,6 +406,8 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
             }
             Class::Scalar => {
                 ptx_params.push(quote!(#pname: #ty));
+                // SAFETY (of the generated block): the launch checked the slot's size against
+                // `size_of::<T>()`, and `T: Pod` makes any bytes a valid `T`.
                 host_rebuild.push(quote! {
                     let #pname = unsafe { ::ferrocuda_std::__private::read_param::<#ty>(#params_arg, #i) };
                 });
@@ -391,11 +443,13 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
         #[allow(improper_ctypes_definitions, clippy::missing_safety_doc, clippy::too_many_arguments)]
         pub unsafe extern "ptx-kernel" fn #name(#(#ptx_params),*) {
             #ptx_body_fn
+            // SAFETY: this entry runs one block, and the scope lives in its frame.
+            let #scope = &unsafe { ::ferrocuda_std::shared::BlockScope::new() };
             // SAFETY: the host passes, for each slice and output, a device pointer valid for
-            // `len` elements (checked against the PTX entry before launch).
+            // `len` elements (each argument checked against the PTX parameter before launch).
             #(#ptx_rebuild)*
             #(#same_len_facts)*
-            __ferrocuda_body(#(#arg_names),*)
+            __ferrocuda_body(#scope, #(#arg_names),*)
         }
 
         #[cfg(not(target_arch = "nvptx64"))]
@@ -413,10 +467,17 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
                 #params_arg: &[*const u8],
                 #block_arg: &::ferrocuda_std::cpu::BlockContext,
             ) {
+                // SAFETY: the scope lives in this entry's frame, which `run_block` (running the
+                // block) returns or unwinds to before the block is over.
+                let #scope = &unsafe { ::ferrocuda_std::shared::BlockScope::new() };
                 // SAFETY: the caller packs pointers valid for `len` elements and scalar bytes.
                 #(#host_rebuild)*
                 #(#same_len_facts)*
-                ::ferrocuda_std::cpu::run_block(#block_arg, move || __ferrocuda_body(#(#arg_names),*));
+                // SAFETY: the caller is the executor, which runs one block at a time on this OS
+                // thread and clears it with `take_current` when the block unwinds.
+                unsafe {
+                    ::ferrocuda_std::cpu::run_block(#block_arg, move || __ferrocuda_body(#scope, #(#arg_names),*));
+                }
             }
 
             const __FERROCUDA_PARAMS: &[::ferrocuda_std::abi::Param] = &[#(#infos),*];
@@ -498,11 +559,63 @@ mod tests {
             ("pub unsafe fn k(x: &[f32]) {}", "cannot be `unsafe fn`"),
             ("pub fn k((a, b): (f32, f32)) {}", "plain names"),
             ("pub fn k(x: Out<f32, f64>) {}", "one element type"),
+            // Lifetimes that would let a launch's buffers outlive it.
+            (
+                "pub fn k(x: &'static [u32]) {}",
+                "cannot name a lifetime (`'static`)",
+            ),
+            (
+                "pub fn k(x: Out<'static, u32>) {}",
+                "cannot name a lifetime (`'static`)",
+            ),
+            (
+                "pub fn k(x: ferrocuda_std::Out<'a, u32>) {}",
+                "cannot name a lifetime (`'a`)",
+            ),
+            (
+                "pub fn k(x: &[Wrapper<'a>]) {}",
+                "cannot name a lifetime (`'a`)",
+            ),
+            (
+                "pub fn k<'a>(x: &[u32]) {}",
+                "cannot have lifetime parameters",
+            ),
         ];
         for (item, expected) in cases {
             let message = error_of("", item);
             assert!(message.contains(expected), "{item}: {message}");
         }
+    }
+
+    #[test]
+    fn elided_lifetimes_are_accepted() {
+        assert!(expand_str(
+            "",
+            "pub fn k(x: &'_ [u32], y: Out<'_, u32>, z: Out<u32>) {}"
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn dynamic_shared_calls_in_the_body_borrow_the_block_scope() {
+        let code = expand_str(
+            "",
+            "pub fn k(out: Out<f32>) { let a = dynamic_shared::<u32>(); let b: Shared<f32> = ferrocuda_std::dynamic_shared(); }",
+        )
+        .unwrap();
+        // Once for the PTX body, once for the host's.
+        assert_eq!(
+            code.matches("dynamic_shared :: < u32 > (__ferrocuda_scope)")
+                .count(),
+            2,
+            "{code}"
+        );
+        assert_eq!(
+            code.matches("ferrocuda_std :: dynamic_shared (__ferrocuda_scope)")
+                .count(),
+            2,
+            "{code}"
+        );
     }
 
     #[test]
@@ -525,7 +638,7 @@ mod tests {
         // host: the executor's arena, with the variable's name for reports.
         assert!(code.contains("index : 0usize , name : \"a\""), "{code}");
         assert!(
-            code.contains("shared_array :: < u32 > (& __FERROCUDA_SITE , N)"),
+            code.contains("shared_array :: < u32 > (__ferrocuda_scope , & __FERROCUDA_SITE , N)"),
             "{code}"
         );
         // The user's own `shared` path is invoked once per array, so its import counts as used.

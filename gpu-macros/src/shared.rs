@@ -43,6 +43,28 @@ struct SharedRewriter<'a> {
     error: Option<syn::Error>,
 }
 
+/// The block scope parameter of a kernel body: mixed-site, so kernel code cannot name it.
+pub(crate) fn scope_ident() -> Ident {
+    Ident::new("__ferrocuda_scope", Span::mixed_site())
+}
+
+/// Whether `call` is `dynamic_shared()` / `dynamic_shared::<T>()` (any path ending so) with no
+/// arguments: the kernel body's request for the block's dynamic shared memory.
+fn is_dynamic_shared_call(call: &syn::ExprCall) -> bool {
+    match &*call.func {
+        Expr::Path(path) => {
+            path.qself.is_none()
+                && call.args.is_empty()
+                && path
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|last| last.ident == "dynamic_shared")
+        }
+        _ => false,
+    }
+}
+
 fn is_shared_macro(path: &syn::Path) -> bool {
     let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
     matches!(
@@ -79,6 +101,7 @@ impl SharedRewriter<'_> {
             }
         };
         let (elem, len) = (&array.elem, &array.len);
+        let scope = scope_ident();
         let index = self.count;
         self.count += 1;
         let span = mac.span();
@@ -128,8 +151,9 @@ impl SharedRewriter<'_> {
                     unsafe {
                         ::core::arch::asm!(#address, out(reg64) #address_var, options(pure, nomem, nostack));
                     }
-                    // SAFETY: the declaration above holds `len` elements, 16-byte aligned.
-                    unsafe { ::ferrocuda_std::Shared::<#elem>::from_raw_parts(#address_var as *mut #elem, #len) }
+                    // SAFETY: the declaration above holds `len` elements, 16-byte aligned, and
+                    // the scope is the one the entry lent to this run of the body.
+                    unsafe { ::ferrocuda_std::Shared::<#elem>::from_raw_parts(#scope, #address_var as *mut #elem, #len) }
                 }}
             }
             Target::Host => quote_spanned! {span=> {
@@ -141,7 +165,9 @@ impl SharedRewriter<'_> {
                     file: ::core::file!(),
                     line: ::core::line!(),
                 };
-                ::ferrocuda_std::cpu::shared_array::<#elem>(&__FERROCUDA_SITE, #len)
+                // SAFETY: the body runs inside the block `run_block` runs, and the scope is the
+                // one the CPU entry lent to it.
+                unsafe { ::ferrocuda_std::cpu::shared_array::<#elem>(#scope, &__FERROCUDA_SITE, #len) }
             }},
         };
         Some(Expr::Verbatim(tokens))
@@ -187,6 +213,14 @@ impl VisitMut for SharedRewriter<'_> {
     }
 
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if let Expr::Call(call) = expr {
+            if is_dynamic_shared_call(call) {
+                // The block's scope is its argument: the handle borrows the block.
+                let scope = scope_ident();
+                call.args.push(syn::parse_quote!(#scope));
+                return;
+            }
+        }
         if let Expr::Macro(m) = expr {
             if is_shared_macro(&m.mac.path) {
                 if let Some(new) = self.rewrite(&m.mac.clone(), "") {

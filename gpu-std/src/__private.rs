@@ -1,5 +1,6 @@
 //! Support for the code `#[kernel]` generates. Not a public API.
 
+use crate::shared::BlockScope;
 use crate::Out;
 
 /// The bytemuck that `#[pod]` derives `Pod` and `Zeroable` through, so that kernel crates need
@@ -10,12 +11,14 @@ pub use bytemuck;
 pub const fn assert_pod<T: bytemuck::Pod>() {}
 
 /// Rebuilds a `&[T]` from its PTX (pointer, length) pair; a zero length may come with a null or
-/// dangling pointer, which `from_raw_parts` would not accept.
+/// dangling pointer, which `from_raw_parts` would not accept. The slice borrows the entry's
+/// `scope`, so the kernel body cannot be given (or keep) it for longer than the launch.
 ///
 /// # Safety
-/// For `len > 0`, `ptr` must be valid for `len` reads of `T` for `'a`, aligned, and not written.
+/// For `len > 0`, `ptr` must be valid for `len` reads of `T` while `_scope` is borrowed,
+/// aligned, and not written.
 #[inline(always)]
-pub unsafe fn slice_from_raw<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+pub unsafe fn slice_from_raw<T>(_scope: &BlockScope, ptr: *const T, len: usize) -> &[T] {
     if len == 0 {
         &[]
     } else {
@@ -24,12 +27,17 @@ pub unsafe fn slice_from_raw<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
     }
 }
 
-/// Rebuilds an [`Out`] from its PTX (pointer, length) pair.
+/// Rebuilds an [`Out`] from its PTX (pointer, length) pair, borrowing the entry's `scope` as
+/// [`slice_from_raw`] does.
 ///
 /// # Safety
 /// As [`Out::from_raw_parts`].
 #[inline(always)]
-pub unsafe fn out_from_raw<'a, T: bytemuck::Pod>(ptr: *mut T, len: usize) -> Out<'a, T> {
+pub unsafe fn out_from_raw<'a, T: bytemuck::Pod>(
+    _scope: &'a BlockScope,
+    ptr: *mut T,
+    len: usize,
+) -> Out<'a, T> {
     // SAFETY: forwarded to the caller.
     unsafe { Out::from_raw_parts(ptr, len) }
 }

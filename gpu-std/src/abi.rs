@@ -50,6 +50,8 @@ pub struct Param {
     pub class: ParamClass,
     /// `size_of::<T>()` of the element (slices, outputs) or of the value (scalars).
     pub elem_size: usize,
+    /// `align_of::<T>()` of the element or value: a slice's memory must be aligned to it.
+    pub elem_align: usize,
     /// The element or value type as written in the kernel's source.
     pub type_name: &'static str,
 }
@@ -61,6 +63,7 @@ impl Param {
             name,
             class: ParamClass::Slice,
             elem_size: core::mem::size_of::<T>(),
+            elem_align: core::mem::align_of::<T>(),
             type_name,
         }
     }
@@ -71,6 +74,7 @@ impl Param {
             name,
             class: ParamClass::Output,
             elem_size: core::mem::size_of::<T>(),
+            elem_align: core::mem::align_of::<T>(),
             type_name,
         }
     }
@@ -81,6 +85,7 @@ impl Param {
             name,
             class: ParamClass::Scalar,
             elem_size: core::mem::size_of::<T>(),
+            elem_align: core::mem::align_of::<T>(),
             type_name,
         }
     }

@@ -140,6 +140,7 @@ mod tests {
         let mut a = [0u8; 3];
         let mut b = [0.0f64; 2];
         let mut c = [[0u16; 3]; 2];
+        // SAFETY: each `Out` covers a whole local array, used only through it until the end.
         let oa = unsafe { Out::from_raw_parts(a.as_mut_ptr(), a.len()) };
         let ob = unsafe { Out::from_raw_parts(b.as_mut_ptr(), b.len()) };
         let oc = unsafe { Out::from_raw_parts(c.as_mut_ptr(), c.len()) };
@@ -154,6 +155,7 @@ mod tests {
     #[should_panic(expected = "index 3 out of bounds for an output of length 3")]
     fn set_past_the_end_panics_with_index_and_length() {
         let mut a = [0u32; 3];
+        // SAFETY: the `Out` covers the local array, used only through it.
         let o = unsafe { Out::from_raw_parts(a.as_mut_ptr(), a.len()) };
         o.set(3, 1);
     }

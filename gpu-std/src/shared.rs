@@ -5,6 +5,8 @@
 //! the multiprocessor and is as fast as a register file, which is what tiled and reduction
 //! kernels are built on. Threads see each other's writes after a `sync_threads()`.
 
+use core::marker::PhantomData;
+
 /// A block's shared-memory array of `T`: a handle every thread of the block holds, with indexed
 /// [`get`](Shared::get) and [`set`](Shared::set) instead of a `&mut` (which thousands of threads
 /// cannot share), and atomics.
@@ -20,9 +22,28 @@
 /// sync_threads();
 /// let left = tile.get((t + 255) % 256);
 /// ```
-pub struct Shared<T> {
+///
+/// The lifetime `'b` is the block's: `#[kernel]` lends each run of the kernel body a
+/// [`BlockScope`] and every `Shared` borrows it, so a handle cannot outlive the block that owns
+/// the memory (kept in a `static` or a `thread_local!`, it would read another block's or a freed
+/// arena later). Helper functions write `Shared<T>` (the lifetime elided) or `Shared<'_, T>`:
+///
+/// ```compile_fail
+/// use ferrocuda_std::{kernel, shared, Shared};
+/// std::thread_local! {
+///     static KEPT: core::cell::Cell<Option<Shared<'static, u32>>> = const { core::cell::Cell::new(None) };
+/// }
+/// #[kernel]
+/// pub fn keeps_its_tile(out: ferrocuda_std::Out<u32>) {
+///     let tile = shared!([u32; 32]);
+///     KEPT.with(|k| k.set(Some(tile))); // error: borrowed data escapes the kernel body
+/// }
+/// ```
+pub struct Shared<'b, T> {
     ptr: *mut T,
     len: usize,
+    /// Borrows the block's [`BlockScope`].
+    _block: PhantomData<&'b BlockScope>,
     /// Which allocation of the block's arena (CPU checked mode).
     #[cfg(not(target_arch = "nvptx64"))]
     id: u32,
@@ -30,36 +51,70 @@ pub struct Shared<T> {
     checked: bool,
 }
 
-impl<T> Clone for Shared<T> {
+impl<T> Clone for Shared<'_, T> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T> Copy for Shared<T> {}
+impl<T> Copy for Shared<'_, T> {}
 
-impl<T: bytemuck::Pod> Shared<T> {
+/// The block a kernel body runs for, as a lifetime: `#[kernel]`'s entries (PTX and CPU) make one
+/// in their own frame and lend `&BlockScope` to each run of the body; [`Shared`] handles and the
+/// kernel's slices and outputs borrow it, so none of them outlives the block. Not for kernel
+/// authors: `#[kernel]` passes it where it is needed ([`dynamic_shared`]).
+#[derive(Debug)]
+pub struct BlockScope {
+    _private: (),
+}
+
+impl BlockScope {
+    /// A scope; made by `#[kernel]`'s entries only.
+    ///
+    /// # Safety
+    /// Only while a block of a kernel runs, in a frame that ends before the block does (the
+    /// entry's own), and lent only to that block's kernel body: handles made from it are then
+    /// valid for as long as they can live.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub const unsafe fn new() -> Self {
+        BlockScope { _private: () }
+    }
+}
+
+impl<'b, T: bytemuck::Pod> Shared<'b, T> {
     /// A `Shared` over `len` elements at a shared-memory address. `#[kernel]` calls it for each
     /// `shared!`; kernels do not.
     ///
     /// # Safety
     /// `ptr` must be the generic address of at least `len` elements of `T` of this block's shared
-    /// memory, aligned for `T`.
+    /// memory, aligned for `T`, and `scope` the scope of the block running (lent by the entry).
     #[cfg(target_arch = "nvptx64")]
     #[doc(hidden)]
     #[inline(always)]
-    pub unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
-        Shared { ptr, len }
-    }
-
-    /// # Safety
-    /// `ptr` must be valid for `len` elements of `T`, aligned, and used only through `Shared`
-    /// handles by the threads of the current block.
-    #[cfg(not(target_arch = "nvptx64"))]
-    #[inline(always)]
-    pub(crate) unsafe fn from_host_parts(ptr: *mut T, len: usize, id: u32, checked: bool) -> Self {
+    pub unsafe fn from_raw_parts(_scope: &'b BlockScope, ptr: *mut T, len: usize) -> Self {
         Shared {
             ptr,
             len,
+            _block: PhantomData,
+        }
+    }
+
+    /// # Safety
+    /// `ptr` must be valid for `len` elements of `T`, aligned, for `'b`, and used only through
+    /// `Shared` handles by the threads of the current block.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub(crate) unsafe fn from_host_parts(
+        _scope: &'b BlockScope,
+        ptr: *mut T,
+        len: usize,
+        id: u32,
+        checked: bool,
+    ) -> Self {
+        Shared {
+            ptr,
+            len,
+            _block: PhantomData,
             id,
             checked,
         }
@@ -134,7 +189,7 @@ impl<T: bytemuck::Pod> Shared<T> {
     }
 }
 
-impl<T> Shared<T> {
+impl<T> Shared<'_, T> {
     /// In CPU checked mode, checks and records an access to the `U` at `index` (in units of
     /// `U`, already bounds-checked), made at the caller's source location; nothing otherwise.
     #[inline(always)]
@@ -154,7 +209,7 @@ impl<T> Shared<T> {
 /// `[[f32; 33]; 32]` tile of a transpose): one element at a time, where `get(row)` would copy
 /// the whole row. On the CPU, checked mode tracks each element on its own, so threads writing
 /// different columns of one row do not race.
-impl<T: bytemuck::Pod, const M: usize> Shared<[T; M]> {
+impl<T: bytemuck::Pod, const M: usize> Shared<'_, [T; M]> {
     /// Reads element `[row][col]`.
     ///
     /// # Panics
@@ -317,7 +372,7 @@ enum Access {
     Atomic,
 }
 
-impl<T: crate::atomic::Atomic> Shared<T> {
+impl<T: crate::atomic::Atomic> Shared<'_, T> {
     #[inline(always)]
     #[track_caller]
     fn atomic_element(&self, index: usize) -> *mut T {
@@ -336,8 +391,19 @@ impl<T: crate::atomic::Atomic> Shared<T> {
 /// ```ignore
 /// let counts = dynamic_shared::<u32>(); // launched with shared_mem_bytes = 4 * bins
 /// ```
+///
+/// Call it as `dynamic_shared::<T>()`, directly in the body of a `#[kernel]` function:
+/// `#[kernel]` passes it the block's scope, which ties the handle to the block ([`Shared`]'s
+/// lifetime). Elsewhere (a helper function) there is no scope to pass, so it does not compile;
+/// take the handle in the kernel and pass it on:
+///
+/// ```compile_fail
+/// fn helper() -> ferrocuda_std::Shared<'static, u32> {
+///     ferrocuda_std::dynamic_shared::<u32>() // error: expects the block's scope
+/// }
+/// ```
 #[inline(always)]
-pub fn dynamic_shared<T: bytemuck::Pod>() -> Shared<T> {
+pub fn dynamic_shared<T: bytemuck::Pod>(block: &BlockScope) -> Shared<'_, T> {
     #[cfg(target_arch = "nvptx64")]
     {
         let (address, bytes): (u64, u32);
@@ -356,11 +422,12 @@ pub fn dynamic_shared<T: bytemuck::Pod>() -> Shared<T> {
             );
         }
         let len = bytes as usize / core::mem::size_of::<T>().max(1);
-        // SAFETY: the dynamic shared memory of this block, 16-byte aligned, `bytes` long.
-        unsafe { Shared::from_raw_parts(address as *mut T, len) }
+        // SAFETY: the dynamic shared memory of this block, 16-byte aligned, `bytes` long; a
+        // `BlockScope` exists only inside a block (see `BlockScope::new`).
+        unsafe { Shared::from_raw_parts(block, address as *mut T, len) }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::cpu::dynamic_shared()
+    crate::cpu::dynamic_shared(block)
 }
 
 // The one declaration of the dynamic shared memory; its size is the launch's `shared_mem_bytes`.

@@ -31,9 +31,15 @@ impl Dim3 {
         Dim3 { x, y, z }
     }
 
-    /// The number of points it spans: `x * y * z`, without overflow.
+    /// The number of points it spans: `x * y * z`, saturating at `u64::MAX` (three `u32`s can
+    /// overflow a `u64`; no launch is that large, and the launch checks refuse it).
+    ///
+    /// ```
+    /// # use ferrocuda_std::Dim3;
+    /// assert_eq!(Dim3::new(u32::MAX, u32::MAX, u32::MAX).count(), u64::MAX);
+    /// ```
     pub const fn count(self) -> u64 {
-        self.x as u64 * self.y as u64 * self.z as u64
+        (self.x as u64 * self.y as u64).saturating_mul(self.z as u64)
     }
 }
 

@@ -30,17 +30,19 @@ pub(crate) fn launch(
     entry: CpuEntry,
     config: &LaunchConfig,
     device: &Device,
-    args: Vec<Arg<'_>>,
+    mut args: Vec<Arg<'_>>,
 ) -> Result<()> {
     let mut slots: Vec<ParamSlot> = Vec::new();
-    for arg in &args {
+    for arg in &mut args {
         match arg {
             Arg::HostSlice { bytes, len } => {
                 slots.push(ParamSlot::new(bytes.as_ptr() as u64));
                 slots.push(ParamSlot::new(*len as u64));
             }
             Arg::HostOutput { bytes, len } => {
-                slots.push(ParamSlot::new(bytes.as_ptr() as u64));
+                // `as_mut_ptr`: the kernel writes through this address, so it must come from the
+                // `&mut` (an `as_ptr` address may only be read through; Miri caught it).
+                slots.push(ParamSlot::new(bytes.as_mut_ptr() as u64));
                 slots.push(ParamSlot::new(*len as u64));
             }
             Arg::GpuSlice { .. } | Arg::GpuOutput { .. } => {
@@ -83,7 +85,10 @@ pub(crate) fn launch(
 }
 
 fn panic_error(kernel: &'static str, block: Dim3, payload: Box<dyn std::any::Any + Send>) -> Error {
-    let thread = take_current().map_or(Dim3::new(0, 0, 0), |ctx| ctx.thread_idx);
+    // SAFETY: the block's `run_block` has unwound (this is its `catch_unwind`'s error path, on
+    // the worker that ran it), so no block runs on this thread; this clears it before the next.
+    let context = unsafe { take_current() };
+    let thread = context.map_or(Dim3::new(0, 0, 0), |ctx| ctx.thread_idx);
     let payload = match payload.downcast::<BugReport>() {
         Ok(report) => {
             return Error::KernelBug {

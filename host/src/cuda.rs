@@ -249,6 +249,11 @@ impl GpuBytes {
     pub(crate) fn ordinal(&self) -> usize {
         self.ordinal
     }
+
+    /// Its size in bytes, which the launch checks each argument's length against.
+    pub(crate) fn len_bytes(&self) -> usize {
+        self.slice.as_ref().map_or(0, |slice| slice.len())
+    }
 }
 
 /// A PTX module loaded on a GPU: loaded again, lazily, when the context is replaced.

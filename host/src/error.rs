@@ -119,6 +119,22 @@ pub enum Error {
         ptx: Vec<usize>,
     },
 
+    /// An argument does not fit the kernel parameter it is passed for: the wrong kind (read-only
+    /// memory for an `Out<T>`), element size, byte length or alignment. Checked before every
+    /// launch, in release builds too.
+    #[error(
+        "kernel `{kernel}`: the argument for `{param}` does not fit the parameter: {detail}; pass \
+         memory of the kernel's element type, `&mut` for an `Out<T>`"
+    )]
+    InvalidArgument {
+        /// The kernel.
+        kernel: &'static str,
+        /// The parameter's name in the kernel's source.
+        param: &'static str,
+        /// What does not fit.
+        detail: String,
+    },
+
     /// Two arguments declared `same_len` have different lengths.
     #[error(
         "kernel `{kernel}`: `{first}` has {first_len} elements but `{second}` has {second_len}; \

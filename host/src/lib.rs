@@ -14,12 +14,14 @@
 //! launch!(kernels, vector_add[4, 256](&a, &b, &mut out))?;  // copies in, runs, copies back
 //! ```
 //!
-//! Every launch is checked before it runs: the kernel is in the PTX, the host's packed arguments
+//! Every launch is checked before it runs: the kernel is in the PTX, each argument fits its
+//! parameter (kind, element size, byte length, alignment), the host's packed arguments
 //! match the PTX entry's parameters, lengths declared equal are equal, and the grid, block and
 //! shared memory fit the device. Failures are [`Error`]s whose messages say what to do.
 
 #![warn(missing_docs)]
 
+mod args;
 mod buffer;
 mod cpu;
 mod cuda;
@@ -33,6 +35,7 @@ mod module;
 pub mod ptx;
 mod stream;
 
+pub use args::{InputArg, InputData, KernelArg, KernelArgs, OutputArg, OutputData};
 pub use buffer::DeviceBuffer;
 pub use cuda::LIBCUDA_ENV;
 pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, CHECKED_ENV, DEVICE_ENV};
@@ -41,8 +44,6 @@ pub use error::{Error, Result};
 pub use ferrocuda_std::abi::{Kernel, KernelInfo};
 pub use ferrocuda_std::cpu::KernelBug;
 pub use ferrocuda_std::Dim3;
-pub use launch::{
-    Arg, DimComponent, InputData, KernelArg, KernelArgs, LaunchConfig, LaunchDims, OutputData,
-};
+pub use launch::{DimComponent, LaunchConfig, LaunchDims};
 pub use module::{Module, Ptx, PtxCheck};
 pub use stream::Stream;

@@ -1,10 +1,11 @@
 //! [`Ptx`] (kernels compiled into the program) and [`Module`] (those kernels loaded on a device).
 
+use crate::args::KernelArgs;
 use crate::cpu;
 use crate::cuda::LoadedModule;
 use crate::device::{Backend, Device};
 use crate::error::{Error, Result};
-use crate::launch::{self, KernelArgs, LaunchConfig};
+use crate::launch::{self, LaunchConfig};
 use crate::ptx::{self, PtxEntry, PtxInfo};
 use ferrocuda_std::abi::Kernel;
 use ferrocuda_std::Dim3;
@@ -178,7 +179,8 @@ impl Module {
 
     /// Launches `kernel` with `config` and `args`; `launch!` is the short way to call this.
     ///
-    /// Before anything runs or is copied it checks that the kernel is in the PTX, that the
+    /// Before anything runs or is copied it checks that the kernel is in the PTX, that each
+    /// argument fits its parameter (kind, element size, byte length, alignment), that the
     /// packed arguments match the PTX entry's parameters, that `same_len` parameters have equal
     /// lengths, and that grid, block and shared memory fit the device. Host slices are copied to
     /// a GPU and outputs back after the kernel, which this then waits for; with only device
@@ -195,7 +197,9 @@ impl Module {
     ) -> Result<()> {
         let info = kernel.info();
         let entry = self.entry(info.name)?;
-        let args = args.into_args();
+        let args = crate::args::into_launch_args(args);
+        crate::args::check_args(info, &args)?;
+        let args: Vec<_> = args.into_iter().map(|a| a.arg).collect();
         launch::check_abi(info, entry, &args)?;
         launch::check_lengths(info, &args)?;
         self.device.check_config(info.name, &config)?;

@@ -221,11 +221,14 @@ fn param_size(decl: &str) -> usize {
     let count = words
         .last()
         .and_then(|name| {
-            let open = name.find('[')?;
-            name[open + 1..name.find(']')?].parse::<usize>().ok()
+            let (_, after) = name.split_once('[')?;
+            let (digits, _) = after.split_once(']')?;
+            digits.parse::<usize>().ok()
         })
         .unwrap_or(1);
-    element * count
+    // An array too large for any parameter saturates: it then matches no host packing, and
+    // the launch reports the mismatch.
+    element.saturating_mul(count)
 }
 
 fn scalar_type_size(word: &str) -> Option<usize> {

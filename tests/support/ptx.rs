@@ -1,13 +1,10 @@
 //! PTX helpers of the tests that check built PTX (tests/ptx.rs, tests/ptx_language.rs).
 
-use ferrocuda::{Arg, Kernel, KernelArgs};
+use ferrocuda::{Kernel, KernelArgs};
 
 /// The sizes the host actually packs for real arguments to `kernel`.
 pub fn packed<'a, P>(_kernel: &Kernel<P>, args: impl KernelArgs<'a, P>) -> Vec<usize> {
-    args.into_args()
-        .iter()
-        .flat_map(Arg::ptx_param_sizes)
-        .collect()
+    args.ptx_param_sizes()
 }
 
 /// Assembles `source` with ptxas for sm_70, sm_80 and sm_90; an arch without ptxas is skipped

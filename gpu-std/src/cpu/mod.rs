@@ -198,8 +198,14 @@ fn outside_kernel() -> ! {
 
 /// Takes (and clears) the context left on this OS thread by a block that stopped with a panic,
 /// and drops the block's suspended threads: the executor uses the context to say which thread
-/// failed.
-pub fn take_current() -> Option<ThreadContext> {
+/// failed. An executor internal, not for kernel code.
+///
+/// # Safety
+/// No block may be running on this OS thread: call it after [`run_block`] returned or unwound,
+/// never from kernel code (it would drop the stacks of the block's suspended threads, the
+/// running one's among them).
+#[doc(hidden)]
+pub unsafe fn take_current() -> Option<ThreadContext> {
     block::abandon();
     let block = BLOCK.with(|b| b.replace(Geometry::NONE));
     let thread = THREAD.with(|t| t.replace(ThreadPos::NONE));
@@ -217,9 +223,17 @@ pub fn take_current() -> Option<ThreadContext> {
 /// operation; the rest of the block then runs cooperatively, so every thread reaches each
 /// `sync_threads()` before any passes it. A block whose threads cannot meet (barrier or warp
 /// divergence), a failed check and a panic in kernel code all unwind out of here; the context of
-/// the thread concerned is left in place for [`take_current`].
+/// the thread concerned is left in place for [`take_current`]. An executor internal: `#[kernel]`'s
+/// CPU entries call it.
+///
+/// # Safety
+/// No other block may be running on this OS thread (no call from kernel code), and if this
+/// unwinds, the caller must call [`take_current`] on this OS thread before it runs another block
+/// or lets the thread go: until then the block's suspended threads keep stacks that a later
+/// `sync_threads()` would resume.
+#[doc(hidden)]
 #[inline(always)]
-pub fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
+pub unsafe fn run_block(block: &BlockContext, thread: impl Fn() + Copy) {
     BLOCK.with(|b| {
         b.set(Geometry {
             block_idx: block.block_idx,
@@ -308,6 +322,19 @@ mod tests {
     use std::string::{String, ToString};
     use std::vec::Vec;
 
+    /// Runs a block as a kernel's CPU entry does.
+    fn run(block: &BlockContext, thread: impl Fn() + Copy) {
+        // SAFETY: no block runs on a test's thread, and every test that lets a block unwind
+        // calls `take` right after.
+        unsafe { run_block(block, thread) }
+    }
+
+    /// What the executor does after a block: clears the context.
+    fn take() -> Option<ThreadContext> {
+        // SAFETY: called after `run` returned or unwound, outside any block.
+        unsafe { take_current() }
+    }
+
     #[test]
     fn run_block_visits_every_thread_x_fastest_with_the_indices_set() {
         let block = BlockContext {
@@ -317,7 +344,7 @@ mod tests {
             ..BlockContext::NONE
         };
         let seen = std::cell::RefCell::new(Vec::new());
-        run_block(&block, || {
+        run(&block, || {
             assert_eq!(
                 (thread::block_idx(), thread::block_dim()),
                 (block.block_idx, block.block_dim)
@@ -331,11 +358,7 @@ mod tests {
         assert_eq!(seen[0], (Dim3::new(0, 0, 0), 6, (6, 2)));
         assert_eq!(seen[4], (Dim3::new(1, 1, 0), 7, (7, 3)));
         assert_eq!(seen[11], (Dim3::new(2, 1, 1), 8, (8, 3)));
-        assert_eq!(
-            take_current(),
-            None,
-            "the context is cleared after the block"
-        );
+        assert_eq!(take(), None, "the context is cleared after the block");
     }
 
     #[test]
@@ -358,7 +381,7 @@ mod tests {
         use std::cell::RefCell;
         for threads in [1, 2, 33, 1024] {
             let log = RefCell::new(Vec::new());
-            run_block(&block_of(threads), || {
+            run(&block_of(threads), || {
                 let t = thread::thread_idx().x;
                 log.borrow_mut().push((0, t));
                 thread::sync_threads();
@@ -379,11 +402,7 @@ mod tests {
                 seen.sort();
                 assert_eq!(seen, (0..threads).collect::<Vec<_>>());
             }
-            assert_eq!(
-                take_current(),
-                None,
-                "the context is cleared after the block"
-            );
+            assert_eq!(take(), None, "the context is cleared after the block");
         }
     }
 
@@ -405,13 +424,19 @@ mod tests {
 
     /// Runs `body` with a `[[u32; 3]; 2]` shared array on a checked block of `threads` threads;
     /// the bug or panic message it stopped with, if any.
-    fn with_rows(threads: u32, body: impl Fn(crate::Shared<[u32; 3]>) + Copy) -> Option<String> {
+    fn with_rows(
+        threads: u32,
+        body: impl Fn(crate::Shared<'_, [u32; 3]>) + Copy,
+    ) -> Option<String> {
+        // SAFETY: the scope lives in this frame, around the one block `run` runs.
+        let scope = &unsafe { crate::shared::BlockScope::new() };
         let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
-            run_block(&checked_block(threads), || {
-                body(shared_array::<[u32; 3]>(&ROWS, 2))
+            run(&checked_block(threads), || {
+                // SAFETY: inside the block `run` runs, with a scope that ends with this call.
+                body(unsafe { shared_array::<[u32; 3]>(scope, &ROWS, 2) })
             })
         }));
-        take_current();
+        take();
         let payload = outcome.err()?;
         Some(match payload.downcast::<BugReport>() {
             Ok(report) => report.bug.to_string(),
@@ -465,9 +490,45 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_array_too_large_for_its_size_type_is_an_error_before_any_allocation() {
+        static HUGE: SharedSite = SharedSite {
+            index: 0,
+            name: "huge",
+            file: "test",
+            line: 2,
+        };
+        // `len × 8` overflows for the first two (the arena was 8 bytes long in release builds,
+        // and a debug build panicked on the multiplication); the last does not, but is far
+        // past any block's shared memory and must not be allocated.
+        for len in [usize::MAX / 4, usize::MAX / 8 + 1, usize::MAX / 16] {
+            // SAFETY: the scope lives in this frame, around the one block `run` runs.
+            let scope = &unsafe { crate::shared::BlockScope::new() };
+            let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
+                run(&checked_block(1), || {
+                    // SAFETY: inside the block `run` runs, with a scope that outlives it.
+                    let huge = unsafe { shared_array::<u64>(scope, &HUGE, len) };
+                    huge.set(len - 1, 1);
+                })
+            }));
+            take();
+            let payload = outcome.expect_err("a block with an impossible shared array runs");
+            let report = payload.downcast::<BugReport>().unwrap_or_else(|p| {
+                panic!("{len}: not a bug report: {:?}", p.downcast_ref::<String>())
+            });
+            match report.bug {
+                KernelBug::SharedMemoryTooLarge { asked, limit, .. } => {
+                    assert_eq!(limit, 48 * 1024);
+                    assert!(asked > limit, "{len}: asked {asked}");
+                }
+                other => panic!("{len}: {other}"),
+            }
+        }
+    }
+
+    #[test]
     fn a_barrier_that_only_some_threads_reach_unwinds_with_a_divergence_report() {
         let payload = std::panic::catch_unwind(|| {
-            run_block(&block_of(4), || {
+            run(&block_of(4), || {
                 if thread::thread_idx().x >= 2 {
                     thread::sync_threads();
                 }
@@ -478,7 +539,7 @@ mod tests {
         assert_eq!(report.thread, Dim3::new(2, 0, 0));
         assert!(matches!(report.bug, KernelBug::BarrierDivergence { .. }));
         // The block is abandoned and the worker can run the next one.
-        take_current();
-        run_block(&block_of(3), thread::sync_threads);
+        take();
+        run(&block_of(3), thread::sync_threads);
     }
 }

@@ -12,7 +12,7 @@
 
 use super::bug::{raise, KernelBug, SharedAccess};
 use super::{current_block, current_linear, linear_to_dim, BlockContext, WARP};
-use crate::shared::Shared;
+use crate::shared::{BlockScope, Shared};
 use core::cell::RefCell;
 use core::panic::Location;
 use std::format;
@@ -211,11 +211,35 @@ pub(crate) fn next_epoch() {
 }
 
 /// The block's `shared!` array declared at `site`: `len` elements of `T`, the same memory for
-/// every thread of the block.
+/// every thread of the block. What `#[kernel]` makes of each `shared!` on the host.
+///
+/// A size that does not fit the block's shared memory (`len × size_of::<T>()` overflowing
+/// included, in release builds too) stops the block with [`KernelBug::SharedMemoryTooLarge`]
+/// before anything is allocated.
+///
+/// # Safety
+/// Call it only while [`run_block`](super::run_block) runs a block on this thread, with the
+/// `scope` the kernel's CPU entry lent to the body: the handle then cannot outlive the block,
+/// and the arena keeps its memory until a later block replaces it.
 #[doc(hidden)]
-pub fn shared_array<T: bytemuck::Pod>(site: &'static SharedSite, len: usize) -> Shared<T> {
-    let bytes = len * core::mem::size_of::<T>();
+pub unsafe fn shared_array<'b, T: bytemuck::Pod>(
+    scope: &'b BlockScope,
+    site: &'static SharedSite,
+    len: usize,
+) -> Shared<'b, T> {
+    let bytes = len.checked_mul(core::mem::size_of::<T>());
     ARENA.with_borrow_mut(|a| {
+        let too_large = |asked: usize| KernelBug::SharedMemoryTooLarge {
+            asked,
+            limit: a.limit,
+            array: site.describe(),
+        };
+        let Some(bytes) = bytes.filter(|&b| b <= a.limit) else {
+            raise(
+                super::current_thread(),
+                too_large(bytes.unwrap_or(usize::MAX)),
+            );
+        };
         if a.statics.len() <= site.index {
             a.statics.resize_with(site.index + 1, || None);
         }
@@ -232,7 +256,7 @@ pub fn shared_array<T: bytemuck::Pod>(site: &'static SharedSite, len: usize) -> 
         let ptr = allocation.memory.as_mut_ptr() as *mut T;
         if allocation.block != a.block {
             allocation.block = a.block;
-            a.used += bytes;
+            a.used = a.used.saturating_add(bytes);
             if a.used > a.limit {
                 let bug = KernelBug::SharedMemoryTooLarge {
                     asked: a.used,
@@ -242,14 +266,16 @@ pub fn shared_array<T: bytemuck::Pod>(site: &'static SharedSite, len: usize) -> 
                 raise(super::current_thread(), bug);
             }
         }
-        // SAFETY: `ptr` is 16-byte aligned memory of at least `len` elements of `T`, owned by
-        // this worker's arena and kept until a later block of another kernel replaces it.
-        unsafe { Shared::from_host_parts(ptr, len, site.index as u32, a.checked) }
+        // SAFETY: `ptr` is 16-byte aligned memory of `bytes = len × size_of::<T>()` bytes (the
+        // product checked above), owned by this worker's arena and kept until a later block
+        // replaces it; the caller's `scope` keeps the handle inside this block.
+        unsafe { Shared::from_host_parts(scope, ptr, len, site.index as u32, a.checked) }
     })
 }
 
-/// The block's dynamic shared memory (the launch's `shared_mem_bytes`) viewed as `T`s.
-pub(crate) fn dynamic_shared<T: bytemuck::Pod>() -> Shared<T> {
+/// The block's dynamic shared memory (the launch's `shared_mem_bytes`) viewed as `T`s, for the
+/// block `scope` stands for.
+pub(crate) fn dynamic_shared<T: bytemuck::Pod>(scope: &BlockScope) -> Shared<'_, T> {
     let size = core::mem::size_of::<T>().max(1);
     ARENA.with_borrow_mut(|a| {
         let bytes = a.dynamic_bytes;
@@ -258,8 +284,9 @@ pub(crate) fn dynamic_shared<T: bytemuck::Pod>() -> Shared<T> {
         }
         let allocation = a.dynamic.as_mut().expect("just filled");
         let ptr = allocation.memory.as_mut_ptr() as *mut T;
-        // SAFETY: 16-byte aligned memory of at least `bytes / size` elements of `T`.
-        unsafe { Shared::from_host_parts(ptr, bytes / size, DYNAMIC, a.checked) }
+        // SAFETY: 16-byte aligned memory of at least `bytes / size` elements of `T`; `scope`
+        // (the caller's, see `dynamic_shared_in`) keeps the handle inside this block.
+        unsafe { Shared::from_host_parts(scope, ptr, bytes / size, DYNAMIC, a.checked) }
     })
 }
 

@@ -1,0 +1,569 @@
+//! Kernel arguments: the views of memory a launch lends a kernel, and how values passed to a
+//! launch become them.
+//!
+//! Soundness rests here: a kernel trusts each (pointer, length) pair it receives. So the views
+//! ([`InputArg`], [`OutputArg`]) are opaque and made only by ferrocuda, from a typed slice or a
+//! [`DeviceBuffer`], whose length always matches its memory; an output can only come from memory
+//! borrowed mutably; and [`KernelArg`] / [`KernelArgs`] are sealed. A user's own type takes part
+//! by implementing [`InputData`] or [`OutputData`], whose only required method hands back one of
+//! those views (see [`InputData`]'s example).
+
+use crate::buffer::DeviceBuffer;
+use crate::error::{Error, Result};
+use bytemuck::Pod;
+use core::marker::PhantomData;
+use ferrocuda_std::abi::{
+    KernelInfo, Output, Param, ParamClass, Scalar, Slice, LENGTH_BYTES, POINTER_BYTES,
+};
+
+/// One kernel argument as the backends see it: where its data lives, and its length in elements.
+/// Made only in this crate, from typed memory: `bytes.len()` is always `len × size_of::<T>()`.
+pub enum Arg<'a> {
+    /// Host memory the kernel reads (`&[T]`, `&Vec<T>`, a CPU device buffer).
+    HostSlice {
+        /// The elements' bytes.
+        bytes: &'a [u8],
+        /// Number of elements.
+        len: usize,
+    },
+    /// Host memory the kernel writes (`&mut [T]`, `&mut Vec<T>`, a CPU device buffer).
+    HostOutput {
+        /// The elements' bytes.
+        bytes: &'a mut [u8],
+        /// Number of elements.
+        len: usize,
+    },
+    /// GPU memory the kernel reads.
+    GpuSlice {
+        /// The buffer.
+        buffer: &'a crate::cuda::GpuBytes,
+        /// Number of elements.
+        len: usize,
+    },
+    /// GPU memory the kernel writes.
+    GpuOutput {
+        /// The buffer.
+        buffer: &'a mut crate::cuda::GpuBytes,
+        /// Number of elements.
+        len: usize,
+    },
+    /// A value passed by value.
+    Scalar(ParamSlot),
+}
+
+impl Arg<'_> {
+    /// Elements of a slice or output; `None` for scalars.
+    pub fn elements(&self) -> Option<usize> {
+        match self {
+            Arg::HostSlice { len, .. }
+            | Arg::HostOutput { len, .. }
+            | Arg::GpuSlice { len, .. }
+            | Arg::GpuOutput { len, .. } => Some(*len),
+            Arg::Scalar(_) => None,
+        }
+    }
+
+    /// The GPU a device buffer lives on; `None` for host data and scalars.
+    pub(crate) fn gpu_ordinal(&self) -> Option<usize> {
+        match self {
+            Arg::GpuSlice { buffer, .. } => Some(buffer.ordinal()),
+            Arg::GpuOutput { buffer, .. } => Some(buffer.ordinal()),
+            _ => None,
+        }
+    }
+
+    /// The sizes of the PTX parameters this argument is packed into: what the host sends.
+    pub fn ptx_param_sizes(&self) -> impl Iterator<Item = usize> {
+        let (sizes, count) = match self {
+            Arg::Scalar(slot) => ([slot.size, 0], 1),
+            _ => ([POINTER_BYTES, LENGTH_BYTES], 2),
+        };
+        sizes.into_iter().take(count)
+    }
+}
+
+/// The element type of a slice or output argument, as the launch checks it against the kernel's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Element {
+    pub(crate) size: usize,
+    pub(crate) name: &'static str,
+}
+
+impl Element {
+    fn of<T>() -> Self {
+        Element {
+            size: core::mem::size_of::<T>(),
+            name: core::any::type_name::<T>(),
+        }
+    }
+}
+
+/// An argument with its element type, before the launch checks it against the kernel.
+pub struct LaunchArg<'a> {
+    pub(crate) arg: Arg<'a>,
+    /// `None` for scalars.
+    pub(crate) element: Option<Element>,
+}
+
+/// The bytes of one PTX parameter, as `cuLaunchKernel` and the CPU entry read them.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+pub struct ParamSlot {
+    bytes: [u8; ParamSlot::CAPACITY],
+    size: usize,
+}
+
+impl ParamSlot {
+    /// The largest scalar parameter, in bytes.
+    pub const CAPACITY: usize = 128;
+
+    /// A slot holding `value`'s bytes.
+    pub fn new<T: Pod>(value: T) -> Self {
+        const {
+            assert!(
+                core::mem::size_of::<T>() <= ParamSlot::CAPACITY,
+                "scalar kernel parameters are limited to 128 bytes"
+            )
+        };
+        let mut slot = ParamSlot {
+            bytes: [0; Self::CAPACITY],
+            size: core::mem::size_of::<T>(),
+        };
+        slot.bytes[..slot.size].copy_from_slice(bytemuck::bytes_of(&value));
+        slot
+    }
+
+    /// Its size in bytes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Its first byte, for `kernelParams` / the CPU entry.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.bytes.as_ptr()
+    }
+}
+
+/// Memory of `T`s that a kernel reads, lent for one launch: made by ferrocuda only (from `[T]`,
+/// `Vec<T>`, `[T; N]` or a [`DeviceBuffer<T>`], through [`InputData::input_arg`]), so its
+/// length is always that of the memory behind it.
+pub struct InputArg<'a, T> {
+    arg: Arg<'a>,
+    _element: PhantomData<fn() -> T>,
+}
+
+/// Memory of `T`s that a kernel writes, lent exclusively for one launch: made by ferrocuda only,
+/// from memory borrowed mutably (through [`OutputData::output_arg`]).
+pub struct OutputArg<'a, T> {
+    arg: Arg<'a>,
+    _element: PhantomData<fn() -> T>,
+}
+
+/// The crate-only constructor and the length of a view.
+macro_rules! view_methods {
+    ($view:ident, $made_from:literal) => {
+        impl<'a, T: Pod> $view<'a, T> {
+            #[doc = concat!("Crate-only: `arg` must have been made from ", $made_from, ".")]
+            pub(crate) fn new(arg: Arg<'a>) -> Self {
+                $view {
+                    arg,
+                    _element: PhantomData,
+                }
+            }
+
+            /// Number of elements.
+            pub fn len(&self) -> usize {
+                self.arg.elements().unwrap_or(0)
+            }
+
+            /// Whether it has no elements.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+        }
+    };
+}
+view_methods!(InputArg, "memory of `T`s");
+view_methods!(OutputArg, "memory of `T`s borrowed mutably");
+
+/// Data a kernel reads: host memory (`[T]`, `[T; N]`, `Vec<T>`: copied to a GPU for the launch) or
+/// a [`DeviceBuffer`] (used in place). `&data` is the argument for a `&[T]` kernel parameter, and
+/// what `ferrocuda::ops` functions take for their inputs.
+///
+/// ```
+/// use ferrocuda_host::{Device, InputData};
+/// fn elements(x: &(impl InputData<f32> + ?Sized)) -> usize { x.len() }
+/// let data = vec![1.0f32; 3];
+/// assert_eq!(elements(&data), 3);
+/// assert_eq!(elements(&data[1..]), 2);
+/// assert_eq!(elements(&Device::cpu().upload(&data).unwrap()), 3);
+/// ```
+///
+/// Your own type becomes an input by handing out the view of memory it holds: the view can only
+/// come from ferrocuda's own types, so it cannot claim more elements than there are.
+///
+/// ```
+/// use ferrocuda_host::{DeviceBuffer, InputArg, InputData};
+/// /// Samples kept on a device, with their rate.
+/// struct Signal {
+///     samples: DeviceBuffer<f32>,
+///     rate_hz: f32,
+/// }
+/// impl InputData<f32> for Signal {
+///     fn input_arg(&self) -> InputArg<'_, f32> {
+///         self.samples.input_arg()
+///     }
+/// }
+/// let device = ferrocuda_host::Device::cpu();
+/// let signal = Signal { samples: device.upload(&[0.5f32; 8]).unwrap(), rate_hz: 48_000.0 };
+/// assert_eq!((signal.len(), signal.rate_hz), (8, 48_000.0));
+/// // `&signal` is now an argument for any `&[f32]` kernel parameter: launch!(m, k[1, 8](&signal, ...))
+/// ```
+pub trait InputData<T: Pod> {
+    /// The launch argument that reads it.
+    fn input_arg(&self) -> InputArg<'_, T>;
+
+    /// Number of elements (of the memory [`input_arg`](Self::input_arg) lends).
+    fn len(&self) -> usize {
+        self.input_arg().len()
+    }
+
+    /// Whether it has no elements.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Memory a kernel writes: host memory (copied back from a GPU after the launch) or a
+/// [`DeviceBuffer`] (written in place). `&mut data` is the argument for an `Out<T>` kernel
+/// parameter, and what `ferrocuda::ops` functions take for their outputs. Implement it for your
+/// own types as [`InputData`], by handing out the [`OutputArg`] of memory they hold.
+pub trait OutputData<T: Pod> {
+    /// The launch argument that writes it.
+    fn output_arg(&mut self) -> OutputArg<'_, T>;
+
+    /// Number of elements.
+    fn len(&self) -> usize;
+
+    /// Whether it has no elements.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<T: Pod> InputData<T> for [T] {
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+    fn input_arg(&self) -> InputArg<'_, T> {
+        InputArg::new(Arg::HostSlice {
+            bytes: bytemuck::cast_slice(self),
+            len: <[T]>::len(self),
+        })
+    }
+}
+impl<T: Pod> OutputData<T> for [T] {
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+    fn output_arg(&mut self) -> OutputArg<'_, T> {
+        let len = <[T]>::len(self);
+        OutputArg::new(Arg::HostOutput {
+            bytes: bytemuck::cast_slice_mut(self),
+            len,
+        })
+    }
+}
+
+/// `Vec<T>` and `[T; N]` are their slices.
+macro_rules! as_slice_data {
+    ($ty:ty $(, $n:ident)?) => {
+        impl<T: Pod $(, const $n: usize)?> InputData<T> for $ty {
+            fn len(&self) -> usize {
+                self.as_slice().len()
+            }
+            fn input_arg(&self) -> InputArg<'_, T> {
+                self.as_slice().input_arg()
+            }
+        }
+        impl<T: Pod $(, const $n: usize)?> OutputData<T> for $ty {
+            fn len(&self) -> usize {
+                self.as_slice().len()
+            }
+            fn output_arg(&mut self) -> OutputArg<'_, T> {
+                self.as_mut_slice().output_arg()
+            }
+        }
+    };
+}
+as_slice_data!(Vec<T>);
+as_slice_data!([T; N], N);
+
+impl<T: Pod> InputData<T> for DeviceBuffer<T> {
+    fn len(&self) -> usize {
+        DeviceBuffer::len(self)
+    }
+    fn input_arg(&self) -> InputArg<'_, T> {
+        InputArg::new(self.as_arg())
+    }
+}
+impl<T: Pod> OutputData<T> for DeviceBuffer<T> {
+    fn len(&self) -> usize {
+        DeviceBuffer::len(self)
+    }
+    fn output_arg(&mut self) -> OutputArg<'_, T> {
+        OutputArg::new(self.as_arg_mut())
+    }
+}
+
+mod sealed {
+    /// The conversion behind [`super::KernelArg`]; private, so no other crate can add one.
+    pub trait IntoLaunchArg<'a, K> {
+        fn into_launch_arg(self) -> super::LaunchArg<'a>;
+    }
+
+    /// The conversion behind [`super::KernelArgs`].
+    pub trait IntoLaunchArgs<'a, P> {
+        fn into_launch_args(self) -> Vec<super::LaunchArg<'a>>;
+    }
+}
+
+/// A value that can be passed to a launch for a kernel parameter of kind `K`
+/// (`ferrocuda_std::abi::{Slice, Output, Scalar}`): what makes wrong argument types fail to
+/// compile. Sealed: implement [`InputData`] or [`OutputData`] for your own types instead.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed for a kernel parameter of kind `{K}`",
+    note = "for a `&[T]` parameter (Slice<T>) pass `&[T]`, `&[T; N]`, `&Vec<T>`, \
+            `&DeviceBuffer<T>` or `&` of your own `InputData<T>`; for an `Out<T>` (Output<T>) \
+            pass `&mut [T]`, `&mut [T; N]`, `&mut Vec<T>`, `&mut DeviceBuffer<T>` or `&mut` of \
+            your own `OutputData<T>`; for a scalar (Scalar<T>) pass a `T`, with the kernel's \
+            exact `T`"
+)]
+pub trait KernelArg<'a, K>: sealed::IntoLaunchArg<'a, K> {}
+impl<'a, K, A: sealed::IntoLaunchArg<'a, K>> KernelArg<'a, K> for A {}
+
+impl<'a, T: Pod, D: InputData<T> + ?Sized> sealed::IntoLaunchArg<'a, Slice<T>> for &'a D {
+    fn into_launch_arg(self) -> LaunchArg<'a> {
+        LaunchArg {
+            arg: self.input_arg().arg,
+            element: Some(Element::of::<T>()),
+        }
+    }
+}
+impl<'a, T: Pod, D: OutputData<T> + ?Sized> sealed::IntoLaunchArg<'a, Output<T>> for &'a mut D {
+    fn into_launch_arg(self) -> LaunchArg<'a> {
+        LaunchArg {
+            arg: self.output_arg().arg,
+            element: Some(Element::of::<T>()),
+        }
+    }
+}
+impl<'a, T: Pod> sealed::IntoLaunchArg<'a, Scalar<T>> for T {
+    fn into_launch_arg(self) -> LaunchArg<'a> {
+        LaunchArg {
+            arg: Arg::Scalar(ParamSlot::new(self)),
+            element: None,
+        }
+    }
+}
+
+/// A tuple of arguments for a kernel whose parameter kinds are the tuple `P`. Sealed: tuples of
+/// [`KernelArg`]s of up to 12 elements.
+pub trait KernelArgs<'a, P>: sealed::IntoLaunchArgs<'a, P> + Sized {
+    /// The sizes in bytes of the PTX parameters these arguments are packed into, in order.
+    fn ptx_param_sizes(self) -> Vec<usize> {
+        self.into_launch_args()
+            .iter()
+            .flat_map(|a| a.arg.ptx_param_sizes())
+            .collect()
+    }
+}
+impl<'a, P, A: sealed::IntoLaunchArgs<'a, P>> KernelArgs<'a, P> for A {}
+
+/// The launch's arguments, in order.
+pub(crate) fn into_launch_args<'a, P>(args: impl KernelArgs<'a, P>) -> Vec<LaunchArg<'a>> {
+    sealed::IntoLaunchArgs::into_launch_args(args)
+}
+
+macro_rules! impl_kernel_args {
+    ($($arg:ident: $kind:ident),*) => {
+        impl<'a, $($arg: KernelArg<'a, $kind>, $kind,)*> sealed::IntoLaunchArgs<'a, ($($kind,)*)> for ($($arg,)*) {
+            #[allow(non_snake_case)]
+            fn into_launch_args(self) -> Vec<LaunchArg<'a>> {
+                let ($($arg,)*) = self;
+                vec![$(sealed::IntoLaunchArg::<'a, $kind>::into_launch_arg($arg)),*]
+            }
+        }
+    };
+}
+impl_kernel_args!();
+impl_kernel_args!(A0: K0);
+impl_kernel_args!(A0: K0, A1: K1);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8, A9: K9);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8, A9: K9, A10: K10);
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8, A9: K9, A10: K10, A11: K11);
+
+/// Checks each argument against the kernel's parameter it is passed for, before anything is
+/// packed: the kind (a read-only view is never given for an `Out`), the element size, the byte
+/// length (`len × size_of::<T>()`, computed without overflow) and the alignment of the memory.
+/// The types already make a mismatch hard to write; this holds in release builds too, and
+/// whatever the kernel handle claims.
+pub(crate) fn check_args(info: &KernelInfo, args: &[LaunchArg<'_>]) -> Result<()> {
+    if args.len() != info.params.len() {
+        return Err(Error::InvalidArgument {
+            kernel: info.name,
+            param: "(all)",
+            detail: format!(
+                "{} arguments for {} parameters",
+                args.len(),
+                info.params.len()
+            ),
+        });
+    }
+    for (param, arg) in info.params.iter().zip(args) {
+        check_arg(param, arg).map_err(|detail| Error::InvalidArgument {
+            kernel: info.name,
+            param: param.name,
+            detail,
+        })?;
+    }
+    Ok(())
+}
+
+/// What is wrong with `arg` for `param`, if anything.
+fn check_arg(param: &Param, arg: &LaunchArg<'_>) -> core::result::Result<(), String> {
+    let kind = match &arg.arg {
+        Arg::HostSlice { .. } | Arg::GpuSlice { .. } => ParamClass::Slice,
+        Arg::HostOutput { .. } | Arg::GpuOutput { .. } => ParamClass::Output,
+        Arg::Scalar(_) => ParamClass::Scalar,
+    };
+    if kind != param.class {
+        return Err(format!(
+            "a {} was passed for a {} parameter",
+            class_name(kind),
+            class_name(param.class)
+        ));
+    }
+    if let Arg::Scalar(slot) = &arg.arg {
+        return match slot.size() == param.elem_size {
+            true => Ok(()),
+            false => Err(format!(
+                "a scalar of {} bytes was passed for `{}` of {} bytes",
+                slot.size(),
+                param.type_name,
+                param.elem_size
+            )),
+        };
+    }
+    let element = arg.element.ok_or("a slice without an element type")?;
+    if element.size != param.elem_size {
+        return Err(format!(
+            "elements of `{}` ({} bytes) were passed for `{}` ({} bytes)",
+            element.name, element.size, param.type_name, param.elem_size
+        ));
+    }
+    let len = arg.arg.elements().unwrap_or(0);
+    let needed = len.checked_mul(param.elem_size).ok_or_else(|| {
+        format!(
+            "{len} elements of {} bytes overflow the address space",
+            param.elem_size
+        )
+    })?;
+    let (available, address) = match &arg.arg {
+        Arg::HostSlice { bytes, .. } => (bytes.len(), Some(bytes.as_ptr() as usize)),
+        Arg::HostOutput { bytes, .. } => (bytes.len(), Some(bytes.as_ptr() as usize)),
+        Arg::GpuSlice { buffer, .. } => (buffer.len_bytes(), None),
+        Arg::GpuOutput { buffer, .. } => (buffer.len_bytes(), None),
+        Arg::Scalar(_) => unreachable!("scalars returned above"),
+    };
+    if available < needed {
+        return Err(format!(
+            "{len} elements of `{}` need {needed} bytes but the memory has {available}",
+            param.type_name
+        ));
+    }
+    // Device allocations are aligned to 256 bytes; host memory to its own element type.
+    if let Some(address) = address.filter(|_| len > 0) {
+        if !address.is_multiple_of(param.elem_align.max(1)) {
+            return Err(format!(
+                "the memory at {address:#x} is not aligned to {} bytes, as `{}` needs",
+                param.elem_align, param.type_name
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn class_name(class: ParamClass) -> &'static str {
+    match class {
+        ParamClass::Slice => "read-only slice (`&[T]`)",
+        ParamClass::Output => "output (`Out<T>`, from memory borrowed `&mut`)",
+        ParamClass::Scalar => "scalar",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The checks the types already rule out through the public API (a view shorter than its
+    //! length, misaligned memory), on hand-made arguments.
+    use super::*;
+
+    fn slice_param() -> Param {
+        Param::slice::<u32>("x", "u32")
+    }
+
+    fn host_slice(bytes: &[u8], len: usize) -> LaunchArg<'_> {
+        LaunchArg {
+            arg: Arg::HostSlice { bytes, len },
+            element: Some(Element::of::<u32>()),
+        }
+    }
+
+    #[test]
+    fn memory_shorter_than_its_length_is_refused() {
+        let bytes = [0u32; 2];
+        let bytes: &[u8] = bytemuck::cast_slice(&bytes);
+        let detail = check_arg(&slice_param(), &host_slice(bytes, 3)).unwrap_err();
+        assert!(
+            detail.contains("3 elements of `u32` need 12 bytes but the memory has 8"),
+            "{detail}"
+        );
+        assert!(check_arg(&slice_param(), &host_slice(bytes, 2)).is_ok());
+    }
+
+    #[test]
+    fn a_length_whose_byte_count_overflows_is_refused() {
+        let detail = check_arg(&slice_param(), &host_slice(&[], usize::MAX / 2)).unwrap_err();
+        assert!(detail.contains("overflow"), "{detail}");
+    }
+
+    #[test]
+    fn misaligned_memory_is_refused() {
+        let words = [0u32; 3];
+        let bytes: &[u8] = bytemuck::cast_slice(&words);
+        let detail = check_arg(&slice_param(), &host_slice(&bytes[1..9], 2)).unwrap_err();
+        assert!(detail.contains("is not aligned to 4 bytes"), "{detail}");
+        // An empty slice may be anywhere: the kernel never dereferences it.
+        assert!(check_arg(&slice_param(), &host_slice(&bytes[1..1], 0)).is_ok());
+    }
+
+    #[test]
+    fn a_scalar_of_another_size_is_refused() {
+        let arg = LaunchArg {
+            arg: Arg::Scalar(ParamSlot::new(1u64)),
+            element: None,
+        };
+        let detail = check_arg(&Param::scalar::<f32>("a", "f32"), &arg).unwrap_err();
+        assert!(
+            detail.contains("a scalar of 8 bytes was passed for `f32` of 4 bytes"),
+            "{detail}"
+        );
+    }
+}
