@@ -57,6 +57,11 @@ fn bench(c: &mut Criterion) {
     let scale = scale();
     let cpu = Device::cpu().load(&ferrocuda::KERNELS).unwrap();
     let gpu = match Device::cuda(0) {
+        // An interpreter's speed says nothing about a GPU's (docs/emulator.md).
+        Ok(gpu) if gpu.properties().is_emulator() => {
+            eprintln!("workloads/gpu: skipped: {gpu} is the PTX emulator, no GPU to time");
+            None
+        }
         Ok(gpu) => Some(gpu.load(&ferrocuda::KERNELS).unwrap()),
         Err(error) => {
             eprintln!("workloads/gpu: skipped: {error}");

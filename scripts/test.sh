@@ -10,6 +10,15 @@ cd "$(dirname "$0")/.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
+# The GPU tests run against the PTX emulator (ptx-emu/driver, a libcuda.so over the PTX
+# interpreter: docs/emulator.md), strictly: with FERROCUDA_EXPECT_GPU a GPU test that finds no GPU
+# fails instead of skipping, so a broken emulator fails CI. FERROCUDA_LIBCUDA set beforehand (e.g.
+# to a real libcuda.so.1) is kept.
+cargo build -p ferrocuda-ptx-emu-driver || exit 1
+export FERROCUDA_LIBCUDA=${FERROCUDA_LIBCUDA:-$PWD/target/debug/libferrocuda_emu_cuda.so}
+export FERROCUDA_EXPECT_GPU=1
+echo "GPU tests run on: $FERROCUDA_LIBCUDA"
+
 { cargo test --workspace --all-targets && cargo test --workspace --doc; } 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
@@ -34,7 +43,7 @@ check "cargo doc --workspace --no-deps (RUSTDOCFLAGS=-D warnings)" \
 # Packages every publishable crate (test-kernels is not one) and verifies each by building it from the packaged sources
 # alone, the ferrocuda crates resolved from cargo's temporary registry: what crates.io users get.
 # `--allow-dirty`: this checks the working tree as it is (CI's checkout is clean anyway).
-check "cargo package --workspace" cargo package --workspace --exclude test-kernels --exclude ferrocuda-ptx-emu --allow-dirty
+check "cargo package --workspace" cargo package --workspace --exclude test-kernels --exclude ferrocuda-ptx-emu --exclude ferrocuda-ptx-emu-driver --allow-dirty
 
 # ferrocuda's verification above ran its build.rs on the packaged sources, and that fails unless
 # the kernels build; this shows it was the packaged ferrocuda-kernels (found through `links`, in
@@ -52,6 +61,21 @@ packaged_kernels_built() {
   grep -q '^\.visible \.entry' "$ptx"
 }
 check "kernels built to PTX from the packaged sources" packaged_kernels_built
+
+# The examples run where Device::best() puts them (here the PTX emulator: CUDA device 0) and
+# check their own results.
+examples_run_on_the_gpu() {
+  local example out
+  for example in vector_add library; do
+    out=$(cargo run -q --example "$example") || return 1
+    printf '%s\n' "$out"
+    if ! grep -q "CUDA device 0" <<<"$out"; then
+      echo "the example $example did not run on CUDA device 0" >&2
+      return 1
+    fi
+  done
+}
+check "examples on CUDA device 0 ($FERROCUDA_LIBCUDA)" examples_run_on_the_gpu
 
 # Undefined behaviour in what Miri can run (scripts/miri.sh); says "skipped" where no nightly
 # toolchain with Miri is installed.

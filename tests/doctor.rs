@@ -143,14 +143,19 @@ fn doctor_text_and_json_report_the_same_facts() {
 
 #[test]
 fn doctor_without_a_driver_says_cpu_and_how_to_install_the_driver() {
-    if ferrocuda::DriverInfo::query().is_ok() {
+    // Without the PTX emulator (make test points FERROCUDA_LIBCUDA at it): the system's driver
+    // or none.
+    let without_emulator = |c: &mut Command| {
+        c.env_remove(ferrocuda::LIBCUDA_ENV);
+    };
+    let (text, json) = doctor(without_emulator);
+    if bool_of(&json, "/driver/found") {
         support::say_skipped(
             "doctor_without_a_driver_says_cpu_and_how_to_install_the_driver",
             "this machine has the NVIDIA driver",
         );
         return;
     }
-    let (text, json) = doctor(|_| {});
     assert!(!bool_of(&json, "/driver/found"));
     assert!(json["gpus"].as_array().unwrap().is_empty());
     let tried: Vec<&str> = json["driver"]["tried"]
@@ -236,12 +241,42 @@ fn doctor_on_a_gpu_reports_it_and_picks_it() {
     assert_eq!(on["gpu_new_enough"].as_bool(), Some(true), "{on:#}");
     assert_eq!(on["driver_new_enough"].as_bool(), Some(true), "{on:#}");
     assert!(bool_of(&json, "/verdict/on_gpu"));
-    assert_eq!(
-        str_of(&json, "/verdict/message"),
+    // The PTX emulator says what it is wherever it appears.
+    let emulated = p.is_emulator();
+    assert_eq!(bool_of(&json, "/verdict/emulated"), emulated);
+    assert_eq!(first["emulated"].as_bool(), Some(emulated));
+    let verdict = if emulated {
+        format!("kernels will run on {gpu}, the PTX emulator (no GPU)")
+    } else {
         format!("kernels will run on {gpu}")
+    };
+    assert_eq!(str_of(&json, "/verdict/message"), verdict);
+    assert_eq!(
+        text.contains("a PTX emulator, not a GPU"),
+        emulated,
+        "{text}"
     );
     assert!(
         text.contains("the driver loaded (JIT-compiled) it"),
         "{text}"
     );
+}
+
+/// FERROCUDA_LIBCUDA naming no library: no driver, and doctor says which path failed and why.
+#[test]
+fn a_libcuda_path_that_does_not_load_is_reported_as_no_driver() {
+    let missing = "/nonexistent/libcuda-for-ferrocuda.so";
+    let (text, json) = doctor(|c| {
+        c.env(ferrocuda::LIBCUDA_ENV, missing);
+    });
+    assert!(!bool_of(&json, "/driver/found"), "{json:#}");
+    let tried = json["driver"]["tried"][0].as_str().unwrap();
+    assert!(
+        tried.starts_with(&format!(
+            "FERROCUDA_LIBCUDA={missing} could not be loaded: "
+        )),
+        "{tried}"
+    );
+    assert!(text.contains(missing), "{text}");
+    assert!(!bool_of(&json, "/verdict/on_gpu"));
 }

@@ -108,7 +108,8 @@ fn transposes_gpu_equal_cpu() {
         return;
     };
     let (mut rng, seed) = support::rng();
-    for (rows, cols) in [(1usize, 1usize), (33, 31), (1000, 999), (4096, 4096)] {
+    let large = support::size_for(gpu.device(), (4096, 4096), (513, 1031));
+    for (rows, cols) in [(1usize, 1usize), (33, 31), (1000, 999), large] {
         let input = support::random_f32(&mut rng, rows * cols);
         let (r, c) = (rows as u32, cols as u32);
         let tiles = (

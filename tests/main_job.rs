@@ -154,6 +154,31 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
     );
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["gpu"], gpu.to_string());
+    if gpu.properties().is_emulator() {
+        // Verified on the PTX emulator, and no speed claimed for it: no times, no bandwidth.
+        assert_eq!(report["gpu_emulated"], true, "{report}");
+        assert!(report["gpu_copy_bandwidth"].is_null(), "{report}");
+        for row in report["rows"].as_array().unwrap() {
+            let cell = &row["gpu"];
+            assert!(
+                cell["failure"].is_null() && cell["seconds"].is_null(),
+                "{row}"
+            );
+            assert!(row["gpu_bandwidth_share"].is_null(), "{row}");
+        }
+        let table = support::stdout_of(support::ferrocuda().args(["--tiny", "--out"]).arg(&dir));
+        assert!(table.contains(", emulated: "), "{table}");
+        for workload in workloads::all(Scale::Tiny) {
+            let row = table
+                .lines()
+                .find(|l| l.starts_with(&format!("| {} ", workload.name())))
+                .unwrap_or_else(|| panic!("no row for {}:\n{table}", workload.name()));
+            assert!(row.contains("✓ emulated"), "{row}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    assert_eq!(report["gpu_emulated"], false, "{report}");
     let bandwidth = report["gpu_copy_bandwidth"].as_f64().unwrap();
     assert!(
         bandwidth > 1e9,

@@ -663,7 +663,8 @@ fn monte_carlo_on_the_gpu_draws_the_cpus_samples() {
             "seed {seed}"
         );
     }
-    let pi = ops::monte_carlo_pi(&kernels, 100_000_000, seed).unwrap();
+    let many = support::size_for(&gpu, 100_000_000, 1 << 20);
+    let pi = ops::monte_carlo_pi(&kernels, many, seed).unwrap();
     assert!(
         (pi.value - PI).abs() <= 4.0 * pi.std_error,
         "{pi:?} seed {seed}"
@@ -679,7 +680,7 @@ fn monte_carlo_on_the_gpu_draws_the_cpus_samples() {
             "{g:?} vs {c:?} seed {seed}"
         );
     }
-    let big = ops::european_option_monte_carlo(&kernels, &AT_THE_MONEY, 100_000_000, seed).unwrap();
+    let big = ops::european_option_monte_carlo(&kernels, &AT_THE_MONEY, many, seed).unwrap();
     let exact = black_scholes_f64(100.0, 100.0, 1.0, 0.05, 0.2);
     assert!(
         (big.call.value - exact.call).abs() <= 4.0 * big.call.std_error,

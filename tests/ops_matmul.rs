@@ -231,10 +231,12 @@ fn gpu_matches_f64_for_every_kernel() {
         return;
     };
     let kernels = gpu.load(&ferrocuda::KERNELS).unwrap();
-    for (m, n, k) in SHAPES
-        .into_iter()
-        .chain([(512, 384, 640), (1000, 1000, 37)])
-    {
+    let large = support::size_for(
+        &gpu,
+        [(512, 384, 640), (1000, 1000, 37)],
+        [(96, 80, 120), (200, 200, 37)],
+    );
+    for (m, n, k) in SHAPES.into_iter().chain(large) {
         for kernel in KERNELS {
             check(&kernels, MatmulShape::new(m, n, k), kernel);
         }

@@ -148,7 +148,8 @@ fn gpu_is_bit_exact_for_every_kernel() {
         return;
     };
     let kernels = gpu.load(&ferrocuda::KERNELS).unwrap();
-    for (rows, cols) in SHAPES.into_iter().chain([(2048, 1536), (1000, 3001)]) {
+    let large = support::size_for(&gpu, [(2048, 1536), (1000, 3001)], [(256, 192), (100, 301)]);
+    for (rows, cols) in SHAPES.into_iter().chain(large) {
         check_all(&kernels, rows, cols);
     }
 }

@@ -44,9 +44,42 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The variable naming a driver library to use instead of the system's `libcuda`, e.g. the PTX
+/// emulator's `target/debug/libferrocuda_emu_cuda.so` (docs/emulator.md).
+pub const LIBCUDA_ENV: &str = "FERROCUDA_LIBCUDA";
+
+/// The library [`LIBCUDA_ENV`] names, opened once and kept for the process: `None` when the
+/// variable is unset, else the path or why it could not be opened. Its soname is `libcuda.so`,
+/// so the system's loader answers cudarc's `dlopen("libcuda.so")` with it.
+fn chosen_driver() -> Option<&'static Result<PathBuf, String>> {
+    static CHOSEN: std::sync::OnceLock<Option<Result<PathBuf, String>>> =
+        std::sync::OnceLock::new();
+    CHOSEN
+        .get_or_init(|| {
+            let path = PathBuf::from(std::env::var_os(LIBCUDA_ENV)?);
+            // SAFETY: loading runs the library's initialisers; the variable names a CUDA driver
+            // library (the emulator's or NVIDIA's), whose initialisers are sound to run.
+            Some(match unsafe { libloading::Library::new(&path) } {
+                Ok(library) => {
+                    // Kept loaded for the process: cudarc's handle to it lives as long.
+                    std::mem::forget(library);
+                    Ok(path)
+                }
+                Err(e) => Err(format!(
+                    "{LIBCUDA_ENV}={} could not be loaded: {e}",
+                    path.display()
+                )),
+            })
+        })
+        .as_ref()
+}
+
 /// Whether `libcuda` can be loaded. cudarc panics on the first driver call without it, so every
 /// entry into the driver is guarded by this.
 pub(crate) fn driver_present() -> bool {
+    if chosen_driver().is_some_and(|chosen| chosen.is_err()) {
+        return false;
+    }
     // SAFETY: only tries to `dlopen` the driver library.
     unsafe { sys::is_culib_present() }
 }
@@ -73,6 +106,13 @@ pub(crate) fn driver_candidates() -> Vec<String> {
     names.retain(|name| {
         (cfg!(windows) || name.starts_with("libcuda.so")) && seen.insert(name.clone())
     });
+    if let Some(chosen) = chosen_driver() {
+        let path = match chosen {
+            Ok(path) => path.display().to_string(),
+            Err(why) => why.clone(),
+        };
+        names.insert(0, path);
+    }
     names
 }
 
@@ -111,10 +151,11 @@ pub(crate) fn driver_library_path() -> Option<PathBuf> {
     maps.lines()
         .filter_map(|line| line.split_whitespace().nth(5))
         .find(|path| {
-            std::path::Path::new(path)
-                .file_name()
-                .and_then(|n| n.to_str())
+            let name = std::path::Path::new(path).file_name();
+            let chosen = chosen_driver().and_then(|c| c.as_ref().ok());
+            name.and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("libcuda.so"))
+                || chosen.is_some_and(|c| c.file_name() == name)
         })
         .map(PathBuf::from)
 }

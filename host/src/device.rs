@@ -74,6 +74,16 @@ pub struct DeviceProperties {
 }
 
 impl DeviceProperties {
+    /// How the PTX emulator's driver (`ptx-emu/driver`, loaded through `FERROCUDA_LIBCUDA`)
+    /// names its virtual GPU.
+    pub const EMULATOR_NAME: &'static str = "ferrocuda PTX emulator";
+
+    /// Whether this is the PTX emulator's virtual GPU, not hardware: it runs the compiled PTX
+    /// through the driver API to check it, and its timings say nothing about a GPU's speed.
+    pub fn is_emulator(&self) -> bool {
+        matches!(self.kind, DeviceKind::Cuda { .. }) && self.name.starts_with(Self::EMULATOR_NAME)
+    }
+
     /// The CPU executor takes the limits of a CUDA device, so that a launch that passes on the CPU
     /// is also valid on a GPU.
     fn cpu() -> Self {

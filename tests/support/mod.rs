@@ -67,6 +67,18 @@ pub fn gpu_or_skip(test: &str) -> Option<Device> {
     }
 }
 
+/// `full` on a GPU, `emulated` on the PTX emulator (ptx-emu/driver, docs/emulator.md): an
+/// interpreter takes minutes where a GPU takes milliseconds, so GPU tests shrink their largest
+/// inputs there. The same kernels and code paths run; the test's output says which size ran.
+pub fn size_for<T: std::fmt::Debug>(device: &Device, full: T, emulated: T) -> T {
+    if device.properties().is_emulator() {
+        println!("on the PTX emulator: {emulated:?} instead of {full:?}");
+        emulated
+    } else {
+        full
+    }
+}
+
 /// The `ferrocuda` binary, without `FERROCUDA_DEVICE`: `FERROCUDA_BIN` (the GPU machine, where the
 /// binary lives in the bundle), else the one cargo built for this test.
 pub fn ferrocuda() -> std::process::Command {

@@ -90,6 +90,8 @@ pub struct GpuReport {
 pub struct GpuFacts {
     /// e.g. "NVIDIA H200".
     pub name: String,
+    /// Whether it is the PTX emulator (ptx-emu/driver), not hardware.
+    pub emulated: bool,
     /// e.g. "9.0".
     pub compute_capability: String,
     /// Streaming multiprocessors.
@@ -183,6 +185,8 @@ pub struct Verdict {
     pub device: String,
     /// Whether that is a GPU.
     pub on_gpu: bool,
+    /// Whether that GPU is the PTX emulator.
+    pub emulated: bool,
     /// Whether kernels can run there (false only when the GPU picked cannot load the PTX).
     pub kernels_run: bool,
     /// One line: "kernels will run on ..." or "kernels will run on the CPU because ...".
@@ -190,6 +194,11 @@ pub struct Verdict {
     /// What to do when kernels cannot run.
     pub fix: Option<String>,
 }
+
+/// What doctor says of the PTX emulator's virtual GPU.
+const EMULATOR_NOTE: &str = "a PTX emulator, not a GPU (FERROCUDA_LIBCUDA loads it): it runs the \
+    compiled PTX through the driver API to check both; it is no performance model and no proof \
+    that hardware agrees";
 
 const NO_DRIVER_FIX: &str = "install the NVIDIA driver for your GPU (Debian/Ubuntu: `sudo \
     apt-get install nvidia-driver` or `sudo ubuntu-drivers install`; else from nvidia.com); no \
@@ -276,6 +285,9 @@ impl Report {
                         "CUDA device {}: {}, compute capability {}, {} SMs",
                         gpu.ordinal, f.name, f.compute_capability, f.sm_count
                     ));
+                    if f.emulated {
+                        out.detail(EMULATOR_NOTE);
+                    }
                     out.detail(&format!(
                         "memory: {} free of {}",
                         bytes(f.memory_free_bytes),
@@ -482,6 +494,7 @@ fn gpu_report(ordinal: usize) -> (GpuReport, Option<(usize, Device)>) {
             let (major, minor) = p.compute_capability.unwrap_or((0, 0));
             let facts = GpuFacts {
                 name: p.name.clone(),
+                emulated: p.is_emulator(),
                 compute_capability: format!("{major}.{minor}"),
                 sm_count: p.multiprocessors,
                 memory_free_bytes: memory.map(|(free, _)| free),
@@ -607,11 +620,17 @@ fn verdict(driver: &DriverReport, checks: &[(usize, PtxCheck)]) -> Verdict {
             .find(|(o, _)| *o == ordinal)
             .and_then(|(_, check)| check.load.as_ref())
             .and_then(|load| load.as_ref().err());
+        let emulated = device.properties().is_emulator();
         return match failed {
             None => Verdict {
-                message: format!("kernels will run on {device}"),
+                message: if emulated {
+                    format!("kernels will run on {device}, the PTX emulator (no GPU)")
+                } else {
+                    format!("kernels will run on {device}")
+                },
                 device: device.to_string(),
                 on_gpu: true,
+                emulated,
                 kernels_run: true,
                 fix: None,
             },
@@ -621,6 +640,7 @@ fn verdict(driver: &DriverReport, checks: &[(usize, PtxCheck)]) -> Verdict {
                 ),
                 device: device.to_string(),
                 on_gpu: true,
+                emulated,
                 kernels_run: false,
                 fix: Some(format!(
                     "fix the PTX problem above, or run on the CPU executor meanwhile \
@@ -640,6 +660,7 @@ fn verdict(driver: &DriverReport, checks: &[(usize, PtxCheck)]) -> Verdict {
         message: format!("kernels will run on the CPU because {because}"),
         device: device.to_string(),
         on_gpu: false,
+        emulated: false,
         kernels_run: true,
         fix: None,
     }

@@ -32,6 +32,9 @@ struct Report {
     scale: &'static str,
     cpu: String,
     gpu: Option<String>,
+    /// Whether the GPU is the PTX emulator: its results are checked, its times not taken (an
+    /// interpreter's times say nothing about a GPU's), so it has no speedups or bandwidth.
+    gpu_emulated: bool,
     /// Why there is no GPU column, when there is none.
     gpu_absent: Option<String>,
     /// Why there is no CUDA C column (no GPU, no NVRTC, a compile error), when there is none.
@@ -112,8 +115,11 @@ fn run(options: &Options) -> Result<bool> {
         (None, Some(first_sentence(&choice.reason)))
     };
 
-    // ferrocuda's CUDA C versions, compiled by NVRTC for the same GPU, or why not.
+    let gpu_emulated = choice.device.properties().is_emulator();
+    // ferrocuda's CUDA C versions, compiled by NVRTC for the same GPU, or why not. Not on the PTX
+    // emulator: the column is a speed comparison, and an interpreter's times say nothing.
     let (cuda_c_kernels, cuda_c_absent) = match &ferrocuda_kernels {
+        Some(_) if gpu_emulated => (None, Some("PTX emulator, no times to compare".to_string())),
         Some(kernels) => match cuda_c::load(kernels.device()) {
             Ok(module) => (Some(module), None),
             Err(why) => (None, Some(why)),
@@ -121,8 +127,8 @@ fn run(options: &Options) -> Result<bool> {
         None => (None, Some("no GPU".to_string())),
     };
     let gpu_copy_bandwidth = match &ferrocuda_kernels {
-        Some(kernels) => Some(copy_bandwidth(kernels.device(), scale)?),
-        None => None,
+        Some(kernels) if !gpu_emulated => Some(copy_bandwidth(kernels.device(), scale)?),
+        _ => None,
     };
     let mut workloads = workloads::all(scale);
     if let Some(only) = &options.only {
@@ -153,7 +159,11 @@ fn run(options: &Options) -> Result<bool> {
         progress.inc(1);
         let gpu = ferrocuda_kernels.as_ref().map(|kernels| {
             say("GPU");
-            let measured = measure_device(workload.as_ref(), kernels, scale);
+            let measured = if gpu_emulated {
+                verify_device(workload.as_ref(), kernels)
+            } else {
+                measure_device(workload.as_ref(), kernels, scale)
+            };
             progress.inc(1);
             measured
         });
@@ -188,6 +198,7 @@ fn run(options: &Options) -> Result<bool> {
         scale: scale.pick("full", "quick", "tiny"),
         cpu: cpu.to_string(),
         gpu: ferrocuda_kernels.as_ref().map(|k| k.device().to_string()),
+        gpu_emulated,
         gpu_absent,
         cuda_c_absent,
         gpu_copy_bandwidth,
@@ -305,6 +316,25 @@ fn measure_loop(workload: &mut dyn Workload, scale: Scale) -> Measured {
     measured(result, verdict)
 }
 
+/// Runs `workload` once on the PTX emulator and checks the result, without timing it: a cell
+/// with no seconds and no failure when it was right.
+fn verify_device(workload: &dyn Workload, kernels: &Module) -> Measured {
+    let verdict = (|| -> Result<Verdict> {
+        let mut on_device = workload.on_device(kernels)?;
+        on_device.run()?;
+        on_device.check()
+    })();
+    match verdict {
+        Ok(Ok(())) => Measured {
+            seconds: None,
+            runs: 1,
+            failure: None,
+        },
+        Ok(Err(wrong)) => measured(Ok((Duration::ZERO, 0)), Err(wrong)),
+        Err(error) => measured(Err(error), Ok(())),
+    }
+}
+
 fn measure_device(workload: &dyn Workload, kernels: &Module, scale: Scale) -> Measured {
     let device = kernels.device();
     let verified = (|| -> Result<(Box<dyn DeviceRun + '_>, Verdict)> {
@@ -346,6 +376,8 @@ pub(crate) fn show_speedup(speedup: f64) -> String {
 fn cell(m: &Measured) -> String {
     match (m.seconds, &m.failure) {
         (Some(s), _) => show_time(s),
+        // Verified, not timed: the PTX emulator's cell.
+        (None, None) => "✓ emulated".into(),
         (None, Some(f)) if f.starts_with("wrong") => "WRONG".into(),
         _ => "FAILED".into(),
     }
@@ -369,6 +401,11 @@ fn print_table(report: &Report) {
     println!("CPU 1 thread: a plain Rust loop; CPU all cores: the same kernels as the GPU, on the");
     println!("executor ({}).", report.cpu);
     match (&report.gpu, &report.gpu_absent) {
+        (Some(gpu), _) if report.gpu_emulated => println!(
+            "GPU: {gpu}, emulated: the PTX ran through the driver API and its results were \
+             checked, but an interpreter's times say nothing about a GPU's, so none are shown; \
+             speedup = CPU 1 thread ÷ CPU all cores."
+        ),
         (Some(gpu), _) => println!("GPU: {gpu}; speedup = CPU 1 thread ÷ GPU."),
         (None, reason) => {
             println!(
@@ -400,8 +437,8 @@ fn print_table(report: &Report) {
     for row in &report.rows {
         let gpu = row.gpu.as_ref();
         let speedup = match gpu {
-            Some(g) => row.speedup(g),
-            None => row.speedup(&row.executor),
+            Some(g) if !report.gpu_emulated => row.speedup(g),
+            _ => row.speedup(&row.executor),
         };
         lines.push(vec![
             row.workload.to_string(),
@@ -496,6 +533,8 @@ fn write_outputs(dir: &Path, report: &Report, json: &str) -> std::result::Result
         })
         .collect();
     let chart_path = dir.join("speedups.svg");
-    chart::write_svg(&chart_path, &bars, report.gpu.as_deref())?;
+    // The emulator has no bars (no times), and is not named as the GPU the chart compares with.
+    let gpu = report.gpu.as_deref().filter(|_| !report.gpu_emulated);
+    chart::write_svg(&chart_path, &bars, gpu)?;
     Ok(chart_path)
 }

@@ -1,0 +1,250 @@
+//! Initialisation, the driver's version and the one virtual device: its name, identity and
+//! attributes (an sm_90 part with an H100/H200's limits, so launch checks behave as there).
+
+use crate::ffi::{guard, put};
+use crate::state::{DEVICE_MEMORY_BYTES, DRIVER};
+use cudarc::driver::sys::{CUdevice, CUdevice_attribute as A, CUresult, CUuuid};
+use std::ffi::{c_char, c_int, c_uint};
+
+/// What `cuDeviceGetName` says: never mistaken for hardware (ferrocuda-host's
+/// `DeviceProperties::is_emulator` looks for it; its `Display` adds "(sm_90, 132 SMs)").
+pub(crate) const DEVICE_NAME: &str = "ferrocuda PTX emulator";
+
+/// The CUDA version whose driver API this implements (`cuDriverGetVersion`): 12.8, whose JIT
+/// knows PTX ISA up to 8.7.
+pub(crate) const DRIVER_VERSION: c_int = 12080;
+
+pub(crate) const SM_COUNT: i32 = 132;
+pub(crate) const MAX_THREADS_PER_BLOCK: i32 = 1024;
+pub(crate) const MAX_THREADS_PER_SM: i32 = 2048;
+pub(crate) const MAX_BLOCKS_PER_SM: i32 = 32;
+pub(crate) const REGISTERS_PER_SM: i32 = 65536;
+/// Shared memory a block gets without opting in, and with (cuFuncSetAttribute).
+pub(crate) const SHARED_PER_BLOCK: i32 = 48 * 1024;
+pub(crate) const SHARED_PER_BLOCK_OPTIN: i32 = 227 * 1024;
+pub(crate) const SHARED_PER_SM: i32 = 228 * 1024;
+
+/// The device's value of `attribute`, or `None` for one the emulator does not model.
+fn attribute(attribute: u32) -> Option<c_int> {
+    let table: &[(A, c_int)] = &[
+        (
+            A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            MAX_THREADS_PER_BLOCK,
+        ),
+        (A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 1024),
+        (A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, 1024),
+        (A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, 64),
+        (A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, i32::MAX),
+        (A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 65535),
+        (A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 65535),
+        (
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+            SHARED_PER_BLOCK,
+        ),
+        (
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            SHARED_PER_BLOCK_OPTIN,
+        ),
+        (
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            SHARED_PER_SM,
+        ),
+        (
+            A::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
+            1024,
+        ),
+        (A::CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY, 65536),
+        (A::CU_DEVICE_ATTRIBUTE_WARP_SIZE, 32),
+        (A::CU_DEVICE_ATTRIBUTE_MAX_PITCH, i32::MAX),
+        (
+            A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK,
+            REGISTERS_PER_SM,
+        ),
+        (
+            A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+            REGISTERS_PER_SM,
+        ),
+        (A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 1_980_000),
+        (A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 2_619_000),
+        (A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 5120),
+        (A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 50 << 20),
+        (A::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, 512),
+        (A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, SM_COUNT),
+        (
+            A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+            MAX_THREADS_PER_SM,
+        ),
+        (
+            A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+            MAX_BLOCKS_PER_SM,
+        ),
+        (A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9),
+        (A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0),
+        (A::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT, 0),
+        (A::CU_DEVICE_ATTRIBUTE_INTEGRATED, 0),
+        (A::CU_DEVICE_ATTRIBUTE_TCC_DRIVER, 0),
+        (A::CU_DEVICE_ATTRIBUTE_ECC_ENABLED, 0),
+        (A::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, 0),
+        (A::CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, 1),
+        (A::CU_DEVICE_ATTRIBUTE_GPU_OVERLAP, 1),
+        (A::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, 2),
+        (A::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 1),
+        (A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 0),
+        (A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 0),
+        (A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 0),
+        (A::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD, 0),
+        (A::CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED, 1),
+        (A::CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED, 1),
+        (A::CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED, 0),
+        (A::CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED, 1),
+        (A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 1),
+        (
+            A::CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO,
+            2,
+        ),
+        // What the emulator does not have: host-mapped, managed and pooled memory, clusters.
+        (A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 0),
+        (A::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 0),
+        (A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, 0),
+        (A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, 0),
+        (A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0),
+        (
+            A::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+            0,
+        ),
+        (A::CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, 0),
+    ];
+    table
+        .iter()
+        .find(|(a, _)| *a as u32 == attribute)
+        .map(|&(_, value)| value)
+}
+
+/// Refuses any device but ordinal 0.
+pub(crate) fn check_device(dev: CUdevice) -> Result<(), CUresult> {
+    if dev == 0 {
+        Ok(())
+    } else {
+        Err(CUresult::CUDA_ERROR_INVALID_DEVICE)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuInit(Flags: c_uint) -> CUresult {
+    guard("cuInit", || {
+        if Flags != 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        DRIVER.init();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDriverGetVersion(driverVersion: *mut c_int) -> CUresult {
+    // SAFETY: the caller's pointer is valid for one write (driver API contract).
+    guard("cuDriverGetVersion", || unsafe {
+        put(driverVersion, DRIVER_VERSION)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
+    guard("cuDeviceGetCount", || {
+        DRIVER.initialized()?;
+        // SAFETY: the caller's pointer is valid for one write (driver API contract).
+        unsafe { put(count, 1) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> CUresult {
+    guard("cuDeviceGet", || {
+        DRIVER.initialized()?;
+        check_device(ordinal)?;
+        // SAFETY: the caller's pointer is valid for one write (driver API contract).
+        unsafe { put(device, 0) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
+    guard("cuDeviceGetName", || {
+        DRIVER.initialized()?;
+        check_device(dev)?;
+        if name.is_null() || len <= 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        // As the driver does: as much of the name as fits, always NUL-terminated.
+        let bytes = DEVICE_NAME.as_bytes();
+        let n = bytes.len().min(len as usize - 1);
+        // SAFETY: `name` is valid for `len` bytes (caller's contract) and n + 1 <= len.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr().cast(), name, n);
+            name.add(n).write(0);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetAttribute(
+    pi: *mut c_int,
+    attrib: u32,
+    dev: CUdevice,
+) -> CUresult {
+    guard("cuDeviceGetAttribute", || {
+        DRIVER.initialized()?;
+        check_device(dev)?;
+        let value = attribute(attrib).ok_or(CUresult::CUDA_ERROR_NOT_SUPPORTED)?;
+        // SAFETY: the caller's pointer is valid for one write (driver API contract).
+        unsafe { put(pi, value) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceComputeCapability(
+    major: *mut c_int,
+    minor: *mut c_int,
+    dev: CUdevice,
+) -> CUresult {
+    guard("cuDeviceComputeCapability", || {
+        DRIVER.initialized()?;
+        check_device(dev)?;
+        // SAFETY: the caller's pointers are valid for one write each (driver API contract).
+        unsafe { put(major, 9).and_then(|()| put(minor, 0)) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult {
+    guard("cuDeviceTotalMem_v2", || {
+        DRIVER.initialized()?;
+        check_device(dev)?;
+        // SAFETY: the caller's pointer is valid for one write (driver API contract).
+        unsafe { put(bytes, DEVICE_MEMORY_BYTES as usize) }
+    })
+}
+
+/// A fixed UUID, "ferrocuda-ptxemu" in ASCII: the same device in every process.
+fn uuid() -> CUuuid {
+    CUuuid {
+        bytes: b"ferrocuda-ptxemu".map(|b| b as c_char),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetUuid(out: *mut CUuuid, dev: CUdevice) -> CUresult {
+    guard("cuDeviceGetUuid", || {
+        DRIVER.initialized()?;
+        check_device(dev)?;
+        // SAFETY: the caller's pointer is valid for one write (driver API contract).
+        unsafe { put(out, uuid()) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceGetUuid_v2(out: *mut CUuuid, dev: CUdevice) -> CUresult {
+    // SAFETY: the same contract as cuDeviceGetUuid.
+    unsafe { cuDeviceGetUuid(out, dev) }
+}

@@ -1,0 +1,93 @@
+//! What the driver's JIT checks before compiling: the PTX ISA `.version` (no newer than the
+//! driver knows) and the `.target` (no newer GPU than the device), with ptxas's wording.
+
+/// The newest PTX ISA a CUDA 12.8 driver compiles, as (major, minor).
+pub(crate) const NEWEST_ISA: (u32, u32) = (8, 7);
+
+/// The device's compute capability as the `.target` number (sm_90).
+const DEVICE_SM: u32 = 90;
+
+/// Why the JIT refuses the module before reading its code.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum HeaderError {
+    /// `.version` newer than [`NEWEST_ISA`] (CUDA_ERROR_UNSUPPORTED_PTX_VERSION).
+    TooNewVersion(String),
+    /// Any other refusal (CUDA_ERROR_INVALID_PTX).
+    Invalid(String),
+}
+
+/// The `.version` as major * 10 + minor, or why the JIT refuses the module.
+pub(crate) fn check(ptx: &str) -> Result<i32, HeaderError> {
+    let mut version = None;
+    for (index, line) in ptx.lines().enumerate() {
+        let line_no = index + 1;
+        let mut words = line.split("//").next().unwrap_or("").split_whitespace();
+        match words.next() {
+            Some(".version") => {
+                let text = words.next().unwrap_or("");
+                let parsed = text
+                    .split_once('.')
+                    .and_then(|(major, minor)| Some((major.parse().ok()?, minor.parse().ok()?)));
+                let Some((major, minor)) = parsed else {
+                    return Err(HeaderError::Invalid(format!(
+                        "ptxas application ptx input, line {line_no}; error   : \
+                         malformed .version '{text}'"
+                    )));
+                };
+                if (major, minor) > NEWEST_ISA {
+                    return Err(HeaderError::TooNewVersion(format!(
+                        "ptxas application ptx input, line {line_no}; fatal   : Unsupported \
+                         .version {major}.{minor}; current version is '{}.{}'",
+                        NEWEST_ISA.0, NEWEST_ISA.1
+                    )));
+                }
+                version = Some((major * 10 + minor) as i32);
+            }
+            Some(".target") => {
+                let targets = words.collect::<Vec<_>>().join(" ");
+                for target in targets.split(',').map(str::trim) {
+                    let sm = target
+                        .strip_prefix("sm_")
+                        .map(|n| n.trim_end_matches(['a', 'f']))
+                        .and_then(|n| n.parse::<u32>().ok());
+                    if sm.is_some_and(|sm| sm > DEVICE_SM) {
+                        return Err(HeaderError::Invalid(format!(
+                            "ptxas application ptx input, line {line_no}; fatal   : SM version \
+                             specified by .target ({target}) is higher than the device's (sm_90)"
+                        )));
+                    }
+                }
+            }
+            // The header ends where the first declaration or entry starts.
+            Some(w) if w.starts_with('.') && w != ".address_size" => break,
+            _ => {}
+        }
+    }
+    version.ok_or_else(|| {
+        HeaderError::Invalid(
+            "ptxas application ptx input, line 1; error   : no .version directive".into(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_targets_the_jit_accepts_and_refuses() {
+        let ptx = |v: &str, t: &str| format!("//\n.version {v}\n.target {t}\n.address_size 64\n");
+        assert_eq!(check(&ptx("6.0", "sm_70")), Ok(60));
+        assert_eq!(check(&ptx("8.7", "sm_90a")), Ok(87));
+        assert!(
+            matches!(check(&ptx("8.8", "sm_70")), Err(HeaderError::TooNewVersion(m)) if m.contains("line 2") && m.contains("8.8"))
+        );
+        assert!(
+            matches!(check(&ptx("7.8", "sm_100")), Err(HeaderError::Invalid(m)) if m.contains("sm_100"))
+        );
+        assert!(matches!(
+            check(".target sm_70\n"),
+            Err(HeaderError::Invalid(_))
+        ));
+    }
+}

@@ -1,0 +1,232 @@
+//! The driver's state: one virtual device, its memory, and every live context, module,
+//! function, stream and event by handle; each thread's current-context stack.
+//!
+//! Handles are ids that are never reused, so a stale handle is an error, never another object.
+//! Sticky faults live on the context: after a kernel fault, every call in that context returns
+//! the fault's code until the context is destroyed (or the primary context reset), as on hardware.
+
+use crate::ffi::Outcome;
+use cudarc::driver::sys::CUresult;
+use ferrocuda_ptx_emu::{KernelInfo, Memory, Module};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// Device memory of the virtual GPU: 4 GiB (backed by host memory as it is used).
+pub(crate) const DEVICE_MEMORY_BYTES: u64 = 4 << 30;
+
+/// The process's driver.
+pub(crate) struct Driver {
+    initialized: AtomicBool,
+    /// Device memory, shared by every context (unified addressing: addresses are unique).
+    pub memory: Arc<Memory>,
+    state: Mutex<State>,
+}
+
+pub(crate) static DRIVER: LazyLock<Driver> = LazyLock::new(|| Driver {
+    initialized: AtomicBool::new(false),
+    memory: Memory::new(DEVICE_MEMORY_BYTES),
+    state: Mutex::new(State::default()),
+});
+
+impl Driver {
+    pub fn init(&self) {
+        self.initialized.store(true, Ordering::SeqCst);
+    }
+
+    /// `CUDA_ERROR_NOT_INITIALIZED` until `cuInit` has run.
+    pub fn initialized(&self) -> Result<(), CUresult> {
+        if self.initialized.load(Ordering::SeqCst) {
+            Ok(())
+        } else {
+            Err(CUresult::CUDA_ERROR_NOT_INITIALIZED)
+        }
+    }
+
+    /// The state, once `cuInit` has run (`CUDA_ERROR_NOT_INITIALIZED` before).
+    pub fn state(&self) -> Result<MutexGuard<'_, State>, CUresult> {
+        self.initialized()?;
+        // Every critical section leaves the maps consistent, so a poisoned lock is still usable.
+        Ok(self.state.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// One context.
+#[derive(Default)]
+pub(crate) struct Context {
+    /// The sticky error of a kernel fault in it.
+    pub fault: Option<CUresult>,
+    /// Start addresses of its allocations, freed with it.
+    pub allocations: HashSet<u64>,
+    pub flags: u32,
+    /// cuCtxSetLimit values (stack size, printf FIFO, heap), by CUlimit.
+    pub limits: HashMap<u32, usize>,
+}
+
+pub(crate) struct LoadedModule {
+    pub context: usize,
+    pub module: Arc<Module>,
+    /// `.version` as major * 10 + minor (CU_FUNC_ATTRIBUTE_PTX_VERSION).
+    pub ptx_version: i32,
+    /// Functions already handed out, by name (the driver returns the same handle each time).
+    pub functions: HashMap<String, usize>,
+}
+
+pub(crate) struct Function {
+    pub context: usize,
+    pub module: usize,
+    pub info: KernelInfo,
+    /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: 48 KiB less the static shared memory
+    /// until the program opts in to more.
+    pub max_dynamic_shared: u32,
+}
+
+pub(crate) struct Stream {
+    pub context: usize,
+}
+
+pub(crate) struct Event {
+    pub context: usize,
+    pub timing: bool,
+    /// When it was last recorded (work runs synchronously, so that is when it completed).
+    pub recorded: Option<Instant>,
+}
+
+/// Every live object, by handle id.
+pub(crate) struct State {
+    next_id: usize,
+    pub contexts: HashMap<usize, Context>,
+    /// The primary context while it is active, and how many retain it.
+    pub primary: Option<(usize, u32)>,
+    pub primary_flags: u32,
+    pub modules: HashMap<usize, LoadedModule>,
+    pub functions: HashMap<usize, Function>,
+    pub streams: HashMap<usize, Stream>,
+    pub events: HashMap<usize, Event>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            // Stream handles 0x0, 0x1 and 0x2 mean the default streams; no id is ever that small.
+            next_id: 0x1000,
+            contexts: HashMap::new(),
+            primary: None,
+            primary_flags: 0,
+            modules: HashMap::new(),
+            functions: HashMap::new(),
+            streams: HashMap::new(),
+            events: HashMap::new(),
+        }
+    }
+}
+
+thread_local! {
+    /// This thread's context stack (cuCtxPush/Pop; cuCtxSetCurrent replaces the top).
+    static CURRENT: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The calling thread's current context id, if any.
+pub(crate) fn current() -> Option<usize> {
+    CURRENT.with(|stack| stack.borrow().last().copied())
+}
+
+/// Makes `id` current (replacing the top of the stack), or pops the top for `None`.
+pub(crate) fn set_current(id: Option<usize>) {
+    CURRENT.with(|stack| {
+        let mut stack = stack.borrow_mut();
+        match id {
+            Some(id) => match stack.last_mut() {
+                Some(top) => *top = id,
+                None => stack.push(id),
+            },
+            None => {
+                stack.pop();
+            }
+        }
+    })
+}
+
+pub(crate) fn push_current(id: usize) {
+    CURRENT.with(|stack| stack.borrow_mut().push(id))
+}
+
+pub(crate) fn pop_current() -> Option<usize> {
+    CURRENT.with(|stack| stack.borrow_mut().pop())
+}
+
+impl State {
+    pub fn new_id(&mut self) -> usize {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Context `id`, refusing a destroyed one and returning a faulted one's sticky error.
+    pub fn usable(&mut self, id: usize) -> Result<&mut Context, CUresult> {
+        let context = self
+            .contexts
+            .get_mut(&id)
+            .ok_or(CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED)?;
+        match context.fault {
+            Some(code) => Err(code),
+            None => Ok(context),
+        }
+    }
+
+    /// The calling thread's current context, usable (see [`State::usable`]).
+    pub fn current_usable(&mut self) -> Result<(usize, &mut Context), CUresult> {
+        let id = current().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        Ok((id, self.usable(id)?))
+    }
+
+    /// The context a stream handle's work runs in: its own, or for the default streams (0x0,
+    /// legacy 0x1, per-thread 0x2) the current one; usable (see [`State::usable`]).
+    pub fn stream_context(&mut self, stream: usize) -> Result<usize, CUresult> {
+        let id = if stream <= 2 {
+            current().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?
+        } else {
+            self.streams
+                .get(&stream)
+                .ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?
+                .context
+        };
+        self.usable(id)?;
+        Ok(id)
+    }
+
+    pub fn new_context(&mut self, flags: u32) -> usize {
+        let id = self.new_id();
+        self.contexts.insert(
+            id,
+            Context {
+                flags,
+                ..Context::default()
+            },
+        );
+        id
+    }
+
+    /// Destroys context `id` with everything in it: its memory is freed, and its modules,
+    /// functions, streams and events become invalid handles.
+    pub fn destroy_context(&mut self, id: usize, memory: &Memory) -> Outcome {
+        let context = self
+            .contexts
+            .remove(&id)
+            .ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        for addr in context.allocations {
+            // It was allocated in this context and not freed since: freeing cannot fail.
+            let _ = memory.free(addr);
+        }
+        self.modules.retain(|_, m| m.context != id);
+        self.functions.retain(|_, f| f.context != id);
+        self.streams.retain(|_, s| s.context != id);
+        self.events.retain(|_, e| e.context != id);
+        if self.primary.is_some_and(|(primary, _)| primary == id) {
+            self.primary = None;
+        }
+        Ok(())
+    }
+}

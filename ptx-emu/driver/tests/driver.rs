@@ -1,0 +1,309 @@
+//! The driver layer through cudarc, as ferrocuda-host uses it: device identity, memory round
+//! trips, memset, out of memory, events, module loading with the JIT's logs, and a faulting
+//! kernel that leaves its context sticky-faulted while a new context works.
+//!
+//! Every test opens the emulator's library by its path first: its soname is `libcuda.so`, so
+//! cudarc's `dlopen("libcuda.so")` then finds it, never a real driver.
+
+use cudarc::driver::sys::{self, CUjit_option, CUresult};
+use cudarc::driver::{result, CudaContext, DriverError, PushKernelArg};
+use std::ffi::c_void;
+use std::sync::{Arc, Once};
+
+/// Loads the emulator once per process: the one cargo built for this test, next to it in
+/// target/<profile>/deps.
+fn emulator() {
+    static LOADED: Once = Once::new();
+    LOADED.call_once(|| {
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let path = exe.with_file_name("libferrocuda_emu_cuda.so");
+        // SAFETY: the emulator's initialisers are Rust statics' and sound to run.
+        let library = unsafe { libloading::Library::new(&path) }.unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (cargo build -p ferrocuda-ptx-emu-driver)",
+                path.display()
+            )
+        });
+        std::mem::forget(library);
+        // SAFETY: only dlopens; the emulator is loaded under the soname cudarc asks for.
+        assert!(unsafe { sys::is_culib_present() });
+    });
+}
+
+/// A context of its own (not the primary one), so a test's fault never reaches another test.
+fn own_context() -> Arc<CudaContext> {
+    emulator();
+    CudaContext::new_non_primary(0, 0).expect("a new context")
+}
+
+const STORE_PTX: &str = ".version 6.0\n.target sm_70\n.address_size 64\n\n\
+    .visible .entry store_seven(.param .u64 p)\n{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<2>;\n\n\
+    \tld.param.u64 %rd1, [p];\n\tmov.u32 %r1, 7;\n\tst.global.u32 [%rd1], %r1;\n\tret;\n}\n";
+
+#[test]
+fn the_device_says_it_is_the_emulator_with_sm90_limits() {
+    let ctx = own_context();
+    let name = ctx.name().unwrap();
+    assert!(name.starts_with("ferrocuda PTX emulator"), "{name}");
+    assert_eq!(ctx.compute_capability().unwrap(), (9, 0));
+    let attribute = |a| ctx.attribute(a).unwrap();
+    use sys::CUdevice_attribute as A;
+    assert_eq!(
+        attribute(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+        1024
+    );
+    assert_eq!(attribute(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE), 32);
+    assert_eq!(attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), 132);
+    assert_eq!(
+        attribute(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK),
+        48 * 1024
+    );
+    assert_eq!(
+        attribute(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+        227 * 1024
+    );
+    assert_eq!(result::device::get_count().unwrap(), 1);
+    assert_eq!(
+        result::device::get(1).unwrap_err(),
+        DriverError(CUresult::CUDA_ERROR_INVALID_DEVICE)
+    );
+    let mut version = 0;
+    // SAFETY: writes one int.
+    unsafe { sys::cuDriverGetVersion(&mut version) }
+        .result()
+        .unwrap();
+    assert_eq!(version, 12080);
+}
+
+#[test]
+fn host_device_host_round_trips_and_device_copies_keep_every_byte() {
+    let ctx = own_context();
+    let stream = ctx.default_stream();
+    let data: Vec<u32> = (0..100_003u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let on_device = stream.clone_htod(&data).unwrap();
+    assert_eq!(stream.clone_dtoh(&on_device).unwrap(), data);
+    let mut copy = stream.alloc_zeros::<u32>(data.len()).unwrap();
+    assert_eq!(stream.clone_dtoh(&copy).unwrap(), vec![0; data.len()]);
+    stream.memcpy_dtod(&on_device, &mut copy).unwrap();
+    assert_eq!(stream.clone_dtoh(&copy).unwrap(), data);
+    // On another stream of the same context too.
+    let other = ctx.new_stream().unwrap();
+    assert_eq!(other.clone_dtoh(&copy).unwrap(), data);
+    // A copy past the end of an allocation is refused, not done.
+    let mut small = [0u8; 16];
+    let past = stream.alloc_zeros::<u8>(4).unwrap();
+    let (ptr, _guard) = cudarc::driver::DevicePtr::device_ptr(&past, &stream);
+    // SAFETY: `small` has the 16 bytes; the device range runs 12 bytes past the allocation.
+    let code = unsafe { sys::cuMemcpyDtoH_v2(small.as_mut_ptr().cast(), ptr, 16) };
+    assert_eq!(code, CUresult::CUDA_ERROR_INVALID_VALUE);
+}
+
+#[test]
+fn memset_fills_8_16_and_32_bit_patterns() {
+    let ctx = own_context();
+    let stream = ctx.default_stream();
+    let buffer = stream.alloc_zeros::<u8>(64).unwrap();
+    let (ptr, guard) = cudarc::driver::DevicePtr::device_ptr(&buffer, &stream);
+    drop(guard);
+    // SAFETY: each call writes inside the 64-byte allocation at `ptr`.
+    unsafe {
+        sys::cuMemsetD8_v2(ptr, 0xAB, 64).result().unwrap();
+        sys::cuMemsetD16_v2(ptr + 8, 0x1234, 4).result().unwrap();
+        sys::cuMemsetD32Async(ptr + 32, 0xDEAD_BEEF, 2, std::ptr::null_mut())
+            .result()
+            .unwrap();
+        // A 32-bit memset must be 4-byte aligned.
+        assert_eq!(
+            sys::cuMemsetD32_v2(ptr + 2, 0, 1),
+            CUresult::CUDA_ERROR_INVALID_VALUE
+        );
+    }
+    let bytes = stream.clone_dtoh(&buffer).unwrap();
+    let mut expected = vec![0xABu8; 64];
+    expected[8..16].copy_from_slice(&[0x34, 0x12].repeat(4));
+    expected[32..40].copy_from_slice(&0xDEAD_BEEFu32.to_le_bytes().repeat(2));
+    assert_eq!(bytes, expected);
+}
+
+#[test]
+fn an_allocation_beyond_free_memory_is_out_of_memory_and_takes_nothing() {
+    let ctx = own_context();
+    let (free, total) = ctx.mem_get_info().unwrap();
+    assert!(0 < free && free <= total, "free {free}, total {total}");
+    let stream = ctx.default_stream();
+    // SAFETY: the allocation is never read.
+    let error = unsafe { stream.alloc::<u8>(free + 1) }.unwrap_err();
+    assert_eq!(error, DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY));
+    assert_eq!(ctx.mem_get_info().unwrap().1, total);
+    // Not sticky: the context still allocates.
+    let fine = stream.alloc_zeros::<u8>(1 << 20).unwrap();
+    assert_eq!(stream.clone_dtoh(&fine).unwrap().len(), 1 << 20);
+}
+
+#[test]
+fn events_time_the_work_between_them() {
+    let ctx = own_context();
+    let stream = ctx.default_stream();
+    let start = ctx
+        .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+        .unwrap();
+    let end = ctx
+        .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+        .unwrap();
+    start.record(&stream).unwrap();
+    let data = vec![1u8; 32 << 20];
+    let on_device = stream.clone_htod(&data).unwrap();
+    end.record(&stream).unwrap();
+    end.synchronize().unwrap();
+    assert!(end.is_complete());
+    let ms = start.elapsed_ms(&end).unwrap();
+    assert!(ms > 0.0, "{ms} ms for a 32 MiB copy");
+    drop(on_device);
+    // Without timing, or never recorded: the driver's invalid handle.
+    let untimed = ctx.new_event(None).unwrap();
+    untimed.record(&stream).unwrap();
+    assert_eq!(
+        start.elapsed_ms(&untimed).unwrap_err(),
+        DriverError(CUresult::CUDA_ERROR_INVALID_HANDLE)
+    );
+    let unrecorded = ctx
+        .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+        .unwrap();
+    assert_eq!(
+        start.elapsed_ms(&unrecorded).unwrap_err(),
+        DriverError(CUresult::CUDA_ERROR_INVALID_HANDLE)
+    );
+}
+
+/// Loads `ptx` with cuModuleLoadDataEx and an error log: the code and the log.
+fn load_with_log(ctx: &CudaContext, ptx: &str) -> (CUresult, String) {
+    ctx.bind_to_thread().unwrap();
+    let image = std::ffi::CString::new(ptx).unwrap();
+    let mut log = vec![0u8; 4096];
+    let mut options = [
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values: [*mut c_void; 2] = [
+        log.as_mut_ptr().cast(),
+        std::ptr::without_provenance_mut(log.len()),
+    ];
+    let mut module = std::ptr::null_mut();
+    // SAFETY: two options with their values; the log buffer is as long as its size says.
+    let code = unsafe {
+        sys::cuModuleLoadDataEx(
+            &mut module,
+            image.as_ptr().cast(),
+            2,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
+    };
+    let used = values[1].addr().min(log.len());
+    let text = String::from_utf8_lossy(&log[..used])
+        .trim_end_matches('\0')
+        .to_string();
+    (code, text)
+}
+
+#[test]
+fn a_module_the_jit_refuses_comes_with_the_reason_in_the_error_log() {
+    let ctx = own_context();
+    let broken = ".version 6.0\n.target sm_70\n.address_size 64\n\n\
+                  .visible .entry broken()\n{\n\tnot_an_instruction.u32 %r1;\n\tret;\n}\n";
+    let (code, log) = load_with_log(&ctx, broken);
+    assert_eq!(code, CUresult::CUDA_ERROR_INVALID_PTX, "{log}");
+    assert!(
+        log.contains("error") && log.contains("not_an_instruction"),
+        "{log}"
+    );
+    assert!(log.contains("line 7"), "the parser's line in: {log}");
+    let (code, log) = load_with_log(&ctx, &STORE_PTX.replace(".version 6.0", ".version 9.9"));
+    assert_eq!(code, CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "{log}");
+    assert!(log.contains("Unsupported .version 9.9"), "{log}");
+    let (code, log) = load_with_log(&ctx, &STORE_PTX.replace("sm_70", "sm_100"));
+    assert_eq!(code, CUresult::CUDA_ERROR_INVALID_PTX, "{log}");
+    // The error names come from the emulator too.
+    let error = DriverError(CUresult::CUDA_ERROR_INVALID_PTX);
+    assert_eq!(
+        error.error_string().unwrap().to_str().unwrap(),
+        "a PTX JIT compilation failed"
+    );
+}
+
+/// Loads STORE_PTX into `ctx` and launches `store_seven` on one thread with `address`.
+fn store_seven_at(ctx: &Arc<CudaContext>, address: u64) -> Result<(), DriverError> {
+    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(STORE_PTX))?;
+    let store = module.load_function("store_seven")?;
+    let stream = ctx.default_stream();
+    let mut builder = stream.launch_builder(&store);
+    builder.arg(&address);
+    let config = cudarc::driver::LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (1, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the kernel takes one u64 and stores 4 bytes there; the emulator checks the
+    // address (a bad one is what some tests want).
+    unsafe { builder.launch(config) }.map(|_| ())
+}
+
+/// `slice`'s device address.
+fn address_of(slice: &cudarc::driver::CudaSlice<u32>, ctx: &Arc<CudaContext>) -> u64 {
+    cudarc::driver::DevicePtr::device_ptr(slice, &ctx.default_stream()).0
+}
+
+#[test]
+fn a_faulting_kernel_leaves_its_context_sticky_and_a_new_context_works() {
+    let ctx = own_context();
+    let stream = ctx.default_stream();
+    let out = stream.alloc_zeros::<u32>(4).unwrap();
+    let ptr = address_of(&out, &ctx);
+    store_seven_at(&ctx, ptr).unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), [7, 0, 0, 0]);
+
+    // One past the end of the allocation: hardware's illegal address. As on hardware the launch
+    // is queued fine and the fault shows at the next call.
+    store_seven_at(&ctx, ptr + 16).unwrap();
+    let error = DriverError(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+    // (cudarc also keeps the error it saw unloading the helper's module, and returns it.)
+    assert_eq!(ctx.synchronize().unwrap_err(), error);
+    // Sticky: every later call in the context (still current on this thread) says so.
+    assert_eq!(result::ctx::synchronize().unwrap_err(), error);
+    assert_eq!(result::ctx::synchronize().unwrap_err(), error);
+    // SAFETY: allocates 4 bytes (it does not: the context is faulted).
+    assert_eq!(unsafe { result::malloc_sync(4) }.unwrap_err(), error);
+    let mut host = [0u32; 4];
+    // SAFETY: `host` has the 16 bytes copied into it.
+    let code = unsafe { sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), ptr, 16) };
+    assert_eq!(code, error.0);
+    let mut stream_handle = std::ptr::null_mut();
+    // SAFETY: writes one stream handle.
+    let code = unsafe { sys::cuStreamCreate(&mut stream_handle, 0) };
+    assert_eq!(code, error.0);
+
+    // A new context works, and loads and runs the same kernel.
+    let fresh = own_context();
+    let out = fresh.default_stream().alloc_zeros::<u32>(1).unwrap();
+    store_seven_at(&fresh, address_of(&out, &fresh)).unwrap();
+    assert_eq!(fresh.default_stream().clone_dtoh(&out).unwrap(), [7]);
+}
+
+#[test]
+fn functions_the_emulator_lacks_say_not_supported() {
+    emulator();
+    result::init().unwrap();
+    let mut ptr = 0;
+    // SAFETY: writes one device pointer (it does not: the call is not supported).
+    let code = unsafe { sys::cuMemAllocAsync(&mut ptr, 16, std::ptr::null_mut()) };
+    assert_eq!(code, CUresult::CUDA_ERROR_NOT_SUPPORTED);
+    let mut name = std::ptr::null();
+    // SAFETY: writes one pointer.
+    let code = unsafe { sys::cuGetErrorName(CUresult::CUDA_ERROR_NOT_SUPPORTED, &mut name) };
+    assert_eq!(code, CUresult::CUDA_SUCCESS);
+    // SAFETY: the emulator's names are NUL-terminated and live as long as the library.
+    let name = unsafe { std::ffi::CStr::from_ptr(name) };
+    assert_eq!(name.to_str().unwrap(), "CUDA_ERROR_NOT_SUPPORTED");
+}
