@@ -158,7 +158,13 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
         // Verified on the PTX emulator, and no speed claimed for it: no times, no bandwidth.
         assert_eq!(report["gpu_emulated"], true, "{report}");
         assert!(report["gpu_copy_bandwidth"].is_null(), "{report}");
+        // No CUDA C column either: it compares speeds.
+        assert_eq!(
+            report["cuda_c_absent"], "PTX emulator, no times to compare",
+            "{report}"
+        );
         for row in report["rows"].as_array().unwrap() {
+            assert!(row["cuda_c"].is_null(), "{row}");
             let cell = &row["gpu"];
             assert!(
                 cell["failure"].is_null() && cell["seconds"].is_null(),
