@@ -4,21 +4,23 @@
 # buffers, `Out` writes and shared arrays), and the PTX reader, with a few property-test cases
 # each. Not under Miri: the block scheduler's coroutines (corosensei switches stacks with inline
 # assembly), the GPU path (it loads the driver with dlopen), and the tests of error messages that
-# ask the driver for its version. Needs a nightly toolchain with Miri:
-#   rustup toolchain install nightly --component miri,rust-src
+# ask the driver for its version. Needs the pinned nightly with Miri (scripts/setup.sh installs it
+# on CI, or with FERROCUDA_MIRI=1; FERROCUDA_MIRI_TOOLCHAIN picks another):
+#   rustup toolchain install nightly-2026-10-29 --profile minimal --component miri,rust-src
 # Measured on a shared 2-core machine: about 2.5 minutes for Miri's sysroot (once), 2.5 for the
 # dependencies under Miri (once), then about 3 minutes for the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! cargo +nightly miri --version >/dev/null 2>&1; then
-  echo "miri: skipped: no nightly toolchain with Miri (rustup toolchain install nightly --component miri,rust-src)"
+toolchain="${FERROCUDA_MIRI_TOOLCHAIN:-nightly-2026-10-29}"
+if ! cargo "+$toolchain" miri --version >/dev/null 2>&1; then
+  echo "miri: skipped: no $toolchain with Miri (FERROCUDA_MIRI=1 make setup installs it)"
   exit 0
 fi
 # Reading /proc/meminfo (the CPU device's memory) needs the host's file system.
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation}"
 export PROPTEST_CASES="${PROPTEST_CASES:-8}"
-miri() { cargo +nightly miri test "$@"; }
+miri() { cargo "+$toolchain" miri test "$@"; }
 
 miri -p ferrocuda-host --lib -- --skip error_tests
 # The PTX reader's fixed and generated well-formed inputs; the random-text properties take

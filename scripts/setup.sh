@@ -7,6 +7,8 @@
 #   3. optional: nvdisasm, to disassemble the kernels' machine code (`ferrocuda kernels --sass`,
 #      tests/machine_code.rs): PyPI's nvidia-cuda-nvdisasm, a 6 MB binary. `make setup-sass`
 #      runs only this step.
+#   4. on CI (CI=true) or with FERROCUDA_MIRI=1: the pinned nightly with Miri that scripts/miri.sh
+#      uses (`make test` runs what Miri can run; elsewhere it says "skipped" without it).
 # No CUDA toolkit and no GPU driver are needed to build; a GPU driver is only needed to run on a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -133,3 +135,16 @@ else
 fi
 
 setup_nvdisasm
+
+# Miri, for scripts/miri.sh: a pinned nightly (Miri exists only on nightlies), minimal profile.
+MIRI_TOOLCHAIN="${FERROCUDA_MIRI_TOOLCHAIN:-nightly-2026-10-29}"
+if [ -n "${CI:-}" ] && [ "${CI}" != "false" ] && [ "${CI}" != "0" ] || [ "${FERROCUDA_MIRI:-0}" = 1 ]; then
+  if cargo "+$MIRI_TOOLCHAIN" miri --version >/dev/null 2>&1; then
+    say "miri: $MIRI_TOOLCHAIN"
+  elif command -v rustup >/dev/null && say "installing $MIRI_TOOLCHAIN with miri and rust-src" \
+      && timeout 600 rustup toolchain install "$MIRI_TOOLCHAIN" --profile minimal --component miri,rust-src >/dev/null; then
+    say "miri: $MIRI_TOOLCHAIN"
+  else
+    say "WARNING: could not install $MIRI_TOOLCHAIN with Miri: scripts/miri.sh will say skipped."
+  fi
+fi
