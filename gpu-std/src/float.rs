@@ -10,15 +10,15 @@ use crate::math;
 /// only in the PTX build. Bring it in with `use ferrocuda_std::prelude::*;` (or
 /// `use ferrocuda_std::math::Float;`).
 ///
-/// **Which code runs.** On the GPU these methods are the only candidates and call the default
-/// tier of [`math`](crate::math) (CUDA's accuracy, through the special function unit where
-/// CUDA uses it). On the host, std's inherent methods of the same name win over any trait: the
-/// CPU executor runs std's `exp`, `exp2` and `ln`, which are within the same bounds but not the
-/// GPU's bits; `sqrt` and `mul_add` are correctly rounded everywhere, so they agree to the bit.
-/// Where the CPU executor must give the GPU's exact bits, call the functions of
-/// [`math::reproducible`](crate::math::reproducible): the same code and bits on both. The
-/// methods without a std namesake (`sinpi`, `normal_cdf`, the `fast_` ones, …) are this trait's
-/// on both targets.
+/// **Which code runs.** On the GPU these methods are the only candidates and call the default tier
+/// of [`math`](crate::math) (CUDA's accuracy, through the special function unit where CUDA uses
+/// it). On the host, std's inherent methods of the same name win over any trait: the CPU executor
+/// runs std's `exp`, `exp2`, `ln`, `sin`, `cos` and `sin_cos`, which are within the same bounds but
+/// not the GPU's bits; `sqrt` and `mul_add` are correctly rounded everywhere, so they agree to the
+/// bit. Where the CPU executor must give the GPU's exact bits, call the functions of
+/// [`math::reproducible`](crate::math::reproducible): the same code and bits on both. The methods
+/// without a std namesake (`sinpi`, `normal_cdf`, the `fast_` ones, …) are this trait's on both
+/// targets.
 ///
 /// Because std's methods win on the host, importing only this trait by name and calling only
 /// `exp`/`sqrt`/… leaves the import unused there (an `unused_imports` warning on the host build
@@ -45,6 +45,12 @@ pub trait Float: Copy {
     fn sqrt(self) -> Self;
     /// `self · a + b` with one rounding: [`math::fma`].
     fn mul_add(self, a: Self, b: Self) -> Self;
+    /// sin x: [`math::sin`].
+    fn sin(self) -> Self;
+    /// cos x: [`math::cos`].
+    fn cos(self) -> Self;
+    /// `(sin x, cos x)`: [`math::sin_cos`].
+    fn sin_cos(self) -> (Self, Self);
     /// `(sin(πx), cos(πx))`: [`math::sincospi`].
     fn sincospi(self) -> (Self, Self);
     /// sin(πx): [`math::sinpi`].
@@ -83,6 +89,18 @@ impl Float for f32 {
     #[inline(always)]
     fn mul_add(self, a: f32, b: f32) -> f32 {
         math::fma(self, a, b)
+    }
+    #[inline]
+    fn sin(self) -> f32 {
+        math::sin(self)
+    }
+    #[inline]
+    fn cos(self) -> f32 {
+        math::cos(self)
+    }
+    #[inline]
+    fn sin_cos(self) -> (f32, f32) {
+        math::sin_cos(self)
     }
     #[inline]
     fn sincospi(self) -> (f32, f32) {

@@ -7,6 +7,7 @@
 mod sweep;
 
 use ferrocuda_std::math;
+use rand::SeedableRng;
 use sweep::*;
 
 #[test]
@@ -153,5 +154,68 @@ fn ln_and_log2_are_within_1_ulp_on_every_positive_float() {
             worst.error, worst.input
         ));
         assert!(worst.error <= 1.0, "{name}: {worst:?}");
+    }
+}
+
+/// sin/cos's ranges: the polynomial's own interval, the Cody-Waite fast path, the Payne-Hanek
+/// slow path up to the largest float; both signs.
+const TRIG_RANGES: [(f32, f32); 6] = [
+    (0.0, std::f32::consts::FRAC_PI_4),
+    (std::f32::consts::FRAC_PI_4, 105_615.0),
+    (105_615.0, f32::MAX),
+    (-0.0, -std::f32::consts::FRAC_PI_4),
+    (-std::f32::consts::FRAC_PI_4, -105_615.0),
+    (-105_615.0, -f32::MAX),
+];
+/// Near multiples of π/2 (where the result is small and the reduction's error shows), either
+/// side of the fast path's limit, tiny inputs and large ones at several exponents.
+const TRIG_EXTRA: [f32; 13] = [
+    std::f32::consts::FRAC_PI_2,
+    std::f32::consts::PI,
+    3.0 * std::f32::consts::FRAC_PI_2,
+    105_615.0,
+    105_616.0,
+    102_940.414,
+    MIN_SUB,
+    TINY,
+    f32::MAX,
+    1.6367173e16,
+    7.724_094e31,
+    1.0e30,
+    3.0e38,
+];
+
+#[test]
+fn sin_and_cos_are_within_cudas_2_ulp_everywhere() {
+    for (name, f, reference) in [
+        (
+            "math::sin",
+            math::sin as fn(f32) -> f32,
+            f64::sin as fn(f64) -> f64,
+        ),
+        ("math::cos", math::cos, f64::cos),
+    ] {
+        check_ulp(name, f, reference, &TRIG_RANGES, &TRIG_EXTRA, 2.0);
+    }
+    for x in [0.0, -0.0, MIN_SUB, -MIN_SUB, TINY] {
+        same(math::sin(x), x, &format!("sin({x:e})"));
+        same(math::cos(x), 1.0, &format!("cos({x:e})"));
+    }
+    for x in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+        same(math::sin(x), f32::NAN, &format!("sin({x})"));
+        same(math::cos(x), f32::NAN, &format!("cos({x})"));
+    }
+}
+
+#[test]
+fn sin_cos_gives_sin_and_cos_bit_for_bit() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for x in inputs(&TRIG_RANGES, &TRIG_EXTRA, &mut rng)
+        .into_iter()
+        .step_by(7)
+    {
+        let (s, c) = math::sin_cos(x);
+        same(s, math::sin(x), &format!("sin_cos({x:e}).0"));
+        same(c, math::cos(x), &format!("sin_cos({x:e}).1"));
     }
 }

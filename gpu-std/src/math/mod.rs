@@ -3,8 +3,8 @@
 //! `core` has no `exp` or `ln` for `nvptx64` (and LLVM cannot select its `llvm.exp`/`llvm.log`
 //! there), so ferrocuda-std writes its own, twice:
 //!
-//! - **The default tier** (this module's `exp`, `exp2`, `ln`, `log2`, `sqrt`, `erfc`,
-//!   `normal_cdf`): CUDA's methods and CUDA's accuracy at CUDA's cost. `exp` and `exp2` use the
+//! - **The default tier** (this module's `exp`, `exp2`, `ln`, `log2`, `sqrt`, `sin`, `cos`,
+//!   `erfc`, `normal_cdf`): CUDA's methods and CUDA's accuracy at CUDA's cost. `exp` and `exp2` use the
 //!   GPU's special function unit (`ex2.approx`) after CUDA's range reduction; `ln` and `log2` are
 //!   polynomials, as CUDA's `logf` is; `erfc` and `normal_cdf` are one branch-free formula for
 //!   every input (the square kept exact into a polynomial exponential, one `rcp.approx` refined
@@ -30,6 +30,7 @@
 //! | [`sqrt`] | 0 (`sqrt.rn`) | 0 (`sqrtf`) | 0 | 37 / 36 |
 //! | [`erfc`] | 4 (measured 3) | 4 (`erfcf`) | 3 | 63 / 47 |
 //! | [`normal_cdf`] | 5 (measured 3) | 5 (`normcdff`) | 3 | 63 / 64 |
+//! | [`sin`], [`cos`] | 2, the CPU's bits (sweeps: 1.49) | 2 (`sinf`, `cosf`) | 1.49 | see below |
 //!
 //! The GPU bounds follow from the PTX ISA's bounds for the approximate instructions and are
 //! checked on the CPU with those instructions' errors set to their worst (this crate's unit
@@ -46,11 +47,13 @@ mod approx;
 mod exp_log;
 mod normal;
 pub mod reproducible;
+mod trig;
 
 pub use approx::{fast_exp, fast_exp2, fast_ln, fast_log2};
 pub use exp_log::{exp, exp2, ln, log2};
 pub use normal::{erfc, normal_cdf};
 pub use reproducible::{cospi, sincospi, sinpi};
+pub use trig::{cos, sin, sin_cos};
 
 /// `a·b + c` with one rounding (IEEE fused multiply-add): PTX `fma.rn.f32` on the GPU, the
 /// C library's `fmaf` (an FMA instruction where the CPU has one) on the host.
