@@ -30,6 +30,8 @@ micro!(m_sqrt, |v| math::sqrt(v));
 micro!(m_div, |v| 1.5 / v);
 micro!(m_erfc, |v| math::erfc(v));
 micro!(m_normal_cdf, |v| math::normal_cdf(v));
+micro!(m_sin, |v| math::sin(v));
+micro!(m_cos, |v| math::cos(v));
 // The reproducible tier, paired with the same CUDA functions.
 micro!(m_exp_reproducible, |v| math::reproducible::exp(v));
 micro!(m_ln_reproducible, |v| math::reproducible::ln(v));
