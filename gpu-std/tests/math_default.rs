@@ -7,7 +7,7 @@
 mod sweep;
 
 use ferrocuda_std::math;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use sweep::*;
 
 #[test]
@@ -218,4 +218,127 @@ fn sin_cos_gives_sin_and_cos_bit_for_bit() {
         same(s, math::sin(x), &format!("sin_cos({x:e}).0"));
         same(c, math::cos(x), &format!("sin_cos({x:e}).1"));
     }
+}
+
+/// C99 Annex F.9.4.4's special cases of pow, one row per rule (and each row's sign variants).
+#[test]
+fn pow_follows_c99_annex_f_special_cases() {
+    let (inf, nan) = (f32::INFINITY, f32::NAN);
+    #[rustfmt::skip]
+    let table: &[(f32, f32, f32, &str)] = &[
+        (0.0, -3.0, inf, "pow(+0, odd y < 0) = +inf"),
+        (-0.0, -3.0, -inf, "pow(-0, odd y < 0) = -inf"),
+        (0.0, -2.0, inf, "pow(±0, y < 0 not odd) = +inf"),
+        (-0.0, -2.0, inf, "pow(±0, y < 0 not odd) = +inf"),
+        (-0.0, -0.5, inf, "pow(±0, y < 0 not odd) = +inf"),
+        (-0.0, -inf, inf, "pow(±0, -inf) = +inf"),
+        (0.0, 3.0, 0.0, "pow(+0, odd y > 0) = +0"),
+        (-0.0, 3.0, -0.0, "pow(-0, odd y > 0) = -0"),
+        (-0.0, 2.0, 0.0, "pow(±0, y > 0 not odd) = +0"),
+        (-0.0, 0.5, 0.0, "pow(±0, y > 0 not odd) = +0"),
+        (-0.0, inf, 0.0, "pow(±0, +inf) = +0"),
+        (-1.0, inf, 1.0, "pow(-1, ±inf) = 1"),
+        (-1.0, -inf, 1.0, "pow(-1, ±inf) = 1"),
+        (1.0, 2.5, 1.0, "pow(+1, y) = 1"),
+        (1.0, nan, 1.0, "pow(+1, NaN) = 1"),
+        (1.0, -inf, 1.0, "pow(+1, -inf) = 1"),
+        (nan, 0.0, 1.0, "pow(NaN, +0) = 1"),
+        (-inf, -0.0, 1.0, "pow(x, -0) = 1"),
+        (-2.0, 0.0, 1.0, "pow(x, +0) = 1"),
+        (-2.0, 0.5, nan, "pow(x < 0 finite, y non-integer) = NaN"),
+        (-0.5, -1.5, nan, "pow(x < 0 finite, y non-integer) = NaN"),
+        (0.5, -inf, inf, "pow(|x| < 1, -inf) = +inf"),
+        (-0.5, -inf, inf, "pow(|x| < 1, -inf) = +inf"),
+        (2.0, -inf, 0.0, "pow(|x| > 1, -inf) = +0"),
+        (-2.0, -inf, 0.0, "pow(|x| > 1, -inf) = +0"),
+        (0.5, inf, 0.0, "pow(|x| < 1, +inf) = +0"),
+        (-0.5, inf, 0.0, "pow(|x| < 1, +inf) = +0"),
+        (2.0, inf, inf, "pow(|x| > 1, +inf) = +inf"),
+        (-2.0, inf, inf, "pow(|x| > 1, +inf) = +inf"),
+        (-inf, -3.0, -0.0, "pow(-inf, odd y < 0) = -0"),
+        (-inf, -2.0, 0.0, "pow(-inf, y < 0 not odd) = +0"),
+        (-inf, -0.5, 0.0, "pow(-inf, y < 0 not odd) = +0"),
+        (-inf, 3.0, -inf, "pow(-inf, odd y > 0) = -inf"),
+        (-inf, 2.0, inf, "pow(-inf, y > 0 not odd) = +inf"),
+        (-inf, 0.5, inf, "pow(-inf, y > 0 not odd) = +inf"),
+        (inf, -0.5, 0.0, "pow(+inf, y < 0) = +0"),
+        (inf, 0.5, inf, "pow(+inf, y > 0) = +inf"),
+        (nan, 1.0, nan, "pow(NaN, y != 0) = NaN"),
+        (2.0, nan, nan, "pow(x != 1, NaN) = NaN"),
+        (-2.0, 3.0, -8.0, "x < 0, odd y: -|x|^y"),
+        (-2.0, 2.0, 4.0, "x < 0, even y: |x|^y"),
+        (-2.0, 16_777_217.0, inf, "y ≥ 2^24 is even"),
+        (-0.5, 16_777_215.0, -0.0, "odd y below 2^24: the sign stays"),
+        (-1.0, 16_777_215.0, -1.0, "pow(-1, odd y) = -1"),
+        (-1.0, 1.0e30, 1.0, "pow(-1, even y) = 1"),
+        (2.0, 128.0, inf, "overflow"),
+        (2.0, -149.0, MIN_SUB, "the smallest subnormal"),
+        (2.0, -151.0, 0.0, "underflow"),
+        (f32::MAX, 1.0, f32::MAX, "pow(x, 1) = x"),
+        (MIN_SUB, 1.0, MIN_SUB, "pow(x, 1) = x, subnormal"),
+    ];
+    for &(x, y, want, rule) in table {
+        same(
+            math::pow(x, y),
+            want,
+            &format!("pow({x:e}, {y:e}) [{rule}]"),
+        );
+    }
+    // Every rule at ±0's and ±inf's neighbours in y too: odd, even and non-integer y of both signs.
+    for y in [-5.0f32, -4.0, -0.25, 0.25, 4.0, 5.0] {
+        let odd = y.abs() == 5.0;
+        for x in [0.0f32, -0.0, f32::INFINITY, f32::NEG_INFINITY] {
+            let want = (x as f64).powf(y as f64) as f32;
+            same(
+                math::pow(x, y),
+                want,
+                &format!("pow({x:e}, {y}) (odd: {odd})"),
+            );
+        }
+    }
+}
+
+/// The largest `ulp_error` of `math::pow` over `pairs` against f64's `powf`.
+fn pow_worst(pairs: &[(f32, f32)]) -> (f64, f32, f32) {
+    let mut worst = (0.0, 0.0, 0.0);
+    for &(x, y) in pairs {
+        let (got, want) = (math::pow(x, y), (x as f64).powf(y as f64));
+        let error = ulp_error(got, want);
+        if error > worst.0 || error.is_nan() {
+            worst = (error, x, y);
+        }
+    }
+    worst
+}
+
+#[test]
+fn pow_is_within_1_ulp_on_the_cpu() {
+    let seed: u64 = rand::random();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut pairs = Vec::new();
+    for _ in 0..400_000 {
+        // Any positive x, y such that y·log2(x) spans the results from underflow to overflow.
+        let x = f32::from_bits(rng.random_range(1..0x7f80_0000u32));
+        let target: f32 = rng.random_range(-155.0..130.0);
+        let log2x = (x as f64).log2() as f32;
+        if log2x != 0.0 {
+            pairs.push((x, target / log2x));
+        }
+        // x near 1 with large y: log2 x's low bits matter most here.
+        let near_one =
+            f32::from_bits(0x3f80_0000u32.wrapping_add(rng.random_range(0..4096u32)) - 2048);
+        pairs.push((near_one, rng.random_range(-4.0e6..4.0e6)));
+        // Negative x with integer y (both parities).
+        let base: f32 = -rng.random_range(0.01..100.0f32);
+        let exponent = rng.random_range(-40..40) as f32;
+        pairs.push((base, exponent));
+        // Any bits at all (mostly inf, 0 and NaN).
+        pairs.push((f32::from_bits(rng.random()), f32::from_bits(rng.random())));
+    }
+    let (error, x, y) = pow_worst(&pairs);
+    say(&format!(
+        "math::pow: max error {error:.3} ULP over {} pairs at pow({x:e}, {y:e}) (seed {seed})",
+        pairs.len()
+    ));
+    assert!(error <= 1.0, "pow({x:e}, {y:e}): {error} ULP (seed {seed})");
 }

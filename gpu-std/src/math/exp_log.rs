@@ -91,7 +91,7 @@ pub fn exp2(x: f32) -> f32 {
 /// x = 2^k·(1 + f) with 1 + f in [√½, √2): `(f, k as f32)`, exact, subnormal x included (scaled
 /// by 2^23 first). Garbage for x ≤ 0, inf and NaN, which [`log_special`] replaces.
 #[inline(always)]
-fn log_reduce(x: f32) -> (f32, f32) {
+pub(super) fn log_reduce(x: f32) -> (f32, f32) {
     const SQRT_HALF_BITS: u32 = 0x3f35_04f3;
     let tiny = x < f32::MIN_POSITIVE;
     let scaled = if tiny { x * 8_388_608.0 } else { x };

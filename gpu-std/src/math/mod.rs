@@ -46,12 +46,14 @@ pub use crate::float::Float;
 mod approx;
 mod exp_log;
 mod normal;
+mod pow;
 pub mod reproducible;
 mod trig;
 
 pub use approx::{fast_exp, fast_exp2, fast_ln, fast_log2};
 pub use exp_log::{exp, exp2, ln, log2};
 pub use normal::{erfc, normal_cdf};
+pub use pow::pow;
 pub use reproducible::{cospi, sincospi, sinpi};
 pub use trig::{cos, sin, sin_cos};
 
