@@ -13,7 +13,7 @@ use crate::math;
 /// **Which code runs.** On the GPU these methods are the only candidates and call the default tier
 /// of [`math`](crate::math) (CUDA's accuracy, through the special function unit where CUDA uses
 /// it). On the host, std's inherent methods of the same name win over any trait: the CPU executor
-/// runs std's `exp`, `exp2`, `ln`, `sin`, `cos` and `sin_cos`, which are within the same bounds but
+/// runs std's `exp`, `exp2`, `ln`, `sin`, `cos`, `sin_cos` and `powf`, which are within the same bounds but
 /// not the GPU's bits; `sqrt` and `mul_add` are correctly rounded everywhere, so they agree to the
 /// bit. Where the CPU executor must give the GPU's exact bits, call the functions of
 /// [`math::reproducible`](crate::math::reproducible): the same code and bits on both. The methods
@@ -51,6 +51,8 @@ pub trait Float: Copy {
     fn cos(self) -> Self;
     /// `(sin x, cos x)`: [`math::sin_cos`].
     fn sin_cos(self) -> (Self, Self);
+    /// x^y: [`math::pow`] (std's name for it).
+    fn powf(self, y: Self) -> Self;
     /// `(sin(πx), cos(πx))`: [`math::sincospi`].
     fn sincospi(self) -> (Self, Self);
     /// sin(πx): [`math::sinpi`].
@@ -101,6 +103,10 @@ impl Float for f32 {
     #[inline]
     fn sin_cos(self) -> (f32, f32) {
         math::sin_cos(self)
+    }
+    #[inline]
+    fn powf(self, y: f32) -> f32 {
+        math::pow(self, y)
     }
     #[inline]
     fn sincospi(self) -> (f32, f32) {

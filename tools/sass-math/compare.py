@@ -27,7 +27,7 @@ shutil.copy(os.path.join(HERE, "math_micro.cu"), kernels)
 compare_sass.KERNEL_DIR = kernels
 compare_sass.HERE = HERE
 compare_sass.MATH_FUNCS = [
-    "m_exp", "m_exp2", "m_ln", "m_log2", "m_sqrt", "m_div", "m_erfc", "m_normal_cdf", "m_sin", "m_cos",
+    "m_exp", "m_exp2", "m_ln", "m_log2", "m_sqrt", "m_div", "m_erfc", "m_normal_cdf", "m_sin", "m_cos", "m_pow",
     "m_exp_reproducible", "m_ln_reproducible", "m_erfc_reproducible",
     "m_normal_cdf_reproducible",
 ]

@@ -86,3 +86,37 @@ fn normal_cdf_is_within_cudas_5_ulp_with_rcp_at_its_bound() {
         5.0,
     );
 }
+
+#[test]
+fn pow_is_within_4_ulp_of_the_rounded_result_with_ex2_and_rcp_at_their_bounds() {
+    use rand::Rng;
+    let mut rng = StdRng::seed_from_u64(17);
+    let pairs: std::vec::Vec<(f32, f32)> = (0..200_000)
+        .map(|_| {
+            let x = f32::from_bits(rng.random_range(1..0x7f80_0000u32));
+            let target: f32 = rng.random_range(-155.0..130.0);
+            let log2x = (x as f64).log2() as f32;
+            (x, if log2x == 0.0 { 3.0 } else { target / log2x })
+        })
+        .collect();
+    for (ex2_error, rcp_error) in [(-2, -1), (-2, 1), (2, -1), (2, 1)] {
+        model::ERROR.with(|e| e.set((ex2_error, rcp_error)));
+        let mut worst = (0.0, 0.0, 0.0);
+        for &(x, y) in &pairs {
+            let (got, want) = (super::pow(x, y), (x as f64).powf(y as f64));
+            let error = floats_from_rounded(got, want);
+            if error > worst.0 || error.is_nan() {
+                worst = (error, x, y);
+            }
+        }
+        model::ERROR.with(|e| e.set((0, 0)));
+        say(&format!(
+            "pow (ex2 {ex2_error:+} ULP, rcp {rcp_error:+} ULP): max error {:.0} ULP from the correctly rounded result at pow({:e}, {:e})",
+            worst.0, worst.1, worst.2
+        ));
+        assert!(
+            worst.0 <= 4.0,
+            "pow with ex2 {ex2_error:+}, rcp {rcp_error:+}: {worst:?}"
+        );
+    }
+}

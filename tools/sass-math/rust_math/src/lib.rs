@@ -32,6 +32,7 @@ micro!(m_erfc, |v| math::erfc(v));
 micro!(m_normal_cdf, |v| math::normal_cdf(v));
 micro!(m_sin, |v| math::sin(v));
 micro!(m_cos, |v| math::cos(v));
+micro!(m_pow, |v| math::pow(v, v + 0.5));
 // The reproducible tier, paired with the same CUDA functions.
 micro!(m_exp_reproducible, |v| math::reproducible::exp(v));
 micro!(m_ln_reproducible, |v| math::reproducible::ln(v));
