@@ -2,8 +2,8 @@
 //! the CPU executor the same bits as the host functions (whose CPU accuracy
 //! gpu-std/tests/math_default.rs measures); on a GPU (or the PTX emulator) a sweep over the f32
 //! line against f64 references, each function within the bound it states for the GPU, counted as
-//! CUDA counts (floats from the correctly rounded result), and `ln`, `log2`, `sqrt` (no
-//! approximate instruction) bit-identical to the CPU.
+//! CUDA counts (floats from the correctly rounded result), and `ln`, `log2`, `sqrt`, `sin`, `cos`
+//! (no approximate instruction) bit-identical to the CPU.
 
 mod support;
 #[path = "../gpu-std/tests/sweep/mod.rs"]
@@ -24,7 +24,14 @@ const FUNCTIONS: [(&str, Reference, f64, bool); DEFAULT_MATH_OUTPUTS] = [
     ("sqrt", f64::sqrt, 0.0, true),
     ("erfc", libm::erfc, 4.0, false),
     ("normal_cdf", normal_cdf_f64, 5.0, false),
+    ("sin", f64::sin, 2.0, true),
+    ("cos", f64::cos, 2.0, true),
+    ("pow(_, 0.75)", pow_three_quarters, 4.0, false),
 ];
+
+fn pow_three_quarters(x: f64) -> f64 {
+    x.powf(0.75)
+}
 
 /// Every `stride`-th f32 bit pattern of both signs (finite and not), plus random ones.
 fn inputs(stride: u32) -> (Vec<f32>, u64) {

@@ -336,10 +336,11 @@ pub fn math_functions(x: &[f32], out: Out<f32>) {
 }
 
 /// Results per input of `default_math_functions`.
-pub const DEFAULT_MATH_OUTPUTS: usize = 7;
+pub const DEFAULT_MATH_OUTPUTS: usize = 10;
 
 /// What `default_math_functions` computes for one input, callable on the host too (the tests'
-/// CPU side): `math::exp`, `exp2`, `ln`, `log2`, `sqrt`, `erfc`, `normal_cdf` of `v`.
+/// CPU side): `math::exp`, `exp2`, `ln`, `log2`, `sqrt`, `erfc`, `normal_cdf`, `sin`, `cos` of
+/// `v` and `pow(v, 0.75)`.
 #[inline(always)]
 pub fn default_math_results(v: f32) -> [f32; DEFAULT_MATH_OUTPUTS] {
     [
@@ -350,12 +351,15 @@ pub fn default_math_results(v: f32) -> [f32; DEFAULT_MATH_OUTPUTS] {
         math::sqrt(v),
         math::erfc(v),
         math::normal_cdf(v),
+        math::sin(v),
+        math::cos(v),
+        math::pow(v, 0.75),
     ]
 }
 
 /// The default math tier on `x[i]`, in `out[DEFAULT_MATH_OUTPUTS * i ..]`: `math::exp`, `exp2`,
-/// `ln`, `log2`, `sqrt`, `erfc`, `normal_cdf` (CUDA's accuracy; on the GPU through the special
-/// function unit, so not always the CPU's bits).
+/// `ln`, `log2`, `sqrt`, `erfc`, `normal_cdf`, `sin`, `cos`, `pow(_, 0.75)` (CUDA's accuracy; on
+/// the GPU through the special function unit, so not always the CPU's bits).
 #[kernel]
 pub fn default_math_functions(x: &[f32], out: Out<f32>) {
     let i = thread::index_1d();
