@@ -19,7 +19,7 @@ export FERROCUDA_LIBCUDA=${FERROCUDA_LIBCUDA:-$PWD/target/debug/libferrocuda_emu
 export FERROCUDA_EXPECT_GPU=1
 echo "GPU tests run on: $FERROCUDA_LIBCUDA"
 
-{ cargo test --workspace --all-targets && cargo test --workspace --doc; } 2>&1 | tee "$log"
+{ cargo test --workspace --all-targets --no-fail-fast && cargo test --workspace --doc; } 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
 checks=()
@@ -43,6 +43,20 @@ check "cargo doc --workspace --no-deps (RUSTDOCFLAGS=-D warnings)" \
 # Packages every publishable crate (test-kernels is not one) and verifies each by building it from the packaged sources
 # alone, the ferrocuda crates resolved from cargo's temporary registry: what crates.io users get.
 # `--allow-dirty`: this checks the working tree as it is (CI's checkout is clean anyway).
+# cargo treats registry crates as immutable: while the version stays the same it reuses its
+# unpacked copy of each packaged crate ($CARGO_HOME/registry/src/<overlay>/) and the artifacts it
+# built from that copy, however the sources changed since. Drop both for ferrocuda's own crates
+# (none is on crates.io yet), so the verification builds today's sources.
+forget_packaged_builds() {
+  local version depfile unit
+  version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+  rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/ferrocuda-*-"$version"
+  for depfile in $(grep -l 'registry/src/[^/]*/ferrocuda-' target/debug/deps/*.d 2>/dev/null); do
+    unit=$(basename "$depfile" .d)             # ferrocuda_std-<hash>
+    rm -rf "target/debug/.fingerprint/${unit//_/-}" "$depfile"
+  done
+}
+forget_packaged_builds
 check "cargo package --workspace" cargo package --workspace --exclude test-kernels --exclude ferrocuda-ptx-emu --exclude ferrocuda-ptx-emu-driver --allow-dirty
 
 # ferrocuda's verification above ran its build.rs on the packaged sources, and that fails unless

@@ -402,6 +402,20 @@ pub(crate) fn fma(f64: bool, round: Round, flush: bool, a: u64, b: u64, c: u64) 
     bits32(ftz(r, flush))
 }
 
+/// A float result under `.sat` (when `sat`): clamped to [0.0, 1.0], NaN to 0.0 (PTX ISA).
+pub(crate) fn saturate_if(sat: bool, f64: bool, bits: u64) -> u64 {
+    if !sat {
+        return bits;
+    }
+    if f64 {
+        let x = f64::from_bits(bits);
+        (if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }).to_bits()
+    } else {
+        let x = f32_of(bits);
+        bits32(if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) })
+    }
+}
+
 pub(crate) fn float_unary(op: FloatUnOp, f64: bool, flush: bool, a: u64) -> u64 {
     if f64 {
         let x = f64::from_bits(a);

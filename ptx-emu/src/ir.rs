@@ -283,6 +283,8 @@ pub(crate) enum Op {
         f64: bool,
         round: Round,
         ftz: bool,
+        /// `.sat`: the result clamped to [0, 1], NaN to 0.
+        sat: bool,
         d: Reg,
         a: Src,
         b: Src,
@@ -291,6 +293,8 @@ pub(crate) enum Op {
         f64: bool,
         round: Round,
         ftz: bool,
+        /// `.sat`: the result clamped to [0, 1], NaN to 0.
+        sat: bool,
         d: Reg,
         a: Src,
         b: Src,

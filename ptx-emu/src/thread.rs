@@ -119,23 +119,26 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                 f64,
                 round,
                 ftz,
+                sat,
                 d,
                 a,
                 b,
             } => {
-                regs[d as usize] = arith::float(op, f64, round, ftz, get(regs, a), get(regs, b));
+                let r = arith::float(op, f64, round, ftz, get(regs, a), get(regs, b));
+                regs[d as usize] = arith::saturate_if(sat, f64, r);
             }
             Op::Fma {
                 f64,
                 round,
                 ftz,
+                sat,
                 d,
                 a,
                 b,
                 c,
             } => {
-                regs[d as usize] =
-                    arith::fma(f64, round, ftz, get(regs, a), get(regs, b), get(regs, c));
+                let r = arith::fma(f64, round, ftz, get(regs, a), get(regs, b), get(regs, c));
+                regs[d as usize] = arith::saturate_if(sat, f64, r);
             }
             Op::FloatUn { op, f64, ftz, d, a } => {
                 regs[d as usize] = arith::float_unary(op, f64, ftz, get(regs, a))

@@ -536,3 +536,23 @@ fn every_opcode_with_missing_operands_is_an_error_not_a_panic() {
         }
     }
 }
+
+#[test]
+fn sat_clamps_float_results_to_the_unit_interval_and_nan_to_zero() {
+    // PTX ISA: `.sat` clamps the result to [0.0, 1.0]; NaN results become +0.0. ferrocuda-std's
+    // default exp uses `fma.rn.sat.f32` for its range reduction.
+    let inputs = [
+        [2.0, 3.0, 1.0],
+        [0.25, 0.5, 0.0],
+        [-2.0, 3.0, 1.0],
+        [8.72e8, 1.0, 0.0],
+        [f32::INFINITY, 0.0, 1.0],
+    ];
+    let fused = f32s("fma.rn.sat.f32 %r4, %r1, %r2, %r3;", &inputs);
+    assert_eq!(fused, [1.0, 0.125, 0.0, 1.0, 0.0]);
+    assert!(fused.iter().all(|r| r.is_sign_positive()));
+    let added = f32s("add.rn.sat.f32 %r4, %r1, %r2;", &inputs);
+    assert_eq!(added, [1.0, 0.75, 1.0, 1.0, 1.0]);
+    let multiplied = f32s("mul.rn.sat.f32 %r4, %r1, %r2;", &inputs);
+    assert_eq!(multiplied, [1.0, 0.125, 0.0, 1.0, 0.0]);
+}

@@ -52,8 +52,18 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
     guard("cuDevicePrimaryCtxReset_v2", || {
         let mut state = DRIVER.state()?;
         check_device(dev)?;
+        // As the driver documents it: everything in the primary context is destroyed (memory,
+        // modules, streams, events, a sticky fault), but resetting does not release it. Those
+        // who retained it keep their count and the same handle, which works again as a fresh
+        // context (the driver re-initialises the primary context on its next use).
         match state.primary {
-            Some((id, _)) => state.destroy_context(id, &DRIVER.memory),
+            Some((id, count)) => {
+                let flags = state.primary_flags;
+                state.destroy_context(id, &DRIVER.memory)?;
+                state.recreate_context(id, flags);
+                state.primary = Some((id, count));
+                Ok(())
+            }
             None => Ok(()),
         }
     })

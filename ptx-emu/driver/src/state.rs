@@ -209,6 +209,18 @@ impl State {
         id
     }
 
+    /// A fresh, empty context under the id of one just destroyed (a reset primary context keeps
+    /// its handle).
+    pub fn recreate_context(&mut self, id: usize, flags: u32) {
+        self.contexts.insert(
+            id,
+            Context {
+                flags,
+                ..Context::default()
+            },
+        );
+    }
+
     /// Destroys context `id` with everything in it: its memory is freed, and its modules,
     /// functions, streams and events become invalid handles.
     pub fn destroy_context(&mut self, id: usize, memory: &Memory) -> Outcome {

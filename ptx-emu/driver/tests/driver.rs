@@ -307,3 +307,47 @@ fn functions_the_emulator_lacks_say_not_supported() {
     let name = unsafe { std::ffi::CStr::from_ptr(name) };
     assert_eq!(name.to_str().unwrap(), "CUDA_ERROR_NOT_SUPPORTED");
 }
+
+#[test]
+fn a_reset_primary_context_keeps_its_handle_and_retain_count_and_works_again() {
+    // The only test of this binary that uses the primary context.
+    emulator();
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let lost = stream.alloc_zeros::<u32>(4).unwrap();
+    store_seven_at(&ctx, address_of(&lost, &ctx) + 16).unwrap();
+    assert_eq!(
+        result::ctx::synchronize().unwrap_err(),
+        DriverError(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)
+    );
+    let mut again = std::ptr::null_mut();
+    // SAFETY: writes one context handle.
+    unsafe { sys::cuDevicePrimaryCtxRetain(&mut again, 0) }
+        .result()
+        .unwrap();
+    assert_eq!(again, ctx.cu_ctx(), "one primary context per device");
+
+    // SAFETY: nothing else in this process uses device 0's primary context now.
+    unsafe { sys::cuDevicePrimaryCtxReset_v2(0) }
+        .result()
+        .unwrap();
+    // Its memory went with it (the handle is forgotten: freeing it would be an error).
+    let mut host = [0u32; 4];
+    let lost_ptr = address_of(&lost, &ctx);
+    std::mem::forget(lost);
+    // SAFETY: `host` has the 16 bytes copied into it.
+    let code = unsafe { sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), lost_ptr, 16) };
+    assert_eq!(code, CUresult::CUDA_ERROR_INVALID_VALUE);
+    // The same handle works again: the fault is gone.
+    let _ = ctx.check_err();
+    result::ctx::synchronize().unwrap();
+    let out = stream.alloc_zeros::<u32>(1).unwrap();
+    store_seven_at(&ctx, address_of(&out, &ctx)).unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), [7]);
+    // Resetting did not release: the second retain is still there to release.
+    // SAFETY: releases the retain above.
+    unsafe { sys::cuDevicePrimaryCtxRelease_v2(0) }
+        .result()
+        .unwrap();
+    result::ctx::synchronize().unwrap();
+}
