@@ -69,6 +69,7 @@ mod nested;
 mod ptx_text;
 mod ptxas;
 pub mod sass;
+mod text_table;
 mod toolchain;
 
 pub use builder::{BuiltPtx, PtxBuilder, PtxasMode, BUILD_VERBOSE_ENV, NVPTX_TARGET};

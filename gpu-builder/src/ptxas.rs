@@ -95,12 +95,6 @@ impl fmt::Display for PtxasReport {
                 ]
             })
             .collect();
-        let mut widths = HEADERS.map(str::len);
-        for row in &rows {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.len());
-            }
-        }
         writeln!(
             f,
             "ptxas resources for {} ({} kernel{})",
@@ -108,17 +102,7 @@ impl fmt::Display for PtxasReport {
             self.kernels.len(),
             if self.kernels.len() == 1 { "" } else { "s" }
         )?;
-        let line = |f: &mut fmt::Formatter<'_>, cells: [&str; 8]| -> fmt::Result {
-            write!(f, "{:<w$}", cells[0], w = widths[0])?;
-            for (cell, w) in cells.iter().zip(widths).skip(1) {
-                write!(f, "  {cell:>w$}")?;
-            }
-            writeln!(f)
-        };
-        line(f, HEADERS)?;
-        for row in &rows {
-            line(f, std::array::from_fn(|i| row[i].as_str()))?;
-        }
+        crate::text_table::write_table(f, HEADERS, &rows)?;
         for w in &self.warnings {
             writeln!(f, "warning: {w}")?;
         }

@@ -465,12 +465,6 @@ impl fmt::Display for SassReport {
                 ]
             })
             .collect();
-        let mut widths = HEADERS.map(str::len);
-        for row in &rows {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.len());
-            }
-        }
         writeln!(
             f,
             "SASS for {} ({} kernels; LD is a generic load, LDG.CONST one through the \
@@ -478,17 +472,7 @@ impl fmt::Display for SassReport {
             self.arch,
             self.kernels.len()
         )?;
-        let line = |f: &mut fmt::Formatter<'_>, cells: [&str; 14]| -> fmt::Result {
-            write!(f, "{:<w$}", cells[0], w = widths[0])?;
-            for (cell, w) in cells.iter().zip(widths).skip(1) {
-                write!(f, "  {cell:>w$}")?;
-            }
-            writeln!(f)
-        };
-        line(f, HEADERS)?;
-        for row in &rows {
-            line(f, std::array::from_fn(|i| row[i].as_str()))?;
-        }
+        crate::text_table::write_table(f, HEADERS, &rows)?;
         Ok(())
     }
 }
