@@ -1,9 +1,12 @@
 //! [`Float`]: `x.exp()`, `x.sqrt()` and the rest of [`math`](crate::math) as methods on `f32`.
 
 use crate::math;
+use crate::Number;
 
 /// The functions of [`math`](crate::math) as `f32` methods, so that kernels can write
-/// `x.exp()`, `x.sqrt()` and `a.mul_add(b, c)` as in ordinary Rust.
+/// `x.exp()`, `x.sqrt()` and `a.mul_add(b, c)` as in ordinary Rust. `mul_add` (one rounding:
+/// [`math::fma`]) and the arithmetic come from the supertrait [`Number`], which generic kernels
+/// are written against.
 ///
 /// `core` has no `exp` or `ln` for the GPU: without this trait in scope, `x.exp()` compiles on
 /// the host (where std's inherent methods are visible, even from a `no_std` crate) and fails
@@ -34,7 +37,7 @@ use crate::math;
 /// assert_eq!(x.sinpi(), 1.0); // no std namesake: this trait's, the same bits on the GPU
 /// assert!((x.exp() - math::exp(x)).abs() <= f32::EPSILON * 2.0); // std's on the host
 /// ```
-pub trait Float: Copy {
+pub trait Float: Number {
     /// e^x: [`math::exp`].
     fn exp(self) -> Self;
     /// 2^x: [`math::exp2`].
@@ -43,8 +46,6 @@ pub trait Float: Copy {
     fn ln(self) -> Self;
     /// √x, correctly rounded: [`math::sqrt`].
     fn sqrt(self) -> Self;
-    /// `self · a + b` with one rounding: [`math::fma`].
-    fn mul_add(self, a: Self, b: Self) -> Self;
     /// sin x: [`math::sin`].
     fn sin(self) -> Self;
     /// cos x: [`math::cos`].
@@ -87,10 +88,6 @@ impl Float for f32 {
     #[inline(always)]
     fn sqrt(self) -> f32 {
         math::sqrt(self)
-    }
-    #[inline(always)]
-    fn mul_add(self, a: f32, b: f32) -> f32 {
-        math::fma(self, a, b)
     }
     #[inline]
     fn sin(self) -> f32 {

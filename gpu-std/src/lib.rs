@@ -46,6 +46,7 @@ pub mod atomic;
 mod float;
 pub mod math;
 mod mem;
+mod number;
 pub mod out;
 pub mod random;
 pub mod shared;
@@ -99,19 +100,21 @@ pub use ferrocuda_macros::kernel;
 /// }
 /// ```
 pub use ferrocuda_macros::pod;
+pub use number::Number;
 pub use out::Out;
 pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;
 
 /// What most kernels use, in one import: `use ferrocuda_std::prelude::*;`.
 ///
-/// Besides the names it saves typing, it brings [`math::Float`] into scope without naming it,
+/// Besides the names it saves typing, it brings [`math::Float`] and [`Number`] (whose `mul_add`
+/// `Float` inherits) into scope without naming them,
 /// so `x.exp()` compiles on the GPU too, and the import never shows up as unused on the host,
 /// where std's own `f32` methods win (see [`math::Float`]).
 pub mod prelude {
     pub use crate::math::{self, Float};
     pub use crate::shared::{dynamic_shared, Shared};
-    pub use crate::{kernel, pod, shared, thread, warp, Dim3, Out};
+    pub use crate::{kernel, pod, shared, thread, warp, Dim3, Number, Out};
 }
 
 /// On the GPU a panic (a failed bounds check, an `assert!`) cannot unwind: it ends the kernel with

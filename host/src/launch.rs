@@ -245,7 +245,9 @@ pub(crate) fn check_lengths(info: &KernelInfo, args: &[Arg<'_>]) -> Result<()> {
 macro_rules! launch {
     (@config $module:expr, $kernel:path, $config:expr, ($($arg:expr),* $(,)?)) => {
         match $config {
-            ::core::result::Result::Ok(config) => $module.launch(&$kernel, config, ($($arg,)*)),
+            ::core::result::Result::Ok(config) => {
+                $module.launch(&$crate::KernelHandle::kernel(&$kernel), config, ($($arg,)*))
+            }
             ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
         }
     };

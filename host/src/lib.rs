@@ -31,6 +31,7 @@ mod driver;
 mod error;
 #[cfg(test)]
 mod error_tests;
+mod kernel_handle;
 mod kernel_trail;
 mod launch;
 mod module;
@@ -48,6 +49,7 @@ pub use error::{Error, Result};
 pub use ferrocuda_std::abi::{Kernel, KernelInfo};
 pub use ferrocuda_std::cpu::KernelBug;
 pub use ferrocuda_std::Dim3;
+pub use kernel_handle::KernelHandle;
 pub use launch::{DimComponent, LaunchConfig, LaunchDims};
 pub use module::{Module, Ptx, PtxCheck};
 pub use stream::Stream;
