@@ -1,18 +1,20 @@
-//! Matrix product `C = A·B` of row-major f32 matrices: A is `m × k`, B is `k × n`, C is `m × n`.
+//! Matrix product `C = A·B` of row-major f32 or f64 matrices: A is `m × k`, B is `k × n`, C is
+//! `m × n`. Each kernel is generic; its `f32` instance keeps the kernel's name as its PTX entry
+//! (`matmul_tiled`), the `f64` one is `matmul_tiled_f64`.
 
-use ferrocuda_std::{kernel, shared, thread, Out};
+use ferrocuda_std::{kernel, shared, thread, Number, Out};
 
 /// Side of the square tiles of [`matmul_tiled`]; launch it with `TILE × TILE` blocks.
 pub const TILE: usize = 16;
 
 /// One thread per element of C, reading A and B straight from global memory. Launch with a 2D
 /// grid covering `n` columns (x) and `m` rows (y).
-#[kernel]
-pub fn matmul_naive(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
+#[kernel(instances(f32 as matmul_naive, f64))]
+pub fn matmul_naive<T: Number>(a: &[T], b: &[T], c: Out<T>, m: u32, n: u32, k: u32) {
     let (col, row) = thread::index_2d();
     let (m, n, k) = (m as usize, n as usize, k as usize);
     if row < m && col < n {
-        let mut acc = 0.0f32;
+        let mut acc = T::ZERO;
         for j in 0..k {
             acc += a[row * k + j] * b[j * n + col];
         }
@@ -26,10 +28,10 @@ pub fn matmul_naive(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
 /// One fused multiply-add per product.
 ///
 /// Launch with blocks of `(TILE, TILE)` and a grid of `(⌈n/TILE⌉, ⌈m/TILE⌉)`.
-#[kernel]
-pub fn matmul_tiled(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
-    let a_tile = shared!([f32; TILE * TILE]);
-    let b_tile = shared!([f32; TILE * TILE]);
+#[kernel(instances(f32 as matmul_tiled, f64))]
+pub fn matmul_tiled<T: Number>(a: &[T], b: &[T], c: Out<T>, m: u32, n: u32, k: u32) {
+    let a_tile = shared!([T; TILE * TILE]);
+    let b_tile = shared!([T; TILE * TILE]);
     let d = thread::block_dim();
     assert!(
         d.x as usize == TILE && d.y as usize == TILE && d.z == 1,
@@ -49,7 +51,7 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
     let b_idx = thread::block_idx();
     let row = b_idx.y as usize * TILE + ty;
     let col = b_idx.x as usize * TILE + tx;
-    let mut acc = 0.0f32;
+    let mut acc = T::ZERO;
     for step in 0..k.div_ceil(TILE) {
         let a_col = step * TILE + tx;
         let b_row = step * TILE + ty;
@@ -57,19 +59,21 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
             // SAFETY: row < m and a_col < k, so the index is below m·k ≤ a.len().
             unsafe { *a.get_unchecked(row * k + a_col) }
         } else {
-            0.0
+            T::ZERO
         };
         let b_value = if b_row < k && col < n {
             // SAFETY: b_row < k and col < n, so the index is below k·n ≤ b.len().
             unsafe { *b.get_unchecked(b_row * n + col) }
         } else {
-            0.0
+            T::ZERO
         };
         a_tile.set(ty * TILE + tx, a_value);
         b_tile.set(ty * TILE + tx, b_value);
         thread::sync_threads();
         for j in 0..TILE {
-            acc = crate::fma(a_tile.get(ty * TILE + j), b_tile.get(j * TILE + tx), acc);
+            acc = a_tile
+                .get(ty * TILE + j)
+                .mul_add(b_tile.get(j * TILE + tx), acc);
         }
         thread::sync_threads();
     }
@@ -90,11 +94,19 @@ pub const BLOCKED_PER_THREAD: usize = 8;
 pub const BLOCKED_THREADS: usize =
     (BLOCKED_M / BLOCKED_PER_THREAD) * (BLOCKED_N / BLOCKED_PER_THREAD);
 
-/// Four consecutive floats, 16-byte aligned: one 128-bit shared-memory access (`ld.v4.f32`)
-/// instead of four. The tiles of [`matmul_blocked`] are arrays of these.
-#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+/// Four consecutive elements, 16-byte aligned: for f32 one 128-bit shared-memory access
+/// (`ld.v4.f32`) instead of four, for f64 two (`ld.v2.f64`). The tiles of [`matmul_blocked`] are
+/// arrays of these.
+#[derive(Clone, Copy, Default)]
 #[repr(C, align(16))]
-pub struct F32x4(pub [f32; 4]);
+pub struct Quad<T>(pub [T; 4]);
+
+// SAFETY: a `Number` is a 4- or 8-byte primitive, so `[T; 4]` is 16 or 32 bytes, a multiple of
+// the 16-byte alignment: `Quad<T>` has no padding, and every bit pattern of its elements (and so
+// of it) is valid; all zeros is four zeros.
+unsafe impl<T: Number> bytemuck::Zeroable for Quad<T> {}
+// SAFETY: as above: no padding, any bits valid, `Copy` and `'static` (a `Number` is).
+unsafe impl<T: Number> bytemuck::Pod for Quad<T> {}
 
 /// Quads per k-row of the transposed A tile: 32 hold the tile's 128 rows, one more staggers the
 /// k-rows across banks so that the transposing stores do not conflict (see [`matmul_blocked`]).
@@ -130,10 +142,10 @@ const HALF: usize = BLOCKED_N / 8;
 ///   sectors) and 128 consecutive floats of one row of B.
 ///
 /// Launch with `BLOCKED_THREADS` (256) threads in x and a grid of `(⌈n/128⌉, ⌈m/128⌉)`.
-#[kernel]
-pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
-    let a_tiles = shared!([F32x4; 2 * A_TILE]);
-    let b_tiles = shared!([F32x4; 2 * B_TILE]);
+#[kernel(instances(f32 as matmul_blocked, f64))]
+pub fn matmul_blocked<T: Number>(a: &[T], b: &[T], c: Out<T>, m: u32, n: u32, k: u32) {
+    let a_tiles = shared!([Quad<T>; 2 * A_TILE]);
+    let b_tiles = shared!([Quad<T>; 2 * B_TILE]);
     let d = thread::block_dim();
     assert!(
         d.x as usize == BLOCKED_THREADS && d.y == 1 && d.z == 1,
@@ -163,10 +175,10 @@ pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32)
     let a_rows = m.saturating_sub(row0 + 4 * a_quad).min(4) as u32;
     let b_start = b_k * n + col0 + 4 * b_quad;
     let b_cols = n.saturating_sub(col0 + 4 * b_quad).min(4) as u32;
-    let load = |step: u32| -> (F32x4, F32x4) {
+    let load = |step: u32| -> (Quad<T>, Quad<T>) {
         let k0 = step as usize * BLOCKED_K;
-        let mut from_a = [0.0f32; 4];
-        let mut from_b = [0.0f32; 4];
+        let mut from_a = [T::ZERO; 4];
+        let mut from_b = [T::ZERO; 4];
         for j in 0..4 {
             if (j as u32) < a_rows && k0 + a_k < k {
                 // SAFETY: the element's row is below m and its column below k, so the index
@@ -179,15 +191,15 @@ pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32)
                 from_b[j] = unsafe { *b.get_unchecked(b_start + k0 * n + j) };
             }
         }
-        (F32x4(from_a), F32x4(from_b))
+        (Quad(from_a), Quad(from_b))
     };
-    let store = |buffer: usize, (from_a, from_b): (F32x4, F32x4)| {
+    let store = |buffer: usize, (from_a, from_b): (Quad<T>, Quad<T>)| {
         a_tiles.set(buffer * A_TILE + a_k * A_PITCH + a_quad, from_a);
         b_tiles.set(buffer * B_TILE + b_k * (BLOCKED_N / 4) + b_quad, from_b);
     };
 
     let (tx, ty) = (t % 16, t / 16);
-    let mut acc = [[0.0f32; BLOCKED_PER_THREAD]; BLOCKED_PER_THREAD];
+    let mut acc = [[T::ZERO; BLOCKED_PER_THREAD]; BLOCKED_PER_THREAD];
     // u32 (k is one): 64-bit counters cost registers, scarce here.
     let steps = (k as u32).div_ceil(BLOCKED_K as u32);
     store(0, load(0));
@@ -209,8 +221,7 @@ pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32)
             let b_values = [b_tiles.get(b_at).0, b_tiles.get(b_at + HALF).0];
             for i in 0..BLOCKED_PER_THREAD {
                 for j in 0..BLOCKED_PER_THREAD {
-                    acc[i][j] =
-                        crate::fma(a_values[i / 4][i % 4], b_values[j / 4][j % 4], acc[i][j]);
+                    acc[i][j] = a_values[i / 4][i % 4].mul_add(b_values[j / 4][j % 4], acc[i][j]);
                 }
             }
         });
