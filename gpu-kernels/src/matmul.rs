@@ -1,6 +1,9 @@
 //! Matrix product `C = A·B` of row-major f32 or f64 matrices: A is `m × k`, B is `k × n`, C is
-//! `m × n`. Each kernel is generic; its `f32` instance keeps the kernel's name as its PTX entry
-//! (`matmul_tiled`), the `f64` one is `matmul_tiled_f64`.
+//! `m × n`. [`matmul_naive`] and [`matmul_tiled`] are generic over f32 and f64: the `f32`
+//! instance keeps the kernel's name as its PTX entry (`matmul_tiled`), the `f64` one is
+//! `matmul_tiled_f64`. [`matmul_blocked`] is f32 only: its `8 × 8` accumulators per thread take
+//! 128 registers in f64 alone, and an f64 instance needs 255 registers and spills (ptxas 12.9:
+//! 84 bytes at sm_70, 8 at sm_80 and sm_90).
 
 use ferrocuda_std::{kernel, shared, thread, Number, Out};
 
@@ -94,19 +97,11 @@ pub const BLOCKED_PER_THREAD: usize = 8;
 pub const BLOCKED_THREADS: usize =
     (BLOCKED_M / BLOCKED_PER_THREAD) * (BLOCKED_N / BLOCKED_PER_THREAD);
 
-/// Four consecutive elements, 16-byte aligned: for f32 one 128-bit shared-memory access
-/// (`ld.v4.f32`) instead of four, for f64 two (`ld.v2.f64`). The tiles of [`matmul_blocked`] are
-/// arrays of these.
-#[derive(Clone, Copy, Default)]
+/// Four consecutive floats, 16-byte aligned: one 128-bit shared-memory access (`ld.v4.f32`)
+/// instead of four. The tiles of [`matmul_blocked`] are arrays of these.
+#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(16))]
-pub struct Quad<T>(pub [T; 4]);
-
-// SAFETY: a `Number` is a 4- or 8-byte primitive, so `[T; 4]` is 16 or 32 bytes, a multiple of
-// the 16-byte alignment: `Quad<T>` has no padding, and every bit pattern of its elements (and so
-// of it) is valid; all zeros is four zeros.
-unsafe impl<T: Number> bytemuck::Zeroable for Quad<T> {}
-// SAFETY: as above: no padding, any bits valid, `Copy` and `'static` (a `Number` is).
-unsafe impl<T: Number> bytemuck::Pod for Quad<T> {}
+pub struct F32x4(pub [f32; 4]);
 
 /// Quads per k-row of the transposed A tile: 32 hold the tile's 128 rows, one more staggers the
 /// k-rows across banks so that the transposing stores do not conflict (see [`matmul_blocked`]).
@@ -142,10 +137,10 @@ const HALF: usize = BLOCKED_N / 8;
 ///   sectors) and 128 consecutive floats of one row of B.
 ///
 /// Launch with `BLOCKED_THREADS` (256) threads in x and a grid of `(⌈n/128⌉, ⌈m/128⌉)`.
-#[kernel(instances(f32 as matmul_blocked, f64))]
-pub fn matmul_blocked<T: Number>(a: &[T], b: &[T], c: Out<T>, m: u32, n: u32, k: u32) {
-    let a_tiles = shared!([Quad<T>; 2 * A_TILE]);
-    let b_tiles = shared!([Quad<T>; 2 * B_TILE]);
+#[kernel]
+pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
+    let a_tiles = shared!([F32x4; 2 * A_TILE]);
+    let b_tiles = shared!([F32x4; 2 * B_TILE]);
     let d = thread::block_dim();
     assert!(
         d.x as usize == BLOCKED_THREADS && d.y == 1 && d.z == 1,
@@ -175,10 +170,10 @@ pub fn matmul_blocked<T: Number>(a: &[T], b: &[T], c: Out<T>, m: u32, n: u32, k:
     let a_rows = m.saturating_sub(row0 + 4 * a_quad).min(4) as u32;
     let b_start = b_k * n + col0 + 4 * b_quad;
     let b_cols = n.saturating_sub(col0 + 4 * b_quad).min(4) as u32;
-    let load = |step: u32| -> (Quad<T>, Quad<T>) {
+    let load = |step: u32| -> (F32x4, F32x4) {
         let k0 = step as usize * BLOCKED_K;
-        let mut from_a = [T::ZERO; 4];
-        let mut from_b = [T::ZERO; 4];
+        let mut from_a = [0.0f32; 4];
+        let mut from_b = [0.0f32; 4];
         for j in 0..4 {
             if (j as u32) < a_rows && k0 + a_k < k {
                 // SAFETY: the element's row is below m and its column below k, so the index
@@ -191,15 +186,15 @@ pub fn matmul_blocked<T: Number>(a: &[T], b: &[T], c: Out<T>, m: u32, n: u32, k:
                 from_b[j] = unsafe { *b.get_unchecked(b_start + k0 * n + j) };
             }
         }
-        (Quad(from_a), Quad(from_b))
+        (F32x4(from_a), F32x4(from_b))
     };
-    let store = |buffer: usize, (from_a, from_b): (Quad<T>, Quad<T>)| {
+    let store = |buffer: usize, (from_a, from_b): (F32x4, F32x4)| {
         a_tiles.set(buffer * A_TILE + a_k * A_PITCH + a_quad, from_a);
         b_tiles.set(buffer * B_TILE + b_k * (BLOCKED_N / 4) + b_quad, from_b);
     };
 
     let (tx, ty) = (t % 16, t / 16);
-    let mut acc = [[T::ZERO; BLOCKED_PER_THREAD]; BLOCKED_PER_THREAD];
+    let mut acc = [[0.0f32; BLOCKED_PER_THREAD]; BLOCKED_PER_THREAD];
     // u32 (k is one): 64-bit counters cost registers, scarce here.
     let steps = (k as u32).div_ceil(BLOCKED_K as u32);
     store(0, load(0));
@@ -221,7 +216,8 @@ pub fn matmul_blocked<T: Number>(a: &[T], b: &[T], c: Out<T>, m: u32, n: u32, k:
             let b_values = [b_tiles.get(b_at).0, b_tiles.get(b_at + HALF).0];
             for i in 0..BLOCKED_PER_THREAD {
                 for j in 0..BLOCKED_PER_THREAD {
-                    acc[i][j] = a_values[i / 4][i % 4].mul_add(b_values[j / 4][j % 4], acc[i][j]);
+                    acc[i][j] =
+                        crate::fma(a_values[i / 4][i % 4], b_values[j / 4][j % 4], acc[i][j]);
                 }
             }
         });
