@@ -1,11 +1,12 @@
-//! The generic ops in f64 (`ops::Element`): matmul, dot, sum, transpose and statistics on data
+//! The generic ops in f64 (`ops::Element`): matmul, dot, sum and statistics on data
 //! that f32 cannot hold, on the CPU executor (checked mode) and on a GPU or the PTX emulator,
 //! against f64 references with f64 bounds (or exactly) that an f32 computation would miss by
-//! orders of magnitude. The f32 instances are tests/ops_*.rs's.
+//! orders of magnitude. The f32 instances are tests/ops_*.rs's (and tests/ops_transpose.rs has
+//! the f64 transpose).
 
 mod support;
 
-use ferrocuda::ops::{self, Matmul, MatmulShape, Transpose};
+use ferrocuda::ops::{self, Matmul, MatmulShape};
 use ferrocuda::Module;
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -84,32 +85,6 @@ fn dot_and_sum_in_f64_keep_what_f32_loses() {
         assert_eq!(ops::sum(&kernels, &x).unwrap(), exact);
         let narrow: Vec<f32> = x.iter().map(|&v| v as f32).collect();
         assert_eq!(ops::sum(&kernels, &narrow).unwrap(), 1.0, "f32 loses them");
-    }
-}
-
-#[test]
-fn transpose_in_f64_moves_all_64_bits() {
-    for kernels in modules("transpose_in_f64_moves_all_64_bits") {
-        let (mut rng, seed) = support::rng();
-        for (rows, cols) in [(1, 1), (33, 31), (65, 97), (3, 130)] {
-            // Any bits: NaN payloads, −0.0 and subnormals included.
-            let input: Vec<f64> = (0..rows * cols)
-                .map(|_| f64::from_bits(rng.random()))
-                .collect();
-            for kernel in [Transpose::Naive, Transpose::Coalesced] {
-                let mut output = vec![0.0f64; rows * cols];
-                ops::transpose(&kernels, &input, &mut output, rows, cols, kernel).unwrap();
-                for y in 0..rows {
-                    for x in 0..cols {
-                        assert_eq!(
-                            output[x * rows + y].to_bits(),
-                            input[y * cols + x].to_bits(),
-                            "{kernel:?} {rows}x{cols} ({y}, {x}) seed={seed}"
-                        );
-                    }
-                }
-            }
-        }
     }
 }
 
