@@ -241,6 +241,13 @@ fn the_ptx_has_one_entry_per_instance_named_after_its_types() {
         generic.iter().any(|l| l.starts_with("fma.rn.f32")),
         "{generic:?}"
     );
+    // With a shared array of the type parameter, whose symbol is the instance's.
+    let shared_sum = instructions(source, "block_sum_f32");
+    assert_eq!(shared_sum, instructions(source, "block_sum_plain"));
+    assert!(
+        shared_sum.iter().any(|l| l.contains("ld.shared.f32")),
+        "{shared_sum:?}"
+    );
     let wide = instructions(source, "scale_f64");
     assert_ne!(generic, wide);
     assert!(wide.iter().any(|l| l.starts_with("fma.rn.f64")), "{wide:?}");

@@ -63,3 +63,29 @@ where
         out.set(thread::block_idx().x as usize, tile.get(0));
     }
 }
+
+/// [`block_sum`]'s body written for `f32`: its PTX is `block_sum_f32`'s but for the names (the
+/// shared array's symbol included).
+#[kernel]
+pub fn block_sum_plain(x: &[f32], out: Out<f32>) {
+    let tile = shared!([f32; SUM_BLOCK as usize]);
+    assert!(
+        thread::block_dim().x == SUM_BLOCK,
+        "block_sum needs blocks of SUM_BLOCK threads"
+    );
+    let t = thread::thread_idx().x as usize;
+    let i = thread::index_1d();
+    tile.set(t, if i < x.len() { x[i] } else { f32::zero() });
+    thread::sync_threads();
+    let mut half = SUM_BLOCK as usize / 2;
+    while half > 0 {
+        if t < half {
+            tile.set(t, tile.get(t) + tile.get(t + half));
+        }
+        thread::sync_threads();
+        half /= 2;
+    }
+    if t == 0 {
+        out.set(thread::block_idx().x as usize, tile.get(0));
+    }
+}
