@@ -5,7 +5,6 @@
 
 use ferrocuda_std::{kernel, math, math::reproducible, shared, thread, warp, Out};
 
-pub mod generic;
 pub mod lang;
 
 /// Copies `x` to `out` but asserts every element is non-negative: a negative input panics
@@ -374,4 +373,5 @@ pub fn default_math_functions(x: &[f32], out: Out<f32>) {
     }
 }
 
+pub mod generic;
 pub mod limits;
