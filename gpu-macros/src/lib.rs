@@ -4,7 +4,9 @@
 //! (pointer, length) pairs for slices and values for scalars. On the host it becomes a constant
 //! `ferrocuda_std::abi::Kernel` handle of the same name: the PTX entry name, the parameter list, and a
 //! CPU entry that rebuilds the arguments from the same PTX parameters and runs the body once per
-//! thread of a block. See `ferrocuda_std::abi` for the parameter mapping.
+//! thread of a block. See `ferrocuda_std::abi` for the parameter mapping. A generic kernel
+//! (`instances(...)`, generics.rs) is one such entry per instance, and on the host a generic
+//! function `name::<T>()` giving the instance's handle.
 
 #![warn(missing_docs)]
 
