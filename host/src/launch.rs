@@ -233,6 +233,9 @@ pub(crate) fn check_lengths(info: &KernelInfo, args: &[Arg<'_>]) -> Result<()> {
 /// Arguments: `&[T]`/`&Vec<T>`/`&DeviceBuffer<T>` for `&[T]` parameters, `&mut [T]`/
 /// `&mut Vec<T>`/`&mut DeviceBuffer<T>` for `Out<T>`, values for scalars. Host data is copied to
 /// the GPU and outputs back; device buffers stay where they are. Expands to [`Module::launch`].
+/// `kernel` is a `#[kernel]`'s handle or a generic kernel ([`KernelHandle`](crate::KernelHandle)):
+/// `scale::<f64>[grid, block](...)` names the instance, `scale[grid, block](...)` lets the
+/// arguments' types pick it.
 ///
 /// ```ignore
 /// launch!(kernels, vector_add[n.div_ceil(256), 256](&a, &b, &mut out))?;
