@@ -25,7 +25,8 @@ use syn::{
 
 /// Marks a function as a GPU kernel.
 ///
-/// Parameters: `&[T]` for inputs, `ferrocuda_std::Out<T>` for outputs, any `T: bytemuck::Pod` by value.
+/// Parameters: `&[T]` for inputs, `ferrocuda_std::Out<T>` for outputs, any `T: bytemuck::Pod` by value,
+/// and the views that carry a shape: `Array2<T>`/`Array3<T>` inputs, `Out2<T>`/`Out3<T>` outputs.
 /// The function returns nothing and is not generic (a PTX entry has one concrete signature).
 ///
 /// `#[kernel(same_len(a, b, out))]` makes every launch check that those slices and outputs have
@@ -126,12 +127,42 @@ struct KernelParam {
     class: Class,
     /// Element type for slices and outputs, the value type for scalars.
     ty: Type,
+    /// Axes: 1 for `&[T]` and `Out<T>`, 2 or 3 for the array views, 0 for scalars.
+    dims: usize,
 }
 
-fn classify(ty: &Type) -> syn::Result<(Class, Type)> {
+/// The one element type of `Out<T>`, `Array2<'_, T>` and the like (lifetimes aside).
+fn element_type(arguments: &PathArguments) -> Option<Type> {
+    let PathArguments::AngleBracketed(args) = arguments else {
+        return None;
+    };
+    let mut types = args.args.iter().filter_map(|a| match a {
+        GenericArgument::Type(t) => Some(t.clone()),
+        _ => None,
+    });
+    match (types.next(), types.next()) {
+        (Some(t), None) => Some(t),
+        _ => None,
+    }
+}
+
+/// The views by name (`Out`, `Array2`, ...): class and axes.
+fn view_kind(name: &Ident) -> Option<(Class, usize)> {
+    Some(match name.to_string().as_str() {
+        "Out" => (Class::Output, 1),
+        "Out2" => (Class::Output, 2),
+        "Out3" => (Class::Output, 3),
+        "Array2" => (Class::Slice, 2),
+        "Array3" => (Class::Slice, 3),
+        _ => return None,
+    })
+}
+
+/// The parameter's class, its element (or value) type and its axes (1 for `&[T]`, `Out<T>`).
+fn classify(ty: &Type) -> syn::Result<(Class, Type, usize)> {
     match ty {
         Type::Reference(reference) => match (&*reference.elem, reference.mutability) {
-            (Type::Slice(slice), None) => Ok((Class::Slice, (*slice.elem).clone())),
+            (Type::Slice(slice), None) => Ok((Class::Slice, (*slice.elem).clone(), 1)),
             (Type::Slice(_), Some(_)) => Err(syn::Error::new(
                 ty.span(),
                 "outputs are `ferrocuda_std::Out<T>`, not `&mut [T]`: all threads of a launch write the \
@@ -149,27 +180,20 @@ fn classify(ty: &Type) -> syn::Result<(Class, Type)> {
         )),
         Type::Path(path) if path.qself.is_none() => {
             let last = path.path.segments.last().expect("a path has a segment");
-            if last.ident != "Out" {
-                return Ok((Class::Scalar, ty.clone()));
-            }
-            let element = match &last.arguments {
-                PathArguments::AngleBracketed(args) => {
-                    let mut types = args.args.iter().filter_map(|a| match a {
-                        GenericArgument::Type(t) => Some(t.clone()),
-                        _ => None,
-                    });
-                    match (types.next(), types.next()) {
-                        (Some(t), None) => Some(t),
-                        _ => None,
-                    }
-                }
-                _ => None,
+            let Some((class, dims)) = view_kind(&last.ident) else {
+                return Ok((Class::Scalar, ty.clone(), 0));
             };
-            element.map(|t| (Class::Output, t)).ok_or_else(|| {
-                syn::Error::new(ty.span(), "`Out` takes one element type, e.g. `Out<f32>`")
-            })
+            element_type(&last.arguments)
+                .map(|t| (class, t, dims))
+                .ok_or_else(|| {
+                    let name = &last.ident;
+                    syn::Error::new(
+                        ty.span(),
+                        format!("`{name}` takes one element type, e.g. `{name}<f32>`"),
+                    )
+                })
         }
-        _ => Ok((Class::Scalar, ty.clone())),
+        _ => Ok((Class::Scalar, ty.clone(), 0)),
     }
 }
 
@@ -248,8 +272,13 @@ fn parse_params(function: &ItemFn) -> syn::Result<Vec<KernelParam>> {
             }
         };
         reject_named_lifetimes(&typed.ty)?;
-        let (class, ty) = classify(&typed.ty)?;
-        params.push(KernelParam { name, class, ty });
+        let (class, ty, dims) = classify(&typed.ty)?;
+        params.push(KernelParam {
+            name,
+            class,
+            ty,
+            dims,
+        });
     }
     Ok(params)
 }
@@ -307,6 +336,14 @@ fn same_len_indices(
                         syn::Error::new(name.span(), format!("no kernel parameter named `{name}`"))
                     })?;
                     match params[index].class {
+                        _ if params[index].dims > 1 => Err(syn::Error::new(
+                            name.span(),
+                            format!(
+                                "`{name}` is a {}D array: `same_len` takes `&[T]` and `Out<T>` \
+                                 (a view's shape is checked against its memory at every launch)",
+                                params[index].dims
+                            ),
+                        )),
                         Class::Slice | Class::Output => Ok(index),
                         Class::Scalar => Err(syn::Error::new(
                             name.span(),
@@ -317,6 +354,110 @@ fn same_len_indices(
                 .collect()
         })
         .collect()
+}
+
+/// What `#[kernel]` generates for one slice or output parameter (1D, 2D or 3D).
+struct ViewTokens {
+    /// The PTX entry's parameters for it.
+    ptx_params: TokenStream2,
+    /// The PTX entry's rebuilding of the kernel's own type from them.
+    ptx_rebuild: TokenStream2,
+    /// The CPU entry's rebuilding, from `params[first..first + ptx_param_count]`.
+    host_rebuild: TokenStream2,
+    /// The `abi` marker of the kernel handle's type.
+    marker: TokenStream2,
+    /// The `abi::Param` describing it.
+    info: TokenStream2,
+    ptx_param_count: usize,
+}
+
+/// A view crosses as its (pointer, length) pair, then (arrays only) its extents and the strides
+/// of all but its last axis. Inputs and outputs differ in mutability and wrapper: on the GPU an
+/// input's pointer is a `KernelInput<T>`, which LLVM sees as read-only and not aliased, so its
+/// loads become `ld.global.nc`.
+fn view_tokens(param: &KernelParam, scope: &Ident, params_arg: &Ident, first: usize) -> ViewTokens {
+    let (pname, ty, dims) = (&param.name, &param.ty, param.dims);
+    let pname_str = pname.to_string();
+    let ty_str = quote!(#ty).to_string().replace(' ', "");
+    let ptr = format_ident!("__ferrocuda_{}_ptr", pname);
+    let len = format_ident!("__ferrocuda_{}_len", pname);
+    let input = matches!(param.class, Class::Slice);
+    let (ptr_ty, ptx_ptr_ty) = match input {
+        true => (
+            quote!(*const #ty),
+            quote!(::ferrocuda_std::__private::KernelInput<#ty>),
+        ),
+        false => (quote!(*mut #ty), quote!(*mut #ty)),
+    };
+    let (ptx_fn, host_fn, marker, info) = match (input, dims) {
+        (true, 1) => (
+            quote!(slice_from_input),
+            quote!(slice_from_raw),
+            quote!(Slice<#ty>),
+            quote!(slice::<#ty>(#pname_str, #ty_str)),
+        ),
+        (false, 1) => (
+            quote!(out_from_raw),
+            quote!(out_from_raw),
+            quote!(Output<#ty>),
+            quote!(output::<#ty>(#pname_str, #ty_str)),
+        ),
+        (true, _) => (
+            quote!(array_from_input),
+            quote!(array_from_raw),
+            quote!(ArrayInput<#ty, #dims>),
+            quote!(array::<#ty>(#pname_str, #ty_str, #dims)),
+        ),
+        (false, _) => (
+            quote!(out_array_from_raw),
+            quote!(out_array_from_raw),
+            quote!(ArrayOutput<#ty, #dims>),
+            quote!(out_array::<#ty>(#pname_str, #ty_str, #dims)),
+        ),
+    };
+    let extents: Vec<Ident> = (0..dims)
+        .filter(|_| dims > 1)
+        .map(|k| format_ident!("__ferrocuda_{}_extent{}", pname, k))
+        .collect();
+    let strides: Vec<Ident> = (0..dims.saturating_sub(1))
+        .map(|k| format_ident!("__ferrocuda_{}_stride{}", pname, k))
+        .collect();
+    let shape_names: Vec<&Ident> = extents.iter().chain(&strides).collect();
+    // The shape as the rebuilding functions take it: `[extents], [strides..., 1]`.
+    let shape_args = match dims {
+        1 => quote!(),
+        _ => quote!(, [#(#extents),*], [#(#strides,)* 1]),
+    };
+    let read = |i: usize| quote!(::ferrocuda_std::__private::read_param::<u64>(#params_arg, #i) as usize);
+    let (read_ptr, read_len) = (read(first), read(first + 1));
+    let read_shape = shape_names.iter().enumerate().map(|(k, name)| {
+        let value = read(first + 2 + k);
+        quote!(let #name = #value;)
+    });
+    // SAFETY (of the generated blocks): the launch checked each view against this parameter
+    // (kind, axes, element size, bytes, alignment, and that the shape fits the memory).
+    ViewTokens {
+        ptx_params: quote!(#ptr: #ptx_ptr_ty, #len: usize #(, #shape_names: usize)*),
+        ptx_rebuild: quote! {
+            let #pname = unsafe { ::ferrocuda_std::__private::#ptx_fn::<#ty>(#scope, #ptr, #len #shape_args) };
+        },
+        host_rebuild: quote! {
+            let #pname = {
+                #(#read_shape)*
+                unsafe {
+                    ::ferrocuda_std::__private::#host_fn::<#ty>(
+                        #scope,
+                        #read_ptr as #ptr_ty,
+                        #read_len
+                        #shape_args
+                    )
+                }
+            };
+        },
+        marker: quote!(::ferrocuda_std::abi::#marker),
+        info: quote_spanned!(ty.span()=> ::ferrocuda_std::abi::Param::#info),
+        ptx_param_count: 2 + shape_names.len(),
+    }
 }
 
 fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2> {
@@ -365,51 +506,16 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
         let (pname, ty) = (&param.name, &param.ty);
         let pname_str = pname.to_string();
         let ty_str = quote!(#ty).to_string().replace(' ', "");
-        let ptr = format_ident!("__ferrocuda_{}_ptr", pname);
-        let len = format_ident!("__ferrocuda_{}_len", pname);
-        let (i, j) = (ptx_index, ptx_index + 1);
+        let i = ptx_index;
         match param.class {
             Class::Slice | Class::Output => {
-                // Both cross as a (pointer, length) pair; they differ in mutability and wrapper.
-                // On the GPU an input's pointer is a `KernelInput<T>`, which LLVM sees as
-                // read-only and not aliased, so its loads become `ld.global.nc`.
-                let (ptr_ty, ptx_ptr_ty, ptx_rebuild_fn, host_rebuild_fn, marker, info) =
-                    match param.class {
-                        Class::Slice => (
-                            quote!(*const #ty),
-                            quote!(::ferrocuda_std::__private::KernelInput<#ty>),
-                            quote!(slice_from_input),
-                            quote!(slice_from_raw),
-                            quote!(Slice),
-                            quote!(slice),
-                        ),
-                        _ => (
-                            quote!(*mut #ty),
-                            quote!(*mut #ty),
-                            quote!(out_from_raw),
-                            quote!(out_from_raw),
-                            quote!(Output),
-                            quote!(output),
-                        ),
-                    };
-                ptx_params.push(quote!(#ptr: #ptx_ptr_ty, #len: usize));
-                // SAFETY (of the generated blocks): the launch checked each (pointer, length)
-                // pair against this parameter (kind, element size, bytes, alignment).
-                ptx_rebuild.push(quote! {
-                    let #pname = unsafe { ::ferrocuda_std::__private::#ptx_rebuild_fn::<#ty>(#scope, #ptr, #len) };
-                });
-                host_rebuild.push(quote! {
-                    let #pname = unsafe {
-                        ::ferrocuda_std::__private::#host_rebuild_fn::<#ty>(
-                            #scope,
-                            ::ferrocuda_std::__private::read_param::<u64>(#params_arg, #i) as usize as #ptr_ty,
-                            ::ferrocuda_std::__private::read_param::<u64>(#params_arg, #j) as usize,
-                        )
-                    };
-                });
-                markers.push(quote!(::ferrocuda_std::abi::#marker<#ty>));
-                infos.push(quote_spanned!(ty.span()=> ::ferrocuda_std::abi::Param::#info::<#ty>(#pname_str, #ty_str)));
-                ptx_index += 2;
+                let view = view_tokens(param, &scope, &params_arg, ptx_index);
+                ptx_params.push(view.ptx_params);
+                ptx_rebuild.push(view.ptx_rebuild);
+                host_rebuild.push(view.host_rebuild);
+                markers.push(view.marker);
+                infos.push(view.info);
+                ptx_index += view.ptx_param_count;
             }
             Class::Scalar => {
                 ptx_params.push(quote!(#pname: #ty));
@@ -547,6 +653,37 @@ mod tests {
             code.contains("read_param :: < f32 > (params , 0usize)"),
             "{code}"
         );
+    }
+
+    #[test]
+    fn arrays_cross_as_pointer_length_extents_and_all_but_the_last_stride() {
+        let code = expand_str(
+            "",
+            "pub fn t(a: Array2<f32>, out: Out3<'_, u16>) { let _ = (a, out); }",
+        )
+        .unwrap();
+        assert!(code.contains(
+            "fn t (__ferrocuda_a_ptr : :: ferrocuda_std :: __private :: KernelInput < f32 > , __ferrocuda_a_len : usize , \
+             __ferrocuda_a_extent0 : usize , __ferrocuda_a_extent1 : usize , __ferrocuda_a_stride0 : usize , \
+             __ferrocuda_out_ptr : * mut u16 , __ferrocuda_out_len : usize , __ferrocuda_out_extent0 : usize , \
+             __ferrocuda_out_extent1 : usize , __ferrocuda_out_extent2 : usize , __ferrocuda_out_stride0 : usize , \
+             __ferrocuda_out_stride1 : usize)"
+        ), "{code}");
+        // The last axis is contiguous: its stride is the literal 1, not a parameter.
+        assert!(
+            code.contains("[__ferrocuda_a_extent0 , __ferrocuda_a_extent1] , [__ferrocuda_a_stride0 , 1]"),
+            "{code}"
+        );
+        assert!(
+            code.contains("ArrayInput < f32 , 2usize > , :: ferrocuda_std :: abi :: ArrayOutput < u16 , 3usize > ,"),
+            "{code}"
+        );
+        // The CPU entry reads out's last stride from PTX parameter 5 + 6 = 11.
+        assert!(code.contains("read_param :: < u64 > (params , 11usize)"), "{code}");
+        assert!(!code.contains("read_param :: < u64 > (params , 12usize)"), "{code}");
+        let message = error_of("same_len(a, b)", "pub fn k(a: Array2<f32>, b: &[f32]) {}");
+        assert!(message.contains("`a` is a 2D array"), "{message}");
+        assert!(error_of("", "pub fn k(a: Array2<f32, u8>) {}").contains("`Array2` takes one element type"));
     }
 
     #[test]

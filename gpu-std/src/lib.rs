@@ -42,6 +42,7 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod array;
 pub mod atomic;
 mod float;
 pub mod math;
@@ -60,6 +61,7 @@ pub mod cpu;
 #[doc(hidden)]
 pub mod __private;
 
+pub use array::{Array2, Array3, Out2, Out3};
 pub use atomic::{Atomic, Scope};
 pub use bytemuck::Pod;
 pub use ferrocuda_macros::kernel;
@@ -111,7 +113,7 @@ pub use thread::Dim3;
 pub mod prelude {
     pub use crate::math::{self, Float};
     pub use crate::shared::{dynamic_shared, Shared};
-    pub use crate::{kernel, pod, shared, thread, warp, Dim3, Out};
+    pub use crate::{kernel, pod, shared, thread, warp, Array2, Array3, Dim3, Out, Out2, Out3};
 }
 
 /// On the GPU a panic (a failed bounds check, an `assert!`) cannot unwind: it ends the kernel with

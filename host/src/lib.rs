@@ -22,6 +22,7 @@
 #![warn(missing_docs)]
 
 mod args;
+mod array;
 mod buffer;
 mod cpu;
 pub mod cpu_options;
@@ -38,6 +39,7 @@ pub mod nvrtc;
 pub mod ptx;
 mod stream;
 
+pub use array::{Array2, Array3, ArrayArg, OutArrayArg, Out2, Out3};
 pub use args::{InputArg, InputData, KernelArg, KernelArgs, OutputArg, OutputData};
 pub use buffer::DeviceBuffer;
 pub use cpu_options::{CpuOptions, CHECKED_ENV};

@@ -199,9 +199,9 @@ impl Module {
         let entry = self.entry(info.name)?;
         let args = crate::args::into_launch_args(args);
         crate::args::check_args(info, &args)?;
-        let args: Vec<_> = args.into_iter().map(|a| a.arg).collect();
-        launch::check_abi(info, entry, &args)?;
         launch::check_lengths(info, &args)?;
+        let args = crate::args::into_ptx_args(args);
+        launch::check_abi(info, entry, &args)?;
         self.device.check_config(info.name, &config)?;
         match (self.device.backend(), &self.loaded) {
             (Backend::Gpu(gpu), Some(loaded)) => gpu.launch(loaded, info.name, &config, args),
