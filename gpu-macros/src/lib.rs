@@ -428,7 +428,12 @@ fn view_tokens(param: &KernelParam, scope: &Ident, params_arg: &Ident, first: us
         1 => quote!(),
         _ => quote!(, [#(#extents),*], [#(#strides,)* 1]),
     };
-    let read = |i: usize| quote!(::ferrocuda_std::__private::read_param::<u64>(#params_arg, #i) as usize);
+    let generics = match dims {
+        1 => quote!(#ty),
+        _ => quote!(#ty, #dims),
+    };
+    let read =
+        |i: usize| quote!(::ferrocuda_std::__private::read_param::<u64>(#params_arg, #i) as usize);
     let (read_ptr, read_len) = (read(first), read(first + 1));
     let read_shape = shape_names.iter().enumerate().map(|(k, name)| {
         let value = read(first + 2 + k);
@@ -439,13 +444,13 @@ fn view_tokens(param: &KernelParam, scope: &Ident, params_arg: &Ident, first: us
     ViewTokens {
         ptx_params: quote!(#ptr: #ptx_ptr_ty, #len: usize #(, #shape_names: usize)*),
         ptx_rebuild: quote! {
-            let #pname = unsafe { ::ferrocuda_std::__private::#ptx_fn::<#ty>(#scope, #ptr, #len #shape_args) };
+            let #pname = unsafe { ::ferrocuda_std::__private::#ptx_fn::<#generics>(#scope, #ptr, #len #shape_args) };
         },
         host_rebuild: quote! {
             let #pname = {
                 #(#read_shape)*
                 unsafe {
-                    ::ferrocuda_std::__private::#host_fn::<#ty>(
+                    ::ferrocuda_std::__private::#host_fn::<#generics>(
                         #scope,
                         #read_ptr as #ptr_ty,
                         #read_len
@@ -671,7 +676,9 @@ mod tests {
         ), "{code}");
         // The last axis is contiguous: its stride is the literal 1, not a parameter.
         assert!(
-            code.contains("[__ferrocuda_a_extent0 , __ferrocuda_a_extent1] , [__ferrocuda_a_stride0 , 1]"),
+            code.contains(
+                "[__ferrocuda_a_extent0 , __ferrocuda_a_extent1] , [__ferrocuda_a_stride0 , 1]"
+            ),
             "{code}"
         );
         assert!(
@@ -679,11 +686,18 @@ mod tests {
             "{code}"
         );
         // The CPU entry reads out's last stride from PTX parameter 5 + 6 = 11.
-        assert!(code.contains("read_param :: < u64 > (params , 11usize)"), "{code}");
-        assert!(!code.contains("read_param :: < u64 > (params , 12usize)"), "{code}");
+        assert!(
+            code.contains("read_param :: < u64 > (params , 11usize)"),
+            "{code}"
+        );
+        assert!(
+            !code.contains("read_param :: < u64 > (params , 12usize)"),
+            "{code}"
+        );
         let message = error_of("same_len(a, b)", "pub fn k(a: Array2<f32>, b: &[f32]) {}");
         assert!(message.contains("`a` is a 2D array"), "{message}");
-        assert!(error_of("", "pub fn k(a: Array2<f32, u8>) {}").contains("`Array2` takes one element type"));
+        assert!(error_of("", "pub fn k(a: Array2<f32, u8>) {}")
+            .contains("`Array2` takes one element type"));
     }
 
     #[test]

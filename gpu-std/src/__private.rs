@@ -1,7 +1,7 @@
 //! Support for the code `#[kernel]` generates. Not a public API.
 
-use crate::shared::BlockScope;
 use crate::array::{Array, OutArray};
+use crate::shared::BlockScope;
 use crate::Out;
 
 /// The bytemuck that `#[pod]` derives `Pod` and `Zeroable` through, so that kernel crates need

@@ -229,12 +229,7 @@ impl<'a, T: bytemuck::Pod, const D: usize> OutArray<'a, T, D> {
     #[inline(always)]
     #[track_caller]
     pub fn set(&self, index: impl ArrayIndex<D>, value: T) {
-        let at = offset(
-            "an output",
-            index.coordinates(),
-            &self.shape,
-            &self.strides,
-        );
+        let at = offset("an output", index.coordinates(), &self.shape, &self.strides);
         // SAFETY: every coordinate is below the shape, so `at` is in bounds of `out`.
         unsafe { self.out.set_unchecked(at, value) }
     }
@@ -246,12 +241,7 @@ impl<'a, T: bytemuck::Pod, const D: usize> OutArray<'a, T, D> {
     #[inline(always)]
     #[track_caller]
     pub fn get(&self, index: impl ArrayIndex<D>) -> T {
-        let at = offset(
-            "an output",
-            index.coordinates(),
-            &self.shape,
-            &self.strides,
-        );
+        let at = offset("an output", index.coordinates(), &self.shape, &self.strides);
         // SAFETY: as in `set`.
         unsafe { self.out.get_unchecked(at) }
     }

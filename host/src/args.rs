@@ -402,7 +402,9 @@ impl<'a, T: Pod> sealed::IntoLaunchArg<'a, Scalar<T>> for T {
         LaunchArg::plain(Arg::Scalar(ParamSlot::new(self)), None)
     }
 }
-impl<'a, T: Pod, const D: usize> sealed::IntoLaunchArg<'a, ArrayInput<T, D>> for ArrayArg<'a, T, D> {
+impl<'a, T: Pod, const D: usize> sealed::IntoLaunchArg<'a, ArrayInput<T, D>>
+    for ArrayArg<'a, T, D>
+{
     fn into_launch_arg(self) -> LaunchArg<'a> {
         LaunchArg {
             arg: self.view.arg,
@@ -605,10 +607,16 @@ mod tests {
         assert!(check_arg(&two, &array(fits)).is_ok());
         // A 3 × 4 shape with a pitch of 5 reaches element 13 of 12.
         let detail = check_arg(&two, &array(crate::array::Shape::new([3, 4], [5, 1]))).unwrap_err();
-        assert!(detail.contains("needs 14 elements, but the memory has 12"), "{detail}");
+        assert!(
+            detail.contains("needs 14 elements, but the memory has 12"),
+            "{detail}"
+        );
         // Neither a plain slice for a 2D parameter nor a 2D view for a 3D or 1D one.
         let detail = check_arg(&two, &host_slice(bytes, 12)).unwrap_err();
-        assert!(detail.contains("a view of 1 axes was passed for `a` of 2 axes"), "{detail}");
+        assert!(
+            detail.contains("a view of 1 axes was passed for `a` of 2 axes"),
+            "{detail}"
+        );
         let three = Param::array::<u32>("a", "u32", 3);
         assert!(check_arg(&three, &array(fits)).is_err());
         assert!(check_arg(&slice_param(), &array(fits)).is_err());

@@ -235,7 +235,11 @@ macro_rules! view_constructors {
             ///
             /// # Errors
             /// [`Error::BadShape`] unless the memory has exactly `rows × cols` elements.
-            pub fn new<M: $data<T> + ?Sized>(data: $borrow, rows: usize, cols: usize) -> Result<Self> {
+            pub fn new<M: $data<T> + ?Sized>(
+                data: $borrow,
+                rows: usize,
+                cols: usize,
+            ) -> Result<Self> {
                 let view = data.$lend();
                 let shape = exact_shape($in2, [rows, cols], view.len())?;
                 Ok($view { view, shape })
@@ -343,10 +347,16 @@ mod tests {
             "Array3::new: a shape of 2 × 3 × 5 has 30 elements, but the data has 24"
         );
         let error = Array2::new(&data, usize::MAX, 2).err().unwrap().to_string();
-        assert!(error.contains("more elements than the address space"), "{error}");
+        assert!(
+            error.contains("more elements than the address space"),
+            "{error}"
+        );
         let mut out = vec![0u8; 24];
         assert!(Out2::new(&mut out, 4, 6).is_ok());
-        let error = Out2::with_pitch(&mut out, 4, 6, 5).err().unwrap().to_string();
+        let error = Out2::with_pitch(&mut out, 4, 6, 5)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(error.starts_with("Out2::with_strides: axis 0"), "{error}");
     }
 }

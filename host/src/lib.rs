@@ -39,8 +39,8 @@ pub mod nvrtc;
 pub mod ptx;
 mod stream;
 
-pub use array::{Array2, Array3, ArrayArg, OutArrayArg, Out2, Out3};
 pub use args::{InputArg, InputData, KernelArg, KernelArgs, OutputArg, OutputData};
+pub use array::{Array2, Array3, ArrayArg, Out2, Out3, OutArrayArg};
 pub use buffer::DeviceBuffer;
 pub use cpu_options::{CpuOptions, CHECKED_ENV};
 pub use cuda::LIBCUDA_ENV;
