@@ -44,6 +44,7 @@ extern crate std;
 
 pub mod array;
 pub mod atomic;
+pub mod constant;
 mod float;
 pub mod math;
 mod mem;
@@ -64,6 +65,7 @@ pub mod __private;
 pub use array::{Array2, Array3, Out2, Out3};
 pub use atomic::{Atomic, Scope};
 pub use bytemuck::Pod;
+pub use constant::{ConstTable, ConstView};
 pub use ferrocuda_macros::kernel;
 /// A `#[pod]` struct is `Copy`, plain data, and a kernel parameter by value:
 ///

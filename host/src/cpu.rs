@@ -12,8 +12,8 @@ use crate::error::{Error, Result};
 use crate::launch::{self, Arg, LaunchConfig, ParamSlot};
 use ferrocuda_std::abi::CpuEntry;
 use ferrocuda_std::cpu::{
-    quiet_kernel_panics, take_current, take_panic_location, BlockContext, BugReport, Interrupted,
-    Interruption,
+    quiet_kernel_panics, take_current, take_panic_location, with_constants, BlockContext,
+    BugReport, ConstantTables, Interrupted, Interruption,
 };
 use ferrocuda_std::Dim3;
 use rayon::prelude::*;
@@ -32,6 +32,7 @@ pub(crate) fn launch(
     entry: CpuEntry,
     config: &LaunchConfig,
     device: &Device,
+    constants: &ConstantTables,
     mut args: Vec<Arg<'_>>,
 ) -> Result<()> {
     let mut slots: Vec<ParamSlot> = Vec::new();
@@ -87,8 +88,10 @@ pub(crate) fn launch(
         let params = &params;
         // SAFETY: `params` holds this kernel's PTX parameters (checked against the PTX entry by
         // the caller), pointing at host memory valid for the whole launch.
-        catch_unwind(AssertUnwindSafe(|| unsafe { entry(&params.0, &block) }))
-            .map_err(|payload| panic_error(kernel, block_idx, &options, payload))
+        catch_unwind(AssertUnwindSafe(|| {
+            with_constants(constants, || unsafe { entry(&params.0, &block) })
+        }))
+        .map_err(|payload| panic_error(kernel, block_idx, &options, payload))
     })
 }
 

@@ -349,6 +349,18 @@ pub enum Error {
         detail: String,
     },
 
+    /// `Module::set_constant` with data that does not fit the table, or a table the module's PTX
+    /// does not declare.
+    #[error("constant table `{table}` of PTX module `{module}`: {detail}")]
+    ConstantTable {
+        /// The table's name.
+        table: &'static str,
+        /// The module's name.
+        module: &'static str,
+        /// What does not fit, with the numbers.
+        detail: String,
+    },
+
     /// A copy between host and device with lengths that differ.
     #[error("{what}: the buffer has {expected} elements but the host slice has {actual}")]
     CopyLength {

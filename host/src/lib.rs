@@ -24,6 +24,7 @@
 mod args;
 mod array;
 mod buffer;
+mod constant;
 mod cpu;
 pub mod cpu_options;
 mod cuda;
@@ -48,6 +49,7 @@ pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV}
 pub use driver::DriverInfo;
 pub use error::{Error, Result};
 pub use ferrocuda_std::abi::{Kernel, KernelInfo};
+pub use ferrocuda_std::constant::{ConstElement, ConstTable};
 pub use ferrocuda_std::cpu::KernelBug;
 pub use ferrocuda_std::Dim3;
 pub use launch::{DimComponent, LaunchConfig, LaunchDims};

@@ -90,6 +90,8 @@ pub struct Module {
     ptx: &'static Ptx,
     info: PtxInfo,
     loaded: Option<LoadedModule>,
+    /// The constant tables on the CPU executor ([`Module::set_constant`]).
+    cpu_constants: std::sync::Mutex<ferrocuda_std::cpu::ConstantTables>,
 }
 
 impl Device {
@@ -110,6 +112,7 @@ impl Device {
             ptx,
             info,
             loaded,
+            cpu_constants: Default::default(),
         })
     }
 }
@@ -161,6 +164,20 @@ impl Module {
         &self.info
     }
 
+    /// The module on its GPU; `None` on the CPU executor.
+    pub(crate) fn loaded(&self) -> Option<&LoadedModule> {
+        self.loaded.as_ref()
+    }
+
+    /// The CPU executor's constant tables of this module.
+    pub(crate) fn cpu_constants(
+        &self,
+    ) -> std::sync::MutexGuard<'_, ferrocuda_std::cpu::ConstantTables> {
+        self.cpu_constants
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     fn entry(&self, kernel: &'static str) -> Result<&PtxEntry> {
         self.info
             .entry(kernel)
@@ -205,7 +222,11 @@ impl Module {
         self.device.check_config(info.name, &config)?;
         match (self.device.backend(), &self.loaded) {
             (Backend::Gpu(gpu), Some(loaded)) => gpu.launch(loaded, info.name, &config, args),
-            _ => cpu::launch(info.name, kernel.cpu_entry(), &config, &self.device, args),
+            _ => {
+                let constants = self.cpu_constants().clone();
+                let entry = kernel.cpu_entry();
+                cpu::launch(info.name, entry, &config, &self.device, &constants, args)
+            }
         }
     }
 

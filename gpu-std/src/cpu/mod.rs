@@ -9,12 +9,15 @@
 
 mod block;
 mod bug;
+mod constants;
 mod interrupt;
 mod panic;
 mod shared;
 mod stack_guard;
 
 pub use bug::{BugReport, KernelBug, SharedAccess};
+pub(crate) use constants::constant_table;
+pub use constants::{with_constants, ConstantTables};
 pub use interrupt::{Interrupted, Interruption};
 pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use shared::{shared_array, SharedSite};
