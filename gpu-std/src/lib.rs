@@ -46,6 +46,7 @@ pub mod array;
 pub mod atomic;
 pub mod constant;
 mod float;
+pub mod half;
 pub mod math;
 mod mem;
 pub mod out;
@@ -103,6 +104,7 @@ pub use ferrocuda_macros::kernel;
 /// }
 /// ```
 pub use ferrocuda_macros::pod;
+pub use half::{bf16, f16};
 pub use out::Out;
 pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;

@@ -52,6 +52,7 @@ pub use ferrocuda_std::abi::{Kernel, KernelInfo};
 pub use ferrocuda_std::constant::{ConstElement, ConstTable};
 pub use ferrocuda_std::cpu::KernelBug;
 pub use ferrocuda_std::Dim3;
+pub use ferrocuda_std::{bf16, f16};
 pub use launch::{DimComponent, LaunchConfig, LaunchDims};
 pub use module::{Module, Ptx, PtxCheck};
 pub use stream::Stream;

@@ -7,6 +7,7 @@ use ferrocuda_std::{kernel, math, math::reproducible, shared, thread, warp, Out}
 
 pub mod arrays;
 pub mod constant;
+pub mod half;
 pub mod lang;
 
 /// Copies `x` to `out` but asserts every element is non-negative: a negative input panics
