@@ -5,9 +5,6 @@
 
 use ferrocuda_std::{kernel, math, math::reproducible, shared, thread, warp, Out};
 
-pub mod arrays;
-pub mod constant;
-pub mod half;
 pub mod lang;
 
 /// Copies `x` to `out` but asserts every element is non-negative: a negative input panics
@@ -377,3 +374,8 @@ pub fn default_math_functions(x: &[f32], out: Out<f32>) {
 }
 
 pub mod limits;
+
+// Added after the kernels above, whose line numbers tests/checked_mode.rs names.
+pub mod arrays;
+pub mod constant;
+pub mod half;
