@@ -8,7 +8,7 @@ mod support;
 use ferrocuda::kernels::transpose_2d::{transpose_2d_naive, transpose_2d_tiled, TILE_2D};
 use ferrocuda::{launch, Array2, Array3, Error, Module, Out2, Out3};
 use rand::Rng;
-use test_kernels::arrays::{map_3d, row_sums, write_at_2d};
+use test_kernels::arrays::{all_write_one_2d, hand_over_2d, map_3d, row_sums, write_at_2d};
 
 fn library(test: &str) -> Vec<Module> {
     support::on_every_device(test, &ferrocuda::KERNELS)
@@ -297,4 +297,50 @@ fn an_output_shaped_as_its_input_is_refused_by_the_transpose_where_it_does_not_f
         error.contains("index [2, 0] out of bounds for an output of shape [2, 3]"),
         "{error}"
     );
+}
+
+#[test]
+fn checked_mode_reports_two_threads_writing_one_element_of_a_2d_output() {
+    let module = ferrocuda::Device::cpu_checked(true)
+        .load(support::test_kernels())
+        .unwrap();
+    let mut out = vec![0u32; 6];
+    // Two threads of one block, then two blocks of one thread: neither pair is ordered.
+    for (blocks, threads) in [(1u32, 2u32), (2, 1)] {
+        let error = launch!(
+            module,
+            all_write_one_2d[blocks, threads](Out2::new(&mut out, 2, 3).unwrap())
+        )
+        .unwrap_err();
+        let Error::KernelBug { bug, .. } = &error else {
+            panic!("expected a race, got {error}");
+        };
+        match &**bug {
+            ferrocuda::KernelBug::OutputRace {
+                output,
+                index,
+                write,
+                ..
+            } => {
+                assert_eq!((output.as_str(), *index, *write), ("out", 0, true));
+            }
+            other => panic!("expected an output race, got {other}"),
+        }
+        let message = error.to_string();
+        assert!(
+            message.contains("data race on output `out`, element 0"),
+            "{message}"
+        );
+        assert!(message.contains("test-kernels/src/arrays.rs"), "{message}");
+    }
+    // Unchecked, the same launch runs (one of the values wins, as on a GPU).
+    let unchecked = ferrocuda::Device::cpu_checked(false)
+        .load(support::test_kernels())
+        .unwrap();
+    launch!(unchecked, all_write_one_2d[1, 2](Out2::new(&mut out, 2, 3).unwrap())).unwrap();
+    assert!(out[0] < 2);
+    // A write, a barrier, then another thread's read and write: ordered, no race.
+    let mut out = vec![0u32; 6];
+    launch!(module, hand_over_2d[1, 2](Out2::new(&mut out, 2, 3).unwrap())).unwrap();
+    assert_eq!(out, [0, 2, 0, 0, 0, 0]);
 }

@@ -68,7 +68,7 @@ pub unsafe fn out_from_raw<'a, T: bytemuck::Pod>(
     len: usize,
 ) -> Out<'a, T> {
     // SAFETY: forwarded to the caller.
-    unsafe { Out::from_raw_parts(ptr, len) }
+    unsafe { Out::from_launch(ptr, len) }
 }
 
 /// Reads PTX parameter `i` as a `T` on the CPU path.

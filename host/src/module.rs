@@ -225,7 +225,14 @@ impl Module {
             _ => {
                 let constants = self.cpu_constants().clone();
                 let entry = kernel.cpu_entry();
-                cpu::launch(info.name, entry, &config, &self.device, &constants, args)
+                let outputs: Vec<&'static str> = (info.params.iter())
+                    .filter(|p| p.class == ferrocuda_std::abi::ParamClass::Output)
+                    .map(|p| p.name)
+                    .collect();
+                let device = &self.device;
+                cpu::launch(
+                    info.name, entry, &config, device, &constants, &outputs, args,
+                )
             }
         }
     }

@@ -37,3 +37,24 @@ pub fn write_at_2d(out: Out2<u32>, row: u32, col: u32) {
         out.set((row as usize, col as usize), 1);
     }
 }
+
+/// Planted race: every thread of the launch writes element `(0, 0)`.
+#[kernel]
+pub fn all_write_one_2d(out: Out2<u32>) {
+    let t = thread::index_1d();
+    out.set((0, 0), t as u32);
+}
+
+/// Thread 0 writes `(0, 1)`; after a barrier thread 1 reads it and writes it plus one: ordered,
+/// so no race (the result is 2).
+#[kernel]
+pub fn hand_over_2d(out: Out2<u32>) {
+    let t = thread::thread_idx().x;
+    if t == 0 {
+        out.set((0, 1), 1);
+    }
+    thread::sync_threads();
+    if t == 1 {
+        out.set((0, 1), out.get((0, 1)) + 1);
+    }
+}
