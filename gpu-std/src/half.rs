@@ -1,4 +1,4 @@
-//! Half precision: [`f16`] (IEEE binary16) and [`bf16`] (bfloat16) as storage types of kernel
+//! Half precision: [`f16`](struct@f16) (IEEE binary16) and [`bf16`] (bfloat16) as storage types of kernel
 //! slices and outputs (`&[f16]`, `Out<f16>`, `Array2<bf16>`...), computed with in `f32`.
 //!
 //! The types are the `half` crate's (plain data, so host `Vec<f16>`s are launch arguments). Its
