@@ -136,18 +136,6 @@ impl<'a, T, const D: usize> Array<'a, T, D> {
         }
     }
 
-    /// The extent of each axis, outermost first.
-    #[inline(always)]
-    pub fn shape(&self) -> [usize; D] {
-        self.shape
-    }
-
-    /// Elements between neighbours along each axis (the last is 1 for views from the host).
-    #[inline(always)]
-    pub fn strides(&self) -> [usize; D] {
-        self.strides
-    }
-
     /// The memory behind the view, padding included.
     #[inline(always)]
     pub fn as_slice(&self) -> &'a [T] {
@@ -204,18 +192,6 @@ impl<'a, T: bytemuck::Pod, const D: usize> OutArray<'a, T, D> {
         }
     }
 
-    /// The extent of each axis, outermost first.
-    #[inline(always)]
-    pub fn shape(&self) -> [usize; D] {
-        self.shape
-    }
-
-    /// Elements between neighbours along each axis.
-    #[inline(always)]
-    pub fn strides(&self) -> [usize; D] {
-        self.strides
-    }
-
     /// The whole buffer as a 1D [`Out`], padding included.
     #[inline(always)]
     pub fn as_out(&self) -> Out<'a, T> {
@@ -247,9 +223,24 @@ impl<'a, T: bytemuck::Pod, const D: usize> OutArray<'a, T, D> {
     }
 }
 
-/// `rows()` and `cols()` of the 2D views, and `planes()` of the 3D ones.
+/// `shape()` and `strides()` of every view, `rows()` and `cols()` of the 2D views, and
+/// `planes()` of the 3D ones.
 macro_rules! axis_names {
     ($view:ident) => {
+        impl<T, const D: usize> $view<'_, T, D> {
+            /// The extent of each axis, outermost first.
+            #[inline(always)]
+            pub fn shape(&self) -> [usize; D] {
+                self.shape
+            }
+
+            /// Elements between neighbours along each axis (the last is 1 for views from the
+            /// host).
+            #[inline(always)]
+            pub fn strides(&self) -> [usize; D] {
+                self.strides
+            }
+        }
         impl<T> $view<'_, T, 2> {
             /// The number of rows (the first axis).
             #[inline(always)]

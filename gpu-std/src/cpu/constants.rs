@@ -55,15 +55,7 @@ std::thread_local! {
 /// Runs `f` (a block's CPU entry) with `tables` as the launch's constant tables on this OS thread.
 /// An executor internal.
 pub fn with_constants<R>(tables: &ConstantTables, f: impl FnOnce() -> R) -> R {
-    /// Puts back the tables of before, also when `f` unwinds.
-    struct Restore(*const ConstantTables);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            CURRENT.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(CURRENT.with(|c| c.replace(tables)));
-    f()
+    super::with_current(&CURRENT, tables, f)
 }
 
 /// Table `name` of the running launch, at least `bytes` long: the module's copy, or zeros if it

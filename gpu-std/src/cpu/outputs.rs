@@ -82,14 +82,7 @@ std::thread_local! {
 /// Runs `f` (a block's CPU entry) with `shadows` as the launch's output shadows on this OS
 /// thread. An executor internal.
 pub fn with_output_checks<R>(shadows: &OutputShadows, f: impl FnOnce() -> R) -> R {
-    struct Restore(*const OutputShadows);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            CURRENT.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(CURRENT.with(|c| c.replace(shadows)));
-    f()
+    super::with_current(&CURRENT, shadows, f)
 }
 
 /// The shadow of the output at `base` in the running launch, or null (unchecked).
