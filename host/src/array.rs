@@ -164,6 +164,46 @@ fn exact_shape<const D: usize>(
 /// A `D`-dimensional input for a kernel's `Array2<T>`/`Array3<T>` parameter: memory a kernel
 /// reads ([`InputData`]: a slice, `Vec`, [`DeviceBuffer`](crate::DeviceBuffer)...) with a shape.
 /// Pass it by value: `launch!(m, k[grid, block](Array2::new(&a, rows, cols)?, ...))`.
+///
+/// ```no_run
+/// use ferrocuda_std::{kernel, thread, Array2, Out2};
+/// #[kernel]
+/// pub fn copy_2d(a: Array2<f32>, out: Out2<f32>) {
+///     let (x, y) = thread::index_2d();
+///     if y < a.rows() && x < a.cols() {
+///         out.set((y, x), a[(y, x)]);
+///     }
+/// }
+/// # fn main() -> ferrocuda_host::Result<()> {
+/// # static PTX: ferrocuda_host::Ptx = ferrocuda_host::Ptx::new("doc", "");
+/// let module = ferrocuda_host::Device::cpu().load(&PTX)?;
+/// let (a, mut out) = (vec![1.0f32; 6], vec![0.0f32; 6]);
+/// let (input, output) = (ferrocuda_host::Array2::new(&a, 2, 3)?, ferrocuda_host::Out2::new(&mut out, 2, 3)?);
+/// ferrocuda_host::launch!(module, copy_2d[1, (3, 2)](input, output))?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// A plain slice (no shape) for a 2D parameter does not compile:
+///
+/// ```compile_fail
+/// use ferrocuda_std::{kernel, thread, Array2, Out2};
+/// #[kernel]
+/// pub fn copy_2d(a: Array2<f32>, out: Out2<f32>) {
+///     let (x, y) = thread::index_2d();
+///     if y < a.rows() && x < a.cols() {
+///         out.set((y, x), a[(y, x)]);
+///     }
+/// }
+/// # fn main() -> ferrocuda_host::Result<()> {
+/// # static PTX: ferrocuda_host::Ptx = ferrocuda_host::Ptx::new("doc", "");
+/// let module = ferrocuda_host::Device::cpu().load(&PTX)?;
+/// let (a, mut out) = (vec![1.0f32; 6], vec![0.0f32; 6]);
+/// let output = ferrocuda_host::Out2::new(&mut out, 2, 3)?;
+/// ferrocuda_host::launch!(module, copy_2d[1, (3, 2)](&a, output))?;
+/// # Ok(())
+/// # }
+/// ```
 pub struct ArrayArg<'a, T, const D: usize> {
     pub(crate) view: InputArg<'a, T>,
     pub(crate) shape: Shape,
