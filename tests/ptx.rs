@@ -12,6 +12,7 @@ use ferrocuda::kernels::monte_carlo::{monte_carlo_option, monte_carlo_pi};
 use ferrocuda::kernels::reduce::{dot_partial, sum_partial};
 use ferrocuda::kernels::statistics::{statistics_merge, statistics_partial};
 use ferrocuda::kernels::transpose::{transpose_naive, transpose_tiled};
+use ferrocuda::kernels::transpose_2d::{transpose_2d_naive, transpose_2d_tiled};
 use ferrocuda::kernels::{matrix_add, saxpy, vector_add};
 use ferrocuda::KernelInfo;
 use support::ptx::{assemble_everywhere, packed};
@@ -45,6 +46,8 @@ fn all_kernels() -> Vec<KernelInfo> {
         *transpose_naive::<f64>().info(),
         *transpose_tiled::<f32>().info(),
         *transpose_tiled::<f64>().info(),
+        *transpose_2d_naive.info(),
+        *transpose_2d_tiled.info(),
         *black_scholes.info(),
         *monte_carlo_pi.info(),
         *monte_carlo_option.info(),
@@ -204,6 +207,27 @@ fn host_packing_matches_every_ptx_entry() {
             "transpose_tiled",
             packed(&transpose_tiled, (&a, &mut out, 1u32, 3u32)),
         ),
+        // A 2D view: (pointer, length), then 2 extents and the row stride.
+        (
+            "transpose_2d_naive",
+            packed(
+                &transpose_2d_naive,
+                (
+                    ferrocuda::Array2::new(&a, 1, 3).unwrap(),
+                    ferrocuda::Out2::new(&mut out, 3, 1).unwrap(),
+                ),
+            ),
+        ),
+        (
+            "transpose_2d_tiled",
+            packed(
+                &transpose_2d_tiled,
+                (
+                    ferrocuda::Array2::new(&a, 3, 1).unwrap(),
+                    ferrocuda::Out2::new(&mut out, 1, 3).unwrap(),
+                ),
+            ),
+        ),
         (
             "black_scholes",
             packed(
@@ -277,6 +301,7 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
         let barriers = |name: &str| report.kernel(name).unwrap().barriers;
         assert_eq!(shared("matmul_tiled"), 2 * 16 * 16 * 4, "{arch}");
         assert_eq!(shared("transpose_tiled"), 32 * 33 * 4, "{arch}");
+        assert_eq!(shared("transpose_2d_tiled"), 32 * 33 * 4, "{arch}");
         assert_eq!(shared("dot_partial"), 32 * 4, "{arch}");
         // One Welford state per warp: count, mean, M2 (f64) and min, max (f32).
         assert_eq!(shared("statistics_partial"), 32 * (3 * 8 + 2 * 4), "{arch}");
@@ -311,6 +336,7 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
             "matmul_blocked",
             "convolve_2d",
             "transpose_tiled",
+            "transpose_2d_tiled",
             "dot_partial",
             "sum_partial",
             "statistics_partial",
@@ -331,6 +357,7 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
             "transpose_naive",
             "matmul_naive_f64",
             "transpose_naive_f64",
+            "transpose_2d_naive",
             "vector_add",
             "group_by_global",
             "group_by_finish",

@@ -76,15 +76,122 @@ pub(crate) fn doc_attrs(function: &ItemFn) -> Vec<&Attribute> {
 
 /// `Kernel<(Slice<T>, Scalar<f32>, ...)>` for `params`: the type a launch checks arguments by.
 pub(crate) fn kernel_type(params: &[KernelParam]) -> TokenStream2 {
-    let markers = params.iter().map(|param| {
-        let ty = &param.ty;
-        match param.class {
-            Class::Slice => quote!(::ferrocuda_std::abi::Slice<#ty>),
-            Class::Output => quote!(::ferrocuda_std::abi::Output<#ty>),
-            Class::Scalar => quote!(::ferrocuda_std::abi::Scalar<#ty>),
-        }
-    });
+    let markers = params.iter().map(marker);
     quote!(::ferrocuda_std::abi::Kernel<(#(#markers,)*)>)
+}
+
+/// The `abi` marker of one parameter in the kernel handle's type.
+fn marker(param: &KernelParam) -> TokenStream2 {
+    let (ty, dims) = (&param.ty, param.dims);
+    match (param.class, dims) {
+        (Class::Slice, 1) => quote!(::ferrocuda_std::abi::Slice<#ty>),
+        (Class::Output, 1) => quote!(::ferrocuda_std::abi::Output<#ty>),
+        (Class::Slice, _) => quote!(::ferrocuda_std::abi::ArrayInput<#ty, #dims>),
+        (Class::Output, _) => quote!(::ferrocuda_std::abi::ArrayOutput<#ty, #dims>),
+        (Class::Scalar, _) => quote!(::ferrocuda_std::abi::Scalar<#ty>),
+    }
+}
+
+/// What `#[kernel]` generates for one slice or output parameter (1D, 2D or 3D).
+struct ViewTokens {
+    /// The PTX entry's parameters for it.
+    ptx_params: TokenStream2,
+    /// The PTX entry's rebuilding of the kernel's own type from them.
+    ptx_rebuild: TokenStream2,
+    /// The CPU entry's rebuilding, from `params[first..first + ptx_param_count]`.
+    host_rebuild: TokenStream2,
+    /// The `abi::Param` describing it.
+    info: TokenStream2,
+    ptx_param_count: usize,
+}
+
+/// A view crosses as its (pointer, length) pair, then (arrays only) its extents and the strides
+/// of all but its last axis. Inputs and outputs differ in mutability and wrapper: on the GPU an
+/// input's pointer is a `KernelInput<T>`, which LLVM sees as read-only and not aliased, so its
+/// loads become `ld.global.nc`.
+fn view_tokens(param: &KernelParam, scope: &Ident, params_arg: &Ident, first: usize) -> ViewTokens {
+    let (pname, ty, dims) = (&param.name, &param.ty, param.dims);
+    let pname_str = pname.to_string();
+    let ty_str = quote!(#ty).to_string().replace(' ', "");
+    let ptr = format_ident!("__ferrocuda_{}_ptr", pname);
+    let len = format_ident!("__ferrocuda_{}_len", pname);
+    let input = matches!(param.class, Class::Slice);
+    let (ptr_ty, ptx_ptr_ty) = match input {
+        true => (
+            quote!(*const #ty),
+            quote!(::ferrocuda_std::__private::KernelInput<#ty>),
+        ),
+        false => (quote!(*mut #ty), quote!(*mut #ty)),
+    };
+    let (ptx_fn, host_fn, info) = match (input, dims) {
+        (true, 1) => (
+            quote!(slice_from_input),
+            quote!(slice_from_raw),
+            quote!(slice::<#ty>(#pname_str, #ty_str)),
+        ),
+        (false, 1) => (
+            quote!(out_from_raw),
+            quote!(out_from_raw),
+            quote!(output::<#ty>(#pname_str, #ty_str)),
+        ),
+        (true, _) => (
+            quote!(array_from_input),
+            quote!(array_from_raw),
+            quote!(array::<#ty>(#pname_str, #ty_str, #dims)),
+        ),
+        (false, _) => (
+            quote!(out_array_from_raw),
+            quote!(out_array_from_raw),
+            quote!(out_array::<#ty>(#pname_str, #ty_str, #dims)),
+        ),
+    };
+    let extents: Vec<Ident> = (0..dims)
+        .filter(|_| dims > 1)
+        .map(|k| format_ident!("__ferrocuda_{}_extent{}", pname, k))
+        .collect();
+    let strides: Vec<Ident> = (0..dims.saturating_sub(1))
+        .map(|k| format_ident!("__ferrocuda_{}_stride{}", pname, k))
+        .collect();
+    let shape_names: Vec<&Ident> = extents.iter().chain(&strides).collect();
+    // The shape as the rebuilding functions take it: `[extents], [strides..., 1]`.
+    let shape_args = match dims {
+        1 => quote!(),
+        _ => quote!(, [#(#extents),*], [#(#strides,)* 1]),
+    };
+    let generics = match dims {
+        1 => quote!(#ty),
+        _ => quote!(#ty, #dims),
+    };
+    let read =
+        |i: usize| quote!(::ferrocuda_std::__private::read_param::<u64>(#params_arg, #i) as usize);
+    let (read_ptr, read_len) = (read(first), read(first + 1));
+    let read_shape = shape_names.iter().enumerate().map(|(k, name)| {
+        let value = read(first + 2 + k);
+        quote!(let #name = #value;)
+    });
+    // SAFETY (of the generated blocks): the launch checked each view against this parameter
+    // (kind, axes, element size, bytes, alignment, and that the shape fits the memory).
+    ViewTokens {
+        ptx_params: quote!(#ptr: #ptx_ptr_ty, #len: usize #(, #shape_names: usize)*),
+        ptx_rebuild: quote! {
+            let #pname = unsafe { ::ferrocuda_std::__private::#ptx_fn::<#generics>(#scope, #ptr, #len #shape_args) };
+        },
+        host_rebuild: quote! {
+            let #pname = {
+                #(#read_shape)*
+                unsafe {
+                    ::ferrocuda_std::__private::#host_fn::<#generics>(
+                        #scope,
+                        #read_ptr as #ptr_ty,
+                        #read_len
+                        #shape_args
+                    )
+                }
+            };
+        },
+        info: quote_spanned!(ty.span()=> ::ferrocuda_std::abi::Param::#info),
+        ptx_param_count: 2 + shape_names.len(),
+    }
 }
 
 pub(crate) fn expand_entry(
@@ -137,48 +244,15 @@ pub(crate) fn expand_entry(
         let (pname, ty) = (&param.name, &param.ty);
         let pname_str = pname.to_string();
         let ty_str = quote!(#ty).to_string().replace(' ', "");
-        let ptr = format_ident!("__ferrocuda_{}_ptr", pname);
-        let len = format_ident!("__ferrocuda_{}_len", pname);
-        let (i, j) = (ptx_index, ptx_index + 1);
+        let i = ptx_index;
         match param.class {
             Class::Slice | Class::Output => {
-                // Both cross as a (pointer, length) pair; they differ in mutability and wrapper.
-                // On the GPU an input's pointer is a `KernelInput<T>`, which LLVM sees as
-                // read-only and not aliased, so its loads become `ld.global.nc`.
-                let (ptr_ty, ptx_ptr_ty, ptx_rebuild_fn, host_rebuild_fn, info) = match param.class
-                {
-                    Class::Slice => (
-                        quote!(*const #ty),
-                        quote!(::ferrocuda_std::__private::KernelInput<#ty>),
-                        quote!(slice_from_input),
-                        quote!(slice_from_raw),
-                        quote!(slice),
-                    ),
-                    _ => (
-                        quote!(*mut #ty),
-                        quote!(*mut #ty),
-                        quote!(out_from_raw),
-                        quote!(out_from_raw),
-                        quote!(output),
-                    ),
-                };
-                ptx_params.push(quote!(#ptr: #ptx_ptr_ty, #len: usize));
-                // SAFETY (of the generated blocks): the launch checked each (pointer, length)
-                // pair against this parameter (kind, element size, bytes, alignment).
-                ptx_rebuild.push(quote! {
-                    let #pname = unsafe { ::ferrocuda_std::__private::#ptx_rebuild_fn::<#ty>(#scope, #ptr, #len) };
-                });
-                host_rebuild.push(quote! {
-                    let #pname = unsafe {
-                        ::ferrocuda_std::__private::#host_rebuild_fn::<#ty>(
-                            #scope,
-                            ::ferrocuda_std::__private::read_param::<u64>(#params_arg, #i) as usize as #ptr_ty,
-                            ::ferrocuda_std::__private::read_param::<u64>(#params_arg, #j) as usize,
-                        )
-                    };
-                });
-                infos.push(quote_spanned!(ty.span()=> ::ferrocuda_std::abi::Param::#info::<#ty>(#pname_str, #ty_str)));
-                ptx_index += 2;
+                let view = view_tokens(param, &scope, &params_arg, ptx_index);
+                ptx_params.push(view.ptx_params);
+                ptx_rebuild.push(view.ptx_rebuild);
+                host_rebuild.push(view.host_rebuild);
+                infos.push(view.info);
+                ptx_index += view.ptx_param_count;
             }
             Class::Scalar => {
                 ptx_params.push(quote!(#pname: #ty));

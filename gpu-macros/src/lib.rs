@@ -27,7 +27,8 @@ use syn::ItemFn;
 
 /// Marks a function as a GPU kernel.
 ///
-/// Parameters: `&[T]` for inputs, `ferrocuda_std::Out<T>` for outputs, any `T: bytemuck::Pod` by value.
+/// Parameters: `&[T]` for inputs, `ferrocuda_std::Out<T>` for outputs, any `T: bytemuck::Pod` by value,
+/// and the views that carry a shape: `Array2<T>`/`Array3<T>` inputs, `Out2<T>`/`Out3<T>` outputs.
 /// The function returns nothing.
 ///
 /// `#[kernel(same_len(a, b, out))]` makes every launch check that those slices and outputs have

@@ -22,12 +22,42 @@ pub(crate) struct KernelParam {
     pub(crate) class: Class,
     /// Element type for slices and outputs, the value type for scalars.
     pub(crate) ty: Type,
+    /// Axes: 1 for `&[T]` and `Out<T>`, 2 or 3 for the array views, 0 for scalars.
+    pub(crate) dims: usize,
 }
 
-fn classify(ty: &Type) -> syn::Result<(Class, Type)> {
+/// The one element type of `Out<T>`, `Array2<'_, T>` and the like (lifetimes aside).
+fn element_type(arguments: &PathArguments) -> Option<Type> {
+    let PathArguments::AngleBracketed(args) = arguments else {
+        return None;
+    };
+    let mut types = args.args.iter().filter_map(|a| match a {
+        GenericArgument::Type(t) => Some(t.clone()),
+        _ => None,
+    });
+    match (types.next(), types.next()) {
+        (Some(t), None) => Some(t),
+        _ => None,
+    }
+}
+
+/// The views by name (`Out`, `Array2`, ...): class and axes.
+fn view_kind(name: &Ident) -> Option<(Class, usize)> {
+    Some(match name.to_string().as_str() {
+        "Out" => (Class::Output, 1),
+        "Out2" => (Class::Output, 2),
+        "Out3" => (Class::Output, 3),
+        "Array2" => (Class::Slice, 2),
+        "Array3" => (Class::Slice, 3),
+        _ => return None,
+    })
+}
+
+/// The parameter's class, its element (or value) type and its axes (1 for `&[T]`, `Out<T>`).
+fn classify(ty: &Type) -> syn::Result<(Class, Type, usize)> {
     match ty {
         Type::Reference(reference) => match (&*reference.elem, reference.mutability) {
-            (Type::Slice(slice), None) => Ok((Class::Slice, (*slice.elem).clone())),
+            (Type::Slice(slice), None) => Ok((Class::Slice, (*slice.elem).clone(), 1)),
             (Type::Slice(_), Some(_)) => Err(syn::Error::new(
                 ty.span(),
                 "outputs are `ferrocuda_std::Out<T>`, not `&mut [T]`: all threads of a launch write the \
@@ -45,27 +75,20 @@ fn classify(ty: &Type) -> syn::Result<(Class, Type)> {
         )),
         Type::Path(path) if path.qself.is_none() => {
             let last = path.path.segments.last().expect("a path has a segment");
-            if last.ident != "Out" {
-                return Ok((Class::Scalar, ty.clone()));
-            }
-            let element = match &last.arguments {
-                PathArguments::AngleBracketed(args) => {
-                    let mut types = args.args.iter().filter_map(|a| match a {
-                        GenericArgument::Type(t) => Some(t.clone()),
-                        _ => None,
-                    });
-                    match (types.next(), types.next()) {
-                        (Some(t), None) => Some(t),
-                        _ => None,
-                    }
-                }
-                _ => None,
+            let Some((class, dims)) = view_kind(&last.ident) else {
+                return Ok((Class::Scalar, ty.clone(), 0));
             };
-            element.map(|t| (Class::Output, t)).ok_or_else(|| {
-                syn::Error::new(ty.span(), "`Out` takes one element type, e.g. `Out<f32>`")
-            })
+            element_type(&last.arguments)
+                .map(|t| (class, t, dims))
+                .ok_or_else(|| {
+                    let name = &last.ident;
+                    syn::Error::new(
+                        ty.span(),
+                        format!("`{name}` takes one element type, e.g. `{name}<f32>`"),
+                    )
+                })
         }
-        _ => Ok((Class::Scalar, ty.clone())),
+        _ => Ok((Class::Scalar, ty.clone(), 0)),
     }
 }
 
@@ -160,8 +183,13 @@ pub(crate) fn parse_params(function: &ItemFn) -> syn::Result<Vec<KernelParam>> {
             }
         };
         reject_named_lifetimes(&typed.ty)?;
-        let (class, ty) = classify(&typed.ty)?;
-        params.push(KernelParam { name, class, ty });
+        let (class, ty, dims) = classify(&typed.ty)?;
+        params.push(KernelParam {
+            name,
+            class,
+            ty,
+            dims,
+        });
     }
     Ok(params)
 }
@@ -219,6 +247,14 @@ pub(crate) fn same_len_indices(
                         syn::Error::new(name.span(), format!("no kernel parameter named `{name}`"))
                     })?;
                     match params[index].class {
+                        _ if params[index].dims > 1 => Err(syn::Error::new(
+                            name.span(),
+                            format!(
+                                "`{name}` is a {}D array: `same_len` takes `&[T]` and `Out<T>` \
+                                 (a view's shape is checked against its memory at every launch)",
+                                params[index].dims
+                            ),
+                        )),
                         Class::Slice | Class::Output => Ok(index),
                         Class::Scalar => Err(syn::Error::new(
                             name.span(),

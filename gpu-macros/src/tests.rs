@@ -272,3 +272,43 @@ fn a_shared_array_of_a_type_parameter_is_sized_by_the_instance() {
     assert!(code.contains("__ferrocuda_shared_k_f64_0"), "{code}");
     assert!(code.contains("Shared :: < T > :: from_raw_parts"), "{code}");
 }
+
+#[test]
+fn arrays_cross_as_pointer_length_extents_and_all_but_the_last_stride() {
+    let code = expand_str(
+        "",
+        "pub fn t(a: Array2<f32>, out: Out3<'_, u16>) { let _ = (a, out); }",
+    )
+    .unwrap();
+    assert!(code.contains(
+        "fn t (__ferrocuda_a_ptr : :: ferrocuda_std :: __private :: KernelInput < f32 > , __ferrocuda_a_len : usize , \
+         __ferrocuda_a_extent0 : usize , __ferrocuda_a_extent1 : usize , __ferrocuda_a_stride0 : usize , \
+         __ferrocuda_out_ptr : * mut u16 , __ferrocuda_out_len : usize , __ferrocuda_out_extent0 : usize , \
+         __ferrocuda_out_extent1 : usize , __ferrocuda_out_extent2 : usize , __ferrocuda_out_stride0 : usize , \
+         __ferrocuda_out_stride1 : usize)"
+    ), "{code}");
+    // The last axis is contiguous: its stride is the literal 1, not a parameter.
+    assert!(
+        code.contains(
+            "[__ferrocuda_a_extent0 , __ferrocuda_a_extent1] , [__ferrocuda_a_stride0 , 1]"
+        ),
+        "{code}"
+    );
+    assert!(
+        code.contains("ArrayInput < f32 , 2usize > , :: ferrocuda_std :: abi :: ArrayOutput < u16 , 3usize > ,"),
+        "{code}"
+    );
+    // The CPU entry reads out's last stride from PTX parameter 5 + 6 = 11.
+    assert!(
+        code.contains("read_param :: < u64 > (params , 11usize)"),
+        "{code}"
+    );
+    assert!(
+        !code.contains("read_param :: < u64 > (params , 12usize)"),
+        "{code}"
+    );
+    let message = error_of("same_len(a, b)", "pub fn k(a: Array2<f32>, b: &[f32]) {}");
+    assert!(message.contains("`a` is a 2D array"), "{message}");
+    assert!(error_of("", "pub fn k(a: Array2<f32, u8>) {}")
+        .contains("`Array2` takes one element type"));
+}

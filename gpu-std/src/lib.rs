@@ -42,8 +42,11 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod array;
 pub mod atomic;
+pub mod constant;
 mod float;
+pub mod half;
 pub mod math;
 mod mem;
 mod number;
@@ -61,8 +64,10 @@ pub mod cpu;
 #[doc(hidden)]
 pub mod __private;
 
+pub use array::{Array2, Array3, Out2, Out3};
 pub use atomic::{Atomic, Scope};
 pub use bytemuck::Pod;
+pub use constant::{ConstTable, ConstView};
 pub use ferrocuda_macros::kernel;
 /// A `#[pod]` struct is `Copy`, plain data, and a kernel parameter by value:
 ///
@@ -101,6 +106,7 @@ pub use ferrocuda_macros::kernel;
 /// ```
 pub use ferrocuda_macros::pod;
 pub use number::Number;
+pub use half::{bf16, f16};
 pub use out::Out;
 pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;
@@ -114,7 +120,9 @@ pub use thread::Dim3;
 pub mod prelude {
     pub use crate::math::{self, Float};
     pub use crate::shared::{dynamic_shared, Shared};
-    pub use crate::{kernel, pod, shared, thread, warp, Dim3, Number, Out};
+    pub use crate::{
+        kernel, pod, shared, thread, warp, Array2, Array3, Dim3, Number, Out, Out2, Out3,
+    };
 }
 
 /// On the GPU a panic (a failed bounds check, an `assert!`) cannot unwind: it ends the kernel with
