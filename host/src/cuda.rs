@@ -608,6 +608,7 @@ impl GpuDevice {
                 requested,
                 free,
                 total,
+                limit: None,
             }
         } else {
             self.driver_error(g, "cuMemAlloc")(source)

@@ -203,6 +203,7 @@ impl Module {
         launch::check_abi(info, entry, &args)?;
         launch::check_lengths(info, &args)?;
         self.device.check_config(info.name, &config)?;
+        let _staged = self.device.reserve_staging(&args)?;
         match (self.device.backend(), &self.loaded) {
             (Backend::Gpu(gpu), Some(loaded)) => gpu.launch(loaded, info.name, &config, args),
             _ => cpu::launch(info.name, kernel.cpu_entry(), &config, &self.device, args),
