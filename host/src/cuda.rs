@@ -34,6 +34,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
+mod streams;
+pub(crate) use streams::{GpuEvent, PinnedBytes};
+
 // SAFETY: a `ParamSlot` is plain bytes; `cuLaunchKernel` reads the parameter's declared size
 // from the slot's start, and `check_abi` made sure the slot holds that many bytes.
 unsafe impl DeviceRepr for ParamSlot {}
@@ -205,6 +208,10 @@ struct GpuContext {
     launches: Launches,
     /// The default stream's last unfinished kernel.
     default_trail: Arc<Trail>,
+    /// A stream that lives as long as the context: cudarc orders work on a buffer across
+    /// streams (and waits for it before freeing) only while the context has a stream of its
+    /// own, so this keeps that on even after a user drops the last of theirs.
+    _ordering: Option<Arc<CudaStream>>,
 }
 
 impl GpuContext {
@@ -212,6 +219,7 @@ impl GpuContext {
         GpuContext {
             id: NEXT_CONTEXT_ID.fetch_add(1, Ordering::Relaxed),
             stream: ctx.default_stream(),
+            _ordering: ctx.new_stream().ok(),
             ctx,
             launches: Launches::default(),
             default_trail: Arc::default(),
@@ -254,6 +262,8 @@ pub struct GpuBytes {
     ordinal: usize,
     /// The context it was allocated in.
     context: u64,
+    /// The streams other than the default one that queued work on it (see `streams.rs`).
+    used_on: Mutex<Vec<Arc<CudaStream>>>,
 }
 
 impl GpuBytes {
@@ -742,6 +752,7 @@ impl GpuDevice {
             slice,
             ordinal: self.ordinal,
             context: g.id,
+            used_on: Mutex::default(),
         })
     }
 
@@ -760,6 +771,7 @@ impl GpuDevice {
             slice,
             ordinal: self.ordinal,
             context: g.id,
+            used_on: Mutex::default(),
         })
     }
 
@@ -1004,10 +1016,12 @@ impl GpuDevice {
                 Arg::HostOutput { bytes, .. } => Some(self.upload_on(&g, stream, bytes)?),
                 Arg::GpuSlice { buffer, .. } => {
                     self.check_live(&g, buffer)?;
+                    buffer.used_on(stream);
                     None
                 }
                 Arg::GpuOutput { buffer, .. } => {
                     self.check_live(&g, buffer)?;
+                    buffer.used_on(stream);
                     None
                 }
                 Arg::Scalar(_) => None,

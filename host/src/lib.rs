@@ -31,11 +31,14 @@ mod driver;
 mod error;
 #[cfg(test)]
 mod error_tests;
+mod event;
 mod kernel_trail;
 mod launch;
 pub mod memory_meter;
 mod module;
 pub mod nvrtc;
+mod pending;
+mod pinned;
 pub mod ptx;
 mod stream;
 
@@ -46,10 +49,13 @@ pub use cuda::LIBCUDA_ENV;
 pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV};
 pub use driver::DriverInfo;
 pub use error::{Error, Result};
+pub use event::Event;
 pub use ferrocuda_std::abi::{Kernel, KernelInfo};
 pub use ferrocuda_std::cpu::KernelBug;
 pub use ferrocuda_std::Dim3;
 pub use launch::{DimComponent, LaunchConfig, LaunchDims};
 pub use memory_meter::DEVICE_MEMORY_LIMIT_ENV;
 pub use module::{Module, Ptx, PtxCheck};
+pub use pending::Pending;
+pub use pinned::PinnedBuffer;
 pub use stream::Stream;

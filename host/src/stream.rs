@@ -91,6 +91,27 @@ impl Stream {
         }
     }
 
+    /// The GPU of a GPU stream.
+    pub(crate) fn gpu_device(&self) -> Option<&Arc<GpuDevice>> {
+        match &self.inner {
+            Inner::Cpu => None,
+            Inner::Gpu { gpu, .. } => Some(gpu),
+        }
+    }
+
+    /// A new event of this stream's device.
+    pub(crate) fn device_new_event(&self) -> Result<crate::Event> {
+        crate::event::Event::for_stream(self)
+    }
+
+    /// The kernel trail of a GPU stream, shared with its clones.
+    pub(crate) fn trail(&self) -> Option<Arc<Trail>> {
+        match &self.inner {
+            Inner::Cpu => None,
+            Inner::Gpu { trail, .. } => Some(trail.clone()),
+        }
+    }
+
     pub(crate) fn check_device(&self, device: &Device) -> Result<()> {
         if self.device_kind() == device.kind() {
             Ok(())
