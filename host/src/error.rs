@@ -446,6 +446,26 @@ pub enum Error {
         #[source]
         source: cudarc::driver::DriverError,
     },
+
+    /// One chunk of a pipeline (`ferrocuda::ops::Pipeline`) failed: its copies or its kernel.
+    #[error(
+        "chunk {chunk} of {chunks} (elements {} to {}) failed: {source}; the outputs of chunks \
+         0 to {chunk} (exclusive) are written, those of this chunk and every later one are \
+         untouched",
+        chunk * chunk_len,
+        (chunk + 1) * chunk_len
+    )]
+    ChunkFailed {
+        /// The chunk, from 0.
+        chunk: usize,
+        /// Chunks in the run.
+        chunks: usize,
+        /// Elements per chunk (the last may have fewer).
+        chunk_len: usize,
+        /// What failed.
+        #[source]
+        source: Box<Error>,
+    },
 }
 
 /// For [`Error::OutOfMemory`] under a memory limit: the limit and what is in use.

@@ -40,7 +40,7 @@ pub struct Pending<T> {
 
 impl<T> Pending<T> {
     /// `value`, held until the work queued on `stream` so far is done. If that point cannot be
-    /// marked (a driver error), `value` is leaked rather than freed under queued work.
+    /// marked, `value` is dropped only if the error says the work can no longer run.
     pub(crate) fn after(stream: &Stream, value: T) -> Result<Pending<T>> {
         let marked = stream
             .device_new_event()
@@ -51,7 +51,7 @@ impl<T> Pending<T> {
                 done,
             }),
             Err(error) => {
-                std::mem::forget(value);
+                release_after(&error, value);
                 Err(error)
             }
         }
@@ -74,8 +74,8 @@ impl<T> Pending<T> {
     /// Waits until the work is done and hands back what it held.
     ///
     /// # Errors
-    /// [`Error::KernelFailed`] if a kernel queued before it on the stream faulted (the held
-    /// value is then leaked: the context is lost, and with it what the work did).
+    /// [`Error::KernelFailed`] if a kernel queued before it on the stream faulted: the CUDA
+    /// context is lost, and with it what the work did; the held value is dropped.
     pub fn wait(mut self) -> Result<T> {
         let value = self
             .value
@@ -84,7 +84,7 @@ impl<T> Pending<T> {
         match self.done.synchronize() {
             Ok(()) => Ok(value),
             Err(error) => {
-                std::mem::forget(value);
+                release_after(&error, value);
                 Err(error)
             }
         }
@@ -92,13 +92,25 @@ impl<T> Pending<T> {
 }
 
 impl<T> Drop for Pending<T> {
-    /// Waits for the work before what it held is dropped (leaks it if the wait fails).
+    /// Waits for the work before what it held is dropped.
     fn drop(&mut self) {
         if let Some(value) = self.value.take() {
-            if self.done.synchronize().is_err() {
-                std::mem::forget(value);
+            if let Err(error) = self.done.synchronize() {
+                release_after(&error, value);
             }
         }
+    }
+}
+
+/// Drops `value` after a wait for the work using it failed with `error` if that error means the
+/// work can no longer run (a kernel fault destroyed its CUDA context, or it was destroyed
+/// before); leaks it otherwise, since the work might still use it. Dropping matters: what it
+/// holds (page-locked memory) keeps the faulted context alive, which must go for the GPU to
+/// recover fully.
+fn release_after<T>(error: &Error, value: T) {
+    match error {
+        Error::KernelFailed { .. } | Error::ContextLost { .. } => drop(value),
+        _ => std::mem::forget(value),
     }
 }
 
