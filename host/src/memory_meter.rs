@@ -1,6 +1,6 @@
 //! The device memory cap and high-water mark: every device allocation of a [`Device`] (its
-//! buffers, and the copies a launch stages for host data) holds a [`Reservation`] against the
-//! device's [`MemoryMeter`], so a limit can make "larger than the GPU" happen on any machine.
+//! buffers, and the copies a launch stages for host data) holds a reservation against the
+//! device's meter, so a limit can make "larger than the GPU" happen on any machine.
 
 use crate::device::Device;
 use crate::error::{Error, Result};
