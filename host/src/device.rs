@@ -264,7 +264,7 @@ impl Device {
     /// use ferrocuda_host::{Device, Error};
     /// let device = Device::cpu().with_memory_limit(Some(1 << 20));
     /// let _fits = device.alloc_zeroed::<f32>(200_000).unwrap();
-    /// let error = device.alloc_zeroed::<f32>(100_000).unwrap_err();
+    /// let Err(error) = device.alloc_zeroed::<f32>(100_000) else { panic!("it fitted") };
     /// assert!(matches!(error, Error::OutOfMemory { limit: Some(1048576), .. }), "{error}");
     /// ```
     pub fn with_memory_limit(&self, limit: Option<usize>) -> Device {
