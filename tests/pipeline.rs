@@ -243,6 +243,26 @@ fn a_fault_in_chunk_k_names_it_with_earlier_chunks_written_and_later_ones_untouc
                 "chunk k and later untouched"
             );
         }
+        // In the short last chunk: its own elements are named.
+        let mut x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        x[98] = -1.0;
+        let mut out = vec![0.0f32; n];
+        let error = Pipeline::new(&kernels)
+            .chunk_len(chunk_len)
+            .streams(2)
+            .run(&[&x], &mut [&mut out], |chunk| {
+                launch!(kernels, test_kernels::assert_non_negative[chunk.len().div_ceil(32), 32, chunk.stream](
+                    &chunk.inputs[0],
+                    &mut chunk.outputs[0]
+                ))
+            })
+            .unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains("chunk 6 of 7 (elements 96 to 100)"),
+            "{message}"
+        );
+        assert_eq!(&out[..96], &x[..96]);
         // The device carries on.
         let kernels = device.load(&KERNELS).unwrap();
         let ones = vec![1.0f32; 50];

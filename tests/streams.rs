@@ -180,3 +180,21 @@ fn events_record_the_copy_and_kernel_spans_in_order() {
         assert!(took < all + std::time::Duration::from_secs(1));
     }
 }
+
+#[test]
+fn a_stream_dropped_with_a_kernel_queued_leaves_its_buffers_right() {
+    // On a GPU the last handle's drop waits for the kernel, so the default stream's copy below
+    // never reads the buffer under it; the emulator and the CPU run the kernel when queued, so
+    // there they check the same code path without the race.
+    for kernels in modules("a_stream_dropped_with_a_kernel_queued") {
+        let device = kernels.device();
+        let n = support::size_for(device, 1 << 20, 4096);
+        let a = device.upload(&vec![1.5f32; n]).unwrap();
+        let mut out = device.alloc_zeroed::<f32>(n).unwrap();
+        let stream = device.new_stream().unwrap();
+        launch!(kernels, vector_add[n.div_ceil(256), 256, &stream](&a, &a, &mut out)).unwrap();
+        drop(stream);
+        drop(a);
+        assert!(out.to_vec().unwrap().iter().all(|&x| x == 3.0), "{device}");
+    }
+}

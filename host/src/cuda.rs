@@ -84,10 +84,6 @@ struct GpuContext {
     launches: Launches,
     /// The default stream's last unfinished kernel.
     default_trail: Arc<Trail>,
-    /// A stream that lives as long as the context: cudarc orders work on a buffer across
-    /// streams (and waits for it before freeing) only while the context has a stream of its
-    /// own, so this keeps that on even after a user drops the last of theirs.
-    _ordering: Option<Arc<CudaStream>>,
 }
 
 impl GpuContext {
@@ -95,7 +91,6 @@ impl GpuContext {
         GpuContext {
             id: NEXT_CONTEXT_ID.fetch_add(1, Ordering::Relaxed),
             stream: ctx.default_stream(),
-            _ordering: ctx.new_stream().ok(),
             ctx,
             launches: Launches::default(),
             default_trail: Arc::default(),

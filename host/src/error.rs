@@ -452,16 +452,16 @@ pub enum Error {
         "chunk {chunk} of {chunks} (elements {} to {}) failed: {source}; the outputs of chunks \
          0 to {chunk} (exclusive) are written, those of this chunk and every later one are \
          untouched",
-        chunk * chunk_len,
-        (chunk + 1) * chunk_len
+        elements.start,
+        elements.end
     )]
     ChunkFailed {
         /// The chunk, from 0.
         chunk: usize,
         /// Chunks in the run.
         chunks: usize,
-        /// Elements per chunk (the last may have fewer).
-        chunk_len: usize,
+        /// The elements of the inputs and outputs it covers.
+        elements: std::ops::Range<usize>,
         /// What failed.
         #[source]
         source: Box<Error>,

@@ -29,7 +29,7 @@ pub struct PinnedBuffer<T: Pod> {
 enum Storage<T> {
     Host(Vec<T>),
     Pinned {
-        /// The elements (page-aligned, so aligned for any `T`), in `bytes`.
+        /// The elements (page-aligned, checked aligned for `T`), in `_owner`.
         ptr: NonNull<T>,
         len: usize,
         _owner: PinnedBytes,
@@ -55,10 +55,16 @@ impl Device {
         let storage = match self.backend() {
             Backend::Gpu(gpu) if bytes > 0 => {
                 let pinned = gpu.alloc_pinned(bytes)?;
-                Storage::Pinned {
-                    ptr: pinned.as_ptr().cast(),
-                    len,
-                    _owner: pinned,
+                if pinned.as_ptr().addr().get() % std::mem::align_of::<T>() == 0 {
+                    Storage::Pinned {
+                        ptr: pinned.as_ptr().cast(),
+                        len,
+                        _owner: pinned,
+                    }
+                } else {
+                    // Page-aligned memory fits every `T` but one aligned to more than a page:
+                    // that one gets plain memory, which is only slower to copy.
+                    Storage::Host(self.host_vec(len, |v| v.resize(len, T::zeroed()))?)
                 }
             }
             _ => Storage::Host(self.host_vec(len, |v| v.resize(len, T::zeroed()))?),
@@ -90,7 +96,7 @@ impl<T: Pod> std::ops::Deref for PinnedBuffer<T> {
         match &self.storage {
             Storage::Host(data) => data,
             // SAFETY: `ptr` points to `len` initialised (zeroed, then only written as `T: Pod`)
-            // elements, aligned (page-aligned), owned by `_owner` for as long as `self` lives;
+            // elements, aligned for `T` (checked when allocated), owned by `_owner` for as long as `self` lives;
             // no queued copy uses them while `self` can be reached (queued work owns the buffer,
             // crate::pending), and `&self` forbids writes.
             Storage::Pinned { ptr, len, .. } => unsafe {

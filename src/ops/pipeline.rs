@@ -84,6 +84,8 @@ pub struct Timeline {
     pub chunks: usize,
     /// Streams used.
     pub streams: usize,
+    /// Elements of each input and output.
+    pub elements: usize,
     /// Every span, in the order queued; empty unless asked for.
     pub spans: Vec<Span>,
 }
@@ -185,6 +187,7 @@ impl<'m> Pipeline<'m> {
         let mut timeline = Timeline {
             chunk_len: self.pick_chunk_len::<T>(n, inputs.len() + outputs.len())?,
             streams: self.streams,
+            elements: n,
             ..Timeline::default()
         };
         if n == 0 {
@@ -280,12 +283,13 @@ impl<'m> Pipeline<'m> {
     }
 }
 
-/// [`Error::ChunkFailed`] for `chunk`.
+/// [`Error::ChunkFailed`] for `chunk` (of `timeline.chunks`, over `n` elements).
 fn chunk_failed(chunk: usize, timeline: &Timeline, source: Error) -> Error {
+    let len = timeline.chunk_len;
     Error::ChunkFailed {
         chunk,
         chunks: timeline.chunks,
-        chunk_len: timeline.chunk_len,
+        elements: chunk * len..((chunk + 1) * len).min(timeline.elements),
         source: Box::new(source),
     }
 }
