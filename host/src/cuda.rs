@@ -426,12 +426,16 @@ impl GpuDevice {
                 Arg::HostOutput { bytes, .. } => Some(self.upload_on(&g, stream, bytes)?),
                 Arg::GpuSlice { buffer, .. } => {
                     self.check_live(&g, buffer)?;
-                    buffer.used_on(stream);
+                    if config.stream.is_some() {
+                        buffer.used_on(stream);
+                    }
                     None
                 }
                 Arg::GpuOutput { buffer, .. } => {
                     self.check_live(&g, buffer)?;
-                    buffer.used_on(stream);
+                    if config.stream.is_some() {
+                        buffer.used_on(stream);
+                    }
                     None
                 }
                 Arg::Scalar(_) => None,
