@@ -23,7 +23,7 @@ cp target/release/ferrocuda "$bundle/ferrocuda"
 cp target/release/examples/vector_add "$bundle/example-vector_add"
 cp target/release/examples/library "$bundle/example-library"
 # Every test with a GPU part (they skip on the CPU here, and must pass there).
-tests=(gpu gpu_faults gpu_cooperation doctor main_job math_kernel math_default_kernel cuda_c cpu_executor cooperative_kernels checked_mode ptx kernel_language launch_config)
+tests=(gpu gpu_faults gpu_cooperation doctor main_job math_kernel math_default_kernel cuda_c cpu_executor cooperative_kernels checked_mode ptx kernel_language launch_config streams pipeline device_memory_limit)
 for t in tests/ops_*.rs; do tests+=("$(basename "$t" .rs)"); done
 executables test --release --no-run "${tests[@]/#/--test=}" | while read -r name exe; do
   cp "$exe" "$bundle/test-$name"

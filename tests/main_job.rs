@@ -196,3 +196,57 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_streamed_row_runs_over_its_memory_limit_in_chunks_and_draws_the_timeline() {
+    let dir = out_dir("streamed");
+    let out = support::stdout_of(
+        support::ferrocuda()
+            .args(["--tiny", "--json", "--only", "streamed", "--out"])
+            .arg(&dir)
+            .env(ferrocuda::DEVICE_ENV, "cpu"),
+    );
+    let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert!(report["rows"].as_array().unwrap().is_empty(), "{report}");
+    let row = &report["streamed"];
+    assert!(row["failure"].is_null(), "{row}");
+    let (options, limit) = workloads::streamed_size(Scale::Tiny);
+    assert_eq!(row["options"], options);
+    assert_eq!(row["limit_bytes"], limit);
+    let peak = |what: &str| row[what].as_u64().unwrap() as usize;
+    // All at once needs every input and output on the device, more than the limit allows...
+    assert_eq!(peak("one_shot_peak_bytes"), 20 * options);
+    assert!(20 * options > limit);
+    let refused = row["one_shot_under_limit"].as_str().unwrap();
+    assert!(
+        refused.contains("out of memory") && refused.contains("ops::Pipeline"),
+        "{refused}"
+    );
+    // ...the pipeline stays under it.
+    assert!(
+        0 < peak("pipelined_peak_bytes") && peak("pipelined_peak_bytes") <= limit,
+        "{row}"
+    );
+    assert!(row["chunks"].as_u64().unwrap() > 1, "{row}");
+    for seconds in ["one_shot_seconds", "pipelined_seconds"] {
+        assert!(row[seconds].as_f64().unwrap() > 0.0, "{row}");
+    }
+    assert!(
+        row["overlap"].is_null() && row["bandwidth_share"].is_null(),
+        "{row}"
+    );
+    let svg = std::fs::read_to_string(dir.join("timeline.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("stream 2"), "{svg}");
+    let table = support::stdout_of(
+        support::ferrocuda()
+            .args(["--tiny", "--only", "streamed", "--out"])
+            .arg(&dir)
+            .env(ferrocuda::DEVICE_ENV, "cpu"),
+    );
+    assert!(
+        table.contains("Black-Scholes, streamed: 4099 options"),
+        "{table}"
+    );
+    assert!(table.contains("ops::Pipeline, "), "{table}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

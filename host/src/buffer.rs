@@ -4,6 +4,7 @@ use crate::cuda::GpuBytes;
 use crate::device::{Backend, Device};
 use crate::error::{Error, Result};
 use crate::launch::Arg;
+use crate::memory_meter::Reservation;
 use bytemuck::Pod;
 
 /// `len` elements of `T` on a device: GPU memory, or host memory for the CPU executor.
@@ -21,6 +22,9 @@ use bytemuck::Pod;
 pub struct DeviceBuffer<T: Pod> {
     device: Device,
     storage: Storage<T>,
+    /// Its bytes, counted against the device's memory limit and high-water mark. Declared after
+    /// `storage`, so it is given back once the memory is freed (queued, on a GPU).
+    _counted: Reservation,
 }
 
 enum Storage<T> {
@@ -36,18 +40,19 @@ impl Device {
     /// executor, when it needs more than the host's available memory or the device's
     /// [`memory_limit`](crate::CpuOptions::memory_limit) leaves.
     pub fn upload<T: Pod>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
-        let storage = match self.backend() {
-            Backend::Cpu => {
-                Storage::Host(self.host_buffer(data.len(), |v| v.extend_from_slice(data))?)
+        let (storage, counted) = match self.backend() {
+            Backend::Cpu => self.counted_host(data.len(), |v| v.extend_from_slice(data))?,
+            Backend::Gpu(gpu) => {
+                let counted = self.reserve(std::mem::size_of_val(data))?;
+                let bytes = gpu.upload(bytemuck::cast_slice(data))?;
+                let len = data.len();
+                (Storage::Gpu { bytes, len }, counted)
             }
-            Backend::Gpu(gpu) => Storage::Gpu {
-                bytes: gpu.upload(bytemuck::cast_slice(data))?,
-                len: data.len(),
-            },
         };
         Ok(DeviceBuffer {
             device: self.clone(),
             storage,
+            _counted: counted,
         })
     }
 
@@ -58,16 +63,18 @@ impl Device {
     /// host's available memory or the device's
     /// [`memory_limit`](crate::CpuOptions::memory_limit) leaves.
     pub fn alloc_zeroed<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>> {
-        let storage = match self.backend() {
-            Backend::Cpu => Storage::Host(self.host_buffer(len, |v| v.resize(len, T::zeroed()))?),
-            Backend::Gpu(gpu) => Storage::Gpu {
-                bytes: gpu.alloc_zeroed(len.saturating_mul(std::mem::size_of::<T>()))?,
-                len,
-            },
+        let (storage, counted) = match self.backend() {
+            Backend::Cpu => self.counted_host(len, |v| v.resize(len, T::zeroed()))?,
+            Backend::Gpu(gpu) => {
+                let counted = self.reserve(len.saturating_mul(std::mem::size_of::<T>()))?;
+                let bytes = gpu.alloc_zeroed(len.saturating_mul(std::mem::size_of::<T>()))?;
+                (Storage::Gpu { bytes, len }, counted)
+            }
         };
         Ok(DeviceBuffer {
             device: self.clone(),
             storage,
+            _counted: counted,
         })
     }
 }
@@ -76,12 +83,16 @@ impl Device {
 const CHECK_AVAILABLE_FROM: usize = 64 << 20;
 
 impl Device {
-    /// The storage of a CPU buffer of `len` elements, filled by `fill` and counted against the
-    /// device's memory limit until the buffer is dropped.
-    fn host_buffer<T: Pod>(&self, len: usize, fill: impl FnOnce(&mut Vec<T>)) -> Result<Vec<T>> {
+    /// The storage of a CPU buffer, counted against the device's memory limit: allocated first,
+    /// so that [`Device::host_vec`]'s own check sees what is held without it.
+    fn counted_host<T: Pod>(
+        &self,
+        len: usize,
+        fill: impl FnOnce(&mut Vec<T>),
+    ) -> Result<(Storage<T>, Reservation)> {
         let data = self.host_vec(len, fill)?;
-        self.account_host_bytes(std::mem::size_of_val(data.as_slice()), true);
-        Ok(data)
+        let counted = self.reserve(std::mem::size_of_val(data.as_slice()))?;
+        Ok((Storage::Host(data), counted))
     }
 
     /// `len` elements of host memory filled by `fill` (which must not grow it past `len`), or
@@ -96,9 +107,8 @@ impl Device {
         // Linux overcommits: a reservation larger than memory may succeed and the process be
         // killed when it is filled, so large ones are checked against what is available first
         // (small ones skip reading /proc/meminfo).
-        let limited = self
-            .cpu_options()
-            .is_some_and(|cpu| cpu.memory_limit.is_some());
+        let cpu_limit = self.cpu_options().and_then(|cpu| cpu.memory_limit);
+        let limited = cpu_limit.is_some();
         let memory = if limited || bytes >= CHECK_AVAILABLE_FROM {
             self.host_memory_info()
         } else {
@@ -114,6 +124,7 @@ impl Device {
                 requested: bytes,
                 free,
                 total,
+                limit: cpu_limit,
             }
         };
         if memory.as_ref().is_ok_and(|&(free, _)| bytes > free) {
@@ -124,15 +135,6 @@ impl Device {
         fill(&mut data);
         debug_assert_eq!(data.len(), len, "fill made the promised length");
         Ok(data)
-    }
-}
-
-impl<T: Pod> Drop for DeviceBuffer<T> {
-    fn drop(&mut self) {
-        if let Storage::Host(data) = &self.storage {
-            self.device
-                .account_host_bytes(std::mem::size_of_val(data.as_slice()), false);
-        }
     }
 }
 

@@ -4,10 +4,10 @@ use crate::cpu_options::CpuOptions;
 use crate::cuda::GpuDevice;
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
+use crate::memory_meter::{env_memory_limit, MemoryMeter};
 use crate::stream::Stream;
 use ferrocuda_std::Dim3;
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,10 +29,11 @@ struct Inner {
     backend: Backend,
     /// CPU executor only: how it runs launches.
     cpu: Option<CpuOptions>,
-    /// CPU executor only: bytes its buffers hold, for [`CpuOptions::memory_limit`].
-    host_bytes: AtomicUsize,
+    /// Bytes its allocations hold, their high-water mark and the cap.
+    meter: MemoryMeter,
 }
 
+#[derive(Clone)]
 pub(crate) enum Backend {
     Cpu,
     Gpu(Arc<GpuDevice>),
@@ -247,9 +248,38 @@ impl Device {
                 properties,
                 backend,
                 cpu: None,
-                host_bytes: AtomicUsize::new(0),
+                meter: MemoryMeter::new(env_memory_limit()),
             }),
         }
+    }
+
+    /// This device with its memory capped at `limit` bytes (`None`: no cap), counted afresh:
+    /// every allocation of the returned handle and its clones (buffers, and the copies a launch
+    /// makes of host data) must fit under it together, else it is [`Error::OutOfMemory`] naming
+    /// the cap. It makes data larger than the device testable on any machine; `ops::Pipeline`
+    /// processes such data in chunks. Overrides `FERROCUDA_DEVICE_MEMORY_LIMIT` (the same cap
+    /// for every device made without this, e.g. `64MiB`).
+    ///
+    /// ```
+    /// use ferrocuda_host::{Device, Error};
+    /// let device = Device::cpu().with_memory_limit(Some(1 << 20));
+    /// let _fits = device.alloc_zeroed::<f32>(200_000).unwrap();
+    /// let Err(error) = device.alloc_zeroed::<f32>(100_000) else { panic!("it fitted") };
+    /// assert!(matches!(error, Error::OutOfMemory { limit: Some(1048576), .. }), "{error}");
+    /// ```
+    pub fn with_memory_limit(&self, limit: Option<usize>) -> Device {
+        Device {
+            inner: Arc::new(Inner {
+                properties: self.inner.properties.clone(),
+                backend: self.inner.backend.clone(),
+                cpu: self.inner.cpu.clone(),
+                meter: MemoryMeter::new(limit),
+            }),
+        }
+    }
+
+    pub(crate) fn meter(&self) -> &MemoryMeter {
+        &self.inner.meter
     }
 
     /// Name, kind and limits.
@@ -264,7 +294,9 @@ impl Device {
 
     /// Free and total memory in bytes: the seed's `get_memory_info`. On a GPU, its device memory
     /// (`cuMemGetInfo`); on the CPU executor, the host's available and total memory
-    /// (`MemAvailable` and `MemTotal` of Linux's `/proc/meminfo`).
+    /// (`MemAvailable` and `MemTotal` of Linux's `/proc/meminfo`). Under a
+    /// [memory limit](Device::with_memory_limit), at most the limit less what is in use, of the
+    /// limit.
     ///
     /// ```
     /// use ferrocuda_host::Device;
@@ -278,16 +310,23 @@ impl Device {
     /// [`Error::MemoryInfoUnavailable`] on the CPU executor of a system without `/proc/meminfo`;
     /// a driver error on a GPU.
     pub fn memory_info(&self) -> Result<(usize, usize)> {
-        match self.backend() {
+        let (free, total) = match self.backend() {
             Backend::Cpu => {
                 self.host_memory_info()
                     .map_err(|detail| Error::MemoryInfoUnavailable {
                         device: self.to_string(),
                         detail,
-                    })
+                    })?
             }
-            Backend::Gpu(gpu) => gpu.memory_info(),
-        }
+            Backend::Gpu(gpu) => gpu.memory_info()?,
+        };
+        Ok(match self.memory_limit() {
+            Some(limit) => (
+                free.min(limit.saturating_sub(self.memory_in_use())),
+                total.min(limit),
+            ),
+            None => (free, total),
+        })
     }
 
     /// Whether this is a CUDA GPU.
@@ -398,20 +437,8 @@ impl Device {
     /// hold, or the host's available and total memory without a limit.
     pub(crate) fn host_memory_info(&self) -> core::result::Result<(usize, usize), String> {
         match self.inner.cpu.as_ref().and_then(|cpu| cpu.memory_limit) {
-            Some(limit) => {
-                let held = self.inner.host_bytes.load(Ordering::Relaxed);
-                Ok((limit.saturating_sub(held), limit))
-            }
+            Some(limit) => Ok((limit.saturating_sub(self.memory_in_use()), limit)),
             None => host_memory(),
-        }
-    }
-
-    /// CPU executor: counts `bytes` more (or, negative, fewer) held by this device's buffers.
-    pub(crate) fn account_host_bytes(&self, bytes: usize, held: bool) {
-        if held {
-            self.inner.host_bytes.fetch_add(bytes, Ordering::Relaxed);
-        } else {
-            self.inner.host_bytes.fetch_sub(bytes, Ordering::Relaxed);
         }
     }
 }

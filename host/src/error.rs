@@ -276,10 +276,12 @@ pub enum Error {
         limit: u32,
     },
 
-    /// An allocation did not fit in GPU memory.
+    /// An allocation did not fit in GPU memory, or under the device's memory limit.
     #[error(
-        "out of memory on {device}: asked for {requested} bytes, {free} bytes free of {total}; \
-         process the data in chunks (a stream of smaller launches) or free buffers first"
+        "out of memory on {device}: asked for {requested} bytes, {free} bytes free of {total}{}; \
+         process the data in chunks (`ferrocuda::ops::Pipeline`: copy in, kernel, copy out per \
+         chunk on streams, for host data larger than the device) or free buffers first",
+        limit_note(*limit, *total, *free)
     )]
     OutOfMemory {
         /// The device.
@@ -290,6 +292,10 @@ pub enum Error {
         free: usize,
         /// Bytes in all.
         total: usize,
+        /// The device memory limit that refused it (`Device::with_memory_limit`,
+        /// `FERROCUDA_DEVICE_MEMORY_LIMIT`, `CpuOptions::memory_limit`); `None`: the device's
+        /// own memory.
+        limit: Option<usize>,
     },
 
     /// The free and total memory of a device could not be read.
@@ -462,4 +468,37 @@ pub enum Error {
         #[source]
         source: cudarc::driver::DriverError,
     },
+
+    /// One chunk of a pipeline (`ferrocuda::ops::Pipeline`) failed: its copies or its kernel.
+    #[error(
+        "chunk {chunk} of {chunks} (elements {} to {}) failed: {source}; the outputs of chunks \
+         0 to {chunk} (exclusive) are written, those of this chunk and every later one are \
+         untouched",
+        elements.start,
+        elements.end
+    )]
+    ChunkFailed {
+        /// The chunk, from 0.
+        chunk: usize,
+        /// Chunks in the run.
+        chunks: usize,
+        /// The elements of the inputs and outputs it covers.
+        elements: std::ops::Range<usize>,
+        /// What failed.
+        #[source]
+        source: Box<Error>,
+    },
+}
+
+/// For [`Error::OutOfMemory`] under a memory limit: the limit and what is in use.
+fn limit_note(limit: Option<usize>, total: usize, free: usize) -> String {
+    match limit {
+        Some(limit) => format!(
+            " under the device memory limit of {limit} bytes, with {} bytes in use \
+             (Device::with_memory_limit, {})",
+            total.saturating_sub(free),
+            crate::memory_meter::DEVICE_MEMORY_LIMIT_ENV
+        ),
+        None => String::new(),
+    }
 }

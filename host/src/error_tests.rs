@@ -22,6 +22,7 @@ fn out_of_memory_gives_asked_free_and_total_bytes_and_the_chunked_path() {
         requested: 200_000_000_000,
         free: 149_000_000_000,
         total: 150_754_820_096,
+        limit: None,
     };
     assert_says(
         &error,
@@ -29,7 +30,30 @@ fn out_of_memory_gives_asked_free_and_total_bytes_and_the_chunked_path() {
             "asked for 200000000000 bytes",
             "149000000000 bytes free of 150754820096",
             "in chunks",
+            "ferrocuda::ops::Pipeline",
             H200,
+        ],
+    );
+    assert!(!error.to_string().contains("limit"), "{error}");
+}
+
+#[test]
+fn out_of_memory_under_a_limit_names_the_limit_and_what_is_in_use() {
+    let error = Error::OutOfMemory {
+        device: H200.into(),
+        requested: 1 << 30,
+        free: 10 << 20,
+        total: 64 << 20,
+        limit: Some(64 << 20),
+    };
+    assert_says(
+        &error,
+        &[
+            "asked for 1073741824 bytes",
+            "device memory limit of 67108864 bytes",
+            "with 56623104 bytes in use",
+            "FERROCUDA_DEVICE_MEMORY_LIMIT",
+            "ferrocuda::ops::Pipeline",
         ],
     );
 }

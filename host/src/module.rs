@@ -220,6 +220,7 @@ impl Module {
         let args = crate::args::into_ptx_args(args);
         launch::check_abi(info, entry, &args)?;
         self.device.check_config(info.name, &config)?;
+        let _staged = self.device.reserve_staging(&args)?;
         match (self.device.backend(), &self.loaded) {
             (Backend::Gpu(gpu), Some(loaded)) => gpu.launch(loaded, info.name, &config, args),
             _ => {

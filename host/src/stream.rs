@@ -20,12 +20,25 @@ enum Inner {
     Cpu,
     Gpu {
         gpu: Arc<GpuDevice>,
-        stream: Arc<CudaStream>,
+        stream: Arc<LastHandleWaits>,
         /// The CUDA context it was made in.
         context: u64,
         /// Its last kernel not yet seen to finish, for a fault's report.
         trail: Arc<Trail>,
     },
+}
+
+/// A CUDA stream shared by a [`Stream`] and its clones; the last of them to go waits for the
+/// work queued on it. cudarc orders a buffer's uses across streams (and waits for them before
+/// freeing it) only while the context has a stream; without this, dropping the last stream with
+/// a kernel still running would let the default stream read or free its buffers under it.
+struct LastHandleWaits(Arc<CudaStream>);
+
+impl Drop for LastHandleWaits {
+    fn drop(&mut self) {
+        let stream = &self.0;
+        stream.context().record_err(stream.synchronize());
+    }
 }
 
 impl std::fmt::Debug for Stream {
@@ -43,7 +56,7 @@ impl Stream {
         Stream {
             inner: Inner::Gpu {
                 gpu,
-                stream,
+                stream: Arc::new(LastHandleWaits(stream)),
                 context,
                 trail: Arc::default(),
             },
@@ -74,7 +87,7 @@ impl Stream {
                 stream,
                 context,
                 trail,
-            } => gpu.synchronize_stream(stream, *context, trail),
+            } => gpu.synchronize_stream(&stream.0, *context, trail),
         }
     }
 
@@ -87,7 +100,28 @@ impl Stream {
                 context,
                 trail,
                 ..
-            } => Some((stream, *context, trail)),
+            } => Some((&stream.0, *context, trail)),
+        }
+    }
+
+    /// The GPU of a GPU stream.
+    pub(crate) fn gpu_device(&self) -> Option<&Arc<GpuDevice>> {
+        match &self.inner {
+            Inner::Cpu => None,
+            Inner::Gpu { gpu, .. } => Some(gpu),
+        }
+    }
+
+    /// A new event of this stream's device.
+    pub(crate) fn device_new_event(&self) -> Result<crate::Event> {
+        crate::event::Event::for_stream(self)
+    }
+
+    /// The kernel trail of a GPU stream, shared with its clones.
+    pub(crate) fn trail(&self) -> Option<Arc<Trail>> {
+        match &self.inner {
+            Inner::Cpu => None,
+            Inner::Gpu { trail, .. } => Some(trail.clone()),
         }
     }
 

@@ -23,6 +23,7 @@ mod finance;
 mod group_by;
 mod matmul;
 mod monte_carlo;
+mod pipeline;
 mod reduce;
 mod statistics;
 mod transpose;
@@ -33,6 +34,7 @@ pub use finance::{black_scholes, european_option_monte_carlo, OptionEstimates, O
 pub use group_by::{group_by, group_by_shared_max_keys, GroupStats};
 pub use matmul::{matmul, Matmul, MatmulShape};
 pub use monte_carlo::{monte_carlo_pi, Estimate};
+pub use pipeline::{Chunk, Pipeline, Span, SpanKind, Timeline, DEFAULT_STREAMS, MAX_STREAMS};
 pub use reduce::{dot, sum};
 pub use statistics::{statistics, Statistics};
 pub use transpose::{transpose, Transpose};

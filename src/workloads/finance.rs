@@ -27,20 +27,24 @@ fn black_scholes_f64(spot: f64, strike: f64, years: f64, rate: f64, vol: f64) ->
 }
 
 /// NVIDIA's BlackScholes sample's market: one rate and volatility for all options.
-const RATE: f32 = 0.02;
-const VOLATILITY: f32 = 0.30;
+pub(super) const RATE: f32 = 0.02;
+pub(super) const VOLATILITY: f32 = 0.30;
 
 pub(super) struct BlackScholes {
-    spot: Vec<f32>,
-    strike: Vec<f32>,
-    years: Vec<f32>,
+    pub(super) spot: Vec<f32>,
+    pub(super) strike: Vec<f32>,
+    pub(super) years: Vec<f32>,
     call: Vec<f32>,
     put: Vec<f32>,
 }
 
 impl BlackScholes {
     pub(super) fn new(scale: Scale) -> Self {
-        let n = scale.pick(10_000_000, 1 << 20, 4099);
+        Self::with_options(scale.pick(10_000_000, 1 << 20, 4099))
+    }
+
+    /// `n` options drawn from the sample's ranges.
+    pub(super) fn with_options(n: usize) -> Self {
         let mut rng = inputs_rng("Black-Scholes");
         // The sample's ranges: spot 5-30, strike 1-100, 0.25-10 years.
         BlackScholes {
@@ -54,7 +58,7 @@ impl BlackScholes {
 
     /// Every price against the f64 formula. f32 prices carry the rounding of f32 inputs to the
     /// formula: within 1e-5 of (spot + strike), plus 1e-4 relative.
-    fn check(&self, call: &[f32], put: &[f32]) -> Verdict {
+    pub(super) fn check(&self, call: &[f32], put: &[f32]) -> Verdict {
         let n = self.spot.len();
         if call.len() != n || put.len() != n {
             return Err(format!(

@@ -24,8 +24,11 @@ mod finance;
 mod group_by;
 mod matmul;
 mod statistics;
+mod streamed;
 mod transpose;
 mod vector_add;
+
+pub use streamed::{run_streamed, streamed_size, Streamed, StreamedRun};
 
 use crate::ops::{Filter, Matmul, Transpose};
 use crate::{Module, Result};

@@ -18,6 +18,7 @@ mod context;
 mod device;
 mod errors;
 mod ffi;
+mod host_memory;
 mod launch;
 mod memory;
 mod module;

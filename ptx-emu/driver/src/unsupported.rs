@@ -25,10 +25,7 @@ not_supported! {
     cuDeviceGetDefaultMemPool(*mut CUmemoryPool, CUdevice);
     cuDeviceSetMemPool(CUdevice, CUmemoryPool);
     cuMemPoolCreate(*mut CUmemoryPool, *const c_void);
-    // Host-mapped, pinned, managed and peer memory.
-    cuMemHostAlloc(*mut *mut c_void, usize, c_uint);
-    cuMemAllocHost_v2(*mut *mut c_void, usize);
-    cuMemFreeHost(*mut c_void);
+    // Host-registered, managed and peer memory (page-locked allocations: host_memory.rs).
     cuMemHostRegister_v2(*mut c_void, usize, c_uint);
     cuMemHostUnregister(*mut c_void);
     cuMemAllocManaged(*mut CUdeviceptr, usize, c_uint);

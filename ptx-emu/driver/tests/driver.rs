@@ -413,3 +413,41 @@ fn a_module_variable_is_found_by_name_set_by_a_copy_and_read_by_kernels() {
         CUresult::CUDA_SUCCESS
     );
 }
+
+#[test]
+fn page_locked_host_memory_is_page_aligned_copies_asynchronously_and_frees_once() {
+    let ctx = own_context();
+    let stream = ctx.new_stream().unwrap();
+    let n = 10_000usize;
+    ctx.bind_to_thread().unwrap();
+    // SAFETY: the context is current; the call returns n bytes or an error.
+    let host = unsafe { result::malloc_host(n, 0x01) }
+        .unwrap()
+        .cast::<u8>();
+    assert_eq!(host.addr() % 4096, 0, "page-aligned like the driver's");
+    // SAFETY: `host` holds n bytes that nothing else uses until they are freed below.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(host, n) };
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = (i * 7) as u8;
+    }
+    let mut on_device = stream.alloc_zeros::<u8>(n).unwrap();
+    // cuMemcpyHtoDAsync and cuMemcpyDtoHAsync on a stream of its own, ordered by an event.
+    stream.memcpy_htod(&*bytes, &mut on_device).unwrap();
+    let copied = stream.record_event(None).unwrap();
+    let other = ctx.new_stream().unwrap();
+    other.wait(&copied).unwrap();
+    let mut back = vec![0u8; n];
+    other.memcpy_dtoh(&on_device, &mut back).unwrap();
+    other.synchronize().unwrap();
+    assert_eq!(back, *bytes);
+    // SAFETY: `host` came from malloc_host and is not used after.
+    unsafe { result::free_host(host.cast()) }.unwrap();
+    // A second free, or a pointer the driver never gave, is refused.
+    // SAFETY: the emulator checks the pointer against its table and touches nothing.
+    let again = unsafe { sys::cuMemFreeHost(host.cast()) };
+    assert_eq!(again, CUresult::CUDA_ERROR_INVALID_VALUE);
+    let mut zero = std::ptr::null_mut();
+    // SAFETY: writes one pointer (it does not: zero bytes are refused).
+    let code = unsafe { sys::cuMemHostAlloc(&mut zero, 0, 0) };
+    assert_eq!(code, CUresult::CUDA_ERROR_INVALID_VALUE);
+}

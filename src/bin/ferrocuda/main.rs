@@ -6,6 +6,8 @@ mod chart;
 mod doctor;
 mod kernels;
 mod run;
+mod streamed;
+mod timeline;
 
 use clap::{Parser, Subcommand};
 use ferrocuda::workloads::Scale;

@@ -43,6 +43,8 @@ struct Report {
     /// bytes written): the limit of memory-bound kernels.
     gpu_copy_bandwidth: Option<f64>,
     rows: Vec<Row>,
+    /// The streamed row (`--only` may leave it out).
+    streamed: Option<crate::streamed::StreamedRow>,
 }
 
 /// One workload's line of the table.
@@ -133,7 +135,7 @@ fn run(options: &Options) -> Result<bool> {
     let mut workloads = workloads::all(scale);
     if let Some(only) = &options.only {
         workloads.retain(|w| w.name().contains(only.as_str()));
-        if workloads.is_empty() {
+        if workloads.is_empty() && !crate::streamed::wanted(Some(only)) {
             eprintln!("error: no workload's name contains {only:?}");
             return Ok(false);
         }
@@ -189,6 +191,13 @@ fn run(options: &Options) -> Result<bool> {
             has_cuda_c,
         });
     }
+    let streamed = crate::streamed::wanted(options.only.as_deref()).then(|| {
+        progress.set_message(format!(
+            "{}: one launch and the pipeline",
+            crate::streamed::NAME
+        ));
+        crate::streamed::measure(&cpu_kernels, ferrocuda_kernels.as_ref(), scale)
+    });
     progress.finish_and_clear();
 
     for row in &mut rows {
@@ -203,6 +212,7 @@ fn run(options: &Options) -> Result<bool> {
         cuda_c_absent,
         gpu_copy_bandwidth,
         rows,
+        streamed,
     };
     let all_right = report.rows.iter().all(|row| {
         [
@@ -214,13 +224,16 @@ fn run(options: &Options) -> Result<bool> {
         .into_iter()
         .flatten()
         .all(|m| m.failure.is_none())
-    });
+    }) && report.streamed.as_ref().is_none_or(|s| s.is_right());
     let json = serde_json::to_string_pretty(&report).expect("the report serialises");
     let written = write_outputs(&options.out_dir, &report, &json);
     if options.json {
         println!("{json}");
     } else {
         print_table(&report);
+        if let Some(streamed) = &report.streamed {
+            streamed.print();
+        }
         match &written {
             Ok(chart) => println!("\nchart of the speedups: {}", chart.display()),
             Err(error) => println!("\nthe chart could not be written: {error}"),
@@ -353,7 +366,7 @@ fn measure_device(workload: &dyn Workload, kernels: &Module, scale: Scale) -> Me
     }
 }
 
-fn show_time(seconds: f64) -> String {
+pub(crate) fn show_time(seconds: f64) -> String {
     if seconds >= 1.0 {
         format!("{seconds:.2} s")
     } else if seconds >= 1e-3 {
@@ -536,5 +549,8 @@ fn write_outputs(dir: &Path, report: &Report, json: &str) -> std::result::Result
     // The emulator has no bars (no times), and is not named as the GPU the chart compares with.
     let gpu = report.gpu.as_deref().filter(|_| !report.gpu_emulated);
     chart::write_svg(&chart_path, &bars, gpu)?;
+    if let Some(streamed) = report.streamed.as_ref().filter(|s| s.is_right()) {
+        streamed.write_timeline(dir)?;
+    }
     Ok(chart_path)
 }
