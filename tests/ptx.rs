@@ -393,8 +393,8 @@ fn the_register_blocked_matmul_uses_fma_and_128_bit_shared_accesses_without_loca
 
 #[test]
 fn ptxas_assembles_every_atomic_and_warp_operation() {
-    // test-kernels uses every atomic on every type, in global and shared memory, and every
-    // shuffle, vote and warp sync.
+    // test-kernels uses every atomic on every type, in global and shared memory, every
+    // shuffle, vote and warp sync, and printing.
     let source = support::test_kernels().source();
     for op in [
         "atom.relaxed.gpu.global.add.f64",
@@ -408,6 +408,8 @@ fn ptxas_assembles_every_atomic_and_warp_operation() {
         "vote.sync.all.pred",
         "bar.warp.sync",
         "bar.red.popc.u32",
+        // `println!` (print_mixed): CUDA's printf.
+        "call.uni (retval0), vprintf,",
     ] {
         assert!(source.contains(op), "test-kernels PTX lacks {op}");
     }
@@ -420,6 +422,7 @@ fn ptxas_assembles_every_atomic_and_warp_operation() {
             "{arch}"
         );
         assert!(report.kernel("warp_ops").is_some(), "{arch}");
+        assert!(report.kernel("print_mixed").is_some(), "{arch}");
     }
 }
 

@@ -47,6 +47,7 @@ mod float;
 pub mod math;
 mod mem;
 pub mod out;
+pub mod print;
 pub mod random;
 pub mod shared;
 pub mod thread;

@@ -12,8 +12,8 @@ use crate::error::{Error, Result};
 use crate::launch::{self, Arg, LaunchConfig, ParamSlot};
 use ferrocuda_std::abi::CpuEntry;
 use ferrocuda_std::cpu::{
-    quiet_kernel_panics, take_current, take_panic_location, BlockContext, BugReport, Interrupted,
-    Interruption,
+    quiet_kernel_panics, take_current, take_panic_location, with_print_capture, BlockContext,
+    BugReport, Interrupted, Interruption,
 };
 use ferrocuda_std::Dim3;
 use rayon::prelude::*;
@@ -85,9 +85,13 @@ pub(crate) fn launch(
             stack_bytes: options.stack_bytes,
         };
         let params = &params;
-        // SAFETY: `params` holds this kernel's PTX parameters (checked against the PTX entry by
-        // the caller), pointing at host memory valid for the whole launch.
-        catch_unwind(AssertUnwindSafe(|| unsafe { entry(&params.0, &block) }))
+        let run = || {
+            // SAFETY: `params` holds this kernel's PTX parameters (checked against the PTX entry
+            // by the caller), pointing at host memory valid for the whole launch.
+            unsafe { entry(&params.0, &block) }
+        };
+        let capture = options.print_capture.as_ref();
+        catch_unwind(AssertUnwindSafe(|| with_print_capture(capture, run)))
             .map_err(|payload| panic_error(kernel, block_idx, &options, payload))
     })
 }

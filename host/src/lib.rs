@@ -40,7 +40,7 @@ mod stream;
 
 pub use args::{InputArg, InputData, KernelArg, KernelArgs, OutputArg, OutputData};
 pub use buffer::DeviceBuffer;
-pub use cpu_options::{CpuOptions, CHECKED_ENV};
+pub use cpu_options::{CpuOptions, PrintCapture, CHECKED_ENV};
 pub use cuda::LIBCUDA_ENV;
 pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV};
 pub use driver::DriverInfo;

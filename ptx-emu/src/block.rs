@@ -41,6 +41,8 @@ pub(crate) struct Grid<'a> {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub dynamic_shared_bytes: u32,
+    /// What the launch's `vprintf` calls printed, each call's text whole.
+    pub printed: std::sync::Mutex<Vec<u8>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,6 +21,7 @@ fn invalid(kernel: &str, what: String) -> Fault {
     }
 }
 
+/// Runs the launch; what its `vprintf` calls printed goes to `printed`, also when it faults.
 pub(crate) fn run(
     program: &Program,
     max_threads: u32,
@@ -28,6 +29,7 @@ pub(crate) fn run(
     dims: LaunchDims,
     params: &[&[u8]],
     memory: &Memory,
+    printed: &mut Vec<u8>,
 ) -> Result<LaunchStats, Fault> {
     let name = &program.name;
     let [bx, by, bz] = dims.block;
@@ -99,6 +101,7 @@ pub(crate) fn run(
         grid: dims.grid,
         block: dims.block,
         dynamic_shared_bytes: dims.dynamic_shared_bytes,
+        printed: Mutex::new(Vec::new()),
     };
     let blocks = gx as u64 * gy as u64 * gz as u64;
     let instructions = AtomicU64::new(0);
@@ -134,6 +137,7 @@ pub(crate) fn run(
                 }
             }
         });
+    printed.append(&mut grid.printed.lock().unwrap_or_else(|p| p.into_inner()));
     match fault.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some((_, fault)) => Err(fault),
         None => Ok(LaunchStats {

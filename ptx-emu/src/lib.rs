@@ -67,6 +67,7 @@ mod launch;
 mod memory;
 mod module;
 mod parse;
+mod printf;
 mod schedule;
 mod shared;
 mod thread;
@@ -190,13 +191,36 @@ pub struct Fault {
 
 /// Runs `kernel` of `module` over the grid to completion, or to the first fault. `params` holds
 /// one byte slice per kernel parameter (what `cuLaunchKernel`'s `kernelParams` point to), each of
-/// the parameter's size. Blocks may run in parallel on the host's cores.
+/// the parameter's size. Blocks may run in parallel on the host's cores. What the kernel prints
+/// (`vprintf`) is written to stdout when the launch ends, as the driver prints its printf buffer
+/// at the next synchronisation; [`launch_printing`] keeps it instead.
 pub fn launch(
     module: &Module,
     kernel: &str,
     dims: LaunchDims,
     params: &[&[u8]],
     memory: &Memory,
+) -> Result<LaunchStats, Fault> {
+    let mut printed = Vec::new();
+    let outcome = launch_printing(module, kernel, dims, params, memory, &mut printed);
+    if !printed.is_empty() {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        // A closed stdout loses the lines, as a full printf buffer does on a GPU.
+        let _ = stdout.write_all(&printed).and_then(|()| stdout.flush());
+    }
+    outcome
+}
+
+/// [`launch`], with what the kernel prints appended to `printed` (each `vprintf` call's text
+/// whole, each thread's in its order), also when it faults.
+pub fn launch_printing(
+    module: &Module,
+    kernel: &str,
+    dims: LaunchDims,
+    params: &[&[u8]],
+    memory: &Memory,
+    printed: &mut Vec<u8>,
 ) -> Result<LaunchStats, Fault> {
     let Some((program, info)) = module.kernels.iter().find(|(p, _)| p.name == kernel) else {
         let message = format!("{kernel}: no such kernel in the module");
@@ -212,5 +236,6 @@ pub fn launch(
         dims,
         params,
         memory,
+        printed,
     )
 }

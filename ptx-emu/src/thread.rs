@@ -366,6 +366,19 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                     ));
                 }
             }
+            Op::Vprintf { format, args, ret } => {
+                let size = program.frame_param_bytes as usize;
+                let frame = t * size;
+                let pointer = |o: u32| crate::block::read_le(&block.frame, frame + o as usize, 8);
+                let (format, args) = (pointer(format), pointer(args));
+                if let Err(trouble) = crate::printf::vprintf(grid, block, t, format, args) {
+                    break Err(trouble);
+                }
+                if let Some(o) = ret {
+                    // Success; no caller of ours reads the count CUDA's returns.
+                    crate::block::write_le(&mut block.frame, frame + o as usize, 4, 0);
+                }
+            }
             Op::Ret => match block.threads[t].calls.pop() {
                 Some((site, back)) => {
                     let call = &program.calls[site as usize];

@@ -11,17 +11,20 @@ mod block;
 mod bug;
 mod interrupt;
 mod panic;
+mod print;
 mod shared;
 mod stack_guard;
 
 pub use bug::{BugReport, KernelBug, SharedAccess};
 pub use interrupt::{Interrupted, Interruption};
 pub use panic::{quiet_kernel_panics, take_panic_location};
+pub use print::{with_print_capture, PrintCapture};
 pub use shared::{shared_array, SharedSite};
 pub use stack_guard::DEFAULT_STACK_BYTES;
 
 pub(crate) use block::{gathered, wait, Wait, WarpOp, WARP};
 pub(crate) use interrupt::{poll_deadline, GRID_STRIDE_CHUNK};
+pub(crate) use print::print_line;
 pub(crate) use shared::{check_access, dynamic_shared, Access};
 
 use crate::thread::Dim3;
