@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+mod grid;
 mod pod;
 mod shared;
 
@@ -119,6 +120,8 @@ enum Class {
     Slice,
     Output,
     Scalar,
+    /// `grid: Grid`: given by a cooperative launch, not by the caller.
+    Grid,
 }
 
 struct KernelParam {
@@ -147,6 +150,7 @@ fn classify(ty: &Type) -> syn::Result<(Class, Type)> {
             "raw pointer parameters are not supported: take `&[T]` or `Out<T>` and use \
              `.as_ptr()` / `.as_mut_ptr()` inside an `unsafe` block",
         )),
+        _ if grid::is_grid(ty) => Ok((Class::Grid, ty.clone())),
         Type::Path(path) if path.qself.is_none() => {
             let last = path.path.segments.last().expect("a path has a segment");
             if last.ident != "Out" {
@@ -249,6 +253,9 @@ fn parse_params(function: &ItemFn) -> syn::Result<Vec<KernelParam>> {
         };
         reject_named_lifetimes(&typed.ty)?;
         let (class, ty) = classify(&typed.ty)?;
+        if let Class::Grid = class {
+            grid::check_last(params.len(), function.sig.inputs.len(), &ty)?;
+        }
         params.push(KernelParam { name, class, ty });
     }
     Ok(params)
@@ -308,7 +315,7 @@ fn same_len_indices(
                     })?;
                     match params[index].class {
                         Class::Slice | Class::Output => Ok(index),
-                        Class::Scalar => Err(syn::Error::new(
+                        Class::Scalar | Class::Grid => Err(syn::Error::new(
                             name.span(),
                             format!("`{name}` is not a slice or an output: it has no length"),
                         )),
@@ -361,6 +368,7 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
     let mut markers = Vec::new();
     let mut infos = Vec::new();
     let mut ptx_index = 0usize;
+    let mut cooperative = false;
     for param in &params {
         let (pname, ty) = (&param.name, &param.ty);
         let pname_str = pname.to_string();
@@ -411,6 +419,13 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
                 infos.push(quote_spanned!(ty.span()=> ::ferrocuda_std::abi::Param::#info::<#ty>(#pname_str, #ty_str)));
                 ptx_index += 2;
             }
+            Class::Grid => {
+                let (ptx, rebuild, host) = grid::param(pname, &scope, &params_arg, i);
+                ptx_params.push(ptx);
+                ptx_rebuild.push(rebuild);
+                host_rebuild.push(host);
+                cooperative = true;
+            }
             Class::Scalar => {
                 ptx_params.push(quote!(#pname: #ty));
                 // SAFETY (of the generated block): the launch checked the slot's size against
@@ -425,6 +440,7 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
         }
     }
     let same_len_groups = same_len.iter().map(|group| quote!(&[#(#group),*]));
+    let cooperative = cooperative.then(|| quote!(.cooperative()));
     // The launch checked that each `same_len` group has equal lengths; telling the compiler lets
     // it drop the bounds checks of `b[i]` once `i < a.len()` holds (elementwise kernels then run
     // with one bounds check per element instead of one per slice).
@@ -497,7 +513,7 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
                     __FERROCUDA_PARAMS,
                     __FERROCUDA_SAME_LEN,
                     __ferrocuda_cpu_entry,
-                )
+                )#cooperative
             }
         };
     })

@@ -44,6 +44,7 @@ extern crate std;
 
 pub mod atomic;
 mod float;
+pub mod grid;
 pub mod math;
 mod mem;
 pub mod out;
@@ -100,6 +101,7 @@ pub use ferrocuda_macros::kernel;
 /// }
 /// ```
 pub use ferrocuda_macros::pod;
+pub use grid::Grid;
 pub use out::Out;
 pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;
@@ -112,7 +114,7 @@ pub use thread::Dim3;
 pub mod prelude {
     pub use crate::math::{self, Float};
     pub use crate::shared::{dynamic_shared, Shared};
-    pub use crate::{kernel, pod, shared, thread, warp, Dim3, Out};
+    pub use crate::{kernel, pod, shared, thread, warp, Dim3, Grid, Out};
 }
 
 /// On the GPU a panic (a failed bounds check, an `assert!`) cannot unwind: it ends the kernel with

@@ -23,6 +23,7 @@
 
 mod args;
 mod buffer;
+mod cooperative;
 mod cpu;
 pub mod cpu_options;
 mod cuda;

@@ -5,6 +5,7 @@
 
 use ferrocuda_std::{kernel, math, math::reproducible, shared, thread, warp, Out};
 
+pub mod grid;
 pub mod lang;
 pub mod print;
 
