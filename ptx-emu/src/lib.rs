@@ -61,6 +61,7 @@
 
 mod arith;
 mod block;
+mod cooperative;
 mod decode;
 mod ir;
 mod launch;
@@ -203,13 +204,18 @@ pub fn launch(
 ) -> Result<LaunchStats, Fault> {
     let mut printed = Vec::new();
     let outcome = launch_printing(module, kernel, dims, params, memory, &mut printed);
+    write_printed(&printed);
+    outcome
+}
+
+/// Writes what a launch printed to stdout, in one write (a closed stdout loses it, as a full
+/// printf buffer does on a GPU).
+pub fn write_printed(printed: &[u8]) {
     if !printed.is_empty() {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
-        // A closed stdout loses the lines, as a full printf buffer does on a GPU.
-        let _ = stdout.write_all(&printed).and_then(|()| stdout.flush());
+        let _ = stdout.write_all(printed).and_then(|()| stdout.flush());
     }
-    outcome
 }
 
 /// [`launch`], with what the kernel prints appended to `printed` (each `vprintf` call's text
@@ -222,7 +228,36 @@ pub fn launch_printing(
     memory: &Memory,
     printed: &mut Vec<u8>,
 ) -> Result<LaunchStats, Fault> {
-    let Some((program, info)) = module.kernels.iter().find(|(p, _)| p.name == kernel) else {
+    launch_with(module, kernel, dims, params, memory, printed, false)
+}
+
+/// [`launch_printing`] as `cuLaunchCooperativeKernel` runs a grid: every block at once, on a
+/// host thread of its own, each yielding to the others every few thousand instructions, so that
+/// a block spinning on a grid barrier in global memory lets the others reach it. The caller
+/// (the driver) checks that the grid is one the device could hold at once. A fault in one block
+/// stops the others; a block still running long after every other block ended (waiting at a
+/// grid barrier they never reached) is a [`FaultKind::Divergence`], not a hang.
+pub fn launch_cooperative(
+    module: &Module,
+    kernel: &str,
+    dims: LaunchDims,
+    params: &[&[u8]],
+    memory: &Memory,
+    printed: &mut Vec<u8>,
+) -> Result<LaunchStats, Fault> {
+    launch_with(module, kernel, dims, params, memory, printed, true)
+}
+
+fn launch_with(
+    module: &Module,
+    kernel: &str,
+    dims: LaunchDims,
+    params: &[&[u8]],
+    memory: &Memory,
+    printed: &mut Vec<u8>,
+    cooperative: bool,
+) -> Result<LaunchStats, Fault> {
+    let Some(found) = module.kernels.iter().find(|(p, _)| p.name == kernel) else {
         let message = format!("{kernel}: no such kernel in the module");
         return Err(Fault {
             kind: FaultKind::InvalidLaunch,
@@ -230,12 +265,12 @@ pub fn launch_printing(
         });
     };
     launch::run(
-        program,
-        info.max_threads_per_block,
+        found,
         &module.globals,
         dims,
         params,
         memory,
         printed,
+        cooperative,
     )
 }

@@ -62,6 +62,11 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                 "ran past the end of the kernel's code",
             ));
         };
+        if grid.cooperative && (executed + 1).is_multiple_of(crate::cooperative::YIELD_EVERY) {
+            if let Err(trouble) = crate::cooperative::yield_now(grid, block) {
+                break Err(trouble);
+            }
+        }
         let regs = &mut block.registers[t * n..(t + 1) * n];
         if let Some((p, negated)) = instr.guard {
             if (regs[p as usize] & 1 == 1) == negated {

@@ -107,7 +107,22 @@ unsafe fn launch(
         dynamic_shared_bytes: shared,
     };
     let start = Instant::now();
-    let outcome = ferrocuda_ptx_emu::launch(&module, &info.name, dims, &args, &DRIVER.memory);
+    let mut printed = Vec::new();
+    let run = match cooperative {
+        true => ferrocuda_ptx_emu::launch_cooperative,
+        false => ferrocuda_ptx_emu::launch_printing,
+    };
+    let outcome = run(
+        &module,
+        &info.name,
+        dims,
+        &args,
+        &DRIVER.memory,
+        &mut printed,
+    );
+    // The kernel's printf buffer: a GPU's driver prints it at the next synchronisation; this
+    // launch is over, so that is now.
+    ferrocuda_ptx_emu::write_printed(&printed);
     match outcome {
         Ok(stats) => {
             if stats_wanted() {
