@@ -59,3 +59,49 @@ pub(crate) fn param(
     };
     (ptx_params, ptx_rebuild, host_rebuild)
 }
+
+#[cfg(test)]
+mod tests {
+    fn expand(item: &str) -> syn::Result<String> {
+        let options = syn::parse_str("")?;
+        crate::expand(options, syn::parse_str(item)?).map(|tokens| tokens.to_string())
+    }
+
+    #[test]
+    fn a_grid_parameter_becomes_two_ptx_parameters_and_marks_the_kernel_cooperative() {
+        let code =
+            expand("pub fn k(x: &[f32], out: Out<f32>, grid: Grid) { grid.sync(); }").unwrap();
+        assert!(
+            code.contains("__ferrocuda_grid_ptr : * mut u32 , __ferrocuda_grid_len : usize)"),
+            "{code}"
+        );
+        // The caller's markers leave it out; the handle says the kernel is cooperative; the
+        // CPU entry reads it after x (0, 1) and out (2, 3).
+        assert!(
+            code.contains(
+                "Kernel < (:: ferrocuda_std :: abi :: Slice < f32 > , :: ferrocuda_std :: abi :: Output < f32 > ,) >"
+            ),
+            "{code}"
+        );
+        assert!(code.contains(". cooperative ()"), "{code}");
+        assert!(
+            code.contains("read_param :: < u64 > (params , 4usize)"),
+            "{code}"
+        );
+        let plain = expand("pub fn k(out: Out<f32>) {}").unwrap();
+        assert!(!plain.contains(". cooperative ()"), "{plain}");
+    }
+
+    #[test]
+    fn a_grid_parameter_must_come_last_and_has_no_length() {
+        let error = expand("pub fn k(grid: Grid, out: Out<f32>) {}").unwrap_err();
+        assert!(
+            error.to_string().contains("must be the kernel's last"),
+            "{error}"
+        );
+        let options = syn::parse_str("same_len(out, grid)").unwrap();
+        let function = syn::parse_str("pub fn k(out: Out<f32>, grid: Grid) {}").unwrap();
+        let error = crate::expand(options, function).unwrap_err();
+        assert!(error.to_string().contains("has no length"), "{error}");
+    }
+}

@@ -26,7 +26,9 @@ use syn::{
 
 /// Marks a function as a GPU kernel.
 ///
-/// Parameters: `&[T]` for inputs, `ferrocuda_std::Out<T>` for outputs, any `T: bytemuck::Pod` by value.
+/// Parameters: `&[T]` for inputs, `ferrocuda_std::Out<T>` for outputs, any `T: bytemuck::Pod` by value,
+/// and, last, `grid: ferrocuda_std::Grid` for a kernel that calls `grid.sync()` (it is then
+/// cooperative: `launch_cooperative!` passes the grid, the caller does not).
 /// The function returns nothing and is not generic (a PTX entry has one concrete signature).
 ///
 /// `#[kernel(same_len(a, b, out))]` makes every launch check that those slices and outputs have
