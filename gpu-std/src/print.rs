@@ -189,21 +189,19 @@ pub trait Literal {
     fn arg(self, with_nul: &'static str) -> Self::Arg;
 }
 
-impl Literal for &'static str {
-    type Arg = LiteralStr;
-    #[inline(always)]
-    fn arg(self, with_nul: &'static str) -> LiteralStr {
-        LiteralStr::new(with_nul)
-    }
+macro_rules! literal_as_text {
+    ($($ty:ty)*) => {$(
+        impl Literal for $ty {
+            type Arg = LiteralStr;
+            #[inline(always)]
+            fn arg(self, with_nul: &'static str) -> LiteralStr {
+                LiteralStr::new(with_nul)
+            }
+        }
+    )*};
 }
 
-impl Literal for char {
-    type Arg = LiteralStr;
-    #[inline(always)]
-    fn arg(self, with_nul: &'static str) -> LiteralStr {
-        LiteralStr::new(with_nul)
-    }
-}
+literal_as_text!(&'static str char);
 
 macro_rules! literal_as_value {
     ($($ty:ty)*) => {$(

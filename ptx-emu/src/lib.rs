@@ -203,7 +203,15 @@ pub fn launch(
     memory: &Memory,
 ) -> Result<LaunchStats, Fault> {
     let mut printed = Vec::new();
-    let outcome = launch_printing(module, kernel, dims, params, memory, &mut printed);
+    let outcome = launch_printing(
+        module,
+        kernel,
+        dims,
+        params,
+        memory,
+        LaunchKind::Plain,
+        &mut printed,
+    );
     write_printed(&printed);
     outcome
 }
@@ -218,44 +226,30 @@ pub fn write_printed(printed: &[u8]) {
     }
 }
 
-/// [`launch`], with what the kernel prints appended to `printed` (each `vprintf` call's text
-/// whole, each thread's in its order), also when it faults.
+/// How the blocks of a launch run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchKind {
+    /// `cuLaunchKernel`: in parallel on the host's cores, each block to its end.
+    Plain,
+    /// `cuLaunchCooperativeKernel`: every block at once, on a host thread of its own, each
+    /// yielding to the others every few thousand instructions, so that a block spinning on a
+    /// grid barrier in global memory lets the others reach it. The caller (the driver) checks
+    /// that the grid is one the device could hold at once. A fault in one block stops the
+    /// others; a block still running long after every other block ended (waiting at a grid
+    /// barrier they never reached) is a [`FaultKind::Divergence`], not a hang.
+    Cooperative,
+}
+
+/// [`launch`] as `kind` says, with what the kernel prints appended to `printed` (each `vprintf`
+/// call's text whole, each thread's in its order), also when it faults.
 pub fn launch_printing(
     module: &Module,
     kernel: &str,
     dims: LaunchDims,
     params: &[&[u8]],
     memory: &Memory,
+    kind: LaunchKind,
     printed: &mut Vec<u8>,
-) -> Result<LaunchStats, Fault> {
-    launch_with(module, kernel, dims, params, memory, printed, false)
-}
-
-/// [`launch_printing`] as `cuLaunchCooperativeKernel` runs a grid: every block at once, on a
-/// host thread of its own, each yielding to the others every few thousand instructions, so that
-/// a block spinning on a grid barrier in global memory lets the others reach it. The caller
-/// (the driver) checks that the grid is one the device could hold at once. A fault in one block
-/// stops the others; a block still running long after every other block ended (waiting at a
-/// grid barrier they never reached) is a [`FaultKind::Divergence`], not a hang.
-pub fn launch_cooperative(
-    module: &Module,
-    kernel: &str,
-    dims: LaunchDims,
-    params: &[&[u8]],
-    memory: &Memory,
-    printed: &mut Vec<u8>,
-) -> Result<LaunchStats, Fault> {
-    launch_with(module, kernel, dims, params, memory, printed, true)
-}
-
-fn launch_with(
-    module: &Module,
-    kernel: &str,
-    dims: LaunchDims,
-    params: &[&[u8]],
-    memory: &Memory,
-    printed: &mut Vec<u8>,
-    cooperative: bool,
 ) -> Result<LaunchStats, Fault> {
     let Some(found) = module.kernels.iter().find(|(p, _)| p.name == kernel) else {
         let message = format!("{kernel}: no such kernel in the module");
@@ -271,6 +265,6 @@ fn launch_with(
         params,
         memory,
         printed,
-        cooperative,
+        kind == LaunchKind::Cooperative,
     )
 }

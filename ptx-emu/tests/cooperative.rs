@@ -4,7 +4,7 @@
 
 mod support;
 
-use ferrocuda_ptx_emu::{launch_cooperative, FaultKind, LaunchDims};
+use ferrocuda_ptx_emu::{launch_printing, FaultKind, LaunchDims, LaunchKind};
 use support::*;
 
 /// `kernel` of test-kernels as a cooperative launch of `blocks` blocks of `threads`, with the
@@ -34,7 +34,17 @@ fn cooperative(
         dynamic_shared_bytes: 0,
     };
     let mut printed = Vec::new();
-    launch_cooperative(test_kernels(), kernel, dims, &refs, &d.memory, &mut printed).map(|_| ())
+    let kind = LaunchKind::Cooperative;
+    launch_printing(
+        test_kernels(),
+        kernel,
+        dims,
+        &refs,
+        &d.memory,
+        kind,
+        &mut printed,
+    )
+    .map(|_| ())
 }
 
 #[test]

@@ -5,9 +5,7 @@
 
 use ferrocuda_std::{kernel, math, math::reproducible, shared, thread, warp, Out};
 
-pub mod grid;
 pub mod lang;
-pub mod print;
 
 /// Copies `x` to `out` but asserts every element is non-negative: a negative input panics
 /// (on the GPU: traps) in the thread that reads it.
@@ -376,3 +374,7 @@ pub fn default_math_functions(x: &[f32], out: Out<f32>) {
 }
 
 pub mod limits;
+
+// Below the kernels above, whose source lines tests/checked_mode.rs names.
+pub mod grid;
+pub mod print;

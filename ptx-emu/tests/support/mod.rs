@@ -140,7 +140,8 @@ impl Device {
         let params = pack(args);
         let refs: Vec<&[u8]> = params.iter().map(Vec::as_slice).collect();
         let dims = dims(grid, block, 0);
-        ferrocuda_ptx_emu::launch_printing(module, kernel, dims, &refs, &self.memory, printed)
+        let kind = ferrocuda_ptx_emu::LaunchKind::Plain;
+        ferrocuda_ptx_emu::launch_printing(module, kernel, dims, &refs, &self.memory, kind, printed)
     }
 }
 
