@@ -57,7 +57,7 @@ pub(crate) fn yield_now(grid: &Grid, block: &mut Block) -> Result<(), Trouble> {
                     "still running {} million instructions after every other block of the \
                      cooperative launch ended: waiting at a grid barrier (grid.sync()) that not \
                      every block reaches?",
-                    u64::from(ALONE_YIELDS) * YIELD_EVERY / 1_000_000
+                    (u64::from(ALONE_YIELDS) * YIELD_EVERY).div_ceil(1_000_000)
                 ),
             ));
         }
