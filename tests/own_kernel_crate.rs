@@ -19,6 +19,8 @@ fn a_users_own_kernel_crate_builds_to_ptx_and_runs() {
         "block_max_matches_a_loop_in_checked_mode",
         // a generic kernel: one PTX entry per instance, picked by the arguments or a turbofish
         "each_instance_of_the_generic_block_max_runs",
+        // a cooperative kernel (a `Grid` parameter) and `launch_cooperative!` in a user's crate
+        "grid_max_finds_the_largest_element_in_one_cooperative_launch",
     ] {
         assert!(stdout.contains(&format!("test {test} ... ok")), "{stdout}");
     }

@@ -481,8 +481,8 @@ fn the_register_blocked_matmul_uses_fma_and_128_bit_shared_accesses_without_loca
 
 #[test]
 fn ptxas_assembles_every_atomic_and_warp_operation() {
-    // test-kernels uses every atomic on every type, in global and shared memory, and every
-    // shuffle, vote and warp sync.
+    // test-kernels uses every atomic on every type, in global and shared memory, every
+    // shuffle, vote and warp sync, printing and the grid barrier.
     let source = support::test_kernels().source();
     for op in [
         "atom.relaxed.gpu.global.add.f64",
@@ -496,6 +496,10 @@ fn ptxas_assembles_every_atomic_and_warp_operation() {
         "vote.sync.all.pred",
         "bar.warp.sync",
         "bar.red.popc.u32",
+        // `println!` (print_mixed): CUDA's printf.
+        "call.uni (retval0), vprintf,",
+        // `grid.sync()` (grid_sum): the device-scope fence around the grid barrier.
+        "fence.acq_rel.gpu;",
     ] {
         assert!(source.contains(op), "test-kernels PTX lacks {op}");
     }
@@ -508,6 +512,8 @@ fn ptxas_assembles_every_atomic_and_warp_operation() {
             "{arch}"
         );
         assert!(report.kernel("warp_ops").is_some(), "{arch}");
+        assert!(report.kernel("print_mixed").is_some(), "{arch}");
+        assert!(report.kernel("grid_sum").is_some(), "{arch}");
     }
 }
 

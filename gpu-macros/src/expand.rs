@@ -76,20 +76,22 @@ pub(crate) fn doc_attrs(function: &ItemFn) -> Vec<&Attribute> {
 
 /// `Kernel<(Slice<T>, Scalar<f32>, ...)>` for `params`: the type a launch checks arguments by.
 pub(crate) fn kernel_type(params: &[KernelParam]) -> TokenStream2 {
-    let markers = params.iter().map(marker);
+    let markers = params.iter().filter_map(marker);
     quote!(::ferrocuda_std::abi::Kernel<(#(#markers,)*)>)
 }
 
-/// The `abi` marker of one parameter in the kernel handle's type.
-fn marker(param: &KernelParam) -> TokenStream2 {
+/// The `abi` marker of one parameter in the kernel handle's type; none for the grid, which the
+/// caller does not pass.
+fn marker(param: &KernelParam) -> Option<TokenStream2> {
     let (ty, dims) = (&param.ty, param.dims);
-    match (param.class, dims) {
+    Some(match (param.class, dims) {
         (Class::Slice, 1) => quote!(::ferrocuda_std::abi::Slice<#ty>),
         (Class::Output, 1) => quote!(::ferrocuda_std::abi::Output<#ty>),
         (Class::Slice, _) => quote!(::ferrocuda_std::abi::ArrayInput<#ty, #dims>),
         (Class::Output, _) => quote!(::ferrocuda_std::abi::ArrayOutput<#ty, #dims>),
         (Class::Scalar, _) => quote!(::ferrocuda_std::abi::Scalar<#ty>),
-    }
+        (Class::Grid, _) => return None,
+    })
 }
 
 /// What `#[kernel]` generates for one slice or output parameter (1D, 2D or 3D).
@@ -240,6 +242,7 @@ pub(crate) fn expand_entry(
     let mut host_rebuild = Vec::new();
     let mut infos = Vec::new();
     let mut ptx_index = 0usize;
+    let mut cooperative = false;
     for param in params {
         let (pname, ty) = (&param.name, &param.ty);
         let pname_str = pname.to_string();
@@ -254,6 +257,13 @@ pub(crate) fn expand_entry(
                 infos.push(view.info);
                 ptx_index += view.ptx_param_count;
             }
+            Class::Grid => {
+                let (ptx, rebuild, host) = crate::grid::param(pname, &scope, &params_arg, i);
+                ptx_params.push(ptx);
+                ptx_rebuild.push(rebuild);
+                host_rebuild.push(host);
+                cooperative = true;
+            }
             Class::Scalar => {
                 ptx_params.push(quote!(#pname: #ty));
                 // SAFETY (of the generated block): the launch checked the slot's size against
@@ -267,6 +277,7 @@ pub(crate) fn expand_entry(
         }
     }
     let same_len_groups = same_len.iter().map(|group| quote!(&[#(#group),*]));
+    let cooperative = cooperative.then(|| quote!(.cooperative()));
     // The launch checked that each `same_len` group has equal lengths; telling the compiler lets
     // it drop the bounds checks of `b[i]` once `i < a.len()` holds (elementwise kernels then run
     // with one bounds check per element instead of one per slice).
@@ -335,7 +346,7 @@ pub(crate) fn expand_entry(
                 __FERROCUDA_PARAMS,
                 __FERROCUDA_SAME_LEN,
                 __ferrocuda_cpu_entry,
-            )
+            )#cooperative
         }
     }};
     Ok(Expanded {

@@ -12,6 +12,7 @@
 
 mod expand;
 mod generics;
+mod grid;
 mod options;
 mod pod;
 mod shared;
@@ -28,7 +29,9 @@ use syn::ItemFn;
 /// Marks a function as a GPU kernel.
 ///
 /// Parameters: `&[T]` for inputs, `ferrocuda_std::Out<T>` for outputs, any `T: bytemuck::Pod` by value,
-/// and the views that carry a shape: `Array2<T>`/`Array3<T>` inputs, `Out2<T>`/`Out3<T>` outputs.
+/// and the views that carry a shape: `Array2<T>`/`Array3<T>` inputs, `Out2<T>`/`Out3<T>` outputs;
+/// and, last, `grid: ferrocuda_std::Grid` for a kernel that calls `grid.sync()` (it is then
+/// cooperative: `launch_cooperative!` passes the grid, the caller does not).
 /// The function returns nothing.
 ///
 /// `#[kernel(same_len(a, b, out))]` makes every launch check that those slices and outputs have

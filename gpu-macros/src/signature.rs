@@ -14,6 +14,8 @@ pub(crate) enum Class {
     Slice,
     Output,
     Scalar,
+    /// `grid: Grid`: given by a cooperative launch, not by the caller.
+    Grid,
 }
 
 #[derive(Clone)]
@@ -73,6 +75,7 @@ fn classify(ty: &Type) -> syn::Result<(Class, Type, usize)> {
             "raw pointer parameters are not supported: take `&[T]` or `Out<T>` and use \
              `.as_ptr()` / `.as_mut_ptr()` inside an `unsafe` block",
         )),
+        _ if crate::grid::is_grid(ty) => Ok((Class::Grid, ty.clone(), 0)),
         Type::Path(path) if path.qself.is_none() => {
             let last = path.path.segments.last().expect("a path has a segment");
             let Some((class, dims)) = view_kind(&last.ident) else {
@@ -184,6 +187,9 @@ pub(crate) fn parse_params(function: &ItemFn) -> syn::Result<Vec<KernelParam>> {
         };
         reject_named_lifetimes(&typed.ty)?;
         let (class, ty, dims) = classify(&typed.ty)?;
+        if let Class::Grid = class {
+            crate::grid::check_last(params.len(), function.sig.inputs.len(), &ty)?;
+        }
         params.push(KernelParam {
             name,
             class,
@@ -256,7 +262,7 @@ pub(crate) fn same_len_indices(
                             ),
                         )),
                         Class::Slice | Class::Output => Ok(index),
-                        Class::Scalar => Err(syn::Error::new(
+                        Class::Scalar | Class::Grid => Err(syn::Error::new(
                             name.span(),
                             format!("`{name}` is not a slice or an output: it has no length"),
                         )),

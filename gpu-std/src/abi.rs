@@ -169,12 +169,21 @@ pub struct KernelInfo {
     /// Groups of parameter indices (slices and outputs) that must have the same length, from
     /// `#[kernel(same_len(a, b, out))]`; checked before every launch.
     pub same_len: &'static [&'static [usize]],
+    /// The kernel takes a `Grid` (its last parameter): it needs a cooperative launch, which
+    /// passes the launch's grid barrier as two more PTX parameters (`.u64` pointer, `.u64` 1).
+    pub cooperative: bool,
 }
 
 impl KernelInfo {
-    /// The sizes in bytes of all PTX parameters of the entry, in order.
+    /// The sizes in bytes of all PTX parameters of the entry, in order (a cooperative kernel's
+    /// grid barrier last).
     pub fn ptx_param_sizes(&self) -> impl Iterator<Item = usize> + '_ {
-        self.params.iter().flat_map(Param::ptx_param_sizes)
+        let barrier = if self.cooperative { 2 } else { 0 };
+        let barrier = [POINTER_BYTES, LENGTH_BYTES].into_iter().take(barrier);
+        self.params
+            .iter()
+            .flat_map(Param::ptx_param_sizes)
+            .chain(barrier)
     }
 }
 
@@ -221,10 +230,18 @@ impl<P> Kernel<P> {
                 name,
                 params,
                 same_len,
+                cooperative: false,
             },
             cpu,
             _params: PhantomData,
         }
+    }
+
+    /// Used by `#[kernel]` for a kernel with a `Grid` parameter: it needs a cooperative launch.
+    #[doc(hidden)]
+    pub const fn cooperative(mut self) -> Self {
+        self.info.cooperative = true;
+        self
     }
 
     /// The kernel's name, which is also its PTX `.entry` name.

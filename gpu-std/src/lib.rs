@@ -46,11 +46,13 @@ pub mod array;
 pub mod atomic;
 pub mod constant;
 mod float;
+pub mod grid;
 pub mod half;
 pub mod math;
 mod mem;
 mod number;
 pub mod out;
+pub mod print;
 pub mod random;
 pub mod shared;
 pub mod thread;
@@ -105,6 +107,7 @@ pub use ferrocuda_macros::kernel;
 /// }
 /// ```
 pub use ferrocuda_macros::pod;
+pub use grid::Grid;
 pub use number::Number;
 pub use half::{bf16, f16};
 pub use out::Out;
@@ -121,7 +124,7 @@ pub mod prelude {
     pub use crate::math::{self, Float};
     pub use crate::shared::{dynamic_shared, Shared};
     pub use crate::{
-        kernel, pod, shared, thread, warp, Array2, Array3, Dim3, Number, Out, Out2, Out3,
+        kernel, pod, shared, thread, warp, Array2, Array3, Dim3, Grid, Number, Out, Out2, Out3,
     };
 }
 

@@ -1,6 +1,7 @@
 //! The CPU executor: runs every (block, thread) of a launch with the kernel's own Rust code.
 //!
-//! Blocks run in parallel on rayon's pool (all cores); the threads of one block run inside the
+//! Blocks run in parallel on rayon's pool (all cores), or, for a cooperative launch, all at once
+//! on OS threads of their own (`cooperative.rs`); the threads of one block run inside the
 //! kernel's CPU entry (`ferrocuda_std::cpu::run_block`): one after another in a tight loop, or, once a
 //! thread reaches a barrier or warp operation, cooperatively. A panic in kernel code, a failed
 //! check of checked mode and a divergent barrier are caught per block and returned as an error
@@ -13,7 +14,8 @@ use crate::launch::{self, Arg, LaunchConfig, ParamSlot};
 use ferrocuda_std::abi::CpuEntry;
 use ferrocuda_std::cpu::{
     quiet_kernel_panics, take_current, take_panic_location, with_constants, with_output_checks,
-    BlockContext, BugReport, ConstantTables, Interrupted, Interruption, OutputShadows,
+    with_print_capture, BlockContext, BugReport, ConstantTables, Interrupted, Interruption,
+    OutputShadows,
 };
 use ferrocuda_std::Dim3;
 use rayon::prelude::*;
@@ -35,6 +37,7 @@ pub(crate) fn launch(
     constants: &ConstantTables,
     output_names: &[&'static str],
     mut args: Vec<Arg<'_>>,
+    cooperative: bool,
 ) -> Result<()> {
     let mut slots: Vec<ParamSlot> = Vec::new();
     for arg in &mut args {
@@ -81,12 +84,15 @@ pub(crate) fn launch(
     let deadline = options
         .deadline
         .map(|after| std::time::Instant::now() + after);
-    (0..grid.count()).into_par_iter().try_for_each(|linear| {
-        let block_idx = Dim3::new(
+    let block_at = |linear: u64| {
+        Dim3::new(
             (linear % grid.x as u64) as u32,
             (linear / grid.x as u64 % grid.y as u64) as u32,
             (linear / (grid.x as u64 * grid.y as u64)) as u32,
-        );
+        )
+    };
+    let run_block = |linear: u64| {
+        let block_idx = block_at(linear);
         let block = BlockContext {
             block_idx,
             block_dim,
@@ -98,15 +104,23 @@ pub(crate) fn launch(
             stack_bytes: options.stack_bytes,
         };
         let params = &params;
-        // SAFETY: `params` holds this kernel's PTX parameters (checked against the PTX entry by
-        // the caller), pointing at host memory valid for the whole launch.
-        catch_unwind(AssertUnwindSafe(|| {
+        let run = || {
             with_output_checks(&shadows, || {
-                with_constants(constants, || unsafe { entry(&params.0, &block) })
+                with_constants(constants, || {
+                    // SAFETY: `params` holds this kernel's PTX parameters (checked against the PTX
+                    // entry by the caller), pointing at host memory valid for the whole launch.
+                    unsafe { entry(&params.0, &block) }
+                })
             })
-        }))
-        .map_err(|payload| panic_error(kernel, block_idx, &options, payload))
-    })
+        };
+        let capture = options.print_capture.as_ref();
+        catch_unwind(AssertUnwindSafe(|| with_print_capture(capture, run)))
+            .map_err(|payload| panic_error(kernel, block_idx, &options, payload))
+    };
+    if cooperative {
+        return crate::cooperative::run_blocks_at_once(grid.count(), block_at, run_block);
+    }
+    (0..grid.count()).into_par_iter().try_for_each(run_block)
 }
 
 fn panic_error(

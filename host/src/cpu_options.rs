@@ -1,7 +1,8 @@
 //! [`CpuOptions`]: how the CPU executor runs launches (checked mode, deadline, thread stacks,
-//! memory limit), from code or from the environment.
+//! memory limit, where kernels print), from code or from the environment.
 
 use crate::error::{Error, Result};
+pub use ferrocuda_std::cpu::PrintCapture;
 use std::time::Duration;
 
 /// The environment variable that switches the CPU executor's checked mode on (`1`) or off (`0`)
@@ -55,6 +56,9 @@ pub struct CpuOptions {
     /// would limit them; a `to_vec` copy must fit in what they leave. `None`: the host's available
     /// memory. Either way an allocation that does not fit is [`Error::OutOfMemory`].
     pub memory_limit: Option<usize>,
+    /// Where kernels' `println!` lines go: `None` prints them to stdout, each prefixed with the
+    /// thread's coordinates; a [`PrintCapture`] collects them instead (for tests to compare).
+    pub print_capture: Option<PrintCapture>,
 }
 
 impl Default for CpuOptions {
@@ -65,6 +69,7 @@ impl Default for CpuOptions {
             deadline: None,
             stack_bytes: DEFAULT_STACK_BYTES,
             memory_limit: None,
+            print_capture: None,
         }
     }
 }
@@ -158,6 +163,7 @@ mod tests {
                 deadline: Some(Duration::from_millis(250)),
                 stack_bytes: 1 << 20,
                 memory_limit: None,
+                print_capture: None,
             }
         );
     }

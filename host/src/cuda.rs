@@ -396,14 +396,40 @@ impl GpuDevice {
         Ok((value, Duration::from_secs_f64(f64::from(ms) / 1e3)))
     }
 
-    /// Launches `kernel`: copies host arguments in, packs every PTX parameter, launches, and copies
-    /// host outputs back (waiting for the kernel) only if it succeeded.
+    /// The blocks of `name` (of `block_threads` threads, with `shared_bytes` of dynamic shared
+    /// memory) one multiprocessor holds at once; `None` if the device has no cooperative launch.
+    pub(crate) fn co_resident_blocks_per_sm(
+        &self,
+        module: &LoadedModule,
+        name: &'static str,
+        block_threads: u32,
+        shared_bytes: u32,
+    ) -> Result<Option<u32>> {
+        let g = self.context();
+        let supported = g
+            .ctx
+            .attribute(Attr::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)
+            .map_err(self.driver_error(&g, "cuDeviceGetAttribute"))?;
+        if supported == 0 {
+            return Ok(None);
+        }
+        let (f, _) = self.function(&g, module, name)?;
+        f.occupancy_max_active_blocks_per_multiprocessor(block_threads, shared_bytes as usize, None)
+            .map(Some)
+            .map_err(self.driver_error(&g, "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+    }
+
+    /// Launches `kernel`: copies host arguments in, packs every PTX parameter, launches
+    /// (`cuLaunchCooperativeKernel` if `cooperative`), and copies host outputs back (waiting for
+    /// the kernel) only if it succeeded. A cooperative launch is waited for: its last argument
+    /// is its grid barrier, which the caller frees after.
     pub(crate) fn launch(
         &self,
         module: &LoadedModule,
         kernel: &'static str,
         config: &LaunchConfig,
         mut args: Vec<Arg<'_>>,
+        cooperative: bool,
     ) -> Result<()> {
         let g = self.context();
         let (stream, trail) = match config.stream.and_then(Stream::cuda) {
@@ -499,16 +525,27 @@ impl GpuDevice {
                 block_dim: (config.block.x, config.block.y, config.block.z),
                 shared_mem_bytes: config.shared_mem_bytes,
             };
+            let call = match cooperative {
+                true => "cuLaunchCooperativeKernel",
+                false => "cuLaunchKernel",
+            };
             // SAFETY: `check_abi` matched every packed slot against the PTX entry's parameter
             // sizes; every pointer is a live device allocation of this context (`check_live`)
             // holding `len` elements (host data was staged above), and the guards keep cudarc's
-            // stream ordering for buffers in use until the launch is queued.
-            unsafe { builder.launch(cu_config) }.map_err(fault("cuLaunchKernel"))?;
+            // stream ordering for buffers in use until the launch is queued. A cooperative
+            // launch's grid was checked against what is co-resident (`check_co_resident`).
+            let launched = unsafe {
+                match cooperative {
+                    true => builder.launch_cooperative(cu_config),
+                    false => builder.launch(cu_config),
+                }
+            };
+            launched.map_err(fault(call))?;
             g.launches.record(trail, kernel);
             drop(guards);
         }
 
-        let mut wait = false;
+        let mut wait = cooperative;
         for (arg, stage) in args.iter_mut().zip(&staged) {
             if let (
                 Arg::HostOutput { bytes, .. },

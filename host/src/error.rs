@@ -241,6 +241,43 @@ pub enum Error {
         max_dims: Dim3,
     },
 
+    /// A plain launch of a kernel that takes a `Grid` (its `grid.sync()` needs every block
+    /// resident at once, which only a cooperative launch guarantees).
+    #[error(
+        "`{kernel}` takes a `Grid` and must be launched cooperatively: use \
+         `launch_cooperative!` (or `Module::launch_cooperative`), which checks that the whole grid \
+         fits on the device at once"
+    )]
+    NeedsCooperativeLaunch {
+        /// The kernel.
+        kernel: &'static str,
+    },
+
+    /// A cooperative launch whose grid cannot be resident on the device at once (or a device
+    /// without cooperative launches).
+    #[error(
+        "cooperative launch of `{kernel}`: {blocks} blocks asked, but {device} can hold at most \
+         {max_blocks} blocks of {block_threads} threads with {shared_bytes} bytes of dynamic \
+         shared memory at once ({detail}); use fewer blocks (a grid-stride loop covers any \
+         length)"
+    )]
+    CooperativeGridTooLarge {
+        /// The kernel.
+        kernel: &'static str,
+        /// Blocks asked for.
+        blocks: u64,
+        /// The most blocks that can be co-resident.
+        max_blocks: u64,
+        /// Threads per block of the launch.
+        block_threads: u64,
+        /// Dynamic shared memory per block of the launch.
+        shared_bytes: u32,
+        /// The device.
+        device: String,
+        /// How the limit comes about (blocks per multiprocessor × multiprocessors).
+        detail: String,
+    },
+
     /// More dynamic shared memory than a block may have.
     #[error(
         "launch of `{kernel}`: {requested} bytes of dynamic shared memory per block asked, but \

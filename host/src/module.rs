@@ -1,6 +1,7 @@
 //! [`Ptx`] (kernels compiled into the program) and [`Module`] (those kernels loaded on a device).
 
 use crate::args::KernelArgs;
+use crate::cooperative;
 use crate::cpu;
 use crate::cuda::LoadedModule;
 use crate::device::{Backend, Device};
@@ -206,24 +207,79 @@ impl Module {
     /// # Errors
     /// Any failed check, an allocation that does not fit, a failing kernel (on the CPU: a panic in
     /// kernel code, named by block and thread).
+    ///
+    /// A kernel that takes a `Grid` is [`Error::NeedsCooperativeLaunch`]: launch it with
+    /// [`Module::launch_cooperative`].
     pub fn launch<'a, P, A: KernelArgs<'a, P>>(
         &self,
         kernel: &Kernel<P>,
         config: LaunchConfig,
         args: A,
     ) -> Result<()> {
+        cooperative::refuse_plain_launch(kernel.info())?;
+        self.launch_as(kernel, config, args, false)
+    }
+
+    /// Launches a kernel that takes a `Grid` (`grid.sync()`), with every block resident at once;
+    /// `launch_cooperative!` is the short way to call this. The checks of [`Module::launch`],
+    /// then: the device supports cooperative launches and holds the whole grid at once (the
+    /// occupancy API's blocks per multiprocessor for this block size and shared memory, times
+    /// the multiprocessors; on the CPU executor, as a GPU with one multiprocessor per worker
+    /// thread). The launch gets a barrier of its own and is waited for.
+    ///
+    /// # Errors
+    /// Those of [`Module::launch`], and [`Error::CooperativeGridTooLarge`] with the most blocks
+    /// that fit.
+    pub fn launch_cooperative<'a, P, A: KernelArgs<'a, P>>(
+        &self,
+        kernel: &Kernel<P>,
+        config: LaunchConfig,
+        args: A,
+    ) -> Result<()> {
+        self.launch_as(kernel, config, args, true)
+    }
+
+    fn launch_as<'a, P, A: KernelArgs<'a, P>>(
+        &self,
+        kernel: &Kernel<P>,
+        config: LaunchConfig,
+        args: A,
+        cooperative: bool,
+    ) -> Result<()> {
         let info = kernel.info();
         let entry = self.entry(info.name)?;
         let args = crate::args::into_launch_args(args);
         crate::args::check_args(info, &args)?;
         launch::check_lengths(info, &args)?;
-        let args = crate::args::into_ptx_args(args);
+        let mut args = crate::args::into_ptx_args(args);
+        // A cooperative kernel's grid barrier: its last PTX parameters, zeroed for this launch.
+        let mut barrier = match info.cooperative {
+            true => Some(self.device.alloc_zeroed::<u32>(1)?),
+            false => None,
+        };
+        args.extend(barrier.as_mut().map(|b| b.as_arg_mut()));
         launch::check_abi(info, entry, &args)?;
         self.device.check_config(info.name, &config)?;
         let _staged = self.device.reserve_staging(&args)?;
+        let block_threads = config.block.count();
         match (self.device.backend(), &self.loaded) {
-            (Backend::Gpu(gpu), Some(loaded)) => gpu.launch(loaded, info.name, &config, args),
+            (Backend::Gpu(gpu), Some(loaded)) => {
+                if cooperative {
+                    let per_sm = gpu.co_resident_blocks_per_sm(
+                        loaded,
+                        info.name,
+                        block_threads as u32,
+                        config.shared_mem_bytes,
+                    )?;
+                    cooperative::check_co_resident(info, &config, &self.device, per_sm)?;
+                }
+                gpu.launch(loaded, info.name, &config, args, cooperative)
+            }
             _ => {
+                if cooperative {
+                    let per_worker = cooperative::cpu_blocks_per_worker(block_threads);
+                    cooperative::check_co_resident(info, &config, &self.device, Some(per_worker))?;
+                }
                 let constants = self.cpu_constants().clone();
                 let entry = kernel.cpu_entry();
                 let outputs: Vec<&'static str> = (info.params.iter())
@@ -232,7 +288,14 @@ impl Module {
                     .collect();
                 let device = &self.device;
                 cpu::launch(
-                    info.name, entry, &config, device, &constants, &outputs, args,
+                    info.name,
+                    entry,
+                    &config,
+                    device,
+                    &constants,
+                    &outputs,
+                    args,
+                    cooperative,
                 )
             }
         }

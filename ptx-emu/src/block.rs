@@ -41,6 +41,14 @@ pub(crate) struct Grid<'a> {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub dynamic_shared_bytes: u32,
+    /// What the launch's `vprintf` calls printed, each call's text whole.
+    pub printed: std::sync::Mutex<Vec<u8>>,
+    /// A cooperative launch: every block runs at once, and yields now and then (`cooperative.rs`).
+    pub cooperative: bool,
+    /// A block faulted: the others stop (at their next yield, in a cooperative launch).
+    pub stop: std::sync::atomic::AtomicBool,
+    /// Blocks of a cooperative launch that have ended.
+    pub ended_blocks: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +78,8 @@ pub(crate) struct Block {
     pub local: Vec<u8>,
     pub frame: Vec<u8>,
     pub instructions: u64,
+    /// Yields of a cooperative block since every other block ended (`cooperative.rs`).
+    pub yields_alone: u32,
 }
 
 impl Block {
@@ -83,6 +93,7 @@ impl Block {
             local: Vec::new(),
             frame: Vec::new(),
             instructions: 0,
+            yields_alone: 0,
         }
     }
 
@@ -91,6 +102,7 @@ impl Block {
         let p = grid.program;
         let n = (grid.block[0] * grid.block[1] * grid.block[2]) as usize;
         self.ctaid = ctaid;
+        self.yields_alone = 0;
         self.threads.clear();
         self.threads.extend((0..n).map(|_| ThreadState {
             pc: 0,

@@ -427,6 +427,13 @@ pub(crate) enum Op {
     Call {
         site: u32,
     },
+    /// `call vprintf, (format, args)`: CUDA's printf, built in (see `printf.rs`); the
+    /// frame-parameter offsets of its two pointer arguments and of its `int` result.
+    Vprintf {
+        format: u32,
+        args: u32,
+        ret: Option<u32>,
+    },
     Ret,
     Exit,
     Trap,

@@ -1,5 +1,6 @@
 //! A grid launch: checks the launch as the driver would, packs the parameters, and runs the
-//! blocks in parallel on the host's cores (rayon), stopping at the first fault.
+//! blocks in parallel on the host's cores (rayon), or, for a cooperative launch, all at once
+//! (`cooperative.rs`), stopping at the first fault.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -7,9 +8,10 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use crate::block::{Block, Grid};
+use crate::cooperative;
 use crate::ir::Program;
 use crate::memory::Allocation;
-use crate::{Fault, FaultKind, LaunchDims, LaunchStats, Memory};
+use crate::{Fault, FaultKind, KernelInfo, LaunchDims, LaunchStats, Memory};
 
 /// Most shared memory one block may have (sm_90's opt-in limit).
 pub(crate) const MAX_SHARED_BYTES: u32 = 227 * 1024;
@@ -21,15 +23,18 @@ fn invalid(kernel: &str, what: String) -> Fault {
     }
 }
 
+/// Runs the launch; what its `vprintf` calls printed goes to `printed`, also when it faults.
 pub(crate) fn run(
-    program: &Program,
-    max_threads: u32,
+    (program, info): &(Program, KernelInfo),
     module_globals: &[Arc<Allocation>],
     dims: LaunchDims,
     params: &[&[u8]],
     memory: &Memory,
+    printed: &mut Vec<u8>,
+    cooperative: bool,
 ) -> Result<LaunchStats, Fault> {
     let name = &program.name;
+    let max_threads = info.max_threads_per_block;
     let [bx, by, bz] = dims.block;
     let [gx, gy, gz] = dims.grid;
     let threads = bx as u64 * by as u64 * bz as u64;
@@ -101,41 +106,53 @@ pub(crate) fn run(
         grid: dims.grid,
         block: dims.block,
         dynamic_shared_bytes: dims.dynamic_shared_bytes,
+        printed: Mutex::new(Vec::new()),
+        cooperative,
+        stop: AtomicBool::new(false),
+        ended_blocks: AtomicU64::new(0),
     };
     let blocks = gx as u64 * gy as u64 * gz as u64;
     let instructions = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
     let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
-    (0..blocks)
-        .into_par_iter()
-        .for_each_init(Block::new, |block, index| {
-            if stop.load(Ordering::Relaxed) {
+    let run_one = |block: &mut Block, index: u64| {
+        if grid.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let ctaid = [
+            (index % gx as u64) as u32,
+            ((index / gx as u64) % gy as u64) as u32,
+            (index / (gx as u64 * gy as u64)) as u32,
+        ];
+        block.reset(&grid, ctaid);
+        block.instructions = 0;
+        let result = crate::schedule::run_block(&grid, block);
+        instructions.fetch_add(block.instructions, Ordering::Relaxed);
+        if let Err((t, trouble)) = result {
+            // The first fault stops the others; a block stopped for it is not the fault.
+            if grid.stop.swap(true, Ordering::Relaxed) && trouble.what == cooperative::STOPPED {
                 return;
             }
-            let ctaid = [
-                (index % gx as u64) as u32,
-                ((index / gx as u64) % gy as u64) as u32,
-                (index / (gx as u64 * gy as u64)) as u32,
-            ];
-            block.reset(&grid, ctaid);
-            block.instructions = 0;
-            let result = crate::schedule::run_block(&grid, block);
-            instructions.fetch_add(block.instructions, Ordering::Relaxed);
-            if let Err((t, trouble)) = result {
-                stop.store(true, Ordering::Relaxed);
-                let message = describe(&grid, block, t, &trouble.what);
-                let mut first = fault.lock().unwrap_or_else(|p| p.into_inner());
-                if first.as_ref().is_none_or(|(i, _)| index < *i) {
-                    *first = Some((
-                        index,
-                        Fault {
-                            kind: trouble.kind,
-                            message,
-                        },
-                    ));
-                }
+            let message = describe(&grid, block, t, &trouble.what);
+            let mut first = fault.lock().unwrap_or_else(|p| p.into_inner());
+            if first.as_ref().is_none_or(|(i, _)| index < *i) {
+                *first = Some((
+                    index,
+                    Fault {
+                        kind: trouble.kind,
+                        message,
+                    },
+                ));
             }
-        });
+        }
+    };
+    if cooperative {
+        cooperative::run_blocks_at_once(&grid, blocks, run_one);
+    } else {
+        (0..blocks)
+            .into_par_iter()
+            .for_each_init(Block::new, |block, index| run_one(block, index));
+    }
+    printed.append(&mut grid.printed.lock().unwrap_or_else(|p| p.into_inner()));
     match fault.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some((_, fault)) => Err(fault),
         None => Ok(LaunchStats {

@@ -61,12 +61,14 @@
 
 mod arith;
 mod block;
+mod cooperative;
 mod decode;
 mod ir;
 mod launch;
 mod memory;
 mod module;
 mod parse;
+mod printf;
 mod schedule;
 mod shared;
 mod thread;
@@ -200,7 +202,9 @@ pub struct Fault {
 
 /// Runs `kernel` of `module` over the grid to completion, or to the first fault. `params` holds
 /// one byte slice per kernel parameter (what `cuLaunchKernel`'s `kernelParams` point to), each of
-/// the parameter's size. Blocks may run in parallel on the host's cores.
+/// the parameter's size. Blocks may run in parallel on the host's cores. What the kernel prints
+/// (`vprintf`) is written to stdout when the launch ends, as the driver prints its printf buffer
+/// at the next synchronisation; [`launch_printing`] keeps it instead.
 pub fn launch(
     module: &Module,
     kernel: &str,
@@ -208,7 +212,56 @@ pub fn launch(
     params: &[&[u8]],
     memory: &Memory,
 ) -> Result<LaunchStats, Fault> {
-    let Some((program, info)) = module.kernels.iter().find(|(p, _)| p.name == kernel) else {
+    let mut printed = Vec::new();
+    let outcome = launch_printing(
+        module,
+        kernel,
+        dims,
+        params,
+        memory,
+        LaunchKind::Plain,
+        &mut printed,
+    );
+    write_printed(&printed);
+    outcome
+}
+
+/// Writes what a launch printed to stdout, in one write (a closed stdout loses it, as a full
+/// printf buffer does on a GPU).
+pub fn write_printed(printed: &[u8]) {
+    if !printed.is_empty() {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(printed).and_then(|()| stdout.flush());
+    }
+}
+
+/// How the blocks of a launch run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchKind {
+    /// `cuLaunchKernel`: in parallel on the host's cores, each block to its end.
+    Plain,
+    /// `cuLaunchCooperativeKernel`: every block at once, on a host thread of its own, each
+    /// yielding to the others every few thousand instructions, so that a block spinning on a
+    /// grid barrier in global memory lets the others reach it. The caller (the driver) checks
+    /// that the grid is one the device could hold at once. A fault in one block stops the
+    /// others; a block still running long after every other block ended (waiting at a grid
+    /// barrier they never reached) is a [`FaultKind::Divergence`], not a hang.
+    Cooperative,
+}
+
+/// [`launch`] as `kind` says, with what the kernel prints appended to `printed` (each `vprintf`
+/// call's text whole, each thread's in its order), also when it faults.
+pub fn launch_printing(
+    module: &Module,
+    kernel: &str,
+    dims: LaunchDims,
+    params: &[&[u8]],
+    memory: &Memory,
+    kind: LaunchKind,
+    printed: &mut Vec<u8>,
+) -> Result<LaunchStats, Fault> {
+    let Some(found) = module.kernels.iter().find(|(p, _)| p.name == kernel) else {
         let message = format!("{kernel}: no such kernel in the module");
         return Err(Fault {
             kind: FaultKind::InvalidLaunch,
@@ -216,11 +269,12 @@ pub fn launch(
         });
     };
     launch::run(
-        program,
-        info.max_threads_per_block,
+        found,
         &module.globals,
         dims,
         params,
         memory,
+        printed,
+        kind == LaunchKind::Cooperative,
     )
 }

@@ -62,6 +62,11 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                 "ran past the end of the kernel's code",
             ));
         };
+        if grid.cooperative && (executed + 1).is_multiple_of(crate::cooperative::YIELD_EVERY) {
+            if let Err(trouble) = crate::cooperative::yield_now(grid, block) {
+                break Err(trouble);
+            }
+        }
         let regs = &mut block.registers[t * n..(t + 1) * n];
         if let Some((p, negated)) = instr.guard {
             if (regs[p as usize] & 1 == 1) == negated {
@@ -362,6 +367,19 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                         FaultKind::IllegalAddress,
                         "call stack overflow (more than 1024 frames)",
                     ));
+                }
+            }
+            Op::Vprintf { format, args, ret } => {
+                let size = program.frame_param_bytes as usize;
+                let frame = t * size;
+                let pointer = |o: u32| crate::block::read_le(&block.frame, frame + o as usize, 8);
+                let (format, args) = (pointer(format), pointer(args));
+                if let Err(trouble) = crate::printf::vprintf(grid, block, t, format, args) {
+                    break Err(trouble);
+                }
+                if let Some(o) = ret {
+                    // Success; no caller of ours reads the count CUDA's returns.
+                    crate::block::write_le(&mut block.frame, frame + o as usize, 4, 0);
                 }
             }
             Op::Ret => match block.threads[t].calls.pop() {

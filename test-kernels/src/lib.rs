@@ -380,3 +380,5 @@ pub mod limits;
 pub mod arrays;
 pub mod constant;
 pub mod half;
+pub mod grid;
+pub mod print;

@@ -65,6 +65,12 @@ pub enum KernelBug {
         /// Which threads are where.
         detail: String,
     },
+    /// Some blocks of a cooperative launch wait at a `grid.sync()` that another block ended
+    /// without reaching.
+    GridSyncDivergence {
+        /// Which blocks are where.
+        detail: String,
+    },
     /// A warp operation that the lanes in its mask cannot all join.
     WarpDivergence {
         /// Which lanes are where.
@@ -128,6 +134,11 @@ impl fmt::Display for KernelBug {
                 f,
                 "barrier divergence: {detail}. Every thread of a block must reach the same \
                  sync_threads(); on a GPU this hangs or corrupts the block"
+            ),
+            KernelBug::GridSyncDivergence { detail } => write!(
+                f,
+                "grid sync divergence: {detail}. Every block of a cooperative launch must reach \
+                 the same grid.sync(); on a GPU the grid hangs"
             ),
             KernelBug::WarpDivergence { detail } => write!(
                 f,

@@ -75,6 +75,11 @@ pub(crate) fn poll_deadline() {
     }
 }
 
+/// A check point that reads the clock now (for a thread blocked outside its block's scheduler).
+pub(crate) fn check_deadline() {
+    read_clock();
+}
+
 #[cold]
 #[inline(never)]
 fn read_clock() {

@@ -10,24 +10,30 @@
 mod block;
 mod bug;
 mod constants;
+mod grid;
 mod interrupt;
 mod outputs;
 mod panic;
+mod print;
 mod shared;
 mod stack_guard;
 
 pub use bug::{BugReport, KernelBug, SharedAccess};
 pub(crate) use constants::constant_table;
 pub use constants::{with_constants, ConstantTables};
+pub use grid::{with_grid_barrier, GridAbandoned, GridBarrier};
 pub use interrupt::{Interrupted, Interruption};
 pub(crate) use outputs::{check_output, output_shadow, OutputShadow};
 pub use outputs::{with_output_checks, OutputShadows};
 pub use panic::{quiet_kernel_panics, take_panic_location};
+pub use print::{with_print_capture, PrintCapture};
 pub use shared::{shared_array, SharedSite};
 pub use stack_guard::DEFAULT_STACK_BYTES;
 
 pub(crate) use block::{gathered, wait, Wait, WarpOp, WARP};
+pub(crate) use grid::grid_sync;
 pub(crate) use interrupt::{poll_deadline, GRID_STRIDE_CHUNK};
+pub(crate) use print::print_line;
 pub(crate) use shared::{check_access, dynamic_shared, Access};
 
 use crate::thread::Dim3;
@@ -373,6 +379,14 @@ pub(crate) fn check_warp_mask(op: WarpOp, mask: u32) {
 #[track_caller]
 pub(crate) fn sync_threads() {
     sync_threads_count(false);
+}
+
+/// `sync_threads()` reported at `site` (a grid sync's block barriers).
+pub(crate) fn sync_threads_at(site: &'static core::panic::Location<'static>) {
+    wait(Wait::Barrier {
+        site,
+        predicate: false,
+    });
 }
 
 /// A barrier that also counts the threads of the block whose `predicate` holds.

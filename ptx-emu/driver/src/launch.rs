@@ -9,7 +9,7 @@ use crate::module::registers;
 use crate::occupancy::{blocks_per_sm, Resources};
 use crate::state::DRIVER;
 use cudarc::driver::sys::{CUfunction, CUresult, CUstream};
-use ferrocuda_ptx_emu::{FaultKind, LaunchDims};
+use ferrocuda_ptx_emu::{launch_printing, FaultKind, LaunchDims, LaunchKind};
 use std::ffi::{c_uint, c_void};
 use std::time::Instant;
 
@@ -107,7 +107,16 @@ unsafe fn launch(
         dynamic_shared_bytes: shared,
     };
     let start = Instant::now();
-    let outcome = ferrocuda_ptx_emu::launch(&module, &info.name, dims, &args, &DRIVER.memory);
+    let mut printed = Vec::new();
+    let kind = match cooperative {
+        true => LaunchKind::Cooperative,
+        false => LaunchKind::Plain,
+    };
+    let memory = &DRIVER.memory;
+    let outcome = launch_printing(&module, &info.name, dims, &args, memory, kind, &mut printed);
+    // The kernel's printf buffer: a GPU's driver prints it at the next synchronisation; this
+    // launch is over, so that is now.
+    ferrocuda_ptx_emu::write_printed(&printed);
     match outcome {
         Ok(stats) => {
             if stats_wanted() {

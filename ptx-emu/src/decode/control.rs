@@ -247,6 +247,9 @@ impl<'a> Decoder<'a> {
             [] => (None, None),
             _ => return Err("unexpected call operands".into()),
         };
+        if is_builtin(self.module, callee) {
+            return vprintf(scope, returns, args);
+        }
         let (callee_params, callee_returns) = self
             .function_params
             .get(callee)
@@ -291,4 +294,33 @@ impl<'a> Decoder<'a> {
         self.call_fixups.push((index, name));
         Ok(Op::Call { site: index as u32 })
     }
+}
+
+/// `call (ret), vprintf, (format, args)`: two `.b64` call parameters and an optional `.b32`.
+fn vprintf(
+    scope: &Scope<'_>,
+    returns: Option<&Vec<Operand>>,
+    args: Option<&Vec<Operand>>,
+) -> Result<Op, String> {
+    let offset = |operand: &Operand| match operand {
+        Operand::Name(n) => match scope.params.get(n.as_str()) {
+            Some(&(Space::FrameParam, offset)) => Ok(offset),
+            _ => Err(format!("vprintf argument {n} is not a .param in scope")),
+        },
+        _ => Err("vprintf arguments must be .param names".to_string()),
+    };
+    let (format, arguments) = match args.map(Vec::as_slice) {
+        Some([format, arguments]) => (offset(format)?, offset(arguments)?),
+        _ => return Err("vprintf takes two arguments (format, argument buffer)".into()),
+    };
+    let ret = match returns.map(Vec::as_slice) {
+        None | Some([]) => None,
+        Some([ret]) => Some(offset(ret)?),
+        Some(_) => return Err("vprintf returns one value".into()),
+    };
+    Ok(Op::Vprintf {
+        format,
+        args: arguments,
+        ret,
+    })
 }

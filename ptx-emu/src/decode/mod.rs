@@ -70,6 +70,9 @@ pub(crate) fn decode_kernel(
     let mut i = 0;
     while i < order.len() {
         for callee in callees(order[i]) {
+            if is_builtin(module, callee) {
+                continue;
+            }
             let function = module.functions.get(callee).ok_or_else(|| {
                 err(
                     order[i].line,
@@ -124,6 +127,11 @@ pub(crate) fn decode_kernel(
         d.program.calls[site].target = d.starts[name];
     }
     Ok(d.program)
+}
+
+/// A function the emulator provides when the module only declares it: CUDA's `vprintf`.
+pub(crate) fn is_builtin(module: &ModuleSymbols, callee: &str) -> bool {
+    callee == "vprintf" && !module.functions.contains_key(callee)
 }
 
 fn callees(function: &Function) -> impl Iterator<Item = &str> {

@@ -116,24 +116,56 @@ impl Device {
         shared: u32,
         args: &[Arg],
     ) -> Result<LaunchStats, Fault> {
-        let mut params: Vec<Vec<u8>> = Vec::new();
-        for arg in args {
-            match arg {
-                Arg::Slice(b) => {
-                    params.push(b.addr.to_le_bytes().to_vec());
-                    params.push(b.len.to_le_bytes().to_vec());
-                }
-                Arg::Value(v) => params.push(v.clone()),
-            }
-        }
+        let params = pack(args);
         let refs: Vec<&[u8]> = params.iter().map(Vec::as_slice).collect();
-        let dims = LaunchDims {
-            grid,
-            block,
-            dynamic_shared_bytes: shared,
-        };
-        launch(module, kernel, dims, &refs, &self.memory)
+        launch(
+            module,
+            kernel,
+            dims(grid, block, shared),
+            &refs,
+            &self.memory,
+        )
     }
+
+    /// [`Device::launch`], keeping what the kernel prints in `printed`.
+    pub fn launch_printing(
+        &self,
+        module: &Module,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        args: &[Arg],
+        printed: &mut Vec<u8>,
+    ) -> Result<LaunchStats, Fault> {
+        let params = pack(args);
+        let refs: Vec<&[u8]> = params.iter().map(Vec::as_slice).collect();
+        let dims = dims(grid, block, 0);
+        let kind = ferrocuda_ptx_emu::LaunchKind::Plain;
+        ferrocuda_ptx_emu::launch_printing(module, kernel, dims, &refs, &self.memory, kind, printed)
+    }
+}
+
+fn dims(grid: [u32; 3], block: [u32; 3], shared: u32) -> LaunchDims {
+    LaunchDims {
+        grid,
+        block,
+        dynamic_shared_bytes: shared,
+    }
+}
+
+/// Each argument as its PTX parameters' bytes.
+fn pack(args: &[Arg]) -> Vec<Vec<u8>> {
+    let mut params: Vec<Vec<u8>> = Vec::new();
+    for arg in args {
+        match arg {
+            Arg::Slice(b) => {
+                params.push(b.addr.to_le_bytes().to_vec());
+                params.push(b.len.to_le_bytes().to_vec());
+            }
+            Arg::Value(v) => params.push(v.clone()),
+        }
+    }
+    params
 }
 
 /// Deterministic pseudo-random f32 in `[-1, 1)` (splitmix64), so failures reproduce.

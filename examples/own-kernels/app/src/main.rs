@@ -1,6 +1,6 @@
 //! Launches `my_kernels::scaled_square` on the best device and checks it against an f64 loop.
 
-use ferrocuda_host::{launch, Device, Ptx};
+use ferrocuda_host::{launch, launch_cooperative, Device, Ptx};
 
 static MY_KERNELS: Ptx = Ptx::new("my-kernels", include_str!(env!("MY_KERNELS_PTX")));
 
@@ -80,5 +80,23 @@ fn each_instance_of_the_generic_block_max_runs() {
     assert_eq!(my_kernels::block_max::<i32>().name(), "block_max_i32");
     for entry in ["block_max_f32", "block_max_f64", "block_max_i32"] {
         assert!(MY_KERNELS.info().entry(entry).is_some(), "{entry}");
+    }
+}
+
+#[test]
+fn grid_max_finds_the_largest_element_in_one_cooperative_launch() {
+    let kernels = Device::cpu_checked(true).load(&MY_KERNELS).unwrap();
+    let x: Vec<f64> = (0..5000)
+        .map(|i| ((i * 7919) % 4999) as f64 - 2000.5)
+        .collect();
+    for blocks in [1u32, 3, 8] {
+        let mut maxes = vec![f64::NAN; blocks as usize];
+        let mut max = vec![f64::NAN];
+        launch_cooperative!(
+            kernels,
+            my_kernels::grid_max[blocks, my_kernels::BLOCK as u32](&x, &mut maxes, &mut max)
+        )
+        .unwrap();
+        assert_eq!(max[0], x.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
     }
 }

@@ -1,0 +1,152 @@
+//! Grid-wide synchronisation: test-kernels' `grid_sum` (one launch: block partials, `grid.sync()`,
+//! block 0 sums them) against an f64 reference on the CPU executor and on a GPU (the PTX
+//! emulator in CI); a plain launch of it, and a grid larger than what is co-resident, are errors
+//! saying what to do; a grid sync that only some blocks reach is reported on the CPU.
+
+mod support;
+
+use ferrocuda::{launch, launch_cooperative, Error, KernelBug, Module};
+use test_kernels::grid::{grid_sum, grid_sync_in_block_0_only, GRID_SUM_BLOCK};
+
+fn modules(test: &str) -> Vec<Module> {
+    support::on_every_device(test, support::test_kernels())
+}
+
+/// `grid_sum` of `x` over `blocks` blocks, and the f64 sum with its error bound (f32 additions:
+/// a relative error of about `n × 2^-24` of `Σ|x|` at worst, far less in practice).
+fn grid_sum_on(module: &Module, x: &[f32], blocks: u32) -> (f32, f64, f64) {
+    let mut partial = vec![f32::NAN; blocks as usize];
+    let mut total = vec![f32::NAN];
+    launch_cooperative!(
+        module,
+        grid_sum[blocks, GRID_SUM_BLOCK](x, &mut partial, &mut total)
+    )
+    .unwrap_or_else(|e| panic!("{} blocks: {e}", blocks));
+    let reference: f64 = x.iter().map(|&v| v as f64).sum();
+    let magnitude: f64 = x.iter().map(|&v| (v as f64).abs()).sum();
+    let bound = magnitude * 1e-6 * (x.len() as f64).log2().max(1.0) + 1e-30;
+    (total[0], reference, bound)
+}
+
+#[test]
+fn grid_sum_matches_the_f64_sum_in_one_launch() {
+    for module in modules("grid_sum_matches_the_f64_sum_in_one_launch") {
+        let device = module.device();
+        let (mut rng, seed) = support::rng();
+        let sizes = support::size_for(device, vec![1, 255, 10_000, 1 << 20], vec![1, 255, 3000]);
+        for n in sizes {
+            let x = support::random_f32(&mut rng, n);
+            for blocks in [1, 2, 5] {
+                let (got, want, bound) = grid_sum_on(&module, &x, blocks);
+                assert!(
+                    (got as f64 - want).abs() <= bound,
+                    "{device}: n={n} blocks={blocks} seed={seed}: got {got}, want {want} (bound {bound:e})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_plain_launch_of_a_cooperative_kernel_is_an_error_naming_the_fix() {
+    for module in modules("a_plain_launch_of_a_cooperative_kernel_is_an_error_naming_the_fix") {
+        let x = [1.0f32; 4];
+        let (mut partial, mut total) = (vec![0.0f32; 1], vec![0.0f32; 1]);
+        let error =
+            launch!(module, grid_sum[1, GRID_SUM_BLOCK](&x, &mut partial, &mut total)).unwrap_err();
+        assert!(
+            matches!(error, Error::NeedsCooperativeLaunch { kernel: "grid_sum" }),
+            "{error}"
+        );
+        assert!(error.to_string().contains("launch_cooperative!"), "{error}");
+        assert_eq!(total, [0.0], "nothing ran");
+    }
+}
+
+#[test]
+fn a_grid_larger_than_what_is_co_resident_is_refused_with_the_limit() {
+    for module in modules("a_grid_larger_than_what_is_co_resident_is_refused_with_the_limit") {
+        let device = module.device().clone();
+        let x = vec![1.0f32; 1000];
+        let blocks = 1 << 20;
+        let (mut partial, mut total) = (vec![0.0f32; blocks], vec![0.0f32; 1]);
+        let error = launch_cooperative!(
+            module,
+            grid_sum[blocks, GRID_SUM_BLOCK](&x, &mut partial, &mut total)
+        )
+        .unwrap_err();
+        let Error::CooperativeGridTooLarge {
+            blocks: asked,
+            max_blocks,
+            block_threads,
+            ..
+        } = error
+        else {
+            panic!("{device}: {error}");
+        };
+        assert_eq!((asked, block_threads), (blocks as u64, 256));
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!("at most {max_blocks} blocks of 256 threads")),
+            "{message}"
+        );
+        let sms = device.properties().multiprocessors as u64;
+        assert!(
+            max_blocks >= sms && max_blocks % sms == 0,
+            "{device}: {max_blocks} is blocks per multiprocessor x {sms}: {message}"
+        );
+        if device.properties().kind == ferrocuda::DeviceKind::Cpu {
+            // 2048 threads per worker: 8 blocks of 256 each, all of which run at once.
+            assert_eq!(max_blocks, 8 * sms, "{message}");
+            let (got, want, bound) = grid_sum_on(&module, &x, max_blocks as u32);
+            assert!((got as f64 - want).abs() <= bound, "{got} vs {want}");
+        }
+    }
+}
+
+#[test]
+fn a_grid_sync_that_only_some_blocks_reach_is_reported_on_the_cpu() {
+    let cpu = ferrocuda::Device::cpu_checked(true);
+    let module = cpu.load(support::test_kernels()).unwrap();
+    let mut out = vec![0u32; 3];
+    let error =
+        launch_cooperative!(module, grid_sync_in_block_0_only[3, 32](&mut out)).unwrap_err();
+    let Error::KernelBug { block, bug, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(*block, ferrocuda::Dim3::new(0, 0, 0), "{error}");
+    let KernelBug::GridSyncDivergence { detail } = &**bug else {
+        panic!("{error}");
+    };
+    assert!(
+        detail.contains("block (0, 0, 0)") && detail.contains("ended without reaching it"),
+        "{detail}"
+    );
+    assert!(detail.contains("test-kernels/src/grid.rs"), "{detail}");
+}
+
+#[test]
+fn on_the_emulator_a_grid_sync_that_only_some_blocks_reach_is_a_failed_launch() {
+    let test = "on_the_emulator_a_grid_sync_that_only_some_blocks_reach_is_a_failed_launch";
+    let Some(gpu) = support::gpu_or_skip(test) else {
+        return;
+    };
+    if !gpu.properties().is_emulator() {
+        // A GPU would hang here, as CUDA's cooperative groups do.
+        support::say_skipped(
+            test,
+            "a real GPU hangs at a grid sync not every block reaches",
+        );
+        return;
+    }
+    let module = gpu.load(support::test_kernels()).unwrap();
+    let mut out = vec![0u32; 3];
+    let error =
+        launch_cooperative!(module, grid_sync_in_block_0_only[3, 32](&mut out)).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("grid_sync_in_block_0_only")
+            && message.contains("CUDA_ERROR_LAUNCH_FAILED"),
+        "{message}"
+    );
+}
