@@ -309,6 +309,7 @@ fn arrays_cross_as_pointer_length_extents_and_all_but_the_last_stride() {
     );
     let message = error_of("same_len(a, b)", "pub fn k(a: Array2<f32>, b: &[f32]) {}");
     assert!(message.contains("`a` is a 2D array"), "{message}");
-    assert!(error_of("", "pub fn k(a: Array2<f32, u8>) {}")
-        .contains("`Array2` takes one element type"));
+    assert!(
+        error_of("", "pub fn k(a: Array2<f32, u8>) {}").contains("`Array2` takes one element type")
+    );
 }

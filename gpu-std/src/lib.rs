@@ -108,8 +108,8 @@ pub use ferrocuda_macros::kernel;
 /// ```
 pub use ferrocuda_macros::pod;
 pub use grid::Grid;
-pub use number::Number;
 pub use half::{bf16, f16};
+pub use number::Number;
 pub use out::Out;
 pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;

@@ -379,6 +379,6 @@ pub mod limits;
 // Added after the kernels above, whose line numbers tests/checked_mode.rs names.
 pub mod arrays;
 pub mod constant;
-pub mod half;
 pub mod grid;
+pub mod half;
 pub mod print;
