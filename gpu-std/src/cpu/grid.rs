@@ -69,8 +69,9 @@ impl GridBarrier {
         self.changed.notify_all();
     }
 
-    /// Thread 0 of a block at a grid sync: returns when every block has arrived.
-    fn wait(&self, site: &'static Location<'static>) {
+    /// Thread 0 of a block at a grid sync: returns, with the syncs completed, when every block
+    /// has arrived.
+    fn wait(&self, site: &'static Location<'static>) -> u64 {
         let mut state = self.lock();
         let generation = state.generation;
         state.arrived += 1;
@@ -79,12 +80,12 @@ impl GridBarrier {
             state.generation += 1;
             state.waiting_at = None;
             self.changed.notify_all();
-            return;
+            return state.generation;
         }
         state.waiting_at.get_or_insert(site);
         loop {
             if state.generation != generation {
-                return;
+                return state.generation;
             }
             if state.failed {
                 drop(state);
@@ -116,19 +117,29 @@ impl GridBarrier {
 
 std::thread_local! {
     static GRID: Cell<Option<*const GridBarrier>> = const { Cell::new(None) };
+    /// Grid syncs the block on this OS thread has passed (one block per OS thread in a
+    /// cooperative launch; 0 in any other launch).
+    static GRID_EPOCH: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Grid syncs the running block has passed: what orders output accesses of different blocks
+/// (checked mode's race check on outputs).
+pub(crate) fn current_grid_epoch() -> u64 {
+    GRID_EPOCH.get()
 }
 
 /// Runs `f` (one block of a cooperative launch) with `barrier` as this OS thread's grid
 /// barrier; the previous one is restored after, also when `f` unwinds. An executor internal.
 #[doc(hidden)]
 pub fn with_grid_barrier<R>(barrier: &GridBarrier, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<*const GridBarrier>);
+    struct Restore(Option<*const GridBarrier>, u64);
     impl Drop for Restore {
         fn drop(&mut self) {
             GRID.set(self.0);
+            GRID_EPOCH.set(self.1);
         }
     }
-    let _restore = Restore(GRID.replace(Some(barrier)));
+    let _restore = Restore(GRID.replace(Some(barrier)), GRID_EPOCH.replace(0));
     f()
 }
 
@@ -146,7 +157,10 @@ pub(crate) fn grid_sync() {
         };
         // SAFETY: `with_grid_barrier` set the pointer from a reference that outlives its `f`,
         // which is running this block, and clears it when `f` ends.
-        unsafe { &*barrier }.wait(site);
+        let passed = unsafe { &*barrier }.wait(site);
+        // The block's other threads wait at the barrier below: none accesses an output until
+        // they all see the new epoch.
+        GRID_EPOCH.set(passed);
     }
     sync_threads_at(site);
 }

@@ -3,9 +3,14 @@
 //! ordering them, is a race. Threads of different blocks are never ordered; threads of one block
 //! are ordered by a barrier between the accesses. Atomics are exempt.
 //!
+//! Threads of different blocks are ordered by a grid sync (`Grid::sync()` of a cooperative
+//! launch) between the accesses.
+//!
 //! Each tracked output has a shadow word per element, the last plain write to it: the block (its
-//! position in the grid), the thread (in the block) and the block's barrier count then. Reads are
-//! checked against it but not recorded, so a write after another thread's read goes unseen.
+//! position in the grid), the thread (in the block), the block's barrier count and the launch's
+//! grid syncs then. Reads are checked against it but not recorded, so a write after another
+//! thread's read goes unseen. The counts are kept modulo their fields' widths (2^16 barriers,
+//! 2^12 grid syncs), so two accesses exactly a multiple of that apart look unordered.
 
 use super::bug::{raise, KernelBug};
 use super::{current_block, current_linear, linear_to_dim};
@@ -100,17 +105,18 @@ pub(crate) fn output_shadow(base: *const u8) -> *const OutputShadow {
         .map_or(core::ptr::null(), |o| o as *const OutputShadow)
 }
 
-/// The record of the current thread's access: block (grid position + 1, 32 bits), thread (+ 1,
-/// 11 bits), barrier count (20 bits), write (1 bit).
+/// The record of the current thread's access: grid syncs (12 bits), block (grid position + 1,
+/// 24 bits), thread (+ 1, 11 bits), barrier count (16 bits), write (1 bit).
 fn record(write: bool) -> u64 {
     let block = current_block();
     let b = block.block_idx;
     let g = block.grid_dim;
     let linear = (b.z as u64 * g.y as u64 + b.y as u64) * g.x as u64 + b.x as u64;
-    let block_field = (linear % u32::MAX as u64) + 1;
+    let block_field = (linear % 0xff_ffff) + 1;
     let thread = current_linear() as u64 + 1;
-    let epoch = super::shared::current_epoch() as u64 & 0xf_ffff;
-    (block_field << 32) | (thread << 21) | (epoch << 1) | write as u64
+    let epoch = super::shared::current_epoch() as u64 & 0xffff;
+    let grid_epoch = super::grid::current_grid_epoch() & 0xfff;
+    (grid_epoch << 52) | (block_field << 28) | (thread << 17) | (epoch << 1) | write as u64
 }
 
 /// Checks the current thread's plain access to element `index` of the output `shadow` tracks
@@ -134,13 +140,15 @@ pub(crate) unsafe fn check_output(
     } else {
         word.load(Relaxed)
     };
-    let block = |r: u64| r >> 32;
-    let thread = |r: u64| (r >> 21) & 0x7ff;
-    let epoch = |r: u64| (r >> 1) & 0xf_ffff;
+    let grid_epoch = |r: u64| r >> 52;
+    let block = |r: u64| (r >> 28) & 0xff_ffff;
+    let thread = |r: u64| (r >> 17) & 0x7ff;
+    let epoch = |r: u64| (r >> 1) & 0xffff;
     let earlier_wrote = earlier & 1 == 1;
     let other_block = block(earlier) != block(me);
     let same_interval = thread(earlier) != thread(me) && epoch(earlier) == epoch(me);
-    if earlier_wrote && (other_block || same_interval) {
+    let unordered = grid_epoch(earlier) == grid_epoch(me) && (other_block || same_interval);
+    if earlier_wrote && unordered {
         let geometry = current_block();
         let earlier_block = block(earlier) - 1;
         let g = geometry.grid_dim;
