@@ -109,7 +109,7 @@ pub use thread::Dim3;
 /// so `x.exp()` compiles on the GPU too, and the import never shows up as unused on the host,
 /// where std's own `f32` methods win (see [`math::Float`]).
 pub mod prelude {
-    pub use crate::math::{self, Float};
+    pub use crate::math::{self, DeviceMath, Float};
     pub use crate::shared::{dynamic_shared, Shared};
     pub use crate::{kernel, pod, shared, thread, warp, Dim3, Out};
 }

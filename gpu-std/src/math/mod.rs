@@ -45,23 +45,24 @@
 pub use crate::float::Float;
 
 mod approx;
+mod device_math;
+mod double;
 mod exp_log;
+mod functions;
 mod normal;
 mod pow;
 pub mod reproducible;
 mod trig;
 
 pub use approx::{fast_exp, fast_exp2, fast_ln, fast_log2};
-pub use exp_log::{exp, exp2, ln, log2};
-pub use normal::{erfc, normal_cdf};
-pub use pow::pow;
+pub use device_math::DeviceMath;
+pub use functions::{cos, erfc, exp, exp2, fma, ln, log2, normal_cdf, pow, sin, sin_cos, sqrt};
 pub use reproducible::{cospi, sincospi, sinpi};
-pub use trig::{cos, sin, sin_cos};
 
 /// `a·b + c` with one rounding (IEEE fused multiply-add): PTX `fma.rn.f32` on the GPU, the
 /// C library's `fmaf` (an FMA instruction where the CPU has one) on the host.
 #[inline(always)]
-pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+pub(crate) fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     {
         core::intrinsics::fmaf32(a, b, c)
@@ -75,7 +76,7 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
 /// √x, correctly rounded (0.5 ULP): PTX `sqrt.rn.f32` on the GPU, IEEE `sqrtss` on the host.
 /// `sqrt(-0) = -0`, `sqrt(x < 0) = NaN`, `sqrt(inf) = inf`.
 #[inline(always)]
-pub fn sqrt(x: f32) -> f32 {
+pub(crate) fn sqrt_f32(x: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     {
         core::intrinsics::sqrtf32(x)
@@ -93,7 +94,7 @@ pub(crate) fn poly<const N: usize>(c: &[f32; N], x: f32) -> f32 {
     let mut i = N - 1;
     while i > 0 {
         i -= 1;
-        p = fma(p, x, c[i]);
+        p = fma_f32(p, x, c[i]);
     }
     p
 }
