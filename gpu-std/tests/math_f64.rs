@@ -77,7 +77,13 @@ fn std_error(got: f64, want: f64) -> f64 {
 }
 
 /// A million random inputs from `range`: the worst error against std within `bound + 1`.
-fn sweep_against_std(name: &str, range: (f64, f64), bound: f64, ours: fn(f64) -> f64, std: fn(f64) -> f64) {
+fn sweep_against_std(
+    name: &str,
+    range: (f64, f64),
+    bound: f64,
+    ours: fn(f64) -> f64,
+    std: fn(f64) -> f64,
+) {
     let seed: u64 = rand::random();
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut worst = (0.0, 0.0);
@@ -88,8 +94,16 @@ fn sweep_against_std(name: &str, range: (f64, f64), bound: f64, ours: fn(f64) ->
             worst = (error, x);
         }
     }
-    eprintln!("math::{name}::<f64> against std on {range:?}: max {:.3} ULP at {:e}", worst.0, worst.1);
-    assert!(worst.0 <= bound + 1.0, "{name}({:e}): {} ULP from std (seed {seed})", worst.1, worst.0);
+    eprintln!(
+        "math::{name}::<f64> against std on {range:?}: max {:.3} ULP at {:e}",
+        worst.0, worst.1
+    );
+    assert!(
+        worst.0 <= bound + 1.0,
+        "{name}({:e}): {} ULP from std (seed {seed})",
+        worst.1,
+        worst.0
+    );
 }
 
 #[test]
@@ -104,8 +118,20 @@ fn sweeps_against_std_stay_within_the_bounds_plus_std_s_own_error() {
     sweep_against_std("cos", (-100.0, 100.0), 2.0, math::cos, f64::cos);
     sweep_against_std("sin", (1e5, 1e300), 2.0, math::sin, f64::sin);
     sweep_against_std("sqrt", (0.0, 1e300), 0.0, math::sqrt, f64::sqrt);
-    sweep_against_std("pow(_, 0.75)", (0.0, 1e300), 2.0, |x| math::pow(x, 0.75), |x| x.powf(0.75));
-    sweep_against_std("pow(_, -13.5)", (0.001, 1e20), 2.0, |x| math::pow(x, -13.5), |x| x.powf(-13.5));
+    sweep_against_std(
+        "pow(_, 0.75)",
+        (0.0, 1e300),
+        2.0,
+        |x| math::pow(x, 0.75),
+        |x| x.powf(0.75),
+    );
+    sweep_against_std(
+        "pow(_, -13.5)",
+        (0.001, 1e20),
+        2.0,
+        |x| math::pow(x, -13.5),
+        |x| x.powf(-13.5),
+    );
 }
 
 /// The same value or both NaN.
@@ -162,7 +188,11 @@ fn special_values() {
         same(got, want, what);
     }
     // Subnormal results of exp round once: e^x at x = ln(2^-1074 · 3) is 3 subnormal units.
-    same(math::exp(3f64.ln() - 1074.0 * 2f64.ln()), 3.0 * 5e-324, "exp into the subnormals");
+    same(
+        math::exp(3f64.ln() - 1074.0 * 2f64.ln()),
+        3.0 * 5e-324,
+        "exp into the subnormals",
+    );
 }
 
 #[test]
@@ -170,7 +200,11 @@ fn methods_and_functions_agree() {
     let x = 0.7f64;
     same(DeviceMath::exp(x), math::exp(x), "exp");
     same(DeviceMath::powf(x, 3.3), math::pow(x, 3.3), "powf");
-    same(DeviceMath::mul_add(x, 2.0, 1.0), math::fma(x, 2.0, 1.0), "mul_add");
+    same(
+        DeviceMath::mul_add(x, 2.0, 1.0),
+        math::fma(x, 2.0, 1.0),
+        "mul_add",
+    );
     same(x.normal_cdf(), math::normal_cdf(x), "normal_cdf");
     // The f32 functions are still the f32 tier: exp(1) rounds to e's f32 neighbour.
     assert_eq!(math::exp(1.0f32), core::f32::consts::E);

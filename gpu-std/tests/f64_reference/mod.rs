@@ -67,7 +67,11 @@ pub fn points(name: &str) -> Vec<Point> {
             })
         })
         .collect();
-    assert!(points.len() > 1000, "{name}: {} reference points", points.len());
+    assert!(
+        points.len() > 1000,
+        "{name}: {} reference points",
+        points.len()
+    );
     points
 }
 
@@ -89,7 +93,11 @@ pub fn describe(name: &str, (error, p, got): (f64, Point, f64)) -> String {
     std::format!(
         "{name}: max {error:.3} ULP at x = {:e}{} (got {got:e}, want {:e})",
         p.x,
-        if name == "pow" { std::format!(", y = {:e}", p.y) } else { String::new() },
+        if name == "pow" {
+            std::format!(", y = {:e}", p.y)
+        } else {
+            String::new()
+        },
         p.hi
     )
 }
