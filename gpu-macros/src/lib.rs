@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+mod math_methods;
 mod pod;
 mod shared;
 
@@ -333,8 +334,9 @@ fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2>
         .partition(|a| a.path().is_ident("doc"));
     let body_generics = &function.sig.generics;
     let body_inputs = &function.sig.inputs;
-    let ptx_block = rewrite_shared(&function.block, &name_str, Target::Ptx)?;
-    let host_block = rewrite_shared(&function.block, &name_str, Target::Host)?;
+    let block = math_methods::route_math_methods(&function.block);
+    let ptx_block = rewrite_shared(&block, &name_str, Target::Ptx)?;
+    let host_block = rewrite_shared(&block, &name_str, Target::Host)?;
     let arg_names: Vec<&Ident> = params.iter().map(|p| &p.name).collect();
     // The block's scope, lent by the entry to each run of the body: `shared!` arrays, dynamic
     // shared memory and the rebuilt slices and outputs borrow it, so none outlives the block.

@@ -45,6 +45,8 @@
 pub use crate::float::Float;
 
 mod approx;
+#[doc(hidden)]
+pub mod device_call;
 mod device_math;
 mod double;
 mod exp_log;
