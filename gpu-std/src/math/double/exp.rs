@@ -7,8 +7,8 @@ use super::fma;
 
 const LOG2_E: f64 = core::f64::consts::LOG2_E;
 /// ln 2 in two parts; `LN2_HI` has 21 trailing zero bits, so k·LN2_HI is exact for |k| < 2^21.
-const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1;
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
 /// ln 2 rounded to f64, and ln 2 - `LN2`.
 const LN2: f64 = core::f64::consts::LN_2;
 const LN2_TAIL: f64 = 2.319_046_813_846_299_6e-17;
