@@ -3,26 +3,17 @@
 // rust_math/src/lib.rs. The *_reproducible kernels pair ferrocuda-std's reproducible tier with
 // the same CUDA functions.
 
-#define MICRO(name, expr)                                                                   \
-    extern "C" __global__ void name(const float* __restrict__ x, float* __restrict__ out,   \
-                                    int n) {                                                \
+#define MICRO_OF(T, name, expr)                                                             \
+    extern "C" __global__ void name(const T* __restrict__ x, T* __restrict__ out, int n) {  \
         int i = blockIdx.x * blockDim.x + threadIdx.x;                                      \
         if (i < n) {                                                                        \
-            float v = x[i];                                                                 \
+            T v = x[i];                                                                     \
             out[i] = (expr);                                                                \
         }                                                                                   \
     }
-
-// The same on double (ferrocuda-std's f64 default tier against CUDA's double functions).
-#define MICRO64(name, expr)                                                                 \
-    extern "C" __global__ void name(const double* __restrict__ x, double* __restrict__ out, \
-                                    int n) {                                                \
-        int i = blockIdx.x * blockDim.x + threadIdx.x;                                      \
-        if (i < n) {                                                                        \
-            double v = x[i];                                                                \
-            out[i] = (expr);                                                                \
-        }                                                                                   \
-    }
+#define MICRO(name, expr) MICRO_OF(float, name, expr)
+// ferrocuda-std's f64 default tier against CUDA's double functions.
+#define MICRO64(name, expr) MICRO_OF(double, name, expr)
 
 MICRO(m_identity, v)
 MICRO(m_exp, expf(v))

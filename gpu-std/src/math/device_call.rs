@@ -29,60 +29,23 @@ impl<T> DerefMut for DeviceCall<T> {
 }
 
 /// The routed methods on `DeviceCall<$receiver>`, for a receiver that `$value` turns into the
-/// float `$t`.
+/// float `$t`: each `name(args) -> result` calls `DeviceMath::name`.
 macro_rules! routed_methods {
     ($t:ty, $receiver:ty, |$r:ident| $value:expr) => {
+        routed_methods!(@impl $t, $receiver, |$r| $value,
+            exp() -> $t, exp2() -> $t, ln() -> $t, log2() -> $t, sqrt() -> $t,
+            mul_add(a, b) -> $t, sin() -> $t, cos() -> $t, sin_cos() -> ($t, $t), powf(y) -> $t);
+    };
+    (@impl $t:ty, $receiver:ty, |$r:ident| $value:expr,
+        $($method:ident($($arg:ident),*) -> $ret:ty),*) => {
         impl DeviceCall<$receiver> {
-            #[inline(always)]
-            pub fn exp(self) -> $t {
-                let $r = self.0;
-                DeviceMath::exp($value)
-            }
-            #[inline(always)]
-            pub fn exp2(self) -> $t {
-                let $r = self.0;
-                DeviceMath::exp2($value)
-            }
-            #[inline(always)]
-            pub fn ln(self) -> $t {
-                let $r = self.0;
-                DeviceMath::ln($value)
-            }
-            #[inline(always)]
-            pub fn log2(self) -> $t {
-                let $r = self.0;
-                DeviceMath::log2($value)
-            }
-            #[inline(always)]
-            pub fn sqrt(self) -> $t {
-                let $r = self.0;
-                DeviceMath::sqrt($value)
-            }
-            #[inline(always)]
-            pub fn mul_add(self, a: $t, b: $t) -> $t {
-                let $r = self.0;
-                DeviceMath::mul_add($value, a, b)
-            }
-            #[inline(always)]
-            pub fn sin(self) -> $t {
-                let $r = self.0;
-                DeviceMath::sin($value)
-            }
-            #[inline(always)]
-            pub fn cos(self) -> $t {
-                let $r = self.0;
-                DeviceMath::cos($value)
-            }
-            #[inline(always)]
-            pub fn sin_cos(self) -> ($t, $t) {
-                let $r = self.0;
-                DeviceMath::sin_cos($value)
-            }
-            #[inline(always)]
-            pub fn powf(self, y: $t) -> $t {
-                let $r = self.0;
-                DeviceMath::powf($value, y)
-            }
+            $(
+                #[inline(always)]
+                pub fn $method(self $(, $arg: $t)*) -> $ret {
+                    let $r = self.0;
+                    DeviceMath::$method($value $(, $arg)*)
+                }
+            )*
         }
     };
 }
