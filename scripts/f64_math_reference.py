@@ -91,6 +91,8 @@ def inputs(name, rng):
         xs += [rng.choice((-1, 1)) * log_uniform(rng, 1e6, 1.7e308) for _ in range(n // 6)]
         # Near multiples of pi/2, where the reduction cancels most bits.
         xs += [float(k * mpmath.pi / 2) for k in range(1, 60)]
+        # ... below 2^20·π/2 (three Cody-Waite rounds) and above (Payne-Hanek).
+        xs += [float(k * mpmath.pi / 2) for k in rng.sample(range(60, 2**20), 60)]
         xs += [float(k * mpmath.pi / 2) for k in rng.sample(range(10**6, 10**15), 40)]
         xs += [6381956970095103 * 2.0**797, 5.319372648326541e255, 1e22, 1e-300, 2.0**-1022]
     elif name == "erfc":
