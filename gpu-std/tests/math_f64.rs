@@ -209,3 +209,40 @@ fn methods_and_functions_agree() {
     // The f32 functions are still the f32 tier: exp(1) rounds to e's f32 neighbour.
     assert_eq!(math::exp(1.0f32), core::f32::consts::E);
 }
+
+#[test]
+fn pow_has_c99_s_special_cases() {
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let values = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        -2.0,
+        3.0,
+        -3.0,
+        inf,
+        -inf,
+        nan,
+        1e300,
+        -1e300,
+        9007199254740993.0,
+        -9007199254740993.0,
+        5e-324,
+    ];
+    for x in values {
+        for y in values {
+            let (got, want) = (math::pow(x, y), x.powf(y));
+            let close = got == want
+                || (got.is_nan() && want.is_nan())
+                || (got.is_finite() && (got - want).abs() <= f64_reference::ulp(want));
+            assert!(
+                close && (want.is_nan() || got.is_sign_negative() == want.is_sign_negative()),
+                "pow({x:e}, {y:e}) = {got:e}, C99 (glibc) {want:e}"
+            );
+        }
+    }
+}

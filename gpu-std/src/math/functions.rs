@@ -68,8 +68,8 @@ pub fn sin_cos<T: DeviceMath>(x: T) -> (T, T) {
 }
 
 /// x^y with C99's special cases (`pow(x, ±0) = 1`, `pow(1, y) = 1`, negative x with integer y,
-/// …). f32: within 4 ULP on the GPU (CUDA's `powf`: 4), 1 on the CPU. f64: musl's `pow` (y·log2 x
-/// in extra precision), within 2 ULP (CUDA's `pow`: 2), the same bits on both.
+/// …). f32: within 4 ULP on the GPU (CUDA's `powf`: 4), 1 on the CPU. f64: e^(y·ln x) with ln x
+/// in double-double, within 2 ULP (CUDA's `pow`: 2), the same bits on both.
 #[inline(always)]
 pub fn pow<T: DeviceMath>(x: T, y: T) -> T {
     x.powf(y)

@@ -4,21 +4,18 @@
 //! The GPU has no special function unit for f64 (CUDA's double-precision functions are
 //! polynomials too), so every function here is plain IEEE arithmetic: **the same bits on the GPU
 //! as on the CPU executor**, within CUDA's double-precision bounds. `exp`, `exp2` and
-//! `normal_cdf` are written here, and `pow` (y·ln x in double-double into `exp`); `sin` and
-//! `cos` are fdlibm's method, with the large-argument reduction (`libm`'s) out of line; `ln`,
-//! `log2` and `erfc` are the `libm` crate's
+//! `normal_cdf` are written here, and `pow` (y·ln x in double-double into `exp`); `ln`, `log2`,
+//! `sin`, `cos` and `erfc` are the `libm` crate's
 //! (musl's FreeBSD-derived algorithms, in Rust, `no_std`, which build for nvptx64 as they are);
 //! `sqrt` and `fma` are single PTX instructions.
 
 mod exp;
 mod normal;
 mod pow;
-mod trig;
 
 pub(crate) use exp::{exp, exp2};
 pub(crate) use normal::normal_cdf;
 pub(crate) use pow::pow;
-pub(crate) use trig::{cos, sin, sin_cos};
 
 /// `a·b + c` with one rounding: PTX `fma.rn.f64` on the GPU, `f64::mul_add` on the host.
 #[inline(always)]
@@ -56,6 +53,24 @@ pub(crate) fn ln(x: f64) -> f64 {
 #[inline(always)]
 pub(crate) fn log2(x: f64) -> f64 {
     libm::log2(x)
+}
+
+/// sin x (musl's `sin`, Payne-Hanek reduction for large |x|: below 1 ULP).
+#[inline(always)]
+pub(crate) fn sin(x: f64) -> f64 {
+    libm::sin(x)
+}
+
+/// cos x (musl's `cos`).
+#[inline(always)]
+pub(crate) fn cos(x: f64) -> f64 {
+    libm::cos(x)
+}
+
+/// `(sin x, cos x)` from one reduction (musl's `sincos`).
+#[inline(always)]
+pub(crate) fn sin_cos(x: f64) -> (f64, f64) {
+    libm::sincos(x)
 }
 
 /// erfc x (musl's `erfc`, rational approximations on five intervals).
