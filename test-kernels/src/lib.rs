@@ -6,8 +6,6 @@
 use ferrocuda_std::{kernel, math, math::reproducible, shared, thread, warp, Out};
 
 pub mod lang;
-pub mod math_f64;
-pub mod math_methods;
 
 /// Copies `x` to `out` but asserts every element is non-negative: a negative input panics
 /// (on the GPU: traps) in the thread that reads it.
@@ -376,3 +374,5 @@ pub fn default_math_functions(x: &[f32], out: Out<f32>) {
 }
 
 pub mod limits;
+pub mod math_f64;
+pub mod math_methods;

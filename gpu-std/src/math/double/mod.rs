@@ -3,11 +3,10 @@
 //!
 //! The GPU has no special function unit for f64 (CUDA's double-precision functions are
 //! polynomials too), so every function here is plain IEEE arithmetic: **the same bits on the GPU
-//! as on the CPU executor**, within CUDA's double-precision bounds. `exp`, `exp2` and
-//! `normal_cdf` are written here, and `pow` (y·ln x in double-double into `exp`); `ln`, `log2`,
-//! `sin`, `cos` and `erfc` are the `libm` crate's
-//! (musl's FreeBSD-derived algorithms, in Rust, `no_std`, which build for nvptx64 as they are);
-//! `sqrt` and `fma` are single PTX instructions.
+//! as on the CPU executor**, within CUDA's double-precision bounds. `exp`, `exp2`,
+//! `normal_cdf` and `pow` (y·ln x in double-double into `exp`) are written here; `ln`, `log2`,
+//! `sin`, `cos` and `erfc` are the `libm` crate's (musl's FreeBSD-derived algorithms, in Rust,
+//! `no_std`, which build for nvptx64 as they are); `sqrt` and `fma` are single PTX instructions.
 
 mod exp;
 mod normal;
