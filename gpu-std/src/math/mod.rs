@@ -44,10 +44,12 @@
 //! instruction, so **the same bits on the GPU and the CPU executor**, within CUDA's
 //! double-precision bounds. `exp` and `exp2` are Cody-Waite reduction and a polynomial (no
 //! division, no table); `normal_cdf` carries -x/√2 to 106 bits into a first-order correction of
-//! erfc (without it: 1341 ULP at x = -37.4); `pow` takes y·ln x in double-double into `exp`;
-//! `ln`, `log2`, `sin`, `cos` and `erfc` are the `libm` crate's (musl's algorithms, Payne-Hanek reduction for sin and cos). Bounds, the
-//! maximum measured against mpmath at 300 bits (`tests/data/f64_reference.txt`, about 1100
-//! points per function, `gpu-std/tests/math_f64.rs`; the PTX emulator gives the same bits,
+//! erfc (without it: 1341 ULP at x = -37.4); `ln` and `log2` are one double-double logarithm
+//! (atanh series, the quotient by Newton's reciprocal: no division), rounded once, which `pow`
+//! takes into `exp`; `sin`, `cos` and `erfc` are the `libm` crate's (musl's algorithms,
+//! Payne-Hanek reduction for large sines). Bounds, the maximum measured against mpmath at 300
+//! bits (`tests/data/f64_reference.txt`, about 1100 points per function,
+//! `gpu-std/tests/math_f64.rs`; the PTX emulator gives the same bits,
 //! `tests/math_f64_kernel.rs`), and SASS instructions for sm_90 (static, all paths, and the
 //! shortest-longest path; `tools/sass-math/compare.py`):
 //!
@@ -55,17 +57,17 @@
 //! | --- | --- | --- | --- | --- |
 //! | [`exp`] | 1 | 1 (`exp`) | 0.54 | 75 / 61 (75 / 49-61) |
 //! | [`exp2`] | 1 | 1 (`exp2`) | 0.57 | 75 / 62 (75 / 48-62) |
-//! | [`ln`] | 1 | 1 (`log`) | 0.67 | 286 / 84 (11-98 / 22-84) |
-//! | [`log2`] | 1 | 1 (`log2`) | 0.55 | 295 / 90 (11-107 / 28-90) |
+//! | [`ln`] | 1 | 1 (`log`) | 0.50 | 129 / 84 (9-129 / 22-84) |
+//! | [`log2`] | 1 | 1 (`log2`) | 0.50 | 150 / 90 (18-143 / 28-90) |
 //! | [`sqrt`] | 0 (`sqrt.rn.f64`) | 0 | 0 | 63 / 62 |
 //! | [`sin`], [`cos`] | 2 | 2 (`sin`, `cos`) | 0.63, 0.66 | 1859 / 207 (14-57 / 33-51) |
-//! | [`pow`] | 2 | 2 (`pow`) | 0.58 | 420 / 250 (27-281 / 37-58) |
+//! | [`pow`] | 2 | 2 (`pow`) | 0.58 | 297 / 250 (27-249 / 37-58) |
 //! | [`erfc`] | 4 | 4 (`erfc`) | 2.20 | 1547 / 168 |
 //! | [`normal_cdf`] | 5 | 5 (`normcdf`) | 1.93 | 1662 / 188 |
 //!
-//! The libm-based functions' static size is mostly cold code (the Payne-Hanek reduction, the
-//! IEEE division's slow path, subnormal branches), inlined into the kernel; their common paths
-//! are about CUDA's length.
+//! The static size of `sin`, `cos` and `erfc` (libm's) is mostly cold code (the Payne-Hanek
+//! reduction, the IEEE division's slow path, subnormal branches), inlined into the kernel;
+//! their common paths are about CUDA's length.
 //!
 //! NaN inputs give NaN everywhere. [`DeviceMath`] makes the default tier methods (`x.exp()`,
 //! `x.sqrt()`) of `f32` and `f64`, and [`Float`] adds the `f32`-only ones (`x.sinpi()`,

@@ -4,15 +4,17 @@
 //! The GPU has no special function unit for f64 (CUDA's double-precision functions are
 //! polynomials too), so every function here is plain IEEE arithmetic: **the same bits on the GPU
 //! as on the CPU executor**, within CUDA's double-precision bounds. `exp`, `exp2`,
-//! `normal_cdf` and `pow` (y·ln x in double-double into `exp`) are written here; `ln`, `log2`,
-//! `sin`, `cos` and `erfc` are the `libm` crate's (musl's FreeBSD-derived algorithms, in Rust,
+//! `ln`, `log2` (one double-double logarithm, no division), `normal_cdf` and `pow` (that
+//! logarithm into `exp`) are written here; `sin`, `cos` and `erfc` are the `libm` crate's (musl's FreeBSD-derived algorithms, in Rust,
 //! `no_std`, which build for nvptx64 as they are); `sqrt` and `fma` are single PTX instructions.
 
 mod exp;
+mod log;
 mod normal;
 mod pow;
 
 pub(crate) use exp::{exp, exp2};
+pub(crate) use log::{ln, log2};
 pub(crate) use normal::normal_cdf;
 pub(crate) use pow::pow;
 
@@ -40,18 +42,6 @@ pub(crate) fn sqrt(x: f64) -> f64 {
     {
         x.sqrt()
     }
-}
-
-/// ln x (musl's `log`: below 1 ULP).
-#[inline(always)]
-pub(crate) fn ln(x: f64) -> f64 {
-    libm::log(x)
-}
-
-/// log2 x (musl's `log2`: below 1 ULP).
-#[inline(always)]
-pub(crate) fn log2(x: f64) -> f64 {
-    libm::log2(x)
 }
 
 /// sin x (musl's `sin`, Payne-Hanek reduction for large |x|: below 1 ULP).
