@@ -286,9 +286,9 @@ fn the_kernels_merge_correctly_at_any_launch_shape() {
             let mut partial = vec![f64::NAN; blocks * STATE_LEN];
             launch!(kernels, statistics_partial[blocks as u32, threads](&x, &mut partial)).unwrap();
             let mut merged = vec![f64::NAN; 2 * STATE_LEN];
-            launch!(kernels, statistics_merge[2, 5](&partial, &mut merged)).unwrap();
+            launch!(kernels, statistics_merge::<f32>[2, 5](&partial, &mut merged)).unwrap();
             let mut total = vec![f64::NAN; STATE_LEN];
-            launch!(kernels, statistics_merge[1, 33](&merged, &mut total)).unwrap();
+            launch!(kernels, statistics_merge::<f32>[1, 33](&merged, &mut total)).unwrap();
             let want = reference(&x);
             let what = format!("n={n} grid={blocks}x{threads} seed={seed}");
             assert_eq!(total[0], n as f64, "{what}: count");

@@ -1,11 +1,12 @@
 //! `ops::transpose`: both kernels move every element bit for bit, on random matrices of awkward
 //! shapes, on the CPU executor (checked mode) and, where there is one, a GPU; and the inputs it
-//! refuses.
+//! refuses; f64 matrices too, on every device.
 
 mod support;
 
 use ferrocuda::ops::{self, Transpose};
 use ferrocuda::{Device, Error, Module};
+use rand::Rng;
 
 const KERNELS: [Transpose; 2] = [Transpose::Naive, Transpose::Coalesced];
 
@@ -43,17 +44,37 @@ fn check_all(kernels: &Module, rows: usize, cols: usize) {
     for (slot, special) in input.iter_mut().step_by(7).zip(specials) {
         *slot = special;
     }
+    check_bits(kernels, &input, rows, cols, seed);
+}
+
+/// Transposes `input` (`rows × cols`) with every kernel and compares each element's bytes with
+/// the index formula's.
+fn check_bits<T: ops::Element>(kernels: &Module, input: &[T], rows: usize, cols: usize, seed: u64) {
     for kernel in KERNELS {
-        let mut output = vec![f32::NAN; rows * cols];
-        ops::transpose(kernels, &input, &mut output, rows, cols, kernel).unwrap();
+        let mut output = vec![T::ZERO; rows * cols];
+        ops::transpose(kernels, input, &mut output, rows, cols, kernel).unwrap();
         for y in 0..rows {
             for x in 0..cols {
                 assert_eq!(
-                    output[x * rows + y].to_bits(),
-                    input[y * cols + x].to_bits(),
+                    bytemuck::bytes_of(&output[x * rows + y]),
+                    bytemuck::bytes_of(&input[y * cols + x]),
                     "{kernel:?} {rows}x{cols} ({y},{x}) seed={seed}"
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn f64_matrices_move_all_64_bits_on_every_device() {
+    for kernels in support::on_every_device("f64_matrices_move_all_64_bits", &ferrocuda::KERNELS) {
+        let (mut rng, seed) = support::rng();
+        for (rows, cols) in [(1, 1), (33, 31), (65, 97), (3, 130)] {
+            // Any bits: NaN payloads, −0.0 and subnormals included.
+            let input: Vec<f64> = (0..rows * cols)
+                .map(|_| f64::from_bits(rng.random()))
+                .collect();
+            check_bits(&kernels, &input, rows, cols, seed);
         }
     }
 }

@@ -17,6 +17,8 @@ fn a_users_own_kernel_crate_builds_to_ptx_and_runs() {
         "scaled_square_matches_an_f64_loop_on_the_cpu",
         // shared memory and barriers in a user's crate: its own `.shared` symbols, checked mode
         "block_max_matches_a_loop_in_checked_mode",
+        // a generic kernel: one PTX entry per instance, picked by the arguments or a turbofish
+        "each_instance_of_the_generic_block_max_runs",
     ] {
         assert!(stdout.contains(&format!("test {test} ... ok")), "{stdout}");
     }

@@ -12,30 +12,42 @@ use ferrocuda::kernels::monte_carlo::{monte_carlo_option, monte_carlo_pi};
 use ferrocuda::kernels::reduce::{dot_partial, sum_partial};
 use ferrocuda::kernels::statistics::{statistics_merge, statistics_partial};
 use ferrocuda::kernels::transpose::{transpose_naive, transpose_tiled};
+use ferrocuda::kernels::transpose_2d::{transpose_2d_naive, transpose_2d_tiled};
 use ferrocuda::kernels::{matrix_add, saxpy, vector_add};
 use ferrocuda::KernelInfo;
 use support::ptx::{assemble_everywhere, packed};
 
-/// Every kernel of `ferrocuda-kernels`; `every_ptx_entry_has_a_host_handle` fails if one is missing.
+/// Every kernel of `ferrocuda-kernels`, each instance of the generic ones;
+/// `every_ptx_entry_has_a_host_handle` fails if one is missing.
 fn all_kernels() -> Vec<KernelInfo> {
     vec![
         *vector_add.info(),
         *saxpy.info(),
         *matrix_add.info(),
-        *dot_partial.info(),
-        *sum_partial.info(),
-        *statistics_partial.info(),
-        *statistics_merge.info(),
+        *dot_partial::<f32>().info(),
+        *dot_partial::<f64>().info(),
+        *sum_partial::<f32>().info(),
+        *sum_partial::<f64>().info(),
+        *statistics_partial::<f32>().info(),
+        *statistics_partial::<f64>().info(),
+        *statistics_merge::<f32>().info(),
+        *statistics_merge::<f64>().info(),
         *histogram.info(),
         *group_by_shared.info(),
         *group_by_global.info(),
         *group_by_finish.info(),
-        *matmul_naive.info(),
-        *matmul_tiled.info(),
+        *matmul_naive::<f32>().info(),
+        *matmul_naive::<f64>().info(),
+        *matmul_tiled::<f32>().info(),
+        *matmul_tiled::<f64>().info(),
         *matmul_blocked.info(),
         *convolve_2d.info(),
-        *transpose_naive.info(),
-        *transpose_tiled.info(),
+        *transpose_naive::<f32>().info(),
+        *transpose_naive::<f64>().info(),
+        *transpose_tiled::<f32>().info(),
+        *transpose_tiled::<f64>().info(),
+        *transpose_2d_naive.info(),
+        *transpose_2d_tiled.info(),
         *black_scholes.info(),
         *monte_carlo_pi.info(),
         *monte_carlo_option.info(),
@@ -67,6 +79,7 @@ fn every_ptx_entry_has_a_host_handle_and_vice_versa() {
 fn host_packing_matches_every_ptx_entry() {
     let info = ferrocuda::KERNELS.info();
     let (a, b, mut out) = (vec![0.0f32; 3], vec![0.0f32; 3], vec![0.0f32; 3]);
+    let (a64, b64, mut out64) = (vec![0.0f64; 3], vec![0.0f64; 3], vec![0.0f64; 3]);
     // keys, values, then count, sum, lowest, highest (one per key) and rejected (2).
     let (keys, values) = (vec![0u32; 3], vec![0.0f32; 3]);
     let (mut count, mut sum) = (vec![0u32; 3], vec![0.0f32; 3]);
@@ -83,7 +96,43 @@ fn host_packing_matches_every_ptx_entry() {
         ),
         (
             "statistics_merge",
-            packed(&statistics_merge, (&vec![0.0f64; 5], &mut vec![0.0f64; 5])),
+            packed(
+                &statistics_merge::<f32>,
+                (&vec![0.0f64; 5], &mut vec![0.0f64; 5]),
+            ),
+        ),
+        // The f64 instances: the arguments' types pick them.
+        (
+            "dot_partial_f64",
+            packed(&dot_partial, (&a64, &b64, &mut out64)),
+        ),
+        ("sum_partial_f64", packed(&sum_partial, (&a64, &mut out64))),
+        (
+            "statistics_partial_f64",
+            packed(&statistics_partial, (&a64, &mut vec![0.0f64; 5])),
+        ),
+        (
+            "statistics_merge_f64",
+            packed(
+                &statistics_merge::<f64>,
+                (&vec![0.0f64; 5], &mut vec![0.0f64; 5]),
+            ),
+        ),
+        (
+            "matmul_naive_f64",
+            packed(&matmul_naive, (&a64, &b64, &mut out64, 1u32, 3u32, 1u32)),
+        ),
+        (
+            "matmul_tiled_f64",
+            packed(&matmul_tiled, (&a64, &b64, &mut out64, 1u32, 3u32, 1u32)),
+        ),
+        (
+            "transpose_naive_f64",
+            packed(&transpose_naive, (&a64, &mut out64, 1u32, 3u32)),
+        ),
+        (
+            "transpose_tiled_f64",
+            packed(&transpose_tiled, (&a64, &mut out64, 1u32, 3u32)),
         ),
         (
             "histogram",
@@ -158,6 +207,27 @@ fn host_packing_matches_every_ptx_entry() {
             "transpose_tiled",
             packed(&transpose_tiled, (&a, &mut out, 1u32, 3u32)),
         ),
+        // A 2D view: (pointer, length), then 2 extents and the row stride.
+        (
+            "transpose_2d_naive",
+            packed(
+                &transpose_2d_naive,
+                (
+                    ferrocuda::Array2::new(&a, 1, 3).unwrap(),
+                    ferrocuda::Out2::new(&mut out, 3, 1).unwrap(),
+                ),
+            ),
+        ),
+        (
+            "transpose_2d_tiled",
+            packed(
+                &transpose_2d_tiled,
+                (
+                    ferrocuda::Array2::new(&a, 3, 1).unwrap(),
+                    ferrocuda::Out2::new(&mut out, 1, 3).unwrap(),
+                ),
+            ),
+        ),
         (
             "black_scholes",
             packed(
@@ -231,10 +301,18 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
         let barriers = |name: &str| report.kernel(name).unwrap().barriers;
         assert_eq!(shared("matmul_tiled"), 2 * 16 * 16 * 4, "{arch}");
         assert_eq!(shared("transpose_tiled"), 32 * 33 * 4, "{arch}");
+        assert_eq!(shared("transpose_2d_tiled"), 32 * 33 * 4, "{arch}");
         assert_eq!(shared("dot_partial"), 32 * 4, "{arch}");
         // One Welford state per warp: count, mean, M2 (f64) and min, max (f32).
         assert_eq!(shared("statistics_partial"), 32 * (3 * 8 + 2 * 4), "{arch}");
         assert_eq!(shared("statistics_merge"), 32 * (3 * 8 + 2 * 4), "{arch}");
+        // The f64 instances: the same tiles of 8-byte elements (min and max f64 too).
+        assert_eq!(shared("matmul_tiled_f64"), 2 * 16 * 16 * 8, "{arch}");
+        assert_eq!(shared("transpose_tiled_f64"), 32 * 33 * 8, "{arch}");
+        assert_eq!(shared("dot_partial_f64"), 32 * 8, "{arch}");
+        assert_eq!(shared("sum_partial_f64"), 32 * 8, "{arch}");
+        assert_eq!(shared("statistics_partial_f64"), 32 * 5 * 8, "{arch}");
+        assert_eq!(shared("statistics_merge_f64"), 32 * 5 * 8, "{arch}");
         // Two buffers each of a transposed A tile (8 k-rows of 33 quads: 32 + 1 of padding) and
         // a B tile (8 rows of 32 quads), quads of 16 bytes.
         assert_eq!(
@@ -258,18 +336,28 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
             "matmul_blocked",
             "convolve_2d",
             "transpose_tiled",
+            "transpose_2d_tiled",
             "dot_partial",
             "sum_partial",
             "statistics_partial",
             "statistics_merge",
             "histogram",
             "group_by_shared",
+            "matmul_tiled_f64",
+            "transpose_tiled_f64",
+            "dot_partial_f64",
+            "sum_partial_f64",
+            "statistics_partial_f64",
+            "statistics_merge_f64",
         ] {
             assert_eq!(barriers(name), 1, "{arch} {name}");
         }
         for name in [
             "matmul_naive",
             "transpose_naive",
+            "matmul_naive_f64",
+            "transpose_naive_f64",
+            "transpose_2d_naive",
             "vector_add",
             "group_by_global",
             "group_by_finish",

@@ -84,3 +84,72 @@ fn the_language_kernels_build_to_ptx_that_ptxas_assembles() {
     let body = &body[..body.find("\n}").unwrap()];
     assert!(body.contains("ld.shared.b32") && body.contains("st.shared.b32"));
 }
+
+#[test]
+fn the_array_kernels_build_to_ptx_that_ptxas_assembles_and_read_through_the_read_only_cache() {
+    // test-kernels' `arrays` module (tests/arrays.rs runs them): 3D views, a 2D input beside a
+    // 1D output, a 2D output beside scalars.
+    use ferrocuda::{Array2, Array3, Out2, Out3};
+    use test_kernels::arrays::{map_3d, row_sums, write_at_2d};
+    let ptx = support::test_kernels();
+    let info = ptx.info();
+    let (x, mut out) = (vec![0.0f32; 6], vec![0.0f32; 6]);
+    let (y, mut sums) = (vec![0.0f64; 6], vec![0.0f64; 2]);
+    let mut marks = vec![0u32; 6];
+    let cases = [
+        (
+            "map_3d",
+            packed(
+                &map_3d,
+                (
+                    Array3::new(&x, 1, 2, 3).unwrap(),
+                    Out3::new(&mut out, 1, 2, 3).unwrap(),
+                ),
+            ),
+        ),
+        (
+            "row_sums",
+            packed(&row_sums, (Array2::new(&y, 2, 3).unwrap(), &mut sums)),
+        ),
+        (
+            "write_at_2d",
+            packed(
+                &write_at_2d,
+                (Out2::new(&mut marks, 2, 3).unwrap(), 0u32, 0u32),
+            ),
+        ),
+    ];
+    // (pointer, length) + 3 extents + 2 strides per 3D view; + 2 extents + 1 stride per 2D one.
+    assert_eq!(cases[0].1, [8; 2 * 7]);
+    assert_eq!(cases[1].1, [8; 5 + 2]);
+    assert_eq!(cases[2].1, [8, 8, 8, 8, 8, 4, 4]);
+    for (name, host) in &cases {
+        let entry = info.entry(name).unwrap();
+        assert_eq!(
+            *host, entry.param_sizes,
+            "{name}: host packing vs PTX .entry"
+        );
+    }
+    let source = ptx.source();
+    for name in ["map_3d", "row_sums"] {
+        let start = source.find(&format!(".entry {name}(")).unwrap();
+        let body = &source[start..];
+        let body = &body[..body.find("\n}").unwrap()];
+        assert!(
+            body.contains("ld.global.nc."),
+            "{name} reads its input through the cache"
+        );
+        assert!(!body.contains(".local"), "{name} uses local memory");
+    }
+    for (arch, report) in assemble_everywhere("test-kernels-arrays", source) {
+        for (name, _) in &cases {
+            let kernel = report.kernel(name).unwrap();
+            assert_eq!(
+                kernel.spill_store_bytes + kernel.spill_load_bytes,
+                0,
+                "{arch} {name}"
+            );
+            assert_eq!(kernel.stack_frame_bytes, 0, "{arch} {name}");
+        }
+    }
+}

@@ -129,7 +129,7 @@ pub(crate) fn render_with_hint(d: &Diagnostic) -> String {
 /// The std float methods that `ferrocuda_std::math::DeviceMath` also has, under the same name,
 /// for `f32` and `f64`.
 const FLOAT_TRAIT_METHODS: &[&str] = &[
-    "exp", "exp2", "ln", "log2", "sqrt", "mul_add", "sin", "cos", "sin_cos", "powf",
+    "exp", "exp2", "ln", "log2", "sqrt", "sin", "cos", "sin_cos", "powf",
 ];
 
 /// What ferrocuda_std::math offers for a float method of std, by std's name: the call to write

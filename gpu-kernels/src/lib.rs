@@ -35,6 +35,7 @@ pub mod monte_carlo;
 pub mod reduce;
 pub mod statistics;
 pub mod transpose;
+pub mod transpose_2d;
 
 use ferrocuda_std::{kernel, thread, Out};
 

@@ -1,18 +1,23 @@
-//! Matrix product `C = A·B` of row-major f32 matrices: A is `m × k`, B is `k × n`, C is `m × n`.
+//! Matrix product `C = A·B` of row-major f32 or f64 matrices: A is `m × k`, B is `k × n`, C is
+//! `m × n`. [`matmul_naive`] and [`matmul_tiled`] are generic over f32 and f64: the `f32`
+//! instance keeps the kernel's name as its PTX entry (`matmul_tiled`), the `f64` one is
+//! `matmul_tiled_f64`. [`matmul_blocked`] is f32 only: its `8 × 8` accumulators per thread take
+//! 128 registers in f64 alone, and an f64 instance needs 255 registers and spills (ptxas 12.9:
+//! 84 bytes at sm_70, 8 at sm_80 and sm_90).
 
-use ferrocuda_std::{kernel, shared, thread, Out};
+use ferrocuda_std::{kernel, shared, thread, Number, Out};
 
 /// Side of the square tiles of [`matmul_tiled`]; launch it with `TILE × TILE` blocks.
 pub const TILE: usize = 16;
 
 /// One thread per element of C, reading A and B straight from global memory. Launch with a 2D
 /// grid covering `n` columns (x) and `m` rows (y).
-#[kernel]
-pub fn matmul_naive(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
+#[kernel(instances(f32 as matmul_naive, f64))]
+pub fn matmul_naive<T: Number>(a: &[T], b: &[T], c: Out<T>, m: u32, n: u32, k: u32) {
     let (col, row) = thread::index_2d();
     let (m, n, k) = (m as usize, n as usize, k as usize);
     if row < m && col < n {
-        let mut acc = 0.0f32;
+        let mut acc = T::ZERO;
         for j in 0..k {
             acc += a[row * k + j] * b[j * n + col];
         }
@@ -26,10 +31,10 @@ pub fn matmul_naive(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
 /// One fused multiply-add per product.
 ///
 /// Launch with blocks of `(TILE, TILE)` and a grid of `(⌈n/TILE⌉, ⌈m/TILE⌉)`.
-#[kernel]
-pub fn matmul_tiled(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
-    let a_tile = shared!([f32; TILE * TILE]);
-    let b_tile = shared!([f32; TILE * TILE]);
+#[kernel(instances(f32 as matmul_tiled, f64))]
+pub fn matmul_tiled<T: Number>(a: &[T], b: &[T], c: Out<T>, m: u32, n: u32, k: u32) {
+    let a_tile = shared!([T; TILE * TILE]);
+    let b_tile = shared!([T; TILE * TILE]);
     let d = thread::block_dim();
     assert!(
         d.x as usize == TILE && d.y as usize == TILE && d.z == 1,
@@ -49,7 +54,7 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
     let b_idx = thread::block_idx();
     let row = b_idx.y as usize * TILE + ty;
     let col = b_idx.x as usize * TILE + tx;
-    let mut acc = 0.0f32;
+    let mut acc = T::ZERO;
     for step in 0..k.div_ceil(TILE) {
         let a_col = step * TILE + tx;
         let b_row = step * TILE + ty;
@@ -57,19 +62,21 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32) {
             // SAFETY: row < m and a_col < k, so the index is below m·k ≤ a.len().
             unsafe { *a.get_unchecked(row * k + a_col) }
         } else {
-            0.0
+            T::ZERO
         };
         let b_value = if b_row < k && col < n {
             // SAFETY: b_row < k and col < n, so the index is below k·n ≤ b.len().
             unsafe { *b.get_unchecked(b_row * n + col) }
         } else {
-            0.0
+            T::ZERO
         };
         a_tile.set(ty * TILE + tx, a_value);
         b_tile.set(ty * TILE + tx, b_value);
         thread::sync_threads();
         for j in 0..TILE {
-            acc = crate::fma(a_tile.get(ty * TILE + j), b_tile.get(j * TILE + tx), acc);
+            acc = a_tile
+                .get(ty * TILE + j)
+                .mul_add(b_tile.get(j * TILE + tx), acc);
         }
         thread::sync_threads();
     }

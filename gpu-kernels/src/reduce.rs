@@ -4,8 +4,11 @@
 //! A full reduction is two launches: `dot_partial` (or `sum_partial`) with `G` blocks writes one
 //! partial sum per block, then `sum_partial` with one block sums the `G` partials. Two launches
 //! rather than a float atomic keep the result deterministic.
+//!
+//! Each kernel is generic over f32 and f64: the `f32` instance keeps the kernel's name as its PTX
+//! entry (`dot_partial`), the `f64` one is `dot_partial_f64`.
 
-use ferrocuda_std::{kernel, shared, thread, warp, Out, Shared};
+use ferrocuda_std::{kernel, shared, thread, warp, Number, Out, Shared};
 
 /// Most warps a block can have (1024 threads).
 const MAX_WARPS: usize = 32;
@@ -13,7 +16,7 @@ const MAX_WARPS: usize = 32;
 /// The sum of `value` over the block, valid in thread 0. Every thread of the block must call it;
 /// `scratch` holds one value per warp.
 #[inline(always)]
-pub fn block_reduce_add(value: f32, scratch: Shared<f32>) -> f32 {
+pub fn block_reduce_add<T: Number>(value: T, scratch: Shared<T>) -> T {
     let lane = warp::lane_id() as usize;
     let warp_index = warp::warp_id() as usize;
     let warp_sum = warp::reduce_add(value);
@@ -23,9 +26,13 @@ pub fn block_reduce_add(value: f32, scratch: Shared<f32>) -> f32 {
     thread::sync_threads();
     let d = thread::block_dim();
     let warps = (d.x * d.y * d.z).div_ceil(warp::WARP_SIZE) as usize;
-    let mut total = 0.0;
+    let mut total = T::ZERO;
     if warp_index == 0 {
-        let partial = if lane < warps { scratch.get(lane) } else { 0.0 };
+        let partial = if lane < warps {
+            scratch.get(lane)
+        } else {
+            T::ZERO
+        };
         total = warp::reduce_add(partial);
     }
     total
@@ -33,12 +40,12 @@ pub fn block_reduce_add(value: f32, scratch: Shared<f32>) -> f32 {
 
 /// `partial[block] = Σ a[i]·b[i]` over the elements this block's threads visit (grid-stride),
 /// one fused multiply-add per element; `partial` needs one element per block.
-#[kernel(same_len(a, b))]
-pub fn dot_partial(a: &[f32], b: &[f32], partial: Out<f32>) {
-    let scratch = shared!([f32; MAX_WARPS]);
-    let mut sum = 0.0f32;
+#[kernel(same_len(a, b), instances(f32 as dot_partial, f64))]
+pub fn dot_partial<T: Number>(a: &[T], b: &[T], partial: Out<T>) {
+    let scratch = shared!([T; MAX_WARPS]);
+    let mut sum = T::ZERO;
     for i in thread::grid_stride(a.len()) {
-        sum = crate::fma(a[i], b[i], sum);
+        sum = a[i].mul_add(b[i], sum);
     }
     let total = block_reduce_add(sum, scratch);
     if thread::thread_idx().x == 0 {
@@ -48,10 +55,10 @@ pub fn dot_partial(a: &[f32], b: &[f32], partial: Out<f32>) {
 
 /// `partial[block] = Σ x[i]` over the elements this block's threads visit (grid-stride). With
 /// one block, `partial[0]` is the sum of `x`: the second pass of a reduction.
-#[kernel]
-pub fn sum_partial(x: &[f32], partial: Out<f32>) {
-    let scratch = shared!([f32; MAX_WARPS]);
-    let mut sum = 0.0f32;
+#[kernel(instances(f32 as sum_partial, f64))]
+pub fn sum_partial<T: Number>(x: &[T], partial: Out<T>) {
+    let scratch = shared!([T; MAX_WARPS]);
+    let mut sum = T::ZERO;
     for i in thread::grid_stride(x.len()) {
         sum += x[i];
     }

@@ -1,11 +1,13 @@
-//! Count, mean, variance, min and max of f32 data in one read, numerically sound for data far
-//! from zero (e.g. `1e4 + N(0, 1)`, where the textbook `Σx²/n − mean²` cancels to noise).
+//! Count, mean, variance, min and max of f32 or f64 data in one read, numerically sound for data
+//! far from zero (e.g. `1e4 + N(0, 1)`, where the textbook `Σx²/n − mean²` cancels to noise).
 //!
 //! Each thread keeps a running [`Moments`] over the elements it visits (grid-stride) with
 //! Welford's update; each block merges its threads' states with Chan et al.'s parallel
 //! combination (warp shuffles, then one state per warp in shared memory) and
 //! [`statistics_partial`] writes one state per block; [`statistics_merge`] with one block merges
 //! those. Two launches rather than atomics keep the result deterministic for a given launch shape.
+//! Both kernels are generic over the data's type: the `f32` instances keep the kernels' names as
+//! their PTX entries, the `f64` ones are `statistics_partial_f64` and `statistics_merge_f64`.
 //!
 //! # Precision: f64 accumulators
 //! Mean and `M2 = Σ(x − mean)²` are f64 (the count too: exact to 2⁵³). In f32 the running mean
@@ -23,18 +25,18 @@
 //! element makes the mean infinite (or NaN if both signs occur) and the variance NaN, as the
 //! two-pass `Σx / n` and `Σ(x − mean)² / n` in f64 give them (`∞ − ∞` in the second sum).
 
-use ferrocuda_std::{kernel, shared, thread, warp, Out, Shared};
+use ferrocuda_std::{kernel, shared, thread, warp, Number, Out, Shared};
 
 /// Most warps a block can have (1024 threads).
 const MAX_WARPS: usize = 32;
 
 /// f64 values per state in the `partial` and `out` arrays: count, mean, M2, min, max (min and
-/// max are f32 values, exact in f64).
+/// max are values of the data's type, f32 or f64, exact in f64).
 pub const STATE_LEN: usize = 5;
 
-/// Running statistics of a set of f32 values: Welford's state plus min and max.
+/// Running statistics of a set of `T` values (f32 or f64): Welford's state plus min and max.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Moments {
+pub struct Moments<T = f32> {
     /// Number of values (an integer; f64 so that the merge formulas need no conversion).
     pub count: f64,
     /// Their mean (0 for no values).
@@ -42,26 +44,26 @@ pub struct Moments {
     /// `Σ(x − mean)²`: the population variance is `m2 / count`.
     pub m2: f64,
     /// The smallest non-NaN value; `+∞` if there is none.
-    pub min: f32,
+    pub min: T,
     /// The largest non-NaN value; `−∞` if there is none.
-    pub max: f32,
+    pub max: T,
 }
 
-impl Moments {
+impl<T: Number> Moments<T> {
     /// No values: the identity of [`merge`](Moments::merge).
-    pub const EMPTY: Moments = Moments {
+    pub const EMPTY: Moments<T> = Moments {
         count: 0.0,
         mean: 0.0,
         m2: 0.0,
-        min: f32::INFINITY,
-        max: f32::NEG_INFINITY,
+        min: T::GREATEST,
+        max: T::LEAST,
     };
 
     /// Adds one value (Welford's update: the mean moves by `δ/n`, `M2` grows by `δ·(x − mean')`,
     /// both small numbers even when `x` and the mean are large).
     #[inline(always)]
-    pub fn push(&mut self, x: f32) {
-        let value = x as f64;
+    pub fn push(&mut self, x: T) {
+        let value = x.to_f64();
         self.count += 1.0;
         let delta = value - self.mean;
         self.mean = moved_mean(self.mean, delta / self.count, value);
@@ -77,7 +79,7 @@ impl Moments {
     /// The statistics of both sets (Chan, Golub and LeVeque's parallel combination:
     /// `M2 = M2ₐ + M2ᵦ + δ²·nₐ·nᵦ/n` with `δ` the difference of the means). Either may be empty.
     #[inline(always)]
-    pub fn merge(self, other: Moments) -> Moments {
+    pub fn merge(self, other: Moments<T>) -> Moments<T> {
         if other.count == 0.0 {
             return self;
         }
@@ -105,14 +107,14 @@ impl Moments {
 
     /// The state stored at `state` (of [`STATE_LEN`] values) in `data`.
     #[inline(always)]
-    fn load(data: &[f64], state: usize) -> Moments {
+    fn load(data: &[f64], state: usize) -> Moments<T> {
         let at = state * STATE_LEN;
         Moments {
             count: data[at],
             mean: data[at + 1],
             m2: data[at + 2],
-            min: data[at + 3] as f32,
-            max: data[at + 4] as f32,
+            min: T::from_f64(data[at + 3]),
+            max: T::from_f64(data[at + 4]),
         }
     }
 
@@ -123,13 +125,13 @@ impl Moments {
         out.set(at, self.count);
         out.set(at + 1, self.mean);
         out.set(at + 2, self.m2);
-        out.set(at + 3, self.min as f64);
-        out.set(at + 4, self.max as f64);
+        out.set(at + 3, self.min.to_f64());
+        out.set(at + 4, self.max.to_f64());
     }
 
     /// Lane `lane_id() + delta`'s state (see [`warp::shfl_down_sync`]).
     #[inline(always)]
-    fn shfl_down(self, mask: u32, delta: u32) -> Moments {
+    fn shfl_down(self, mask: u32, delta: u32) -> Moments<T> {
         Moments {
             count: warp::shfl_down_sync(mask, self.count, delta),
             mean: warp::shfl_down_sync(mask, self.mean, delta),
@@ -156,18 +158,18 @@ fn moved_mean(mean: f64, step: f64, toward: f64) -> f64 {
 
 /// One [`Moments`] per warp of a block, in shared memory (struct of arrays); `'b` is the block's.
 #[derive(Clone, Copy)]
-pub struct MomentsScratch<'b> {
+pub struct MomentsScratch<'b, T = f32> {
     count: Shared<'b, f64>,
     mean: Shared<'b, f64>,
     m2: Shared<'b, f64>,
-    min: Shared<'b, f32>,
-    max: Shared<'b, f32>,
+    min: Shared<'b, T>,
+    max: Shared<'b, T>,
 }
 
 /// The merge of `state` over this warp's lanes, valid in lane 0: a tree of `shfl_down_sync`
 /// (as [`warp::reduce`]), merging only lanes that exist. Every lane of the warp must call it.
 #[inline(always)]
-fn warp_merge(state: Moments) -> Moments {
+fn warp_merge<T: Number>(state: Moments<T>) -> Moments<T> {
     let mask = warp::warp_mask();
     let lanes = mask.count_ones();
     let lane = warp::lane_id();
@@ -186,7 +188,7 @@ fn warp_merge(state: Moments) -> Moments {
 /// The merge of `state` over the block, valid in thread 0 (the pattern of
 /// [`block_reduce_add`](crate::reduce::block_reduce_add)). Every thread of the block must call it.
 #[inline(always)]
-fn block_merge(state: Moments, scratch: MomentsScratch) -> Moments {
+fn block_merge<T: Number>(state: Moments<T>, scratch: MomentsScratch<T>) -> Moments<T> {
     let lane = warp::lane_id() as usize;
     let warp_index = warp::warp_id() as usize;
     let warp_state = warp_merge(state);
@@ -221,16 +223,16 @@ fn block_merge(state: Moments, scratch: MomentsScratch) -> Moments {
 /// Writes at `partial[STATE_LEN·block ..][.. STATE_LEN]` the [`Moments`] (count, mean, M2, min,
 /// max) of the elements of `x` this block's threads visit (grid-stride); `partial` needs
 /// [`STATE_LEN`] elements per block. [`statistics_merge`] combines them.
-#[kernel]
-pub fn statistics_partial(x: &[f32], partial: Out<f64>) {
+#[kernel(instances(f32 as statistics_partial, f64))]
+pub fn statistics_partial<T: Number>(x: &[T], partial: Out<f64>) {
     let scratch = MomentsScratch {
         count: shared!([f64; MAX_WARPS]),
         mean: shared!([f64; MAX_WARPS]),
         m2: shared!([f64; MAX_WARPS]),
-        min: shared!([f32; MAX_WARPS]),
-        max: shared!([f32; MAX_WARPS]),
+        min: shared!([T; MAX_WARPS]),
+        max: shared!([T; MAX_WARPS]),
     };
-    let mut state = Moments::EMPTY;
+    let mut state = Moments::<T>::EMPTY;
     for i in thread::grid_stride(x.len()) {
         state.push(x[i]);
     }
@@ -243,17 +245,19 @@ pub fn statistics_partial(x: &[f32], partial: Out<f64>) {
 /// Merges the [`Moments`] in `partial` ([`STATE_LEN`] f64 each) that this block's threads visit
 /// (grid-stride over states) and writes the result at `out[STATE_LEN·block ..]`. With one block,
 /// `out[..STATE_LEN]` is the merge of all of them: the second pass after [`statistics_partial`].
-#[kernel]
-pub fn statistics_merge(partial: &[f64], out: Out<f64>) {
+/// `T` is the data's type (the states' min and max are `T` values); only the turbofish names it
+/// (`statistics_merge::<f64>`).
+#[kernel(instances(f32 as statistics_merge, f64))]
+pub fn statistics_merge<T: Number>(partial: &[f64], out: Out<f64>) {
     let scratch = MomentsScratch {
         count: shared!([f64; MAX_WARPS]),
         mean: shared!([f64; MAX_WARPS]),
         m2: shared!([f64; MAX_WARPS]),
-        min: shared!([f32; MAX_WARPS]),
-        max: shared!([f32; MAX_WARPS]),
+        min: shared!([T; MAX_WARPS]),
+        max: shared!([T; MAX_WARPS]),
     };
     let states = partial.len() / STATE_LEN;
-    let mut state = Moments::EMPTY;
+    let mut state = Moments::<T>::EMPTY;
     for i in thread::grid_stride(states) {
         state = state.merge(Moments::load(partial, i));
     }

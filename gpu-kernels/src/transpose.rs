@@ -1,19 +1,21 @@
-//! Transpose of a row-major f32 matrix: `out` (`cols × rows`) = `input` (`rows × cols`)ᵀ.
+//! Transpose of a row-major f32 or f64 matrix: `out` (`cols × rows`) = `input` (`rows × cols`)ᵀ.
+//! Each kernel is generic: its `f32` instance keeps the kernel's name as its PTX entry
+//! (`transpose_tiled`), the `f64` one is `transpose_tiled_f64`.
 
-use ferrocuda_std::{kernel, shared, thread, Out};
+use ferrocuda_std::{kernel, shared, thread, Number, Out};
 
 /// Side of the tiles of [`transpose_tiled`].
 pub const TRANSPOSE_TILE: usize = 32;
 /// Rows of threads per block of [`transpose_tiled`]: each thread moves `TILE / ROWS` elements.
 pub const TRANSPOSE_ROWS: usize = 8;
-/// Floats per row of the shared tile: one more than the tile, against bank conflicts.
+/// Elements per row of the shared tile: one more than the tile, against bank conflicts.
 const PITCH: usize = TRANSPOSE_TILE + 1;
 
 /// One thread per element: reads are coalesced (consecutive threads, consecutive columns), writes
 /// are strided by `rows`, which wastes most of each memory transaction. Launch with a 2D grid
 /// covering `cols` (x) and `rows` (y).
-#[kernel(same_len(input, out))]
-pub fn transpose_naive(input: &[f32], out: Out<f32>, rows: u32, cols: u32) {
+#[kernel(same_len(input, out), instances(f32 as transpose_naive, f64))]
+pub fn transpose_naive<T: Number>(input: &[T], out: Out<T>, rows: u32, cols: u32) {
     let (x, y) = thread::index_2d();
     let (rows, cols) = (rows as usize, cols as usize);
     if x < cols && y < rows {
@@ -22,14 +24,14 @@ pub fn transpose_naive(input: &[f32], out: Out<f32>, rows: u32, cols: u32) {
 }
 
 /// Through a shared-memory tile, so that both reads and writes are coalesced. The tile has one
-/// column of padding (`TILE + 1` floats per row) so that reading a tile column hits 32 different
-/// shared-memory banks instead of one.
+/// column of padding (`TILE + 1` elements per row) so that reading a tile column of f32 hits 32
+/// different shared-memory banks instead of one (of f64, 32 different 8-byte bank pairs).
 ///
 /// Launch with blocks of `(TRANSPOSE_TILE, TRANSPOSE_ROWS)` and a grid of
 /// `(⌈cols/TILE⌉, ⌈rows/TILE⌉)`.
-#[kernel(same_len(input, out))]
-pub fn transpose_tiled(input: &[f32], out: Out<f32>, rows: u32, cols: u32) {
-    let tile = shared!([f32; TRANSPOSE_TILE * PITCH]);
+#[kernel(same_len(input, out), instances(f32 as transpose_tiled, f64))]
+pub fn transpose_tiled<T: Number>(input: &[T], out: Out<T>, rows: u32, cols: u32) {
+    let tile = shared!([T; TRANSPOSE_TILE * PITCH]);
     let d = thread::block_dim();
     assert!(
         d.x as usize == TRANSPOSE_TILE && d.y as usize == TRANSPOSE_ROWS && d.z == 1,

@@ -11,9 +11,10 @@
 use syn::visit_mut::{self, VisitMut};
 use syn::{parse_quote, Block, ExprMethodCall};
 
-/// std's float methods that `ferrocuda_std::math::DeviceMath` implements under the same name.
+/// std's float methods that `ferrocuda_std::math::DeviceMath` implements under the same name
+/// (`mul_add` is not among them: std's is correctly rounded, as `Number::mul_add` is).
 const ROUTED: &[&str] = &[
-    "exp", "exp2", "ln", "log2", "sqrt", "mul_add", "sin", "cos", "sin_cos", "powf",
+    "exp", "exp2", "ln", "log2", "sqrt", "sin", "cos", "sin_cos", "powf",
 ];
 
 struct Router;

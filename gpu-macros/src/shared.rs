@@ -1,6 +1,7 @@
 //! The `shared!` rewrite: each `shared!([T; N])` of a kernel body becomes a `.shared`
 //! declaration of its own on the GPU and an array of the CPU executor's arena on the host.
 
+use crate::generics::Substitution;
 use proc_macro2::Span;
 use quote::{format_ident, quote_spanned};
 use syn::spanned::Spanned;
@@ -17,10 +18,18 @@ pub(crate) enum Target {
 /// Replaces each `shared!([T; N])` in a kernel body by code that gives the block's array: on
 /// nvptx a `.shared` declaration of its own, named after the kernel, and its address; on the host
 /// the array of the CPU executor's arena, with the declaration's name and place for reports.
-pub(crate) fn rewrite_shared(block: &Block, kernel: &str, target: Target) -> syn::Result<Block> {
+/// In an instance of a generic kernel, `substitution` makes the arrays' sizes concrete (the body
+/// stays generic; a `.shared` declaration cannot be).
+pub(crate) fn rewrite_shared(
+    block: &Block,
+    kernel: &str,
+    target: Target,
+    substitution: &Substitution,
+) -> syn::Result<Block> {
     let mut rewriter = SharedRewriter {
         kernel,
         target,
+        substitution,
         count: 0,
         consts: Vec::new(),
         error: None,
@@ -36,6 +45,7 @@ pub(crate) fn rewrite_shared(block: &Block, kernel: &str, target: Target) -> syn
 struct SharedRewriter<'a> {
     kernel: &'a str,
     target: Target,
+    substitution: &'a Substitution,
     count: usize,
     /// The `const` items of each block enclosing the visit, outermost first: what a `shared!`
     /// size may name besides the module's items.
@@ -114,8 +124,16 @@ impl SharedRewriter<'_> {
         // either. The host computes it the same way, so a size that the PTX build cannot
         // compute fails the host build too, with the same error.
         let module = format_ident!("__ferrocuda_shared_{}", index);
-        let consts = self.consts_in_scope();
-        let size = quote_spanned!(span=> ::core::mem::size_of::<[#elem; #len]>());
+        let substitution = self.substitution;
+        let consts: Vec<syn::ItemConst> = self
+            .consts_in_scope()
+            .into_iter()
+            .map(|c| substitution.apply(c, Substitution::visit_item_const_mut))
+            .collect();
+        // What a `.shared` declaration's size is computed from: the instance's types.
+        let concrete_elem = substitution.apply(&**elem, Substitution::visit_type_mut);
+        let concrete_len = substitution.apply(len, Substitution::visit_expr_mut);
+        let size = quote_spanned!(span=> ::core::mem::size_of::<[#concrete_elem; #concrete_len]>());
         let size_item = match self.target {
             Target::Ptx => {
                 let symbol = format!("__ferrocuda_shared_{}_{index}", self.kernel);
@@ -140,9 +158,9 @@ impl SharedRewriter<'_> {
                 let address_var = Ident::new("address", Span::mixed_site());
                 quote_spanned! {span=> {
                     #mark_used
-                    const _: () = ::ferrocuda_std::__private::assert_pod::<#elem>();
+                    const _: () = ::ferrocuda_std::__private::assert_pod::<#concrete_elem>();
                     const _: () = ::core::assert!(
-                        ::core::mem::align_of::<#elem>() <= 16,
+                        ::core::mem::align_of::<#concrete_elem>() <= 16,
                         "shared arrays are 16-byte aligned"
                     );
                     #size_module

@@ -1,5 +1,6 @@
 //! Support for the code `#[kernel]` generates. Not a public API.
 
+use crate::array::{Array, OutArray};
 use crate::shared::BlockScope;
 use crate::Out;
 
@@ -70,7 +71,7 @@ pub unsafe fn out_from_raw<'a, T: bytemuck::Pod>(
     len: usize,
 ) -> Out<'a, T> {
     // SAFETY: forwarded to the caller.
-    unsafe { Out::from_raw_parts(ptr, len) }
+    unsafe { Out::from_launch(ptr, len) }
 }
 
 /// Reads PTX parameter `i` as a `T` on the CPU path.
@@ -82,4 +83,54 @@ pub unsafe fn out_from_raw<'a, T: bytemuck::Pod>(
 pub unsafe fn read_param<T: bytemuck::Pod>(params: &[*const u8], i: usize) -> T {
     // SAFETY: guaranteed by the caller; the bytes may be unaligned.
     unsafe { (params[i] as *const T).read_unaligned() }
+}
+
+/// Rebuilds an [`Array2`](crate::Array2) or [`Array3`](crate::Array3) input from its PTX
+/// parameters: the (pointer, length) pair of its memory, then its shape and strides.
+///
+/// # Safety
+/// As [`slice_from_input`], and as [`Array::from_parts`] for the shape and strides (the launch
+/// checked them against the length).
+#[inline(always)]
+pub unsafe fn array_from_input<T, const D: usize>(
+    scope: &BlockScope,
+    input: KernelInput<T>,
+    len: usize,
+    shape: [usize; D],
+    strides: [usize; D],
+) -> Array<'_, T, D> {
+    // SAFETY: forwarded to the caller.
+    unsafe { Array::from_parts(slice_from_input(scope, input, len), shape, strides) }
+}
+
+/// [`array_from_input`] from a raw pointer (the CPU entry's).
+///
+/// # Safety
+/// As [`slice_from_raw`] and [`Array::from_parts`].
+#[inline(always)]
+pub unsafe fn array_from_raw<T, const D: usize>(
+    scope: &BlockScope,
+    ptr: *const T,
+    len: usize,
+    shape: [usize; D],
+    strides: [usize; D],
+) -> Array<'_, T, D> {
+    // SAFETY: forwarded to the caller.
+    unsafe { Array::from_parts(slice_from_raw(scope, ptr, len), shape, strides) }
+}
+
+/// Rebuilds an [`Out2`](crate::Out2) or [`Out3`](crate::Out3) from its PTX parameters.
+///
+/// # Safety
+/// As [`Out::from_raw_parts`] and [`OutArray::from_parts`].
+#[inline(always)]
+pub unsafe fn out_array_from_raw<'a, T: bytemuck::Pod, const D: usize>(
+    scope: &'a BlockScope,
+    ptr: *mut T,
+    len: usize,
+    shape: [usize; D],
+    strides: [usize; D],
+) -> OutArray<'a, T, D> {
+    // SAFETY: forwarded to the caller.
+    unsafe { OutArray::from_parts(out_from_raw(scope, ptr, len), shape, strides) }
 }

@@ -8,12 +8,18 @@
 //! | `&[T]`           | [`Slice<T>`]    | `.u64` pointer, `.u64` length        |
 //! | [`Out<T>`]       | [`Output<T>`]   | `.u64` pointer, `.u64` length        |
 //! | `T: Pod`         | [`Scalar<T>`]   | `T` by value (`size_of::<T>()` bytes) |
+//! | [`Array2<T>`], [`Array3<T>`] | [`ArrayInput<T, D>`] | `.u64` pointer, `.u64` length, `D` `.u64` extents, `D - 1` `.u64` strides |
+//! | [`Out2<T>`], [`Out3<T>`] | [`ArrayOutput<T, D>`] | as the inputs |
 //!
 //! The host packs arguments into exactly these PTX parameters, for the GPU (passed to
 //! `cuLaunchKernel`) and for the CPU (passed to the [`CpuEntry`], which unpacks them the same way
 //! the PTX entry does), and checks the sizes against the `.entry` in the PTX before every launch.
 //!
 //! [`Out<T>`]: crate::Out
+//! [`Array2<T>`]: crate::Array2
+//! [`Array3<T>`]: crate::Array3
+//! [`Out2<T>`]: crate::Out2
+//! [`Out3<T>`]: crate::Out3
 
 use crate::cpu::BlockContext;
 use core::marker::PhantomData;
@@ -29,6 +35,20 @@ pub struct Slice<T>(PhantomData<fn() -> T>);
 pub struct Output<T>(PhantomData<fn() -> T>);
 /// Marker for a `T` kernel parameter passed by value.
 pub struct Scalar<T>(PhantomData<fn() -> T>);
+/// Marker for a `D`-dimensional input ([`Array2<T>`](crate::Array2), [`Array3<T>`](crate::Array3)).
+pub struct ArrayInput<T, const D: usize>(PhantomData<fn() -> T>);
+/// Marker for a `D`-dimensional output ([`Out2<T>`](crate::Out2), [`Out3<T>`](crate::Out3)).
+pub struct ArrayOutput<T, const D: usize>(PhantomData<fn() -> T>);
+
+/// The PTX parameters a `dims`-dimensional view adds after its (pointer, length) pair: its
+/// extents and the strides of all but the last (contiguous) axis, each a `.u64`.
+pub const fn shape_params(dims: usize) -> usize {
+    if dims <= 1 {
+        0
+    } else {
+        2 * dims - 1
+    }
+}
 
 /// What kind of kernel parameter a [`Param`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +74,9 @@ pub struct Param {
     pub elem_align: usize,
     /// The element or value type as written in the kernel's source.
     pub type_name: &'static str,
+    /// Axes of a slice or output: 1 for `&[T]` and `Out<T>`, 2 or 3 for the array views; 0 for
+    /// scalars.
+    pub dims: usize,
 }
 
 impl Param {
@@ -65,6 +88,7 @@ impl Param {
             elem_size: core::mem::size_of::<T>(),
             elem_align: core::mem::align_of::<T>(),
             type_name,
+            dims: 1,
         }
     }
 
@@ -76,6 +100,7 @@ impl Param {
             elem_size: core::mem::size_of::<T>(),
             elem_align: core::mem::align_of::<T>(),
             type_name,
+            dims: 1,
         }
     }
 
@@ -87,16 +112,42 @@ impl Param {
             elem_size: core::mem::size_of::<T>(),
             elem_align: core::mem::align_of::<T>(),
             type_name,
+            dims: 0,
+        }
+    }
+
+    /// An `Array2<T>`/`Array3<T>` parameter (`dims` axes).
+    pub const fn array<T: bytemuck::Pod>(
+        name: &'static str,
+        type_name: &'static str,
+        dims: usize,
+    ) -> Self {
+        Param {
+            dims,
+            ..Param::slice::<T>(name, type_name)
+        }
+    }
+
+    /// An `Out2<T>`/`Out3<T>` parameter (`dims` axes).
+    pub const fn out_array<T: bytemuck::Pod>(
+        name: &'static str,
+        type_name: &'static str,
+        dims: usize,
+    ) -> Self {
+        Param {
+            dims,
+            ..Param::output::<T>(name, type_name)
         }
     }
 
     /// The sizes in bytes of the PTX parameters this parameter becomes, in order.
     pub fn ptx_param_sizes(&self) -> impl Iterator<Item = usize> {
-        let (sizes, count) = match self.class {
-            ParamClass::Slice | ParamClass::Output => ([POINTER_BYTES, LENGTH_BYTES], 2),
-            ParamClass::Scalar => ([self.elem_size, 0], 1),
+        const { assert!(POINTER_BYTES == LENGTH_BYTES) };
+        let (size, count) = match self.class {
+            ParamClass::Slice | ParamClass::Output => (POINTER_BYTES, 2 + shape_params(self.dims)),
+            ParamClass::Scalar => (self.elem_size, 1),
         };
-        sizes.into_iter().take(count)
+        core::iter::repeat_n(size, count)
     }
 }
 

@@ -6,8 +6,9 @@ use crate::math::{self, DeviceMath};
 
 /// The `f32`-only functions of [`math`](crate::math) as methods: `sinpi`, `cospi`, `sincospi`
 /// (the reproducible tier's) and the `fast_` family. Its supertrait
-/// [`DeviceMath`](crate::math::DeviceMath) has `exp`, `sqrt`, `mul_add`, `powf`, … for `f32` and
-/// `f64`; bring both in with `use ferrocuda_std::prelude::*;`.
+/// [`DeviceMath`](crate::math::DeviceMath) has `exp`, `sqrt`, `powf`, … for `f32` and `f64` (and
+/// its supertrait [`Number`](crate::Number) `mul_add`); bring them in with
+/// `use ferrocuda_std::prelude::*;`.
 ///
 /// `core` has no `exp` or `ln` for the GPU: without these traits in scope, `x.exp()` compiles on
 /// the host (where std's inherent methods are visible, even from a `no_std` crate) and fails

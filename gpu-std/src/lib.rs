@@ -42,10 +42,14 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod array;
 pub mod atomic;
+pub mod constant;
 mod float;
+pub mod half;
 pub mod math;
 mod mem;
+mod number;
 pub mod out;
 pub mod random;
 pub mod shared;
@@ -60,8 +64,10 @@ pub mod cpu;
 #[doc(hidden)]
 pub mod __private;
 
+pub use array::{Array2, Array3, Out2, Out3};
 pub use atomic::{Atomic, Scope};
 pub use bytemuck::Pod;
+pub use constant::{ConstTable, ConstView};
 pub use ferrocuda_macros::kernel;
 /// A `#[pod]` struct is `Copy`, plain data, and a kernel parameter by value:
 ///
@@ -99,20 +105,24 @@ pub use ferrocuda_macros::kernel;
 /// }
 /// ```
 pub use ferrocuda_macros::pod;
+pub use half::{bf16, f16};
+pub use number::Number;
 pub use out::Out;
 pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;
 
 /// What most kernels use, in one import: `use ferrocuda_std::prelude::*;`.
 ///
-/// Besides the names it saves typing, it brings [`math::DeviceMath`] and [`math::Float`] into
-/// scope without naming them, so `x.exp()` compiles on the GPU too, and the import never shows
-/// up as unused on the host, where std's own float methods win outside `#[kernel]` bodies (see
-/// [`math::DeviceMath`]).
+/// Besides the names it saves typing, it brings [`math::DeviceMath`], [`math::Float`] and
+/// [`Number`] (whose `mul_add` both inherit) into scope without naming them, so `x.exp()`
+/// compiles on the GPU too, and the import never shows up as unused on the host, where std's own
+/// float methods win outside `#[kernel]` bodies (see [`math::DeviceMath`]).
 pub mod prelude {
     pub use crate::math::{self, DeviceMath, Float};
     pub use crate::shared::{dynamic_shared, Shared};
-    pub use crate::{kernel, pod, shared, thread, warp, Dim3, Out};
+    pub use crate::{
+        kernel, pod, shared, thread, warp, Array2, Array3, Dim3, Number, Out, Out2, Out3,
+    };
 }
 
 /// On the GPU a panic (a failed bounds check, an `assert!`) cannot unwind: it ends the kernel with

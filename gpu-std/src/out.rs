@@ -18,6 +18,9 @@ use core::marker::PhantomData;
 pub struct Out<'a, T> {
     ptr: *mut T,
     len: usize,
+    /// Checked mode's race check of this output (null: none). Host only.
+    #[cfg(not(target_arch = "nvptx64"))]
+    check: *const crate::cpu::OutputShadow,
     _buffer: PhantomData<&'a [core::cell::Cell<T>]>,
 }
 
@@ -48,8 +51,27 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
         Out {
             ptr,
             len,
+            #[cfg(not(target_arch = "nvptx64"))]
+            check: core::ptr::null(),
             _buffer: PhantomData,
         }
+    }
+
+    /// As [`from_raw_parts`](Out::from_raw_parts), with checked mode's race check when the
+    /// running launch tracks this output (the CPU entries' rebuilding).
+    ///
+    /// # Safety
+    /// As [`from_raw_parts`](Out::from_raw_parts).
+    #[inline(always)]
+    pub(crate) unsafe fn from_launch(ptr: *mut T, len: usize) -> Self {
+        // SAFETY: forwarded to the caller.
+        let out = unsafe { Self::from_raw_parts(ptr, len) };
+        #[cfg(not(target_arch = "nvptx64"))]
+        let out = Out {
+            check: crate::cpu::output_shadow(ptr as *const u8),
+            ..out
+        };
+        out
     }
 
     /// The number of elements.
@@ -97,7 +119,16 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     /// # Safety
     /// `index < self.len()`.
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn set_unchecked(&self, index: usize, value: T) {
+        #[cfg(not(target_arch = "nvptx64"))]
+        if !self.check.is_null() {
+            // SAFETY: `check` came from this launch's shadows for this buffer; `index` is in
+            // bounds (the caller's contract).
+            unsafe {
+                crate::cpu::check_output(self.check, index, true, core::panic::Location::caller())
+            }
+        }
         // SAFETY: the caller guarantees `index` is in bounds of the buffer `from_raw_parts` got.
         unsafe { crate::mem::store(self.ptr.add(index), value) }
     }
@@ -107,7 +138,15 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     /// # Safety
     /// `index < self.len()`.
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn get_unchecked(&self, index: usize) -> T {
+        #[cfg(not(target_arch = "nvptx64"))]
+        if !self.check.is_null() {
+            // SAFETY: as in `set_unchecked`.
+            unsafe {
+                crate::cpu::check_output(self.check, index, false, core::panic::Location::caller())
+            }
+        }
         // SAFETY: the caller guarantees `index` is in bounds of the buffer `from_raw_parts` got.
         unsafe { crate::mem::load(self.ptr.add(index)) }
     }

@@ -201,7 +201,7 @@ fn methods_and_functions_agree() {
     same(DeviceMath::exp(x), math::exp(x), "exp");
     same(DeviceMath::powf(x, 3.3), math::pow(x, 3.3), "powf");
     same(
-        DeviceMath::mul_add(x, 2.0, 1.0),
+        ferrocuda_std::Number::mul_add(x, 2.0, 1.0),
         math::fma(x, 2.0, 1.0),
         "mul_add",
     );

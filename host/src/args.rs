@@ -8,12 +8,14 @@
 //! by implementing [`InputData`] or [`OutputData`], whose only required method hands back one of
 //! those views (see [`InputData`]'s example).
 
+use crate::array::{ArrayArg, OutArrayArg, Shape};
 use crate::buffer::DeviceBuffer;
 use crate::error::{Error, Result};
 use bytemuck::Pod;
 use core::marker::PhantomData;
 use ferrocuda_std::abi::{
-    KernelInfo, Output, Param, ParamClass, Scalar, Slice, LENGTH_BYTES, POINTER_BYTES,
+    ArrayInput, ArrayOutput, KernelInfo, Output, Param, ParamClass, Scalar, Slice, LENGTH_BYTES,
+    POINTER_BYTES,
 };
 
 /// One kernel argument as the backends see it: where its data lives, and its length in elements.
@@ -103,6 +105,47 @@ pub struct LaunchArg<'a> {
     pub(crate) arg: Arg<'a>,
     /// `None` for scalars.
     pub(crate) element: Option<Element>,
+    /// The extents and strides of a 2D or 3D view; `None` for `&[T]`, `Out<T>` and scalars.
+    pub(crate) shape: Option<Shape>,
+}
+
+impl<'a> LaunchArg<'a> {
+    /// A `&[T]`/`Out<T>` view or a scalar.
+    fn plain(arg: Arg<'a>, element: Option<Element>) -> Self {
+        LaunchArg {
+            arg,
+            element,
+            shape: None,
+        }
+    }
+
+    /// Axes: 0 for a scalar, 1 for a plain view, 2 or 3 for an array view.
+    fn dims(&self) -> usize {
+        match (&self.arg, self.shape) {
+            (Arg::Scalar(_), _) => 0,
+            (_, None) => 1,
+            (_, Some(shape)) => shape.dims,
+        }
+    }
+
+    /// The argument as the backends pack it: its view or value, then (array views) one `u64`
+    /// scalar per extent and per stride but the last, the PTX parameters the kernel's entry
+    /// declares after the view's (pointer, length).
+    pub(crate) fn into_ptx_args(self, into: &mut Vec<Arg<'a>>) {
+        into.push(self.arg);
+        if let Some(shape) = self.shape {
+            into.extend(shape.ptx_values().map(|v| Arg::Scalar(ParamSlot::new(v))));
+        }
+    }
+}
+
+/// Each argument as the backends pack it ([`LaunchArg::into_ptx_args`]).
+pub(crate) fn into_ptx_args(args: Vec<LaunchArg<'_>>) -> Vec<Arg<'_>> {
+    let mut ptx = Vec::with_capacity(args.len());
+    for arg in args {
+        arg.into_ptx_args(&mut ptx);
+    }
+    ptx
 }
 
 /// The bytes of one PTX parameter, as `cuLaunchKernel` and the CPU entry read them.
@@ -148,14 +191,14 @@ impl ParamSlot {
 /// `Vec<T>`, `[T; N]` or a [`DeviceBuffer<T>`], through [`InputData::input_arg`]), so its
 /// length is always that of the memory behind it.
 pub struct InputArg<'a, T> {
-    arg: Arg<'a>,
+    pub(crate) arg: Arg<'a>,
     _element: PhantomData<fn() -> T>,
 }
 
 /// Memory of `T`s that a kernel writes, lent exclusively for one launch: made by ferrocuda only,
 /// from memory borrowed mutably (through [`OutputData::output_arg`]).
 pub struct OutputArg<'a, T> {
-    arg: Arg<'a>,
+    pub(crate) arg: Arg<'a>,
     _element: PhantomData<fn() -> T>,
 }
 
@@ -337,32 +380,47 @@ mod sealed {
             `&DeviceBuffer<T>` or `&` of your own `InputData<T>`; for an `Out<T>` (Output<T>) \
             pass `&mut [T]`, `&mut [T; N]`, `&mut Vec<T>`, `&mut DeviceBuffer<T>` or `&mut` of \
             your own `OutputData<T>`; for a scalar (Scalar<T>) pass a `T`, with the kernel's \
-            exact `T`"
+            exact `T`; for an `Array2<T>`/`Array3<T>` (ArrayInput<T, D>) pass a \
+            `ferrocuda::Array2`/`Array3` by value, for an `Out2<T>`/`Out3<T>` (ArrayOutput<T, D>) \
+            a `ferrocuda::Out2`/`Out3`"
 )]
 pub trait KernelArg<'a, K>: sealed::IntoLaunchArg<'a, K> {}
 impl<'a, K, A: sealed::IntoLaunchArg<'a, K>> KernelArg<'a, K> for A {}
 
 impl<'a, T: Pod, D: InputData<T> + ?Sized> sealed::IntoLaunchArg<'a, Slice<T>> for &'a D {
     fn into_launch_arg(self) -> LaunchArg<'a> {
-        LaunchArg {
-            arg: self.input_arg().arg,
-            element: Some(Element::of::<T>()),
-        }
+        LaunchArg::plain(self.input_arg().arg, Some(Element::of::<T>()))
     }
 }
 impl<'a, T: Pod, D: OutputData<T> + ?Sized> sealed::IntoLaunchArg<'a, Output<T>> for &'a mut D {
     fn into_launch_arg(self) -> LaunchArg<'a> {
-        LaunchArg {
-            arg: self.output_arg().arg,
-            element: Some(Element::of::<T>()),
-        }
+        LaunchArg::plain(self.output_arg().arg, Some(Element::of::<T>()))
     }
 }
 impl<'a, T: Pod> sealed::IntoLaunchArg<'a, Scalar<T>> for T {
     fn into_launch_arg(self) -> LaunchArg<'a> {
+        LaunchArg::plain(Arg::Scalar(ParamSlot::new(self)), None)
+    }
+}
+impl<'a, T: Pod, const D: usize> sealed::IntoLaunchArg<'a, ArrayInput<T, D>>
+    for ArrayArg<'a, T, D>
+{
+    fn into_launch_arg(self) -> LaunchArg<'a> {
         LaunchArg {
-            arg: Arg::Scalar(ParamSlot::new(self)),
-            element: None,
+            arg: self.view.arg,
+            element: Some(Element::of::<T>()),
+            shape: Some(self.shape),
+        }
+    }
+}
+impl<'a, T: Pod, const D: usize> sealed::IntoLaunchArg<'a, ArrayOutput<T, D>>
+    for OutArrayArg<'a, T, D>
+{
+    fn into_launch_arg(self) -> LaunchArg<'a> {
+        LaunchArg {
+            arg: self.view.arg,
+            element: Some(Element::of::<T>()),
+            shape: Some(self.shape),
         }
     }
 }
@@ -372,9 +430,9 @@ impl<'a, T: Pod> sealed::IntoLaunchArg<'a, Scalar<T>> for T {
 pub trait KernelArgs<'a, P>: sealed::IntoLaunchArgs<'a, P> + Sized {
     /// The sizes in bytes of the PTX parameters these arguments are packed into, in order.
     fn ptx_param_sizes(self) -> Vec<usize> {
-        self.into_launch_args()
+        into_ptx_args(self.into_launch_args())
             .iter()
-            .flat_map(|a| a.arg.ptx_param_sizes())
+            .flat_map(Arg::ptx_param_sizes)
             .collect()
     }
 }
@@ -451,6 +509,14 @@ fn check_arg(param: &Param, arg: &LaunchArg<'_>) -> core::result::Result<(), Str
             class_name(param.class)
         ));
     }
+    if arg.dims() != param.dims {
+        return Err(format!(
+            "a view of {} axes was passed for `{}` of {} axes",
+            arg.dims(),
+            param.name,
+            param.dims
+        ));
+    }
     if let Arg::Scalar(slot) = &arg.arg {
         return match slot.size() == param.elem_size {
             true => Ok(()),
@@ -489,6 +555,11 @@ fn check_arg(param: &Param, arg: &LaunchArg<'_>) -> core::result::Result<(), Str
             param.type_name
         ));
     }
+    // A 2D or 3D view: every index below its shape is in bounds of `len` (its constructor
+    // checked this too; the kernel indexes unchecked once the coordinates are below the shape).
+    if let Some(shape) = arg.shape {
+        shape.check(len)?;
+    }
     // Device allocations are aligned to 256 bytes; host memory to its own element type.
     if let Some(address) = address.filter(|_| len > 0) {
         if !address.is_multiple_of(param.elem_align.max(1)) {
@@ -520,10 +591,35 @@ mod tests {
     }
 
     fn host_slice(bytes: &[u8], len: usize) -> LaunchArg<'_> {
-        LaunchArg {
-            arg: Arg::HostSlice { bytes, len },
-            element: Some(Element::of::<u32>()),
-        }
+        LaunchArg::plain(Arg::HostSlice { bytes, len }, Some(Element::of::<u32>()))
+    }
+
+    #[test]
+    fn an_array_needs_a_parameter_of_its_axes_and_a_shape_that_fits() {
+        let words = [0u32; 12];
+        let bytes: &[u8] = bytemuck::cast_slice(&words);
+        let array = |shape| LaunchArg {
+            shape: Some(shape),
+            ..host_slice(bytes, 12)
+        };
+        let two = Param::array::<u32>("a", "u32", 2);
+        let fits = crate::array::Shape::new([3, 4], [4, 1]);
+        assert!(check_arg(&two, &array(fits)).is_ok());
+        // A 3 × 4 shape with a pitch of 5 reaches element 13 of 12.
+        let detail = check_arg(&two, &array(crate::array::Shape::new([3, 4], [5, 1]))).unwrap_err();
+        assert!(
+            detail.contains("needs 14 elements, but the memory has 12"),
+            "{detail}"
+        );
+        // Neither a plain slice for a 2D parameter nor a 2D view for a 3D or 1D one.
+        let detail = check_arg(&two, &host_slice(bytes, 12)).unwrap_err();
+        assert!(
+            detail.contains("a view of 1 axes was passed for `a` of 2 axes"),
+            "{detail}"
+        );
+        let three = Param::array::<u32>("a", "u32", 3);
+        assert!(check_arg(&three, &array(fits)).is_err());
+        assert!(check_arg(&slice_param(), &array(fits)).is_err());
     }
 
     #[test]
@@ -556,10 +652,7 @@ mod tests {
 
     #[test]
     fn a_scalar_of_another_size_is_refused() {
-        let arg = LaunchArg {
-            arg: Arg::Scalar(ParamSlot::new(1u64)),
-            element: None,
-        };
+        let arg = LaunchArg::plain(Arg::Scalar(ParamSlot::new(1u64)), None);
         let detail = check_arg(&Param::scalar::<f32>("a", "f32"), &arg).unwrap_err();
         assert!(
             detail.contains("a scalar of 8 bytes was passed for `f32` of 4 bytes"),

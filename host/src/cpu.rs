@@ -12,8 +12,8 @@ use crate::error::{Error, Result};
 use crate::launch::{self, Arg, LaunchConfig, ParamSlot};
 use ferrocuda_std::abi::CpuEntry;
 use ferrocuda_std::cpu::{
-    quiet_kernel_panics, take_current, take_panic_location, BlockContext, BugReport, Interrupted,
-    Interruption,
+    quiet_kernel_panics, take_current, take_panic_location, with_constants, with_output_checks,
+    BlockContext, BugReport, ConstantTables, Interrupted, Interruption, OutputShadows,
 };
 use ferrocuda_std::Dim3;
 use rayon::prelude::*;
@@ -32,6 +32,8 @@ pub(crate) fn launch(
     entry: CpuEntry,
     config: &LaunchConfig,
     device: &Device,
+    constants: &ConstantTables,
+    output_names: &[&'static str],
     mut args: Vec<Arg<'_>>,
 ) -> Result<()> {
     let mut slots: Vec<ParamSlot> = Vec::new();
@@ -65,6 +67,17 @@ pub(crate) fn launch(
     let grid = config.grid;
     let block_dim = config.block;
     let options = device.cpu_options().cloned().unwrap_or_default();
+    // Checked mode: a shadow per output, for the race check of `Out` writes.
+    let mut shadows = OutputShadows::new();
+    if options.checked {
+        let outputs = args.iter().filter_map(|arg| match arg {
+            Arg::HostOutput { bytes, len } => Some((bytes.as_ptr(), *len)),
+            _ => None,
+        });
+        for ((base, len), name) in outputs.zip(output_names) {
+            shadows.track(name, base, len);
+        }
+    }
     let deadline = options
         .deadline
         .map(|after| std::time::Instant::now() + after);
@@ -87,8 +100,12 @@ pub(crate) fn launch(
         let params = &params;
         // SAFETY: `params` holds this kernel's PTX parameters (checked against the PTX entry by
         // the caller), pointing at host memory valid for the whole launch.
-        catch_unwind(AssertUnwindSafe(|| unsafe { entry(&params.0, &block) }))
-            .map_err(|payload| panic_error(kernel, block_idx, &options, payload))
+        catch_unwind(AssertUnwindSafe(|| {
+            with_output_checks(&shadows, || {
+                with_constants(constants, || unsafe { entry(&params.0, &block) })
+            })
+        }))
+        .map_err(|payload| panic_error(kernel, block_idx, &options, payload))
     })
 }
 

@@ -192,6 +192,8 @@ fn is_kernel_fault(error: &DriverError) -> bool {
     )
 }
 
+mod constants;
+
 /// Ids of contexts, unique in the process: what buffers, streams and modules remember.
 static NEXT_CONTEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -272,6 +274,8 @@ pub(crate) struct LoadedModule {
     ptx: &'static Ptx,
     info: PtxInfo,
     current: Mutex<Arc<ModuleInContext>>,
+    /// The constant tables set so far, written again when the module is loaded in a new context.
+    constants: Mutex<ferrocuda_std::cpu::ConstantTables>,
 }
 
 /// A module in one context, with its functions looked up once.
@@ -891,6 +895,7 @@ impl GpuDevice {
             ptx,
             info: info.clone(),
             current: Mutex::new(module),
+            constants: Mutex::default(),
         })
     }
 
@@ -920,6 +925,7 @@ impl GpuDevice {
         let mut current = lock(&module.current);
         if current.context != g.id {
             *current = self.load_in(g, module.ptx, &module.info)?;
+            self.restore_constants(g, &current, module)?;
         }
         Ok(current.clone())
     }

@@ -339,6 +339,28 @@ pub enum Error {
         detail: String,
     },
 
+    /// A 2D or 3D view (`Array2::new`, `Out2::with_pitch`, ...) whose shape does not fit its
+    /// memory: the extents, strides and element counts are in the message.
+    #[error("{view}: {detail}")]
+    BadShape {
+        /// The constructor, e.g. `Array2::new`.
+        view: &'static str,
+        /// What does not fit, with the numbers.
+        detail: String,
+    },
+
+    /// `Module::set_constant` with data that does not fit the table, or a table the module's PTX
+    /// does not declare.
+    #[error("constant table `{table}` of PTX module `{module}`: {detail}")]
+    ConstantTable {
+        /// The table's name.
+        table: &'static str,
+        /// The module's name.
+        module: &'static str,
+        /// What does not fit, with the numbers.
+        detail: String,
+    },
+
     /// A copy between host and device with lengths that differ.
     #[error("{what}: the buffer has {expected} elements but the host slice has {actual}")]
     CopyLength {

@@ -1,6 +1,6 @@
 //! Launch configuration, argument passing, and the checks every launch makes.
 
-pub(crate) use crate::args::{Arg, ParamSlot};
+pub(crate) use crate::args::{Arg, LaunchArg, ParamSlot};
 use crate::error::{Error, Result};
 use crate::ptx::PtxEntry;
 use crate::stream::Stream;
@@ -195,14 +195,14 @@ pub(crate) fn debug_check_packed(expected: Option<Vec<usize>>, slots: &[ParamSlo
 }
 
 /// Parameters declared `same_len` have equal lengths.
-pub(crate) fn check_lengths(info: &KernelInfo, args: &[Arg<'_>]) -> Result<()> {
+pub(crate) fn check_lengths(info: &KernelInfo, args: &[LaunchArg<'_>]) -> Result<()> {
     for group in info.same_len {
         let (&first, rest) = group
             .split_first()
             .expect("same_len groups have two or more");
-        let first_len = args[first].elements().unwrap_or(0);
+        let first_len = args[first].arg.elements().unwrap_or(0);
         for &other in rest {
-            let other_len = args[other].elements().unwrap_or(0);
+            let other_len = args[other].arg.elements().unwrap_or(0);
             if other_len != first_len {
                 return Err(Error::LengthMismatch {
                     kernel: info.name,
@@ -218,7 +218,7 @@ pub(crate) fn check_lengths(info: &KernelInfo, args: &[Arg<'_>]) -> Result<()> {
         .params
         .iter()
         .zip(args)
-        .all(|(p, a)| (p.class == ParamClass::Scalar) == a.elements().is_none()));
+        .all(|(p, a)| (p.class == ParamClass::Scalar) == a.arg.elements().is_none()));
     Ok(())
 }
 
@@ -233,6 +233,9 @@ pub(crate) fn check_lengths(info: &KernelInfo, args: &[Arg<'_>]) -> Result<()> {
 /// Arguments: `&[T]`/`&Vec<T>`/`&DeviceBuffer<T>` for `&[T]` parameters, `&mut [T]`/
 /// `&mut Vec<T>`/`&mut DeviceBuffer<T>` for `Out<T>`, values for scalars. Host data is copied to
 /// the GPU and outputs back; device buffers stay where they are. Expands to [`Module::launch`].
+/// `kernel` is a `#[kernel]`'s handle or a generic kernel ([`KernelHandle`](crate::KernelHandle)):
+/// `scale::<f64>[grid, block](...)` names the instance, `scale[grid, block](...)` lets the
+/// arguments' types pick it.
 ///
 /// ```ignore
 /// launch!(kernels, vector_add[n.div_ceil(256), 256](&a, &b, &mut out))?;
@@ -245,7 +248,9 @@ pub(crate) fn check_lengths(info: &KernelInfo, args: &[Arg<'_>]) -> Result<()> {
 macro_rules! launch {
     (@config $module:expr, $kernel:path, $config:expr, ($($arg:expr),* $(,)?)) => {
         match $config {
-            ::core::result::Result::Ok(config) => $module.launch(&$kernel, config, ($($arg,)*)),
+            ::core::result::Result::Ok(config) => {
+                $module.launch(&$crate::KernelHandle::kernel(&$kernel), config, ($($arg,)*))
+            }
             ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
         }
     };

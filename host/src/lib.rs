@@ -22,7 +22,9 @@
 #![warn(missing_docs)]
 
 mod args;
+mod array;
 mod buffer;
+mod constant;
 mod cpu;
 pub mod cpu_options;
 mod cuda;
@@ -31,6 +33,7 @@ mod driver;
 mod error;
 #[cfg(test)]
 mod error_tests;
+mod kernel_handle;
 mod kernel_trail;
 mod launch;
 mod module;
@@ -39,6 +42,7 @@ pub mod ptx;
 mod stream;
 
 pub use args::{InputArg, InputData, KernelArg, KernelArgs, OutputArg, OutputData};
+pub use array::{Array2, Array3, ArrayArg, Out2, Out3, OutArrayArg};
 pub use buffer::DeviceBuffer;
 pub use cpu_options::{CpuOptions, CHECKED_ENV};
 pub use cuda::LIBCUDA_ENV;
@@ -46,8 +50,11 @@ pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV}
 pub use driver::DriverInfo;
 pub use error::{Error, Result};
 pub use ferrocuda_std::abi::{Kernel, KernelInfo};
+pub use ferrocuda_std::constant::{ConstElement, ConstTable};
 pub use ferrocuda_std::cpu::KernelBug;
 pub use ferrocuda_std::Dim3;
+pub use kernel_handle::KernelHandle;
+pub use ferrocuda_std::{bf16, f16};
 pub use launch::{DimComponent, LaunchConfig, LaunchDims};
 pub use module::{Module, Ptx, PtxCheck};
 pub use stream::Stream;

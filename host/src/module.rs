@@ -90,6 +90,8 @@ pub struct Module {
     ptx: &'static Ptx,
     info: PtxInfo,
     loaded: Option<LoadedModule>,
+    /// The constant tables on the CPU executor ([`Module::set_constant`]).
+    cpu_constants: std::sync::Mutex<ferrocuda_std::cpu::ConstantTables>,
 }
 
 impl Device {
@@ -110,6 +112,7 @@ impl Device {
             ptx,
             info,
             loaded,
+            cpu_constants: Default::default(),
         })
     }
 }
@@ -161,6 +164,20 @@ impl Module {
         &self.info
     }
 
+    /// The module on its GPU; `None` on the CPU executor.
+    pub(crate) fn loaded(&self) -> Option<&LoadedModule> {
+        self.loaded.as_ref()
+    }
+
+    /// The CPU executor's constant tables of this module.
+    pub(crate) fn cpu_constants(
+        &self,
+    ) -> std::sync::MutexGuard<'_, ferrocuda_std::cpu::ConstantTables> {
+        self.cpu_constants
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     fn entry(&self, kernel: &'static str) -> Result<&PtxEntry> {
         self.info
             .entry(kernel)
@@ -199,13 +216,24 @@ impl Module {
         let entry = self.entry(info.name)?;
         let args = crate::args::into_launch_args(args);
         crate::args::check_args(info, &args)?;
-        let args: Vec<_> = args.into_iter().map(|a| a.arg).collect();
-        launch::check_abi(info, entry, &args)?;
         launch::check_lengths(info, &args)?;
+        let args = crate::args::into_ptx_args(args);
+        launch::check_abi(info, entry, &args)?;
         self.device.check_config(info.name, &config)?;
         match (self.device.backend(), &self.loaded) {
             (Backend::Gpu(gpu), Some(loaded)) => gpu.launch(loaded, info.name, &config, args),
-            _ => cpu::launch(info.name, kernel.cpu_entry(), &config, &self.device, args),
+            _ => {
+                let constants = self.cpu_constants().clone();
+                let entry = kernel.cpu_entry();
+                let outputs: Vec<&'static str> = (info.params.iter())
+                    .filter(|p| p.class == ferrocuda_std::abi::ParamClass::Output)
+                    .map(|p| p.name)
+                    .collect();
+                let device = &self.device;
+                cpu::launch(
+                    info.name, entry, &config, device, &constants, &outputs, args,
+                )
+            }
         }
     }
 

@@ -505,7 +505,36 @@ fn round_integral(x: f64, mode: Round) -> f64 {
     }
 }
 
-/// `cvt`: `None` when the conversion is not supported (f16).
+/// `cvt` between `.f16` and `.f32`: `cvt.rn.f16.f32` rounds to nearest even, `cvt.f32.f16` is
+/// exact; a NaN becomes the GPU's canonical one (`0x7fff`, `0x7fff_ffff`). `None` for the rest
+/// (other rounding modes, `.sat`, f64 or integers).
+fn convert_f16(to: Ty, from: Ty, round: Option<Round>, sat: bool, a: u64) -> Option<u64> {
+    let single = |t: Ty| t.kind == Kind::Float && t.bytes == 4;
+    let half = |t: Ty| t.kind == Kind::Float && t.bytes == 2;
+    if sat {
+        return None;
+    }
+    if half(to) && single(from) && round == Some(Round::Nearest) {
+        let x = f32_of(a);
+        let bits = if x.is_nan() {
+            0x7fff
+        } else {
+            half::f16::from_f32(x).to_bits()
+        };
+        return Some(bits as u64);
+    }
+    if single(to) && half(from) && round.is_none() {
+        let h = half::f16::from_bits(a as u16);
+        return Some(if h.is_nan() {
+            0x7fff_ffff
+        } else {
+            bits32(h.to_f32())
+        });
+    }
+    None
+}
+
+/// `cvt`: `None` when the conversion is not supported (f16 but for `.f16` ↔ `.f32`).
 pub(crate) fn convert(
     to: Ty,
     from: Ty,
@@ -517,7 +546,7 @@ pub(crate) fn convert(
 ) -> Option<u64> {
     let mode = round.unwrap_or(Round::Nearest);
     if (to.kind == Kind::Float && to.bytes == 2) || (from.kind == Kind::Float && from.bytes == 2) {
-        return None;
+        return convert_f16(to, from, round, sat || flush, a);
     }
     let value = match (from.kind, to.kind) {
         (Kind::Float, Kind::Float) => {
@@ -655,5 +684,44 @@ mod tests {
         assert_eq!(cvt(-3e9), i32::MIN as u32 as u64);
         assert_eq!(cvt(f32::NAN), 0);
         assert_eq!(cvt(-2.7), (-2i32) as u32 as u64);
+    }
+
+    #[test]
+    fn f16_conversions_round_to_nearest_even_and_canonicalise_nan() {
+        let f16 = Ty {
+            kind: Kind::Float,
+            bytes: 2,
+        };
+        let to_half = |x: f32| {
+            convert(
+                f16,
+                F32,
+                Some(Round::Nearest),
+                false,
+                false,
+                false,
+                bits32(x),
+            )
+            .unwrap()
+        };
+        let tiny = 2f32.powi(-24); // the smallest f16 subnormal
+        assert_eq!(to_half(1.0), 0x3c00);
+        assert_eq!(to_half(-0.0), 0x8000);
+        assert_eq!(to_half(65504.0), 0x7bff); // the largest f16
+        assert_eq!(to_half(65520.0), 0x7c00); // halfway to 2^16: ties to even, infinity
+        assert_eq!(to_half(tiny), 0x0001);
+        assert_eq!(to_half(tiny / 2.0), 0x0000); // a tie with 0: even
+        assert_eq!(to_half(tiny * 1.5), 0x0002); // a tie between 1 and 2: even
+        assert_eq!(to_half(f32::from_bits(0xffc0_1234)), 0x7fff);
+        let to_single = |h: u64| f32_of(convert(F32, f16, None, false, false, false, h).unwrap());
+        assert_eq!(to_single(0x0001), tiny);
+        assert_eq!(to_single(0xfc00), f32::NEG_INFINITY);
+        assert_eq!(to_single(0x7bff), 65504.0);
+        assert_eq!(to_single(0x7e01).to_bits(), 0x7fff_ffff);
+        // What the emulator does not model: say so rather than guess.
+        assert_eq!(
+            convert(f16, F32, Some(Round::Zero), false, false, false, 0),
+            None
+        );
     }
 }

@@ -92,6 +92,8 @@ pub(crate) fn run(
     let mut globals = memory.snapshot();
     globals.extend(module_globals.iter().cloned());
     globals.sort_by_key(|a| a.base);
+    // A driver may have mapped the module's variables into the memory too.
+    globals.dedup_by_key(|a| a.base);
     let grid = Grid {
         program,
         params: packed,

@@ -46,7 +46,7 @@
 //! at a barrier (as on sm_70+ hardware), so `if (i >= n) return;` before a barrier runs;
 //! `.approx` functions are computed in f64 and rounded once (within the ISA's stated error);
 //! integer division by zero gives all ones. Not modelled: memory ordering weaker than sequential
-//! consistency, `.f16`, textures, `bar.sync` with a thread count, recursion (refused at launch),
+//! consistency, `.f16` arithmetic (`cvt` between `.f16` and `.f32` is), textures, `bar.sync` with a thread count, recursion (refused at launch),
 //! and a watchdog (a kernel that loops forever runs forever, as on a GPU without one).
 //!
 //! # The parser: why our own
@@ -78,6 +78,8 @@ pub struct Module {
     kernels: Vec<(ir::Program, KernelInfo)>,
     /// The module's `.global`/`.const` variables, each its own allocation.
     globals: Vec<std::sync::Arc<memory::Allocation>>,
+    /// Their names and declared sizes in bytes, in the order of `globals`.
+    global_names: Vec<(String, u64)>,
 }
 
 /// PTX the emulator cannot parse or does not support, with the line it stopped at; the driver
@@ -125,6 +127,14 @@ impl Module {
             .map(|(_, info)| info.clone())
     }
     /// Every kernel's name, in the order the PTX declares them.
+    /// The device address and declared size in bytes of the module variable (`.global` or
+    /// `.const`) `name`, what `cuModuleGetGlobal` returns. A driver that lets the host copy to
+    /// it puts the module's variables in its memory with [`Memory::map_module`].
+    pub fn global(&self, name: &str) -> Option<(u64, u64)> {
+        let k = self.global_names.iter().position(|(n, _)| n == name)?;
+        Some((self.globals[k].base, self.global_names[k].1))
+    }
+
     pub fn kernel_names(&self) -> Vec<String> {
         self.kernels.iter().map(|(p, _)| p.name.clone()).collect()
     }

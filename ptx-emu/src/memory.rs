@@ -83,12 +83,34 @@ impl Memory {
     /// until it ends; the address is never handed out again.
     pub fn free(&self, addr: u64) -> Result<(), MemError> {
         let mut table = self.write_table();
+        // A module's variable (below every allocation) is the module's, not freed by address.
+        if addr < GLOBAL_BASE {
+            return Err(MemError::NotAllocated { addr });
+        }
         let allocation = table
             .live
             .remove(&addr)
             .ok_or(MemError::NotAllocated { addr })?;
         table.used -= allocation.len.next_multiple_of(ALIGN);
         Ok(())
+    }
+
+    /// Makes `module`'s variables (`.global`, `.const`) part of this memory, as a GPU's are of its
+    /// device memory: copies to and from their addresses work from then on, and kernels see what
+    /// was copied. They do not count against the capacity (a GPU loads them with the module).
+    pub fn map_module(&self, module: &crate::Module) {
+        let mut table = self.write_table();
+        for allocation in &module.globals {
+            table.live.insert(allocation.base, allocation.clone());
+        }
+    }
+
+    /// Takes `module`'s variables out of this memory again (the module is unloaded).
+    pub fn unmap_module(&self, module: &crate::Module) {
+        let mut table = self.write_table();
+        for allocation in &module.globals {
+            table.live.remove(&allocation.base);
+        }
     }
 
     /// Host to device: copies `data` to `addr`.

@@ -39,6 +39,7 @@ pub(crate) fn load(ptx: &str) -> Result<Module, ParseError> {
     let source: Arc<Vec<String>> = Arc::new(ptx.lines().map(str::to_string).collect());
     let mut symbols = HashMap::new();
     let mut globals = Vec::new();
+    let mut global_names = Vec::new();
     let mut shared = Vec::new();
     for v in &ast.variables {
         if v.space == ".shared" {
@@ -65,6 +66,7 @@ pub(crate) fn load(ptx: &str) -> Result<Module, ParseError> {
         }
         symbols.insert(v.name.as_str(), Symbol::Global(base));
         globals.push(Arc::new(allocation));
+        global_names.push((v.name.clone(), v.bytes as u64));
     }
     let functions = ast.functions.iter().map(|f| (f.name.as_str(), f)).collect();
     let module_symbols = ModuleSymbols {
@@ -93,5 +95,9 @@ pub(crate) fn load(ptx: &str) -> Result<Module, ParseError> {
         };
         kernels.push((program, info));
     }
-    Ok(Module { kernels, globals })
+    Ok(Module {
+        kernels,
+        globals,
+        global_names,
+    })
 }

@@ -154,12 +154,10 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                 a,
             } => match arith::convert(to, from, round, int_round, sat, ftz, get(regs, a)) {
                 Some(v) => regs[d as usize] = v,
-                None => {
-                    break Err(Trouble::new(
-                        FaultKind::Unsupported,
-                        "f16 conversions are not supported",
-                    ))
-                }
+                None => break Err(Trouble::new(
+                    FaultKind::Unsupported,
+                    "f16 conversions other than cvt.rn.f16.f32 and cvt.f32.f16 are not supported",
+                )),
             },
             Op::Setp {
                 cmp,

@@ -1,9 +1,9 @@
-//! Matrix product `C = A·B` of row-major f32 matrices.
+//! Matrix product `C = A·B` of row-major f32 or f64 matrices.
 
-use super::{check_len, checked_product, grid_2d, to_u32};
-use crate::kernels::matmul::{
-    matmul_blocked, matmul_naive, matmul_tiled, BLOCKED_M, BLOCKED_N, BLOCKED_THREADS, TILE,
-};
+use super::{check_len, checked_product, grid_2d, to_u32, Element};
+#[cfg(doc)]
+use crate::kernels::matmul::{matmul_blocked, matmul_naive, matmul_tiled};
+use crate::kernels::matmul::{BLOCKED_M, BLOCKED_N, BLOCKED_THREADS, TILE};
 use crate::{launch, Error, InputData, Module, OutputData, Result};
 
 /// The shape of `C = A·B`: A is `m × k`, B is `k × n`, C is `m × n`, all row-major.
@@ -25,7 +25,7 @@ impl MatmulShape {
 }
 
 /// Which kernel [`matmul`] runs. All three compute the same product (each element a sum of `k`
-/// products in f32); they differ in speed, and the slower ones exist to compare against.
+/// products in the element type); they differ in speed, and the slower ones exist to compare against.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Matmul {
     /// [`matmul_naive`]: one thread per element of C, A and B read from global memory.
@@ -33,15 +33,17 @@ pub enum Matmul {
     /// [`matmul_tiled`]: `16 × 16` tiles of A and B staged in shared memory.
     Tiled,
     /// [`matmul_blocked`]: `128 × 128` tiles of C per block, `8 × 8` per thread in registers.
-    /// The fast one, and the default.
+    /// The fast one, and the default. f32 only: for f64, [`matmul`] runs [`Matmul::Tiled`]'s
+    /// kernel (an f64 `matmul_blocked` would spill its registers).
     #[default]
     RegisterBlocked,
 }
 
-/// `c = a · b` for row-major f32 matrices of `shape` (A `m × k`, B `k × n`, C `m × n`), with the
-/// kernel `kernel` ([`Matmul::default()`] is the fast one). Each element of C is accumulated in
-/// f32 in order of `k` (with fused multiply-adds in [`Matmul::RegisterBlocked`]): its error is
-/// within about `k·ε·Σ|aᵢ||bᵢ|`.
+/// `c = a · b` for row-major matrices of `shape` (A `m × k`, B `k × n`, C `m × n`) of f32 or f64
+/// ([`Element`]; `ops::matmul::<f64>(...)`, or picked by the arguments), with the kernel `kernel`
+/// ([`Matmul::default()`] is the fast one). Each element of C is accumulated in the element type
+/// in order of `k` (with fused multiply-adds in [`Matmul::Tiled`] and
+/// [`Matmul::RegisterBlocked`]): its error is within about `k·ε·Σ|aᵢ||bᵢ|`, `ε` the type's.
 ///
 /// ```
 /// use ferrocuda::ops::{self, Matmul, MatmulShape};
@@ -51,6 +53,11 @@ pub enum Matmul {
 /// let mut c = [0.0f32; 4];
 /// ops::matmul(&kernels, &a, &b, &mut c, MatmulShape::new(2, 2, 3), Matmul::default())?;
 /// assert_eq!(c, [4.0, 5.0, 10.0, 11.0]);
+/// // The same product in f64.
+/// let (a, b) = (a.map(f64::from), b.map(f64::from));
+/// let mut c = [0.0f64; 4];
+/// ops::matmul::<f64>(&kernels, &a, &b, &mut c, MatmulShape::new(2, 2, 3), Matmul::Tiled)?;
+/// assert_eq!(c, [4.0, 5.0, 10.0, 11.0]);
 /// # Ok::<(), ferrocuda::Error>(())
 /// ```
 ///
@@ -59,11 +66,11 @@ pub enum Matmul {
 /// if `m·k`, `k·n` or `m·n` overflows, if `a`, `b` or `c` is not `m·k`, `k·n` or `m·n` long, or
 /// if C needs more blocks than the device's grid allows (65,535 in y on CUDA GPUs: more than
 /// 8,388,480 rows for the default kernel, 1,048,560 for the others); launch errors.
-pub fn matmul(
+pub fn matmul<T: Element>(
     kernels: &Module,
-    a: &(impl InputData<f32> + ?Sized),
-    b: &(impl InputData<f32> + ?Sized),
-    c: &mut (impl OutputData<f32> + ?Sized),
+    a: &(impl InputData<T> + ?Sized),
+    b: &(impl InputData<T> + ?Sized),
+    c: &mut (impl OutputData<T> + ?Sized),
     shape: MatmulShape,
     kernel: Matmul,
 ) -> Result<()> {
@@ -86,26 +93,26 @@ pub fn matmul(
     check_len(OP, "a", a.len(), a_len, &format!("m × k = {m} × {k}"))?;
     check_len(OP, "b", b.len(), b_len, &format!("k × n = {k} × {n}"))?;
     check_len(OP, "c", c.len(), c_len, &format!("m × n = {m} × {n}"))?;
-    match kernel {
-        Matmul::Naive | Matmul::Tiled => {
-            let grid = grid_2d(OP, kernels, (n, "columns"), (m, "rows"), (TILE, TILE))?;
-            let block = (TILE as u32, TILE as u32);
-            if kernel == Matmul::Naive {
-                launch!(kernels, matmul_naive[grid, block](a, b, c, mu, nu, ku))
-            } else {
-                launch!(kernels, matmul_tiled[grid, block](a, b, c, mu, nu, ku))
-            }
-        }
-        Matmul::RegisterBlocked => {
-            let grid = grid_2d(
-                OP,
-                kernels,
-                (n, "columns"),
-                (m, "rows"),
-                (BLOCKED_N, BLOCKED_M),
-            )?;
-            let block = BLOCKED_THREADS as u32;
-            launch!(kernels, matmul_blocked[grid, block](a, b, c, mu, nu, ku))
-        }
+    let blocked = match kernel {
+        Matmul::RegisterBlocked => T::matmul_blocked(),
+        Matmul::Naive | Matmul::Tiled => None,
+    };
+    if let Some(blocked) = blocked {
+        let grid = grid_2d(
+            OP,
+            kernels,
+            (n, "columns"),
+            (m, "rows"),
+            (BLOCKED_N, BLOCKED_M),
+        )?;
+        let block = BLOCKED_THREADS as u32;
+        return launch!(kernels, blocked[grid, block](a, b, c, mu, nu, ku));
+    }
+    let grid = grid_2d(OP, kernels, (n, "columns"), (m, "rows"), (TILE, TILE))?;
+    let block = (TILE as u32, TILE as u32);
+    if kernel == Matmul::Naive {
+        launch!(kernels, T::matmul_naive[grid, block](a, b, c, mu, nu, ku))
+    } else {
+        launch!(kernels, T::matmul_tiled[grid, block](a, b, c, mu, nu, ku))
     }
 }

@@ -18,6 +18,7 @@
 //! ```
 
 mod convolution;
+mod element;
 mod finance;
 mod group_by;
 mod matmul;
@@ -27,6 +28,7 @@ mod statistics;
 mod transpose;
 
 pub use convolution::{convolve_2d, Filter, MAX_FILTER_RADIUS};
+pub use element::Element;
 pub use finance::{black_scholes, european_option_monte_carlo, OptionEstimates, OptionParams};
 pub use group_by::{group_by, group_by_shared_max_keys, GroupStats};
 pub use matmul::{matmul, Matmul, MatmulShape};

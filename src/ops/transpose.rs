@@ -1,7 +1,9 @@
-//! Matrix transpose.
+//! Matrix transpose, of f32 or f64 ([`Element`]).
 
-use super::{check_len, checked_product, grid_2d, to_u32};
-use crate::kernels::transpose::{transpose_naive, transpose_tiled, TRANSPOSE_ROWS, TRANSPOSE_TILE};
+use super::{check_len, checked_product, grid_2d, to_u32, Element};
+#[cfg(doc)]
+use crate::kernels::transpose::{transpose_naive, transpose_tiled};
+use crate::kernels::transpose::{TRANSPOSE_ROWS, TRANSPOSE_TILE};
 use crate::{launch, Error, InputData, Module, OutputData, Result};
 
 /// Side of the square blocks of [`Transpose::Naive`].
@@ -19,8 +21,9 @@ pub enum Transpose {
     Coalesced,
 }
 
-/// `output = inputᵀ`: `input` is a row-major `rows × cols` matrix, `output` the row-major
-/// `cols × rows` one, with `output[x·rows + y] = input[y·cols + x]`, bit for bit.
+/// `output = inputᵀ`: `input` is a row-major `rows × cols` matrix of f32 or f64 ([`Element`]),
+/// `output` the row-major `cols × rows` one, with `output[x·rows + y] = input[y·cols + x]`, bit
+/// for bit.
 ///
 /// ```
 /// use ferrocuda::ops::{self, Transpose};
@@ -37,10 +40,10 @@ pub enum Transpose {
 /// `u32::MAX`, if `rows·cols` overflows, if `input` or `output` is not `rows·cols` long, or if
 /// the matrix needs more blocks than the device's grid allows (65,535 in y on CUDA GPUs: more
 /// than 2,097,120 rows for [`Transpose::Coalesced`]); launch errors.
-pub fn transpose(
+pub fn transpose<T: Element>(
     kernels: &Module,
-    input: &(impl InputData<f32> + ?Sized),
-    output: &mut (impl OutputData<f32> + ?Sized),
+    input: &(impl InputData<T> + ?Sized),
+    output: &mut (impl OutputData<T> + ?Sized),
     rows: usize,
     cols: usize,
     kernel: Transpose,
@@ -62,13 +65,13 @@ pub fn transpose(
             let tile = (NAIVE_BLOCK, NAIVE_BLOCK);
             let grid = grid_2d(OP, kernels, (cols, "columns"), (rows, "rows"), tile)?;
             let block = (NAIVE_BLOCK as u32, NAIVE_BLOCK as u32);
-            launch!(kernels, transpose_naive[grid, block](input, output, r, c))
+            launch!(kernels, T::transpose_naive[grid, block](input, output, r, c))
         }
         Transpose::Coalesced => {
             let tile = (TRANSPOSE_TILE, TRANSPOSE_TILE);
             let grid = grid_2d(OP, kernels, (cols, "columns"), (rows, "rows"), tile)?;
             let block = (TRANSPOSE_TILE as u32, TRANSPOSE_ROWS as u32);
-            launch!(kernels, transpose_tiled[grid, block](input, output, r, c))
+            launch!(kernels, T::transpose_tiled[grid, block](input, output, r, c))
         }
     }
 }

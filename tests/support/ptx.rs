@@ -1,9 +1,10 @@
 //! PTX helpers of the tests that check built PTX (tests/ptx.rs, tests/ptx_language.rs).
 
-use ferrocuda::{Kernel, KernelArgs};
+use ferrocuda::{KernelArgs, KernelHandle};
 
-/// The sizes the host actually packs for real arguments to `kernel`.
-pub fn packed<'a, P>(_kernel: &Kernel<P>, args: impl KernelArgs<'a, P>) -> Vec<usize> {
+/// The sizes the host actually packs for real arguments to `kernel` (a kernel, or a generic
+/// kernel whose instance the arguments pick).
+pub fn packed<'a, P>(_kernel: &impl KernelHandle<P>, args: impl KernelArgs<'a, P>) -> Vec<usize> {
     args.ptx_param_sizes()
 }
 

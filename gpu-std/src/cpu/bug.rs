@@ -85,6 +85,23 @@ pub enum KernelBug {
         /// The array whose allocation went over.
         array: String,
     },
+    /// A thread wrote (or read) an element of an output that another thread wrote in the same
+    /// launch, with no barrier of their block between them (or from another block, where
+    /// nothing orders them): on a GPU the result depends on timing (checked mode).
+    OutputRace {
+        /// The output parameter.
+        output: String,
+        /// The element (of a 2D or 3D output: its offset in the memory).
+        index: usize,
+        /// The block of the earlier write.
+        earlier_block: Dim3,
+        /// The thread (in its block) of the earlier write.
+        earlier_thread: Dim3,
+        /// Whether the later access (by the reported thread) is a write.
+        write: bool,
+        /// The source line of the later access.
+        at: &'static Location<'static>,
+    },
 }
 
 impl fmt::Display for KernelBug {
@@ -118,6 +135,21 @@ impl fmt::Display for KernelBug {
                  reach the same operation with the same mask"
             ),
             KernelBug::WarpMask { detail } => write!(f, "bad warp mask: {detail}"),
+            KernelBug::OutputRace {
+                output,
+                index,
+                earlier_block,
+                earlier_thread,
+                write,
+                at,
+            } => write!(
+                f,
+                "data race on output `{output}`, element {index}: thread {earlier_thread} of \
+                 block {earlier_block} wrote it, then this thread {} it at {at}, with nothing \
+                 ordering the two. Give each element one writer, put a barrier between threads \
+                 of one block, or use an atomic",
+                if *write { "wrote" } else { "read" }
+            ),
             KernelBug::SharedMemoryTooLarge {
                 asked,
                 limit,

@@ -9,13 +9,19 @@
 
 mod block;
 mod bug;
+mod constants;
 mod interrupt;
+mod outputs;
 mod panic;
 mod shared;
 mod stack_guard;
 
 pub use bug::{BugReport, KernelBug, SharedAccess};
+pub(crate) use constants::constant_table;
+pub use constants::{with_constants, ConstantTables};
 pub use interrupt::{Interrupted, Interruption};
+pub(crate) use outputs::{check_output, output_shadow, OutputShadow};
+pub use outputs::{with_output_checks, OutputShadows};
 pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use shared::{shared_array, SharedSite};
 pub use stack_guard::DEFAULT_STACK_BYTES;
@@ -26,6 +32,24 @@ pub(crate) use shared::{check_access, dynamic_shared, Access};
 
 use crate::thread::Dim3;
 use core::cell::Cell;
+
+/// Runs `f` with `cell` (a thread-local pointer to the running launch's state: its constant
+/// tables, its output shadows) set to `value`, and puts the pointer of before back after, also
+/// when `f` unwinds.
+pub(crate) fn with_current<T: 'static, R>(
+    cell: &'static std::thread::LocalKey<Cell<*const T>>,
+    value: &T,
+    f: impl FnOnce() -> R,
+) -> R {
+    struct Restore<T: 'static>(&'static std::thread::LocalKey<Cell<*const T>>, *const T);
+    impl<T: 'static> Drop for Restore<T> {
+        fn drop(&mut self) {
+            self.0.with(|c| c.set(self.1));
+        }
+    }
+    let _restore = Restore(cell, cell.with(|c| c.replace(value)));
+    f()
+}
 
 /// Where a simulated GPU thread is: what `threadIdx`, `blockIdx`, `blockDim` and `gridDim` say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

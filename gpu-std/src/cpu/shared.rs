@@ -205,6 +205,11 @@ pub(crate) fn warp_synced(warp: usize, mask: u32) {
     });
 }
 
+/// Barriers the running block has passed (what orders its threads' accesses to outputs too).
+pub(crate) fn current_epoch() -> u32 {
+    ARENA.with_borrow(|a| a.epoch)
+}
+
 /// A barrier was passed: accesses before it no longer race with accesses after it.
 pub(crate) fn next_epoch() {
     ARENA.with_borrow_mut(|a| a.epoch = a.epoch.wrapping_add(1));

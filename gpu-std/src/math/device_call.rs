@@ -34,7 +34,7 @@ macro_rules! routed_methods {
     ($t:ty, $receiver:ty, |$r:ident| $value:expr) => {
         routed_methods!(@impl $t, $receiver, |$r| $value,
             exp() -> $t, exp2() -> $t, ln() -> $t, log2() -> $t, sqrt() -> $t,
-            mul_add(a, b) -> $t, sin() -> $t, cos() -> $t, sin_cos() -> ($t, $t), powf(y) -> $t);
+            sin() -> $t, cos() -> $t, sin_cos() -> ($t, $t), powf(y) -> $t);
     };
     (@impl $t:ty, $receiver:ty, |$r:ident| $value:expr,
         $($method:ident($($arg:ident),*) -> $ret:ty),*) => {

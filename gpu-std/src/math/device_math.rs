@@ -2,6 +2,7 @@
 //! behind the generic functions of [`math`](super) (`math::exp(x)` for either width).
 
 use super::{double, exp_log, normal, pow, trig};
+use crate::Number;
 
 mod sealed {
     pub trait Sealed {}
@@ -11,7 +12,8 @@ mod sealed {
 
 /// The default math tier for both float widths: `x.exp()`, `x.sqrt()`, `x.powf(y)`, … on `f32`
 /// and `f64`, and what [`math::exp`](super::exp) and the other generic functions call. Sealed:
-/// implemented for `f32` and `f64` only. Its bounds per width are the tables in
+/// implemented for `f32` and `f64` only. `mul_add` (one rounding) and the arithmetic come from
+/// the supertrait [`Number`], which generic kernels are written against. Its bounds per width are the tables in
 /// [`math`](super).
 ///
 /// **Which code runs for method syntax.** A generic `T: DeviceMath` (or a bound that implies it)
@@ -19,8 +21,8 @@ mod sealed {
 /// to a trait's, and std's float methods are inherent and visible on the host even from a
 /// `no_std` crate once std is anywhere in the crate graph (checked with rustc: `x.exp()` in a
 /// `#![no_std]` crate whose dependency links std runs std's `exp`). So **inside a `#[kernel]`**
-/// the macro rewrites `recv.exp()` (and `exp2`, `ln`, `log2`, `sqrt`, `mul_add`, `sin`, `cos`,
-/// `sin_cos`, `powf`, `normal_cdf`) to call this trait's method whenever the receiver is an
+/// the macro rewrites `recv.exp()` (and `exp2`, `ln`, `log2`, `sqrt`, `sin`, `cos`, `sin_cos`,
+/// `powf`) to call this trait's method whenever the receiver is an
 /// `f32` or `f64`, on both targets: a kernel computes the same thing on the CPU executor as on
 /// the GPU. Outside a kernel body (a helper `fn` on concrete floats), the host runs std's
 /// methods, within the same bounds but not always the GPU's bits: call the functions
@@ -31,14 +33,14 @@ mod sealed {
 ///
 /// ```
 /// use ferrocuda_std::math::{self, DeviceMath};
-/// fn gaussian<T: DeviceMath + core::ops::Mul<Output = T> + core::ops::Neg<Output = T>>(x: T) -> T {
-///     (-(x * x)).exp() // this trait's exp on the host too: T is generic
+/// fn gaussian<T: DeviceMath>(x: T) -> T {
+///     (T::ZERO - x * x).exp() // this trait's exp on the host too: T is generic
 /// }
 /// assert_eq!(gaussian(0.5f64), math::exp(-0.25f64));
 /// assert_eq!(gaussian(0.5f32), math::exp(-0.25f32));
 /// assert_eq!(DeviceMath::sqrt(2.0f64), core::f64::consts::SQRT_2);
 /// ```
-pub trait DeviceMath: Copy + sealed::Sealed {
+pub trait DeviceMath: Number + sealed::Sealed {
     /// e^x: [`math::exp`](super::exp).
     fn exp(self) -> Self;
     /// 2^x: [`math::exp2`](super::exp2).
@@ -49,8 +51,6 @@ pub trait DeviceMath: Copy + sealed::Sealed {
     fn log2(self) -> Self;
     /// √x, correctly rounded: [`math::sqrt`](super::sqrt).
     fn sqrt(self) -> Self;
-    /// `self · a + b` with one rounding: [`math::fma`](super::fma).
-    fn mul_add(self, a: Self, b: Self) -> Self;
     /// sin x: [`math::sin`](super::sin).
     fn sin(self) -> Self;
     /// cos x: [`math::cos`](super::cos).
@@ -88,7 +88,6 @@ device_math!(f32,
     ln() => exp_log::ln;
     log2() => exp_log::log2;
     sqrt() => super::sqrt_f32;
-    mul_add(a, b) => super::fma_f32;
     sin() => trig::sin;
     cos() => trig::cos;
     sin_cos() -> (f32, f32) => trig::sin_cos;
@@ -103,7 +102,6 @@ device_math!(f64,
     ln() => double::ln;
     log2() => double::log2;
     sqrt() => double::sqrt;
-    mul_add(a, b) => double::fma;
     sin() => double::sin;
     cos() => double::cos;
     sin_cos() -> (f64, f64) => double::sin_cos;

@@ -3,6 +3,7 @@
 //! width are the tables in [`math`](super).
 
 use super::DeviceMath;
+use crate::Number;
 
 /// e^x. f32: within 3 ULP on the GPU (`ex2.approx` after CUDA's reduction; CUDA's `expf`: 2),
 /// 1 on the CPU. f64: within 1 ULP (CUDA's `exp`: 1), the same bits on the GPU and the CPU.
@@ -45,7 +46,7 @@ pub fn sqrt<T: DeviceMath>(x: T) -> T {
 /// library's `fma` (an FMA instruction where the CPU has one) on the host.
 #[inline(always)]
 pub fn fma<T: DeviceMath>(a: T, b: T, c: T) -> T {
-    a.mul_add(b, c)
+    Number::mul_add(a, b, c)
 }
 
 /// sin x. f32: within 2 ULP (measured 1.49; CUDA's `sinf`: 2). f64: musl's `sin` (Payne-Hanek

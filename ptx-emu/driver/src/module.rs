@@ -120,6 +120,8 @@ unsafe fn load(image: *const c_void) -> Result<(usize, String), (CUresult, Strin
     let info = info_log(&module);
     let mut state = DRIVER.state().map_err(plain)?;
     let (context, _) = state.current_usable().map_err(plain)?;
+    // Its variables in device memory, so that `cuModuleGetGlobal`'s address can be copied to.
+    DRIVER.memory.map_module(&module);
     let id = state.new_id();
     state.modules.insert(
         id,
@@ -245,7 +247,9 @@ pub unsafe extern "C" fn cuModuleUnload(hmod: CUmodule) -> CUresult {
             .ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?
             .context;
         state.usable(context)?;
-        state.modules.remove(&id);
+        if let Some(loaded) = state.modules.remove(&id) {
+            DRIVER.memory.unmap_module(&loaded.module);
+        }
         state.functions.retain(|_, f| f.module != id);
         Ok(())
     })
@@ -304,13 +308,38 @@ pub unsafe extern "C" fn cuModuleGetFunction(
 
 #[no_mangle]
 pub unsafe extern "C" fn cuModuleGetGlobal_v2(
-    _dptr: *mut CUdeviceptr,
-    _bytes: *mut usize,
-    _hmod: CUmodule,
-    _name: *const c_char,
+    dptr: *mut CUdeviceptr,
+    bytes: *mut usize,
+    hmod: CUmodule,
+    name: *const c_char,
 ) -> CUresult {
-    // The interpreter does not expose module-scope variables' addresses.
-    CUresult::CUDA_ERROR_NOT_SUPPORTED
+    guard("cuModuleGetGlobal_v2", || {
+        if name.is_null() {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        // SAFETY: a non-null name is a NUL-terminated string (driver API contract).
+        let name = unsafe { CStr::from_ptr(name) }
+            .to_str()
+            .map_err(|_| CUresult::CUDA_ERROR_NOT_FOUND)?;
+        let mut state = DRIVER.state()?;
+        let loaded = state
+            .modules
+            .get(&id_of(hmod))
+            .ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        let (context, module) = (loaded.context, loaded.module.clone());
+        state.usable(context)?;
+        let (address, size) = module.global(name).ok_or(CUresult::CUDA_ERROR_NOT_FOUND)?;
+        // Either output may be null: the caller does not want it.
+        if !dptr.is_null() {
+            // SAFETY: a non-null pointer is valid for one write (driver API contract).
+            unsafe { put(dptr, address) }?;
+        }
+        if !bytes.is_null() {
+            // SAFETY: as above.
+            unsafe { put(bytes, size as usize) }?;
+        }
+        Ok(())
+    })
 }
 
 /// Registers per thread the function reports: the PTX's estimate, capped where ptxas caps it.

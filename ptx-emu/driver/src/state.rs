@@ -232,6 +232,9 @@ impl State {
             // It was allocated in this context and not freed since: freeing cannot fail.
             let _ = memory.free(addr);
         }
+        for module in self.modules.values().filter(|m| m.context == id) {
+            memory.unmap_module(&module.module);
+        }
         self.modules.retain(|_, m| m.context != id);
         self.functions.retain(|_, f| f.context != id);
         self.streams.retain(|_, s| s.context != id);

@@ -351,3 +351,65 @@ fn a_reset_primary_context_keeps_its_handle_and_retain_count_and_works_again() {
         .unwrap();
     result::ctx::synchronize().unwrap();
 }
+
+/// A `.const` table, read with `ld.const` through its address (`mov.u64 r, TABLE`), and a
+/// `.global` counter: `out[i] = TABLE[i] + 1` for `i < 4`.
+const CONST_PTX: &str = ".version 6.0\n.target sm_70\n.address_size 64\n\n\
+    .visible .const .align 4 .b8 TABLE[16];\n\
+    .visible .global .align 4 .u32 COUNTER[1] = {5};\n\n\
+    .visible .entry read_table(.param .u64 out)\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<6>;\n\n\
+    \tld.param.u64 %rd1, [out];\n\tmov.u32 %r1, %tid.x;\n\tmul.wide.u32 %rd2, %r1, 4;\n\
+    \tmov.u64 %rd3, TABLE;\n\tadd.s64 %rd4, %rd3, %rd2;\n\tld.const.u32 %r2, [%rd4];\n\
+    \tadd.s32 %r3, %r2, 1;\n\tadd.s64 %rd5, %rd1, %rd2;\n\tst.global.u32 [%rd5], %r3;\n\tret;\n}\n";
+
+#[test]
+fn a_module_variable_is_found_by_name_set_by_a_copy_and_read_by_kernels() {
+    let ctx = own_context();
+    let stream = ctx.default_stream();
+    let module = ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(CONST_PTX))
+        .unwrap();
+    let mut table = module.get_global("TABLE", &stream).unwrap();
+    assert_eq!(table.len(), 16);
+    // Zeroed until set, as the driver leaves `.const`; initialised `.global`s keep their values.
+    let counter = module.get_global("COUNTER", &stream).unwrap();
+    let mut start = [0u8; 4];
+    stream.memcpy_dtoh(&counter, &mut start).unwrap();
+    assert_eq!(u32::from_le_bytes(start), 5);
+    let values: Vec<u8> = [10u32, 20, 30, 40]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    stream.memcpy_htod(&values, &mut table).unwrap();
+
+    let read = module.load_function("read_table").unwrap();
+    let out = stream.alloc_zeros::<u32>(4).unwrap();
+    let mut builder = stream.launch_builder(&read);
+    builder.arg(&out);
+    let config = cudarc::driver::LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (4, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the kernel takes one pointer to 4 u32 and writes them.
+    unsafe { builder.launch(config) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), [11, 21, 31, 41]);
+
+    // A name the module lacks; a copy past the variable's end.
+    assert_eq!(
+        module.get_global("NOT_THERE", &stream).unwrap_err(),
+        DriverError(CUresult::CUDA_ERROR_NOT_FOUND)
+    );
+    let again = module.get_global("TABLE", &stream).unwrap();
+    let address = cudarc::driver::DevicePtr::device_ptr(&again, &stream).0;
+    let past = [0u8; 20];
+    // SAFETY: reads 20 bytes of `past`; the device range is checked (and refused).
+    let code = unsafe { sys::cuMemcpyHtoD_v2(address, past.as_ptr().cast(), 20) };
+    assert_ne!(code, CUresult::CUDA_SUCCESS);
+    // The module's variable cannot be freed like an allocation.
+    // SAFETY: frees nothing (refused).
+    assert_ne!(
+        unsafe { sys::cuMemFree_v2(address) },
+        CUresult::CUDA_SUCCESS
+    );
+}

@@ -40,6 +40,14 @@ fn scaled_square_matches_an_f64_loop_on_the_cpu() {
     }
 }
 
+/// The largest element of each `BLOCK` of `x`: what `my_kernels::block_max` computes.
+#[cfg(test)]
+fn block_maxes<T: PartialOrd + Copy>(x: &[T], least: T) -> Vec<T> {
+    x.chunks(my_kernels::BLOCK)
+        .map(|chunk| chunk.iter().fold(least, |m, &v| if v > m { v } else { m }))
+        .collect()
+}
+
 #[test]
 fn block_max_matches_a_loop_in_checked_mode() {
     let kernels = Device::cpu_checked(true).load(&MY_KERNELS).unwrap();
@@ -50,11 +58,27 @@ fn block_max_matches_a_loop_in_checked_mode() {
     let mut maxes = vec![0.0; blocks];
     launch!(kernels, my_kernels::block_max[blocks as u32, my_kernels::BLOCK as u32](&x, &mut maxes))
         .unwrap();
-    for (b, max) in maxes.iter().enumerate() {
-        let chunk = &x[b * my_kernels::BLOCK..((b + 1) * my_kernels::BLOCK).min(x.len())];
-        assert_eq!(
-            *max,
-            chunk.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
-        );
+    assert_eq!(maxes, block_maxes(&x, f64::NEG_INFINITY));
+}
+
+#[test]
+fn each_instance_of_the_generic_block_max_runs() {
+    let kernels = Device::cpu_checked(true).load(&MY_KERNELS).unwrap();
+    let block = my_kernels::BLOCK as u32;
+    let ints: Vec<i32> = (0..700).map(|i| (i * 7919) % 1013 - 2_000).collect();
+    let blocks = ints.len().div_ceil(my_kernels::BLOCK);
+    // The arguments' types pick the instance (here `block_max_i32`)...
+    let mut maxes = vec![0i32; blocks];
+    launch!(kernels, my_kernels::block_max[blocks as u32, block](&ints, &mut maxes)).unwrap();
+    assert_eq!(maxes, block_maxes(&ints, i32::MIN));
+    // ...or the turbofish does.
+    let floats: Vec<f32> = ints.iter().map(|&i| i as f32 * 0.25).collect();
+    let mut maxes = vec![0.0f32; blocks];
+    launch!(kernels, my_kernels::block_max::<f32>[blocks as u32, block](&floats, &mut maxes))
+        .unwrap();
+    assert_eq!(maxes, block_maxes(&floats, f32::NEG_INFINITY));
+    assert_eq!(my_kernels::block_max::<i32>().name(), "block_max_i32");
+    for entry in ["block_max_f32", "block_max_f64", "block_max_i32"] {
+        assert!(MY_KERNELS.info().entry(entry).is_some(), "{entry}");
     }
 }

@@ -2,7 +2,7 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
-use ferrocuda_std::{kernel, shared, thread, Out};
+use ferrocuda_std::{kernel, shared, thread, Number, Out};
 
 /// `out[i] = scale * x[i]²`, in f64.
 #[kernel(same_len(x, out))]
@@ -16,14 +16,16 @@ pub fn scaled_square(x: &[f64], out: Out<f64>, scale: f64) {
 /// Threads per block of `block_max`.
 pub const BLOCK: usize = 128;
 
-/// `maxes[b]` = the largest element of block `b`'s slice of `x` (`-inf` past its end): a tree
-/// reduction through shared memory. Launch with blocks of `BLOCK` threads.
-#[kernel]
-pub fn block_max(x: &[f64], maxes: Out<f64>) {
-    let tile = shared!([f64; BLOCK]);
+/// `maxes[b]` = the largest element of block `b`'s slice of `x` (the type's least value past its
+/// end): a tree reduction through shared memory, generic over the element. One source, three PTX
+/// entries (`block_max_f32`, `block_max_f64`, `block_max_i32`); the launch's argument types pick
+/// one. Launch with blocks of `BLOCK` threads.
+#[kernel(instances(f32, f64, i32))]
+pub fn block_max<T: Number>(x: &[T], maxes: Out<T>) {
+    let tile = shared!([T; BLOCK]);
     let t = thread::thread_idx().x as usize;
     let i = thread::index_1d();
-    tile.set(t, if i < x.len() { x[i] } else { f64::NEG_INFINITY });
+    tile.set(t, if i < x.len() { x[i] } else { T::LEAST });
     thread::sync_threads();
     let mut half = BLOCK / 2;
     while half > 0 {

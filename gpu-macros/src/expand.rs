@@ -1,0 +1,347 @@
+//! The expansion of one PTX entry: the `extern "ptx-kernel"` function on nvptx, and on the host
+//! the `Kernel` handle's value (its parameters and a CPU entry that runs the same body).
+
+use crate::generics::{self, Substitution};
+use crate::options::KernelOptions;
+use crate::shared::{self, rewrite_shared, Target};
+use crate::signature::{check_signature, parse_params, same_len_indices, Class, KernelParam};
+use proc_macro2::{Span, TokenStream as TokenStream2};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Attribute, Block, Ident, ItemFn};
+
+/// `#[kernel]`'s expansion: one entry, or one per instance of a generic kernel.
+pub(crate) fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2> {
+    check_signature(&function, options.instances.is_some())?;
+    let params = parse_params(&function)?;
+    let same_len = same_len_indices(&options, &params)?;
+    if let Some((key, instances)) = &options.instances {
+        return generics::expand_generic(&function, &params, &same_len, key, instances);
+    }
+    let entry = Entry {
+        name: function.sig.ident.clone(),
+        params,
+        turbofish: TokenStream2::new(),
+        substitution: Substitution::default(),
+    };
+    let Expanded {
+        ptx_entry,
+        host_kernel,
+        kernel_type,
+    } = expand_entry(&function, &same_len, &entry)?;
+    let name = &function.sig.ident;
+    let vis = &function.vis;
+    let doc_attrs = doc_attrs(&function);
+    Ok(quote! {
+        #ptx_entry
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #(#doc_attrs)*
+        #[allow(non_upper_case_globals)]
+        #vis const #name: #kernel_type = #host_kernel;
+    })
+}
+
+/// One PTX entry to emit: a non-generic kernel, or one instance of a generic one.
+pub(crate) struct Entry {
+    /// The PTX `.entry` name: on nvptx, the name of the `extern "ptx-kernel"` function.
+    pub(crate) name: Ident,
+    /// The parameters, with this entry's concrete types.
+    pub(crate) params: Vec<KernelParam>,
+    /// `::<f32, u32>` for an instance (the body's generic arguments); empty otherwise.
+    pub(crate) turbofish: TokenStream2,
+    /// Each generic parameter's type in this instance, for what must be concrete in the body
+    /// (the sizes of `shared!` arrays).
+    pub(crate) substitution: Substitution,
+}
+
+/// What [`expand_entry`] makes.
+pub(crate) struct Expanded {
+    /// The `#[cfg(target_arch = "nvptx64")]` entry function.
+    pub(crate) ptx_entry: TokenStream2,
+    /// A const expression of type `kernel_type`: the host's handle.
+    pub(crate) host_kernel: TokenStream2,
+    /// `::ferrocuda_std::abi::Kernel<(markers,)>`.
+    pub(crate) kernel_type: TokenStream2,
+}
+
+/// The doc comments of the kernel, which go on its PTX entry and its host handle.
+pub(crate) fn doc_attrs(function: &ItemFn) -> Vec<&Attribute> {
+    function
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .collect()
+}
+
+/// `Kernel<(Slice<T>, Scalar<f32>, ...)>` for `params`: the type a launch checks arguments by.
+pub(crate) fn kernel_type(params: &[KernelParam]) -> TokenStream2 {
+    let markers = params.iter().map(marker);
+    quote!(::ferrocuda_std::abi::Kernel<(#(#markers,)*)>)
+}
+
+/// The `abi` marker of one parameter in the kernel handle's type.
+fn marker(param: &KernelParam) -> TokenStream2 {
+    let (ty, dims) = (&param.ty, param.dims);
+    match (param.class, dims) {
+        (Class::Slice, 1) => quote!(::ferrocuda_std::abi::Slice<#ty>),
+        (Class::Output, 1) => quote!(::ferrocuda_std::abi::Output<#ty>),
+        (Class::Slice, _) => quote!(::ferrocuda_std::abi::ArrayInput<#ty, #dims>),
+        (Class::Output, _) => quote!(::ferrocuda_std::abi::ArrayOutput<#ty, #dims>),
+        (Class::Scalar, _) => quote!(::ferrocuda_std::abi::Scalar<#ty>),
+    }
+}
+
+/// What `#[kernel]` generates for one slice or output parameter (1D, 2D or 3D).
+struct ViewTokens {
+    /// The PTX entry's parameters for it.
+    ptx_params: TokenStream2,
+    /// The PTX entry's rebuilding of the kernel's own type from them.
+    ptx_rebuild: TokenStream2,
+    /// The CPU entry's rebuilding, from `params[first..first + ptx_param_count]`.
+    host_rebuild: TokenStream2,
+    /// The `abi::Param` describing it.
+    info: TokenStream2,
+    ptx_param_count: usize,
+}
+
+/// A view crosses as its (pointer, length) pair, then (arrays only) its extents and the strides
+/// of all but its last axis. Inputs and outputs differ in mutability and wrapper: on the GPU an
+/// input's pointer is a `KernelInput<T>`, which LLVM sees as read-only and not aliased, so its
+/// loads become `ld.global.nc`.
+fn view_tokens(param: &KernelParam, scope: &Ident, params_arg: &Ident, first: usize) -> ViewTokens {
+    let (pname, ty, dims) = (&param.name, &param.ty, param.dims);
+    let pname_str = pname.to_string();
+    let ty_str = quote!(#ty).to_string().replace(' ', "");
+    let ptr = format_ident!("__ferrocuda_{}_ptr", pname);
+    let len = format_ident!("__ferrocuda_{}_len", pname);
+    let input = matches!(param.class, Class::Slice);
+    let (ptr_ty, ptx_ptr_ty) = match input {
+        true => (
+            quote!(*const #ty),
+            quote!(::ferrocuda_std::__private::KernelInput<#ty>),
+        ),
+        false => (quote!(*mut #ty), quote!(*mut #ty)),
+    };
+    let (ptx_fn, host_fn, info) = match (input, dims) {
+        (true, 1) => (
+            quote!(slice_from_input),
+            quote!(slice_from_raw),
+            quote!(slice::<#ty>(#pname_str, #ty_str)),
+        ),
+        (false, 1) => (
+            quote!(out_from_raw),
+            quote!(out_from_raw),
+            quote!(output::<#ty>(#pname_str, #ty_str)),
+        ),
+        (true, _) => (
+            quote!(array_from_input),
+            quote!(array_from_raw),
+            quote!(array::<#ty>(#pname_str, #ty_str, #dims)),
+        ),
+        (false, _) => (
+            quote!(out_array_from_raw),
+            quote!(out_array_from_raw),
+            quote!(out_array::<#ty>(#pname_str, #ty_str, #dims)),
+        ),
+    };
+    let extents: Vec<Ident> = (0..dims)
+        .filter(|_| dims > 1)
+        .map(|k| format_ident!("__ferrocuda_{}_extent{}", pname, k))
+        .collect();
+    let strides: Vec<Ident> = (0..dims.saturating_sub(1))
+        .map(|k| format_ident!("__ferrocuda_{}_stride{}", pname, k))
+        .collect();
+    let shape_names: Vec<&Ident> = extents.iter().chain(&strides).collect();
+    // The shape as the rebuilding functions take it: `[extents], [strides..., 1]`.
+    let shape_args = match dims {
+        1 => quote!(),
+        _ => quote!(, [#(#extents),*], [#(#strides,)* 1]),
+    };
+    let generics = match dims {
+        1 => quote!(#ty),
+        _ => quote!(#ty, #dims),
+    };
+    let read =
+        |i: usize| quote!(::ferrocuda_std::__private::read_param::<u64>(#params_arg, #i) as usize);
+    let (read_ptr, read_len) = (read(first), read(first + 1));
+    let read_shape = shape_names.iter().enumerate().map(|(k, name)| {
+        let value = read(first + 2 + k);
+        quote!(let #name = #value;)
+    });
+    // SAFETY (of the generated blocks): the launch checked each view against this parameter
+    // (kind, axes, element size, bytes, alignment, and that the shape fits the memory).
+    ViewTokens {
+        ptx_params: quote!(#ptr: #ptx_ptr_ty, #len: usize #(, #shape_names: usize)*),
+        ptx_rebuild: quote! {
+            let #pname = unsafe { ::ferrocuda_std::__private::#ptx_fn::<#generics>(#scope, #ptr, #len #shape_args) };
+        },
+        host_rebuild: quote! {
+            let #pname = {
+                #(#read_shape)*
+                unsafe {
+                    ::ferrocuda_std::__private::#host_fn::<#generics>(
+                        #scope,
+                        #read_ptr as #ptr_ty,
+                        #read_len
+                        #shape_args
+                    )
+                }
+            };
+        },
+        info: quote_spanned!(ty.span()=> ::ferrocuda_std::abi::Param::#info),
+        ptx_param_count: 2 + shape_names.len(),
+    }
+}
+
+pub(crate) fn expand_entry(
+    function: &ItemFn,
+    same_len: &[Vec<usize>],
+    entry: &Entry,
+) -> syn::Result<Expanded> {
+    let params = &entry.params;
+    let name = &entry.name;
+    let name_str = name.to_string();
+    let other_attrs: Vec<&Attribute> = function
+        .attrs
+        .iter()
+        .filter(|a| !a.path().is_ident("doc"))
+        .collect();
+    let doc_attrs = doc_attrs(function);
+    let body_generics = &function.sig.generics;
+    let where_clause = &function.sig.generics.where_clause;
+    let body_inputs = &function.sig.inputs;
+    let turbofish = &entry.turbofish;
+    let substitution = &entry.substitution;
+    let block = crate::math_methods::route_math_methods(&function.block);
+    let ptx_block = rewrite_shared(&block, &name_str, Target::Ptx, substitution)?;
+    let host_block = rewrite_shared(&block, &name_str, Target::Host, substitution)?;
+    let arg_names: Vec<&Ident> = params.iter().map(|p| &p.name).collect();
+    // The block's scope, lent by the entry to each run of the body: `shared!` arrays, dynamic
+    // shared memory and the rebuilt slices and outputs borrow it, so none outlives the block.
+    let scope = shared::scope_ident();
+    let body_fn = |block: &Block| {
+        quote! {
+            #(#other_attrs)*
+            #[inline(always)]
+            #[allow(clippy::too_many_arguments)]
+            fn __ferrocuda_body #body_generics (#scope: &::ferrocuda_std::shared::BlockScope, #body_inputs) #where_clause #block
+        }
+    };
+    let (ptx_body_fn, host_body_fn) = (body_fn(&ptx_block), body_fn(&host_block));
+
+    // The CPU entry's own arguments: mixed-site hygiene keeps them apart from kernel parameters
+    // of the same name (`params`, `block`).
+    let params_arg = Ident::new("params", Span::mixed_site());
+    let block_arg = Ident::new("block", Span::mixed_site());
+    // nvptx: explicit PTX parameters, rebuilt into the kernel's own types.
+    let mut ptx_params = Vec::new();
+    let mut ptx_rebuild = Vec::new();
+    // host: the same PTX parameters read from `params[i]`.
+    let mut host_rebuild = Vec::new();
+    let mut infos = Vec::new();
+    let mut ptx_index = 0usize;
+    for param in params {
+        let (pname, ty) = (&param.name, &param.ty);
+        let pname_str = pname.to_string();
+        let ty_str = quote!(#ty).to_string().replace(' ', "");
+        let i = ptx_index;
+        match param.class {
+            Class::Slice | Class::Output => {
+                let view = view_tokens(param, &scope, &params_arg, ptx_index);
+                ptx_params.push(view.ptx_params);
+                ptx_rebuild.push(view.ptx_rebuild);
+                host_rebuild.push(view.host_rebuild);
+                infos.push(view.info);
+                ptx_index += view.ptx_param_count;
+            }
+            Class::Scalar => {
+                ptx_params.push(quote!(#pname: #ty));
+                // SAFETY (of the generated block): the launch checked the slot's size against
+                // `size_of::<T>()`, and `T: Pod` makes any bytes a valid `T`.
+                host_rebuild.push(quote! {
+                    let #pname = unsafe { ::ferrocuda_std::__private::read_param::<#ty>(#params_arg, #i) };
+                });
+                infos.push(quote_spanned!(ty.span()=> ::ferrocuda_std::abi::Param::scalar::<#ty>(#pname_str, #ty_str)));
+                ptx_index += 1;
+            }
+        }
+    }
+    let same_len_groups = same_len.iter().map(|group| quote!(&[#(#group),*]));
+    // The launch checked that each `same_len` group has equal lengths; telling the compiler lets
+    // it drop the bounds checks of `b[i]` once `i < a.len()` holds (elementwise kernels then run
+    // with one bounds check per element instead of one per slice).
+    let same_len_facts: Vec<TokenStream2> = same_len
+        .iter()
+        .flat_map(|group| {
+            let first = &params[group[0]].name;
+            group[1..].iter().map(move |&other| {
+                let other = &params[other].name;
+                quote! {
+                    // SAFETY: `ferrocuda-host` checks every `same_len` group before it launches.
+                    unsafe { ::core::hint::assert_unchecked(#first.len() == #other.len()) };
+                }
+            })
+        })
+        .collect();
+
+    let ptx_entry = quote! {
+        #[cfg(target_arch = "nvptx64")]
+        #(#doc_attrs)*
+        #[unsafe(no_mangle)]
+        #[allow(improper_ctypes_definitions, clippy::missing_safety_doc, clippy::too_many_arguments)]
+        pub unsafe extern "ptx-kernel" fn #name(#(#ptx_params),*) {
+            #ptx_body_fn
+            // SAFETY: this entry runs one block, and the scope lives in its frame.
+            let #scope = &unsafe { ::ferrocuda_std::shared::BlockScope::new() };
+            // SAFETY: the host passes, for each slice and output, a device pointer valid for
+            // `len` elements (each argument checked against the PTX parameter before launch).
+            #(#ptx_rebuild)*
+            #(#same_len_facts)*
+            __ferrocuda_body #turbofish (#scope, #(#arg_names),*)
+        }
+    };
+    let host_kernel = quote! {{
+        #host_body_fn
+
+        /// Runs one block on the CPU from the packed PTX parameters.
+        ///
+        /// # Safety
+        /// `params` must hold this kernel's PTX parameters, as `ferrocuda-host` packs them,
+        /// with equal lengths in each `same_len` group.
+        unsafe fn __ferrocuda_cpu_entry(
+            #params_arg: &[*const u8],
+            #block_arg: &::ferrocuda_std::cpu::BlockContext,
+        ) {
+            // SAFETY: the scope lives in this entry's frame, which `run_block` (running the
+            // block) returns or unwinds to before the block is over.
+            let #scope = &unsafe { ::ferrocuda_std::shared::BlockScope::new() };
+            // SAFETY: the caller packs pointers valid for `len` elements and scalar bytes.
+            #(#host_rebuild)*
+            #(#same_len_facts)*
+            // SAFETY: the caller is the executor, which runs one block at a time on this OS
+            // thread and clears it with `take_current` when the block unwinds.
+            unsafe {
+                ::ferrocuda_std::cpu::run_block(#block_arg, move || __ferrocuda_body #turbofish (#scope, #(#arg_names),*));
+            }
+        }
+
+        const __FERROCUDA_PARAMS: &[::ferrocuda_std::abi::Param] = &[#(#infos),*];
+        const __FERROCUDA_SAME_LEN: &[&[usize]] = &[#(#same_len_groups),*];
+        // SAFETY: `__ferrocuda_cpu_entry` unpacks exactly the PTX parameters of
+        // `__FERROCUDA_PARAMS`, in order, and the marker tuple lists the same parameters.
+        unsafe {
+            ::ferrocuda_std::abi::Kernel::new(
+                #name_str,
+                __FERROCUDA_PARAMS,
+                __FERROCUDA_SAME_LEN,
+                __ferrocuda_cpu_entry,
+            )
+        }
+    }};
+    Ok(Expanded {
+        ptx_entry,
+        host_kernel,
+        kernel_type: kernel_type(params),
+    })
+}

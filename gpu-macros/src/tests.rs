@@ -1,0 +1,315 @@
+//! The expansion, checked on its tokens (the end-to-end checks are the workspace's tests).
+
+use crate::expand::expand;
+use crate::options::KernelOptions;
+use syn::ItemFn;
+
+fn expand_str(attr: &str, item: &str) -> syn::Result<String> {
+    let options: KernelOptions = syn::parse_str(attr)?;
+    let function: ItemFn = syn::parse_str(item)?;
+    expand(options, function).map(|tokens| tokens.to_string())
+}
+
+fn error_of(attr: &str, item: &str) -> String {
+    match expand_str(attr, item) {
+        Ok(_) => panic!("expected an error for {item}"),
+        Err(error) => error.to_string(),
+    }
+}
+
+#[test]
+fn slices_outputs_and_scalars_become_ptx_parameters_in_order() {
+    let code = expand_str(
+        "same_len(x, y)",
+        "pub fn saxpy(alpha: f32, x: &[f32], y: Out<f32>) { let _ = (alpha, x, y); }",
+    )
+    .unwrap();
+    // PTX entry: scalar, then (pointer, length) pairs.
+    assert!(code.contains(
+        "pub unsafe extern \"ptx-kernel\" fn saxpy (alpha : f32 , __ferrocuda_x_ptr : :: ferrocuda_std :: __private :: KernelInput < f32 > , \
+         __ferrocuda_x_len : usize , __ferrocuda_y_ptr : * mut f32 , __ferrocuda_y_len : usize)"
+    ), "{code}");
+    // Host handle: markers in order, same_len as parameter indices, CPU entry reading the
+    // same PTX parameter positions (0 = alpha, 1..2 = x, 3..4 = y).
+    assert!(code.contains(
+        "Kernel < (:: ferrocuda_std :: abi :: Scalar < f32 > , :: ferrocuda_std :: abi :: Slice < f32 > , \
+         :: ferrocuda_std :: abi :: Output < f32 > ,) >"
+    ), "{code}");
+    assert!(code.contains("& [& [1usize , 2usize]]"), "{code}");
+    assert!(
+        code.contains("read_param :: < u64 > (params , 3usize)"),
+        "{code}"
+    );
+    assert!(
+        code.contains("read_param :: < f32 > (params , 0usize)"),
+        "{code}"
+    );
+}
+
+#[test]
+fn signatures_a_ptx_entry_cannot_have_are_refused_with_the_fix() {
+    let cases = [
+        (
+            "pub fn k(x: &mut [f32]) {}",
+            "outputs are `ferrocuda_std::Out<T>`",
+        ),
+        ("pub fn k(x: &f32) {}", "must be a slice"),
+        (
+            "pub fn k(x: *mut f32) {}",
+            "raw pointer parameters are not supported",
+        ),
+        ("pub fn k<T: Copy>(x: &[T]) {}", "cannot be generic"),
+        ("pub fn k(x: &[f32]) -> f32 { 0.0 }", "returns nothing"),
+        ("pub unsafe fn k(x: &[f32]) {}", "cannot be `unsafe fn`"),
+        ("pub fn k((a, b): (f32, f32)) {}", "plain names"),
+        ("pub fn k(x: Out<f32, f64>) {}", "one element type"),
+        // Lifetimes that would let a launch's buffers outlive it.
+        (
+            "pub fn k(x: &'static [u32]) {}",
+            "cannot name a lifetime (`'static`)",
+        ),
+        (
+            "pub fn k(x: Out<'static, u32>) {}",
+            "cannot name a lifetime (`'static`)",
+        ),
+        (
+            "pub fn k(x: ferrocuda_std::Out<'a, u32>) {}",
+            "cannot name a lifetime (`'a`)",
+        ),
+        (
+            "pub fn k(x: &[Wrapper<'a>]) {}",
+            "cannot name a lifetime (`'a`)",
+        ),
+        (
+            "pub fn k<'a>(x: &[u32]) {}",
+            "cannot have lifetime parameters",
+        ),
+    ];
+    for (item, expected) in cases {
+        let message = error_of("", item);
+        assert!(message.contains(expected), "{item}: {message}");
+    }
+}
+
+#[test]
+fn elided_lifetimes_are_accepted() {
+    assert!(expand_str(
+        "",
+        "pub fn k(x: &'_ [u32], y: Out<'_, u32>, z: Out<u32>) {}"
+    )
+    .is_ok());
+}
+
+#[test]
+fn dynamic_shared_calls_in_the_body_borrow_the_block_scope() {
+    let code = expand_str(
+        "",
+        "pub fn k(out: Out<f32>) { let a = dynamic_shared::<u32>(); let b: Shared<f32> = ferrocuda_std::dynamic_shared(); }",
+    )
+    .unwrap();
+    // Once for the PTX body, once for the host's.
+    assert_eq!(
+        code.matches("dynamic_shared :: < u32 > (__ferrocuda_scope)")
+            .count(),
+        2,
+        "{code}"
+    );
+    assert_eq!(
+        code.matches("ferrocuda_std :: dynamic_shared (__ferrocuda_scope)")
+            .count(),
+        2,
+        "{code}"
+    );
+}
+
+#[test]
+fn each_shared_array_gets_its_own_ptx_symbol_and_host_site() {
+    let code = expand_str(
+        "",
+        "pub fn k(out: Out<f32>) { let a = shared!([f32; 64]); let b = ferrocuda_std::shared!([u32; N]); }",
+    )
+    .unwrap();
+    // nvptx: one `.shared` declaration per array, named after the kernel, and its address.
+    assert!(
+        code.contains(r#"".shared .align 16 .b8 __ferrocuda_shared_k_0[{size}];""#),
+        "{code}"
+    );
+    assert!(
+        code.contains(r#""cvta.shared.u64 {0}, __ferrocuda_shared_k_1;""#),
+        "{code}"
+    );
+    assert!(code.contains("size_of :: < [u32 ; N] >"), "{code}");
+    // host: the executor's arena, with the variable's name for reports.
+    assert!(code.contains("index : 0usize , name : \"a\""), "{code}");
+    assert!(
+        code.contains("shared_array :: < u32 > (__ferrocuda_scope , & __FERROCUDA_SITE , N)"),
+        "{code}"
+    );
+    // The user's own `shared` path is invoked once per array, so its import counts as used.
+    assert_eq!(
+        code.matches("shared ! (@ rewritten_by_kernel)").count(),
+        4,
+        "{code}"
+    );
+}
+
+#[test]
+fn a_shared_size_sees_the_kernel_body_s_consts_innermost_first() {
+    let code = expand_str(
+        "",
+        "pub fn k(out: Out<f32>) { const N: usize = 8; const M: usize = N * 2; \
+         { const N: usize = 4; let a = shared!([f32; N]); } let b = shared!([f32; M]); }",
+    )
+    .unwrap();
+    // Array 0 sees the inner N (and M); array 1 the outer N and M.
+    let module = |i: usize| {
+        let start = code
+            .find(&format!("mod __ferrocuda_shared_{i}"))
+            .unwrap_or_else(|| panic!("no size module {i}: {code}"));
+        let rest = &code[start..];
+        rest[..rest.find("global_asm").unwrap()].to_string()
+    };
+    assert!(module(0).contains("const N : usize = 4 ;"), "{}", module(0));
+    assert!(
+        !module(0).contains("const N : usize = 8 ;"),
+        "{}",
+        module(0)
+    );
+    assert!(
+        module(0).contains("const M : usize = N * 2 ;"),
+        "{}",
+        module(0)
+    );
+    assert!(module(1).contains("const N : usize = 8 ;"), "{}", module(1));
+    assert!(
+        !module(1).contains("const N : usize = 4 ;"),
+        "{}",
+        module(1)
+    );
+}
+
+#[test]
+fn shared_takes_an_array_type() {
+    let message = error_of("", "pub fn k(out: Out<f32>) { let a = shared!(f32, 64); }");
+    assert!(
+        message.contains("`shared!` takes an array type"),
+        "{message}"
+    );
+}
+
+#[test]
+fn same_len_must_name_slices_or_outputs() {
+    let item = "pub fn k(n: u32, x: &[f32], y: Out<f32>) {}";
+    assert!(error_of("same_len(x, z)", item).contains("no kernel parameter named `z`"));
+    assert!(error_of("same_len(n, x)", item).contains("`n` is not a slice or an output"));
+    assert!(error_of("same_len(x)", item).contains("at least two"));
+    assert!(error_of("same_size(x, y)", item).contains("unknown #[kernel] option"));
+    assert!(expand_str("same_len(x, y)", item).is_ok());
+}
+
+#[test]
+fn each_instance_is_an_entry_named_after_its_types() {
+    let code = expand_str(
+        "same_len(x, out), instances(f32, [u8; 4], f64 as wide)",
+        "pub fn scale<T: Number>(x: &[T], k: T, out: Out<T>) { let _ = (x, k, out); }",
+    )
+    .unwrap();
+    for entry in ["scale_f32", "scale_u8_4", "wide"] {
+        assert!(
+            code.contains(&format!("extern \"ptx-kernel\" fn {entry} (")),
+            "{entry}: {code}"
+        );
+    }
+    // The entry's parameters are the instance's types, and the body is called with them.
+    assert!(code.contains("k : f64"), "{code}");
+    assert!(code.contains("__ferrocuda_body :: < f32 >"), "{code}");
+    // The host's handle function and one trait impl per instance.
+    assert!(code.contains("const fn scale < T > ()"), "{code}");
+    assert!(
+        code.contains("impl ScaleInstance < [u8 ; 4] > for ()"),
+        "{code}"
+    );
+    assert!(code.contains("(entry `wide`)"), "{code}");
+}
+
+#[test]
+fn two_type_parameters_take_tuples() {
+    let item = "pub fn convert<S: Number, D: Number>(x: &[S], out: Out<D>) {}";
+    let code = expand_str("instances((f32, f64))", item).unwrap();
+    assert!(code.contains("fn convert_f32_f64 ("), "{code}");
+    assert!(
+        code.contains("impl ConvertInstance < f32 , f64 > for ()"),
+        "{code}"
+    );
+    let message = error_of("instances(f32)", item);
+    assert!(message.contains("2 type parameters (S, D)"), "{message}");
+}
+
+#[test]
+fn instances_are_refused_where_they_cannot_apply() {
+    assert!(error_of("instances(f32)", "pub fn k(x: &[f32]) {}").contains("has none"));
+    assert!(error_of("instances(f32, f32)", "pub fn k<T>(x: &[T]) {}").contains("repeats"));
+    assert!(
+        error_of("instances(f32, f64 as k_f32)", "pub fn k<T>(x: &[T]) {}").contains("repeats")
+    );
+    assert!(error_of("instances()", "pub fn k<T>(x: &[T]) {}").contains("at least one type"));
+    assert!(error_of("", "pub fn k<T>(x: &[T]) where T: Copy {}").contains("cannot be generic"));
+    assert!(
+        error_of("instances(f32)", "pub fn k<T, const N: usize>(x: &[T]) {}")
+            .contains("cannot have const parameters")
+    );
+}
+
+#[test]
+fn a_shared_array_of_a_type_parameter_is_sized_by_the_instance() {
+    let code = expand_str(
+        "instances(f64)",
+        "pub fn k<T: Number>(out: Out<T>) { let a = shared!([T; 64]); }",
+    )
+    .unwrap();
+    // The declaration's size is the instance's; the handle in the (generic) body is `T`'s.
+    assert!(code.contains("size_of :: < [f64 ; 64] >"), "{code}");
+    assert!(code.contains("__ferrocuda_shared_k_f64_0"), "{code}");
+    assert!(code.contains("Shared :: < T > :: from_raw_parts"), "{code}");
+}
+
+#[test]
+fn arrays_cross_as_pointer_length_extents_and_all_but_the_last_stride() {
+    let code = expand_str(
+        "",
+        "pub fn t(a: Array2<f32>, out: Out3<'_, u16>) { let _ = (a, out); }",
+    )
+    .unwrap();
+    assert!(code.contains(
+        "fn t (__ferrocuda_a_ptr : :: ferrocuda_std :: __private :: KernelInput < f32 > , __ferrocuda_a_len : usize , \
+         __ferrocuda_a_extent0 : usize , __ferrocuda_a_extent1 : usize , __ferrocuda_a_stride0 : usize , \
+         __ferrocuda_out_ptr : * mut u16 , __ferrocuda_out_len : usize , __ferrocuda_out_extent0 : usize , \
+         __ferrocuda_out_extent1 : usize , __ferrocuda_out_extent2 : usize , __ferrocuda_out_stride0 : usize , \
+         __ferrocuda_out_stride1 : usize)"
+    ), "{code}");
+    // The last axis is contiguous: its stride is the literal 1, not a parameter.
+    assert!(
+        code.contains(
+            "[__ferrocuda_a_extent0 , __ferrocuda_a_extent1] , [__ferrocuda_a_stride0 , 1]"
+        ),
+        "{code}"
+    );
+    assert!(
+        code.contains("ArrayInput < f32 , 2usize > , :: ferrocuda_std :: abi :: ArrayOutput < u16 , 3usize > ,"),
+        "{code}"
+    );
+    // The CPU entry reads out's last stride from PTX parameter 5 + 6 = 11.
+    assert!(
+        code.contains("read_param :: < u64 > (params , 11usize)"),
+        "{code}"
+    );
+    assert!(
+        !code.contains("read_param :: < u64 > (params , 12usize)"),
+        "{code}"
+    );
+    let message = error_of("same_len(a, b)", "pub fn k(a: Array2<f32>, b: &[f32]) {}");
+    assert!(message.contains("`a` is a 2D array"), "{message}");
+    assert!(
+        error_of("", "pub fn k(a: Array2<f32, u8>) {}").contains("`Array2` takes one element type")
+    );
+}

@@ -1,0 +1,119 @@
+//! [`Module::set_constant`]: sets a kernel crate's constant table (`ferrocuda_std::constant!`)
+//! before the next launches, on a GPU (`cuModuleGetGlobal` and a copy) or on the CPU executor
+//! (the module's own copy).
+
+use crate::device::Backend;
+use crate::error::{Error, Result};
+use crate::module::Module;
+use ferrocuda_std::constant::{ConstElement, ConstTable};
+
+impl Module {
+    /// Sets constant table `table` to `data`, for every launch of this module from now on (a
+    /// launch already queued on a GPU stream may see either). Each module, and so each device,
+    /// has its own tables; one never set reads as zeros.
+    ///
+    /// ```
+    /// use ferrocuda_host::{Device, Ptx};
+    /// ferrocuda_std::constant! {
+    ///     static STEPS: [u32; 4];
+    /// }
+    /// static PTX: Ptx = Ptx::new(
+    ///     "steps",
+    ///     ".version 6.0\n.target sm_70\n.address_size 64\n.visible .const .align 4 .b8 STEPS[16];\n",
+    /// );
+    /// let module = Device::cpu().load(&PTX).unwrap();
+    /// module.set_constant(&STEPS, &[1, 2, 4, 8]).unwrap();
+    /// let error = module.set_constant(&STEPS, &[1, 2]).unwrap_err();
+    /// assert!(error.to_string().contains("holds 4 elements of `u32` (16 bytes) but 2 were given"));
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::ConstantTable`] if `data` does not have exactly the table's `N` elements, or if the
+    /// module's PTX does not declare the table in `.const` with its size; a driver error on a GPU.
+    pub fn set_constant<T: ConstElement, const N: usize>(
+        &self,
+        table: &ConstTable<T, N>,
+        data: &[T],
+    ) -> Result<()> {
+        let bytes = core::mem::size_of::<[T; N]>();
+        let error = |detail: String| Error::ConstantTable {
+            table: table.name(),
+            module: self.ptx().name(),
+            detail,
+        };
+        if data.len() != N {
+            return Err(error(format!(
+                "the table holds {N} elements of `{}` ({bytes} bytes) but {} were given",
+                core::any::type_name::<T>(),
+                data.len()
+            )));
+        }
+        match declared_bytes(self.ptx().source(), table.name()) {
+            None => {
+                return Err(error(
+                    "the PTX declares no `.const` variable of that name (declare the table with \
+                     `ferrocuda_std::constant!` in the kernel crate this PTX was built from)"
+                        .into(),
+                ))
+            }
+            Some(declared) if declared != bytes => {
+                return Err(error(format!(
+                    "the PTX declares it with {declared} bytes, the kernel crate's table has \
+                     {bytes} (the PTX was built from other sources: rebuild it)"
+                )))
+            }
+            Some(_) => {}
+        }
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        match (self.device().backend(), self.loaded()) {
+            (Backend::Gpu(gpu), Some(loaded)) => gpu.set_constant(loaded, table.name(), bytes),
+            _ => {
+                self.cpu_constants().set(table.name(), bytes);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The size in bytes of the `.const` variable `name` as `source` declares it
+/// (`.visible .const .align 4 .b8 NAME[100];`, or `.f32 NAME[25]` as nvcc writes it), if it does.
+pub(crate) fn declared_bytes(source: &str, name: &str) -> Option<usize> {
+    source.lines().find_map(|line| {
+        let line = line.trim();
+        let words: Vec<&str> = line.trim_end_matches(';').split_whitespace().collect();
+        let space = words.iter().position(|w| *w == ".const")?;
+        let (ty, variable) = (words.get(words.len().checked_sub(2)?)?, words.last()?);
+        let count = match variable.strip_prefix(name)? {
+            "" => 1,
+            rest => rest.strip_prefix('[')?.strip_suffix(']')?.parse().ok()?,
+        };
+        (space < words.len() - 2).then_some(())?;
+        let element = match ty.trim_start_matches(".") {
+            "b8" | "u8" | "s8" => 1,
+            "b16" | "u16" | "s16" | "f16" => 2,
+            "b32" | "u32" | "s32" | "f32" => 4,
+            "b64" | "u64" | "s64" | "f64" => 8,
+            _ => return None,
+        };
+        Some(count * element)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::declared_bytes;
+
+    #[test]
+    fn const_declarations_are_read_in_bytes_by_name() {
+        let ptx = ".version 6.0\n.visible .const .align 4 .b8 WEIGHTS[100];\n\
+                   .const .align 4 .f32 TABLE[25];\n.global .align 4 .b8 OTHER[8];\n\
+                   .visible .const .align 8 .u64 ONE;\n";
+        assert_eq!(declared_bytes(ptx, "WEIGHTS"), Some(100));
+        assert_eq!(declared_bytes(ptx, "TABLE"), Some(100));
+        assert_eq!(declared_bytes(ptx, "ONE"), Some(8));
+        // Not in .const, a prefix of a name, or absent.
+        assert_eq!(declared_bytes(ptx, "OTHER"), None);
+        assert_eq!(declared_bytes(ptx, "WEIGHT"), None);
+        assert_eq!(declared_bytes(ptx, "NONE"), None);
+    }
+}
