@@ -126,28 +126,25 @@ pub(crate) fn render_with_hint(d: &Diagnostic) -> String {
     format!("{}\n{gutter}|\n{gutter}= note: {note}\n", kept.join("\n"))
 }
 
-/// What ferrocuda_std::math offers for an f32 method of std, by std's name: the call to write.
-/// The std `f32` methods that `ferrocuda_std::math::Float` also has, under the same name.
-const FLOAT_TRAIT_METHODS: &[&str] = &["exp", "exp2", "ln", "sqrt", "mul_add"];
+/// The std float methods that `ferrocuda_std::math::DeviceMath` also has, under the same name,
+/// for `f32` and `f64`.
+const FLOAT_TRAIT_METHODS: &[&str] = &[
+    "exp", "exp2", "ln", "log2", "sqrt", "sin", "cos", "sin_cos", "powf",
+];
 
-const STD_MATH_F32: &[(&str, &str)] = &[
+/// What ferrocuda_std::math offers for a float method of std, by std's name: the call to write
+/// (for `f32` and `f64` alike).
+const STD_MATH: &[(&str, &str)] = &[
     ("exp", "ferrocuda_std::math::exp(x)"),
     ("exp2", "ferrocuda_std::math::exp2(x)"),
     ("ln", "ferrocuda_std::math::ln(x)"),
+    ("log2", "ferrocuda_std::math::log2(x)"),
     ("sqrt", "ferrocuda_std::math::sqrt(x)"),
     ("mul_add", "ferrocuda_std::math::fma(x, a, b)"),
-    (
-        "sin",
-        "ferrocuda_std::math::sinpi(x * core::f32::consts::FRAC_1_PI)",
-    ),
-    (
-        "cos",
-        "ferrocuda_std::math::cospi(x * core::f32::consts::FRAC_1_PI)",
-    ),
-    (
-        "sin_cos",
-        "ferrocuda_std::math::sincospi(x * core::f32::consts::FRAC_1_PI)",
-    ),
+    ("sin", "ferrocuda_std::math::sin(x)"),
+    ("cos", "ferrocuda_std::math::cos(x)"),
+    ("sin_cos", "ferrocuda_std::math::sin_cos(x)"),
+    ("powf", "ferrocuda_std::math::pow(x, y)"),
 ];
 
 /// Float methods `core` has only behind the nightly feature `core_float_math`, as free
@@ -166,9 +163,8 @@ const CORE_FLOAT_MATH: &[&str] = &[
 
 /// The rest of std's float methods, which nothing provides on the GPU yet.
 const STD_ONLY: &[&str] = &[
-    "exp_m1", "ln_1p", "log", "log2", "log10", "cbrt", "powf", "tan", "asin", "acos", "atan",
-    "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "hypot", "abs_sub", "gamma",
-    "ln_gamma",
+    "exp_m1", "ln_1p", "log", "log10", "cbrt", "tan", "asin", "acos", "atan", "atan2", "sinh",
+    "cosh", "tanh", "asinh", "acosh", "atanh", "hypot", "abs_sub", "gamma", "ln_gamma",
 ];
 
 /// The note for "no method named `m` found for type `f32`/`f64`", if `m` is one of std's float
@@ -179,7 +175,7 @@ fn float_method_note(message: &str) -> Option<String> {
     let ty = ["f32", "f64"]
         .into_iter()
         .find(|ty| rest.starts_with(&format!(" found for type `{ty}`")))?;
-    let known = STD_MATH_F32.iter().any(|(m, _)| *m == method)
+    let known = STD_MATH.iter().any(|(m, _)| *m == method)
         || CORE_FLOAT_MATH.contains(&method)
         || STD_ONLY.contains(&method);
     if !known {
@@ -187,24 +183,21 @@ fn float_method_note(message: &str) -> Option<String> {
     }
     let why =
         format!("`{ty}::{method}` is a method of std, and kernels have only `core` on the GPU");
-    let advice = match STD_MATH_F32.iter().find(|(m, _)| *m == method) {
+    let advice = match STD_MATH.iter().find(|(m, _)| *m == method) {
         _ if CORE_FLOAT_MATH.contains(&method) => format!(
             "call `core::{ty}::math::{method}(x)` (nightly feature `core_float_math`, \
              enabled under `cfg(target_arch = \"nvptx64\")`)"
         ),
-        Some((_, call)) if ty == "f32" && FLOAT_TRAIT_METHODS.contains(&method) => format!(
+        Some((_, call)) if FLOAT_TRAIT_METHODS.contains(&method) => format!(
             "call `{call}` (the same result on the GPU and the CPU executor), or keep the method \
-             syntax with `use ferrocuda_std::prelude::*;` (its `math::Float` trait)"
+             syntax with `use ferrocuda_std::prelude::*;` (its `math::DeviceMath` trait)"
         ),
-        Some((_, call)) if ty == "f32" => {
+        Some((_, call)) => {
             format!("call `{call}` (the same result on the GPU and the CPU executor)")
-        }
-        _ if ty == "f64" => {
-            format!("ferrocuda_std::math has f32 functions only, no f64 `{method}` yet")
         }
         _ => format!(
             "ferrocuda_std::math does not provide `{method}` yet: write it from the functions it \
-             has (exp, exp2, ln, sqrt, fma, sinpi, cospi, erfc)"
+             has (exp, exp2, ln, log2, sqrt, fma, sin, cos, pow, erfc)"
         ),
     };
     Some(format!("{why}: {advice}"))
@@ -269,9 +262,11 @@ mod tests {
             format!("no method named `{m}` found for type `{ty}` in the current scope")
         };
         assert!(note(&msg("tanh", "f32")).contains("does not provide `tanh` yet"));
-        assert!(note(&msg("powf", "f32")).contains("does not provide `powf` yet"));
-        assert!(note(&msg("sin", "f32")).contains("sinpi("));
-        assert!(note(&msg("sin", "f64")).contains("no f64 `sin`"));
+        assert!(note(&msg("powf", "f32")).contains("math::pow(x, y)"));
+        assert!(note(&msg("sin", "f32")).contains("math::sin(x)"));
+        assert!(note(&msg("sin", "f64")).contains("math::sin(x)"));
+        assert!(note(&msg("ln", "f64")).contains("prelude"));
+        assert!(note(&msg("tanh", "f64")).contains("does not provide `tanh` yet"));
         assert!(note(&msg("floor", "f64")).contains("core::f64::math::floor"));
         assert!(note(&msg("mul_add", "f32")).contains("math::fma("));
         assert_eq!(float_method_note(&msg("frobnicate", "f32")), None);
@@ -291,23 +286,24 @@ mod tests {
             let path = format!("{}/../gpu-std/src/{file}", env!("CARGO_MANIFEST_DIR"));
             std::fs::read_to_string(&path).map_err(|_| eprintln!("skipped: {path} not found"))
         };
-        let (Ok(math), Ok(float)) = (source("math.rs"), source("float.rs")) else {
+        let (Ok(math), Ok(float)) = (source("math/functions.rs"), source("math/device_math.rs"))
+        else {
             return;
         };
-        for (_, call) in STD_MATH_F32 {
+        for (_, call) in STD_MATH {
             let name = call
                 .strip_prefix("ferrocuda_std::math::")
                 .and_then(|c| c.split('(').next())
                 .unwrap();
             assert!(
-                math.contains(&format!("pub fn {name}(")),
+                math.contains(&format!("pub fn {name}<")),
                 "ferrocuda_std::math::{name} is gone"
             );
         }
         for method in FLOAT_TRAIT_METHODS {
             assert!(
                 float.contains(&format!("fn {method}(self")),
-                "ferrocuda_std::math::Float::{method} is gone"
+                "ferrocuda_std::math::DeviceMath::{method} is gone"
             );
         }
     }
@@ -322,6 +318,11 @@ mod tests {
         let exp = note("exp").expect("a note for exp");
         assert!(exp.contains("ferrocuda_std::prelude"), "{exp}");
         let sin = note("sin").expect("a note for sin");
-        assert!(sin.contains("sinpi") && !sin.contains("prelude"), "{sin}");
+        assert!(
+            sin.contains("math::sin(x)") && sin.contains("prelude"),
+            "{sin}"
+        );
+        let tan = note("tan").expect("a note for tan");
+        assert!(!tan.contains("prelude"), "{tan}");
     }
 }

@@ -215,8 +215,9 @@ pub(crate) fn expand_entry(
     let body_inputs = &function.sig.inputs;
     let turbofish = &entry.turbofish;
     let substitution = &entry.substitution;
-    let ptx_block = rewrite_shared(&function.block, &name_str, Target::Ptx, substitution)?;
-    let host_block = rewrite_shared(&function.block, &name_str, Target::Host, substitution)?;
+    let block = crate::math_methods::route_math_methods(&function.block);
+    let ptx_block = rewrite_shared(&block, &name_str, Target::Ptx, substitution)?;
+    let host_block = rewrite_shared(&block, &name_str, Target::Host, substitution)?;
     let arg_names: Vec<&Ident> = params.iter().map(|p| &p.name).collect();
     // The block's scope, lent by the entry to each run of the body: `shared!` arrays, dynamic
     // shared memory and the rebuilt slices and outputs borrow it, so none outlives the block.

@@ -13,6 +13,7 @@
 mod expand;
 mod generics;
 mod grid;
+mod math_methods;
 mod options;
 mod pod;
 mod shared;

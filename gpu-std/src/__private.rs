@@ -8,6 +8,9 @@ use crate::Out;
 /// no bytemuck dependency of their own.
 pub use bytemuck;
 
+/// What `#[kernel]` wraps a float math method call's receiver in (`math::device_call`).
+pub use crate::math::device_call::DeviceCall;
+
 /// Compile-time check that a scalar kernel parameter is plain data.
 pub const fn assert_pod<T: bytemuck::Pod>() {}
 

@@ -14,9 +14,9 @@
 //! warp operations ([`warp`]). On the CPU executor all of these behave as on the GPU, and checked
 //! mode reports shared-memory races, uninitialized shared reads and divergent barriers.
 //!
-//! Kernels compute with [`math`] (f32 `exp`, `ln`, `sqrt`, `erfc`, the normal CDF, `sincospi`,
-//! accurate to under an ULP and bit-identical on the GPU and the CPU, plus fast versions on the
-//! GPU's special function unit) and draw random numbers with [`random`] (Philox4x32-10, a
+//! Kernels compute with [`math`] (`exp`, `ln`, `sqrt`, `sin`, `pow`, `erfc`, the normal CDF, … for
+//! f32 and f64 at CUDA's accuracy, `x.exp()` as a method too, a bit-reproducible f32 tier, and
+//! fast versions on the GPU's special function unit) and draw random numbers with [`random`] (Philox4x32-10, a
 //! counter-based generator: sample `j`'s numbers depend only on the seed and `j`).
 //!
 //! ```ignore
@@ -116,12 +116,12 @@ pub use thread::Dim3;
 
 /// What most kernels use, in one import: `use ferrocuda_std::prelude::*;`.
 ///
-/// Besides the names it saves typing, it brings [`math::Float`] and [`Number`] (whose `mul_add`
-/// `Float` inherits) into scope without naming them,
-/// so `x.exp()` compiles on the GPU too, and the import never shows up as unused on the host,
-/// where std's own `f32` methods win (see [`math::Float`]).
+/// Besides the names it saves typing, it brings [`math::DeviceMath`], [`math::Float`] and
+/// [`Number`] (whose `mul_add` both inherit) into scope without naming them, so `x.exp()`
+/// compiles on the GPU too, and the import never shows up as unused on the host, where std's own
+/// float methods win outside `#[kernel]` bodies (see [`math::DeviceMath`]).
 pub mod prelude {
-    pub use crate::math::{self, Float};
+    pub use crate::math::{self, DeviceMath, Float};
     pub use crate::shared::{dynamic_shared, Shared};
     pub use crate::{
         kernel, pod, shared, thread, warp, Array2, Array3, Dim3, Grid, Number, Out, Out2, Out3,

@@ -381,4 +381,6 @@ pub mod arrays;
 pub mod constant;
 pub mod grid;
 pub mod half;
+pub mod math_f64;
+pub mod math_methods;
 pub mod print;

@@ -30,6 +30,8 @@ compare_sass.MATH_FUNCS = [
     "m_exp", "m_exp2", "m_ln", "m_log2", "m_sqrt", "m_div", "m_erfc", "m_normal_cdf", "m_sin", "m_cos", "m_pow",
     "m_exp_reproducible", "m_ln_reproducible", "m_erfc_reproducible",
     "m_normal_cdf_reproducible",
+    "m_exp_f64", "m_exp2_f64", "m_ln_f64", "m_log2_f64", "m_sqrt_f64", "m_sin_f64", "m_cos_f64", "m_pow_f64",
+    "m_erfc_f64", "m_normal_cdf_f64",
 ]
 try:
     compare_sass.main()

@@ -1,7 +1,8 @@
-//! f32 math for kernels, in two tiers.
+//! Math for kernels: f32 in two tiers, f64 in one.
 //!
 //! `core` has no `exp` or `ln` for `nvptx64` (and LLVM cannot select its `llvm.exp`/`llvm.log`
-//! there), so ferrocuda-std writes its own, twice:
+//! there), so ferrocuda-std writes its own. The functions (`math::exp(x)`, …) are generic over
+//! [`DeviceMath`], implemented for `f32` and `f64`; so are the methods (`x.exp()`). For f32:
 //!
 //! - **The default tier** (this module's `exp`, `exp2`, `ln`, `log2`, `sqrt`, `sin`, `cos`,
 //!   `pow`, `erfc`, `normal_cdf`): CUDA's methods and CUDA's accuracy at CUDA's cost. `exp` and `exp2` use the
@@ -39,29 +40,63 @@
 //! instructions ([`fast_exp`], [`fast_exp2`], [`fast_ln`], [`fast_log2`], CUDA's `__expf`
 //! family) are here too, for kernels that accept their larger error.
 //!
-//! NaN inputs give NaN everywhere. [`Float`] makes the default tier `f32` methods (`x.exp()`,
-//! `x.sqrt()`), on the GPU as on the host.
+//! **f64** (the same functions with an `f64` argument): plain IEEE arithmetic, no approximate
+//! instruction, so **the same bits on the GPU and the CPU executor**, within CUDA's
+//! double-precision bounds. `exp` and `exp2` are Cody-Waite reduction and a polynomial (no
+//! division, no table); `normal_cdf` carries -x/√2 to 106 bits into a first-order correction of
+//! erfc (without it: 1341 ULP at x = -37.4); `ln` and `log2` are one double-double logarithm
+//! (atanh series, the quotient by Newton's reciprocal: no division), rounded once, which `pow`
+//! takes into `exp`; `sin`, `cos` and `erfc` are the `libm` crate's (musl's algorithms,
+//! Payne-Hanek reduction for large sines). Bounds, the maximum measured against mpmath at 300
+//! bits (`tests/data/f64_reference.txt`, about 1100 points per function,
+//! `gpu-std/tests/math_f64.rs`; the PTX emulator gives the same bits,
+//! `tests/math_f64_kernel.rs`), and SASS instructions for sm_90 (static, all paths, and the
+//! shortest-longest path; `tools/sass-math/compare.py`):
+//!
+//! | function | bound | CUDA's bound | measured | SASS ours / CUDA's (path) |
+//! | --- | --- | --- | --- | --- |
+//! | [`exp`] | 1 | 1 (`exp`) | 0.54 | 75 / 61 (75 / 49-61) |
+//! | [`exp2`] | 1 | 1 (`exp2`) | 0.57 | 75 / 62 (75 / 48-62) |
+//! | [`ln`] | 1 | 1 (`log`) | 0.50 | 129 / 84 (9-129 / 22-84) |
+//! | [`log2`] | 1 | 1 (`log2`) | 0.50 | 150 / 90 (18-143 / 28-90) |
+//! | [`sqrt`] | 0 (`sqrt.rn.f64`) | 0 | 0 | 63 / 62 |
+//! | [`sin`], [`cos`] | 2 | 2 (`sin`, `cos`) | 0.63, 0.66 | 1859 / 207 (14-57 / 33-51) |
+//! | [`pow`] | 2 | 2 (`pow`) | 0.58 | 297 / 250 (27-249 / 37-58) |
+//! | [`erfc`] | 4 | 4 (`erfc`) | 2.20 | 1547 / 168 |
+//! | [`normal_cdf`] | 5 | 5 (`normcdf`) | 1.93 | 1662 / 188 |
+//!
+//! The static size of `sin`, `cos` and `erfc` (libm's) is mostly cold code (the Payne-Hanek
+//! reduction, the IEEE division's slow path, subnormal branches), inlined into the kernel;
+//! their common paths are about CUDA's length.
+//!
+//! NaN inputs give NaN everywhere. [`DeviceMath`] makes the default tier methods (`x.exp()`,
+//! `x.sqrt()`) of `f32` and `f64`, and [`Float`] adds the `f32`-only ones (`x.sinpi()`,
+//! `x.fast_exp()`); inside a `#[kernel]` they are ferrocuda-std's on the host too (see
+//! [`DeviceMath`]).
 
 pub use crate::float::Float;
 
 mod approx;
+#[doc(hidden)]
+pub mod device_call;
+mod device_math;
+mod double;
 mod exp_log;
+mod functions;
 mod normal;
 mod pow;
 pub mod reproducible;
 mod trig;
 
 pub use approx::{fast_exp, fast_exp2, fast_ln, fast_log2};
-pub use exp_log::{exp, exp2, ln, log2};
-pub use normal::{erfc, normal_cdf};
-pub use pow::pow;
+pub use device_math::DeviceMath;
+pub use functions::{cos, erfc, exp, exp2, fma, ln, log2, normal_cdf, pow, sin, sin_cos, sqrt};
 pub use reproducible::{cospi, sincospi, sinpi};
-pub use trig::{cos, sin, sin_cos};
 
 /// `a·b + c` with one rounding (IEEE fused multiply-add): PTX `fma.rn.f32` on the GPU, the
 /// C library's `fmaf` (an FMA instruction where the CPU has one) on the host.
 #[inline(always)]
-pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+pub(crate) fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     {
         core::intrinsics::fmaf32(a, b, c)
@@ -75,7 +110,7 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
 /// √x, correctly rounded (0.5 ULP): PTX `sqrt.rn.f32` on the GPU, IEEE `sqrtss` on the host.
 /// `sqrt(-0) = -0`, `sqrt(x < 0) = NaN`, `sqrt(inf) = inf`.
 #[inline(always)]
-pub fn sqrt(x: f32) -> f32 {
+pub(crate) fn sqrt_f32(x: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     {
         core::intrinsics::sqrtf32(x)
@@ -93,7 +128,7 @@ pub(crate) fn poly<const N: usize>(c: &[f32; N], x: f32) -> f32 {
     let mut i = N - 1;
     while i > 0 {
         i -= 1;
-        p = fma(p, x, c[i]);
+        p = fma_f32(p, x, c[i]);
     }
     p
 }

@@ -9,8 +9,11 @@ use gpu_std::{kernel, math, thread, Out};
 
 macro_rules! micro {
     ($name:ident, |$v:ident| $e:expr) => {
+        micro!($name: f32, |$v| $e);
+    };
+    ($name:ident: $t:ty, |$v:ident| $e:expr) => {
         #[kernel(same_len(x, out))]
-        pub fn $name(x: &[f32], out: Out<f32>) {
+        pub fn $name(x: &[$t], out: Out<$t>) {
             let i = thread::index_1d();
             if i < out.len() {
                 let $v = x[i];
@@ -38,3 +41,15 @@ micro!(m_exp_reproducible, |v| math::reproducible::exp(v));
 micro!(m_ln_reproducible, |v| math::reproducible::ln(v));
 micro!(m_erfc_reproducible, |v| math::reproducible::erfc(v));
 micro!(m_normal_cdf_reproducible, |v| math::reproducible::normal_cdf(v));
+// The f64 default tier, paired with CUDA's double-precision functions (the harness: the same
+// instructions as `m_identity`'s, with 64-bit loads and stores).
+micro!(m_exp_f64: f64, |v| math::exp(v));
+micro!(m_exp2_f64: f64, |v| math::exp2(v));
+micro!(m_ln_f64: f64, |v| math::ln(v));
+micro!(m_log2_f64: f64, |v| math::log2(v));
+micro!(m_sqrt_f64: f64, |v| math::sqrt(v));
+micro!(m_sin_f64: f64, |v| math::sin(v));
+micro!(m_cos_f64: f64, |v| math::cos(v));
+micro!(m_pow_f64: f64, |v| math::pow(v, v + 0.5));
+micro!(m_erfc_f64: f64, |v| math::erfc(v));
+micro!(m_normal_cdf_f64: f64, |v| math::normal_cdf(v));
