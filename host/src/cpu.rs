@@ -11,7 +11,7 @@ use crate::cpu_options::CpuOptions;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::launch::{self, Arg, LaunchConfig, ParamSlot};
-use ferrocuda_std::abi::CpuEntry;
+use ferrocuda_std::abi::{CpuEntry, KernelInfo, ParamClass};
 use ferrocuda_std::cpu::{
     quiet_kernel_panics, take_current, take_panic_location, with_constants, with_output_checks,
     with_print_capture, BlockContext, BugReport, ConstantTables, Interrupted, Interruption,
@@ -29,16 +29,22 @@ struct Params(Vec<*const u8>);
 // read inputs and write outputs through `Out`, whose host accesses are atomic.
 unsafe impl Sync for Params {}
 
+/// Runs kernel `info` (its CPU `entry`) over `config`'s grid; `cooperative`: all blocks at once.
 pub(crate) fn launch(
-    kernel: &'static str,
+    info: &KernelInfo,
     entry: CpuEntry,
     config: &LaunchConfig,
     device: &Device,
     constants: &ConstantTables,
-    output_names: &[&'static str],
     mut args: Vec<Arg<'_>>,
     cooperative: bool,
 ) -> Result<()> {
+    let kernel = info.name;
+    let output_names = info
+        .params
+        .iter()
+        .filter(|p| p.class == ParamClass::Output)
+        .map(|p| p.name);
     let mut slots: Vec<ParamSlot> = Vec::new();
     for arg in &mut args {
         match arg {

@@ -282,21 +282,8 @@ impl Module {
                 }
                 let constants = self.cpu_constants().clone();
                 let entry = kernel.cpu_entry();
-                let outputs: Vec<&'static str> = (info.params.iter())
-                    .filter(|p| p.class == ferrocuda_std::abi::ParamClass::Output)
-                    .map(|p| p.name)
-                    .collect();
                 let device = &self.device;
-                cpu::launch(
-                    info.name,
-                    entry,
-                    &config,
-                    device,
-                    &constants,
-                    &outputs,
-                    args,
-                    cooperative,
-                )
+                cpu::launch(info, entry, &config, device, &constants, args, cooperative)
             }
         }
     }
