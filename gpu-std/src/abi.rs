@@ -80,40 +80,35 @@ pub struct Param {
 }
 
 impl Param {
-    /// A `&[T]` parameter.
-    pub const fn slice<T: bytemuck::Pod>(name: &'static str, type_name: &'static str) -> Self {
+    const fn of<T: bytemuck::Pod>(
+        name: &'static str,
+        type_name: &'static str,
+        class: ParamClass,
+        dims: usize,
+    ) -> Self {
         Param {
             name,
-            class: ParamClass::Slice,
+            class,
             elem_size: core::mem::size_of::<T>(),
             elem_align: core::mem::align_of::<T>(),
             type_name,
-            dims: 1,
+            dims,
         }
+    }
+
+    /// A `&[T]` parameter.
+    pub const fn slice<T: bytemuck::Pod>(name: &'static str, type_name: &'static str) -> Self {
+        Param::of::<T>(name, type_name, ParamClass::Slice, 1)
     }
 
     /// An `Out<T>` parameter.
     pub const fn output<T: bytemuck::Pod>(name: &'static str, type_name: &'static str) -> Self {
-        Param {
-            name,
-            class: ParamClass::Output,
-            elem_size: core::mem::size_of::<T>(),
-            elem_align: core::mem::align_of::<T>(),
-            type_name,
-            dims: 1,
-        }
+        Param::of::<T>(name, type_name, ParamClass::Output, 1)
     }
 
     /// A `T` parameter by value.
     pub const fn scalar<T: bytemuck::Pod>(name: &'static str, type_name: &'static str) -> Self {
-        Param {
-            name,
-            class: ParamClass::Scalar,
-            elem_size: core::mem::size_of::<T>(),
-            elem_align: core::mem::align_of::<T>(),
-            type_name,
-            dims: 0,
-        }
+        Param::of::<T>(name, type_name, ParamClass::Scalar, 0)
     }
 
     /// An `Array2<T>`/`Array3<T>` parameter (`dims` axes).
