@@ -251,6 +251,7 @@ impl Module {
         let args = crate::args::into_launch_args(args);
         crate::args::check_args(info, &args)?;
         launch::check_lengths(info, &args)?;
+        launch::check_block(info, &config)?;
         let mut args = crate::args::into_ptx_args(args);
         // A cooperative kernel's grid barrier: its last PTX parameters, zeroed for this launch.
         let mut barrier = match info.cooperative {
