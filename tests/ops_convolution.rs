@@ -268,7 +268,7 @@ fn filters_of_even_or_non_square_or_too_large_size_are_invalid_input() {
 #[test]
 fn bad_images_are_invalid_input_with_the_numbers() {
     // (width, height, channels, image length, output length, the message)
-    let cases: [(usize, usize, usize, usize, usize, &str); 7] = [
+    let cases: [(usize, usize, usize, usize, usize, &str); 9] = [
         (
             0,
             3,
@@ -325,6 +325,22 @@ fn bad_images_are_invalid_input_with_the_numbers() {
             1,
             "width·height·channels = 18446744065119617025 × 3 overflows usize",
         ),
+        (
+            1 << 16,
+            1 << 15,
+            2,
+            1,
+            1,
+            "width·height·channels = 4294967296 is more than the kernels' limit of 4294967295",
+        ),
+        (
+            1 << 31,
+            1,
+            1,
+            1,
+            1,
+            "width and height must be below 2^31, got 2147483648 × 1",
+        ),
     ];
     let kernels = cpu_kernels();
     for (width, height, channels, image_len, output_len, want) in cases {
@@ -351,7 +367,7 @@ fn bad_images_are_invalid_input_with_the_numbers() {
 }
 
 #[test]
-fn the_kernel_refuses_the_wrong_block_shape() {
+fn the_kernel_refuses_the_wrong_block_shape_and_image_length() {
     let kernels = cpu_kernels();
     let image = vec![1.0f32; 4];
     let mut out = vec![0.0f32; 4];
@@ -359,8 +375,17 @@ fn the_kernel_refuses_the_wrong_block_shape() {
     let error = launch!(kernels, convolve_2d_kernel[1, (16, 16)](&image, &mut out, &weights, 2u32, 2u32, 1u32, 1u32))
         .unwrap_err()
         .to_string();
+    assert_eq!(
+        error,
+        "kernel `convolve_2d` runs in blocks of (32, 8, 1) threads, but the launch has blocks of \
+         (16, 16, 1)"
+    );
+    // 2 × 2 pixels of 3 channels are 12 floats, not 4: refused before the kernel indexes them.
+    let error = launch!(kernels, convolve_2d_kernel[1, (32, 8)](&image, &mut out, &weights, 2u32, 2u32, 3u32, 1u32))
+        .unwrap_err()
+        .to_string();
     assert!(
-        error.contains("needs blocks of CONV_TILE_X × CONV_TILE_Y (32 × 8) threads"),
+        error.contains("`image` has 4 elements but width·height·channels = 2·2·3 = 12"),
         "{error}"
     );
 }

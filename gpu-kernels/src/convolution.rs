@@ -26,8 +26,6 @@ pub const CONV_MAX_CHANNELS: usize = 3;
 /// Floats of the shared tile: the output tile and its halo of the largest radius, every channel.
 const CONV_SHARED: usize =
     CONV_MAX_CHANNELS * (CONV_TILE_X + 2 * CONV_MAX_RADIUS) * (CONV_TILE_Y + 2 * CONV_MAX_RADIUS);
-/// Threads per block of [`convolve_2d`].
-const THREADS: usize = CONV_TILE_X * CONV_TILE_Y;
 
 /// Filters `image` into `out` (both `width · height · channels` floats) with the
 /// `(2·radius + 1)²` row-major `weights`, borders clamped: see the module documentation for the
@@ -42,8 +40,15 @@ const THREADS: usize = CONV_TILE_X * CONV_TILE_Y;
 /// weights in registers. Any image size works: threads past the image load (clamped) pixels and
 /// wait at the barrier but write nothing.
 ///
-/// Launch with blocks of `(CONV_TILE_X, CONV_TILE_Y)` and a grid of `(⌈width/32⌉, ⌈height/8⌉)`.
-#[kernel(same_len(image, out))]
+/// Launch with blocks of `(CONV_TILE_X, CONV_TILE_Y)` (the launch refuses another shape) and a
+/// grid of `(⌈width/32⌉, ⌈height/8⌉)`. The image has at most `u32::MAX` floats (the launch
+/// checks `len(image = width * height * channels)`), so indices are 32-bit, as in CUDA C, and
+/// its sides are below 2^31.
+#[kernel(
+    same_len(image, out),
+    len(image = width * height * channels),
+    block(CONV_TILE_X, CONV_TILE_Y)
+)]
 pub fn convolve_2d(
     image: &[f32],
     out: Out<f32>,
@@ -54,25 +59,25 @@ pub fn convolve_2d(
     radius: u32,
 ) {
     let tile = shared!([f32; CONV_SHARED]);
-    let d = thread::block_dim();
     assert!(
-        d.x as usize == CONV_TILE_X && d.y as usize == CONV_TILE_Y && d.z == 1,
-        "convolve_2d needs blocks of CONV_TILE_X × CONV_TILE_Y (32 × 8) threads"
-    );
-    let (w, h) = (width as usize, height as usize);
-    assert!(
-        w >= 1 && h >= 1 && image.len() == w * h * channels as usize,
-        "convolve_2d: the image is not width × height × channels floats"
+        width >= 1 && height >= 1 && (width | height) < 1 << 31,
+        "convolve_2d: width and height must be 1 to 2^31 - 1"
     );
     let taps = (2 * radius as usize + 1) * (2 * radius as usize + 1);
     assert!(
         weights.len() == taps,
         "convolve_2d: weights must have (2·radius + 1)² elements"
     );
+    let b = thread::block_idx();
+    if b.x >= width.div_ceil(CONV_TILE_X as u32) || b.y >= height.div_ceil(CONV_TILE_Y as u32) {
+        // A block past the image has nothing to write; all its threads return (no barrier is
+        // left half-reached). Past this, the tile's corner is inside the image.
+        return;
+    }
     let image = Image {
         pixels: image,
-        w,
-        h,
+        w: width,
+        h: height,
     };
     match (radius, channels) {
         (0, 1) => filter_tile::<0, 1>(image, out, weights, tile),
@@ -88,72 +93,79 @@ pub fn convolve_2d(
     }
 }
 
-/// The input image: `w × h` pixels of interleaved channels.
+/// The input image: `w × h` pixels of interleaved channels, `w·h·channels ≤ u32::MAX` floats,
+/// `w` and `h` below 2^31.
 #[derive(Clone, Copy)]
 struct Image<'a> {
     pixels: &'a [f32],
-    w: usize,
-    h: usize,
+    w: u32,
+    h: u32,
 }
 
-/// The body of [`convolve_2d`] for radius `R` and `C` channels. Every thread of the block calls
-/// it (it has a barrier).
+/// The body of [`convolve_2d`] for radius `R` and `C` channels, in a block whose tile corner is
+/// inside the image. Every thread of the block calls it (it has a barrier).
 #[inline(always)]
-fn filter_tile<const R: usize, const C: usize>(
+fn filter_tile<const R: u32, const C: u32>(
     image: Image<'_>,
     out: Out<f32>,
     weights: &[f32],
     tile: Shared<f32>,
 ) {
+    const TILE_X: u32 = CONV_TILE_X as u32;
+    const TILE_Y: u32 = CONV_TILE_Y as u32;
     // Floats per row of the shared tile, and its rows.
-    let pitch = (CONV_TILE_X + 2 * R) * C;
-    let tile_rows = CONV_TILE_Y + 2 * R;
+    let pitch = (TILE_X + 2 * R) * C;
+    let tile_rows = TILE_Y + 2 * R;
     let side = 2 * R + 1;
     let t = thread::thread_idx();
-    // The masks change nothing (the block shape is asserted) but let the compiler see that the
-    // shared indices are in bounds.
-    let (tx, ty) = (
-        t.x as usize & (CONV_TILE_X - 1),
-        t.y as usize & (CONV_TILE_Y - 1),
-    );
+    // The masks change nothing (the launch checked the block shape) but let the compiler see
+    // that the shared indices are in bounds.
+    let (tx, ty) = (t.x & (TILE_X - 1), t.y & (TILE_Y - 1));
     let b = thread::block_idx();
-    let (x0, y0) = (b.x as usize * CONV_TILE_X, b.y as usize * CONV_TILE_Y);
+    // Below w and h (checked by `convolve_2d`), so below 2^31.
+    let (x0, y0) = (b.x * TILE_X, b.y * TILE_Y);
 
     // Load: consecutive threads take consecutive floats of a tile row, which are consecutive
     // floats of an image row (channels interleaved) except where clamped at the borders.
-    let mut i = ty * CONV_TILE_X + tx;
+    let mut i = ty * TILE_X + tx;
     while i < tile_rows * pitch {
         let (row, in_row) = (i / pitch, i % pitch);
         let (column, channel) = (in_row / C, in_row % C);
-        // (x0 + column) - R and (y0 + row) - R, clamped into the image.
+        // (x0 + column) - R and (y0 + row) - R, clamped into the image (no u32 wraps: x0 and
+        // y0 are below 2^31, column and row below 48).
         let x = (x0 + column).saturating_sub(R).min(image.w - 1);
         let y = (y0 + row).saturating_sub(R).min(image.h - 1);
-        // SAFETY: x < w, y < h and channel < C, so the index is below w·h·C, which is
-        // image.pixels.len() (asserted by `convolve_2d`).
-        tile.set(i, unsafe {
-            *image.pixels.get_unchecked((y * image.w + x) * C + channel)
+        // SAFETY: x < w, y < h and channel < C, so (y·w + x)·C + channel < w·h·C, which is
+        // image.pixels.len() ≤ u32::MAX (`len(image = width * height * channels)`): no u32
+        // wraps and the index is in bounds.
+        tile.set(i as usize, unsafe {
+            *image
+                .pixels
+                .get_unchecked(((y * image.w + x) * C + channel) as usize)
         });
-        i += THREADS;
+        i += TILE_X * TILE_Y;
     }
     thread::sync_threads();
 
     let (x, y) = (x0 + tx, y0 + ty);
     if x < image.w && y < image.h {
+        let (side, pitch) = (side as usize, pitch as usize);
+        let (tx, ty, c) = (tx as usize, ty as usize, C as usize);
         let mut w = [0.0f32; (2 * CONV_MAX_RADIUS + 1) * (2 * CONV_MAX_RADIUS + 1)];
         for (tap, weight) in w.iter_mut().enumerate().take(side * side) {
             *weight = weights[tap];
         }
-        for channel in 0..C {
+        for channel in 0..c {
             let mut sum = 0.0f32;
             for dy in 0..side {
                 for dx in 0..side {
-                    let value = tile.get((ty + dy) * pitch + (tx + dx) * C + channel);
+                    let value = tile.get((ty + dy) * pitch + (tx + dx) * c + channel);
                     sum = crate::fma(w[dy * side + dx], value, sum);
                 }
             }
-            // SAFETY: x < w, y < h and channel < C, so the index is below w·h·C, the image's
-            // length, which is out.len() (`same_len(image, out)`).
-            unsafe { out.set_unchecked((y * image.w + x) * C + channel, sum) };
+            // SAFETY: x < w, y < h and channel < C, so the index is below w·h·C ≤ u32::MAX (no
+            // u32 wraps), the image's length, which is out.len() (`same_len(image, out)`).
+            unsafe { out.set_unchecked(((y * image.w + x) * C + channel as u32) as usize, sum) };
         }
     }
 }

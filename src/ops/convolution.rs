@@ -130,8 +130,8 @@ impl Filter {
 /// ```
 ///
 /// # Errors
-/// [`Error::InvalidInput`] before anything runs if `width` or `height` is zero or above
-/// `u32::MAX`, `channels` is not 1 to 3, `width·height·channels` overflows, `image` or `output`
+/// [`Error::InvalidInput`] before anything runs if `width` or `height` is zero or at least 2^31,
+/// `channels` is not 1 to 3, `width·height·channels` is above `u32::MAX`, `image` or `output`
 /// is not that long, or the image needs more blocks than the device's grid allows (65,535 in y
 /// on CUDA GPUs: more than 524,280 rows); launch errors.
 pub fn convolve_2d(
@@ -161,6 +161,15 @@ pub fn convolve_2d(
     let (w, h) = (to_u32(OP, "width", width)?, to_u32(OP, "height", height)?);
     let pixels = checked_product(OP, "width·height", width, height)?;
     let len = checked_product(OP, "width·height·channels", pixels, channels)?;
+    // The kernel indexes in 32 bits (`len(image = width * height * channels)`) and clamps
+    // coordinates of sides below 2^31.
+    to_u32(OP, "width·height·channels", len)?;
+    if (width | height) >= 1 << 31 {
+        return Err(Error::InvalidInput {
+            op: OP,
+            detail: format!("width and height must be below 2^31, got {width} × {height}"),
+        });
+    }
     let why = format!("{width} × {height} pixels of {channels} channels");
     check_len(OP, "image", image.len(), len, &why)?;
     check_len(OP, "output", output.len(), len, &why)?;
