@@ -13,7 +13,7 @@
 //! symmetric filters (Gaussian blur) it is the same as a convolution; for an antisymmetric one
 //! (Sobel) a convolution would flip the sign.
 
-use ferrocuda_std::{kernel, shared, thread, Out, Shared};
+use ferrocuda_std::{kernel, shared, thread, ConstView, Out, Shared};
 
 /// Output columns (pixels) of the tile each block of [`convolve_2d`] computes: one warp per row.
 pub const CONV_TILE_X: usize = 32;
@@ -59,26 +59,96 @@ pub fn convolve_2d(
     radius: u32,
 ) {
     let tile = shared!([f32; CONV_SHARED]);
-    assert!(
-        width >= 1 && height >= 1 && (width | height) < 1 << 31,
-        "convolve_2d: width and height must be 1 to 2^31 - 1"
-    );
     let taps = (2 * radius as usize + 1) * (2 * radius as usize + 1);
     assert!(
         weights.len() == taps,
         "convolve_2d: weights must have (2·radius + 1)² elements"
     );
+    let image = Image::new(image, width, height);
+    filter_block(image, out, weights, channels, radius, tile);
+}
+
+/// The largest filter's taps: what [`CONV_WEIGHTS`] holds.
+pub const CONV_MAX_TAPS: usize = (2 * CONV_MAX_RADIUS + 1) * (2 * CONV_MAX_RADIUS + 1);
+
+ferrocuda_std::constant! {
+    /// The weights [`convolve_2d_const`] reads, `(2·radius + 1)²` of them first, row-major; the
+    /// host sets them for each launch (`Module::launch_with_constant`).
+    pub static CONV_WEIGHTS: [f32; CONV_MAX_TAPS];
+}
+
+/// [`convolve_2d`] with the weights in constant memory ([`CONV_WEIGHTS`], CUDA's
+/// `__constant__`): every thread of a warp reads the same weight at once, which the constant
+/// cache broadcasts, and the multiply-adds take them as operands instead of holding them in
+/// registers. Launch it with the table carried (`Module::launch_with_constant`), as
+/// `ops::convolve_2d` does, so that concurrent launches with other weights cannot change the
+/// table under it. Same launch shape and results as [`convolve_2d`].
+#[kernel(
+    same_len(image, out),
+    len(image = width * height * channels),
+    block(CONV_TILE_X, CONV_TILE_Y)
+)]
+pub fn convolve_2d_const(
+    image: &[f32],
+    out: Out<f32>,
+    width: u32,
+    height: u32,
+    channels: u32,
+    radius: u32,
+) {
+    let tile = shared!([f32; CONV_SHARED]);
+    let image = Image::new(image, width, height);
+    filter_block(image, out, CONV_WEIGHTS.view(), channels, radius, tile);
+}
+
+/// Where a filter's weights are: a slice, or the constant table.
+trait Weights {
+    /// The first `taps` weights (one bounds check for a slice, so that indexing them needs
+    /// none).
+    fn taps(self, taps: usize) -> Self;
+    /// Weight `tap`.
+    fn weight(&self, tap: usize) -> f32;
+}
+
+impl Weights for &[f32] {
+    #[inline(always)]
+    fn taps(self, taps: usize) -> Self {
+        &self[..taps]
+    }
+    #[inline(always)]
+    fn weight(&self, tap: usize) -> f32 {
+        self[tap]
+    }
+}
+
+impl Weights for ConstView<f32, CONV_MAX_TAPS> {
+    #[inline(always)]
+    fn taps(self, _taps: usize) -> Self {
+        self
+    }
+    #[inline(always)]
+    fn weight(&self, tap: usize) -> f32 {
+        self.get(tap)
+    }
+}
+
+/// The body of both kernels: the checks, then the instance of `filter_tile` for `radius` and
+/// `channels`. Every thread of the block calls it (it has a barrier).
+#[inline(always)]
+fn filter_block(
+    image: Image<'_>,
+    out: Out<f32>,
+    weights: impl Weights,
+    channels: u32,
+    radius: u32,
+    tile: Shared<f32>,
+) {
     let b = thread::block_idx();
-    if b.x >= width.div_ceil(CONV_TILE_X as u32) || b.y >= height.div_ceil(CONV_TILE_Y as u32) {
+    if b.x >= image.w.div_ceil(CONV_TILE_X as u32) || b.y >= image.h.div_ceil(CONV_TILE_Y as u32) {
         // A block past the image has nothing to write; all its threads return (no barrier is
         // left half-reached). Past this, the tile's corner is inside the image.
         return;
     }
-    let image = Image {
-        pixels: image,
-        w: width,
-        h: height,
-    };
     match (radius, channels) {
         (0, 1) => filter_tile::<0, 1>(image, out, weights, tile),
         (0, 2) => filter_tile::<0, 2>(image, out, weights, tile),
@@ -102,13 +172,25 @@ struct Image<'a> {
     h: u32,
 }
 
+impl<'a> Image<'a> {
+    /// The image, its sides checked.
+    #[inline(always)]
+    fn new(pixels: &'a [f32], w: u32, h: u32) -> Self {
+        assert!(
+            w >= 1 && h >= 1 && (w | h) < 1 << 31,
+            "convolve_2d: width and height must be 1 to 2^31 - 1"
+        );
+        Image { pixels, w, h }
+    }
+}
+
 /// The body of [`convolve_2d`] for radius `R` and `C` channels, in a block whose tile corner is
 /// inside the image. Every thread of the block calls it (it has a barrier).
 #[inline(always)]
 fn filter_tile<const R: u32, const C: u32>(
     image: Image<'_>,
     out: Out<f32>,
-    weights: &[f32],
+    weights: impl Weights,
     tile: Shared<f32>,
 ) {
     const TILE_X: u32 = CONV_TILE_X as u32;
@@ -151,9 +233,10 @@ fn filter_tile<const R: u32, const C: u32>(
     if x < image.w && y < image.h {
         let (side, pitch) = (side as usize, pitch as usize);
         let (tx, ty, c) = (tx as usize, ty as usize, C as usize);
-        let mut w = [0.0f32; (2 * CONV_MAX_RADIUS + 1) * (2 * CONV_MAX_RADIUS + 1)];
+        let weights = weights.taps(side * side);
+        let mut w = [0.0f32; CONV_MAX_TAPS];
         for (tap, weight) in w.iter_mut().enumerate().take(side * side) {
-            *weight = weights[tap];
+            *weight = weights.weight(tap);
         }
         for channel in 0..c {
             let mut sum = 0.0f32;
