@@ -2,9 +2,10 @@
 
 use super::{check_len, checked_product, grid_2d, to_u32};
 use crate::kernels::convolution::{
-    convolve_2d as convolve_2d_kernel, CONV_MAX_CHANNELS, CONV_MAX_RADIUS, CONV_TILE_X, CONV_TILE_Y,
+    convolve_2d_const, CONV_MAX_CHANNELS, CONV_MAX_RADIUS, CONV_MAX_TAPS, CONV_TILE_X, CONV_TILE_Y,
+    CONV_WEIGHTS,
 };
-use crate::{launch, Error, InputData, Module, OutputData, Result};
+use crate::{Error, InputData, LaunchConfig, Module, OutputData, Result};
 
 /// Largest radius of a [`Filter`]: 2, a 5 × 5 filter (the kernel's shared tile has room for a
 /// halo that wide).
@@ -177,5 +178,18 @@ pub fn convolve_2d(
     let grid = grid_2d(OP, kernels, (width, "columns"), (height, "rows"), tile)?;
     let block = (CONV_TILE_X as u32, CONV_TILE_Y as u32);
     let (c, r) = (channels as u32, filter.radius as u32);
-    launch!(kernels, convolve_2d_kernel[grid, block](image, output, filter.weights(), w, h, c, r))
+    // The weights go to constant memory (the kernel's multiply-adds read them from there, and
+    // need 8 registers fewer than holding them), carried by the launch, so that concurrent
+    // calls with other filters each get their own; the table's unused taps are zeros.
+    let mut weights = [0.0f32; CONV_MAX_TAPS];
+    weights[..filter.weights.len()].copy_from_slice(&filter.weights);
+    let config = LaunchConfig::try_new(grid, block)?;
+    let kernel = &convolve_2d_const;
+    kernels.launch_with_constant(
+        kernel,
+        config,
+        &CONV_WEIGHTS,
+        &weights,
+        (image, output, w, h, c, r),
+    )
 }
