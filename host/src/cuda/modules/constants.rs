@@ -35,6 +35,17 @@ struct TableUses {
     readers: Vec<(usize, CudaEvent)>,
 }
 
+impl TableUses {
+    /// No uses yet, in context `context`.
+    fn new(context: u64) -> Self {
+        TableUses {
+            context,
+            written: None,
+            readers: Vec::new(),
+        }
+    }
+}
+
 impl GpuDevice {
     /// Sets table `name` of `module` to `bytes` (already checked against the PTX's declaration),
     /// after every kernel queued so far on the device, on any stream, has finished: none of them
@@ -48,9 +59,11 @@ impl GpuDevice {
         let g = self.context();
         let loaded = self.module_in(&g, module)?;
         let mut carried = lock(&module.carried);
+        let mark = g.launches.mark();
         g.ctx
             .synchronize()
             .map_err(self.driver_error(&g, "cuCtxSynchronize"))?;
+        g.launches.finished_upto(mark);
         self.write_constant(&g, &loaded, module, name, bytes, &g.stream)?;
         lock(&module.constants).set(name, bytes);
         // Wait for the copy: launches on other streams must see the table.
@@ -83,19 +96,14 @@ impl GpuDevice {
         };
         let event_error = |call| self.driver_error(&g, call);
         let mut carried = lock(&module.carried);
-        let uses = carried.tables.entry(name).or_insert_with(|| TableUses {
-            context: g.id,
-            written: None,
-            readers: Vec::new(),
-        });
+        let uses = carried
+            .tables
+            .entry(name)
+            .or_insert_with(|| TableUses::new(g.id));
         if uses.context != g.id {
             // Events of a context a fault destroyed: its work is gone, and the table was written
             // again into the module's new context (`restore_constants`).
-            *uses = TableUses {
-                context: g.id,
-                written: None,
-                readers: Vec::new(),
-            };
+            *uses = TableUses::new(g.id);
         }
         let unchanged = lock(&module.constants)
             .iter()
