@@ -1,13 +1,20 @@
 //! The project's CUDA C versions of the seed workloads (`src/workloads/cuda_c/*.cu`) compile
 //! with NVRTC, for the oldest and the newest architecture we build for, and each kernel has the
 //! name and the parameter sizes of the Rust kernel it stands for (which is what lets the main job
-//! launch it through the same checked launch). NVRTC needs no GPU: the test uses the system's, or
-//! pip's `nvidia-cuda-nvrtc-cu12` where it finds it (FERROCUDA_NVRTC, CUDA_TOOLS_DIR,
-//! ~/.cache/sass-tools, Python's site-packages), and skips saying why when there is none.
+//! launch it through the same checked launch). On a GPU (the PTX emulator in CI) every workload
+//! runs its CUDA C through its usual `ops` call and passes the reference check ours passes, and
+//! a wrong CUDA C kernel fails it. NVRTC needs no GPU: the tests use the system's, or pip's
+//! `nvidia-cuda-nvrtc-cu12` where they find it (FERROCUDA_NVRTC, CUDA_TOOLS_DIR,
+//! ~/.cache/sass-tools, Python's site-packages; `make setup` installs it), and skip saying why
+//! when there is none.
+
+mod support;
 
 use ferrocuda::nvrtc::{self, NVRTC_ENV};
 use ferrocuda::workloads::{self, cuda_c, Scale};
+use ferrocuda::Device;
 use std::path::PathBuf;
+use std::sync::Once;
 
 /// Where pip puts NVRTC under a site-packages (or `pip install --target`) folder.
 const PIP_LIB: &str = "nvidia/cuda_nvrtc/lib/libnvrtc.so.12";
@@ -40,27 +47,55 @@ fn pip_nvrtc() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-#[test]
-fn the_cuda_c_sources_compile_with_nvrtc_and_match_the_rust_kernels_parameters() {
-    if std::env::var_os(NVRTC_ENV).is_none() {
-        if let Some(path) = pip_nvrtc() {
-            // Before any NVRTC call; this binary's only test.
-            std::env::set_var(NVRTC_ENV, &path);
+/// Whether NVRTC is there (pointing FERROCUDA_NVRTC at pip's where the system has none); if
+/// not, says that `test` skipped and why. Every test calls it first.
+fn nvrtc_or_skip(test: &str) -> bool {
+    static FIND: Once = Once::new();
+    FIND.call_once(|| {
+        if std::env::var_os(NVRTC_ENV).is_none() {
+            if let Some(path) = pip_nvrtc() {
+                // Before any NVRTC call; the other tests wait on `FIND` before reading it.
+                std::env::set_var(NVRTC_ENV, &path);
+            }
+        }
+    });
+    match nvrtc::nvrtc_available() {
+        Ok(()) => true,
+        Err(why) => {
+            assert!(
+                !support::on_ci(),
+                "CI installs NVRTC (scripts/setup.sh): {why}"
+            );
+            support::say_skipped(test, &why.to_string());
+            false
         }
     }
-    if let Err(why) = nvrtc::nvrtc_available() {
-        eprintln!("the_cuda_c_sources_compile_with_nvrtc_and_match_the_rust_kernels_parameters: skipped: {why}");
+}
+
+#[test]
+fn the_cuda_c_sources_compile_with_nvrtc_and_match_the_rust_kernels_parameters() {
+    if !nvrtc_or_skip("the_cuda_c_sources_compile_with_nvrtc_and_match_the_rust_kernels_parameters")
+    {
         return;
     }
     let ours = ferrocuda::KERNELS.info();
-    // Every kernel a workload with a CUDA C version launches.
-    let mut kernels: Vec<&str> = workloads::all(Scale::Tiny)
+    // Every row of the main job has a CUDA C version.
+    let all = workloads::all(Scale::Tiny);
+    for workload in &all {
+        assert!(
+            !workload.kernels().is_empty(),
+            "{} has no CUDA C",
+            workload.name()
+        );
+    }
+    let mut kernels: Vec<&str> = all
         .iter()
         .flat_map(|w| w.kernels().iter().copied())
         .collect();
+    // The matrix products the main job leaves out (it has only the fast one) are there too.
+    kernels.extend(["matmul_naive", "matmul_tiled"]);
     kernels.sort();
     kernels.dedup();
-    assert!(kernels.contains(&"black_scholes") && kernels.contains(&"vector_add"));
     for compute in [(7, 0), (9, 0)] {
         let ptx = nvrtc::compile_cuda_c("ferrocuda CUDA C", &cuda_c::source(), compute)
             .unwrap_or_else(|e| panic!("compute_{}{}: {e}", compute.0, compute.1));
@@ -84,5 +119,66 @@ fn the_cuda_c_sources_compile_with_nvrtc_and_match_the_rust_kernels_parameters()
     assert!(
         error.contains("broken.cu") && error.contains("nope"),
         "{error}"
+    );
+}
+
+/// The CUDA C module on GPU 0, or `None` after saying why the test skipped.
+fn cuda_c_on_gpu(test: &str) -> Option<(Device, ferrocuda::Module)> {
+    if !nvrtc_or_skip(test) {
+        return None;
+    }
+    let gpu = support::gpu_or_skip(test)?;
+    let module = cuda_c::load(&gpu).unwrap_or_else(|why| panic!("loading the CUDA C: {why}"));
+    Some((gpu, module))
+}
+
+#[test]
+fn every_workload_runs_its_cuda_c_on_the_gpu_and_passes_the_reference_check() {
+    let test = "every_workload_runs_its_cuda_c_on_the_gpu_and_passes_the_reference_check";
+    let Some((_gpu, module)) = cuda_c_on_gpu(test) else {
+        return;
+    };
+    // The main job's test sizes (Tiny): small enough for the PTX emulator.
+    let mut all = workloads::all(Scale::Tiny);
+    all.extend(workloads::matmul_variants(Scale::Tiny));
+    for workload in &all {
+        let name = workload.name();
+        assert!(cuda_c::runs(&module, workload.kernels()), "{name}");
+        let mut on_gpu = workload
+            .on_device(&module)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        on_gpu.run().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let verdict = on_gpu.check().unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(verdict, Ok(()), "{name}'s CUDA C result");
+        println!("{name}: the CUDA C result passed the reference check");
+    }
+}
+
+#[test]
+fn a_wrong_cuda_c_kernel_fails_its_workloads_check() {
+    let Some((gpu, _)) = cuda_c_on_gpu("a_wrong_cuda_c_kernel_fails_its_workloads_check") else {
+        return;
+    };
+    // vector_add with a subtraction: the same name and parameters, a wrong result.
+    let wrong = cuda_c::source().replace("out[i] = a[i] + b[i]", "out[i] = a[i] - b[i]");
+    assert_ne!(
+        wrong,
+        cuda_c::source(),
+        "the planted bug must change the source"
+    );
+    let ptx = nvrtc::compile_cuda_c("wrong vector_add", &wrong, (9, 0)).unwrap();
+    let module = gpu.load(ptx).unwrap();
+    let workload = workloads::all(Scale::Tiny)
+        .into_iter()
+        .find(|w| w.kernels() == ["vector_add"])
+        .unwrap();
+    let mut on_gpu = workload.on_device(&module).unwrap();
+    on_gpu.run().unwrap();
+    let verdict = on_gpu.check().unwrap();
+    assert!(
+        verdict
+            .as_ref()
+            .is_err_and(|why| why.starts_with("element ")),
+        "{verdict:?}"
     );
 }

@@ -9,11 +9,18 @@
 
 use crate::{nvrtc, Device, Module};
 
-/// The CUDA C sources, by file name.
-pub const SOURCES: [(&str, &str); 3] = [
+/// The CUDA C sources, by file name; `common.cu` (preconditions, warp and block sums) first.
+pub const SOURCES: [(&str, &str); 10] = [
+    ("common.cu", include_str!("cuda_c/common.cu")),
     ("elementwise.cu", include_str!("cuda_c/elementwise.cu")),
     ("reduce.cu", include_str!("cuda_c/reduce.cu")),
+    ("matmul.cu", include_str!("cuda_c/matmul.cu")),
+    ("convolution.cu", include_str!("cuda_c/convolution.cu")),
+    ("transpose.cu", include_str!("cuda_c/transpose.cu")),
     ("finance.cu", include_str!("cuda_c/finance.cu")),
+    ("monte_carlo.cu", include_str!("cuda_c/monte_carlo.cu")),
+    ("statistics.cu", include_str!("cuda_c/statistics.cu")),
+    ("group_by.cu", include_str!("cuda_c/group_by.cu")),
 ];
 
 /// Every source as one NVRTC program (one module).
