@@ -7,7 +7,10 @@
 #   3. optional: nvdisasm, to disassemble the kernels' machine code (`ferrocuda kernels --sass`,
 #      tests/machine_code.rs): PyPI's nvidia-cuda-nvdisasm, a 6 MB binary. `make setup-sass`
 #      runs only this step.
-#   4. on CI (CI=true) or with FERROCUDA_MIRI=1: the pinned nightly with Miri that scripts/miri.sh
+#   4. NVRTC, CUDA's run-time C++ compiler (PyPI's nvidia-cuda-nvrtc-cu12, ~60 MB): what the main
+#      job's "CUDA C" column compiles the project's CUDA C with, and tests/cuda_c.rs (there, on the
+#      PTX emulator, whose driver reads NVRTC 12.9's PTX ISA 8.8). A system NVRTC is used as is.
+#   5. on CI (CI=true) or with FERROCUDA_MIRI=1: the pinned nightly with Miri that scripts/miri.sh
 #      uses (`make test` runs what Miri can run; elsewhere it says "skipped" without it).
 # No CUDA toolkit and no GPU driver are needed to build; a GPU driver is only needed to run on a GPU.
 set -euo pipefail
@@ -15,6 +18,7 @@ cd "$(dirname "$0")/.."
 
 PTXAS_WHEEL="nvidia-cuda-nvcc-cu12==12.9.86"
 NVDISASM_WHEEL="nvidia-cuda-nvdisasm==13.5.37"
+NVRTC_WHEEL="nvidia-cuda-nvrtc-cu12==12.9.86"
 
 say() { printf 'setup: %s\n' "$*"; }
 
@@ -135,6 +139,38 @@ else
 fi
 
 setup_nvdisasm
+
+# NVRTC: FERROCUDA_NVRTC, the dynamic linker's, or the pip wheel (nvidia/cuda_nvrtc/lib), where
+# tests/cuda_c.rs looks for it.
+find_nvrtc() {
+  local site
+  if [ -n "${FERROCUDA_NVRTC:-}" ] && [ -f "$FERROCUDA_NVRTC" ]; then
+    echo "$FERROCUDA_NVRTC"
+    return 0
+  fi
+  if command -v ldconfig >/dev/null && ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then
+    ldconfig -p | grep -m1 'libnvrtc\.so' | sed 's/.*=> //'
+    return 0
+  fi
+  command -v python3 >/dev/null || return 1
+  for site in $(python3 -c 'import site, sysconfig; print(sysconfig.get_paths()["purelib"], site.getusersitepackages())'); do
+    if [ -f "$site/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" ]; then
+      echo "$site/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"
+      return 0
+    fi
+  done
+  return 1
+}
+
+if nvrtc_path=$(find_nvrtc); then
+  say "NVRTC: $nvrtc_path"
+elif say "no NVRTC; installing $NVRTC_WHEEL from PyPI" && pip_install_wheel "$NVRTC_WHEEL" \
+    && nvrtc_path=$(find_nvrtc); then
+  say "NVRTC: $nvrtc_path"
+else
+  say "WARNING: no NVRTC: the main job's CUDA C column says so, and tests/cuda_c.rs fails on CI."
+  say "  Install it with: python3 -m pip install '$NVRTC_WHEEL'   (or set FERROCUDA_NVRTC)"
+fi
 
 # Miri, for scripts/miri.sh: a pinned nightly (Miri exists only on nightlies), minimal profile.
 MIRI_TOOLCHAIN="${FERROCUDA_MIRI_TOOLCHAIN:-nightly-2026-10-29}"
