@@ -13,39 +13,7 @@ mod support;
 use ferrocuda::nvrtc::{self, NVRTC_ENV};
 use ferrocuda::workloads::{self, cuda_c, Scale};
 use ferrocuda::Device;
-use std::path::PathBuf;
 use std::sync::Once;
-
-/// Where pip puts NVRTC under a site-packages (or `pip install --target`) folder.
-const PIP_LIB: &str = "nvidia/cuda_nvrtc/lib/libnvrtc.so.12";
-
-/// A pip-installed NVRTC, when the system's is not found by name.
-fn pip_nvrtc() -> Option<PathBuf> {
-    let mut roots: Vec<PathBuf> = Vec::new();
-    if let Ok(dir) = std::env::var("CUDA_TOOLS_DIR") {
-        roots.push(dir.into());
-    }
-    if let Ok(home) = std::env::var("HOME") {
-        roots.push(PathBuf::from(home).join(".cache/sass-tools"));
-    }
-    let python = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import site; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))",
-        ])
-        .output();
-    if let Ok(output) = python {
-        roots.extend(
-            String::from_utf8_lossy(&output.stdout)
-                .lines()
-                .map(PathBuf::from),
-        );
-    }
-    roots
-        .into_iter()
-        .map(|r| r.join(PIP_LIB))
-        .find(|p| p.is_file())
-}
 
 /// Whether NVRTC is there (pointing FERROCUDA_NVRTC at pip's where the system has none); if
 /// not, says that `test` skipped and why. Every test calls it first.
@@ -53,7 +21,7 @@ fn nvrtc_or_skip(test: &str) -> bool {
     static FIND: Once = Once::new();
     FIND.call_once(|| {
         if std::env::var_os(NVRTC_ENV).is_none() {
-            if let Some(path) = pip_nvrtc() {
+            if let Some(path) = support::nvrtc::pip_nvrtc() {
                 // Before any NVRTC call; the other tests wait on `FIND` before reading it.
                 std::env::set_var(NVRTC_ENV, &path);
             }

@@ -31,15 +31,45 @@ pub struct StreamedRow {
     pinned_bandwidth: Option<f64>,
     bandwidth_share: Option<f64>,
     failure: Option<String>,
+    /// The same row with the project's CUDA C `black_scholes` in the same pipeline, on the same
+    /// GPU, or why there is none.
+    cuda_c: Result<CudaCStreamed, String>,
     #[serde(skip)]
     measured: Option<Streamed>,
 }
 
-/// Runs the row on `gpu` if it is a real GPU, else on `cpu`.
-pub fn measure(cpu: &Module, gpu: Option<&Module>, scale: Scale) -> StreamedRow {
-    let kernels = gpu
-        .filter(|k| !k.device().properties().is_emulator())
-        .unwrap_or(cpu);
+/// The CUDA C half of the streamed row: host-to-host seconds of each way of running it.
+#[derive(Serialize)]
+pub struct CudaCStreamed {
+    one_shot_seconds: f64,
+    pipelined_seconds: f64,
+}
+
+/// Runs the row on `gpu` if it is a real GPU, else on `cpu`; and with `cuda_c` (the CUDA C
+/// module on that GPU, or why there is none) on a real GPU.
+pub fn measure(
+    cpu: &Module,
+    gpu: Option<&Module>,
+    cuda_c: Result<&Module, &str>,
+    scale: Scale,
+) -> StreamedRow {
+    let real_gpu = gpu.filter(|k| !k.device().properties().is_emulator());
+    let kernels = real_gpu.unwrap_or(cpu);
+    let cuda_c = match (real_gpu, cuda_c) {
+        (None, _) if gpu.is_some() => Err("PTX emulator: this row runs on the CPU executor".into()),
+        (None, _) => Err("no GPU".to_string()),
+        (Some(_), Err(why)) => Err(why.to_string()),
+        (Some(_), Ok(module)) => match run_streamed(module, scale) {
+            Ok(row) => match row.verdict {
+                Ok(()) => Ok(CudaCStreamed {
+                    one_shot_seconds: row.one_shot.seconds,
+                    pipelined_seconds: row.pipelined.seconds,
+                }),
+                Err(wrong) => Err(format!("FAILED: wrong result: {wrong}")),
+            },
+            Err(error) => Err(format!("FAILED: {error}")),
+        },
+    };
     let device = kernels.device().to_string();
     let measured = run_streamed(kernels, scale);
     let failure = match &measured {
@@ -70,6 +100,7 @@ pub fn measure(cpu: &Module, gpu: Option<&Module>, scale: Scale) -> StreamedRow 
         pinned_bandwidth: row.and_then(|r| r.pinned_bandwidth),
         bandwidth_share: row.and_then(|r| r.bandwidth_share),
         failure,
+        cuda_c,
         measured,
     }
 }
@@ -83,9 +114,14 @@ fn mib(bytes: usize) -> String {
 }
 
 impl StreamedRow {
-    /// Whether it ran and its prices were right.
+    /// Whether it ran and its prices were right (the CUDA C ones too, where they ran).
     pub fn is_right(&self) -> bool {
         self.failure.is_none()
+            && self
+                .cuda_c
+                .as_ref()
+                .err()
+                .is_none_or(|why| !why.starts_with("FAILED"))
     }
 
     /// The lines under the main table.
@@ -125,6 +161,16 @@ impl StreamedRow {
                 "  (no GPU: the executor runs copies and kernels one after another, so there is \
                  no overlap or bus bandwidth to show)"
             ),
+        }
+        match &self.cuda_c {
+            Ok(theirs) => println!(
+                "  CUDA C's black_scholes, the same two ways: one launch {}, ops::Pipeline {} \
+                 (ours ÷ CUDA C: {:.2})",
+                show_time(theirs.one_shot_seconds),
+                show_time(theirs.pipelined_seconds),
+                self.pipelined_seconds / theirs.pipelined_seconds
+            ),
+            Err(why) => println!("  CUDA C: none, {why}"),
         }
     }
 
