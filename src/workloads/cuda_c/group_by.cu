@@ -17,16 +17,42 @@ __device__ __forceinline__ void reject(u64* rejected, unsigned key) {
     atomicMax(&rejected[1], (u64)key);
 }
 
+// The aggregation kernels' parameters, ferrocuda's order: rows, then the state, then rejected.
+#define GROUP_BY_PARAMS                                                                      \
+    const unsigned *__restrict__ keys, u64 keys_len, const float *__restrict__ values,      \
+        u64 values_len, unsigned *count, u64 count_len, float *sum, u64 sum_len,            \
+        unsigned *lowest, u64 lowest_len, unsigned *highest, u64 highest_len, u64 *rejected, \
+        u64 rejected_len
+
+// This thread's share of the rows (grid-stride) added to the state (count, sum, lowest, highest:
+// K each, in shared or global memory); rows with keys ≥ K go to `rejected`. Both aggregation
+// kernels share it, so they treat every row alike.
+__device__ __forceinline__ void aggregate_rows(const unsigned* __restrict__ keys,
+                                               const float* __restrict__ values, u64 rows, u64 k,
+                                               unsigned* count, float* sum, unsigned* lowest,
+                                               unsigned* highest, u64* rejected) {
+    for (u64 i = global_index(); i < rows; i += grid_threads()) {
+        unsigned key = keys[i];
+        float value = values[i];
+        if (key < k) {
+            atomicAdd(&count[key], 1u);
+            atomicAdd(&sum[key], value);
+            if (!isnan(value)) {
+                unsigned order = order_key(value);
+                atomicMax(&lowest[key], ~order);
+                atomicMax(&highest[key], order);
+            }
+        } else {
+            reject(rejected, key);
+        }
+    }
+}
+
 // Aggregates the rows this grid visits (grid-stride) into a private copy of the state per block
 // in dynamic shared memory ([count | sum | lowest | highest], K each: 16 bytes per key), then
 // adds each non-empty key to the global state once. Launch with 16·K bytes of dynamic shared
 // memory.
-extern "C" __global__ void group_by_shared(const unsigned* __restrict__ keys, u64 keys_len,
-                                           const float* __restrict__ values, u64 values_len,
-                                           unsigned* count, u64 count_len, float* sum,
-                                           u64 sum_len, unsigned* lowest, u64 lowest_len,
-                                           unsigned* highest, u64 highest_len, u64* rejected,
-                                           u64 rejected_len) {
+extern "C" __global__ void group_by_shared(GROUP_BY_PARAMS) {
     extern __shared__ unsigned local[];
     unsigned shared_bytes;
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(shared_bytes));
@@ -41,21 +67,8 @@ extern "C" __global__ void group_by_shared(const unsigned* __restrict__ keys, u6
         local[3 * k + j] = 0;
     }
     __syncthreads();
-    for (u64 i = global_index(); i < keys_len; i += grid_threads()) {
-        unsigned key = keys[i];
-        float value = values[i];
-        if (key < k) {
-            atomicAdd(&local[key], 1u);
-            atomicAdd(&local_sum[k + key], value);
-            if (!isnan(value)) {
-                unsigned order = order_key(value);
-                atomicMax(&local[2 * k + key], ~order);
-                atomicMax(&local[3 * k + key], order);
-            }
-        } else {
-            reject(rejected, key);
-        }
-    }
+    aggregate_rows(keys, values, keys_len, k, local, local_sum + k, local + 2 * k, local + 3 * k,
+                   rejected);
     __syncthreads();
     for (u64 j = threadIdx.x; j < k; j += blockDim.x) {
         unsigned n = local[j];
@@ -72,30 +85,11 @@ extern "C" __global__ void group_by_shared(const unsigned* __restrict__ keys, u6
 }
 
 // group_by_shared without shared memory: each row updates its key's global state directly.
-extern "C" __global__ void group_by_global(const unsigned* __restrict__ keys, u64 keys_len,
-                                           const float* __restrict__ values, u64 values_len,
-                                           unsigned* count, u64 count_len, float* sum,
-                                           u64 sum_len, unsigned* lowest, u64 lowest_len,
-                                           unsigned* highest, u64 highest_len, u64* rejected,
-                                           u64 rejected_len) {
+extern "C" __global__ void group_by_global(GROUP_BY_PARAMS) {
     u64 k = count_len;
     REQUIRE(values_len == keys_len && sum_len == k && lowest_len == k && highest_len == k);
     REQUIRE(rejected_len >= 2);
-    for (u64 i = global_index(); i < keys_len; i += grid_threads()) {
-        unsigned key = keys[i];
-        float value = values[i];
-        if (key < k) {
-            atomicAdd(&count[key], 1u);
-            atomicAdd(&sum[key], value);
-            if (!isnan(value)) {
-                unsigned order = order_key(value);
-                atomicMax(&lowest[key], ~order);
-                atomicMax(&highest[key], order);
-            }
-        } else {
-            reject(rejected, key);
-        }
-    }
+    aggregate_rows(keys, values, keys_len, k, count, sum, lowest, highest, rejected);
 }
 
 // min and max per key from the order keys: +∞ and −∞ where no non-NaN value was seen.
