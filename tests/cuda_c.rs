@@ -103,22 +103,28 @@ fn cuda_c_on_gpu(test: &str) -> Option<(Device, ferrocuda::Module)> {
 #[test]
 fn every_workload_runs_its_cuda_c_on_the_gpu_and_passes_the_reference_check() {
     let test = "every_workload_runs_its_cuda_c_on_the_gpu_and_passes_the_reference_check";
-    let Some((_gpu, module)) = cuda_c_on_gpu(test) else {
+    let Some((gpu, for_this_gpu)) = cuda_c_on_gpu(test) else {
         return;
     };
+    // Also the oldest architecture's PTX, which the driver JIT-compiles for this GPU.
+    let ptx = nvrtc::compile_cuda_c("ferrocuda CUDA C", &cuda_c::source(), (7, 0)).unwrap();
+    let for_sm_70 = gpu.load(ptx).unwrap();
     // The main job's test sizes (Tiny): small enough for the PTX emulator.
     let mut all = workloads::all(Scale::Tiny);
     all.extend(workloads::matmul_variants(Scale::Tiny));
-    for workload in &all {
-        let name = workload.name();
-        assert!(cuda_c::runs(&module, workload.kernels()), "{name}");
-        let mut on_gpu = workload
-            .on_device(&module)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        on_gpu.run().unwrap_or_else(|e| panic!("{name}: {e}"));
-        let verdict = on_gpu.check().unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(verdict, Ok(()), "{name}'s CUDA C result");
-        println!("{name}: the CUDA C result passed the reference check");
+    for (module, arch) in [(&for_this_gpu, "this GPU"), (&for_sm_70, "compute_70")] {
+        for workload in &all {
+            let name = workload.name();
+            assert!(cuda_c::runs(module, workload.kernels()), "{name}");
+            let verdict = (|| {
+                let mut on_gpu = workload.on_device(module)?;
+                on_gpu.run()?;
+                on_gpu.check()
+            })()
+            .unwrap_or_else(|e| panic!("{name} ({arch}): {e}"));
+            assert_eq!(verdict, Ok(()), "{name}'s CUDA C result ({arch})");
+            println!("{name} ({arch}): the CUDA C result passed the reference check");
+        }
     }
 }
 
