@@ -69,11 +69,21 @@ fn the_cuda_c_sources_compile_with_nvrtc_and_match_the_rust_kernels_parameters()
             .unwrap_or_else(|e| panic!("compute_{}{}: {e}", compute.0, compute.1));
         let info = ptx.info();
         for name in &kernels {
-            let theirs = info
-                .entry(name)
-                .unwrap_or_else(|| panic!("no {name} in the CUDA C module"));
-            let rust = ours.entry(name).unwrap();
-            assert_eq!(theirs.param_sizes, rust.param_sizes, "{name}'s parameters");
+            assert!(info.entry(name).is_some(), "no {name} in the CUDA C module");
+        }
+        // Every CUDA C kernel our PTX has too (any a workload may launch) takes our parameters.
+        for theirs in &info.entries {
+            if let Some(rust) = ours.entry(&theirs.name) {
+                let name = &theirs.name;
+                assert_eq!(theirs.param_sizes, rust.param_sizes, "{name}'s parameters");
+            }
+        }
+        // convolve_2d_const's constant table: the 5 × 5 filter's weights, as ours where our PTX
+        // declares it.
+        let taps = (2 * ferrocuda::kernels::convolution::CONV_MAX_RADIUS + 1).pow(2);
+        assert_eq!(const_bytes(ptx.source(), "CONV_WEIGHTS"), Some(4 * taps));
+        if let Some(rust) = const_bytes(ferrocuda::KERNELS.source(), "CONV_WEIGHTS") {
+            assert_eq!(rust, 4 * taps);
         }
     }
     // A source error comes back as NVRTC's log, not a crash.
@@ -88,6 +98,16 @@ fn the_cuda_c_sources_compile_with_nvrtc_and_match_the_rust_kernels_parameters()
         error.contains("broken.cu") && error.contains("nope"),
         "{error}"
     );
+}
+
+/// The bytes of the `.const .b8 NAME[bytes]` that `ptx` declares, if it does.
+fn const_bytes(ptx: &str, name: &str) -> Option<usize> {
+    let line = ptx
+        .lines()
+        .find(|l| l.contains(".const") && l.contains(&format!(" {name}[")))?;
+    let count = line.split_once('[')?.1.split_once(']')?.0;
+    assert!(line.contains(".b8"), "{line}");
+    count.parse().ok()
 }
 
 /// The CUDA C module on GPU 0, or `None` after saying why the test skipped.

@@ -264,6 +264,8 @@ fn the_streamed_row_runs_over_its_memory_limit_in_chunks_and_draws_the_timeline(
         row["overlap"].is_null() && row["bandwidth_share"].is_null(),
         "{row}"
     );
+    // CUDA C's half of the row needs a GPU.
+    assert_eq!(row["cuda_c"]["absent"], "no GPU", "{row}");
     let svg = std::fs::read_to_string(dir.join("timeline.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("stream 2"), "{svg}");
     let table = support::stdout_of(
@@ -277,5 +279,6 @@ fn the_streamed_row_runs_over_its_memory_limit_in_chunks_and_draws_the_timeline(
         "{table}"
     );
     assert!(table.contains("ops::Pipeline, "), "{table}");
+    assert!(table.contains("  CUDA C: none, no GPU"), "{table}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -32,17 +32,25 @@ pub struct StreamedRow {
     bandwidth_share: Option<f64>,
     failure: Option<String>,
     /// The same row with the project's CUDA C `black_scholes` in the same pipeline, on the same
-    /// GPU, or why there is none.
-    cuda_c: Result<CudaCStreamed, String>,
+    /// GPU.
+    cuda_c: CudaCStreamed,
     #[serde(skip)]
     measured: Option<Streamed>,
 }
 
-/// The CUDA C half of the streamed row: host-to-host seconds of each way of running it.
+/// The CUDA C half of the streamed row.
 #[derive(Serialize)]
-pub struct CudaCStreamed {
-    one_shot_seconds: f64,
-    pipelined_seconds: f64,
+#[serde(rename_all = "snake_case")]
+enum CudaCStreamed {
+    /// Host-to-host seconds of each way of running it; its prices were right.
+    Measured {
+        one_shot_seconds: f64,
+        pipelined_seconds: f64,
+    },
+    /// It failed, or its prices were wrong: the row fails.
+    Failed(String),
+    /// Why it did not run (no GPU, no NVRTC).
+    Absent(String),
 }
 
 /// Runs the row on `gpu` if it is a real GPU, else on `cpu`; and with `cuda_c` (the CUDA C
@@ -56,18 +64,20 @@ pub fn measure(
     let real_gpu = gpu.filter(|k| !k.device().properties().is_emulator());
     let kernels = real_gpu.unwrap_or(cpu);
     let cuda_c = match (real_gpu, cuda_c) {
-        (None, _) if gpu.is_some() => Err("PTX emulator: this row runs on the CPU executor".into()),
-        (None, _) => Err("no GPU".to_string()),
-        (Some(_), Err(why)) => Err(why.to_string()),
+        (None, _) if gpu.is_some() => {
+            CudaCStreamed::Absent("PTX emulator: this row runs on the CPU executor".into())
+        }
+        (None, _) => CudaCStreamed::Absent("no GPU".into()),
+        (Some(_), Err(why)) => CudaCStreamed::Absent(why.into()),
         (Some(_), Ok(module)) => match run_streamed(module, scale) {
             Ok(row) => match row.verdict {
-                Ok(()) => Ok(CudaCStreamed {
+                Ok(()) => CudaCStreamed::Measured {
                     one_shot_seconds: row.one_shot.seconds,
                     pipelined_seconds: row.pipelined.seconds,
-                }),
-                Err(wrong) => Err(format!("FAILED: wrong result: {wrong}")),
+                },
+                Err(wrong) => CudaCStreamed::Failed(format!("wrong result: {wrong}")),
             },
-            Err(error) => Err(format!("FAILED: {error}")),
+            Err(error) => CudaCStreamed::Failed(error.to_string()),
         },
     };
     let device = kernels.device().to_string();
@@ -116,12 +126,7 @@ fn mib(bytes: usize) -> String {
 impl StreamedRow {
     /// Whether it ran and its prices were right (the CUDA C ones too, where they ran).
     pub fn is_right(&self) -> bool {
-        self.failure.is_none()
-            && self
-                .cuda_c
-                .as_ref()
-                .err()
-                .is_none_or(|why| !why.starts_with("FAILED"))
+        self.failure.is_none() && !matches!(self.cuda_c, CudaCStreamed::Failed(_))
     }
 
     /// The lines under the main table.
@@ -163,14 +168,18 @@ impl StreamedRow {
             ),
         }
         match &self.cuda_c {
-            Ok(theirs) => println!(
+            CudaCStreamed::Measured {
+                one_shot_seconds,
+                pipelined_seconds,
+            } => println!(
                 "  CUDA C's black_scholes, the same two ways: one launch {}, ops::Pipeline {} \
                  (ours ÷ CUDA C: {:.2})",
-                show_time(theirs.one_shot_seconds),
-                show_time(theirs.pipelined_seconds),
-                self.pipelined_seconds / theirs.pipelined_seconds
+                show_time(*one_shot_seconds),
+                show_time(*pipelined_seconds),
+                self.pipelined_seconds / pipelined_seconds
             ),
-            Err(why) => println!("  CUDA C: none, {why}"),
+            CudaCStreamed::Failed(why) => println!("  CUDA C: FAILED: {why}"),
+            CudaCStreamed::Absent(why) => println!("  CUDA C: none, {why}"),
         }
     }
 

@@ -2,7 +2,9 @@
 // over row-major pixels of 1-3 interleaved channels, borders clamped, not flipped (a
 // cross-correlation). Each 32 × 8 block stages its tile plus the halo, every channel, in shared
 // memory in one coalesced pass, then each thread filters its pixel's channels with the weights
-// in registers; radius and channels are template constants, dispatched once.
+// in registers; radius and channels are template constants, dispatched once. convolve_2d_const
+// reads the weights from constant memory instead (CONV_WEIGHTS, the table ferrocuda's
+// convolve_2d_const reads, set by the host for each launch).
 
 #define CONV_TILE_X 32
 #define CONV_TILE_Y 8
@@ -11,8 +13,13 @@
 #define CONV_THREADS (CONV_TILE_X * CONV_TILE_Y)
 #define CONV_SHARED \
     (CONV_MAX_CHANNELS * (CONV_TILE_X + 2 * CONV_MAX_RADIUS) * (CONV_TILE_Y + 2 * CONV_MAX_RADIUS))
+#define CONV_MAX_TAPS ((2 * CONV_MAX_RADIUS + 1) * (2 * CONV_MAX_RADIUS + 1))
 
-template <int R, int C>
+// The weights of convolve_2d_const, (2·radius + 1)² of them first, row-major.
+__constant__ float CONV_WEIGHTS[CONV_MAX_TAPS];
+
+// The weights from the slice (`weights`) or, with IN_CONSTANT, from CONV_WEIGHTS.
+template <int R, int C, bool IN_CONSTANT>
 __device__ __forceinline__ void filter_tile(const float* __restrict__ image,
                                             float* __restrict__ out,
                                             const float* __restrict__ weights, unsigned w,
@@ -34,7 +41,8 @@ __device__ __forceinline__ void filter_tile(const float* __restrict__ image,
     if (x < w && y < h) {
         float wt[side * side];
 #pragma unroll
-        for (int tap = 0; tap < side * side; ++tap) wt[tap] = weights[tap];
+        for (int tap = 0; tap < side * side; ++tap)
+            wt[tap] = IN_CONSTANT ? CONV_WEIGHTS[tap] : weights[tap];
 #pragma unroll
         for (int channel = 0; channel < C; ++channel) {
             float sum = 0.0f;
@@ -49,27 +57,43 @@ __device__ __forceinline__ void filter_tile(const float* __restrict__ image,
     }
 }
 
+// filter_tile for `radius` and `channels` (0 to 2, 1 to 3: else a trap).
+template <bool IN_CONSTANT>
+__device__ __forceinline__ void filter_block(const float* __restrict__ image,
+                                             float* __restrict__ out,
+                                             const float* __restrict__ weights, unsigned w,
+                                             unsigned h, unsigned channels, unsigned radius) {
+    __shared__ float tile[CONV_SHARED];
+    REQUIRE(blockDim.x == CONV_TILE_X && blockDim.y == CONV_TILE_Y && blockDim.z == 1);
+    switch (radius * 4 + channels) {
+#define CONV_CASE(R, C) \
+    case R * 4 + C: filter_tile<R, C, IN_CONSTANT>(image, out, weights, w, h, tile); break;
+        CONV_CASE(0, 1) CONV_CASE(0, 2) CONV_CASE(0, 3)
+        CONV_CASE(1, 1) CONV_CASE(1, 2) CONV_CASE(1, 3)
+        CONV_CASE(2, 1) CONV_CASE(2, 2) CONV_CASE(2, 3)
+#undef CONV_CASE
+        default: __trap();
+    }
+}
+
 // Blocks of (32, 8), a grid of (⌈width/32⌉, ⌈height/8⌉).
 extern "C" __global__ void convolve_2d(const float* __restrict__ image, u64 image_len,
                                        float* __restrict__ out, u64 out_len,
                                        const float* __restrict__ weights, u64 weights_len,
                                        unsigned width, unsigned height, unsigned channels,
                                        unsigned radius) {
-    __shared__ float tile[CONV_SHARED];
-    REQUIRE(blockDim.x == CONV_TILE_X && blockDim.y == CONV_TILE_Y && blockDim.z == 1);
     REQUIRE(width >= 1 && height >= 1 && image_len == (u64)width * height * channels &&
             out_len == image_len);
     REQUIRE(radius <= CONV_MAX_RADIUS && weights_len == (u64)(2 * radius + 1) * (2 * radius + 1));
-    switch (radius * 4 + channels) {
-        case 0 * 4 + 1: filter_tile<0, 1>(image, out, weights, width, height, tile); break;
-        case 0 * 4 + 2: filter_tile<0, 2>(image, out, weights, width, height, tile); break;
-        case 0 * 4 + 3: filter_tile<0, 3>(image, out, weights, width, height, tile); break;
-        case 1 * 4 + 1: filter_tile<1, 1>(image, out, weights, width, height, tile); break;
-        case 1 * 4 + 2: filter_tile<1, 2>(image, out, weights, width, height, tile); break;
-        case 1 * 4 + 3: filter_tile<1, 3>(image, out, weights, width, height, tile); break;
-        case 2 * 4 + 1: filter_tile<2, 1>(image, out, weights, width, height, tile); break;
-        case 2 * 4 + 2: filter_tile<2, 2>(image, out, weights, width, height, tile); break;
-        case 2 * 4 + 3: filter_tile<2, 3>(image, out, weights, width, height, tile); break;
-        default: __trap();  // radius 0 to 2, 1 to 3 channels
-    }
+    filter_block<false>(image, out, weights, width, height, channels, radius);
+}
+
+// convolve_2d with the weights in CONV_WEIGHTS; the same launch shape.
+extern "C" __global__ void convolve_2d_const(const float* __restrict__ image, u64 image_len,
+                                             float* __restrict__ out, u64 out_len,
+                                             unsigned width, unsigned height, unsigned channels,
+                                             unsigned radius) {
+    REQUIRE(width >= 1 && height >= 1 && image_len == (u64)width * height * channels &&
+            out_len == image_len && radius <= CONV_MAX_RADIUS);
+    filter_block<true>(image, out, nullptr, width, height, channels, radius);
 }
