@@ -176,3 +176,64 @@ fn a_wrong_cuda_c_kernel_fails_its_workloads_check() {
         "{verdict:?}"
     );
 }
+
+ferrocuda_std::constant! {
+    /// The table CUDA C's `convolve_2d_const` reads: `(2·radius + 1)²` weights first.
+    static CONV_WEIGHTS: [f32; 25];
+}
+
+/// A host-side handle for CUDA C's `convolve_2d_const` (the Rust kernel of that name is
+/// sass-layout's): launched here only on the CUDA C module, so its body never runs.
+#[ferrocuda_std::kernel(same_len(image, out))]
+fn convolve_2d_const(
+    image: &[f32],
+    out: ferrocuda_std::Out<f32>,
+    width: u32,
+    height: u32,
+    channels: u32,
+    radius: u32,
+) {
+    let _ = (image, out, width, height, channels, radius);
+    unreachable!("convolve_2d_const runs only as CUDA C on a GPU");
+}
+
+#[test]
+fn cuda_c_convolve_2d_const_filters_with_the_weights_set_in_constant_memory() {
+    use ferrocuda::ops::{self, Filter};
+    let test = "cuda_c_convolve_2d_const_filters_with_the_weights_set_in_constant_memory";
+    let Some((_gpu, module)) = cuda_c_on_gpu(test) else {
+        return;
+    };
+    let cpu = Device::cpu().load(&ferrocuda::KERNELS).unwrap();
+    let (mut rng, seed) = support::rng();
+    let (width, height) = (37, 11);
+    for (filter, channels) in [
+        (Filter::gaussian_5x5(), 3),
+        (Filter::sobel_x(), 1),
+        (Filter::gaussian_3x3(), 2),
+    ] {
+        let image = support::random_f32(&mut rng, width * height * channels);
+        // Our kernel on the CPU executor: the same fused multiply-adds in the same order, so
+        // the same bits.
+        let mut want = vec![0.0f32; image.len()];
+        ops::convolve_2d(&cpu, &image, &mut want, width, height, channels, &filter).unwrap();
+        let mut table = [0.0f32; 25];
+        table[..filter.weights().len()].copy_from_slice(filter.weights());
+        module.set_constant(&CONV_WEIGHTS, &table).unwrap();
+        let mut got = vec![f32::NAN; image.len()];
+        let grid = (width.div_ceil(32) as u32, height.div_ceil(8) as u32);
+        let (w, h, c, r) = (
+            width as u32,
+            height as u32,
+            channels as u32,
+            filter.radius() as u32,
+        );
+        ferrocuda::launch!(module, convolve_2d_const[grid, (32, 8)](&image, &mut got, w, h, c, r))
+            .unwrap();
+        let same = got
+            .iter()
+            .zip(&want)
+            .all(|(g, w)| g.to_bits() == w.to_bits());
+        assert!(same, "{filter:?}, {channels} channels, seed {seed}");
+    }
+}
