@@ -5,7 +5,9 @@
 //! Each CUDA C kernel has the name and the parameters (a slice as pointer and 64-bit length) of
 //! the Rust kernel it stands for, so a workload runs it through its usual [`crate::ops`] call
 //! on the CUDA C [`Module`]: the same launch checks, buffers and grid, only the machine code
-//! differs. Results are checked against the same references as ours.
+//! differs. Results are checked against the same references as ours. What a Rust kernel asserts
+//! (block shape, lengths), its CUDA C checks as well (`REQUIRE` in `common.cu`: a trap), so a
+//! launch the host lets through cannot touch memory out of range in either.
 
 use crate::{nvrtc, Device, Module};
 
