@@ -14,6 +14,17 @@ export FERROCUDA_EXPECT_GPU=1 FERROCUDA_DEVICE=cuda
 # planted-fault kernels).
 export FERROCUDA_BIN="$PWD/$bundle/ferrocuda" FERROCUDA_TEST_KERNELS_PTX="$PWD/$bundle/fault-kernels.ptx"
 
+# The CUDA C column's NVRTC: the toolkit's, where the dynamic linker does not find it by name.
+if [ -z "${FERROCUDA_NVRTC:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then
+  for lib in "${CUDA_HOME:-/usr/local/cuda}"/lib64/libnvrtc.so* /usr/local/cuda*/lib64/libnvrtc.so* \
+      /usr/lib/x86_64-linux-gnu/libnvrtc.so*; do
+    if [ -f "$lib" ]; then
+      export FERROCUDA_NVRTC="$lib"
+      break
+    fi
+  done
+fi
+
 step() {
   local name=$1; shift
   echo "=== $name: $*" | tee -a "$log"

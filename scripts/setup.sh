@@ -7,7 +7,10 @@
 #   3. optional: nvdisasm, to disassemble the kernels' machine code (`ferrocuda kernels --sass`,
 #      tests/machine_code.rs): PyPI's nvidia-cuda-nvdisasm, a 6 MB binary. `make setup-sass`
 #      runs only this step.
-#   4. on CI (CI=true) or with FERROCUDA_MIRI=1: the pinned nightly with Miri that scripts/miri.sh
+#   4. NVRTC, CUDA's run-time C++ compiler (PyPI's nvidia-cuda-nvrtc-cu12, ~60 MB): what the main
+#      job's "CUDA C" column compiles the project's CUDA C with, and tests/cuda_c.rs (there, on the
+#      PTX emulator, whose driver reads NVRTC 12.9's PTX ISA 8.8). A system NVRTC is used as is.
+#   5. on CI (CI=true) or with FERROCUDA_MIRI=1: the pinned nightly with Miri that scripts/miri.sh
 #      uses (`make test` runs what Miri can run; elsewhere it says "skipped" without it).
 # No CUDA toolkit and no GPU driver are needed to build; a GPU driver is only needed to run on a GPU.
 set -euo pipefail
@@ -15,6 +18,7 @@ cd "$(dirname "$0")/.."
 
 PTXAS_WHEEL="nvidia-cuda-nvcc-cu12==12.9.86"
 NVDISASM_WHEEL="nvidia-cuda-nvdisasm==13.5.37"
+NVRTC_WHEEL="nvidia-cuda-nvrtc-cu12==12.9.86"
 
 say() { printf 'setup: %s\n' "$*"; }
 
@@ -46,32 +50,47 @@ pip_install_wheel() {
     || PIP_ROOT_USER_ACTION=ignore python3 -m pip install $quiet --user --break-system-packages "$1"
 }
 
-# nvdisasm: FERROCUDA_NVDISASM, PATH, or the pip wheel (nvidia/cu13/bin).
-find_nvdisasm() {
-  local candidate site
-  for candidate in "${FERROCUDA_NVDISASM:-}" "$(command -v nvdisasm || true)"; do
-    if [ -n "$candidate" ] && [ -x "$candidate" ]; then
-      echo "$candidate"
-      return 0
-    fi
-  done
+# `$1` (a path inside a pip wheel) under the interpreter's site-packages or the user's, where
+# pip_install_wheel puts it.
+in_site_packages() {
+  local site
   command -v python3 >/dev/null || return 1
   for site in $(python3 -c 'import site, sysconfig; print(sysconfig.get_paths()["purelib"], site.getusersitepackages())'); do
-    if [ -x "$site/nvidia/cu13/bin/nvdisasm" ]; then
-      echo "$site/nvidia/cu13/bin/nvdisasm"
+    if [ -e "$site/$1" ]; then
+      echo "$site/$1"
       return 0
     fi
   done
   return 1
 }
 
-setup_nvdisasm() {
-  if nvdisasm_path=$(find_nvdisasm); then
-    say "nvdisasm: $nvdisasm_path"
-  elif say "no nvdisasm; installing $NVDISASM_WHEEL from PyPI" && pip_install_wheel "$NVDISASM_WHEEL" \
-      && nvdisasm_path=$(find_nvdisasm); then
-    say "nvdisasm: $nvdisasm_path"
+# nvdisasm: FERROCUDA_NVDISASM, PATH, or the pip wheel (nvidia/cu13/bin).
+find_nvdisasm() {
+  local candidate
+  for candidate in "${FERROCUDA_NVDISASM:-}" "$(command -v nvdisasm || true)"; do
+    if [ -n "$candidate" ] && [ -x "$candidate" ]; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  in_site_packages nvidia/cu13/bin/nvdisasm
+}
+
+# Says where the tool `$1` is (found by the function `$2`), first installing the wheel `$3` where
+# it is not found; fails if it is still missing.
+found_or_installed() {
+  local path
+  if path=$($2); then
+    say "$1: $path"
+  elif say "no $1; installing $3 from PyPI" && pip_install_wheel "$3" && path=$($2); then
+    say "$1: $path"
   else
+    return 1
+  fi
+}
+
+setup_nvdisasm() {
+  if ! found_or_installed nvdisasm find_nvdisasm "$NVDISASM_WHEEL"; then
     say "note: no nvdisasm: \`ferrocuda kernels --sass\` and the SASS test skip (optional)."
     say "  Install it with: python3 -m pip install '$NVDISASM_WHEEL'   (or set FERROCUDA_NVDISASM)"
   fi
@@ -105,21 +124,14 @@ fi
 
 # A ptxas that knows sm_70: FERROCUDA_PTXAS, PATH, or the pip wheel.
 ptxas_for_sm70() {
-  local candidate site
+  local candidate
   for candidate in "${FERROCUDA_PTXAS:-}" "$(command -v ptxas || true)"; do
     if [ -n "$candidate" ] && [ -x "$candidate" ] && "$candidate" --help 2>/dev/null | grep -q sm_70; then
       echo "$candidate"
       return 0
     fi
   done
-  command -v python3 >/dev/null || return 1
-  for site in $(python3 -c 'import site, sysconfig; print(sysconfig.get_paths()["purelib"], site.getusersitepackages())'); do
-    if [ -x "$site/nvidia/cuda_nvcc/bin/ptxas" ]; then
-      echo "$site/nvidia/cuda_nvcc/bin/ptxas"
-      return 0
-    fi
-  done
-  return 1
+  in_site_packages nvidia/cuda_nvcc/bin/ptxas
 }
 
 if ptxas_path=$(ptxas_for_sm70); then
@@ -135,6 +147,25 @@ else
 fi
 
 setup_nvdisasm
+
+# NVRTC: FERROCUDA_NVRTC, the dynamic linker's, or the pip wheel (nvidia/cuda_nvrtc/lib), where
+# tests/cuda_c.rs looks for it.
+find_nvrtc() {
+  if [ -n "${FERROCUDA_NVRTC:-}" ] && [ -f "$FERROCUDA_NVRTC" ]; then
+    echo "$FERROCUDA_NVRTC"
+    return 0
+  fi
+  if command -v ldconfig >/dev/null && ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then
+    ldconfig -p | grep -m1 'libnvrtc\.so' | sed 's/.*=> //'
+    return 0
+  fi
+  in_site_packages nvidia/cuda_nvrtc/lib/libnvrtc.so.12
+}
+
+if ! found_or_installed NVRTC find_nvrtc "$NVRTC_WHEEL"; then
+  say "WARNING: no NVRTC: the main job's CUDA C column says so, and tests/cuda_c.rs fails on CI."
+  say "  Install it with: python3 -m pip install '$NVRTC_WHEEL'   (or set FERROCUDA_NVRTC)"
+fi
 
 # Miri, for scripts/miri.sh: a pinned nightly (Miri exists only on nightlies), minimal profile.
 MIRI_TOOLCHAIN="${FERROCUDA_MIRI_TOOLCHAIN:-nightly-2026-10-29}"

@@ -13,6 +13,17 @@ fn out_dir(test: &str) -> PathBuf {
     dir
 }
 
+/// The `ferrocuda` binary, told where pip's NVRTC is (the CUDA C column) when the system has none.
+fn ferrocuda_with_nvrtc() -> std::process::Command {
+    let mut command = support::ferrocuda();
+    if std::env::var_os(ferrocuda::nvrtc::NVRTC_ENV).is_none() {
+        if let Some(path) = support::nvrtc::pip_nvrtc() {
+            command.env(ferrocuda::nvrtc::NVRTC_ENV, path);
+        }
+    }
+    command
+}
+
 /// A measured, verified cell: a positive median and no failure.
 fn assert_measured(cell: &Value, what: &str) {
     let seconds = cell["seconds"]
@@ -148,7 +159,7 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
     };
     let dir = out_dir("gpu");
     let out = support::stdout_of(
-        support::ferrocuda()
+        ferrocuda_with_nvrtc()
             .args(["--tiny", "--json", "--out"])
             .arg(&dir),
     );
@@ -158,28 +169,41 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
         // Verified on the PTX emulator, and no speed claimed for it: no times, no bandwidth.
         assert_eq!(report["gpu_emulated"], true, "{report}");
         assert!(report["gpu_copy_bandwidth"].is_null(), "{report}");
-        // No CUDA C column either: it compares speeds.
-        assert_eq!(
-            report["cuda_c_absent"], "PTX emulator, no times to compare",
-            "{report}"
-        );
-        for row in report["rows"].as_array().unwrap() {
-            assert!(row["cuda_c"].is_null(), "{row}");
-            let cell = &row["gpu"];
+        // The CUDA C column likewise, where NVRTC is there (CI installs it).
+        let cuda_c = report["cuda_c_absent"].is_null();
+        if !cuda_c {
+            let why = report["cuda_c_absent"].as_str().unwrap();
             assert!(
-                cell["failure"].is_null() && cell["seconds"].is_null(),
-                "{row}"
+                why.starts_with("NVRTC not found") && !support::on_ci(),
+                "{report}"
             );
+        }
+        for row in report["rows"].as_array().unwrap() {
+            let mut cells = vec![&row["gpu"]];
+            match cuda_c {
+                true => cells.push(&row["cuda_c"]),
+                false => assert!(row["cuda_c"].is_null(), "{row}"),
+            }
+            for cell in cells {
+                assert!(
+                    cell["failure"].is_null() && cell["seconds"].is_null() && cell["runs"] == 1,
+                    "{row}"
+                );
+            }
             assert!(row["gpu_bandwidth_share"].is_null(), "{row}");
         }
-        let table = support::stdout_of(support::ferrocuda().args(["--tiny", "--out"]).arg(&dir));
+        let table = support::stdout_of(ferrocuda_with_nvrtc().args(["--tiny", "--out"]).arg(&dir));
         assert!(table.contains(", emulated: "), "{table}");
         for workload in workloads::all(Scale::Tiny) {
             let row = table
                 .lines()
                 .find(|l| l.starts_with(&format!("| {} ", workload.name())))
                 .unwrap_or_else(|| panic!("no row for {}:\n{table}", workload.name()));
-            assert!(row.contains("✓ emulated"), "{row}");
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            assert_eq!(cells[5], "✓ emulated", "{row}");
+            if cuda_c {
+                assert_eq!(cells[7], "✓ emulated", "{row}");
+            }
         }
         let _ = std::fs::remove_dir_all(&dir);
         return;
@@ -190,9 +214,14 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
         bandwidth > 1e9,
         "a GPU copies more than 1 GB/s: {bandwidth}"
     );
+    let cuda_c = report["cuda_c_absent"].is_null();
     for row in report["rows"].as_array().unwrap() {
-        assert_measured(&row["gpu"], row["workload"].as_str().unwrap());
+        let name = row["workload"].as_str().unwrap();
+        assert_measured(&row["gpu"], name);
         assert!(row["gpu_bandwidth_share"].as_f64().unwrap() > 0.0, "{row}");
+        if cuda_c {
+            assert_measured(&row["cuda_c"], &format!("{name}, CUDA C"));
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -235,6 +264,8 @@ fn the_streamed_row_runs_over_its_memory_limit_in_chunks_and_draws_the_timeline(
         row["overlap"].is_null() && row["bandwidth_share"].is_null(),
         "{row}"
     );
+    // CUDA C's half of the row needs a GPU.
+    assert_eq!(row["cuda_c"]["absent"], "no GPU", "{row}");
     let svg = std::fs::read_to_string(dir.join("timeline.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("stream 2"), "{svg}");
     let table = support::stdout_of(
@@ -248,5 +279,6 @@ fn the_streamed_row_runs_over_its_memory_limit_in_chunks_and_draws_the_timeline(
         "{table}"
     );
     assert!(table.contains("ops::Pipeline, "), "{table}");
+    assert!(table.contains("  CUDA C: none, no GPU"), "{table}");
     let _ = std::fs::remove_dir_all(&dir);
 }

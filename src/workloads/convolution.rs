@@ -122,6 +122,9 @@ impl Workload for Convolution {
     fn check_loop(&self) -> Verdict {
         self.check(&self.output)
     }
+    fn kernels(&self) -> &'static [&'static str] {
+        &["convolve_2d"]
+    }
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
         let device = kernels.device();
         Ok(Box::new(OnDevice {

@@ -5,15 +5,24 @@
 //! Each CUDA C kernel has the name and the parameters (a slice as pointer and 64-bit length) of
 //! the Rust kernel it stands for, so a workload runs it through its usual [`crate::ops`] call
 //! on the CUDA C [`Module`]: the same launch checks, buffers and grid, only the machine code
-//! differs. Results are checked against the same references as ours.
+//! differs. Results are checked against the same references as ours. What a Rust kernel asserts
+//! (block shape, lengths), its CUDA C checks as well (`REQUIRE` in `common.cu`: a trap), so a
+//! launch the host lets through cannot touch memory out of range in either.
 
 use crate::{nvrtc, Device, Module};
 
-/// The CUDA C sources, by file name.
-pub const SOURCES: [(&str, &str); 3] = [
+/// The CUDA C sources, by file name; `common.cu` (preconditions, warp and block sums) first.
+pub const SOURCES: [(&str, &str); 10] = [
+    ("common.cu", include_str!("cuda_c/common.cu")),
     ("elementwise.cu", include_str!("cuda_c/elementwise.cu")),
     ("reduce.cu", include_str!("cuda_c/reduce.cu")),
+    ("matmul.cu", include_str!("cuda_c/matmul.cu")),
+    ("convolution.cu", include_str!("cuda_c/convolution.cu")),
+    ("transpose.cu", include_str!("cuda_c/transpose.cu")),
     ("finance.cu", include_str!("cuda_c/finance.cu")),
+    ("monte_carlo.cu", include_str!("cuda_c/monte_carlo.cu")),
+    ("statistics.cu", include_str!("cuda_c/statistics.cu")),
+    ("group_by.cu", include_str!("cuda_c/group_by.cu")),
 ];
 
 /// Every source as one NVRTC program (one module).

@@ -262,6 +262,9 @@ impl Workload for MonteCarloPi {
     fn check_loop(&self) -> Verdict {
         self.check(self.hits)
     }
+    fn kernels(&self) -> &'static [&'static str] {
+        &["monte_carlo_pi"]
+    }
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
         Ok(Box::new(PiOnDevice {
             workload: self,
@@ -416,6 +419,9 @@ impl Workload for MonteCarloOption {
     }
     fn check_loop(&self) -> Verdict {
         self.check(self.result)
+    }
+    fn kernels(&self) -> &'static [&'static str] {
+        &["monte_carlo_option"]
     }
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
         Ok(Box::new(OptionOnDevice {

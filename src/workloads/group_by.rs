@@ -152,6 +152,10 @@ impl Workload for GroupBy {
     fn check_loop(&self) -> Verdict {
         self.check(&self.result)
     }
+    fn kernels(&self) -> &'static [&'static str] {
+        // Shared-memory or global aggregation by the number of keys, then the finish.
+        &["group_by_shared", "group_by_global", "group_by_finish"]
+    }
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
         let device = kernels.device();
         Ok(Box::new(OnDevice {

@@ -108,6 +108,13 @@ impl Workload for Matmul {
     fn check_loop(&self) -> Verdict {
         self.check(&self.c)
     }
+    fn kernels(&self) -> &'static [&'static str] {
+        match self.kernel {
+            Kernel::Naive => &["matmul_naive"],
+            Kernel::Tiled => &["matmul_tiled"],
+            Kernel::RegisterBlocked => &["matmul_blocked"],
+        }
+    }
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
         let device = kernels.device();
         Ok(Box::new(OnDevice {

@@ -152,6 +152,14 @@ pub fn all(scale: Scale) -> Vec<Box<dyn Workload>> {
     ]
 }
 
+/// The slower matrix products, [`Matmul::Naive`] and [`Matmul::Tiled`], as workloads: not rows
+/// of the main job (it has the fast one), but checked the same way, and with CUDA C versions.
+pub fn matmul_variants(scale: Scale) -> Vec<Box<dyn Workload>> {
+    [Matmul::Naive, Matmul::Tiled]
+        .map(|kernel| Box::new(matmul::Matmul::new(scale, kernel)) as Box<dyn Workload>)
+        .into()
+}
+
 /// The generator every workload draws its inputs from: fixed, so runs are comparable.
 fn inputs_rng(workload: &str) -> StdRng {
     let seed = workload.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {

@@ -104,6 +104,9 @@ impl Workload for Statistics {
     fn check_loop(&self) -> Verdict {
         self.check(self.result)
     }
+    fn kernels(&self) -> &'static [&'static str] {
+        &["statistics_partial", "statistics_merge"]
+    }
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
         Ok(Box::new(OnDevice {
             workload: self,

@@ -98,6 +98,12 @@ impl Workload for TransposeWorkload {
     fn check_loop(&self) -> Verdict {
         self.check(&self.output)
     }
+    fn kernels(&self) -> &'static [&'static str] {
+        match self.kernel {
+            Transpose::Naive => &["transpose_naive"],
+            Transpose::Coalesced => &["transpose_tiled"],
+        }
+    }
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
         let device = kernels.device();
         Ok(Box::new(OnDevice {

@@ -1,6 +1,7 @@
 //! Shared helpers of the integration tests.
 #![allow(dead_code)]
 
+pub mod nvrtc;
 pub mod ptx;
 
 use ferrocuda::{Device, Ptx};

@@ -10,9 +10,9 @@ use std::ffi::{c_char, c_int, c_uint};
 /// `DeviceProperties::is_emulator` looks for it; its `Display` adds "(sm_90, 132 SMs)").
 pub(crate) const DEVICE_NAME: &str = "ferrocuda PTX emulator";
 
-/// The CUDA version whose driver API this implements (`cuDriverGetVersion`): 12.8, whose JIT
-/// knows PTX ISA up to 8.7.
-pub(crate) const DRIVER_VERSION: c_int = 12080;
+/// The CUDA version whose driver API this implements (`cuDriverGetVersion`): 12.9, whose JIT
+/// knows PTX ISA up to 8.8 (NVRTC 12.9's PTX, the main job's CUDA C, loads).
+pub(crate) const DRIVER_VERSION: c_int = 12090;
 
 pub(crate) const SM_COUNT: i32 = 132;
 pub(crate) const MAX_THREADS_PER_BLOCK: i32 = 1024;

@@ -1,8 +1,9 @@
 //! What the driver's JIT checks before compiling: the PTX ISA `.version` (no newer than the
 //! driver knows) and the `.target` (no newer GPU than the device), with ptxas's wording.
 
-/// The newest PTX ISA a CUDA 12.8 driver compiles, as (major, minor).
-pub(crate) const NEWEST_ISA: (u32, u32) = (8, 7);
+/// The newest PTX ISA a CUDA 12.9 driver compiles, as (major, minor): 8.8, what NVRTC 12.9 (the
+/// CUDA C column's compiler, `make setup`) writes.
+pub(crate) const NEWEST_ISA: (u32, u32) = (8, 8);
 
 /// The device's compute capability as the `.target` number (sm_90).
 const DEVICE_SM: u32 = 90;
@@ -78,9 +79,9 @@ mod tests {
     fn versions_and_targets_the_jit_accepts_and_refuses() {
         let ptx = |v: &str, t: &str| format!("//\n.version {v}\n.target {t}\n.address_size 64\n");
         assert_eq!(check(&ptx("6.0", "sm_70")), Ok(60));
-        assert_eq!(check(&ptx("8.7", "sm_90a")), Ok(87));
+        assert_eq!(check(&ptx("8.8", "sm_90a")), Ok(88));
         assert!(
-            matches!(check(&ptx("8.8", "sm_70")), Err(HeaderError::TooNewVersion(m)) if m.contains("line 2") && m.contains("8.8"))
+            matches!(check(&ptx("9.0", "sm_70")), Err(HeaderError::TooNewVersion(m)) if m.contains("line 2") && m.contains("9.0"))
         );
         assert!(
             matches!(check(&ptx("7.8", "sm_100")), Err(HeaderError::Invalid(m)) if m.contains("sm_100"))

@@ -72,7 +72,7 @@ fn the_device_says_it_is_the_emulator_with_sm90_limits() {
     unsafe { sys::cuDriverGetVersion(&mut version) }
         .result()
         .unwrap();
-    assert_eq!(version, 12080);
+    assert_eq!(version, 12090);
 }
 
 #[test]

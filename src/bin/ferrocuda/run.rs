@@ -38,6 +38,7 @@ struct Report {
     /// Why there is no GPU column, when there is none.
     gpu_absent: Option<String>,
     /// Why there is no CUDA C column (no GPU, no NVRTC, a compile error), when there is none.
+    /// On the PTX emulator the column's results are checked but not timed, as the GPU's.
     cuda_c_absent: Option<String>,
     /// The GPU's measured device-to-device copy bandwidth in bytes per second (bytes read plus
     /// bytes written): the limit of memory-bound kernels.
@@ -57,8 +58,8 @@ struct Row {
     single_thread: Measured,
     executor: Measured,
     gpu: Option<Measured>,
-    /// The project's CUDA C version of the workload on the same GPU, when it has one and NVRTC
-    /// is there.
+    /// The project's CUDA C version of the workload on the same GPU, through the same checked
+    /// launch, buffers and reference check, when it has one and NVRTC is there.
     cuda_c: Option<Measured>,
     /// Whether the workload has a CUDA C version at all.
     has_cuda_c: bool,
@@ -118,10 +119,9 @@ fn run(options: &Options) -> Result<bool> {
     };
 
     let gpu_emulated = choice.device.properties().is_emulator();
-    // ferrocuda's CUDA C versions, compiled by NVRTC for the same GPU, or why not. Not on the PTX
-    // emulator: the column is a speed comparison, and an interpreter's times say nothing.
+    // ferrocuda's CUDA C versions, compiled by NVRTC for the same GPU, or why not. On the PTX
+    // emulator they are checked like ours, not timed.
     let (cuda_c_kernels, cuda_c_absent) = match &ferrocuda_kernels {
-        Some(_) if gpu_emulated => (None, Some("PTX emulator, no times to compare".to_string())),
         Some(kernels) => match cuda_c::load(kernels.device()) {
             Ok(module) => (Some(module), None),
             Err(why) => (None, Some(why)),
@@ -159,21 +159,21 @@ fn run(options: &Options) -> Result<bool> {
         say("CPU executor");
         let executor = measure_device(workload.as_ref(), &cpu_kernels, scale);
         progress.inc(1);
+        // The emulator's results are checked, its times not taken.
+        let on_gpu = |kernels: &Module| match gpu_emulated {
+            true => verify_device(workload.as_ref(), kernels),
+            false => measure_device(workload.as_ref(), kernels, scale),
+        };
         let gpu = ferrocuda_kernels.as_ref().map(|kernels| {
             say("GPU");
-            let measured = if gpu_emulated {
-                verify_device(workload.as_ref(), kernels)
-            } else {
-                measure_device(workload.as_ref(), kernels, scale)
-            };
+            let measured = on_gpu(kernels);
             progress.inc(1);
             measured
         });
         let has_cuda_c = !workload.kernels().is_empty();
         let cuda_c = cuda_c_kernels.as_ref().and_then(|kernels| {
             say("CUDA C");
-            let measured = cuda_c::runs(kernels, workload.kernels())
-                .then(|| measure_device(workload.as_ref(), kernels, scale));
+            let measured = cuda_c::runs(kernels, workload.kernels()).then(|| on_gpu(kernels));
             progress.inc(1);
             measured
         });
@@ -196,7 +196,10 @@ fn run(options: &Options) -> Result<bool> {
             "{}: one launch and the pipeline",
             crate::streamed::NAME
         ));
-        crate::streamed::measure(&cpu_kernels, ferrocuda_kernels.as_ref(), scale)
+        let cuda_c = cuda_c_kernels
+            .as_ref()
+            .ok_or(cuda_c_absent.as_deref().unwrap_or(""));
+        crate::streamed::measure(&cpu_kernels, ferrocuda_kernels.as_ref(), cuda_c, scale)
     });
     progress.finish_and_clear();
 
@@ -428,6 +431,9 @@ fn print_table(report: &Report) {
         }
     }
     match &report.cuda_c_absent {
+        None if report.gpu_emulated => println!(
+            "CUDA C: ferrocuda's own CUDA C versions (NVRTC, accurate math) on the same emulated GPU: results checked, no times."
+        ),
         None => println!(
             "CUDA C: ferrocuda's own CUDA C versions (NVRTC, accurate math) on the same GPU; ours ÷ CUDA C below 1 means ours is faster."
         ),

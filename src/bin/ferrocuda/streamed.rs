@@ -31,15 +31,55 @@ pub struct StreamedRow {
     pinned_bandwidth: Option<f64>,
     bandwidth_share: Option<f64>,
     failure: Option<String>,
+    /// The same row with the project's CUDA C `black_scholes` in the same pipeline, on the same
+    /// GPU.
+    cuda_c: CudaCStreamed,
     #[serde(skip)]
     measured: Option<Streamed>,
 }
 
-/// Runs the row on `gpu` if it is a real GPU, else on `cpu`.
-pub fn measure(cpu: &Module, gpu: Option<&Module>, scale: Scale) -> StreamedRow {
-    let kernels = gpu
-        .filter(|k| !k.device().properties().is_emulator())
-        .unwrap_or(cpu);
+/// The CUDA C half of the streamed row.
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum CudaCStreamed {
+    /// Host-to-host seconds of each way of running it; its prices were right.
+    Measured {
+        one_shot_seconds: f64,
+        pipelined_seconds: f64,
+    },
+    /// It failed, or its prices were wrong: the row fails.
+    Failed(String),
+    /// Why it did not run (no GPU, no NVRTC).
+    Absent(String),
+}
+
+/// Runs the row on `gpu` if it is a real GPU, else on `cpu`; and with `cuda_c` (the CUDA C
+/// module on that GPU, or why there is none) on a real GPU.
+pub fn measure(
+    cpu: &Module,
+    gpu: Option<&Module>,
+    cuda_c: Result<&Module, &str>,
+    scale: Scale,
+) -> StreamedRow {
+    let real_gpu = gpu.filter(|k| !k.device().properties().is_emulator());
+    let kernels = real_gpu.unwrap_or(cpu);
+    let cuda_c = match (real_gpu, cuda_c) {
+        (None, _) if gpu.is_some() => {
+            CudaCStreamed::Absent("PTX emulator: this row runs on the CPU executor".into())
+        }
+        (None, _) => CudaCStreamed::Absent("no GPU".into()),
+        (Some(_), Err(why)) => CudaCStreamed::Absent(why.into()),
+        (Some(_), Ok(module)) => match run_streamed(module, scale) {
+            Ok(row) => match row.verdict {
+                Ok(()) => CudaCStreamed::Measured {
+                    one_shot_seconds: row.one_shot.seconds,
+                    pipelined_seconds: row.pipelined.seconds,
+                },
+                Err(wrong) => CudaCStreamed::Failed(format!("wrong result: {wrong}")),
+            },
+            Err(error) => CudaCStreamed::Failed(error.to_string()),
+        },
+    };
     let device = kernels.device().to_string();
     let measured = run_streamed(kernels, scale);
     let failure = match &measured {
@@ -70,6 +110,7 @@ pub fn measure(cpu: &Module, gpu: Option<&Module>, scale: Scale) -> StreamedRow 
         pinned_bandwidth: row.and_then(|r| r.pinned_bandwidth),
         bandwidth_share: row.and_then(|r| r.bandwidth_share),
         failure,
+        cuda_c,
         measured,
     }
 }
@@ -83,9 +124,9 @@ fn mib(bytes: usize) -> String {
 }
 
 impl StreamedRow {
-    /// Whether it ran and its prices were right.
+    /// Whether it ran and its prices were right (the CUDA C ones too, where they ran).
     pub fn is_right(&self) -> bool {
-        self.failure.is_none()
+        self.failure.is_none() && !matches!(self.cuda_c, CudaCStreamed::Failed(_))
     }
 
     /// The lines under the main table.
@@ -125,6 +166,20 @@ impl StreamedRow {
                 "  (no GPU: the executor runs copies and kernels one after another, so there is \
                  no overlap or bus bandwidth to show)"
             ),
+        }
+        match &self.cuda_c {
+            CudaCStreamed::Measured {
+                one_shot_seconds,
+                pipelined_seconds,
+            } => println!(
+                "  CUDA C's black_scholes, the same two ways: one launch {}, ops::Pipeline {} \
+                 (ours ÷ CUDA C: {:.2})",
+                show_time(*one_shot_seconds),
+                show_time(*pipelined_seconds),
+                self.pipelined_seconds / pipelined_seconds
+            ),
+            CudaCStreamed::Failed(why) => println!("  CUDA C: FAILED: {why}"),
+            CudaCStreamed::Absent(why) => println!("  CUDA C: none, {why}"),
         }
     }
 

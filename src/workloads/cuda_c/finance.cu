@@ -1,6 +1,6 @@
 // ferrocuda's CUDA C version of black_scholes (gpu-kernels/src/finance.rs): the same formula,
 // with CUDA's accurate expf, logf, sqrtf, normcdff and IEEE division (no fast math), grid-stride.
-// Parameters as ferrocuda passes them: a slice is (pointer, 64-bit length).
+// The streamed Black-Scholes row runs this kernel too, chunk by chunk.
 
 __device__ __forceinline__ void cdf_and_complement(float d, float& cdf, float& complement) {
     float tail = normcdff(-fabsf(d));
@@ -10,14 +10,14 @@ __device__ __forceinline__ void cdf_and_complement(float d, float& cdf, float& c
 }
 
 extern "C" __global__ void black_scholes(
-    const float* __restrict__ spot, unsigned long long spot_len,
-    const float* __restrict__ strike, unsigned long long strike_len,
-    const float* __restrict__ years, unsigned long long years_len, float rate, float volatility,
-    float* __restrict__ call, unsigned long long call_len,
-    float* __restrict__ put, unsigned long long put_len) {
-    unsigned long long stride = (unsigned long long)blockDim.x * gridDim.x;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-         i < call_len; i += stride) {
+    const float* __restrict__ spot, u64 spot_len,
+    const float* __restrict__ strike, u64 strike_len,
+    const float* __restrict__ years, u64 years_len, float rate, float volatility,
+    float* __restrict__ call, u64 call_len,
+    float* __restrict__ put, u64 put_len) {
+    REQUIRE(spot_len == call_len && strike_len == call_len && years_len == call_len &&
+            put_len == call_len);
+    for (u64 i = global_index(); i < call_len; i += grid_threads()) {
         float s = spot[i], k = strike[i], t = years[i];
         float c, p;
         if (!(s > 0.0f && k > 0.0f && t >= 0.0f)) {
