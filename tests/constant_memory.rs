@@ -163,3 +163,114 @@ fn the_tables_are_in_const_memory_read_with_ld_const_and_assembled_by_ptxas() {
         );
     }
 }
+
+/// `look_up` with `lookup` carried by the launch (offsets zero), on `stream` if given.
+fn run_carrying(module: &Module, lookup: &[f32], index: &[u32]) -> Vec<f32> {
+    let mut out = vec![f32::NAN; index.len()];
+    let config = ferrocuda::LaunchConfig::new(index.len().div_ceil(64) as u32, 64);
+    module
+        .launch_with_constant(&look_up, config, &LOOKUP, lookup, (index, &mut out))
+        .unwrap();
+    out
+}
+
+/// Threads launching the same kernel of one module, each carrying its own table: each reads its
+/// own, every time. Setting the table and launching as two calls fails this (another thread's
+/// table lands between them), on the CPU executor and on the emulator.
+#[test]
+fn concurrent_launches_carrying_different_tables_each_read_their_own() {
+    for module in support::on_every_device(
+        "concurrent_launches_carrying_different_tables_each_read_their_own",
+        support::test_kernels(),
+    ) {
+        module.set_constant(&OFFSETS, &[0; 3]).unwrap();
+        let index: Vec<u32> = (0..LOOKUP_LEN as u32).rev().collect();
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let (module, index) = (&module, &index);
+                scope.spawn(move || {
+                    let table: Vec<f32> = (0..LOOKUP_LEN).map(|k| (1000 * t + k) as f32).collect();
+                    let want = reference(&table, &[0; 3], index);
+                    for round in 0..40 {
+                        let got = run_carrying(module, &table, index);
+                        assert_eq!(got, want, "{} thread {t} round {round}", module.device());
+                    }
+                });
+            }
+        });
+        // The table keeps the last carried bytes for plain launches, as after `set_constant`.
+        let last = run(&module, &index);
+        assert!(
+            (0..4).any(|t| {
+                let table: Vec<f32> = (0..LOOKUP_LEN).map(|k| (1000 * t + k) as f32).collect();
+                last == reference(&table, &[0; 3], &index)
+            }),
+            "{}",
+            module.device()
+        );
+    }
+}
+
+/// Launches on two streams of a GPU alternating two tables, each carried, with device buffers
+/// (so nothing waits on the host between them): each reads its own; the same table twice in a
+/// row is written once and still read right. On the CPU executor the streams run in order.
+#[test]
+fn launches_on_two_streams_with_alternating_tables_each_read_their_own() {
+    for module in support::on_every_device(
+        "launches_on_two_streams_with_alternating_tables_each_read_their_own",
+        support::test_kernels(),
+    ) {
+        let device = module.device();
+        module.set_constant(&OFFSETS, &[0; 3]).unwrap();
+        let index: Vec<u32> = (0..LOOKUP_LEN as u32).collect();
+        let index_dev = device.upload(&index).unwrap();
+        let tables: Vec<Vec<f32>> = (0..2)
+            .map(|t| {
+                (0..LOOKUP_LEN)
+                    .map(|k| (k as f32) * if t == 0 { 1.0 } else { -2.0 })
+                    .collect()
+            })
+            .collect();
+        let streams = [device.new_stream().unwrap(), device.new_stream().unwrap()];
+        // Rounds: table 0, 1, 1, 0, 0, 1, ... on alternating streams.
+        let order = [0, 1, 1, 0, 0, 1, 0, 1];
+        let mut outs: Vec<_> = order
+            .iter()
+            .map(|_| device.alloc_zeroed::<f32>(LOOKUP_LEN).unwrap())
+            .collect();
+        for (round, (&t, out)) in order.iter().zip(&mut outs).enumerate() {
+            let config =
+                ferrocuda::LaunchConfig::new(1, LOOKUP_LEN as u32).on_stream(&streams[round % 2]);
+            module
+                .launch_with_constant(&look_up, config, &LOOKUP, &tables[t], (&index_dev, out))
+                .unwrap();
+        }
+        for stream in &streams {
+            stream.synchronize().unwrap();
+        }
+        for (round, (&t, out)) in order.iter().zip(&outs).enumerate() {
+            assert_eq!(
+                out.to_vec().unwrap(),
+                reference(&tables[t], &[0; 3], &index),
+                "{device} round {round}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_carried_table_of_the_wrong_length_is_an_error_and_nothing_runs() {
+    let module = Device::cpu().load(support::test_kernels()).unwrap();
+    let mut out = vec![7.0f32; 2];
+    let config = ferrocuda::LaunchConfig::new(1, 2);
+    let error = module
+        .launch_with_constant(&look_up, config, &LOOKUP, &[1.0; 3], (&[0u32, 1], &mut out))
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("the table holds 64 elements of `f32` (256 bytes) but 3 were given"),
+        "{error}"
+    );
+    assert_eq!(out, [7.0; 2]);
+}

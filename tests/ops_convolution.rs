@@ -268,7 +268,7 @@ fn filters_of_even_or_non_square_or_too_large_size_are_invalid_input() {
 #[test]
 fn bad_images_are_invalid_input_with_the_numbers() {
     // (width, height, channels, image length, output length, the message)
-    let cases: [(usize, usize, usize, usize, usize, &str); 7] = [
+    let cases: [(usize, usize, usize, usize, usize, &str); 9] = [
         (
             0,
             3,
@@ -325,6 +325,22 @@ fn bad_images_are_invalid_input_with_the_numbers() {
             1,
             "width·height·channels = 18446744065119617025 × 3 overflows usize",
         ),
+        (
+            1 << 16,
+            1 << 15,
+            2,
+            1,
+            1,
+            "width·height·channels = 4294967296 is more than the kernels' limit of 4294967295",
+        ),
+        (
+            1 << 31,
+            1,
+            1,
+            1,
+            1,
+            "width and height must be below 2^31, got 2147483648 × 1",
+        ),
     ];
     let kernels = cpu_kernels();
     for (width, height, channels, image_len, output_len, want) in cases {
@@ -351,7 +367,7 @@ fn bad_images_are_invalid_input_with_the_numbers() {
 }
 
 #[test]
-fn the_kernel_refuses_the_wrong_block_shape() {
+fn the_kernel_refuses_the_wrong_block_shape_and_image_length() {
     let kernels = cpu_kernels();
     let image = vec![1.0f32; 4];
     let mut out = vec![0.0f32; 4];
@@ -359,10 +375,113 @@ fn the_kernel_refuses_the_wrong_block_shape() {
     let error = launch!(kernels, convolve_2d_kernel[1, (16, 16)](&image, &mut out, &weights, 2u32, 2u32, 1u32, 1u32))
         .unwrap_err()
         .to_string();
+    assert_eq!(
+        error,
+        "kernel `convolve_2d` runs in blocks of (32, 8, 1) threads, but the launch has blocks of \
+         (16, 16, 1)"
+    );
+    // 2 × 2 pixels of 3 channels are 12 floats, not 4: refused before the kernel indexes them.
+    let error = launch!(kernels, convolve_2d_kernel[1, (32, 8)](&image, &mut out, &weights, 2u32, 2u32, 3u32, 1u32))
+        .unwrap_err()
+        .to_string();
     assert!(
-        error.contains("needs blocks of CONV_TILE_X × CONV_TILE_Y (32 × 8) threads"),
+        error.contains("`image` has 4 elements but width·height·channels = 2·2·3 = 12"),
         "{error}"
     );
+}
+
+/// `ops::convolve_2d` (weights carried in constant memory, `convolve_2d_const`) gives the same
+/// bits as the kernel with the weights in a slice, on every device.
+#[test]
+fn the_constant_memory_kernel_gives_the_slice_kernels_bits() {
+    for kernels in support::on_every_device(
+        "the_constant_memory_kernel_gives_the_slice_kernels_bits",
+        &ferrocuda::KERNELS,
+    ) {
+        let (mut rng, seed) = support::rng();
+        for (width, height, channels) in [(37, 11, 1), (33, 9, 3), (5, 40, 2)] {
+            let image = support::random_f32(&mut rng, width * height * channels);
+            for filter in filters() {
+                let mut carried = vec![f32::NAN; image.len()];
+                let mut sliced = vec![f32::NAN; image.len()];
+                let shape = (width, height, channels);
+                ops::convolve_2d(
+                    &kernels,
+                    &image,
+                    &mut carried,
+                    width,
+                    height,
+                    channels,
+                    &filter,
+                )
+                .unwrap();
+                let (w, h, c, r) = (
+                    width as u32,
+                    height as u32,
+                    channels as u32,
+                    filter.radius() as u32,
+                );
+                let grid = (width.div_ceil(32), height.div_ceil(8));
+                launch!(kernels, convolve_2d_kernel[grid, (32, 8)](&image, &mut sliced, filter.weights(), w, h, c, r))
+                    .unwrap();
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&carried),
+                    bits(&sliced),
+                    "{} {shape:?} side {} seed={seed}",
+                    kernels.device(),
+                    filter.side()
+                );
+            }
+        }
+    }
+}
+
+/// Threads filtering with different filters through one module at once each get their own
+/// filter's result (the weights are one constant table per module, carried by each launch).
+#[test]
+fn concurrent_calls_with_different_filters_each_get_their_own() {
+    for kernels in support::on_every_device(
+        "concurrent_calls_with_different_filters_each_get_their_own",
+        &ferrocuda::KERNELS,
+    ) {
+        let (width, height, channels) = (40, 17, 1);
+        let image = support::random_f32(&mut support::rng().0, width * height * channels);
+        let filters = [
+            Filter::gaussian_3x3(),
+            Filter::sobel_x(),
+            Filter::gaussian_5x5(),
+            random_filter(5),
+        ];
+        // Each filter's result alone, first.
+        let alone: Vec<Vec<f32>> = filters
+            .iter()
+            .map(|filter| {
+                let mut out = vec![0.0f32; image.len()];
+                ops::convolve_2d(&kernels, &image, &mut out, width, height, channels, filter)
+                    .unwrap();
+                out
+            })
+            .collect();
+        std::thread::scope(|scope| {
+            for (filter, want) in filters.iter().zip(&alone) {
+                let (kernels, image) = (&kernels, &image);
+                scope.spawn(move || {
+                    for round in 0..15 {
+                        let mut out = vec![0.0f32; image.len()];
+                        ops::convolve_2d(kernels, image, &mut out, width, height, channels, filter)
+                            .unwrap();
+                        assert!(
+                            out == *want,
+                            "{} side {} round {round}: another call's weights",
+                            kernels.device(),
+                            filter.side()
+                        );
+                    }
+                });
+            }
+        });
+    }
 }
 
 #[test]

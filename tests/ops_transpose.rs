@@ -108,7 +108,7 @@ fn device_buffers_work_as_input_and_output() {
 #[test]
 fn bad_shapes_and_lengths_are_invalid_input_with_the_numbers() {
     // (rows, cols, input length, output length, the message)
-    let cases: [(usize, usize, usize, usize, &str); 6] = [
+    let cases: [(usize, usize, usize, usize, &str); 7] = [
         (0, 3, 0, 0, "rows and cols must be at least 1, got 0 × 3"),
         (3, 0, 0, 0, "rows and cols must be at least 1, got 3 × 0"),
         (
@@ -131,6 +131,13 @@ fn bad_shapes_and_lengths_are_invalid_input_with_the_numbers() {
             1,
             1,
             "rows = 4294967296 is more than the kernels' limit of 4294967295",
+        ),
+        (
+            1 << 16,
+            1 << 16,
+            1,
+            1,
+            "rows·cols = 4294967296 is more than the kernels' limit of 4294967295",
         ),
         (
             65_535 * 32 + 1,
@@ -160,6 +167,59 @@ fn bad_shapes_and_lengths_are_invalid_input_with_the_numbers() {
             }
             assert!(output.iter().all(|&x| x == 7.0), "nothing was written");
         }
+    }
+}
+
+/// The kernels index in 32 bits and the tiled one needs its block shape: a launch past the ops
+/// function is checked for both (`len(input = rows * cols)`, `block(32, 8)`), before it runs.
+#[test]
+fn a_direct_launch_with_another_shape_length_or_block_is_an_error() {
+    use ferrocuda::kernels::transpose::{transpose_naive, transpose_tiled};
+    for kernels in support::on_every_device(
+        "a_direct_launch_with_another_shape_length_or_block_is_an_error",
+        &ferrocuda::KERNELS,
+    ) {
+        let device = kernels.device().to_string();
+        let input = vec![1.0f32; 6];
+        let mut out = vec![7.0f32; 6];
+        let error = ferrocuda::launch!(kernels, transpose_naive[(1, 1), (16, 16)](&input, &mut out, 2u32, 4u32))
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::LengthNotProduct {
+                    param: "input",
+                    len: 6,
+                    ..
+                }
+            ),
+            "{device}: {error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "kernel `transpose_naive`: `input` has 6 elements but rows·cols = 2·4 = 8; the kernel \
+             needs it to have rows·cols elements, at most u32::MAX"
+        );
+        // Equal to the length in u64 arithmetic, but above u32::MAX.
+        let error = ferrocuda::launch!(kernels, transpose_tiled[(1, 1), (32, 8)](&input, &mut out, 1u32 << 16, 1u32 << 16))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("rows·cols = 65536·65536 = 4294967296, above u32::MAX (the kernel indexes `input` in 32 bits)"), "{device}: {error}");
+        let error = ferrocuda::launch!(kernels, transpose_tiled[(1, 1), (16, 16)](&input, &mut out, 2u32, 3u32))
+            .unwrap_err();
+        assert!(
+            matches!(error, Error::BlockShape { .. }),
+            "{device}: {error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "kernel `transpose_tiled` runs in blocks of (32, 8, 1) threads, but the launch has blocks of (16, 16, 1)"
+        );
+        assert!(out.iter().all(|&x| x == 7.0), "{device}: nothing ran");
+        // The same launches with the right shape and block run.
+        ferrocuda::launch!(kernels, transpose_tiled[(1, 1), (32, 8)](&input, &mut out, 2u32, 3u32))
+            .unwrap();
+        assert_eq!(out, [1.0; 6], "{device}");
     }
 }
 

@@ -3,7 +3,7 @@
 
 mod support;
 
-use ferrocuda::kernels::convolution::convolve_2d;
+use ferrocuda::kernels::convolution::{convolve_2d, convolve_2d_const};
 use ferrocuda::kernels::finance::black_scholes;
 use ferrocuda::kernels::group_by::{group_by_finish, group_by_global, group_by_shared};
 use ferrocuda::kernels::histogram::histogram;
@@ -42,6 +42,7 @@ fn all_kernels() -> Vec<KernelInfo> {
         *matmul_tiled::<f64>().info(),
         *matmul_blocked.info(),
         *convolve_2d.info(),
+        *convolve_2d_const.info(),
         *transpose_naive::<f32>().info(),
         *transpose_naive::<f64>().info(),
         *transpose_tiled::<f32>().info(),
@@ -200,6 +201,10 @@ fn host_packing_matches_every_ptx_entry() {
             ),
         ),
         (
+            "convolve_2d_const",
+            packed(&convolve_2d_const, (&a, &mut out, 3u32, 1u32, 1u32, 0u32)),
+        ),
+        (
             "transpose_naive",
             packed(&transpose_naive, (&a, &mut out, 1u32, 3u32)),
         ),
@@ -322,6 +327,11 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
         );
         // The 32 × 8 output tile with a halo of the largest radius, 2, for 3 channels.
         assert_eq!(shared("convolve_2d"), 3 * (32 + 4) * (8 + 4) * 4, "{arch}");
+        assert_eq!(
+            shared("convolve_2d_const"),
+            3 * (32 + 4) * (8 + 4) * 4,
+            "{arch}"
+        );
         // What the H200 runs (the driver compiles the sm_70 PTX for sm_90): at most 128
         // registers, so that two blocks of 256 threads fit on a multiprocessor.
         if arch == "sm_90" {
@@ -335,6 +345,7 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
             "matmul_tiled",
             "matmul_blocked",
             "convolve_2d",
+            "convolve_2d_const",
             "transpose_tiled",
             "transpose_2d_tiled",
             "dot_partial",

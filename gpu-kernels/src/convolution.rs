@@ -13,7 +13,7 @@
 //! symmetric filters (Gaussian blur) it is the same as a convolution; for an antisymmetric one
 //! (Sobel) a convolution would flip the sign.
 
-use ferrocuda_std::{kernel, shared, thread, Out, Shared};
+use ferrocuda_std::{kernel, shared, thread, ConstView, Out, Shared};
 
 /// Output columns (pixels) of the tile each block of [`convolve_2d`] computes: one warp per row.
 pub const CONV_TILE_X: usize = 32;
@@ -26,8 +26,6 @@ pub const CONV_MAX_CHANNELS: usize = 3;
 /// Floats of the shared tile: the output tile and its halo of the largest radius, every channel.
 const CONV_SHARED: usize =
     CONV_MAX_CHANNELS * (CONV_TILE_X + 2 * CONV_MAX_RADIUS) * (CONV_TILE_Y + 2 * CONV_MAX_RADIUS);
-/// Threads per block of [`convolve_2d`].
-const THREADS: usize = CONV_TILE_X * CONV_TILE_Y;
 
 /// Filters `image` into `out` (both `width · height · channels` floats) with the
 /// `(2·radius + 1)²` row-major `weights`, borders clamped: see the module documentation for the
@@ -42,8 +40,15 @@ const THREADS: usize = CONV_TILE_X * CONV_TILE_Y;
 /// weights in registers. Any image size works: threads past the image load (clamped) pixels and
 /// wait at the barrier but write nothing.
 ///
-/// Launch with blocks of `(CONV_TILE_X, CONV_TILE_Y)` and a grid of `(⌈width/32⌉, ⌈height/8⌉)`.
-#[kernel(same_len(image, out))]
+/// Launch with blocks of `(CONV_TILE_X, CONV_TILE_Y)` (the launch refuses another shape) and a
+/// grid of `(⌈width/32⌉, ⌈height/8⌉)`. The image has at most `u32::MAX` floats (the launch
+/// checks `len(image = width * height * channels)`), so indices are 32-bit, as in CUDA C, and
+/// its sides are below 2^31.
+#[kernel(
+    same_len(image, out),
+    len(image = width * height * channels),
+    block(CONV_TILE_X, CONV_TILE_Y)
+)]
 pub fn convolve_2d(
     image: &[f32],
     out: Out<f32>,
@@ -54,26 +59,96 @@ pub fn convolve_2d(
     radius: u32,
 ) {
     let tile = shared!([f32; CONV_SHARED]);
-    let d = thread::block_dim();
-    assert!(
-        d.x as usize == CONV_TILE_X && d.y as usize == CONV_TILE_Y && d.z == 1,
-        "convolve_2d needs blocks of CONV_TILE_X × CONV_TILE_Y (32 × 8) threads"
-    );
-    let (w, h) = (width as usize, height as usize);
-    assert!(
-        w >= 1 && h >= 1 && image.len() == w * h * channels as usize,
-        "convolve_2d: the image is not width × height × channels floats"
-    );
     let taps = (2 * radius as usize + 1) * (2 * radius as usize + 1);
     assert!(
         weights.len() == taps,
         "convolve_2d: weights must have (2·radius + 1)² elements"
     );
-    let image = Image {
-        pixels: image,
-        w,
-        h,
-    };
+    let image = Image::new(image, width, height);
+    filter_block(image, out, weights, channels, radius, tile);
+}
+
+/// The largest filter's taps: what [`CONV_WEIGHTS`] holds.
+pub const CONV_MAX_TAPS: usize = (2 * CONV_MAX_RADIUS + 1) * (2 * CONV_MAX_RADIUS + 1);
+
+ferrocuda_std::constant! {
+    /// The weights [`convolve_2d_const`] reads, `(2·radius + 1)²` of them first, row-major; the
+    /// host sets them for each launch (`Module::launch_with_constant`).
+    pub static CONV_WEIGHTS: [f32; CONV_MAX_TAPS];
+}
+
+/// [`convolve_2d`] with the weights in constant memory ([`CONV_WEIGHTS`], CUDA's
+/// `__constant__`): every thread of a warp reads the same weight at once, which the constant
+/// cache broadcasts, and the multiply-adds take them as operands instead of holding them in
+/// registers. Launch it with the table carried (`Module::launch_with_constant`), as
+/// `ops::convolve_2d` does, so that concurrent launches with other weights cannot change the
+/// table under it. Same launch shape and results as [`convolve_2d`].
+#[kernel(
+    same_len(image, out),
+    len(image = width * height * channels),
+    block(CONV_TILE_X, CONV_TILE_Y)
+)]
+pub fn convolve_2d_const(
+    image: &[f32],
+    out: Out<f32>,
+    width: u32,
+    height: u32,
+    channels: u32,
+    radius: u32,
+) {
+    let tile = shared!([f32; CONV_SHARED]);
+    let image = Image::new(image, width, height);
+    filter_block(image, out, CONV_WEIGHTS.view(), channels, radius, tile);
+}
+
+/// Where a filter's weights are: a slice, or the constant table.
+trait Weights {
+    /// The first `taps` weights (one bounds check for a slice, so that indexing them needs
+    /// none).
+    fn taps(self, taps: usize) -> Self;
+    /// Weight `tap`.
+    fn weight(&self, tap: usize) -> f32;
+}
+
+impl Weights for &[f32] {
+    #[inline(always)]
+    fn taps(self, taps: usize) -> Self {
+        &self[..taps]
+    }
+    #[inline(always)]
+    fn weight(&self, tap: usize) -> f32 {
+        self[tap]
+    }
+}
+
+impl Weights for ConstView<f32, CONV_MAX_TAPS> {
+    #[inline(always)]
+    fn taps(self, _taps: usize) -> Self {
+        self
+    }
+    #[inline(always)]
+    fn weight(&self, tap: usize) -> f32 {
+        self.get(tap)
+    }
+}
+
+/// The body of both kernels: the checks, then the instance of `filter_tile` for `radius` and
+/// `channels`. Every thread of the block calls it (it has a barrier).
+#[inline(always)]
+fn filter_block(
+    image: Image<'_>,
+    out: Out<f32>,
+    weights: impl Weights,
+    channels: u32,
+    radius: u32,
+    tile: Shared<f32>,
+) {
+    let b = thread::block_idx();
+    if b.x >= image.w.div_ceil(CONV_TILE_X as u32) || b.y >= image.h.div_ceil(CONV_TILE_Y as u32) {
+        // A block past the image has nothing to write; all its threads return (no barrier is
+        // left half-reached). Past this, the tile's corner is inside the image.
+        return;
+    }
     match (radius, channels) {
         (0, 1) => filter_tile::<0, 1>(image, out, weights, tile),
         (0, 2) => filter_tile::<0, 2>(image, out, weights, tile),
@@ -88,72 +163,92 @@ pub fn convolve_2d(
     }
 }
 
-/// The input image: `w × h` pixels of interleaved channels.
+/// The input image: `w × h` pixels of interleaved channels, `w·h·channels ≤ u32::MAX` floats,
+/// `w` and `h` below 2^31.
 #[derive(Clone, Copy)]
 struct Image<'a> {
     pixels: &'a [f32],
-    w: usize,
-    h: usize,
+    w: u32,
+    h: u32,
 }
 
-/// The body of [`convolve_2d`] for radius `R` and `C` channels. Every thread of the block calls
-/// it (it has a barrier).
+impl<'a> Image<'a> {
+    /// The image, its sides checked.
+    #[inline(always)]
+    fn new(pixels: &'a [f32], w: u32, h: u32) -> Self {
+        assert!(
+            w >= 1 && h >= 1 && (w | h) < 1 << 31,
+            "convolve_2d: width and height must be 1 to 2^31 - 1"
+        );
+        Image { pixels, w, h }
+    }
+}
+
+/// The body of [`convolve_2d`] for radius `R` and `C` channels, in a block whose tile corner is
+/// inside the image. Every thread of the block calls it (it has a barrier).
 #[inline(always)]
-fn filter_tile<const R: usize, const C: usize>(
+fn filter_tile<const R: u32, const C: u32>(
     image: Image<'_>,
     out: Out<f32>,
-    weights: &[f32],
+    weights: impl Weights,
     tile: Shared<f32>,
 ) {
+    const TILE_X: u32 = CONV_TILE_X as u32;
+    const TILE_Y: u32 = CONV_TILE_Y as u32;
     // Floats per row of the shared tile, and its rows.
-    let pitch = (CONV_TILE_X + 2 * R) * C;
-    let tile_rows = CONV_TILE_Y + 2 * R;
+    let pitch = (TILE_X + 2 * R) * C;
+    let tile_rows = TILE_Y + 2 * R;
     let side = 2 * R + 1;
     let t = thread::thread_idx();
-    // The masks change nothing (the block shape is asserted) but let the compiler see that the
-    // shared indices are in bounds.
-    let (tx, ty) = (
-        t.x as usize & (CONV_TILE_X - 1),
-        t.y as usize & (CONV_TILE_Y - 1),
-    );
+    // The masks change nothing (the launch checked the block shape) but let the compiler see
+    // that the shared indices are in bounds.
+    let (tx, ty) = (t.x & (TILE_X - 1), t.y & (TILE_Y - 1));
     let b = thread::block_idx();
-    let (x0, y0) = (b.x as usize * CONV_TILE_X, b.y as usize * CONV_TILE_Y);
+    // Below w and h (checked by `convolve_2d`), so below 2^31.
+    let (x0, y0) = (b.x * TILE_X, b.y * TILE_Y);
 
     // Load: consecutive threads take consecutive floats of a tile row, which are consecutive
     // floats of an image row (channels interleaved) except where clamped at the borders.
-    let mut i = ty * CONV_TILE_X + tx;
+    let mut i = ty * TILE_X + tx;
     while i < tile_rows * pitch {
         let (row, in_row) = (i / pitch, i % pitch);
         let (column, channel) = (in_row / C, in_row % C);
-        // (x0 + column) - R and (y0 + row) - R, clamped into the image.
+        // (x0 + column) - R and (y0 + row) - R, clamped into the image (no u32 wraps: x0 and
+        // y0 are below 2^31, column and row below 48).
         let x = (x0 + column).saturating_sub(R).min(image.w - 1);
         let y = (y0 + row).saturating_sub(R).min(image.h - 1);
-        // SAFETY: x < w, y < h and channel < C, so the index is below w·h·C, which is
-        // image.pixels.len() (asserted by `convolve_2d`).
-        tile.set(i, unsafe {
-            *image.pixels.get_unchecked((y * image.w + x) * C + channel)
+        // SAFETY: x < w, y < h and channel < C, so (y·w + x)·C + channel < w·h·C, which is
+        // image.pixels.len() ≤ u32::MAX (`len(image = width * height * channels)`): no u32
+        // wraps and the index is in bounds.
+        tile.set(i as usize, unsafe {
+            *image
+                .pixels
+                .get_unchecked(((y * image.w + x) * C + channel) as usize)
         });
-        i += THREADS;
+        i += TILE_X * TILE_Y;
     }
     thread::sync_threads();
 
     let (x, y) = (x0 + tx, y0 + ty);
     if x < image.w && y < image.h {
-        let mut w = [0.0f32; (2 * CONV_MAX_RADIUS + 1) * (2 * CONV_MAX_RADIUS + 1)];
+        let (side, pitch) = (side as usize, pitch as usize);
+        let (tx, ty, c) = (tx as usize, ty as usize, C as usize);
+        let weights = weights.taps(side * side);
+        let mut w = [0.0f32; CONV_MAX_TAPS];
         for (tap, weight) in w.iter_mut().enumerate().take(side * side) {
-            *weight = weights[tap];
+            *weight = weights.weight(tap);
         }
-        for channel in 0..C {
+        for channel in 0..c {
             let mut sum = 0.0f32;
             for dy in 0..side {
                 for dx in 0..side {
-                    let value = tile.get((ty + dy) * pitch + (tx + dx) * C + channel);
+                    let value = tile.get((ty + dy) * pitch + (tx + dx) * c + channel);
                     sum = crate::fma(w[dy * side + dx], value, sum);
                 }
             }
-            // SAFETY: x < w, y < h and channel < C, so the index is below w·h·C, the image's
-            // length, which is out.len() (`same_len(image, out)`).
-            unsafe { out.set_unchecked((y * image.w + x) * C + channel, sum) };
+            // SAFETY: x < w, y < h and channel < C, so the index is below w·h·C ≤ u32::MAX (no
+            // u32 wraps), the image's length, which is out.len() (`same_len(image, out)`).
+            unsafe { out.set_unchecked(((y * image.w + x) * C + channel as u32) as usize, sum) };
         }
     }
 }

@@ -14,12 +14,21 @@ const PITCH: usize = TRANSPOSE_TILE + 1;
 /// One thread per element: reads are coalesced (consecutive threads, consecutive columns), writes
 /// are strided by `rows`, which wastes most of each memory transaction. Launch with a 2D grid
 /// covering `cols` (x) and `rows` (y).
-#[kernel(same_len(input, out), instances(f32 as transpose_naive, f64))]
+///
+/// `input` and `out` have `rows·cols` elements, at most `u32::MAX` (the launch checks it), so
+/// indices are 32-bit, as in CUDA C.
+#[kernel(same_len(input, out), len(input = rows * cols), instances(f32 as transpose_naive, f64))]
 pub fn transpose_naive<T: Number>(input: &[T], out: Out<T>, rows: u32, cols: u32) {
     let (x, y) = thread::index_2d();
-    let (rows, cols) = (rows as usize, cols as usize);
-    if x < cols && y < rows {
-        out.set(x * rows + y, input[y * cols + x]);
+    if x < cols as usize && y < rows as usize {
+        let (x, y) = (x as u32, y as u32);
+        // SAFETY: x < cols and y < rows, so y·cols + x and x·rows + y are at most rows·cols - 1:
+        // no u32 wraps, since rows·cols = input.len() ≤ u32::MAX (`len(input = rows * cols)`),
+        // and both are in bounds of `input` and of `out`, which is as long (`same_len`).
+        unsafe {
+            let value = *input.get_unchecked((y * cols + x) as usize);
+            out.set_unchecked((x * rows + y) as usize, value);
+        }
     }
 }
 
@@ -27,45 +36,41 @@ pub fn transpose_naive<T: Number>(input: &[T], out: Out<T>, rows: u32, cols: u32
 /// column of padding (`TILE + 1` elements per row) so that reading a tile column of f32 hits 32
 /// different shared-memory banks instead of one (of f64, 32 different 8-byte bank pairs).
 ///
-/// Launch with blocks of `(TRANSPOSE_TILE, TRANSPOSE_ROWS)` and a grid of
-/// `(⌈cols/TILE⌉, ⌈rows/TILE⌉)`.
-#[kernel(same_len(input, out), instances(f32 as transpose_tiled, f64))]
+/// Launch with blocks of `(TRANSPOSE_TILE, TRANSPOSE_ROWS)` (another shape would leave parts of
+/// `out` unwritten: the launch refuses it) and a grid of `(⌈cols/TILE⌉, ⌈rows/TILE⌉)`. `input`
+/// and `out` have `rows·cols` elements, at most `u32::MAX` (the launch checks it), so indices
+/// are 32-bit, as in CUDA C.
+#[kernel(
+    same_len(input, out),
+    len(input = rows * cols),
+    block(TRANSPOSE_TILE, TRANSPOSE_ROWS),
+    instances(f32 as transpose_tiled, f64)
+)]
 pub fn transpose_tiled<T: Number>(input: &[T], out: Out<T>, rows: u32, cols: u32) {
     let tile = shared!([T; TRANSPOSE_TILE * PITCH]);
-    let d = thread::block_dim();
-    assert!(
-        d.x as usize == TRANSPOSE_TILE && d.y as usize == TRANSPOSE_ROWS && d.z == 1,
-        "transpose_tiled needs blocks of TRANSPOSE_TILE × TRANSPOSE_ROWS threads"
-    );
-    // Checked once here (`same_len` makes `out` as long), so that the accesses below, each
-    // within `rows` and `cols`, can skip the per-element bounds checks.
-    assert!(
-        input.len() as u64 >= rows as u64 * cols as u64,
-        "transpose_tiled: input is shorter than rows × cols"
-    );
     let b = thread::block_idx();
-    let tile_side = TRANSPOSE_TILE as u64;
-    if b.x as u64 * tile_side >= cols as u64 || b.y as u64 * tile_side >= rows as u64 {
-        // A block past the matrix has nothing to move (all its threads return: no barrier is
-        // left half-reached). Past this, coordinates fit in u32: a tile starts below `cols`
-        // (`rows`), at a multiple of 32, so its last coordinate is at most `u32::MAX`.
+    if (b.x | b.y) >= 1 << (32 - TRANSPOSE_TILE.trailing_zeros()) {
+        // A tile starting at 2^32 or beyond is past the matrix (whose sides are u32s) and has
+        // nothing to move; all its threads return, so no barrier is left half-reached. Past
+        // this, a tile starts at a multiple of 32 below 2^32, so its coordinates (at most 31
+        // more) fit in u32.
         return;
     }
     let t = thread::thread_idx();
-    // The masks change nothing (the block shape is asserted) but let the compiler see that the
-    // tile indices are in bounds.
+    // The masks change nothing (the launch checked the block shape) but let the compiler see
+    // that the tile indices are in bounds.
     let (tx, ty) = (
         t.x & (TRANSPOSE_TILE as u32 - 1),
         t.y & (TRANSPOSE_ROWS as u32 - 1),
     );
     let (block_col, block_row) = (b.x * TRANSPOSE_TILE as u32, b.y * TRANSPOSE_TILE as u32);
-    let at = |row: u32, col: u32, width: u32| row as usize * width as usize + col as usize;
     let mut j = 0;
     while j < TRANSPOSE_TILE as u32 {
         let (x, y) = (block_col + tx, block_row + ty + j);
         if x < cols && y < rows {
-            // SAFETY: y < rows and x < cols, so the index is below rows·cols ≤ input.len().
-            let value = unsafe { *input.get_unchecked(at(y, x, cols)) };
+            // SAFETY: y < rows and x < cols, so y·cols + x ≤ rows·cols - 1 does not wrap
+            // (rows·cols = input.len() ≤ u32::MAX, `len(input = rows * cols)`) and is in bounds.
+            let value = unsafe { *input.get_unchecked((y * cols + x) as usize) };
             tile.set(((ty + j) as usize) * PITCH + tx as usize, value);
         }
         j += TRANSPOSE_ROWS as u32;
@@ -77,9 +82,9 @@ pub fn transpose_tiled<T: Number>(input: &[T], out: Out<T>, rows: u32, cols: u32
         let (x, y) = (block_row + tx, block_col + ty + j);
         if x < rows && y < cols {
             let value = tile.get(tx as usize * PITCH + (ty + j) as usize);
-            // SAFETY: y < cols and x < rows, so the index is below rows·cols ≤ input.len(),
-            // which is out.len() (`same_len`).
-            unsafe { out.set_unchecked(at(y, x, rows), value) };
+            // SAFETY: y < cols and x < rows, so y·rows + x ≤ rows·cols - 1 does not wrap and is
+            // in bounds of `out`, as long as `input` (`same_len`, `len(input = rows * cols)`).
+            unsafe { out.set_unchecked((y * rows + x) as usize, value) };
         }
         j += TRANSPOSE_ROWS as u32;
     }

@@ -4,7 +4,9 @@
 use crate::generics::{self, Substitution};
 use crate::options::KernelOptions;
 use crate::shared::{self, rewrite_shared, Target};
-use crate::signature::{check_signature, parse_params, same_len_indices, Class, KernelParam};
+use crate::signature::{
+    check_signature, length_rules, parse_params, Class, KernelParam, LengthRules,
+};
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -14,9 +16,9 @@ use syn::{Attribute, Block, Ident, ItemFn};
 pub(crate) fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2> {
     check_signature(&function, options.instances.is_some())?;
     let params = parse_params(&function)?;
-    let same_len = same_len_indices(&options, &params)?;
+    let rules = length_rules(&options, &params)?;
     if let Some((key, instances)) = &options.instances {
-        return generics::expand_generic(&function, &params, &same_len, key, instances);
+        return generics::expand_generic(&function, &params, &rules, key, instances);
     }
     let entry = Entry {
         name: function.sig.ident.clone(),
@@ -28,7 +30,7 @@ pub(crate) fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<To
         ptx_entry,
         host_kernel,
         kernel_type,
-    } = expand_entry(&function, &same_len, &entry)?;
+    } = expand_entry(&function, &rules, &entry)?;
     let name = &function.sig.ident;
     let vis = &function.vis;
     let doc_attrs = doc_attrs(&function);
@@ -198,9 +200,10 @@ fn view_tokens(param: &KernelParam, scope: &Ident, params_arg: &Ident, first: us
 
 pub(crate) fn expand_entry(
     function: &ItemFn,
-    same_len: &[Vec<usize>],
+    rules: &LengthRules,
     entry: &Entry,
 ) -> syn::Result<Expanded> {
+    let same_len = &rules.same_len;
     let params = &entry.params;
     let name = &entry.name;
     let name_str = name.to_string();
@@ -295,6 +298,50 @@ pub(crate) fn expand_entry(
             })
         })
         .collect();
+    // `len(x = a * b)`: the launch checked that `x` has a·b elements and that a·b fits in a u32
+    // (so the product below, in u64, is exact).
+    let (len_products, len_facts): (Vec<TokenStream2>, Vec<TokenStream2>) = rules
+        .products
+        .iter()
+        .map(|(slice, factors)| {
+            let name = &params[*slice].name;
+            let factor_names = factors.iter().map(|&f| &params[f].name);
+            let fact = quote! {
+                // SAFETY: `ferrocuda-host` checks every `len` product before it launches.
+                unsafe {
+                    ::core::hint::assert_unchecked(
+                        #name.len() as u64 == 1u64 #(.wrapping_mul(#factor_names as u64))*
+                            && #name.len() <= u32::MAX as usize,
+                    )
+                };
+            };
+            (
+                quote!(::ferrocuda_std::abi::LenProduct::new(#slice, &[#(#factors),*])),
+                fact,
+            )
+        })
+        .unzip();
+    let len_products =
+        (!len_products.is_empty()).then(|| quote!(.with_len_products(&[#(#len_products),*])));
+    // `block(x, y, z)`: the launch checked the block's shape.
+    let (block, block_fact) = match &rules.block {
+        Some([x, y, z]) => (
+            Some(
+                quote!(.with_block(::ferrocuda_std::Dim3::new((#x) as u32, (#y) as u32, (#z) as u32))),
+            ),
+            Some(quote! {
+                let __ferrocuda_block = ::ferrocuda_std::thread::block_dim();
+                // SAFETY: `ferrocuda-host` checks the block shape of `block(...)` before it
+                // launches.
+                unsafe {
+                    ::core::hint::assert_unchecked(
+                        __ferrocuda_block == ::ferrocuda_std::Dim3::new((#x) as u32, (#y) as u32, (#z) as u32),
+                    )
+                };
+            }),
+        ),
+        None => (None, None),
+    };
 
     let ptx_entry = quote! {
         #[cfg(target_arch = "nvptx64")]
@@ -309,6 +356,8 @@ pub(crate) fn expand_entry(
             // `len` elements (each argument checked against the PTX parameter before launch).
             #(#ptx_rebuild)*
             #(#same_len_facts)*
+            #(#len_facts)*
+            #block_fact
             __ferrocuda_body #turbofish (#scope, #(#arg_names),*)
         }
     };
@@ -319,7 +368,7 @@ pub(crate) fn expand_entry(
         ///
         /// # Safety
         /// `params` must hold this kernel's PTX parameters, as `ferrocuda-host` packs them,
-        /// with equal lengths in each `same_len` group.
+        /// with equal lengths in each `same_len` group and each `len` product.
         unsafe fn __ferrocuda_cpu_entry(
             #params_arg: &[*const u8],
             #block_arg: &::ferrocuda_std::cpu::BlockContext,
@@ -330,6 +379,7 @@ pub(crate) fn expand_entry(
             // SAFETY: the caller packs pointers valid for `len` elements and scalar bytes.
             #(#host_rebuild)*
             #(#same_len_facts)*
+            #(#len_facts)*
             // SAFETY: the caller is the executor, which runs one block at a time on this OS
             // thread and clears it with `take_current` when the block unwinds.
             unsafe {
@@ -347,7 +397,7 @@ pub(crate) fn expand_entry(
                 __FERROCUDA_PARAMS,
                 __FERROCUDA_SAME_LEN,
                 __ferrocuda_cpu_entry,
-            )#cooperative
+            )#cooperative #len_products #block
         }
     }};
     Ok(Expanded {

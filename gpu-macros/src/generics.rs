@@ -5,7 +5,7 @@
 //! message that lists those that were.
 
 use crate::expand::{doc_attrs, expand_entry, kernel_type, Entry, Expanded};
-use crate::signature::KernelParam;
+use crate::signature::{KernelParam, LengthRules};
 use proc_macro2::TokenStream as TokenStream2;
 use quote::{format_ident, quote, ToTokens};
 use syn::parse::{Parse, ParseStream};
@@ -122,7 +122,7 @@ fn instance_types(instance: &Instance, type_params: &[Ident]) -> syn::Result<Vec
 pub(crate) fn expand_generic(
     function: &ItemFn,
     params: &[KernelParam],
-    same_len: &[Vec<usize>],
+    rules: &LengthRules,
     key: &Ident,
     instances: &[Instance],
 ) -> syn::Result<TokenStream2> {
@@ -188,7 +188,7 @@ pub(crate) fn expand_generic(
             ptx_entry,
             host_kernel,
             kernel_type,
-        } = expand_entry(function, same_len, &entry)?;
+        } = expand_entry(function, rules, &entry)?;
         ptx_entries.push(ptx_entry);
         impls.push(quote! {
             #[cfg(not(target_arch = "nvptx64"))]

@@ -50,6 +50,13 @@ use syn::ItemFn;
 /// }
 /// ```
 ///
+/// `len(x = rows * cols)` makes every launch check that `x` (a `&[T]` or `Out<T>`) has as many
+/// elements as the product of those `u32` parameters, and that the product is at most
+/// `u32::MAX`, so the kernel may index `x` with 32-bit arithmetic and skip bounds checks it can
+/// prove from `row < rows`, `col < cols` (in a `SAFETY` comment). `block(32, 8)` (up to three
+/// constant sizes, missing ones 1) makes every launch check the block shape, for a kernel that
+/// is only correct with one. Both are told to the compiler like `same_len`.
+///
 /// A kernel is generic only with `instances(...)`, which lists the types it is built for (a PTX
 /// entry has one concrete signature): `#[kernel(instances(f32, f64))] fn scale<T: Number>(...)`
 /// builds the entries `scale_f32` and `scale_f64` (the kernel's name, `_`, each type's name with

@@ -1,14 +1,19 @@
-//! The options of `#[kernel(...)]`: `same_len(a, b, ...)` groups and `instances(...)`.
+//! The options of `#[kernel(...)]`: `same_len(a, b, ...)` groups, `len(x = a * b)` products,
+//! the `block(x, y, z)` shape and `instances(...)`.
 
 use crate::generics::Instance;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
-use syn::{Ident, Token};
+use syn::{Expr, Ident, Token};
 
 /// What `#[kernel(...)]` was given.
 pub(crate) struct KernelOptions {
     /// Parameter names that must have equal lengths, per group.
     pub(crate) same_len: Vec<Vec<Ident>>,
+    /// `len(x = a * b)`: a slice or output and the `u32` scalars whose product is its length.
+    pub(crate) len_products: Vec<(Ident, Vec<Ident>)>,
+    /// `block(x, y, z)`: the one block shape the kernel runs with (constant expressions).
+    pub(crate) block: Option<Vec<Expr>>,
     /// The instances of a generic kernel; `None` for a kernel without `instances(...)`.
     pub(crate) instances: Option<(Ident, Vec<Instance>)>,
 }
@@ -16,6 +21,8 @@ pub(crate) struct KernelOptions {
 impl Parse for KernelOptions {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut same_len = Vec::new();
+        let mut len_products = Vec::new();
+        let mut block = None;
         let mut instances = None;
         while !input.is_empty() {
             let key: Ident = input.parse()?;
@@ -30,6 +37,29 @@ impl Parse for KernelOptions {
                     ));
                 }
                 same_len.push(names.into_iter().collect());
+            } else if key == "len" {
+                syn::parenthesized!(content in input);
+                let param: Ident = content.parse()?;
+                content.parse::<Token![=]>()?;
+                let factors = Punctuated::<Ident, Token![*]>::parse_separated_nonempty(&content)?;
+                if !content.is_empty() {
+                    return Err(content.error(
+                        "expected `len(x = a * b)`: a slice or output, then `u32` parameters \
+                         joined by `*`",
+                    ));
+                }
+                len_products.push((param, factors.into_iter().collect()));
+            } else if key == "block" {
+                syn::parenthesized!(content in input);
+                let dims = Punctuated::<Expr, Token![,]>::parse_terminated(&content)?;
+                if dims.is_empty() || dims.len() > 3 || block.is_some() {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        "`block` takes the block's shape once, 1 to 3 constant sizes: \
+                         `block(32, 8)`",
+                    ));
+                }
+                block = Some(dims.into_iter().collect());
             } else if key == "instances" {
                 syn::parenthesized!(content in input);
                 let list = Punctuated::<Instance, Token![,]>::parse_terminated(&content)?;
@@ -49,8 +79,8 @@ impl Parse for KernelOptions {
             } else {
                 return Err(syn::Error::new(
                     key.span(),
-                    "unknown #[kernel] option; expected `same_len(a, b, ...)` or \
-                     `instances(f32, f64, ...)`",
+                    "unknown #[kernel] option; expected `same_len(a, b, ...)`, \
+                     `len(x = a * b)`, `block(x, y)` or `instances(f32, f64, ...)`",
                 ));
             }
             if !input.is_empty() {
@@ -59,6 +89,8 @@ impl Parse for KernelOptions {
         }
         Ok(KernelOptions {
             same_len,
+            len_products,
+            block,
             instances,
         })
     }

@@ -154,8 +154,10 @@ impl SharedRewriter<'_> {
             Target::Ptx => {
                 let symbol = format!("__ferrocuda_shared_{}_{index}", self.kernel);
                 let address = format!("cvta.shared.u64 {{0}}, {symbol};");
+                let window = format!("mov.u32 {{0}}, {symbol};");
                 // Mixed-site: a kernel's own `address` stays visible in `N`.
                 let address_var = Ident::new("address", Span::mixed_site());
+                let window_var = Ident::new("window", Span::mixed_site());
                 quote_spanned! {span=> {
                     #mark_used
                     const _: () = ::ferrocuda_std::__private::assert_pod::<#concrete_elem>();
@@ -164,14 +166,21 @@ impl SharedRewriter<'_> {
                         "shared arrays are 16-byte aligned"
                     );
                     #size_module
-                    let #address_var: u64;
-                    // SAFETY: reads the address of this array's `.shared` declaration.
+                    let (#address_var, #window_var): (u64, u32);
+                    // SAFETY: reads the generic and the shared-window address of this array's
+                    // `.shared` declaration.
                     unsafe {
                         ::core::arch::asm!(#address, out(reg64) #address_var, options(pure, nomem, nostack));
+                        ::core::arch::asm!(#window, out(reg32) #window_var, options(pure, nomem, nostack));
                     }
-                    // SAFETY: the declaration above holds `len` elements, 16-byte aligned, and
-                    // the scope is the one the entry lent to this run of the body.
-                    unsafe { ::ferrocuda_std::Shared::<#elem>::from_raw_parts(#scope, #address_var as *mut #elem, #len) }
+                    // SAFETY: the declaration above holds `len` elements, 16-byte aligned, at
+                    // both addresses, and the scope is the one the entry lent to this run of the
+                    // body.
+                    unsafe {
+                        ::ferrocuda_std::Shared::<#elem>::from_raw_parts_in_window(
+                            #scope, #address_var as *mut #elem, #window_var, #len,
+                        )
+                    }
                 }}
             }
             Target::Host => quote_spanned! {span=> {

@@ -238,7 +238,7 @@ fn reject_lifetimes_in(tokens: TokenStream2) -> syn::Result<()> {
     Ok(())
 }
 
-pub(crate) fn same_len_indices(
+fn same_len_indices(
     options: &KernelOptions,
     params: &[KernelParam],
 ) -> syn::Result<Vec<Vec<usize>>> {
@@ -271,4 +271,64 @@ pub(crate) fn same_len_indices(
                 .collect()
         })
         .collect()
+}
+
+/// What every launch checks about lengths, as parameter indices: the `same_len` groups, and each
+/// `len(x = a * b)` (the slice or output, its factors); and the `block(x, y, z)` shape.
+pub(crate) struct LengthRules {
+    pub(crate) same_len: Vec<Vec<usize>>,
+    pub(crate) products: Vec<(usize, Vec<usize>)>,
+    /// `block(x, y, z)`, missing sizes 1.
+    pub(crate) block: Option<[syn::Expr; 3]>,
+}
+
+/// The `same_len` groups, `len` products and block shape of `options`, checked against `params`.
+pub(crate) fn length_rules(
+    options: &KernelOptions,
+    params: &[KernelParam],
+) -> syn::Result<LengthRules> {
+    let position = |name: &Ident| {
+        params.iter().position(|p| p.name == *name).ok_or_else(|| {
+            syn::Error::new(name.span(), format!("no kernel parameter named `{name}`"))
+        })
+    };
+    let products = options
+        .len_products
+        .iter()
+        .map(|(name, factors)| {
+            let index = position(name)?;
+            let param = &params[index];
+            if !matches!(param.class, Class::Slice | Class::Output) || param.dims != 1 {
+                return Err(syn::Error::new(
+                    name.span(),
+                    format!("`len` takes a `&[T]` or `Out<T>` parameter, and `{name}` is not one"),
+                ));
+            }
+            let factors = factors
+                .iter()
+                .map(|factor| {
+                    let index = position(factor)?;
+                    let ty = &params[index].ty;
+                    match params[index].class {
+                        Class::Scalar if quote!(#ty).to_string() == "u32" => Ok(index),
+                        _ => Err(syn::Error::new(
+                            factor.span(),
+                            format!("`{factor}` is not a `u32` parameter: `len` multiplies `u32`s"),
+                        )),
+                    }
+                })
+                .collect::<syn::Result<Vec<usize>>>()?;
+            Ok((index, factors))
+        })
+        .collect::<syn::Result<_>>()?;
+    let block = options.block.as_ref().map(|dims| {
+        let one: syn::Expr = syn::parse_quote!(1);
+        let dim = |i: usize| dims.get(i).cloned().unwrap_or_else(|| one.clone());
+        [dim(0), dim(1), dim(2)]
+    });
+    Ok(LengthRules {
+        same_len: same_len_indices(options, params)?,
+        products,
+        block,
+    })
 }

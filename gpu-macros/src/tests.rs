@@ -208,6 +208,43 @@ fn same_len_must_name_slices_or_outputs() {
 }
 
 #[test]
+fn len_takes_a_slice_and_u32_factors_and_block_a_shape() {
+    let item = "pub fn k(n: u32, m: u32, w: u64, x: &[f32], y: Out<f32>) {}";
+    assert!(error_of("len(x = n * z)", item).contains("no kernel parameter named `z`"));
+    assert!(error_of("len(n = m)", item).contains("`len` takes a `&[T]` or `Out<T>`"));
+    assert!(error_of("len(x = n * w)", item).contains("`w` is not a `u32` parameter"));
+    assert!(error_of("len(x = n * y)", item).contains("`y` is not a `u32` parameter"));
+    assert!(error_of("len(x = n m)", item).contains("expected `len(x = a * b)`"));
+    assert!(error_of("block(1, 2, 3, 4)", item).contains("1 to 3 constant sizes"));
+    assert!(error_of("block(32), block(32)", item).contains("1 to 3 constant sizes"));
+    // The launch gets the rules as parameter indices and the shape with missing sizes 1; the
+    // entries get them as facts.
+    let code = expand_str("len(y = n * m), block(32, 8)", item).unwrap();
+    assert!(
+        code.contains("with_len_products (& [:: ferrocuda_std :: abi :: LenProduct :: new (4usize , & [0usize , 1usize])])"),
+        "{code}"
+    );
+    assert!(
+        code.contains(
+            "with_block (:: ferrocuda_std :: Dim3 :: new ((32) as u32 , (8) as u32 , (1) as u32))"
+        ),
+        "{code}"
+    );
+    assert!(
+        code.contains(
+            "y . len () as u64 == 1u64 . wrapping_mul (n as u64) . wrapping_mul (m as u64)"
+        ),
+        "{code}"
+    );
+    assert_eq!(
+        code.matches("assert_unchecked (__ferrocuda_block ==")
+            .count(),
+        1,
+        "{code}"
+    );
+}
+
+#[test]
 fn each_instance_is_an_entry_named_after_its_types() {
     let code = expand_str(
         "same_len(x, out), instances(f32, [u8; 4], f64 as wide)",

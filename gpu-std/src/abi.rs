@@ -150,9 +150,29 @@ impl Param {
 /// exactly what `cuLaunchKernel` receives as `kernelParams`.
 ///
 /// # Safety
-/// Each slice and output's pointer must be valid for its length, and the lengths of each
-/// `same_len` group ([`KernelInfo::same_len`]) must be equal: the kernel is compiled assuming so.
+/// Each slice and output's pointer must be valid for its length, the lengths of each `same_len`
+/// group ([`KernelInfo::same_len`]) must be equal and each [`LenProduct`] must hold: the kernel
+/// is compiled assuming so.
 pub type CpuEntry = unsafe fn(params: &[*const u8], block: &BlockContext);
+
+/// `#[kernel(len(x = a * b))]`: parameter `param` (a slice or an output) has as many elements
+/// as the product of the `u32` scalar parameters `factors`, and that product is at most
+/// `u32::MAX`, so the kernel may index it with 32-bit arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LenProduct {
+    /// The slice or output, by parameter index.
+    pub param: usize,
+    /// The `u32` scalars, by parameter index.
+    pub factors: &'static [usize],
+}
+
+impl LenProduct {
+    /// Used by `#[kernel]`.
+    #[doc(hidden)]
+    pub const fn new(param: usize, factors: &'static [usize]) -> Self {
+        LenProduct { param, factors }
+    }
+}
 
 /// Everything about a kernel that does not depend on its parameter types.
 #[derive(Clone, Copy, Debug)]
@@ -164,6 +184,12 @@ pub struct KernelInfo {
     /// Groups of parameter indices (slices and outputs) that must have the same length, from
     /// `#[kernel(same_len(a, b, out))]`; checked before every launch.
     pub same_len: &'static [&'static [usize]],
+    /// Slices and outputs whose length must be a product of `u32` scalars that fits in a `u32`,
+    /// from `#[kernel(len(x = a * b))]`; checked before every launch.
+    pub len_products: &'static [LenProduct],
+    /// The one block shape the kernel runs with, from `#[kernel(block(x, y, z))]`; checked
+    /// before every launch.
+    pub block: Option<crate::Dim3>,
     /// The kernel takes a `Grid` (its last parameter): it needs a cooperative launch, which
     /// passes the launch's grid barrier as two more PTX parameters (`.u64` pointer, `.u64` 1).
     pub cooperative: bool,
@@ -225,6 +251,8 @@ impl<P> Kernel<P> {
                 name,
                 params,
                 same_len,
+                len_products: &[],
+                block: None,
                 cooperative: false,
             },
             cpu,
@@ -236,6 +264,20 @@ impl<P> Kernel<P> {
     #[doc(hidden)]
     pub const fn cooperative(mut self) -> Self {
         self.info.cooperative = true;
+        self
+    }
+
+    /// Used by `#[kernel(len(x = a * b))]`.
+    #[doc(hidden)]
+    pub const fn with_len_products(mut self, products: &'static [LenProduct]) -> Self {
+        self.info.len_products = products;
+        self
+    }
+
+    /// Used by `#[kernel(block(x, y, z))]`.
+    #[doc(hidden)]
+    pub const fn with_block(mut self, block: crate::Dim3) -> Self {
+        self.info.block = Some(block);
         self
     }
 

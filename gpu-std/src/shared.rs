@@ -105,6 +105,32 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
         }
     }
 
+    /// As [`from_raw_parts`](Shared::from_raw_parts), with `window`, the array's shared-window
+    /// address as its declaration gives it (`mov.u32 w, SYMBOL`): `#[kernel]` calls it for each
+    /// `shared!`. ptxas turns the conversion of a generic address back into the window into
+    /// three more instructions (and keeps the generic address's upper half in a register) than
+    /// the symbol's own 32-bit address, which is what nvcc uses.
+    ///
+    /// # Safety
+    /// As [`from_raw_parts`](Shared::from_raw_parts), and `window` is `ptr`'s shared-window
+    /// address.
+    #[cfg(target_arch = "nvptx64")]
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw_parts_in_window(
+        _scope: &'b BlockScope,
+        ptr: *mut T,
+        window: u32,
+        len: usize,
+    ) -> Self {
+        Shared {
+            ptr,
+            len,
+            window,
+            _block: PhantomData,
+        }
+    }
+
     /// # Safety
     /// `ptr` must be valid for `len` elements of `T`, aligned, for `'b`, and used only through
     /// `Shared` handles by the threads of the current block.

@@ -185,6 +185,11 @@ impl ParamSlot {
     pub fn as_ptr(&self) -> *const u8 {
         self.bytes.as_ptr()
     }
+
+    /// Its bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes[..self.size]
+    }
 }
 
 /// Memory of `T`s that a kernel reads, lent for one launch: made by ferrocuda only (from `[T]`,

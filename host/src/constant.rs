@@ -1,16 +1,23 @@
 //! [`Module::set_constant`]: sets a kernel crate's constant table (`ferrocuda_std::constant!`)
 //! before the next launches, on a GPU (`cuModuleGetGlobal` and a copy) or on the CPU executor
-//! (the module's own copy).
+//! (the module's own copy); [`Module::launch_with_constant`]: a launch that carries its table.
 
+use crate::args::KernelArgs;
+use crate::cooperative;
 use crate::device::Backend;
 use crate::error::{Error, Result};
+use crate::launch::LaunchConfig;
 use crate::module::Module;
+use ferrocuda_std::abi::Kernel;
 use ferrocuda_std::constant::{ConstElement, ConstTable};
 
 impl Module {
-    /// Sets constant table `table` to `data`, for every launch of this module from now on (a
-    /// launch already queued on a GPU stream may see either). Each module, and so each device,
-    /// has its own tables; one never set reads as zeros.
+    /// Sets constant table `table` to `data`, for every launch of this module from now on. It
+    /// first waits for every kernel queued on the device (on any stream), so none of them sees
+    /// the new bytes, and then for the copy. Each module, and so each device, has its own
+    /// tables; one never set reads as zeros. A launch that needs its own bytes while other
+    /// threads or streams launch with others carries them:
+    /// [`launch_with_constant`](Module::launch_with_constant).
     ///
     /// ```
     /// use ferrocuda_host::{Device, Ptx};
@@ -35,6 +42,50 @@ impl Module {
         table: &ConstTable<T, N>,
         data: &[T],
     ) -> Result<()> {
+        let bytes = self.table_bytes(table, data)?;
+        match (self.device().backend(), self.loaded()) {
+            (Backend::Gpu(gpu), Some(loaded)) => gpu.set_constant(loaded, table.name(), bytes),
+            _ => {
+                self.cpu_constants().set(table.name(), bytes);
+                Ok(())
+            }
+        }
+    }
+
+    /// Launches `kernel` as [`Module::launch`] does, with constant table `table` set to `data`
+    /// for it: the table is what this launch reads, whatever other threads launch meanwhile
+    /// with other bytes, on any stream. On a GPU the write and the launch are queued on the
+    /// launch's stream under the module's table lock, the write after the kernels that read the
+    /// table before (carried there by this method) and before this one, without waiting on the
+    /// host; a table that already holds `data` is not written again. On the CPU executor the
+    /// launch runs with its own copy of the tables. The table keeps `data` afterwards, as after
+    /// [`set_constant`](Module::set_constant).
+    ///
+    /// Launches that do not carry the table (plain [`Module::launch`] on another stream) are not
+    /// ordered against these writes: a kernel that reads a table other launches change should
+    /// be launched with it.
+    ///
+    /// # Errors
+    /// Those of [`set_constant`](Module::set_constant) and [`Module::launch`].
+    pub fn launch_with_constant<'a, P, A: KernelArgs<'a, P>, T: ConstElement, const N: usize>(
+        &self,
+        kernel: &Kernel<P>,
+        config: LaunchConfig,
+        table: &ConstTable<T, N>,
+        data: &[T],
+        args: A,
+    ) -> Result<()> {
+        cooperative::refuse_plain_launch(kernel.info())?;
+        let bytes = self.table_bytes(table, data)?;
+        self.launch_as(kernel, config, args, false, Some((table.name(), bytes)))
+    }
+
+    /// `data` as the bytes of `table`, checked against the table and the module's PTX.
+    fn table_bytes<'d, T: ConstElement, const N: usize>(
+        &self,
+        table: &ConstTable<T, N>,
+        data: &'d [T],
+    ) -> Result<&'d [u8]> {
         let bytes = core::mem::size_of::<[T; N]>();
         let error = |detail: String| Error::ConstantTable {
             table: table.name(),
@@ -64,14 +115,7 @@ impl Module {
             }
             Some(_) => {}
         }
-        let bytes: &[u8] = bytemuck::cast_slice(data);
-        match (self.device().backend(), self.loaded()) {
-            (Backend::Gpu(gpu), Some(loaded)) => gpu.set_constant(loaded, table.name(), bytes),
-            _ => {
-                self.cpu_constants().set(table.name(), bytes);
-                Ok(())
-            }
-        }
+        Ok(bytemuck::cast_slice(data))
     }
 }
 

@@ -135,6 +135,36 @@ pub enum Error {
         detail: String,
     },
 
+    /// An argument declared `len(x = a * b)` does not have `a·b` elements, or `a·b` is above
+    /// `u32::MAX`.
+    #[error(
+        "kernel `{kernel}`: `{param}` has {len} elements but {detail}; the kernel needs it to have \
+         {factors} elements, at most u32::MAX"
+    )]
+    LengthNotProduct {
+        /// The kernel.
+        kernel: &'static str,
+        /// The slice or output.
+        param: &'static str,
+        /// Its length.
+        len: usize,
+        /// The factors' names, `rows·cols`.
+        factors: String,
+        /// The factors' values and their product.
+        detail: String,
+    },
+
+    /// A kernel declared `block(x, y, z)` was launched with blocks of another shape.
+    #[error("kernel `{kernel}` runs in blocks of {required} threads, but the launch has blocks of {block}")]
+    BlockShape {
+        /// The kernel.
+        kernel: &'static str,
+        /// The shape it declares.
+        required: Dim3,
+        /// The launch's.
+        block: Dim3,
+    },
+
     /// Two arguments declared `same_len` have different lengths.
     #[error(
         "kernel `{kernel}`: `{first}` has {first_len} elements but `{second}` has {second_len}; \

@@ -4,7 +4,7 @@ pub(crate) use crate::args::{Arg, LaunchArg, ParamSlot};
 use crate::error::{Error, Result};
 use crate::ptx::PtxEntry;
 use crate::stream::Stream;
-use ferrocuda_std::abi::{KernelInfo, ParamClass};
+use ferrocuda_std::abi::{KernelInfo, LenProduct, ParamClass};
 use ferrocuda_std::Dim3;
 
 /// Grid and block sizes of a launch, plus its optional stream and dynamic shared memory: Numba's
@@ -214,12 +214,70 @@ pub(crate) fn check_lengths(info: &KernelInfo, args: &[LaunchArg<'_>]) -> Result
             }
         }
     }
+    for product in info.len_products {
+        check_len_product(info, product, args)?;
+    }
     debug_assert!(info
         .params
         .iter()
         .zip(args)
         .all(|(p, a)| (p.class == ParamClass::Scalar) == a.arg.elements().is_none()));
     Ok(())
+}
+
+/// A kernel declared `block(x, y, z)` is launched with blocks of that shape.
+pub(crate) fn check_block(info: &KernelInfo, config: &LaunchConfig<'_>) -> Result<()> {
+    match info.block {
+        Some(required) if required != config.block => Err(Error::BlockShape {
+            kernel: info.name,
+            required,
+            block: config.block,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A `len(x = a * b)` parameter has `a·b` elements, and `a·b` fits in a `u32` (the kernel may
+/// index it in 32 bits).
+fn check_len_product(info: &KernelInfo, rule: &LenProduct, args: &[LaunchArg<'_>]) -> Result<()> {
+    let len = args[rule.param].arg.elements().unwrap_or(0);
+    let values: Vec<u32> = rule
+        .factors
+        .iter()
+        .map(|&f| match &args[f].arg {
+            Arg::Scalar(slot) => u32::from_ne_bytes(
+                slot.bytes()
+                    .try_into()
+                    .expect("check_args checked the scalar's size: a u32"),
+            ),
+            _ => unreachable!("`#[kernel]` makes only u32 scalars factors of a `len` product"),
+        })
+        .collect();
+    let product = values
+        .iter()
+        .try_fold(1u64, |p, &v| p.checked_mul(u64::from(v)));
+    let fits = product.is_some_and(|p| p <= u64::from(u32::MAX));
+    if product == Some(len as u64) && fits {
+        return Ok(());
+    }
+    let names: Vec<&str> = rule.factors.iter().map(|&f| info.params[f].name).collect();
+    let values: Vec<String> = values.iter().map(u32::to_string).collect();
+    let product = product.map_or_else(|| "more than u64::MAX".to_string(), |p| p.to_string());
+    let detail = format!("{} = {} = {product}", names.join("·"), values.join("·"));
+    Err(Error::LengthNotProduct {
+        kernel: info.name,
+        param: info.params[rule.param].name,
+        len,
+        factors: names.join("·"),
+        detail: if fits {
+            detail
+        } else {
+            format!(
+                "{detail}, above u32::MAX (the kernel indexes `{}` in 32 bits)",
+                info.params[rule.param].name
+            )
+        },
+    })
 }
 
 /// Launches a kernel, Numba style: `launch!(module, kernel[grid, block](args...))`.

@@ -217,7 +217,7 @@ impl Module {
         args: A,
     ) -> Result<()> {
         cooperative::refuse_plain_launch(kernel.info())?;
-        self.launch_as(kernel, config, args, false)
+        self.launch_as(kernel, config, args, false, None)
     }
 
     /// Launches a kernel that takes a `Grid` (`grid.sync()`), with every block resident at once;
@@ -236,21 +236,25 @@ impl Module {
         config: LaunchConfig,
         args: A,
     ) -> Result<()> {
-        self.launch_as(kernel, config, args, true)
+        self.launch_as(kernel, config, args, true, None)
     }
 
-    fn launch_as<'a, P, A: KernelArgs<'a, P>>(
+    /// The launch behind `launch`, `launch_cooperative` and `launch_with_constant` (`table`: the
+    /// constant table it carries, by name, and its bytes, already checked).
+    pub(crate) fn launch_as<'a, P, A: KernelArgs<'a, P>>(
         &self,
         kernel: &Kernel<P>,
         config: LaunchConfig,
         args: A,
         cooperative: bool,
+        table: Option<(&'static str, &[u8])>,
     ) -> Result<()> {
         let info = kernel.info();
         let entry = self.entry(info.name)?;
         let args = crate::args::into_launch_args(args);
         crate::args::check_args(info, &args)?;
         launch::check_lengths(info, &args)?;
+        launch::check_block(info, &config)?;
         let mut args = crate::args::into_ptx_args(args);
         // A cooperative kernel's grid barrier: its last PTX parameters, zeroed for this launch.
         let mut barrier = match info.cooperative {
@@ -273,14 +277,28 @@ impl Module {
                     )?;
                     cooperative::check_co_resident(info, &config, &self.device, per_sm)?;
                 }
-                gpu.launch(loaded, info.name, &config, args, cooperative)
+                let launch = || gpu.launch(loaded, info.name, &config, args, cooperative);
+                match table {
+                    Some((name, bytes)) => {
+                        gpu.launch_carrying(loaded, name, bytes, config.stream, launch)
+                    }
+                    None => launch(),
+                }
             }
             _ => {
                 if cooperative {
                     let per_worker = cooperative::cpu_blocks_per_worker(block_threads);
                     cooperative::check_co_resident(info, &config, &self.device, Some(per_worker))?;
                 }
-                let constants = self.cpu_constants().clone();
+                // A carried table is set and the launch's copy taken in one step: concurrent
+                // launches carrying other bytes each run with their own.
+                let constants = {
+                    let mut tables = self.cpu_constants();
+                    if let Some((name, bytes)) = table {
+                        tables.set(name, bytes);
+                    }
+                    tables.clone()
+                };
                 let entry = kernel.cpu_entry();
                 let device = &self.device;
                 cpu::launch(info, entry, &config, device, &constants, args, cooperative)

@@ -85,15 +85,21 @@ fn an_uninitialized_shared_read_faults() {
     );
 }
 
+/// The tiled transpose with its tile's shared-window address (`mov.u32 %r, TILE`) moved past the
+/// tile's 4224 bytes: its first shared access faults. (A generic address used as a shared one:
+/// `a_generic_address_used_as_shared_faults`.)
 #[test]
-fn a_missing_cvta_to_shared_faults() {
+fn a_shared_window_past_the_tile_faults() {
     let ptx = edit_kernel(library_ptx(), "transpose_tiled", |l| {
-        Some(l.replace("cvta.to.shared.u64", "mov.u64"))
+        Some(match l.contains("mov.u32") {
+            true => l.replace("__ferrocuda_shared_transpose_tiled_0;", "4224;"),
+            false => l.to_string(),
+        })
     });
     assert_ne!(
         ptx,
         library_ptx(),
-        "the kernel converts with cvta.to.shared"
+        "the kernel reads its tile's window with mov.u32"
     );
     let fault = transpose(&Module::parse(&ptx).unwrap()).3.unwrap_err();
     assert_eq!(fault.kind, FaultKind::IllegalAddress, "{fault}");

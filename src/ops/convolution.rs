@@ -2,9 +2,10 @@
 
 use super::{check_len, checked_product, grid_2d, to_u32};
 use crate::kernels::convolution::{
-    convolve_2d as convolve_2d_kernel, CONV_MAX_CHANNELS, CONV_MAX_RADIUS, CONV_TILE_X, CONV_TILE_Y,
+    convolve_2d_const, CONV_MAX_CHANNELS, CONV_MAX_RADIUS, CONV_MAX_TAPS, CONV_TILE_X, CONV_TILE_Y,
+    CONV_WEIGHTS,
 };
-use crate::{launch, Error, InputData, Module, OutputData, Result};
+use crate::{Error, InputData, LaunchConfig, Module, OutputData, Result};
 
 /// Largest radius of a [`Filter`]: 2, a 5 × 5 filter (the kernel's shared tile has room for a
 /// halo that wide).
@@ -130,8 +131,8 @@ impl Filter {
 /// ```
 ///
 /// # Errors
-/// [`Error::InvalidInput`] before anything runs if `width` or `height` is zero or above
-/// `u32::MAX`, `channels` is not 1 to 3, `width·height·channels` overflows, `image` or `output`
+/// [`Error::InvalidInput`] before anything runs if `width` or `height` is zero or at least 2^31,
+/// `channels` is not 1 to 3, `width·height·channels` is above `u32::MAX`, `image` or `output`
 /// is not that long, or the image needs more blocks than the device's grid allows (65,535 in y
 /// on CUDA GPUs: more than 524,280 rows); launch errors.
 pub fn convolve_2d(
@@ -161,6 +162,15 @@ pub fn convolve_2d(
     let (w, h) = (to_u32(OP, "width", width)?, to_u32(OP, "height", height)?);
     let pixels = checked_product(OP, "width·height", width, height)?;
     let len = checked_product(OP, "width·height·channels", pixels, channels)?;
+    // The kernel indexes in 32 bits (`len(image = width * height * channels)`) and clamps
+    // coordinates of sides below 2^31.
+    to_u32(OP, "width·height·channels", len)?;
+    if (width | height) >= 1 << 31 {
+        return Err(Error::InvalidInput {
+            op: OP,
+            detail: format!("width and height must be below 2^31, got {width} × {height}"),
+        });
+    }
     let why = format!("{width} × {height} pixels of {channels} channels");
     check_len(OP, "image", image.len(), len, &why)?;
     check_len(OP, "output", output.len(), len, &why)?;
@@ -168,5 +178,18 @@ pub fn convolve_2d(
     let grid = grid_2d(OP, kernels, (width, "columns"), (height, "rows"), tile)?;
     let block = (CONV_TILE_X as u32, CONV_TILE_Y as u32);
     let (c, r) = (channels as u32, filter.radius as u32);
-    launch!(kernels, convolve_2d_kernel[grid, block](image, output, filter.weights(), w, h, c, r))
+    // The weights go to constant memory (the kernel's multiply-adds read them from there, and
+    // need 8 registers fewer than holding them), carried by the launch, so that concurrent
+    // calls with other filters each get their own; the table's unused taps are zeros.
+    let mut weights = [0.0f32; CONV_MAX_TAPS];
+    weights[..filter.weights.len()].copy_from_slice(&filter.weights);
+    let config = LaunchConfig::try_new(grid, block)?;
+    let kernel = &convolve_2d_const;
+    kernels.launch_with_constant(
+        kernel,
+        config,
+        &CONV_WEIGHTS,
+        &weights,
+        (image, output, w, h, c, r),
+    )
 }

@@ -36,8 +36,8 @@ pub enum Transpose {
 /// ```
 ///
 /// # Errors
-/// [`Error::InvalidInput`] before anything runs if `rows` or `cols` is zero or above
-/// `u32::MAX`, if `rows·cols` overflows, if `input` or `output` is not `rows·cols` long, or if
+/// [`Error::InvalidInput`] before anything runs if `rows` or `cols` is zero, if `rows·cols` is
+/// above `u32::MAX` (the kernels index in 32 bits), if `input` or `output` is not `rows·cols` long, or if
 /// the matrix needs more blocks than the device's grid allows (65,535 in y on CUDA GPUs: more
 /// than 2,097,120 rows for [`Transpose::Coalesced`]); launch errors.
 pub fn transpose<T: Element>(
@@ -57,6 +57,8 @@ pub fn transpose<T: Element>(
     }
     let (r, c) = (to_u32(OP, "rows", rows)?, to_u32(OP, "cols", cols)?);
     let len = checked_product(OP, "rows·cols", rows, cols)?;
+    // The kernels index in 32 bits (`len(input = rows * cols)`).
+    to_u32(OP, "rows·cols", len)?;
     let why = format!("rows × cols = {rows} × {cols}");
     check_len(OP, "input", input.len(), len, &why)?;
     check_len(OP, "output", output.len(), len, &why)?;

@@ -22,6 +22,8 @@ pub(crate) struct LoadedModule {
     current: Mutex<Arc<ModuleInContext>>,
     /// The constant tables set so far, written again when the module is loaded in a new context.
     constants: Mutex<ferrocuda_std::cpu::ConstantTables>,
+    /// The module's table lock, with the stream-ordered uses of the tables.
+    carried: Mutex<constants::CarriedTables>,
 }
 
 /// A module in one context, with its functions looked up once.
@@ -237,6 +239,7 @@ impl GpuDevice {
             info: info.clone(),
             current: Mutex::new(module),
             constants: Mutex::default(),
+            carried: Mutex::default(),
         })
     }
 
