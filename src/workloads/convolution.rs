@@ -123,7 +123,7 @@ impl Workload for Convolution {
         self.check(&self.output)
     }
     fn kernels(&self) -> &'static [&'static str] {
-        &["convolve_2d"]
+        &["convolve_2d_const"]
     }
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
         let device = kernels.device();
