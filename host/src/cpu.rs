@@ -108,6 +108,7 @@ pub(crate) fn launch(
             checked: options.checked,
             deadline,
             stack_bytes: options.stack_bytes,
+            coroutines: options.force_coroutines,
         };
         let params = &params;
         let run = || {
