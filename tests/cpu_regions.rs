@@ -42,7 +42,9 @@ fn bug_of(result: ferrocuda::Result<()>) -> (KernelBug, ferrocuda::Dim3) {
 }
 
 fn inputs(n: usize) -> Vec<u32> {
-    (0..n as u32).map(|i| i.wrapping_mul(2654435761) >> 7).collect()
+    (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) >> 7)
+        .collect()
 }
 
 #[test]
@@ -131,7 +133,11 @@ fn a_block_that_returns_before_its_barrier_is_done_and_the_others_go_on() {
         let mut out = vec![0u32; 256];
         launch!(module, reverse_unless_past[4, 64](&x, &mut out, 2u32, 0u32)).unwrap();
         for (i, &o) in out.iter().enumerate() {
-            let expected = if i < 128 { x[i - i % 64 + 63 - i % 64] } else { 0 };
+            let expected = if i < 128 {
+                x[i - i % 64 + 63 - i % 64]
+            } else {
+                0
+            };
             assert_eq!(o, expected, "{name}: element {i}");
         }
     }
@@ -145,9 +151,13 @@ fn threads_that_return_before_a_barrier_others_wait_at_are_barrier_divergence() 
         let result = launch!(module, reverse_unless_past[1, 64](&x, &mut out, 1u32, 1u32));
         let (bug, _) = bug_of(result);
         let message = bug.to_string();
-        assert!(matches!(bug, KernelBug::BarrierDivergence { .. }), "{name}: {message}");
         assert!(
-            message.contains("32 threads waiting at sync_threads() at test-kernels/src/regions.rs:")
+            matches!(bug, KernelBug::BarrierDivergence { .. }),
+            "{name}: {message}"
+        );
+        assert!(
+            message
+                .contains("32 threads waiting at sync_threads() at test-kernels/src/regions.rs:")
                 && message.contains("32 threads returned without reaching it"),
             "{name}: {message}"
         );
@@ -160,8 +170,14 @@ fn a_loop_whose_trip_count_differs_between_threads_is_barrier_divergence() {
         let mut out = vec![0u32; 64];
         let (bug, _) = bug_of(launch!(module, divergent_rounds[1, 64](&mut out, 3u32)));
         let message = bug.to_string();
-        assert!(matches!(bug, KernelBug::BarrierDivergence { .. }), "{name}: {message}");
-        assert!(message.contains("test-kernels/src/regions.rs:"), "{name}: {message}");
+        assert!(
+            matches!(bug, KernelBug::BarrierDivergence { .. }),
+            "{name}: {message}"
+        );
+        assert!(
+            message.contains("test-kernels/src/regions.rs:"),
+            "{name}: {message}"
+        );
     }
 }
 
@@ -231,11 +247,42 @@ fn the_library_kernels_give_the_same_results_on_both_paths() {
             .unwrap();
         for i in 0..m {
             for j in 0..n {
-                let expected: f64 = (0..k).map(|p| a[i * k + p] as f64 * b[p * n + j] as f64).sum();
-                assert!((product[i * n + j] as f64 - expected).abs() < 1e-3, "coroutines={coroutines}");
+                let expected: f64 = (0..k)
+                    .map(|p| a[i * k + p] as f64 * b[p * n + j] as f64)
+                    .sum();
+                assert!(
+                    (product[i * n + j] as f64 - expected).abs() < 1e-3,
+                    "coroutines={coroutines}"
+                );
             }
         }
         results.push((transposed, product));
     }
     assert_eq!(results[0], results[1]);
+}
+
+#[test]
+fn a_barrier_the_macro_cannot_see_is_reported_on_the_split_path_and_run_on_coroutines() {
+    let x = inputs(64);
+    let mut out = vec![0u32; 64];
+    assert_eq!(barrier_in_a_method.info().cpu_path, CpuPath::Elementwise);
+    for checked in [false, true] {
+        let (bug, thread) =
+            bug_of(launch!(module(checked, false), barrier_in_a_method[2, 32](&x, &mut out)));
+        let message = bug.to_string();
+        assert!(
+            message.contains("sync_threads() at test-kernels/src/regions.rs:")
+                && message.contains("FERROCUDA_CPU_PATH=coroutine"),
+            "{message}"
+        );
+        assert_eq!(
+            thread,
+            ferrocuda::Dim3::new(0, 0, 0),
+            "the first thread to reach it"
+        );
+        launch!(module(checked, true), barrier_in_a_method[2, 32](&x, &mut out)).unwrap();
+        for (i, &o) in out.iter().enumerate() {
+            assert_eq!(o, x[i - i % 32 + (i % 32 + 1) % 32], "element {i}");
+        }
+    }
 }

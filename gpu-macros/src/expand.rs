@@ -318,8 +318,10 @@ pub(crate) fn expand_entry(
     let coroutine_run = quote! {
         // SAFETY: the caller is the executor, which runs one block at a time on this OS
         // thread and clears it with `take_current` when the block unwinds.
-        unsafe {
-            ::ferrocuda_std::cpu::run_block(#block_arg, move || __ferrocuda_body #turbofish (#scope, #(#arg_names),*));
+        for #block_arg in ::ferrocuda_std::cpu::each_block(#block_arg) {
+            unsafe {
+                ::ferrocuda_std::cpu::run_block(&#block_arg, move || __ferrocuda_body #turbofish (#scope, #(#arg_names),*));
+            }
         }
     };
     let cpu_run = match &split_fn {

@@ -49,21 +49,26 @@ pub(crate) enum Plan {
     /// Regions between barriers.
     Regions(Vec<SegPlan>),
     /// The coroutine path, with the reason.
-    Coroutines(&'static str),
+    Coroutines(String),
 }
 
 /// A [`Seg`] ready for code generation.
 pub(crate) struct SegPlan(Seg);
 
 /// Decides how the CPU expansion runs `block` (the host body, after `shared!` was rewritten).
-pub(crate) fn plan(block: &Block, inputs: &Punctuated<FnArg, Token![,]>, cooperative: bool) -> Plan {
+pub(crate) fn plan(
+    block: &Block,
+    inputs: &Punctuated<FnArg, Token![,]>,
+    cooperative: bool,
+) -> Plan {
     if cooperative {
-        return Plan::Coroutines("a cooperative kernel (grid.sync())");
+        return Plan::Coroutines("a cooperative kernel (grid.sync())".into());
     }
     for input in inputs {
         if let FnArg::Typed(typed) = input {
-            if !matches!(&*typed.pat, Pat::Ident(p) if p.mutability.is_none() && p.by_ref.is_none()) {
-                return Plan::Coroutines("a mutable or destructured parameter");
+            if !matches!(&*typed.pat, Pat::Ident(p) if p.mutability.is_none() && p.by_ref.is_none())
+            {
+                return Plan::Coroutines("a mutable or destructured parameter".into());
             }
         }
     }
@@ -107,7 +112,11 @@ fn barrier_stmt(stmt: &Stmt) -> Option<Span> {
         .map(|s| s.ident.to_string())
         .collect();
     let is_barrier = matches!(
-        names.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
+        names
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
         ["sync_threads"] | ["thread", "sync_threads"] | ["ferrocuda_std", "thread", "sync_threads"]
     );
     (is_barrier && call.args.is_empty()).then(|| call.span())
@@ -115,11 +124,7 @@ fn barrier_stmt(stmt: &Stmt) -> Option<Span> {
 
 /// Cuts `stmts` into segments; `in_loop`: inside a split loop (no `break`/`continue` may leave
 /// a statement).
-fn structure(
-    stmts: &[Stmt],
-    locals: &BTreeSet<String>,
-    in_loop: bool,
-) -> Result<Vec<Seg>, &'static str> {
+fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result<Vec<Seg>, String> {
     let mut segs = Vec::new();
     let mut code = Vec::new();
     let flush = |code: &mut Vec<Stmt>, segs: &mut Vec<Seg>| {
@@ -136,11 +141,11 @@ fn structure(
         match stmt {
             Stmt::Expr(Expr::While(w), _) if has_barrier(&w.body) => {
                 if w.label.is_some() || !w.attrs.is_empty() {
-                    return Err("a labelled loop with a barrier");
+                    return Err("a labelled loop with a barrier".into());
                 }
                 check_code_expr(&w.cond, locals, false)?;
                 if contains_return(&w.cond) {
-                    return Err("a return in a loop condition");
+                    return Err("a return in a loop condition".into());
                 }
                 flush(&mut code, &mut segs);
                 segs.push(Seg::While {
@@ -151,11 +156,11 @@ fn structure(
             }
             Stmt::Expr(Expr::ForLoop(f), _) if has_barrier(&f.body) => {
                 if f.label.is_some() || !f.attrs.is_empty() {
-                    return Err("a labelled loop with a barrier");
+                    return Err("a labelled loop with a barrier".into());
                 }
                 check_code_expr(&f.expr, locals, false)?;
                 if contains_return(&f.expr) {
-                    return Err("a return in a loop's iterator");
+                    return Err("a return in a loop's iterator".into());
                 }
                 flush(&mut code, &mut segs);
                 segs.push(Seg::For {
@@ -165,9 +170,9 @@ fn structure(
                     span: f.for_token.span,
                 });
             }
-            Stmt::Item(_) => return Err("an item declared in the body"),
+            Stmt::Item(_) => return Err("an item declared in the body".into()),
             Stmt::Local(local) if local.init.is_none() => {
-                return Err("a `let` without a value");
+                return Err("a `let` without a value".into());
             }
             _ => {
                 check_stmt(stmt, locals, in_loop)?;
@@ -186,7 +191,7 @@ fn has_barrier(block: &Block) -> bool {
     scan.barriers > 0
 }
 
-fn check_stmt(stmt: &Stmt, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), &'static str> {
+fn check_stmt(stmt: &Stmt, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), String> {
     let mut scan = Scan {
         locals: Some(locals),
         ..Scan::default()
@@ -195,11 +200,7 @@ fn check_stmt(stmt: &Stmt, locals: &BTreeSet<String>, in_loop: bool) -> Result<(
     scan.verdict(in_loop)
 }
 
-fn check_code_expr(
-    expr: &Expr,
-    locals: &BTreeSet<String>,
-    in_loop: bool,
-) -> Result<(), &'static str> {
+fn check_code_expr(expr: &Expr, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), String> {
     let mut scan = Scan {
         locals: Some(locals),
         ..Scan::default()
@@ -215,7 +216,7 @@ struct Scan<'a> {
     locals: Option<&'a BTreeSet<String>>,
     barriers: usize,
     /// Why the statement cannot be in a region.
-    refuse: Option<&'static str>,
+    refuse: Option<String>,
     /// Loops (and labelled blocks) entered, for `break`/`continue`.
     loop_depth: usize,
     /// A `break` or `continue` outside every loop of the statement.
@@ -223,21 +224,23 @@ struct Scan<'a> {
 }
 
 impl Scan<'_> {
-    fn verdict(&self, in_loop: bool) -> Result<(), &'static str> {
+    fn verdict(&self, in_loop: bool) -> Result<(), String> {
         if self.barriers > 0 {
-            return Err("a barrier inside an `if`, `match`, block, closure or `loop`");
+            return Err("a barrier inside an `if`, `match`, block, closure or `loop`".into());
         }
-        if let Some(why) = self.refuse {
-            return Err(why);
+        if let Some(why) = &self.refuse {
+            return Err(why.clone());
         }
         if in_loop && self.escapes {
-            return Err("a `break` or `continue` out of a loop with a barrier");
+            return Err("a `break` or `continue` out of a loop with a barrier".into());
         }
         Ok(())
     }
 
-    fn refuse(&mut self, why: &'static str) {
-        self.refuse.get_or_insert(why);
+    fn refuse(&mut self, why: impl Into<String>) {
+        if self.refuse.is_none() {
+            self.refuse = Some(why.into());
+        }
     }
 
     fn call_path(&mut self, path: &ExprPath) {
@@ -256,21 +259,46 @@ impl Scan<'_> {
             return;
         }
         if segments.iter().any(|s| s == "warp" || s == "grid") {
-            self.refuse("a warp or grid operation");
+            self.refuse(format!(
+                "a warp or grid operation (`{}`)",
+                segments.join("::")
+            ));
             return;
         }
         let first = segments[0].as_str();
         let known_root = matches!(
             first,
-            "thread" | "core" | "std" | "math" | "ferrocuda_std" | "f32" | "f64" | "u8" | "u16"
-                | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64" | "i128"
-                | "isize" | "bool" | "char" | "Self" | "__private"
+            "thread"
+                | "core"
+                | "std"
+                | "math"
+                | "ferrocuda_std"
+                | "f32"
+                | "f64"
+                | "u8"
+                | "u16"
+                | "u32"
+                | "u64"
+                | "u128"
+                | "usize"
+                | "i8"
+                | "i16"
+                | "i32"
+                | "i64"
+                | "i128"
+                | "isize"
+                | "bool"
+                | "char"
+                | "Self"
+                | "__private"
         );
         let type_or_constructor = first.starts_with(|c: char| c.is_ascii_uppercase());
-        let local_closure =
-            segments.len() == 1 && self.locals.is_some_and(|l| l.contains(first));
+        let local_closure = segments.len() == 1 && self.locals.is_some_and(|l| l.contains(first));
         if !(known_root || type_or_constructor || local_closure) {
-            self.refuse("a call of a function #[kernel] cannot look into (it may hold a barrier)");
+            let name = segments.join("::");
+            self.refuse(format!(
+                "a call of `{name}`, which #[kernel] cannot look into (it may hold a barrier)"
+            ));
         }
     }
 }
@@ -424,7 +452,7 @@ fn declared(stmts: &[Stmt]) -> Vec<Ident> {
 
 /// Loop bodies may not shadow a name of an enclosing scope (the per-thread store at the loop
 /// head must keep one type per name).
-fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), &'static str> {
+fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), String> {
     let mut scope = outer.clone();
     for seg in segs {
         match seg {
@@ -445,7 +473,7 @@ fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), &'static s
                     }
                 }
                 if inner.iter().any(|n| scope.contains(&n.to_string())) {
-                    return Err("a loop with a barrier that shadows an outer variable");
+                    return Err("a loop with a barrier that shadows an outer variable".into());
                 }
                 let mut body_scope = scope.clone();
                 body_scope.extend(inner.iter().map(ToString::to_string));
@@ -471,7 +499,9 @@ fn idents_of(tokens: TokenStream2, into: &mut BTreeSet<String>) {
 
 fn seg_idents(seg: &Seg, into: &mut BTreeSet<String>) {
     match seg {
-        Seg::Code(stmts) => stmts.iter().for_each(|s| idents_of(s.to_token_stream(), into)),
+        Seg::Code(stmts) => stmts
+            .iter()
+            .for_each(|s| idents_of(s.to_token_stream(), into)),
         Seg::Barrier(_) => {}
         Seg::While { cond, body, .. } => {
             idents_of(cond.to_token_stream(), into);
@@ -553,7 +583,12 @@ impl Rewrite<'_> {
             .iter()
             .map(|s| s.ident.to_string())
             .collect();
-        let function = match names.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        let function = match names
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
             ["thread", f] | ["ferrocuda_std", "thread", f] => f.to_string(),
             _ => return None,
         };
@@ -610,8 +645,9 @@ pub(crate) fn elementwise(stmts: &[Stmt]) -> TokenStream2 {
         let #base_1d = #regions.base_1d();
         for #z in 0..__ferrocuda_dim.z {
             for #y in 0..__ferrocuda_dim.y {
+                #regions.enter_row(#base_1d, #y, #z);
                 for #x in 0..__ferrocuda_dim.x {
-                    #regions.enter_xyz(#base_1d, #x, #y, #z);
+                    #regions.enter_x(#base_1d, #x);
                     let #tid = ::ferrocuda_std::Dim3::new(#x, #y, #z);
                     #[allow(unused_labels)]
                     #label: {
@@ -634,7 +670,10 @@ struct Gen {
 impl Gen {
     fn fresh(&mut self, what: &str) -> Ident {
         self.counter += 1;
-        Ident::new(&format!("__ferrocuda_{what}_{}", self.counter), Span::mixed_site())
+        Ident::new(
+            &format!("__ferrocuda_{what}_{}", self.counter),
+            Span::mixed_site(),
+        )
     }
 
     /// One region: every live thread runs `prelude` and `stmts` with `carried_in` bound, and
@@ -659,7 +698,8 @@ impl Gen {
         let slot = Ident::new("__ferrocuda_slot", Span::mixed_site());
         quote! {
             let mut #next = #regions.store();
-            for (#linear, #slot) in #store.into_iter().enumerate() {
+            let mut #store = #store;
+            for (#linear, #slot) in #store.drain(..).enumerate() {
                 #[allow(unused_mut, unused_variables, unused_parens)]
                 let ::core::option::Option::Some((#(mut #carried_in,)*)) = #slot else {
                     #next.push(::core::option::Option::None);
@@ -674,6 +714,7 @@ impl Gen {
                     #next.push(::core::option::Option::Some((#(#carried_out,)*)));
                 }
             }
+            #regions.recycle(#store);
             #[allow(unused_variables)]
             let #store = #next;
         }
@@ -849,7 +890,8 @@ impl Gen {
         if let Seg::For { pat, .. } = seg {
             pattern_names(pat, &mut body_scope);
         }
-        let (body_code, _) = self.segs_with_prelude(body, head.clone(), body_scope, &used, &head, body_prelude);
+        let (body_code, _) =
+            self.segs_with_prelude(body, head.clone(), body_scope, &used, &head, body_prelude);
         let loop_site = quote_spanned!(span=> ::core::panic::Location::caller());
         let barrier_site = quote_spanned!(first_barrier=> ::core::panic::Location::caller());
         let head_store = self.fresh("head");

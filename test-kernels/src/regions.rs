@@ -52,7 +52,11 @@ pub fn block_scan(x: &[u32], out: Out<u32>) {
     thread::sync_threads();
     let mut offset = 1;
     while offset < n {
-        let earlier = if t >= offset { partial.get(t - offset) } else { 0 };
+        let earlier = if t >= offset {
+            partial.get(t - offset)
+        } else {
+            0
+        };
         thread::sync_threads();
         value = value.wrapping_add(earlier);
         partial.set(t, value);
@@ -77,7 +81,11 @@ pub fn block_scan_racy(x: &[u32], out: Out<u32>) {
     thread::sync_threads();
     let mut offset = 1;
     while offset < n {
-        let earlier = if t >= offset { partial.get(t - offset) } else { 0 };
+        let earlier = if t >= offset {
+            partial.get(t - offset)
+        } else {
+            0
+        };
         value = value.wrapping_add(earlier);
         partial.set(t, value);
         thread::sync_threads();
@@ -156,4 +164,30 @@ pub fn hidden_barrier(x: &[u32], out: Out<u32>) {
 #[inline(never)]
 fn wait_for_block() {
     thread::sync_threads();
+}
+
+/// Waits at a barrier inside a method, where `#[kernel]` cannot see it.
+struct Waiter;
+
+impl Waiter {
+    #[inline(never)]
+    fn wait(&self) {
+        thread::sync_threads();
+    }
+}
+
+/// A barrier in a method of the crate's own type: the macro sees no barrier and no unknown free
+/// function, so it takes the kernel for elementwise; the split path must report the barrier when
+/// it is reached (the coroutine path runs it). `out[i]` = `x` of the next thread of the block.
+#[kernel(same_len(x, out))]
+pub fn barrier_in_a_method(x: &[u32], out: Out<u32>) {
+    let tile = shared!([u32; SCAN_BLOCK]);
+    let t = thread::thread_idx().x as usize;
+    let n = thread::block_dim().x as usize;
+    let i = thread::index_1d();
+    tile.set(t, if i < x.len() { x[i] } else { 0 });
+    Waiter.wait();
+    if i < out.len() {
+        out.set(i, tile.get((t + 1) % n));
+    }
 }

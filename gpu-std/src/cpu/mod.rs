@@ -96,6 +96,21 @@ pub struct BlockContext {
     /// Run the block on the coroutine path even if `#[kernel]` split the kernel at its barriers
     /// (`CpuOptions::force_coroutines`): both paths must give the same results and reports.
     pub coroutines: bool,
+    /// How many blocks this call of the CPU entry runs: this one and the next ones along x
+    /// (0 counts as 1). The executor's own cost per call (a stack switch, the launch's
+    /// thread-local state) is then paid once per run of blocks, not per block.
+    pub blocks: u32,
+}
+
+/// The blocks a call of the CPU entry runs (see [`BlockContext::blocks`]), one by one. An
+/// executor internal: `#[kernel]`'s CPU entries call it.
+#[doc(hidden)]
+pub fn each_block(block: &BlockContext) -> impl Iterator<Item = BlockContext> + '_ {
+    (0..block.blocks.max(1)).map(move |k| BlockContext {
+        block_idx: Dim3::new(block.block_idx.x + k, block.block_idx.y, block.block_idx.z),
+        blocks: 1,
+        ..*block
+    })
 }
 
 /// The part of a [`BlockContext`] the thread functions read, kept apart from its flags so that
@@ -176,6 +191,7 @@ impl BlockContext {
         deadline: None,
         stack_bytes: 0,
         coroutines: false,
+        blocks: 1,
     };
 }
 

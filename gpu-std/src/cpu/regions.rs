@@ -11,7 +11,9 @@
 
 use super::bug::{raise, KernelBug};
 use super::interrupt::{self, Interruption};
-use super::{linear_to_dim, set_thread, shared, stack_guard, BlockContext, Geometry, BLOCK, THREAD};
+use super::{
+    linear_to_dim, set_thread, shared, stack_guard, BlockContext, Geometry, BLOCK, THREAD,
+};
 use super::{ThreadPos, DEFAULT_STACK_BYTES};
 use crate::thread::Dim3;
 use core::cell::Cell;
@@ -22,6 +24,42 @@ use std::vec::Vec;
 std::thread_local! {
     /// Whether a split block runs on this OS thread (a barrier reached then is a hidden one).
     static SPLIT: Cell<bool> = const { Cell::new(false) };
+    /// The per-thread stores' allocations, kept between the blocks this OS thread runs.
+    static KEPT: core::cell::RefCell<Pool> = const { core::cell::RefCell::new(Pool(Vec::new())) };
+}
+
+/// The allocation of an emptied per-thread store, for the next region or block to reuse.
+struct Kept {
+    ptr: *mut u8,
+    capacity: usize,
+    /// Size and alignment of the store's elements: what the allocation's layout is made of.
+    size: usize,
+    align: usize,
+}
+
+/// Emptied stores' allocations (at most [`Pool::MAX`]), freed when dropped.
+struct Pool(Vec<Kept>);
+
+impl Pool {
+    const MAX: usize = 32;
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        for kept in self.0.drain(..) {
+            // SAFETY: `kept` came from a `Vec` of `capacity` elements of this size and
+            // alignment (`Regions::recycle`), so this is the layout it was allocated with.
+            unsafe {
+                std::alloc::dealloc(
+                    kept.ptr,
+                    std::alloc::Layout::from_size_align_unchecked(
+                        kept.size * kept.capacity,
+                        kept.align,
+                    ),
+                )
+            }
+        }
+    }
 }
 
 /// Whether this OS thread runs a split block: [`super::block::wait`] reports a barrier then.
@@ -40,12 +78,17 @@ pub(crate) fn hidden_barrier(what: &str, site: &'static Location<'static>) -> ! 
          barriers (a barrier in a function it calls, which the macro cannot see); mark the \
          kernel #[kernel(coroutines)] or set FERROCUDA_CPU_PATH=coroutine"
     );
-    raise(super::current_thread(), KernelBug::BarrierDivergence { detail })
+    raise(
+        super::current_thread(),
+        KernelBug::BarrierDivergence { detail },
+    )
 }
 
 /// The state of one split block, lent to the generated region loops.
 pub struct Regions {
     block: BlockContext,
+    /// Allocations of emptied stores (taken from this OS thread's, and given back after).
+    pool: Pool,
     threads: usize,
     /// Threads that returned (they skip every later region).
     returned: usize,
@@ -64,16 +107,51 @@ impl Regions {
         self.threads
     }
 
-    /// An empty per-thread store with room for every thread (what a region leaves for the next).
+    /// An empty per-thread store with room for every thread (what a region leaves for the
+    /// next), reusing the allocation of an emptied one of the same layout if there is one: a
+    /// fresh allocation per region and block costs page faults.
     #[inline(always)]
-    pub fn store<T>(&self) -> Vec<Option<T>> {
+    pub fn store<T>(&mut self) -> Vec<T> {
+        let (size, align) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
+        let fits = |k: &Kept| k.size == size && k.align == align && k.capacity >= self.threads;
+        if size != 0 {
+            if let Some(at) = self.pool.0.iter().position(fits) {
+                let kept = self.pool.0.swap_remove(at);
+                // SAFETY: `kept` is the allocation of an emptied `Vec` of `capacity` elements
+                // of `T`'s size and alignment (`recycle`), which is `T`'s array layout.
+                return unsafe { Vec::from_raw_parts(kept.ptr as *mut T, 0, kept.capacity) };
+            }
+        }
         Vec::with_capacity(self.threads)
+    }
+
+    /// Empties `store` and keeps its allocation for [`Regions::store`].
+    #[inline(always)]
+    pub fn recycle<T>(&mut self, mut store: Vec<T>) {
+        store.clear();
+        let size = core::mem::size_of::<T>();
+        if size == 0 || store.capacity() == 0 {
+            return;
+        }
+        let mut store = core::mem::ManuallyDrop::new(store);
+        self.pool.0.push(Kept {
+            ptr: store.as_mut_ptr() as *mut u8,
+            capacity: store.capacity(),
+            size,
+            align: core::mem::align_of::<T>(),
+        });
+        if self.pool.0.len() > Pool::MAX {
+            // Dropped (freed) at once.
+            drop(Pool(std::vec![self.pool.0.swap_remove(0)]));
+        }
     }
 
     /// The store before the first region: every thread live, nothing carried.
     #[inline(always)]
-    pub fn first_store(&self) -> Vec<Option<()>> {
-        std::vec![Some(()); self.threads]
+    pub fn first_store(&mut self) -> Vec<Option<()>> {
+        let mut store = self.store();
+        store.resize(self.threads, Some(()));
+        store
     }
 
     /// The block's size.
@@ -101,7 +179,13 @@ impl Regions {
         let d = self.block.block_dim;
         let tid = if d.y == 1 && d.z == 1 {
             let index_1d = self.block.block_idx.x as usize * d.x as usize + linear;
-            THREAD.with(|t| t.set(ThreadPos { index_1d, y: 0, z: 0 }));
+            THREAD.with(|t| {
+                t.set(ThreadPos {
+                    index_1d,
+                    y: 0,
+                    z: 0,
+                })
+            });
             Dim3::new(linear as u32, 0, 0)
         } else {
             let tid = linear_to_dim(linear, d);
@@ -114,16 +198,27 @@ impl Regions {
         tid
     }
 
-    /// Makes the thread at `(x, y, z)` the running one, for the nested loops of a region
-    /// without per-thread state.
+    /// Starts row `(y, z)` of the block, for the nested loops of an elementwise region.
     #[inline(always)]
-    pub fn enter_xyz(&self, base_1d: usize, x: u32, y: u32, z: u32) {
+    pub fn enter_row(&self, base_1d: usize, y: u32, z: u32) {
         THREAD.with(|t| {
             t.set(ThreadPos {
-                index_1d: base_1d + x as usize,
+                index_1d: base_1d,
                 y,
                 z,
             })
+        });
+    }
+
+    /// Makes thread `x` of the row [`Regions::enter_row`] started the running one: one store
+    /// (only x changes along a row), and a deadline check point every
+    /// [`interrupt::THREADS_PER_POLL`] threads.
+    #[inline(always)]
+    pub fn enter_x(&self, base_1d: usize, x: u32) {
+        THREAD.with(|t| {
+            // SAFETY: a plain write to a field of this thread's own `Cell`; no reference to the
+            // cell's contents exists (`Cell` never hands one out).
+            unsafe { (*t.as_ptr()).index_1d = base_1d + x as usize }
         });
         if x % interrupt::THREADS_PER_POLL == 0 {
             interrupt::poll_deadline();
@@ -219,32 +314,38 @@ impl Regions {
 #[doc(hidden)]
 #[inline(always)]
 pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) {
-    BLOCK.with(|b| {
-        b.set(Geometry {
-            block_idx: block.block_idx,
-            block_dim: block.block_dim,
-            grid_dim: block.grid_dim,
-        })
-    });
-    shared::begin_block(block);
     interrupt::begin_block(block.deadline);
     let stack_bytes = match block.stack_bytes {
         0 => DEFAULT_STACK_BYTES,
         bytes => bytes,
     };
     SPLIT.with(|s| s.set(true));
-    let block_copy = *block;
+    let first = *block;
     let ended = stack_guard::on_guarded_stack(stack_bytes, &move || {
         let mut state = Regions {
-            block: block_copy,
-            threads: block_copy.block_dim.count() as usize,
+            block: first,
+            pool: KEPT.with(|k| Pool(core::mem::take(&mut k.borrow_mut().0))),
+            threads: first.block_dim.count() as usize,
             returned: 0,
             voted: 0,
             yes: 0,
             yes_thread: 0,
             no_thread: 0,
         };
-        regions(&mut state)
+        for block in super::each_block(&first) {
+            BLOCK.with(|b| {
+                b.set(Geometry {
+                    block_idx: block.block_idx,
+                    block_dim: block.block_dim,
+                    grid_dim: block.grid_dim,
+                })
+            });
+            shared::begin_block(&block);
+            state.block = block;
+            state.returned = 0;
+            regions(&mut state);
+        }
+        KEPT.with(|k| core::mem::swap(&mut k.borrow_mut().0, &mut state.pool.0));
     });
     SPLIT.with(|s| s.set(false));
     if ended == stack_guard::Ended::Overflowed {
