@@ -6,7 +6,6 @@
 //!
 //! `cargo bench --bench cpu_executor`; under `cargo test` every routine runs once at test sizes.
 
-#[allow(dead_code)]
 #[path = "../tests/support/mod.rs"]
 mod support;
 

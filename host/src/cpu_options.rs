@@ -173,6 +173,7 @@ mod tests {
             (CHECKED_ENV, "0"),
             (DEADLINE_ENV, "250"),
             (STACK_ENV, " 1024 "),
+            (PATH_ENV, "coroutine"),
         ])
         .unwrap();
         assert_eq!(
@@ -183,8 +184,10 @@ mod tests {
                 stack_bytes: 1 << 20,
                 memory_limit: None,
                 print_capture: None,
+                force_coroutines: true,
             }
         );
+        assert!(!from(&[(PATH_ENV, "split")]).unwrap().force_coroutines);
     }
 
     #[test]
@@ -195,6 +198,7 @@ mod tests {
             (DEADLINE_ENV, "1s"),
             (STACK_ENV, "big"),
             (STACK_ENV, "8"),
+            (PATH_ENV, "coroutines!"),
         ] {
             let error = from(&[(name, value)]).unwrap_err().to_string();
             assert!(

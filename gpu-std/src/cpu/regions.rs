@@ -192,7 +192,7 @@ impl Regions {
             set_thread(tid);
             tid
         };
-        if linear % interrupt::THREADS_PER_POLL as usize == 0 {
+        if linear.is_multiple_of(interrupt::THREADS_PER_POLL as usize) {
             interrupt::poll_deadline();
         }
         tid
@@ -220,7 +220,7 @@ impl Regions {
             // cell's contents exists (`Cell` never hands one out).
             unsafe { (*t.as_ptr()).index_1d = base_1d + x as usize }
         });
-        if x % interrupt::THREADS_PER_POLL == 0 {
+        if x.is_multiple_of(interrupt::THREADS_PER_POLL) {
             interrupt::poll_deadline();
         }
     }
