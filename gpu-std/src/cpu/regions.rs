@@ -173,7 +173,7 @@ impl Regions {
     }
 
     /// Makes thread `linear` (x fastest) of the block the running one; a deadline check point
-    /// every [`interrupt::THREADS_PER_POLL`] threads.
+    /// every 16th thread.
     #[inline(always)]
     pub fn enter(&self, linear: usize) -> Dim3 {
         let d = self.block.block_dim;
@@ -212,7 +212,7 @@ impl Regions {
 
     /// Makes thread `x` of the row [`Regions::enter_row`] started the running one: one store
     /// (only x changes along a row), and a deadline check point every
-    /// [`interrupt::THREADS_PER_POLL`] threads.
+    /// 16th thread.
     #[inline(always)]
     pub fn enter_x(&self, base_1d: usize, x: u32) {
         THREAD.with(|t| {
