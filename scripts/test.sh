@@ -36,6 +36,14 @@ check() {
   fi
 }
 
+# The CPU executor's two paths: the tests above ran kernels that #[kernel] split at their
+# barriers on the split path; these run them again forced onto coroutines (CPU halves only: the
+# GPU halves do not depend on it and ran above).
+check "checked mode, kernel language and ops tests on the coroutine path (FERROCUDA_CPU_PATH=coroutine)" \
+  env -u FERROCUDA_LIBCUDA -u FERROCUDA_EXPECT_GPU FERROCUDA_CPU_PATH=coroutine \
+  cargo test -q --test checked_mode --test kernel_language --test cpu_regions --test ops_transpose \
+  --test ops_matmul --test ops_group_by --test ops_statistics
+
 # Broken intra-doc links and the like are errors, as they would be on docs.rs.
 check "cargo doc --workspace --no-deps (RUSTDOCFLAGS=-D warnings)" \
   env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps

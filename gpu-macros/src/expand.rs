@@ -281,6 +281,7 @@ pub(crate) fn expand_entry(
         }
     }
     let same_len_groups = same_len.iter().map(|group| quote!(&[#(#group),*]));
+    let cpu = cpu_path(&host_block, body_inputs, cooperative);
     let cooperative = cooperative.then(|| quote!(.cooperative()));
     // The launch checked that each `same_len` group has equal lengths; telling the compiler lets
     // it drop the bounds checks of `b[i]` once `i < a.len()` holds (elementwise kernels then run
@@ -361,8 +362,50 @@ pub(crate) fn expand_entry(
             __ferrocuda_body #turbofish (#scope, #(#arg_names),*)
         }
     };
+    let CpuPathTokens { path, split_fn } = cpu;
+    let regions_arg = crate::regions::regions_ident();
+    let coroutine_run = quote! {
+        // SAFETY: the caller is the executor, which runs one block at a time on this OS
+        // thread and clears it with `take_current` when the block unwinds.
+        for #block_arg in ::ferrocuda_std::cpu::each_block(#block_arg) {
+            unsafe {
+                ::ferrocuda_std::cpu::run_block(&#block_arg, move || __ferrocuda_body #turbofish (#scope, #(#arg_names),*));
+            }
+        }
+    };
+    let cpu_run = match &split_fn {
+        None => coroutine_run,
+        Some(_) => quote! {
+            if #block_arg.coroutines {
+                #coroutine_run
+            } else {
+                // SAFETY: as for `run_block`: the executor runs one block at a time on this OS
+                // thread and clears it with `take_current` when the block unwinds.
+                unsafe {
+                    ::ferrocuda_std::cpu::run_regions(#block_arg, move |#regions_arg: &mut ::ferrocuda_std::cpu::Regions| {
+                        __ferrocuda_split #turbofish (#scope, #regions_arg, #(#arg_names),*)
+                    });
+                }
+            }
+        },
+    };
+    let split_fn = split_fn.map(|code| {
+        quote! {
+            #(#other_attrs)*
+            #[inline(always)]
+            #[allow(clippy::too_many_arguments, unused_variables, unused_mut, unused_parens, unreachable_code, clippy::let_unit_value, clippy::needless_return)]
+            fn __ferrocuda_split #body_generics (
+                #scope: &::ferrocuda_std::shared::BlockScope,
+                #regions_arg: &mut ::ferrocuda_std::cpu::Regions,
+                #body_inputs
+            ) #where_clause {
+                #code
+            }
+        }
+    });
     let host_kernel = quote! {{
         #host_body_fn
+        #split_fn
 
         /// Runs one block on the CPU from the packed PTX parameters.
         ///
@@ -380,11 +423,7 @@ pub(crate) fn expand_entry(
             #(#host_rebuild)*
             #(#same_len_facts)*
             #(#len_facts)*
-            // SAFETY: the caller is the executor, which runs one block at a time on this OS
-            // thread and clears it with `take_current` when the block unwinds.
-            unsafe {
-                ::ferrocuda_std::cpu::run_block(#block_arg, move || __ferrocuda_body #turbofish (#scope, #(#arg_names),*));
-            }
+            #cpu_run
         }
 
         const __FERROCUDA_PARAMS: &[::ferrocuda_std::abi::Param] = &[#(#infos),*];
@@ -397,7 +436,7 @@ pub(crate) fn expand_entry(
                 __FERROCUDA_PARAMS,
                 __FERROCUDA_SAME_LEN,
                 __ferrocuda_cpu_entry,
-            )#cooperative #len_products #block
+            )#cooperative #len_products #block .cpu_path(#path)
         }
     }};
     Ok(Expanded {
@@ -405,4 +444,33 @@ pub(crate) fn expand_entry(
         host_kernel,
         kernel_type: kernel_type(params),
     })
+}
+
+/// How the CPU entry runs blocks: the `CpuPath` it reports, and the split function's body for
+/// the elementwise and region paths (none for the coroutine path).
+struct CpuPathTokens {
+    path: TokenStream2,
+    split_fn: Option<TokenStream2>,
+}
+
+fn cpu_path(
+    host_block: &Block,
+    inputs: &syn::punctuated::Punctuated<syn::FnArg, syn::Token![,]>,
+    cooperative: bool,
+) -> CpuPathTokens {
+    use crate::regions::{self, Plan};
+    match regions::plan(host_block, inputs, cooperative) {
+        Plan::Elementwise(stmts) => CpuPathTokens {
+            path: quote!(::ferrocuda_std::abi::CpuPath::Elementwise),
+            split_fn: Some(regions::elementwise(&stmts)),
+        },
+        Plan::Regions(segs) => CpuPathTokens {
+            path: quote!(::ferrocuda_std::abi::CpuPath::Regions),
+            split_fn: Some(regions::regions(&segs)),
+        },
+        Plan::Coroutines(why) => CpuPathTokens {
+            path: quote!(::ferrocuda_std::abi::CpuPath::Coroutines(#why)),
+            split_fn: None,
+        },
+    }
 }

@@ -16,6 +16,7 @@ mod grid;
 mod math_methods;
 mod options;
 mod pod;
+mod regions;
 mod shared;
 mod signature;
 #[cfg(test)]

@@ -193,6 +193,33 @@ pub struct KernelInfo {
     /// The kernel takes a `Grid` (its last parameter): it needs a cooperative launch, which
     /// passes the launch's grid barrier as two more PTX parameters (`.u64` pointer, `.u64` 1).
     pub cooperative: bool,
+    /// How the CPU executor runs the kernel's blocks, as `#[kernel]` decided from its body.
+    pub cpu_path: CpuPath,
+}
+
+/// How the CPU executor runs a kernel's blocks (see docs/cpu-executor.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuPath {
+    /// No barrier or warp operation, and every call one `#[kernel]` knows: one loop over the
+    /// block's threads, the thread index a loop variable.
+    Elementwise,
+    /// Split at its barriers: each region between two barriers runs as a loop over the block's
+    /// threads, the variables live across a barrier kept per thread.
+    Regions,
+    /// Not split, for the reason given: threads run one after another until one reaches a
+    /// barrier or warp operation, then each thread is a coroutine, switched at every barrier.
+    Coroutines(&'static str),
+}
+
+impl CpuPath {
+    /// A short name: `elementwise`, `regions` or `coroutines`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CpuPath::Elementwise => "elementwise",
+            CpuPath::Regions => "regions",
+            CpuPath::Coroutines(_) => "coroutines",
+        }
+    }
 }
 
 impl KernelInfo {
@@ -254,6 +281,7 @@ impl<P> Kernel<P> {
                 len_products: &[],
                 block: None,
                 cooperative: false,
+                cpu_path: CpuPath::Coroutines("no plan"),
             },
             cpu,
             _params: PhantomData,
@@ -278,6 +306,13 @@ impl<P> Kernel<P> {
     #[doc(hidden)]
     pub const fn with_block(mut self, block: crate::Dim3) -> Self {
         self.info.block = Some(block);
+        self
+    }
+
+    /// Used by `#[kernel]`: how its CPU entry runs blocks.
+    #[doc(hidden)]
+    pub const fn cpu_path(mut self, path: CpuPath) -> Self {
+        self.info.cpu_path = path;
         self
     }
 

@@ -21,6 +21,11 @@ pub const STACK_ENV: &str = "FERROCUDA_CPU_STACK_KIB";
 /// panic message is formatted on it too. Pages are only committed when touched.
 pub const DEFAULT_STACK_BYTES: usize = ferrocuda_std::cpu::DEFAULT_STACK_BYTES;
 
+/// The environment variable that picks the CPU executor's path for kernels `#[kernel]` split
+/// at their barriers: `coroutine` runs them on the coroutine path, `split` (the default) on the
+/// split one (see [`CpuOptions::force_coroutines`]).
+pub const PATH_ENV: &str = "FERROCUDA_CPU_PATH";
+
 /// The smallest stack a simulated thread may have: room for the executor's own frames and a
 /// panic message.
 pub const MIN_STACK_BYTES: usize = 64 * 1024;
@@ -59,6 +64,12 @@ pub struct CpuOptions {
     /// Where kernels' `println!` lines go: `None` prints them to stdout, each prefixed with the
     /// thread's coordinates; a [`PrintCapture`] collects them instead (for tests to compare).
     pub print_capture: Option<PrintCapture>,
+    /// Run every kernel on the coroutine path (a stackful coroutine per thread, switched at each
+    /// barrier), also those `#[kernel]` split at their barriers or found barrier-free (which
+    /// otherwise run each region as a loop over the block's threads; see
+    /// `KernelInfo::cpu_path`). Both paths give the same results and the same reports: this is
+    /// for comparing them.
+    pub force_coroutines: bool,
 }
 
 impl Default for CpuOptions {
@@ -70,13 +81,14 @@ impl Default for CpuOptions {
             stack_bytes: DEFAULT_STACK_BYTES,
             memory_limit: None,
             print_capture: None,
+            force_coroutines: false,
         }
     }
 }
 
 impl CpuOptions {
-    /// The defaults, overridden by [`CHECKED_ENV`] (`1` or `0`), [`DEADLINE_ENV`] (milliseconds)
-    /// and [`STACK_ENV`] (KiB) where they are set.
+    /// The defaults, overridden by [`CHECKED_ENV`] (`1` or `0`), [`DEADLINE_ENV`] (milliseconds),
+    /// [`STACK_ENV`] (KiB) and [`PATH_ENV`] (`coroutine` or `split`) where they are set.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] naming the variable if one of them is set to something else.
@@ -106,6 +118,13 @@ impl CpuOptions {
                 .parse()
                 .map_err(|_| invalid(STACK_ENV, &value, "a whole number of KiB"))?;
             options.stack_bytes = kib.saturating_mul(1024);
+        }
+        if let Some(value) = var(PATH_ENV) {
+            options.force_coroutines = match value.trim() {
+                "coroutine" => true,
+                "split" => false,
+                _ => return Err(invalid(PATH_ENV, &value, "coroutine or split")),
+            };
         }
         options.validate()?;
         Ok(options)
@@ -154,6 +173,7 @@ mod tests {
             (CHECKED_ENV, "0"),
             (DEADLINE_ENV, "250"),
             (STACK_ENV, " 1024 "),
+            (PATH_ENV, "coroutine"),
         ])
         .unwrap();
         assert_eq!(
@@ -164,8 +184,10 @@ mod tests {
                 stack_bytes: 1 << 20,
                 memory_limit: None,
                 print_capture: None,
+                force_coroutines: true,
             }
         );
+        assert!(!from(&[(PATH_ENV, "split")]).unwrap().force_coroutines);
     }
 
     #[test]
@@ -176,6 +198,7 @@ mod tests {
             (DEADLINE_ENV, "1s"),
             (STACK_ENV, "big"),
             (STACK_ENV, "8"),
+            (PATH_ENV, "coroutines!"),
         ] {
             let error = from(&[(name, value)]).unwrap_err().to_string();
             assert!(

@@ -55,7 +55,7 @@ pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV}
 pub use driver::DriverInfo;
 pub use error::{Error, Result};
 pub use event::Event;
-pub use ferrocuda_std::abi::{Kernel, KernelInfo};
+pub use ferrocuda_std::abi::{CpuPath, Kernel, KernelInfo};
 pub use ferrocuda_std::constant::{ConstElement, ConstTable};
 pub use ferrocuda_std::cpu::KernelBug;
 pub use ferrocuda_std::Dim3;

@@ -384,3 +384,4 @@ pub mod half;
 pub mod math_f64;
 pub mod math_methods;
 pub mod print;
+pub mod regions;

@@ -247,6 +247,13 @@ pub(crate) fn abandon() {
 /// Suspends the calling simulated thread at `wait` until the block (barrier) or the warp (warp
 /// operation) releases it, and returns the released value.
 pub(crate) fn wait(wait: Wait) -> u64 {
+    if super::regions::in_split_block() {
+        let (what, site) = match wait {
+            Wait::Barrier { site, .. } => ("sync_threads()", site),
+            Wait::Warp { op, site, .. } => (op.name(), site),
+        };
+        super::regions::hidden_barrier(what, site);
+    }
     super::poll_deadline();
     let yielder = YIELDER.with(Cell::get);
     if !yielder.is_null() {

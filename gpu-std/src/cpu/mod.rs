@@ -15,6 +15,7 @@ mod interrupt;
 mod outputs;
 mod panic;
 mod print;
+mod regions;
 mod shared;
 mod stack_guard;
 
@@ -27,6 +28,7 @@ pub(crate) use outputs::{check_output, output_shadow, OutputShadow};
 pub use outputs::{with_output_checks, OutputShadows};
 pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use print::{with_print_capture, PrintCapture};
+pub use regions::{run_regions, Regions};
 pub use shared::{shared_array, SharedSite};
 pub use stack_guard::DEFAULT_STACK_BYTES;
 
@@ -91,6 +93,24 @@ pub struct BlockContext {
     /// The stack of each simulated thread, in bytes (0: [`DEFAULT_STACK_BYTES`]): a thread that
     /// needs more stops the block with [`Interrupted`] ([`Interruption::StackOverflow`]).
     pub stack_bytes: usize,
+    /// Run the block on the coroutine path even if `#[kernel]` split the kernel at its barriers
+    /// (`CpuOptions::force_coroutines`): both paths must give the same results and reports.
+    pub coroutines: bool,
+    /// How many blocks this call of the CPU entry runs: this one and the next ones along x
+    /// (0 counts as 1). The executor's own cost per call (a stack switch, the launch's
+    /// thread-local state) is then paid once per run of blocks, not per block.
+    pub blocks: u32,
+}
+
+/// The blocks a call of the CPU entry runs (see [`BlockContext::blocks`]), one by one. An
+/// executor internal: `#[kernel]`'s CPU entries call it.
+#[doc(hidden)]
+pub fn each_block(block: &BlockContext) -> impl Iterator<Item = BlockContext> + '_ {
+    (0..block.blocks.max(1)).map(move |k| BlockContext {
+        block_idx: Dim3::new(block.block_idx.x + k, block.block_idx.y, block.block_idx.z),
+        blocks: 1,
+        ..*block
+    })
 }
 
 /// The part of a [`BlockContext`] the thread functions read, kept apart from its flags so that
@@ -170,6 +190,8 @@ impl BlockContext {
         checked: false,
         deadline: None,
         stack_bytes: 0,
+        coroutines: false,
+        blocks: 1,
     };
 }
 
@@ -250,6 +272,7 @@ fn outside_kernel() -> ! {
 #[doc(hidden)]
 pub unsafe fn take_current() -> Option<ThreadContext> {
     block::abandon();
+    regions::abandon();
     let block = BLOCK.with(|b| b.replace(Geometry::NONE));
     let thread = THREAD.with(|t| t.replace(ThreadPos::NONE));
     (block.block_dim.x != 0).then_some(ThreadContext {

@@ -10,7 +10,7 @@ fn main() {
         grid_dim: Dim3::new(1, 1, 1),
         dynamic_shared_bytes: 0,
         shared_limit_bytes: 0,
-        checked: false, deadline: None, stack_bytes: 0,
+        checked: false, deadline: None, stack_bytes: 0, coroutines: false, blocks: 1,
     };
     let _ = std::panic::catch_unwind(|| {
         run_block(&block, || {

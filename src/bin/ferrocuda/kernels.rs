@@ -26,6 +26,7 @@ pub fn main(options: Options<'_>) -> ExitCode {
     if options.archs.is_empty() && !options.sass && options.ptx.is_none() {
         println!("{}", ferrocuda::KERNELS_PTXAS_REPORT.trim_end());
         println!("\n(from the build; `ferrocuda kernels --arch sm_90` assembles for another GPU, `--sass` shows the machine code)");
+        print_cpu_paths();
         return ExitCode::SUCCESS;
     }
     let disassembler = if options.sass {
@@ -102,4 +103,43 @@ fn report(
         }
     }
     status
+}
+
+/// How the CPU executor runs each kernel of the library (`KernelInfo::cpu_path`, decided by
+/// `#[kernel]` from the kernel's body; docs/cpu-executor.md).
+fn print_cpu_paths() {
+    use ferrocuda::kernels::*;
+    let infos = [
+        *vector_add.info(),
+        *saxpy.info(),
+        *matrix_add.info(),
+        *reduce::dot_partial::<f32>().info(),
+        *reduce::sum_partial::<f32>().info(),
+        *matmul::matmul_naive::<f32>().info(),
+        *matmul::matmul_tiled::<f32>().info(),
+        *matmul::matmul_blocked.info(),
+        *convolution::convolve_2d.info(),
+        *transpose::transpose_naive::<f32>().info(),
+        *transpose::transpose_tiled::<f32>().info(),
+        *transpose_2d::transpose_2d_naive.info(),
+        *transpose_2d::transpose_2d_tiled.info(),
+        *finance::black_scholes.info(),
+        *monte_carlo::monte_carlo_pi.info(),
+        *monte_carlo::monte_carlo_option.info(),
+        *statistics::statistics_partial::<f32>().info(),
+        *statistics::statistics_merge::<f32>().info(),
+        *histogram::histogram.info(),
+        *group_by::group_by_shared.info(),
+        *group_by::group_by_global.info(),
+        *group_by::group_by_finish.info(),
+    ];
+    println!("\nCPU executor path of each kernel:");
+    for info in infos {
+        match info.cpu_path {
+            ferrocuda::CpuPath::Coroutines(why) => {
+                println!("  {:<22} {:<12} ({why})", info.name, info.cpu_path.name())
+            }
+            path => println!("  {:<22} {}", info.name, path.name()),
+        }
+    }
 }

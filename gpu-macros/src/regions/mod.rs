@@ -1,0 +1,487 @@
+//! Region splitting, for the CPU expansion: a kernel body whose barriers (`sync_threads()`) sit
+//! at its top level or inside `while`/`for` loops at its top level is cut at them into regions,
+//! and each region becomes a loop over the block's threads (POCL's and MCUDA's loop fission).
+//! The variables a later region uses travel from one region to the next in a per-thread store
+//! (`Vec<Option<(names…)>>`, `None` for a thread that returned). A loop with a barrier in it
+//! asks every thread for its decision (another trip or not) and stops the block with a
+//! divergence report if they differ (`ferrocuda_std::cpu::Regions`).
+//!
+//! A body is split only if the macro sees every barrier: any call it does not know (a function
+//! of the kernel crate, a warp operation), a barrier anywhere else (inside an `if`, a closure, a
+//! `loop`), `break`/`continue` out of a split loop, or a mutable parameter keep the coroutine
+//! path, and [`plan`] says why. A body with no barrier and only calls it knows is one region:
+//! the elementwise loop.
+
+mod codegen;
+
+pub(crate) use codegen::{elementwise, regions, regions_ident};
+
+use proc_macro2::Span;
+use std::collections::BTreeSet;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{Block, Expr, ExprPath, FnArg, Ident, Pat, Stmt, Token};
+
+/// The part of a kernel body between two boundaries, or a boundary.
+enum Seg {
+    /// Statements every thread runs.
+    Code(Vec<Stmt>),
+    /// `sync_threads()`, at this call's span.
+    Barrier(Span),
+    /// `while cond { body }` with a barrier in `body`.
+    While {
+        cond: Box<Expr>,
+        body: Vec<Seg>,
+        span: Span,
+    },
+    /// `for pat in iter { body }` with a barrier in `body`.
+    For {
+        pat: Box<Pat>,
+        iter: Box<Expr>,
+        body: Vec<Seg>,
+        span: Span,
+    },
+}
+
+/// What the CPU expansion does with a body.
+pub(crate) enum Plan {
+    /// One loop over the threads (no barrier).
+    Elementwise(Vec<Stmt>),
+    /// Regions between barriers.
+    Regions(Vec<SegPlan>),
+    /// The coroutine path, with the reason.
+    Coroutines(String),
+}
+
+/// A [`Seg`] ready for code generation.
+pub(crate) struct SegPlan(Seg);
+
+/// Decides how the CPU expansion runs `block` (the host body, after `shared!` was rewritten).
+pub(crate) fn plan(
+    block: &Block,
+    inputs: &Punctuated<FnArg, Token![,]>,
+    cooperative: bool,
+) -> Plan {
+    if cooperative {
+        return Plan::Coroutines("a cooperative kernel (grid.sync())".into());
+    }
+    for input in inputs {
+        if let FnArg::Typed(typed) = input {
+            if !matches!(&*typed.pat, Pat::Ident(p) if p.mutability.is_none() && p.by_ref.is_none())
+            {
+                return Plan::Coroutines("a mutable or destructured parameter".into());
+            }
+        }
+    }
+    let mut locals = BTreeSet::new();
+    collect_all_locals(block, &mut locals);
+    for input in inputs {
+        if let FnArg::Typed(typed) = input {
+            if let Pat::Ident(p) = &*typed.pat {
+                locals.insert(p.ident.to_string());
+            }
+        }
+    }
+    let segs = match structure(&block.stmts, &locals, false) {
+        Ok(segs) => segs,
+        Err(why) => return Plan::Coroutines(why),
+    };
+    if let [Seg::Code(stmts)] = segs.as_slice() {
+        return Plan::Elementwise(stmts.clone());
+    }
+    if segs.is_empty() {
+        return Plan::Elementwise(Vec::new());
+    }
+    if let Err(why) = check_scopes(&segs, &BTreeSet::new()) {
+        return Plan::Coroutines(why);
+    }
+    Plan::Regions(segs.into_iter().map(SegPlan).collect())
+}
+
+/// The barrier, if `stmt` is `sync_threads();` (`thread::`, `ferrocuda_std::thread::` or bare).
+fn barrier_stmt(stmt: &Stmt) -> Option<Span> {
+    let Stmt::Expr(Expr::Call(call), Some(_)) = stmt else {
+        return None;
+    };
+    let Expr::Path(path) = &*call.func else {
+        return None;
+    };
+    let names: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let is_barrier = matches!(
+        names
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["sync_threads"] | ["thread", "sync_threads"] | ["ferrocuda_std", "thread", "sync_threads"]
+    );
+    (is_barrier && call.args.is_empty()).then(|| call.span())
+}
+
+/// Cuts `stmts` into segments; `in_loop`: inside a split loop (no `break`/`continue` may leave
+/// a statement).
+fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result<Vec<Seg>, String> {
+    let mut segs = Vec::new();
+    let mut code = Vec::new();
+    let flush = |code: &mut Vec<Stmt>, segs: &mut Vec<Seg>| {
+        if !code.is_empty() {
+            segs.push(Seg::Code(std::mem::take(code)));
+        }
+    };
+    for stmt in stmts {
+        if let Some(span) = barrier_stmt(stmt) {
+            flush(&mut code, &mut segs);
+            segs.push(Seg::Barrier(span));
+            continue;
+        }
+        match stmt {
+            Stmt::Expr(Expr::While(w), _) if has_barrier(&w.body) => {
+                if w.label.is_some() || !w.attrs.is_empty() {
+                    return Err("a labelled loop with a barrier".into());
+                }
+                check_code_expr(&w.cond, locals, false)?;
+                if contains_return(&w.cond) {
+                    return Err("a return in a loop condition".into());
+                }
+                flush(&mut code, &mut segs);
+                segs.push(Seg::While {
+                    cond: w.cond.clone(),
+                    body: structure(&w.body.stmts, locals, true)?,
+                    span: w.while_token.span,
+                });
+            }
+            Stmt::Expr(Expr::ForLoop(f), _) if has_barrier(&f.body) => {
+                if f.label.is_some() || !f.attrs.is_empty() {
+                    return Err("a labelled loop with a barrier".into());
+                }
+                check_code_expr(&f.expr, locals, false)?;
+                if contains_return(&f.expr) {
+                    return Err("a return in a loop's iterator".into());
+                }
+                flush(&mut code, &mut segs);
+                segs.push(Seg::For {
+                    pat: f.pat.clone(),
+                    iter: f.expr.clone(),
+                    body: structure(&f.body.stmts, locals, true)?,
+                    span: f.for_token.span,
+                });
+            }
+            Stmt::Item(_) => return Err("an item declared in the body".into()),
+            Stmt::Local(local) if local.init.is_none() => {
+                return Err("a `let` without a value".into());
+            }
+            _ => {
+                check_stmt(stmt, locals, in_loop)?;
+                code.push(stmt.clone());
+            }
+        }
+    }
+    flush(&mut code, &mut segs);
+    Ok(segs)
+}
+
+/// Whether a barrier call appears anywhere in `block`.
+fn has_barrier(block: &Block) -> bool {
+    let mut scan = Scan::default();
+    scan.visit_block(block);
+    scan.barriers > 0
+}
+
+fn check_stmt(stmt: &Stmt, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), String> {
+    let mut scan = Scan {
+        locals: Some(locals),
+        ..Scan::default()
+    };
+    scan.visit_stmt(stmt);
+    scan.verdict(in_loop)
+}
+
+fn check_code_expr(expr: &Expr, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), String> {
+    let mut scan = Scan {
+        locals: Some(locals),
+        ..Scan::default()
+    };
+    scan.visit_expr(expr);
+    scan.verdict(in_loop)
+}
+
+/// What a statement contains that matters for splitting.
+#[derive(Default)]
+struct Scan<'a> {
+    /// Every local and parameter name of the body (calls of them are closures).
+    locals: Option<&'a BTreeSet<String>>,
+    barriers: usize,
+    /// Why the statement cannot be in a region.
+    refuse: Option<String>,
+    /// Loops (and labelled blocks) entered, for `break`/`continue`.
+    loop_depth: usize,
+    /// A `break` or `continue` outside every loop of the statement.
+    escapes: bool,
+}
+
+impl Scan<'_> {
+    fn verdict(&self, in_loop: bool) -> Result<(), String> {
+        if self.barriers > 0 {
+            return Err("a barrier inside an `if`, `match`, block, closure or `loop`".into());
+        }
+        if let Some(why) = &self.refuse {
+            return Err(why.clone());
+        }
+        if in_loop && self.escapes {
+            return Err("a `break` or `continue` out of a loop with a barrier".into());
+        }
+        Ok(())
+    }
+
+    fn refuse(&mut self, why: impl Into<String>) {
+        if self.refuse.is_none() {
+            self.refuse = Some(why.into());
+        }
+    }
+
+    fn call_path(&mut self, path: &ExprPath) {
+        let segments: Vec<String> = path
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let last = segments.last().map(String::as_str).unwrap_or("");
+        if matches!(
+            last,
+            "sync_threads" | "sync_threads_count" | "sync_threads_and" | "sync_threads_or"
+        ) {
+            self.barriers += 1;
+            return;
+        }
+        if segments.iter().any(|s| s == "warp" || s == "grid") {
+            self.refuse(format!(
+                "a warp or grid operation (`{}`)",
+                segments.join("::")
+            ));
+            return;
+        }
+        let first = segments[0].as_str();
+        let known_root = matches!(
+            first,
+            "thread"
+                | "core"
+                | "std"
+                | "math"
+                | "ferrocuda_std"
+                | "f32"
+                | "f64"
+                | "u8"
+                | "u16"
+                | "u32"
+                | "u64"
+                | "u128"
+                | "usize"
+                | "i8"
+                | "i16"
+                | "i32"
+                | "i64"
+                | "i128"
+                | "isize"
+                | "bool"
+                | "char"
+                | "Self"
+                | "__private"
+        );
+        let type_or_constructor = first.starts_with(|c: char| c.is_ascii_uppercase());
+        let local_closure = segments.len() == 1 && self.locals.is_some_and(|l| l.contains(first));
+        if !(known_root || type_or_constructor || local_closure) {
+            let name = segments.join("::");
+            self.refuse(format!(
+                "a call of `{name}`, which #[kernel] cannot look into (it may hold a barrier)"
+            ));
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Scan<'_> {
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let Expr::Path(path) = &*call.func {
+            self.call_path(path);
+        }
+        syn::visit::visit_expr_call(self, call);
+    }
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        if call.method == "sync" {
+            self.refuse("a grid sync");
+        }
+        syn::visit::visit_expr_method_call(self, call);
+    }
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        let name = mac.path.segments.last().map(|s| s.ident.to_string());
+        let known = matches!(
+            name.as_deref(),
+            Some(
+                "assert"
+                    | "assert_eq"
+                    | "assert_ne"
+                    | "debug_assert"
+                    | "debug_assert_eq"
+                    | "debug_assert_ne"
+                    | "panic"
+                    | "unreachable"
+                    | "matches"
+                    | "println"
+            )
+        );
+        if !known {
+            self.refuse("a macro #[kernel] cannot look into");
+            return;
+        }
+        match mac.parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated) {
+            Ok(args) => args.iter().for_each(|arg| self.visit_expr(arg)),
+            Err(_) => self.refuse("a macro #[kernel] cannot look into"),
+        }
+    }
+    fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
+        // `break`/`continue` in a closure cannot leave it.
+        let depth = std::mem::replace(&mut self.loop_depth, 1);
+        syn::visit::visit_expr_closure(self, closure);
+        self.loop_depth = depth;
+    }
+    fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {
+        self.refuse("an async block");
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {
+        // A nested item cannot see the body's locals; calls of it are unknown calls.
+    }
+    fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
+        self.loop_depth += 1;
+        syn::visit::visit_expr_while(self, e);
+        self.loop_depth -= 1;
+    }
+    fn visit_expr_for_loop(&mut self, e: &'ast syn::ExprForLoop) {
+        self.loop_depth += 1;
+        syn::visit::visit_expr_for_loop(self, e);
+        self.loop_depth -= 1;
+    }
+    fn visit_expr_loop(&mut self, e: &'ast syn::ExprLoop) {
+        self.loop_depth += 1;
+        syn::visit::visit_expr_loop(self, e);
+        self.loop_depth -= 1;
+    }
+    fn visit_expr_break(&mut self, e: &'ast syn::ExprBreak) {
+        if self.loop_depth == 0 || e.label.is_some() {
+            self.escapes = true;
+        }
+        syn::visit::visit_expr_break(self, e);
+    }
+    fn visit_expr_continue(&mut self, e: &'ast syn::ExprContinue) {
+        if self.loop_depth == 0 || e.label.is_some() {
+            self.escapes = true;
+        }
+    }
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        if p.by_ref.is_some() {
+            self.refuse("a `ref` binding");
+        }
+        syn::visit::visit_pat_ident(self, p);
+    }
+    fn visit_expr_reference(&mut self, e: &'ast syn::ExprReference) {
+        // `&local` carried to a later region with `local` would not borrow-check.
+        if let Expr::Path(path) = &*e.expr {
+            if path.path.segments.len() == 1 {
+                self.refuse("a reference to a local variable");
+            }
+        }
+        syn::visit::visit_expr_reference(self, e);
+    }
+}
+
+/// Whether `expr` has a `return` (outside closures).
+fn contains_return(expr: &Expr) -> bool {
+    struct Find(bool);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+            self.0 = true;
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut find = Find(false);
+    find.visit_expr(expr);
+    find.0
+}
+
+/// Every name bound by a `let` or closure parameter anywhere in `block`.
+fn collect_all_locals(block: &Block, names: &mut BTreeSet<String>) {
+    struct Collect<'a>(&'a mut BTreeSet<String>);
+    impl<'ast> Visit<'ast> for Collect<'_> {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0.insert(p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    Collect(names).visit_block(block);
+}
+
+/// The names a pattern binds, in order.
+fn pattern_names(pat: &Pat, names: &mut Vec<Ident>) {
+    struct Collect<'a>(&'a mut Vec<Ident>);
+    impl<'ast> Visit<'ast> for Collect<'_> {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0.push(p.ident.clone());
+            syn::visit::visit_pat_ident(self, p);
+        }
+        // A path in a pattern (`None`, a constant) binds nothing.
+        fn visit_expr(&mut self, _: &'ast Expr) {}
+    }
+    Collect(names).visit_pat(pat);
+}
+
+/// The names the top-level `let`s of `stmts` bind.
+fn declared(stmts: &[Stmt]) -> Vec<Ident> {
+    let mut names = Vec::new();
+    for stmt in stmts {
+        if let Stmt::Local(local) = stmt {
+            pattern_names(&local.pat, &mut names);
+        }
+    }
+    names
+}
+
+/// Loop bodies may not shadow a name of an enclosing scope (the per-thread store at the loop
+/// head must keep one type per name).
+fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), String> {
+    let mut scope = outer.clone();
+    for seg in segs {
+        match seg {
+            Seg::Code(stmts) => {
+                for name in declared(stmts) {
+                    scope.insert(name.to_string());
+                }
+            }
+            Seg::Barrier(_) => {}
+            Seg::While { body, .. } | Seg::For { body, .. } => {
+                let mut inner = Vec::new();
+                if let Seg::For { pat, .. } = seg {
+                    pattern_names(pat, &mut inner);
+                }
+                for seg in body {
+                    if let Seg::Code(stmts) = seg {
+                        inner.extend(declared(stmts));
+                    }
+                }
+                if inner.iter().any(|n| scope.contains(&n.to_string())) {
+                    return Err("a loop with a barrier that shadows an outer variable".into());
+                }
+                let mut body_scope = scope.clone();
+                body_scope.extend(inner.iter().map(ToString::to_string));
+                check_scopes(body, &body_scope)?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,193 @@
+//! Kernels of the shapes `#[kernel]`'s CPU expansion splits at their barriers (and some it must
+//! not), for `tests/cpu_regions.rs` and `benches/cpu_executor.rs`.
+
+use ferrocuda_std::{kernel, shared, thread, Out};
+
+/// Most threads per block of [`block_scan`].
+pub const SCAN_BLOCK: usize = 1024;
+
+/// `out[i]` = how many barriers thread `i` passed: `rounds` of them in a block-uniform loop, the
+/// bench of a barrier's cost per thread.
+#[kernel]
+pub fn barrier_rounds(out: Out<u32>, rounds: u32) {
+    let mut passed = 0u32;
+    let mut round = 0;
+    while round < rounds {
+        thread::sync_threads();
+        passed += 1;
+        round += 1;
+    }
+    let i = thread::index_1d();
+    if i < out.len() {
+        out.set(i, passed);
+    }
+}
+
+/// Planted divergence: odd threads take one more trip through a loop with a barrier in it.
+#[kernel]
+pub fn divergent_rounds(out: Out<u32>, rounds: u32) {
+    let t = thread::thread_idx().x;
+    let mut round = 0;
+    while round < rounds + t % 2 {
+        thread::sync_threads();
+        round += 1;
+    }
+    let i = thread::index_1d();
+    if i < out.len() {
+        out.set(i, round);
+    }
+}
+
+/// The textbook one-element-per-thread inclusive scan (Hillis–Steele) of each block's part of
+/// `x`, in shared memory: `log2(block)` rounds of two barriers. Wrapping sums, so that any input
+/// has one exact answer.
+#[kernel(same_len(x, out))]
+pub fn block_scan(x: &[u32], out: Out<u32>) {
+    let partial = shared!([u32; SCAN_BLOCK]);
+    let t = thread::thread_idx().x as usize;
+    let n = thread::block_dim().x as usize;
+    let i = thread::index_1d();
+    let mut value = if i < x.len() { x[i] } else { 0 };
+    partial.set(t, value);
+    thread::sync_threads();
+    let mut offset = 1;
+    while offset < n {
+        let earlier = if t >= offset {
+            partial.get(t - offset)
+        } else {
+            0
+        };
+        thread::sync_threads();
+        value = value.wrapping_add(earlier);
+        partial.set(t, value);
+        thread::sync_threads();
+        offset *= 2;
+    }
+    if i < out.len() {
+        out.set(i, value);
+    }
+}
+
+/// Planted race, on the split path: the scan without its middle barrier, so that a thread
+/// overwrites an element its right neighbour still has to read.
+#[kernel(same_len(x, out))]
+pub fn block_scan_racy(x: &[u32], out: Out<u32>) {
+    let partial = shared!([u32; SCAN_BLOCK]);
+    let t = thread::thread_idx().x as usize;
+    let n = thread::block_dim().x as usize;
+    let i = thread::index_1d();
+    let mut value = if i < x.len() { x[i] } else { 0 };
+    partial.set(t, value);
+    thread::sync_threads();
+    let mut offset = 1;
+    while offset < n {
+        let earlier = if t >= offset {
+            partial.get(t - offset)
+        } else {
+            0
+        };
+        value = value.wrapping_add(earlier);
+        partial.set(t, value);
+        thread::sync_threads();
+        offset *= 2;
+    }
+    if i < out.len() {
+        out.set(i, value);
+    }
+}
+
+/// The tree reduction of the CUDA samples: `out[block]` = the sum of the block's part of `x`,
+/// halving the active threads each round (`if tid < stride` inside a block-uniform loop).
+#[kernel]
+pub fn tree_sum(x: &[u32], out: Out<u32>) {
+    let sums = shared!([u32; SCAN_BLOCK]);
+    let t = thread::thread_idx().x as usize;
+    let i = thread::index_1d();
+    sums.set(t, if i < x.len() { x[i] } else { 0 });
+    thread::sync_threads();
+    let mut stride = thread::block_dim().x as usize / 2;
+    while stride > 0 {
+        if t < stride {
+            sums.set(t, sums.get(t).wrapping_add(sums.get(t + stride)));
+        }
+        thread::sync_threads();
+        stride /= 2;
+    }
+    if t == 0 {
+        out.set(thread::block_idx().x as usize, sums.get(0));
+    }
+}
+
+/// A block past `limit` returns before the barrier (all its threads: block-uniform); the others
+/// reverse their block's part of `x`. With `partial_return`, only the block's odd threads
+/// return: planted barrier divergence.
+#[kernel(same_len(x, out))]
+pub fn reverse_unless_past(x: &[u32], out: Out<u32>, limit: u32, partial_return: u32) {
+    let tile = shared!([u32; SCAN_BLOCK]);
+    let t = thread::thread_idx().x as usize;
+    let n = thread::block_dim().x as usize;
+    let i = thread::index_1d();
+    if thread::block_idx().x >= limit {
+        return;
+    }
+    if partial_return != 0 && t % 2 == 1 {
+        return;
+    }
+    tile.set(t, if i < x.len() { x[i] } else { 0 });
+    thread::sync_threads();
+    if i < out.len() {
+        out.set(i, tile.get(n - 1 - t));
+    }
+}
+
+/// A barrier the macro cannot see (inside a helper function) in a kernel whose own body has one
+/// too: `#[kernel]` must not split it (the coroutine path runs it). `out[i]` = `x` of the
+/// thread two places to the right in the block (wrapping).
+#[kernel(same_len(x, out))]
+pub fn hidden_barrier(x: &[u32], out: Out<u32>) {
+    let tile = shared!([u32; SCAN_BLOCK]);
+    let t = thread::thread_idx().x as usize;
+    let n = thread::block_dim().x as usize;
+    let i = thread::index_1d();
+    tile.set(t, if i < x.len() { x[i] } else { 0 });
+    thread::sync_threads();
+    let right = tile.get((t + 1) % n);
+    wait_for_block();
+    tile.set(t, right);
+    thread::sync_threads();
+    if i < out.len() {
+        out.set(i, tile.get((t + 1) % n));
+    }
+}
+
+/// A barrier out of the kernel body's sight.
+#[inline(never)]
+fn wait_for_block() {
+    thread::sync_threads();
+}
+
+/// Waits at a barrier inside a method, where `#[kernel]` cannot see it.
+struct Waiter;
+
+impl Waiter {
+    #[inline(never)]
+    fn wait(&self) {
+        thread::sync_threads();
+    }
+}
+
+/// A barrier in a method of the crate's own type: the macro sees no barrier and no unknown free
+/// function, so it takes the kernel for elementwise; the split path must report the barrier when
+/// it is reached (the coroutine path runs it). `out[i]` = `x` of the next thread of the block.
+#[kernel(same_len(x, out))]
+pub fn barrier_in_a_method(x: &[u32], out: Out<u32>) {
+    let tile = shared!([u32; SCAN_BLOCK]);
+    let t = thread::thread_idx().x as usize;
+    let n = thread::block_dim().x as usize;
+    let i = thread::index_1d();
+    tile.set(t, if i < x.len() { x[i] } else { 0 });
+    Waiter.wait();
+    if i < out.len() {
+        out.set(i, tile.get((t + 1) % n));
+    }
+}

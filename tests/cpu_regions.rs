@@ -1,0 +1,288 @@
+//! The CPU executor's split path (`#[kernel]` cut at its barriers, each region a loop over the
+//! block's threads) against the coroutine path and against independent references: results,
+//! the path each kernel takes, divergence and race reports, and the guard against a barrier the
+//! macro cannot see.
+
+mod support;
+
+use ferrocuda::CpuPath;
+use ferrocuda::{launch, CpuOptions, Device, Error, KernelBug, Module};
+use test_kernels::regions::*;
+
+/// The test kernels on the CPU executor: checked or not, split or forced onto coroutines.
+fn module(checked: bool, coroutines: bool) -> Module {
+    let options = CpuOptions {
+        checked,
+        force_coroutines: coroutines,
+        ..CpuOptions::default()
+    };
+    Device::cpu_with(options)
+        .unwrap()
+        .load(support::test_kernels())
+        .unwrap()
+}
+
+/// Every (checked, coroutines) combination.
+fn modules() -> Vec<(String, Module)> {
+    let mut all = Vec::new();
+    for checked in [false, true] {
+        for coroutines in [false, true] {
+            let name = format!("checked={checked} coroutines={coroutines}");
+            all.push((name, module(checked, coroutines)));
+        }
+    }
+    all
+}
+
+fn bug_of(result: ferrocuda::Result<()>) -> (KernelBug, ferrocuda::Dim3) {
+    match result {
+        Err(Error::KernelBug { bug, thread, .. }) => (*bug, thread),
+        other => panic!("expected a KernelBug, got {other:?}"),
+    }
+}
+
+fn inputs(n: usize) -> Vec<u32> {
+    (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) >> 7)
+        .collect()
+}
+
+#[test]
+fn each_kernel_reports_the_path_the_macro_chose() {
+    let regions = [
+        *barrier_rounds.info(),
+        *block_scan.info(),
+        *tree_sum.info(),
+        *reverse_unless_past.info(),
+        *divergent_rounds.info(),
+        *ferrocuda::kernels::transpose::transpose_tiled::<f32>().info(),
+        *ferrocuda::kernels::matmul::matmul_tiled::<f32>().info(),
+    ];
+    for info in regions {
+        assert_eq!(info.cpu_path, CpuPath::Regions, "{}", info.name);
+    }
+    assert_eq!(
+        ferrocuda::kernels::vector_add.info().cpu_path,
+        CpuPath::Elementwise
+    );
+    // A call the macro cannot look into may hide a barrier: coroutines.
+    let hidden = hidden_barrier.info().cpu_path;
+    assert!(
+        matches!(hidden, CpuPath::Coroutines(why) if why.contains("cannot look into")),
+        "{hidden:?}"
+    );
+    // Barriers inside an `if`: coroutines (the planted divergence of tests/checked_mode.rs).
+    assert!(matches!(
+        test_kernels::divergent_barrier.info().cpu_path,
+        CpuPath::Coroutines(_)
+    ));
+}
+
+#[test]
+fn a_block_uniform_loop_of_barriers_counts_every_trip_on_both_paths() {
+    for (name, module) in modules() {
+        for (blocks, threads, rounds) in [(1u32, 1u32, 0u32), (3, 64, 5), (2, 100, 1)] {
+            let mut out = vec![7u32; (blocks * threads) as usize];
+            launch!(module, barrier_rounds[blocks, threads](&mut out, rounds)).unwrap();
+            assert!(out.iter().all(|&n| n == rounds), "{name}: {out:?}");
+        }
+    }
+}
+
+#[test]
+fn the_block_scan_matches_a_sequential_scan_of_each_block_on_both_paths() {
+    for (name, module) in modules() {
+        for (n, block) in [(1000usize, 256u32), (64, 64), (5, 1), (300, 1024)] {
+            let x = inputs(n);
+            let mut out = vec![0u32; n];
+            let blocks = n.div_ceil(block as usize) as u32;
+            launch!(module, block_scan[blocks, block](&x, &mut out)).unwrap();
+            let mut expected = vec![0u32; n];
+            for (start, chunk) in x.chunks(block as usize).enumerate() {
+                let mut sum = 0u32;
+                for (k, &v) in chunk.iter().enumerate() {
+                    sum = sum.wrapping_add(v);
+                    expected[start * block as usize + k] = sum;
+                }
+            }
+            assert_eq!(out, expected, "{name}: n={n} block={block}");
+        }
+    }
+}
+
+#[test]
+fn the_tree_reduction_matches_a_sequential_sum_on_both_paths() {
+    for (name, module) in modules() {
+        let x = inputs(1000);
+        let mut out = vec![0u32; 4];
+        launch!(module, tree_sum[4, 256](&x, &mut out)).unwrap();
+        let expected: Vec<u32> = (0..4)
+            .map(|b| {
+                let part = &x[(b * 256).min(1000)..((b + 1) * 256).min(1000)];
+                part.iter().fold(0u32, |s, &v| s.wrapping_add(v))
+            })
+            .collect();
+        assert_eq!(out, expected, "{name}");
+    }
+}
+
+#[test]
+fn a_block_that_returns_before_its_barrier_is_done_and_the_others_go_on() {
+    for (name, module) in modules() {
+        let x = inputs(256);
+        let mut out = vec![0u32; 256];
+        launch!(module, reverse_unless_past[4, 64](&x, &mut out, 2u32, 0u32)).unwrap();
+        for (i, &o) in out.iter().enumerate() {
+            let expected = if i < 128 {
+                x[i - i % 64 + 63 - i % 64]
+            } else {
+                0
+            };
+            assert_eq!(o, expected, "{name}: element {i}");
+        }
+    }
+}
+
+#[test]
+fn threads_that_return_before_a_barrier_others_wait_at_are_barrier_divergence() {
+    for (name, module) in modules() {
+        let x = inputs(64);
+        let mut out = vec![0u32; 64];
+        let result = launch!(module, reverse_unless_past[1, 64](&x, &mut out, 1u32, 1u32));
+        let (bug, _) = bug_of(result);
+        let message = bug.to_string();
+        assert!(
+            matches!(bug, KernelBug::BarrierDivergence { .. }),
+            "{name}: {message}"
+        );
+        assert!(
+            message
+                .contains("32 threads waiting at sync_threads() at test-kernels/src/regions.rs:")
+                && message.contains("32 threads returned without reaching it"),
+            "{name}: {message}"
+        );
+    }
+}
+
+#[test]
+fn a_loop_whose_trip_count_differs_between_threads_is_barrier_divergence() {
+    for (name, module) in modules() {
+        let mut out = vec![0u32; 64];
+        let (bug, _) = bug_of(launch!(module, divergent_rounds[1, 64](&mut out, 3u32)));
+        let message = bug.to_string();
+        assert!(
+            matches!(bug, KernelBug::BarrierDivergence { .. }),
+            "{name}: {message}"
+        );
+        assert!(
+            message.contains("test-kernels/src/regions.rs:"),
+            "{name}: {message}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_barrier_in_a_split_loop_is_a_race_in_checked_mode() {
+    for coroutines in [false, true] {
+        let module = module(true, coroutines);
+        let x = inputs(128);
+        let mut out = vec![0u32; 128];
+        let (bug, _) = bug_of(launch!(module, block_scan_racy[1, 128](&x, &mut out)));
+        assert!(
+            matches!(bug, KernelBug::SharedRace { .. }),
+            "coroutines={coroutines}: {bug}"
+        );
+        // The correct scan is no race.
+        launch!(module, block_scan[1, 128](&x, &mut out)).unwrap();
+    }
+}
+
+#[test]
+fn a_kernel_with_a_barrier_in_a_helper_function_runs_on_coroutines_and_is_right() {
+    for (name, module) in modules() {
+        let x = inputs(96);
+        let mut out = vec![0u32; 96];
+        launch!(module, hidden_barrier[3, 32](&x, &mut out)).unwrap();
+        for (i, &o) in out.iter().enumerate() {
+            let base = i - i % 32;
+            assert_eq!(o, x[base + (i % 32 + 2) % 32], "{name}: element {i}");
+        }
+    }
+}
+
+#[test]
+fn the_library_kernels_give_the_same_results_on_both_paths() {
+    use ferrocuda::kernels::matmul::{matmul_tiled, TILE};
+    use ferrocuda::kernels::transpose::{transpose_tiled, TRANSPOSE_ROWS, TRANSPOSE_TILE};
+    let (rows, cols) = (45usize, 70usize);
+    let input: Vec<f32> = (0..rows * cols).map(|i| i as f32 * 0.5).collect();
+    let (m, n, k) = (40usize, 30usize, 50usize);
+    let a: Vec<f32> = (0..m * k).map(|i| (i % 9) as f32 - 4.0).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| (i % 5) as f32 * 0.5).collect();
+    let mut results = Vec::new();
+    for coroutines in [false, true] {
+        let options = CpuOptions {
+            force_coroutines: coroutines,
+            ..CpuOptions::default()
+        };
+        let kernels = Device::cpu_with(options)
+            .unwrap()
+            .load(&ferrocuda::KERNELS)
+            .unwrap();
+        let mut transposed = vec![0.0f32; rows * cols];
+        let tile = TRANSPOSE_TILE as u32;
+        let grid = ((cols as u32).div_ceil(tile), (rows as u32).div_ceil(tile));
+        let block = (tile, TRANSPOSE_ROWS as u32);
+        launch!(kernels, transpose_tiled[grid, block](&input, &mut transposed, rows as u32, cols as u32))
+            .unwrap();
+        for r in 0..rows {
+            for c in 0..cols {
+                assert_eq!(transposed[c * rows + r], input[r * cols + c]);
+            }
+        }
+        let mut product = vec![0.0f32; m * n];
+        let t = TILE as u32;
+        let grid = ((n as u32).div_ceil(t), (m as u32).div_ceil(t));
+        launch!(kernels, matmul_tiled[grid, (t, t)](&a, &b, &mut product, m as u32, n as u32, k as u32))
+            .unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let expected: f64 = (0..k)
+                    .map(|p| a[i * k + p] as f64 * b[p * n + j] as f64)
+                    .sum();
+                assert!(
+                    (product[i * n + j] as f64 - expected).abs() < 1e-3,
+                    "coroutines={coroutines}"
+                );
+            }
+        }
+        results.push((transposed, product));
+    }
+    assert_eq!(results[0], results[1]);
+}
+
+#[test]
+fn a_barrier_the_macro_cannot_see_is_reported_on_the_split_path_and_run_on_coroutines() {
+    let x = inputs(64);
+    let mut out = vec![0u32; 64];
+    assert_eq!(barrier_in_a_method.info().cpu_path, CpuPath::Elementwise);
+    for checked in [false, true] {
+        let (bug, thread) =
+            bug_of(launch!(module(checked, false), barrier_in_a_method[2, 32](&x, &mut out)));
+        let message = bug.to_string();
+        assert!(
+            message.contains("sync_threads() at test-kernels/src/regions.rs:")
+                && message.contains("FERROCUDA_CPU_PATH=coroutine"),
+            "{message}"
+        );
+        assert_eq!(
+            thread,
+            ferrocuda::Dim3::new(0, 0, 0),
+            "the first thread to reach it"
+        );
+        launch!(module(checked, true), barrier_in_a_method[2, 32](&x, &mut out)).unwrap();
+        for (i, &o) in out.iter().enumerate() {
+            assert_eq!(o, x[i - i % 32 + (i % 32 + 1) % 32], "element {i}");
+        }
+    }
+}
