@@ -71,11 +71,11 @@ pub fn histogram(values: &[f32], counts: Out<u32>, lo: f32, hi: f32) {
         b += threads;
     }
     thread::sync_threads();
-    for i in thread::grid_stride(values.len()) {
-        if let Some(bin) = bin_of(values[i], lo, hi, bins) {
+    thread::grid_stride_elements(values).for_each(|&v| {
+        if let Some(bin) = bin_of(v, lo, hi, bins) {
             local.atomic_add(bin, 1);
         }
-    }
+    });
     thread::sync_threads();
     let mut b = t;
     while b < bins {

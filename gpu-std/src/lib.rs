@@ -47,6 +47,7 @@ pub mod atomic;
 pub mod constant;
 mod float;
 pub mod grid;
+mod grid_stride_elements;
 pub mod half;
 pub mod math;
 mod mem;
