@@ -154,7 +154,7 @@ impl<'a, T> GridStrideElements<'a, T> {
                     // `base + i·size` for `i < count`, a multiple of the step, is below `end`:
                     // an element of the slice, as `next` would reach it, which the reference
                     // borrows for `'a`.
-                    acc = f(acc, unsafe { &*base.add(opaque(i) as usize) });
+                    acc = f(acc, unsafe { &*base.add(crate::hint::opaque(i) as usize) });
                     // No overflow: `i < count ≤ 2^31` and `chunk_step ≤ 2^31`.
                     i += chunk_step;
                 }
@@ -171,20 +171,4 @@ impl<'a, T> GridStrideElements<'a, T> {
             self.fold(init, f)
         }
     }
-}
-
-/// `x`, through an empty `asm!` that LLVM cannot see into: the address `base + x·size` is then
-/// no recurrence to LLVM's loop strength reduction, which would otherwise add a 64-bit pointer
-/// beside the 32-bit index (two adds, a 64-bit one, instead of ptxas's one wide multiply-add).
-/// ptxas drops the `mov`.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-fn opaque(x: u32) -> u32 {
-    let y: u32;
-    // SAFETY: a register move; touches no memory.
-    unsafe {
-        core::arch::asm!("mov.u32 {0}, {1};", out(reg32) y, in(reg32) x,
-            options(pure, nomem, nostack, preserves_flags));
-    }
-    y
 }

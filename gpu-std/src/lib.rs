@@ -49,6 +49,7 @@ mod float;
 pub mod grid;
 mod grid_stride_elements;
 pub mod half;
+pub mod hint;
 pub mod math;
 mod mem;
 mod number;
