@@ -50,18 +50,13 @@ pub type KernelInput<T> = Option<&'static [T; 0]>;
 /// # Safety
 /// As [`slice_from_raw`], with `input`'s pointer.
 #[inline(always)]
-pub unsafe fn slice_from_input<T>(_scope: &BlockScope, input: KernelInput<T>, len: usize) -> &[T] {
+pub unsafe fn slice_from_input<T>(scope: &BlockScope, input: KernelInput<T>, len: usize) -> &[T] {
     let ptr = match input {
         Some(elements) => elements.as_ptr(),
         None => core::ptr::null(),
     };
-    // Null (an empty input) moved to its alignment: non-null and aligned, as `from_raw_parts`
-    // needs, and still derived from the parameter, so that LLVM sees every slice pointer is the
-    // input's (a placeholder pointer would hide that, and with it the read-only loads).
-    let ptr = ptr.wrapping_byte_add(ptr.is_null() as usize * core::mem::align_of::<T>());
-    // SAFETY: `ptr` is non-null and aligned (the input's, or its alignment for null), which is
-    // all a zero-length slice needs; for `len > 0`, forwarded to the caller.
-    unsafe { core::slice::from_raw_parts(ptr, len) }
+    // SAFETY: forwarded to the caller.
+    unsafe { slice_from_raw(scope, ptr, len) }
 }
 
 /// Rebuilds an [`Out`] from its PTX (pointer, length) pair, borrowing the entry's `scope` as

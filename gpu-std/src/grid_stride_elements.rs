@@ -37,8 +37,16 @@ pub fn grid_stride_elements<T>(x: &[T]) -> GridStrideElements<'_, T> {
     #[cfg(target_arch = "nvptx64")]
     {
         let (index, threads) = (crate::thread::index_1d(), crate::thread::grid_size_1d());
+        // The base of every pointer below: for an empty slice, never read (the loop's end is
+        // its start) but a constant global's rather than the empty slice's placeholder (see
+        // `placeholder`). A select, not a branch, so that no two loops' pointers are merged.
+        let base = if x.is_empty() {
+            placeholder::<T>()
+        } else {
+            x.as_ptr()
+        };
         let size = core::mem::size_of::<T>();
-        let start = x.as_ptr().wrapping_add(index.min(x.len()));
+        let start = base.wrapping_add(index.min(x.len()));
         // A step of more than `isize::MAX` bytes leaves any slice (whose bytes fit in `isize`)
         // after one element: the smallest multiple of the size above `isize::MAX` does the
         // same, and keeps the step a whole number of elements.
@@ -50,10 +58,10 @@ pub fn grid_stride_elements<T>(x: &[T]) -> GridStrideElements<'_, T> {
         // cannot wrap past the top of the address space while `next < end`. Only an allocation
         // ending within `step_bytes` of 2^64 could lose elements to the cap; GPU addresses are
         // below 2^49 (the virtual address space of NVIDIA's GPUs).
-        let room = (usize::MAX - step_bytes).saturating_sub(x.as_ptr().addr());
+        let room = (usize::MAX - step_bytes).saturating_sub(base.addr());
         GridStrideElements {
             next: start,
-            end: x.as_ptr().wrapping_byte_add((x.len() * size).min(room)),
+            end: base.wrapping_byte_add((x.len() * size).min(room)),
             step_bytes,
             _slice: PhantomData,
         }
@@ -170,5 +178,24 @@ impl<'a, T> GridStrideElements<'a, T> {
         {
             self.fold(init, f)
         }
+    }
+}
+
+/// A pointer for an empty slice's loop, whose elements are never read: a constant global's
+/// (aligned for any element of alignment up to 16), not the empty slice's placeholder pointer.
+/// The loop's pointer starts from one or the other, and for LLVM's NVPTX backend a load is
+/// read-only (`ld.global.nc`) only if every pointer it may come from is a read-only kernel
+/// parameter or a constant global: the empty slice's integer placeholder would hide that the
+/// loads are the input's.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn placeholder<T>() -> *const T {
+    #[repr(C, align(16))]
+    struct Aligned([u8; 16]);
+    static PLACEHOLDER: Aligned = Aligned([0; 16]);
+    if core::mem::align_of::<T>() <= 16 {
+        (&raw const PLACEHOLDER).cast()
+    } else {
+        core::ptr::NonNull::dangling().as_ptr()
     }
 }
