@@ -34,8 +34,9 @@ impl Check {
 }
 
 /// With `x[i] = i + offset`, writes at `out[MATCH_OUTPUTS·t ..]` for each thread `t` of the grid
-/// (as `index_1d`) the [`Check`] of the `for` loop (`next`), of `for_each` (`fold`) and of
-/// `fold` in chunks of 3 and of 64 elements, then how many elements the `for` loop gave.
+/// (as `index_1d`) how many wrong elements (as `Check` counts them) the `for` loop (`next`),
+/// `for_each` (`fold`) and `fold` in chunks of 3 and of 64 elements give, then how many elements
+/// the `for` loop gave.
 #[kernel]
 pub fn grid_stride_elements_match(x: &[u32], offset: u32, out: Out<u32>) {
     let n = x.len();
