@@ -53,6 +53,21 @@ fn ptx_violations(ptx: &str) -> Vec<String> {
             failures.push(format!("{name}: no atom.shared"));
         }
     }
+    // Philox's multiplies are 32-bit (`mul.wide.u32`): as 64-bit multiplies of zero-extended
+    // words (LLVM's widening of a `u64` product) each was three SASS instructions.
+    if entry_body(ptx, "monte_carlo_pi").contains("mul.lo.s64") {
+        failures.push("monte_carlo_pi: a 64-bit multiply (Philox widened to 64 bits)".into());
+    }
+    // One shared float add per row (a compare-and-swap loop in SASS), not one per branch of
+    // the value's NaN test.
+    let float_adds = entry_body(ptx, "group_by_shared")
+        .matches("shared.add.f32")
+        .count();
+    if float_adds != 1 {
+        failures.push(format!(
+            "group_by_shared: {float_adds} shared float adds (want 1: the row loop duplicated)"
+        ));
+    }
     for (name, fused) in [("matmul_tiled", 16), ("matmul_blocked", 512)] {
         let body = entry_body(ptx, name);
         let count = body.matches("fma.rn.f32").count();

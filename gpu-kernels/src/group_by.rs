@@ -56,31 +56,40 @@ fn reject(rejected: &Out<u64>, key: u32) {
     rejected.atomic_max(1, key as u64);
 }
 
-/// This thread's share of the rows ([`thread::grid_stride`]): `update(key, value, order)` for
-/// each row whose key is below `k`, with `order` the value's [`order_key`] (`None` for NaN, which
-/// min and max skip); rows with keys `≥ k` go to [`reject`]. Both aggregation kernels share it,
-/// so they treat every row alike.
+/// This thread's share of the rows ([`thread::grid_stride`]): `update(key, value, low, high)`
+/// for each row whose key is below `k`, with `high` the value's [`order_key`] and `low` its
+/// complement, the values the `highest` and `lowest` states take the maximum with: both 0 for
+/// NaN, which min and max skip (a maximum with 0 changes no state). Rows with keys `≥ k` go to
+/// [`reject`]. Both aggregation kernels share it, so they treat every row alike.
+///
+/// 0 rather than `None` for NaN: no branch, which LLVM duplicated the shared kernel's count and
+/// sum atomics into (the sum's a compare-and-swap loop).
 #[inline(always)]
 fn for_each_row(
     keys: &[u32],
     values: &[f32],
     k: usize,
     rejected: &Out<u64>,
-    mut update: impl FnMut(usize, f32, Option<u32>),
+    mut update: impl FnMut(usize, f32, u32, u32),
 ) {
     // Checked once here rather than at each rejected row (the row loop then has no check).
     assert!(
         rejected.len() >= 2,
         "group_by: rejected needs 2 elements (rows, largest key)"
     );
+    // `key < k` in 32 bits (a 64-bit compare is two instructions and two more registers):
+    // every u32 key is below a `k` past `u32::MAX`.
+    let (limit, every_key) = (k.min(u32::MAX as usize) as u32, k > u32::MAX as usize);
     for i in thread::grid_stride(keys.len()) {
         let (key, value) = (keys[i], values[i]);
-        if (key as usize) < k {
-            update(
-                key as usize,
-                value,
-                (!value.is_nan()).then(|| order_key(value)),
-            );
+        if key < limit || every_key {
+            let order = order_key(value);
+            let (low, high) = if value.is_nan() {
+                (0, 0)
+            } else {
+                (!order, order)
+            };
+            update(key as usize, value, low, high);
         } else {
             reject(rejected, key);
         }
@@ -125,7 +134,7 @@ pub fn group_by_shared(
         j += threads;
     }
     thread::sync_threads();
-    for_each_row(keys, values, k, &rejected, |g, value, order| {
+    for_each_row(keys, values, k, &rejected, |g, value, low, high| {
         // SAFETY: `for_each_row` passes keys below `k`, and `k ≤ local.len() / 4` (asserted
         // above), so each state index `j·k + g` (j < 4) is below `4·k ≤ local.len()`, with no
         // overflow. Telling the compiler lets it drop the four bounds checks per row.
@@ -136,10 +145,8 @@ pub fn group_by_shared(
         };
         local.atomic_add(g, 1);
         local_sum.atomic_add(k + g, value);
-        if let Some(order) = order {
-            local.atomic_max(2 * k + g, !order);
-            local.atomic_max(3 * k + g, order);
-        }
+        local.atomic_max(2 * k + g, low);
+        local.atomic_max(3 * k + g, high);
     });
     thread::sync_threads();
     let mut j = t;
@@ -172,12 +179,13 @@ pub fn group_by_global(
     rejected: Out<u64>,
 ) {
     let k = count.len();
-    for_each_row(keys, values, k, &rejected, |g, value, order| {
+    for_each_row(keys, values, k, &rejected, |g, value, low, high| {
         count.atomic_add(g, 1);
         sum.atomic_add(g, value);
-        if let Some(order) = order {
-            lowest.atomic_max(g, !order);
-            highest.atomic_max(g, order);
+        // Device-wide atomics: none for NaN (0), which would change nothing.
+        if high != 0 {
+            lowest.atomic_max(g, low);
+            highest.atomic_max(g, high);
         }
     });
 }

@@ -9,14 +9,64 @@ use ferrocuda_std::{dynamic_shared, kernel, thread, Out};
 /// The kernel and its references use this one formula, so CPU and GPU bin alike.
 #[inline(always)]
 pub fn bin_of(value: f32, lo: f32, hi: f32, bins: usize) -> Option<usize> {
-    if bins > 0 && value >= lo && value < hi {
-        // In u32 (a GPU's fast integers): the float saturates to u32, and clamping it to the
-        // last bin is the same as in usize, because a u32 is at most `u32::MAX`.
-        let last = (bins - 1).min(u32::MAX as usize) as u32;
-        let bin = to_u32_saturating((value - lo) * (bins as f32 / (hi - lo)));
-        Some(bin.min(last) as usize)
-    } else {
-        None
+    Bins::new(lo, hi, bins).of(value)
+}
+
+/// [`bin_of`]'s formula with its quotient computed once: the kernel makes it before its loops,
+/// where the division's slow path (a subroutine) finds few registers in use.
+#[derive(Clone, Copy, Debug)]
+struct Bins {
+    lo: f32,
+    hi: f32,
+    /// `bins / (hi - lo)`.
+    scale: f32,
+    /// The last bin's index, at most `u32::MAX`; `None` for no bins.
+    last: Option<u32>,
+}
+
+impl Bins {
+    #[inline(always)]
+    fn new(lo: f32, hi: f32, bins: usize) -> Bins {
+        Bins {
+            lo,
+            hi,
+            scale: bins as f32 / (hi - lo),
+            // In u32 (a GPU's fast integers): the float saturates to u32, and clamping it to
+            // the last bin is the same as in usize, because a u32 is at most `u32::MAX`.
+            last: bins
+                .checked_sub(1)
+                .map(|last| last.min(u32::MAX as usize) as u32),
+        }
+    }
+
+    /// The same, with the quotient computed where this is called, before the kernel's loops
+    /// and barriers: through an `asm!` with a side effect, which LLVM does not move. Sunk into
+    /// the loop's preheader, the division's slow path (a subroutine whose registers come above
+    /// those live at its call) cost 2 registers more.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), allow(unused_mut))]
+    fn computed_here(mut self) -> Bins {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: a register move; touches no memory.
+        unsafe {
+            core::arch::asm!(
+                "mov.b32 {0}, {0};",
+                inout(reg32) self.scale,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        self
+    }
+
+    #[inline(always)]
+    fn of(self, value: f32) -> Option<usize> {
+        match self.last {
+            Some(last) if value >= self.lo && value < self.hi => {
+                let bin = to_u32_saturating((value - self.lo) * self.scale);
+                Some(bin.min(last) as usize)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -63,6 +113,7 @@ pub fn histogram(values: &[f32], counts: Out<u32>, lo: f32, hi: f32) {
         local.len() >= bins,
         "histogram needs shared_mem_bytes = 4 × counts.len()"
     );
+    let range = Bins::new(lo, hi, bins).computed_here();
     let t = thread::thread_idx().x as usize;
     let threads = thread::block_dim().x as usize;
     let mut b = t;
@@ -71,11 +122,11 @@ pub fn histogram(values: &[f32], counts: Out<u32>, lo: f32, hi: f32) {
         b += threads;
     }
     thread::sync_threads();
-    for i in thread::grid_stride(values.len()) {
-        if let Some(bin) = bin_of(values[i], lo, hi, bins) {
+    thread::grid_stride_elements(values).for_each(|&v| {
+        if let Some(bin) = range.of(v) {
             local.atomic_add(bin, 1);
         }
-    }
+    });
     thread::sync_threads();
     let mut b = t;
     while b < bins {

@@ -59,9 +59,7 @@ pub fn dot_partial<T: Number>(a: &[T], b: &[T], partial: Out<T>) {
 pub fn sum_partial<T: Number>(x: &[T], partial: Out<T>) {
     let scratch = shared!([T; MAX_WARPS]);
     let mut sum = T::ZERO;
-    for i in thread::grid_stride(x.len()) {
-        sum += x[i];
-    }
+    thread::grid_stride_elements(x).for_each(|&v| sum += v);
     let total = block_reduce_add(sum, scratch);
     if thread::thread_idx().x == 0 {
         partial.set(thread::block_idx().x as usize, total);

@@ -233,9 +233,7 @@ pub fn statistics_partial<T: Number>(x: &[T], partial: Out<f64>) {
         max: shared!([T; MAX_WARPS]),
     };
     let mut state = Moments::<T>::EMPTY;
-    for i in thread::grid_stride(x.len()) {
-        state.push(x[i]);
-    }
+    thread::grid_stride_elements(x).for_each(|&v| state.push(v));
     let total = block_merge(state, scratch);
     if thread::thread_idx().x == 0 {
         total.store(&partial, thread::block_idx().x as usize);

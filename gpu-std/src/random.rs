@@ -37,11 +37,34 @@ pub struct Philox4x32 {
     key: [u32; 2],
 }
 
-/// The high and low 32 bits of `a · b` (PTX `mul.wide.u32` or `mul.hi`/`mul.lo`).
+/// The high and low 32 bits of `a · b`.
+///
+/// On the GPU one `mul.wide.u32` (SASS `IMAD.WIDE.U32`) split into its halves in one `asm!`:
+/// written as a `u64` product, LLVM kept the whole Philox state in 64-bit registers (its xors
+/// and masks too), and ptxas made each multiply of two zero-extended values three instructions.
 #[inline(always)]
 fn mul_hi_lo(a: u32, b: u32) -> (u32, u32) {
-    let product = a as u64 * b as u64;
-    ((product >> 32) as u32, product as u32)
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (hi, lo): (u32, u32);
+        // SAFETY: register arithmetic; touches no memory.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 %wide; mul.wide.u32 %wide, {a}, {b}; mov.b64 {{{lo}, {hi}}}, %wide; }}",
+                a = in(reg32) a,
+                b = in(reg32) b,
+                lo = out(reg32) lo,
+                hi = out(reg32) hi,
+                options(pure, nomem, nostack, preserves_flags)
+            );
+        }
+        (hi, lo)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let product = a as u64 * b as u64;
+        ((product >> 32) as u32, product as u32)
+    }
 }
 
 impl Philox4x32 {

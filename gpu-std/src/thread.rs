@@ -4,6 +4,8 @@
 //! CPU executor they read the context the executor sets for each simulated thread. Calling them
 //! on the host outside a kernel launch panics with a message saying so.
 
+pub use crate::grid_stride_elements::{grid_stride_elements, GridStrideElements};
+
 /// A size or position in up to three dimensions, as CUDA's `dim3`.
 ///
 /// Converts from `u32`, `(u32, u32)`, `(u32, u32, u32)` and `[u32; N]`, so a launch can say

@@ -380,6 +380,7 @@ pub mod limits;
 pub mod arrays;
 pub mod constant;
 pub mod grid;
+pub mod grid_stride_elements;
 pub mod half;
 pub mod math_f64;
 pub mod math_methods;

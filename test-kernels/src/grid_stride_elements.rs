@@ -1,0 +1,64 @@
+//! `thread::grid_stride_elements` against `thread::grid_stride`, through each of its loops.
+
+use ferrocuda_std::{kernel, thread, Out};
+
+/// Values per thread in [`grid_stride_elements_match`]'s output.
+pub const MATCH_OUTPUTS: usize = 5;
+
+/// Counts the elements of a loop that are not, in order, `x[i]` for the indices `i` of
+/// `grid_stride(n)` (with `x[i] = i + offset`); a missing or an extra element counts too.
+struct Check {
+    indices: thread::GridStride,
+    offset: u32,
+    wrong: u32,
+}
+
+impl Check {
+    fn new(n: usize, offset: u32) -> Check {
+        Check {
+            indices: thread::grid_stride(n),
+            offset,
+            wrong: 0,
+        }
+    }
+
+    fn element(&mut self, v: &u32) {
+        if self.indices.next() != Some(v.wrapping_sub(self.offset) as usize) {
+            self.wrong += 1;
+        }
+    }
+
+    fn wrong(self) -> u32 {
+        self.wrong + self.indices.count() as u32
+    }
+}
+
+/// With `x[i] = i + offset`, writes at `out[MATCH_OUTPUTS·t ..]` for each thread `t` of the grid
+/// (as `index_1d`) how many wrong elements (as `Check` counts them) the `for` loop (`next`),
+/// `for_each` (`fold`) and `fold` in chunks of 3 and of 64 elements give, then how many elements
+/// the `for` loop gave.
+#[kernel]
+pub fn grid_stride_elements_match(x: &[u32], offset: u32, out: Out<u32>) {
+    let n = x.len();
+    let (mut by_next, mut visited) = (Check::new(n, offset), 0);
+    for v in thread::grid_stride_elements(x) {
+        by_next.element(v);
+        visited += 1;
+    }
+    let mut by_fold = Check::new(n, offset);
+    thread::grid_stride_elements(x).for_each(|v| by_fold.element(v));
+    let mut by_chunks_of_3 = Check::new(n, offset);
+    thread::grid_stride_elements(x)
+        .fold_in_chunks::<3, _, _>((), |(), v| by_chunks_of_3.element(v));
+    let mut by_chunks_of_64 = Check::new(n, offset);
+    thread::grid_stride_elements(x)
+        .fold_in_chunks::<64, _, _>((), |(), v| by_chunks_of_64.element(v));
+    let at = MATCH_OUTPUTS * thread::index_1d();
+    if at + MATCH_OUTPUTS <= out.len() {
+        out.set(at, by_next.wrong());
+        out.set(at + 1, by_fold.wrong());
+        out.set(at + 2, by_chunks_of_3.wrong());
+        out.set(at + 3, by_chunks_of_64.wrong());
+        out.set(at + 4, visited);
+    }
+}
