@@ -1,7 +1,7 @@
 //! Code generation for the plans of the parent module: the elementwise loop nest, and the
 //! region loops with their per-thread stores and trip decisions.
 
-use super::{declared, pattern_names, Seg, SegPlan};
+use super::{declared, path_names, pattern_names, Seg, SegPlan};
 use proc_macro2::{Span, TokenStream as TokenStream2, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
 use std::collections::BTreeSet;
@@ -102,12 +102,7 @@ impl Rewrite<'_> {
     /// The loop-variable form of `thread::thread_idx()` and the like.
     fn thread_function(&self, func: &Expr) -> Option<Expr> {
         let Expr::Path(path) = func else { return None };
-        let names: Vec<String> = path
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let names = path_names(path);
         let function = match names
             .iter()
             .map(String::as_str)

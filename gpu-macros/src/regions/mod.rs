@@ -99,6 +99,15 @@ pub(crate) fn plan(
     Plan::Regions(segs.into_iter().map(SegPlan).collect())
 }
 
+/// The segments of a path expression, `a::b::c` → `["a", "b", "c"]`.
+pub(super) fn path_names(path: &ExprPath) -> Vec<String> {
+    path.path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect()
+}
+
 /// The barrier, if `stmt` is `sync_threads();` (`thread::`, `ferrocuda_std::thread::` or bare).
 fn barrier_stmt(stmt: &Stmt) -> Option<Span> {
     let Stmt::Expr(Expr::Call(call), Some(_)) = stmt else {
@@ -107,12 +116,7 @@ fn barrier_stmt(stmt: &Stmt) -> Option<Span> {
     let Expr::Path(path) = &*call.func else {
         return None;
     };
-    let names: Vec<String> = path
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
+    let names = path_names(path);
     let is_barrier = matches!(
         names
             .iter()
@@ -246,12 +250,7 @@ impl Scan<'_> {
     }
 
     fn call_path(&mut self, path: &ExprPath) {
-        let segments: Vec<String> = path
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segments = path_names(path);
         let last = segments.last().map(String::as_str).unwrap_or("");
         if matches!(
             last,
