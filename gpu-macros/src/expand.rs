@@ -281,7 +281,7 @@ pub(crate) fn expand_entry(
         }
     }
     let same_len_groups = same_len.iter().map(|group| quote!(&[#(#group),*]));
-    let cpu = cpu_path(&host_block, body_inputs, cooperative);
+    let cpu = cpu_path(&host_block, body_inputs, cooperative, params);
     let cooperative = cooperative.then(|| quote!(.cooperative()));
     // The launch checked that each `same_len` group has equal lengths; telling the compiler lets
     // it drop the bounds checks of `b[i]` once `i < a.len()` holds (elementwise kernels then run
@@ -362,7 +362,13 @@ pub(crate) fn expand_entry(
             __ferrocuda_body #turbofish (#scope, #(#arg_names),*)
         }
     };
-    let CpuPathTokens { path, split_fn } = cpu;
+    let CpuPathTokens {
+        path,
+        split_fn,
+        owned,
+    } = cpu;
+    let owned = owned.iter().map(ToString::to_string);
+    let owned = quote!(.owned_outputs(&[#(#owned),*]));
     let regions_arg = crate::regions::regions_ident();
     let coroutine_run = quote! {
         // SAFETY: the caller is the executor, which runs one block at a time on this OS
@@ -399,6 +405,10 @@ pub(crate) fn expand_entry(
                 #regions_arg: &mut ::ferrocuda_std::cpu::Regions,
                 #body_inputs
             ) #where_clause {
+                // The entry's facts again: the split function runs behind the executor's
+                // `dyn Fn`, where the compiler no longer sees them.
+                #(#same_len_facts)*
+                #(#len_facts)*
                 #code
             }
         }
@@ -436,7 +446,7 @@ pub(crate) fn expand_entry(
                 __FERROCUDA_PARAMS,
                 __FERROCUDA_SAME_LEN,
                 __ferrocuda_cpu_entry,
-            )#cooperative #len_products #block .cpu_path(#path)
+            )#cooperative #len_products #block .cpu_path(#path) #owned
         }
     }};
     Ok(Expanded {
@@ -451,26 +461,41 @@ pub(crate) fn expand_entry(
 struct CpuPathTokens {
     path: TokenStream2,
     split_fn: Option<TokenStream2>,
+    /// The outputs the elementwise loop writes with plain stores in a 1D launch.
+    owned: Vec<Ident>,
 }
 
 fn cpu_path(
     host_block: &Block,
     inputs: &syn::punctuated::Punctuated<syn::FnArg, syn::Token![,]>,
     cooperative: bool,
+    params: &[KernelParam],
 ) -> CpuPathTokens {
     use crate::regions::{self, Plan};
     match regions::plan(host_block, inputs, cooperative) {
-        Plan::Elementwise(stmts) => CpuPathTokens {
-            path: quote!(::ferrocuda_std::abi::CpuPath::Elementwise),
-            split_fn: Some(regions::elementwise(&stmts)),
-        },
+        Plan::Elementwise(stmts) => {
+            let outputs: Vec<Ident> = params
+                .iter()
+                .filter(|p| matches!(p.class, Class::Output) && p.dims == 1)
+                .map(|p| p.name.clone())
+                .collect();
+            let names: Vec<Ident> = params.iter().map(|p| p.name.clone()).collect();
+            let owned = crate::owned_outputs::owned_outputs(&stmts, &outputs, &names);
+            CpuPathTokens {
+                path: quote!(::ferrocuda_std::abi::CpuPath::Elementwise),
+                split_fn: Some(regions::elementwise(&stmts, &owned)),
+                owned,
+            }
+        }
         Plan::Regions(segs) => CpuPathTokens {
             path: quote!(::ferrocuda_std::abi::CpuPath::Regions),
             split_fn: Some(regions::regions(&segs)),
+            owned: Vec::new(),
         },
         Plan::Coroutines(why) => CpuPathTokens {
             path: quote!(::ferrocuda_std::abi::CpuPath::Coroutines(#why)),
             split_fn: None,
+            owned: Vec::new(),
         },
     }
 }

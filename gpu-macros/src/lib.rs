@@ -15,6 +15,7 @@ mod generics;
 mod grid;
 mod math_methods;
 mod options;
+mod owned_outputs;
 mod pod;
 mod regions;
 mod shared;

@@ -10,6 +10,8 @@
 mod block;
 mod bug;
 mod constants;
+#[doc(hidden)]
+pub mod elementwise;
 mod grid;
 mod interrupt;
 mod outputs;
