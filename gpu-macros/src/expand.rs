@@ -225,15 +225,23 @@ pub(crate) fn expand_entry(
     // The block's scope, lent by the entry to each run of the body: `shared!` arrays, dynamic
     // shared memory and the rebuilt slices and outputs borrow it, so none outlives the block.
     let scope = shared::scope_ident();
-    let body_fn = |block: &Block| {
+    let body_fn = |block: &Block, name: &str, inline: TokenStream2| {
+        let name = Ident::new(name, Span::call_site());
         quote! {
             #(#other_attrs)*
-            #[inline(always)]
+            #inline
             #[allow(clippy::too_many_arguments)]
-            fn __ferrocuda_body #body_generics (#scope: &::ferrocuda_std::shared::BlockScope, #body_inputs) #where_clause #block
+            fn #name #body_generics (#scope: &::ferrocuda_std::shared::BlockScope, #body_inputs) #where_clause #block
         }
     };
-    let (ptx_body_fn, host_body_fn) = (body_fn(&ptx_block), body_fn(&host_block));
+    let always = quote!(#[inline(always)]);
+    let ptx_body_fn = body_fn(&ptx_block, "__ferrocuda_body", always.clone());
+    let host_body_fn = body_fn(&host_block, "__ferrocuda_body", always.clone());
+    let wide_body_fn = body_fn(
+        &host_block,
+        "__ferrocuda_body_wide",
+        crate::cpu_features::wide_attrs(),
+    );
 
     // The CPU entry's own arguments: mixed-site hygiene keeps them apart from kernel parameters
     // of the same name (`params`, `block`).
@@ -370,12 +378,20 @@ pub(crate) fn expand_entry(
     let owned = owned.iter().map(ToString::to_string);
     let owned = quote!(.owned_outputs(&[#(#owned),*]));
     let regions_arg = crate::regions::regions_ident();
+    let run_body = crate::cpu_features::dispatch(
+        quote!(__ferrocuda_body #turbofish (#scope, #(#arg_names),*)),
+        quote!(__ferrocuda_body_wide #turbofish (#scope, #(#arg_names),*)),
+    );
+    let run_split = crate::cpu_features::dispatch(
+        quote!(__ferrocuda_split #turbofish (#scope, #regions_arg, #(#arg_names),*)),
+        quote!(__ferrocuda_split_wide #turbofish (#scope, #regions_arg, #(#arg_names),*)),
+    );
     let coroutine_run = quote! {
         // SAFETY: the caller is the executor, which runs one block at a time on this OS
         // thread and clears it with `take_current` when the block unwinds.
         for #block_arg in ::ferrocuda_std::cpu::each_block(#block_arg) {
             unsafe {
-                ::ferrocuda_std::cpu::run_block(&#block_arg, move || __ferrocuda_body #turbofish (#scope, #(#arg_names),*));
+                ::ferrocuda_std::cpu::run_block(&#block_arg, move || { #run_body });
             }
         }
     };
@@ -389,18 +405,20 @@ pub(crate) fn expand_entry(
                 // thread and clears it with `take_current` when the block unwinds.
                 unsafe {
                     ::ferrocuda_std::cpu::run_regions(#block_arg, move |#regions_arg: &mut ::ferrocuda_std::cpu::Regions| {
-                        __ferrocuda_split #turbofish (#scope, #regions_arg, #(#arg_names),*)
+                        #run_split
                     });
                 }
             }
         },
     };
     let split_fn = split_fn.map(|code| {
-        quote! {
+        let split = |name: &str, inline: TokenStream2| {
+            let name = Ident::new(name, Span::call_site());
+            quote! {
             #(#other_attrs)*
-            #[inline(always)]
+            #inline
             #[allow(clippy::too_many_arguments, unused_variables, unused_mut, unused_parens, unreachable_code, clippy::let_unit_value, clippy::needless_return)]
-            fn __ferrocuda_split #body_generics (
+            fn #name #body_generics (
                 #scope: &::ferrocuda_std::shared::BlockScope,
                 #regions_arg: &mut ::ferrocuda_std::cpu::Regions,
                 #body_inputs
@@ -411,10 +429,15 @@ pub(crate) fn expand_entry(
                 #(#len_facts)*
                 #code
             }
-        }
+            }
+        };
+        let plain = split("__ferrocuda_split", always.clone());
+        let wide = split("__ferrocuda_split_wide", crate::cpu_features::wide_attrs());
+        quote!(#plain #wide)
     });
     let host_kernel = quote! {{
         #host_body_fn
+        #wide_body_fn
         #split_fn
 
         /// Runs one block on the CPU from the packed PTX parameters.

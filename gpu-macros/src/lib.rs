@@ -10,6 +10,7 @@
 
 #![warn(missing_docs)]
 
+mod cpu_features;
 mod expand;
 mod generics;
 mod grid;
