@@ -38,3 +38,41 @@ pub(crate) fn dispatch(plain: TokenStream2, wide: TokenStream2) -> TokenStream2 
         #plain
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::expand::expand;
+    use crate::options::KernelOptions;
+
+    /// The expansion of `body` as a kernel over `out: Out<f32>`.
+    fn expanded(body: &str) -> String {
+        let options: KernelOptions = syn::parse_str("").unwrap();
+        let function = syn::parse_str(&format!("pub fn k(out: Out<f32>) {body}")).unwrap();
+        expand(options, function).unwrap().to_string()
+    }
+
+    #[test]
+    fn every_path_gets_a_wide_twin_called_only_where_the_cpu_has_avx2_and_fma() {
+        let cfg = "# [cfg (all (target_arch = \"x86_64\" , not (all (target_feature = \"avx2\" , target_feature = \"fma\"))))]";
+        let twin = "# [target_feature (enable = \"avx2,fma\")]";
+        let elementwise = expanded("{ let i = thread::index_1d(); out.set(i, 1.0); }");
+        let coroutines = expanded("{ helper(out); }");
+        for (code, twins) in [
+            (
+                &elementwise,
+                ["__ferrocuda_body_wide", "__ferrocuda_split_wide"].as_slice(),
+            ),
+            (&coroutines, ["__ferrocuda_body_wide"].as_slice()),
+        ] {
+            for name in twins {
+                let definition =
+                    format!("{cfg} {twin} # [inline] # [allow (clippy :: too_many_arguments");
+                assert!(code.contains(&definition), "{code}");
+                assert!(code.contains(&format!("fn {name}")), "{name}: {code}");
+                let call = format!("{cfg} if :: ferrocuda_std :: cpu :: has_avx2_and_fma () {{ return unsafe {{ {name}");
+                assert!(code.contains(&call), "{name}: {code}");
+            }
+        }
+        assert!(!coroutines.contains("__ferrocuda_split_wide"));
+    }
+}
