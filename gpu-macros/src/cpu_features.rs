@@ -69,6 +69,8 @@ mod tests {
                     format!("{cfg} {twin} # [inline] # [allow (clippy :: too_many_arguments");
                 assert!(code.contains(&definition), "{code}");
                 assert!(code.contains(&format!("fn {name}")), "{name}: {code}");
+                // SAFETY: not a block here: the text of the call `dispatch` generates, whose
+                // comment says what it relies on.
                 let call = format!("{cfg} if :: ferrocuda_std :: cpu :: has_avx2_and_fma () {{ return unsafe {{ {name}");
                 assert!(code.contains(&call), "{name}: {code}");
             }

@@ -1,6 +1,6 @@
 //! The pieces of the elementwise loop that plain-store outputs (`OwnedOut`) need apart: the
 //! thread step without a check point, and the check point itself, so that `#[kernel]` can run
-//! a row in runs of [`THREADS_PER_POLL`] threads whose inner loop LLVM can vectorise.
+//! a row in runs of `THREADS_PER_POLL` (16) threads whose inner loop LLVM can vectorise.
 
 use super::interrupt::{self, THREADS_PER_POLL};
 use super::THREAD;
