@@ -109,6 +109,27 @@ fn is_index_1d(expr: &Expr) -> bool {
         )
 }
 
+/// `assert!`, `println!` and the other standard macros whose arguments are expressions: the
+/// body sees no name they bind, and `#[kernel]` can look into them.
+pub(crate) fn standard_expression_macro(mac: &syn::Macro) -> bool {
+    let name = mac.path.segments.last().map(|s| s.ident.to_string());
+    matches!(
+        name.as_deref(),
+        Some(
+            "assert"
+                | "assert_eq"
+                | "assert_ne"
+                | "debug_assert"
+                | "debug_assert_eq"
+                | "debug_assert_ne"
+                | "panic"
+                | "unreachable"
+                | "matches"
+                | "println"
+        )
+    )
+}
+
 /// Every name a pattern binds anywhere (closures' parameters and match arms too), counted.
 struct CountBindings<'a>(&'a mut BTreeMap<String, usize>);
 
@@ -121,22 +142,7 @@ impl<'ast> Visit<'ast> for CountBindings<'_> {
         // A macro may bind any name it is given: count each identifier in it as a binding,
         // but for the standard ones that bind none (`assert!(i < n)`). Should one of those
         // be redefined to bind, the handle's run-time check stops the thread.
-        let name = mac.path.segments.last().map(|s| s.ident.to_string());
-        let binds_none = matches!(
-            name.as_deref(),
-            Some(
-                "assert"
-                    | "assert_eq"
-                    | "assert_ne"
-                    | "debug_assert"
-                    | "debug_assert_eq"
-                    | "debug_assert_ne"
-                    | "panic"
-                    | "unreachable"
-                    | "println"
-            )
-        );
-        if !binds_none {
+        if !standard_expression_macro(mac) {
             count_idents(mac.tokens.clone(), self.0);
         }
     }
