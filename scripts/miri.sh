@@ -30,5 +30,8 @@ miri -p ferrocuda-host --test ptx_parser -- huge_and_malformed declared_paramete
 # Borrows' (crossbeam-rs/crossbeam#545, #996): this one runs under Tree Borrows, and rayon's
 # pool threads are still alive when the test binary's main thread ends (-Zmiri-ignore-leaks).
 MIRIFLAGS="$MIRIFLAGS -Zmiri-tree-borrows -Zmiri-ignore-leaks" miri -p ferrocuda-host --test launch_validation
+# The elementwise loop's plain output stores across the pool's workers, and the atomic ones of 2D
+# launches: a data race between two OS threads would be Miri's error (about 70 s here).
+MIRIFLAGS="$MIRIFLAGS -Zmiri-tree-borrows -Zmiri-ignore-leaks" miri -p ferrocuda-host --test owned_outputs
 # Out's accessors; the executor without barriers (no coroutine is made) and its shared arrays.
 miri -p ferrocuda-std --lib -- out:: cpu::tests::run_block_visits cpu::tests::a_shared_array_too_large

@@ -225,15 +225,23 @@ pub(crate) fn expand_entry(
     // The block's scope, lent by the entry to each run of the body: `shared!` arrays, dynamic
     // shared memory and the rebuilt slices and outputs borrow it, so none outlives the block.
     let scope = shared::scope_ident();
-    let body_fn = |block: &Block| {
+    let body_fn = |block: &Block, name: &str, inline: TokenStream2| {
+        let name = Ident::new(name, Span::call_site());
         quote! {
             #(#other_attrs)*
-            #[inline(always)]
+            #inline
             #[allow(clippy::too_many_arguments)]
-            fn __ferrocuda_body #body_generics (#scope: &::ferrocuda_std::shared::BlockScope, #body_inputs) #where_clause #block
+            fn #name #body_generics (#scope: &::ferrocuda_std::shared::BlockScope, #body_inputs) #where_clause #block
         }
     };
-    let (ptx_body_fn, host_body_fn) = (body_fn(&ptx_block), body_fn(&host_block));
+    let always = quote!(#[inline(always)]);
+    let ptx_body_fn = body_fn(&ptx_block, "__ferrocuda_body", always.clone());
+    let host_body_fn = body_fn(&host_block, "__ferrocuda_body", always.clone());
+    let wide_body_fn = body_fn(
+        &host_block,
+        "__ferrocuda_body_wide",
+        crate::cpu_features::wide_attrs(),
+    );
 
     // The CPU entry's own arguments: mixed-site hygiene keeps them apart from kernel parameters
     // of the same name (`params`, `block`).
@@ -281,7 +289,7 @@ pub(crate) fn expand_entry(
         }
     }
     let same_len_groups = same_len.iter().map(|group| quote!(&[#(#group),*]));
-    let cpu = cpu_path(&host_block, body_inputs, cooperative);
+    let cpu = cpu_path(&host_block, body_inputs, cooperative, params);
     let cooperative = cooperative.then(|| quote!(.cooperative()));
     // The launch checked that each `same_len` group has equal lengths; telling the compiler lets
     // it drop the bounds checks of `b[i]` once `i < a.len()` holds (elementwise kernels then run
@@ -362,14 +370,28 @@ pub(crate) fn expand_entry(
             __ferrocuda_body #turbofish (#scope, #(#arg_names),*)
         }
     };
-    let CpuPathTokens { path, split_fn } = cpu;
+    let CpuPathTokens {
+        path,
+        split_fn,
+        owned,
+    } = cpu;
+    let owned = owned.iter().map(ToString::to_string);
+    let owned = quote!(.owned_outputs(&[#(#owned),*]));
     let regions_arg = crate::regions::regions_ident();
+    let run_body = crate::cpu_features::dispatch(
+        quote!(__ferrocuda_body #turbofish (#scope, #(#arg_names),*)),
+        quote!(__ferrocuda_body_wide #turbofish (#scope, #(#arg_names),*)),
+    );
+    let run_split = crate::cpu_features::dispatch(
+        quote!(__ferrocuda_split #turbofish (#scope, #regions_arg, #(#arg_names),*)),
+        quote!(__ferrocuda_split_wide #turbofish (#scope, #regions_arg, #(#arg_names),*)),
+    );
     let coroutine_run = quote! {
         // SAFETY: the caller is the executor, which runs one block at a time on this OS
         // thread and clears it with `take_current` when the block unwinds.
         for #block_arg in ::ferrocuda_std::cpu::each_block(#block_arg) {
             unsafe {
-                ::ferrocuda_std::cpu::run_block(&#block_arg, move || __ferrocuda_body #turbofish (#scope, #(#arg_names),*));
+                ::ferrocuda_std::cpu::run_block(&#block_arg, move || { #run_body });
             }
         }
     };
@@ -383,28 +405,39 @@ pub(crate) fn expand_entry(
                 // thread and clears it with `take_current` when the block unwinds.
                 unsafe {
                     ::ferrocuda_std::cpu::run_regions(#block_arg, move |#regions_arg: &mut ::ferrocuda_std::cpu::Regions| {
-                        __ferrocuda_split #turbofish (#scope, #regions_arg, #(#arg_names),*)
+                        #run_split
                     });
                 }
             }
         },
     };
     let split_fn = split_fn.map(|code| {
-        quote! {
+        let split = |name: &str, inline: TokenStream2| {
+            let name = Ident::new(name, Span::call_site());
+            quote! {
             #(#other_attrs)*
-            #[inline(always)]
+            #inline
             #[allow(clippy::too_many_arguments, unused_variables, unused_mut, unused_parens, unreachable_code, clippy::let_unit_value, clippy::needless_return)]
-            fn __ferrocuda_split #body_generics (
+            fn #name #body_generics (
                 #scope: &::ferrocuda_std::shared::BlockScope,
                 #regions_arg: &mut ::ferrocuda_std::cpu::Regions,
                 #body_inputs
             ) #where_clause {
+                // The entry's facts again: the split function runs behind the executor's
+                // `dyn Fn`, where the compiler no longer sees them.
+                #(#same_len_facts)*
+                #(#len_facts)*
                 #code
             }
-        }
+            }
+        };
+        let plain = split("__ferrocuda_split", always.clone());
+        let wide = split("__ferrocuda_split_wide", crate::cpu_features::wide_attrs());
+        quote!(#plain #wide)
     });
     let host_kernel = quote! {{
         #host_body_fn
+        #wide_body_fn
         #split_fn
 
         /// Runs one block on the CPU from the packed PTX parameters.
@@ -436,7 +469,7 @@ pub(crate) fn expand_entry(
                 __FERROCUDA_PARAMS,
                 __FERROCUDA_SAME_LEN,
                 __ferrocuda_cpu_entry,
-            )#cooperative #len_products #block .cpu_path(#path)
+            )#cooperative #len_products #block .cpu_path(#path) #owned
         }
     }};
     Ok(Expanded {
@@ -451,26 +484,41 @@ pub(crate) fn expand_entry(
 struct CpuPathTokens {
     path: TokenStream2,
     split_fn: Option<TokenStream2>,
+    /// The outputs the elementwise loop writes with plain stores in a 1D launch.
+    owned: Vec<Ident>,
 }
 
 fn cpu_path(
     host_block: &Block,
     inputs: &syn::punctuated::Punctuated<syn::FnArg, syn::Token![,]>,
     cooperative: bool,
+    params: &[KernelParam],
 ) -> CpuPathTokens {
     use crate::regions::{self, Plan};
     match regions::plan(host_block, inputs, cooperative) {
-        Plan::Elementwise(stmts) => CpuPathTokens {
-            path: quote!(::ferrocuda_std::abi::CpuPath::Elementwise),
-            split_fn: Some(regions::elementwise(&stmts)),
-        },
+        Plan::Elementwise(stmts) => {
+            let outputs: Vec<Ident> = params
+                .iter()
+                .filter(|p| matches!(p.class, Class::Output) && p.dims == 1)
+                .map(|p| p.name.clone())
+                .collect();
+            let names: Vec<Ident> = params.iter().map(|p| p.name.clone()).collect();
+            let owned = crate::owned_outputs::owned_outputs(&stmts, &outputs, &names);
+            CpuPathTokens {
+                path: quote!(::ferrocuda_std::abi::CpuPath::Elementwise),
+                split_fn: Some(regions::elementwise(&stmts, &owned)),
+                owned,
+            }
+        }
         Plan::Regions(segs) => CpuPathTokens {
             path: quote!(::ferrocuda_std::abi::CpuPath::Regions),
             split_fn: Some(regions::regions(&segs)),
+            owned: Vec::new(),
         },
         Plan::Coroutines(why) => CpuPathTokens {
             path: quote!(::ferrocuda_std::abi::CpuPath::Coroutines(#why)),
             split_fn: None,
+            owned: Vec::new(),
         },
     }
 }

@@ -10,11 +10,13 @@
 
 #![warn(missing_docs)]
 
+mod cpu_features;
 mod expand;
 mod generics;
 mod grid;
 mod math_methods;
 mod options;
+mod owned_outputs;
 mod pod;
 mod regions;
 mod shared;

@@ -107,17 +107,17 @@ fn dynamic_shared_calls_in_the_body_borrow_the_block_scope() {
         "pub fn k(out: Out<f32>) { let a = dynamic_shared::<u32>(); let b: Shared<f32> = ferrocuda_std::dynamic_shared(); }",
     )
     .unwrap();
-    // Once for the PTX body, once for the host's.
+    // Once for the PTX body, once for the host's, once for its AVX2/FMA twin.
     assert_eq!(
         code.matches("dynamic_shared :: < u32 > (__ferrocuda_scope)")
             .count(),
-        2,
+        3,
         "{code}"
     );
     assert_eq!(
         code.matches("ferrocuda_std :: dynamic_shared (__ferrocuda_scope)")
             .count(),
-        2,
+        3,
         "{code}"
     );
 }
@@ -146,10 +146,11 @@ fn each_shared_array_gets_its_own_ptx_symbol_and_host_site() {
         "{code}"
     );
     // The user's own `shared` path is invoked once per array and body (the PTX entry's, the
-    // host's coroutine body and its elementwise loop), so its import counts as used.
+    // host's coroutine body and its elementwise loop, and the AVX2/FMA twins of those two), so
+    // its import counts as used.
     assert_eq!(
         code.matches("shared ! (@ rewritten_by_kernel)").count(),
-        6,
+        10,
         "{code}"
     );
 }

@@ -11,6 +11,10 @@ pub use bytemuck;
 /// What `#[kernel]` wraps a float math method call's receiver in (`math::device_call`).
 pub use crate::math::device_call::DeviceCall;
 
+/// The elementwise loop's plain-store handle of an output that only its own thread touches.
+#[cfg(not(target_arch = "nvptx64"))]
+pub use crate::out::owned::{OutHeldByTheLoop, OwnedOut};
+
 /// Compile-time check that a scalar kernel parameter is plain data.
 pub const fn assert_pod<T: bytemuck::Pod>() {}
 

@@ -189,6 +189,10 @@ pub struct KernelInfo {
     pub cooperative: bool,
     /// How the CPU executor runs the kernel's blocks, as `#[kernel]` decided from its body.
     pub cpu_path: CpuPath,
+    /// The `Out` parameters that `#[kernel]` proved each thread touches only at its own
+    /// `index_1d()`: the elementwise loop writes them with plain (vectorisable) stores in a 1D
+    /// launch without checked mode, and with the atomic stores of `Out::set` otherwise.
+    pub owned_outputs: &'static [&'static str],
 }
 
 /// How the CPU executor runs a kernel's blocks (see docs/cpu-executor.md).
@@ -276,6 +280,7 @@ impl<P> Kernel<P> {
                 block: None,
                 cooperative: false,
                 cpu_path: CpuPath::Coroutines("no plan"),
+                owned_outputs: &[],
             },
             cpu,
             _params: PhantomData,
@@ -307,6 +312,13 @@ impl<P> Kernel<P> {
     #[doc(hidden)]
     pub const fn cpu_path(mut self, path: CpuPath) -> Self {
         self.info.cpu_path = path;
+        self
+    }
+
+    /// Used by `#[kernel]`: the outputs its elementwise loop may write with plain stores.
+    #[doc(hidden)]
+    pub const fn owned_outputs(mut self, outputs: &'static [&'static str]) -> Self {
+        self.info.owned_outputs = outputs;
         self
     }
 

@@ -2,6 +2,10 @@
 
 use core::marker::PhantomData;
 
+#[cfg(not(target_arch = "nvptx64"))]
+#[doc(hidden)]
+pub mod owned;
+
 /// An output buffer that every thread of a launch may write, each to its own elements.
 ///
 /// A `&mut [T]` cannot be handed to thousands of threads at once, so kernels take `Out<T>`: a

@@ -144,36 +144,113 @@ fn region_code(stmts: &[Stmt], names: &Names, on_return: TokenStream2) -> TokenS
     out
 }
 
-/// The body of the elementwise function: one loop nest over the block's threads.
-pub(crate) fn elementwise(stmts: &[Stmt]) -> TokenStream2 {
+/// The body of the elementwise function: one loop nest over the block's threads. `owned`: the
+/// outputs the body touches only at the thread's own index (`crate::owned_outputs`); in a 1D
+/// launch without checked mode, a second copy of the loop nest writes them through plain-store
+/// handles (`OwnedOut`), which LLVM can vectorise.
+pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident]) -> TokenStream2 {
     let names = Names::new();
-    let label = names.label();
-    let code = region_code(stmts, &names, quote!(break #label;));
+    let plain = loop_nest(stmts, &names, false);
     let Names {
         regions,
         tid,
         base_1d,
         ..
     } = &names;
+    let dim = Ident::new("__ferrocuda_dim", Span::mixed_site());
+    let setup = quote! {
+        let #dim = #regions.block_dim();
+        let #base_1d = #regions.base_1d();
+    };
+    if owned.is_empty() {
+        return quote!(#setup #plain);
+    }
+    let own = quote!((#base_1d + #tid.x as usize));
+    let fast = loop_nest(
+        &crate::owned_outputs::rewrite(stmts, owned, &own),
+        &names,
+        true,
+    );
+    let handles: Vec<Ident> = owned
+        .iter()
+        .map(crate::owned_outputs::handle_name)
+        .collect();
+    let all = Ident::new("__ferrocuda_handles", Span::mixed_site());
+    quote! {
+        #setup
+        // SAFETY: the grid and block are this launch's. Every use of each output in the body
+        // was rewritten onto its handle, and the kernel's own name for it is shadowed below, so
+        // no other access exists; the handles live in this block's loop on this OS thread
+        // (neither `Send` nor `Sync`), and each access passes the running thread's
+        // blockIdx.x·blockDim.x + threadIdx.x as its own index.
+        let #all = unsafe {
+            (#(::ferrocuda_std::__private::OwnedOut::new(#owned, #regions.grid_dim(), #dim),)*)
+        };
+        if let (#(::core::option::Option::Some(#handles),)*) = #all {
+            #(
+                #[allow(unused_variables)]
+                let #owned = ::ferrocuda_std::__private::OutHeldByTheLoop;
+            )*
+            #fast
+        } else {
+            #plain
+        }
+    }
+}
+
+/// One loop nest over the block's threads running `stmts` for each. `runs`: each row in runs
+/// of `elementwise::RUN` threads with the deadline check point between them, so that the
+/// inner loop has no call LLVM cannot vectorise past.
+fn loop_nest(stmts: &[Stmt], names: &Names, runs: bool) -> TokenStream2 {
+    let label = names.label();
+    let code = region_code(stmts, names, quote!(break #label;));
+    let Names {
+        regions,
+        tid,
+        base_1d,
+        ..
+    } = names;
+    let dim = Ident::new("__ferrocuda_dim", Span::mixed_site());
     let (x, y, z) = (
         Ident::new("__ferrocuda_x", Span::mixed_site()),
         Ident::new("__ferrocuda_y", Span::mixed_site()),
         Ident::new("__ferrocuda_z", Span::mixed_site()),
     );
-    quote! {
-        let __ferrocuda_dim = #regions.block_dim();
-        let #base_1d = #regions.base_1d();
-        for #z in 0..__ferrocuda_dim.z {
-            for #y in 0..__ferrocuda_dim.y {
-                #regions.enter_row(#base_1d, #y, #z);
-                for #x in 0..__ferrocuda_dim.x {
-                    #regions.enter_x(#base_1d, #x);
-                    let #tid = ::ferrocuda_std::Dim3::new(#x, #y, #z);
-                    #[allow(unused_labels)]
-                    #label: {
-                        #code
-                    }
+    let thread = quote! {
+        let #tid = ::ferrocuda_std::Dim3::new(#x, #y, #z);
+        #[allow(unused_labels)]
+        #label: {
+            #code
+        }
+    };
+    let row = if runs {
+        let start = Ident::new("__ferrocuda_run", Span::mixed_site());
+        let end = Ident::new("__ferrocuda_run_end", Span::mixed_site());
+        quote! {
+            let mut #start = 0u32;
+            while #start < #dim.x {
+                ::ferrocuda_std::cpu::elementwise::check_point();
+                let #end = #start + (#dim.x - #start).min(::ferrocuda_std::cpu::elementwise::RUN);
+                for #x in #start..#end {
+                    ::ferrocuda_std::cpu::elementwise::step_x(#base_1d, #x);
+                    #thread
                 }
+                #start = #end;
+            }
+        }
+    } else {
+        quote! {
+            for #x in 0..#dim.x {
+                #regions.enter_x(#base_1d, #x);
+                #thread
+            }
+        }
+    };
+    quote! {
+        for #z in 0..#dim.z {
+            for #y in 0..#dim.y {
+                #regions.enter_row(#base_1d, #y, #z);
+                #row
             }
         }
     }

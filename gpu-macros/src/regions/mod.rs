@@ -318,23 +318,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
         syn::visit::visit_expr_method_call(self, call);
     }
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        let name = mac.path.segments.last().map(|s| s.ident.to_string());
-        let known = matches!(
-            name.as_deref(),
-            Some(
-                "assert"
-                    | "assert_eq"
-                    | "assert_ne"
-                    | "debug_assert"
-                    | "debug_assert_eq"
-                    | "debug_assert_ne"
-                    | "panic"
-                    | "unreachable"
-                    | "matches"
-                    | "println"
-            )
-        );
-        if !known {
+        if !crate::owned_outputs::standard_expression_macro(mac) {
             self.refuse("a macro #[kernel] cannot look into");
             return;
         }

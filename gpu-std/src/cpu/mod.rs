@@ -10,6 +10,9 @@
 mod block;
 mod bug;
 mod constants;
+#[doc(hidden)]
+pub mod elementwise;
+mod features;
 mod grid;
 mod interrupt;
 mod outputs;
@@ -22,6 +25,7 @@ mod stack_guard;
 pub use bug::{BugReport, KernelBug, SharedAccess};
 pub(crate) use constants::constant_table;
 pub use constants::{with_constants, ConstantTables};
+pub use features::{has_avx2_and_fma, FEATURES_ENV};
 pub use grid::{with_grid_barrier, GridAbandoned, GridBarrier};
 pub use interrupt::{Interrupted, Interruption};
 pub(crate) use outputs::{check_output, output_shadow, OutputShadow};

@@ -1,0 +1,194 @@
+//! [`OwnedOut`]: an [`Out`] whose every element belongs to one simulated thread, written with
+//! plain stores that LLVM can vectorise (host only; `#[kernel]`'s elementwise loop uses it).
+//!
+//! `Out::set` is a relaxed atomic store on the host because two threads of a launch may write
+//! one element, which must be a race with a winner, never undefined behaviour; and LLVM does not
+//! vectorise atomic stores. When `#[kernel]` sees that a kernel only ever touches
+//! `out[index_1d()]` (every use of the output is `out.set(i, v)`, `out.get(i)`, `out.len()` or
+//! `out.is_empty()` with `i` its one `let i = thread::index_1d();`), then in a 1D launch thread
+//! (b, t) touches only element b·blockDim.x + t: no two simulated threads share an element, so
+//! no element is ever accessed from two OS threads, and plain accesses are sound. The macro's
+//! syntactic proof is what makes the choice; what makes it sound whatever the macro saw is
+//! checked here, at run time:
+//!
+//! - [`OwnedOut::new`] gives a handle only for a 1D launch (grid and block with y = z = 1), in
+//!   which `own` = blockIdx.x·blockDim.x + threadIdx.x differs between any two threads;
+//! - every access compares its index with the running thread's `own` (the elementwise loop's
+//!   own variable, out of reach of the kernel's code), and a different index panics before it
+//!   touches memory; when the index is `index_1d()`, LLVM folds the comparison away;
+//! - the kernel's own name for the output is shadowed in the loop by [`OutHeldByTheLoop`], so no
+//!   code the macro did not see (a procedural macro's expansion) can reach the buffer by another
+//!   path, atomic or not.
+
+use super::Out;
+use crate::Dim3;
+use core::marker::PhantomData;
+
+/// The output of a kernel that `#[kernel]` proved touches only its own element, for one block
+/// of a 1D launch: each access checks that its index is the running thread's own (`own`), then
+/// is a plain load or store.
+#[doc(hidden)]
+pub struct OwnedOut<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _buffer: PhantomData<&'a [core::cell::Cell<T>]>,
+}
+
+/// What the kernel's name for an output held by an [`OwnedOut`] means inside the elementwise
+/// loop: nothing (no method, no field), so that code `#[kernel]` could not see, which might
+/// write another thread's element, does not compile.
+#[doc(hidden)]
+pub struct OutHeldByTheLoop;
+
+impl<'a, T: bytemuck::Pod> OwnedOut<'a, T> {
+    /// The handle for `out` in a launch of `grid` blocks of `block` threads: `None` unless the
+    /// launch is 1D, and `None` in checked mode (whose race check of `out` stays in `Out`).
+    ///
+    /// # Safety
+    /// `grid` and `block` are the running launch's; for the whole launch, every access to
+    /// `out`'s buffer is made through an `OwnedOut` of it, by the block's own OS thread, with
+    /// `own` = blockIdx.x·blockDim.x + threadIdx.x of the simulated thread making it.
+    #[inline(always)]
+    pub unsafe fn new(out: Out<'a, T>, grid: Dim3, block: Dim3) -> Option<Self> {
+        let one_dimensional = grid.y == 1 && grid.z == 1 && block.y == 1 && block.z == 1;
+        (one_dimensional && out.check.is_null()).then_some(OwnedOut {
+            ptr: out.ptr,
+            len: out.len,
+            _buffer: PhantomData,
+        })
+    }
+
+    /// The number of elements.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no elements.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// `out.set(index, value)` by the thread whose own element is `own`.
+    ///
+    /// # Panics
+    /// If `index` is not `own`, or past the end.
+    ///
+    /// # Safety
+    /// `own` is the running simulated thread's (see [`OwnedOut::new`]).
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn set(&self, own: usize, index: usize, value: T) {
+        let element = self.element(own, index);
+        // SAFETY: `element` is in bounds and is `own`'s, which no other simulated thread of
+        // this 1D launch touches (`new`'s contract), so no other OS thread accesses it.
+        unsafe { element.write(value) }
+    }
+
+    /// `out.get(index)` by the thread whose own element is `own`.
+    ///
+    /// # Panics
+    /// If `index` is not `own`, or past the end.
+    ///
+    /// # Safety
+    /// As [`OwnedOut::set`].
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn get(&self, own: usize, index: usize) -> T {
+        let element = self.element(own, index);
+        // SAFETY: as in `set`.
+        unsafe { element.read() }
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn element(&self, own: usize, index: usize) -> *mut T {
+        if index != own {
+            not_own(index, own);
+        }
+        if index >= self.len {
+            crate::mem::out_of_bounds("an output", index, self.len);
+        }
+        // SAFETY: `index < len`, checked just above, and `ptr` is valid for `len` elements.
+        unsafe { self.ptr.add(index) }
+    }
+}
+
+/// A kernel that `#[kernel]` saw touch only `out[index_1d()]` touched another element: only
+/// code the macro could not see (a procedural macro's expansion rebinding the index) gets here.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn not_own(index: usize, own: usize) -> ! {
+    panic!(
+        "#[kernel] proved this output is only written at thread::index_1d() ({own}), but the \
+         access is at index {index}: a macro rebound the index? Write `out.set(i, ..)` with \
+         `let i = thread::index_1d();` bound once, or use another name for other indices"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Out, OwnedOut};
+    use crate::Dim3;
+
+    fn handle(buffer: &mut [f32], grid: Dim3, block: Dim3) -> Option<OwnedOut<'_, f32>> {
+        // SAFETY: the `Out` covers the whole local buffer, used only through it; and the
+        // tests below make every access with `own` = the index, from this one thread.
+        unsafe {
+            let out = Out::from_raw_parts(buffer.as_mut_ptr(), buffer.len());
+            OwnedOut::new(out, grid, block)
+        }
+    }
+
+    #[test]
+    fn only_a_one_dimensional_launch_gets_a_handle() {
+        let mut buffer = [0.0f32; 4];
+        let one = Dim3::new(1, 1, 1);
+        assert!(handle(&mut buffer, Dim3::new(4, 1, 1), Dim3::new(32, 1, 1)).is_some());
+        for (grid, block) in [
+            (Dim3::new(4, 2, 1), Dim3::new(32, 1, 1)),
+            (Dim3::new(4, 1, 2), Dim3::new(32, 1, 1)),
+            (one, Dim3::new(32, 2, 1)),
+            (one, Dim3::new(32, 1, 2)),
+        ] {
+            assert!(
+                handle(&mut buffer, grid, block).is_none(),
+                "{grid:?} {block:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn own_index_round_trips_with_plain_accesses() {
+        let mut buffer = [0.0f32; 4];
+        let out = handle(&mut buffer, Dim3::new(1, 1, 1), Dim3::new(4, 1, 1)).unwrap();
+        for i in 0..out.len() {
+            // SAFETY: `i` plays the thread whose own element is `i`.
+            unsafe { out.set(i, i, i as f32 * 1.5) };
+            assert_eq!(unsafe { out.get(i, i) }, i as f32 * 1.5);
+        }
+        assert_eq!(buffer, [0.0, 1.5, 3.0, 4.5]);
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "only written at thread::index_1d() (2), but the access is at index 3"
+    )]
+    fn another_threads_element_panics_before_touching_it() {
+        let mut buffer = [0.0f32; 4];
+        let out = handle(&mut buffer, Dim3::new(1, 1, 1), Dim3::new(4, 1, 1)).unwrap();
+        // SAFETY: `own` = 2 plays thread 2; the access is refused before it is made.
+        unsafe { out.set(2, 3, 1.0) };
+    }
+
+    #[test]
+    #[should_panic(expected = "index 4 out of bounds for an output of length 4")]
+    fn own_index_past_the_end_panics() {
+        let mut buffer = [0.0f32; 4];
+        let out = handle(&mut buffer, Dim3::new(1, 1, 1), Dim3::new(8, 1, 1)).unwrap();
+        // SAFETY: thread 4 of an 8-thread block over 4 elements.
+        unsafe { out.set(4, 4, 1.0) };
+    }
+}
