@@ -107,17 +107,18 @@ fn dynamic_shared_calls_in_the_body_borrow_the_block_scope() {
         "pub fn k(out: Out<f32>) { let a = dynamic_shared::<u32>(); let b: Shared<f32> = ferrocuda_std::dynamic_shared(); }",
     )
     .unwrap();
-    // Once for the PTX body, once for the host's.
+    // Once for the PTX body, once for the host's coroutine body and twice for its elementwise
+    // loop (the first thread's copy and the others').
     assert_eq!(
         code.matches("dynamic_shared :: < u32 > (__ferrocuda_scope)")
             .count(),
-        2,
+        4,
         "{code}"
     );
     assert_eq!(
         code.matches("ferrocuda_std :: dynamic_shared (__ferrocuda_scope)")
             .count(),
-        2,
+        4,
         "{code}"
     );
 }
@@ -146,10 +147,11 @@ fn each_shared_array_gets_its_own_ptx_symbol_and_host_site() {
         "{code}"
     );
     // The user's own `shared` path is invoked once per array and body (the PTX entry's, the
-    // host's coroutine body and its elementwise loop), so its import counts as used.
+    // host's coroutine body and the two copies of its elementwise loop), so its import counts
+    // as used.
     assert_eq!(
         code.matches("shared ! (@ rewritten_by_kernel)").count(),
-        6,
+        8,
         "{code}"
     );
 }

@@ -27,7 +27,7 @@ fn seg_idents(seg: &Seg, into: &mut BTreeSet<String>) {
         Seg::Code(stmts) => stmts
             .iter()
             .for_each(|s| idents_of(s.to_token_stream(), into)),
-        Seg::Barrier(_) => {}
+        Seg::Items(_) | Seg::Barrier(_) => {}
         Seg::While { cond, body, .. } => {
             idents_of(cond.to_token_stream(), into);
             body.iter().for_each(|s| seg_idents(s, into));
@@ -144,11 +144,18 @@ fn region_code(stmts: &[Stmt], names: &Names, on_return: TokenStream2) -> TokenS
     out
 }
 
-/// The body of the elementwise function: one loop nest over the block's threads.
+/// The body of the elementwise function: one loop nest over the block's threads, after the
+/// first thread, which runs alone so that a barrier it reaches in a function the macro could
+/// not see into moves the block onto coroutines (`Regions::elementwise`).
 pub(crate) fn elementwise(stmts: &[Stmt]) -> TokenStream2 {
     let names = Names::new();
     let label = names.label();
-    let code = region_code(stmts, &names, quote!(break #label;));
+    // Items once, above both copies of the code.
+    let (items, stmts): (Vec<Stmt>, Vec<Stmt>) = stmts
+        .iter()
+        .cloned()
+        .partition(|stmt| matches!(stmt, Stmt::Item(_)));
+    let code = region_code(&stmts, &names, quote!(break #label;));
     let Names {
         regions,
         tid,
@@ -160,22 +167,34 @@ pub(crate) fn elementwise(stmts: &[Stmt]) -> TokenStream2 {
         Ident::new("__ferrocuda_y", Span::mixed_site()),
         Ident::new("__ferrocuda_z", Span::mixed_site()),
     );
+    let thread = Ident::new("__ferrocuda_thread", Span::mixed_site());
     quote! {
+        #(#items)*
         let __ferrocuda_dim = #regions.block_dim();
         let #base_1d = #regions.base_1d();
-        for #z in 0..__ferrocuda_dim.z {
-            for #y in 0..__ferrocuda_dim.y {
-                #regions.enter_row(#base_1d, #y, #z);
-                for #x in 0..__ferrocuda_dim.x {
-                    #regions.enter_x(#base_1d, #x);
-                    let #tid = ::ferrocuda_std::Dim3::new(#x, #y, #z);
-                    #[allow(unused_labels)]
-                    #label: {
-                        #code
+        let #thread = || {
+            let #tid = ::ferrocuda_std::thread::thread_idx();
+            #[allow(unused_labels)]
+            #label: {
+                #code
+            }
+        };
+        #regions.elementwise(&#thread, || {
+            for #z in 0..__ferrocuda_dim.z {
+                for #y in 0..__ferrocuda_dim.y {
+                    #regions.enter_row(#base_1d, #y, #z);
+                    // The first thread ran already.
+                    for #x in u32::from(#y == 0 && #z == 0)..__ferrocuda_dim.x {
+                        #regions.enter_x(#base_1d, #x);
+                        let #tid = ::ferrocuda_std::Dim3::new(#x, #y, #z);
+                        #[allow(unused_labels)]
+                        #label: {
+                            #code
+                        }
                     }
                 }
             }
-        }
+        });
     }
 }
 
@@ -197,33 +216,37 @@ impl Gen {
     }
 
     /// One region: every live thread runs `prelude` and `stmts` with `carried_in` bound, and
-    /// leaves `carried_out` in the store.
+    /// leaves `carried_out` in the store; `barrier_after`: the `sync_threads()` ending it.
     fn region(
         &mut self,
         carried_in: &[Ident],
         prelude: TokenStream2,
         stmts: &[Stmt],
         carried_out: &[Ident],
+        barrier_after: Option<Span>,
     ) -> TokenStream2 {
         let next = self.fresh("next");
         let (regions, tid, store) = (&self.names.regions, &self.names.tid, &self.store);
         let label = self.names.label();
         let on_return = quote! {
             #regions.returned();
-            #next.push(::core::option::Option::None);
             break #label;
         };
         let code = region_code(stmts, &self.names, on_return);
         let linear = &self.names.linear;
         let slot = Ident::new("__ferrocuda_slot", Span::mixed_site());
+        let barrier_after = match barrier_after {
+            Some(span) => {
+                quote_spanned!(span=> ::core::option::Option::Some(::core::panic::Location::caller()))
+            }
+            None => quote!(::core::option::Option::None),
+        };
         quote! {
-            let mut #next = #regions.store();
-            let mut #store = #store;
-            for (#linear, #slot) in #store.drain(..).enumerate() {
+            let #next = #regions.store();
+            #regions.run_region(&#store, &#next, #barrier_after, |#linear: usize, #slot| {
                 #[allow(unused_mut, unused_variables, unused_parens)]
                 let ::core::option::Option::Some((#(mut #carried_in,)*)) = #slot else {
-                    #next.push(::core::option::Option::None);
-                    continue;
+                    return ::core::option::Option::None;
                 };
                 #[allow(unused_variables)]
                 let #tid = #regions.enter(#linear);
@@ -231,9 +254,10 @@ impl Gen {
                 #label: {
                     #prelude
                     #code
-                    #next.push(::core::option::Option::Some((#(#carried_out,)*)));
+                    return ::core::option::Option::Some((#(#carried_out,)*));
                 }
-            }
+                ::core::option::Option::None
+            });
             #regions.recycle(#store);
             #[allow(unused_variables)]
             let #store = #next;
@@ -274,13 +298,24 @@ impl Gen {
         for (k, seg) in segs.iter().enumerate() {
             let last = k + 1 == segs.len();
             match seg {
+                Seg::Items(items) => out.extend(items.iter().map(ToTokens::to_token_stream)),
                 Seg::Code(stmts) => {
                     scope.extend(declared(stmts));
                     let out_names = match (last, carried_end) {
                         (true, Some(end)) => end.to_vec(),
                         _ => live(&scope, &after[k]),
                     };
-                    out.extend(self.region(&carried, TokenStream2::new(), stmts, &out_names));
+                    let barrier_after = match segs.get(k + 1) {
+                        Some(Seg::Barrier(span)) => Some(*span),
+                        _ => None,
+                    };
+                    out.extend(self.region(
+                        &carried,
+                        TokenStream2::new(),
+                        stmts,
+                        &out_names,
+                        barrier_after,
+                    ));
                     carried = out_names;
                 }
                 Seg::Barrier(span) => {
@@ -293,7 +328,13 @@ impl Gen {
                     if last {
                         if let Some(end) = carried_end {
                             if end != carried.as_slice() {
-                                out.extend(self.region(&carried, TokenStream2::new(), &[], end));
+                                out.extend(self.region(
+                                    &carried,
+                                    TokenStream2::new(),
+                                    &[],
+                                    end,
+                                    None,
+                                ));
                                 carried = end.to_vec();
                             }
                         }
@@ -306,7 +347,13 @@ impl Gen {
                     if last {
                         if let Some(end) = carried_end {
                             if end != carried.as_slice() {
-                                out.extend(self.region(&carried, TokenStream2::new(), &[], end));
+                                out.extend(self.region(
+                                    &carried,
+                                    TokenStream2::new(),
+                                    &[],
+                                    end,
+                                    None,
+                                ));
                                 carried = end.to_vec();
                             }
                         }
@@ -316,7 +363,7 @@ impl Gen {
         }
         if segs.is_empty() {
             if let Some(end) = carried_end {
-                out.extend(self.region(&carried, TokenStream2::new(), &[], end));
+                out.extend(self.region(&carried, TokenStream2::new(), &[], end, None));
                 carried = end.to_vec();
             }
         }
@@ -362,7 +409,7 @@ impl Gen {
                 let mut with_iter = head.clone();
                 with_iter.push(it.clone());
                 with_iter.push(item.clone());
-                out.extend(self.region(&carried, TokenStream2::new(), &[init], &with_iter));
+                out.extend(self.region(&carried, TokenStream2::new(), &[init], &with_iter, None));
                 carried = with_iter.clone();
                 head = with_iter;
                 // The body's regions carry them to the next trip.
@@ -394,7 +441,7 @@ impl Gen {
             _ => unreachable!("a loop segment"),
         };
         if carried != head {
-            out.extend(self.region(&carried, TokenStream2::new(), &[], &head));
+            out.extend(self.region(&carried, TokenStream2::new(), &[], &head, None));
         }
         let first_barrier = first_barrier(body).unwrap_or(span);
         let store = self.store.clone();
@@ -439,7 +486,7 @@ impl Gen {
         code: TokenStream2,
         carried_out: &[Ident],
     ) -> TokenStream2 {
-        self.region(carried_in, code, &[], carried_out)
+        self.region(carried_in, code, &[], carried_out, None)
     }
 
     /// [`Gen::segs`] for a loop body, whose first region starts with `prelude` (binding the
@@ -466,7 +513,7 @@ impl Gen {
             .collect();
         let mut live = live;
         dedup_last(&mut live);
-        let first = self.region(&carried, prelude, &[], &live);
+        let first = self.region(&carried, prelude, &[], &live, None);
         let (rest, now) = self.segs(body, live, scope, later, Some(end));
         (quote!(#first #rest), now)
     }
@@ -490,7 +537,7 @@ fn first_barrier(segs: &[Seg]) -> Option<Span> {
     segs.iter().find_map(|seg| match seg {
         Seg::Barrier(span) => Some(*span),
         Seg::While { body, .. } | Seg::For { body, .. } => first_barrier(body),
-        Seg::Code(_) => None,
+        Seg::Items(_) | Seg::Code(_) => None,
     })
 }
 
@@ -515,6 +562,7 @@ pub(crate) fn regions(segs: &[SegPlan]) -> TokenStream2 {
 
 fn clone_seg(seg: &Seg) -> Seg {
     match seg {
+        Seg::Items(items) => Seg::Items(items.clone()),
         Seg::Code(stmts) => Seg::Code(stmts.clone()),
         Seg::Barrier(span) => Seg::Barrier(*span),
         Seg::While { cond, body, span } => Seg::While {

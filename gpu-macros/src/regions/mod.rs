@@ -2,15 +2,18 @@
 //! at its top level or inside `while`/`for` loops at its top level is cut at them into regions,
 //! and each region becomes a loop over the block's threads (POCL's and MCUDA's loop fission).
 //! The variables a later region uses travel from one region to the next in a per-thread store
-//! (`Vec<Option<(names…)>>`, `None` for a thread that returned). A loop with a barrier in it
-//! asks every thread for its decision (another trip or not) and stops the block with a
+//! (`Vec<Cell<Option<(names…)>>>`, `None` for a thread that returned). A loop with a barrier in
+//! it asks every thread for its decision (another trip or not) and stops the block with a
 //! divergence report if they differ (`ferrocuda_std::cpu::Regions`).
 //!
-//! A body is split only if the macro sees every barrier: any call it does not know (a function
-//! of the kernel crate, a warp operation), a barrier anywhere else (inside an `if`, a closure, a
-//! `loop`), `break`/`continue` out of a split loop, or a mutable parameter keep the coroutine
-//! path, and [`plan`] says why. A body with no barrier and only calls it knows is one region:
-//! the elementwise loop.
+//! Splitting is optimistic: the macro cannot look into the functions the body calls (nor into
+//! warp operations' neighbours), and takes them as barrier-free; a barrier or warp operation
+//! reached inside a region moves the rest of that region onto coroutines at run time
+//! (`ferrocuda_std::cpu`'s fallback). A barrier of the body itself anywhere else than above (inside
+//! an `if`, a closure, a `loop`), `break`/`continue` out of a split loop, a grid sync or a mutable
+//! parameter keep the coroutine path, and [`plan`] says why. A body with no barrier is one
+//! region: the elementwise loop. Items declared in the body (`const`, `static`, `use`, `fn`)
+//! are hoisted above the regions.
 
 mod codegen;
 
@@ -25,6 +28,8 @@ use syn::{Block, Expr, ExprPath, FnArg, Ident, Pat, Stmt, Token};
 
 /// The part of a kernel body between two boundaries, or a boundary.
 enum Seg {
+    /// The items declared at the body's top level, hoisted above every region (first only).
+    Items(Vec<Stmt>),
     /// Statements every thread runs.
     Code(Vec<Stmt>),
     /// `sync_threads()`, at this call's span.
@@ -74,27 +79,26 @@ pub(crate) fn plan(
             }
         }
     }
-    let mut locals = BTreeSet::new();
-    collect_all_locals(block, &mut locals);
-    for input in inputs {
-        if let FnArg::Typed(typed) = input {
-            if let Pat::Ident(p) = &*typed.pat {
-                locals.insert(p.ident.to_string());
-            }
-        }
-    }
-    let segs = match structure(&block.stmts, &locals, false) {
+    // Items cannot see the body's locals, so they can go above every region.
+    let (items, stmts): (Vec<Stmt>, Vec<Stmt>) = block
+        .stmts
+        .iter()
+        .cloned()
+        .partition(|stmt| matches!(stmt, Stmt::Item(_)));
+    let mut segs = match structure(&stmts, false) {
         Ok(segs) => segs,
         Err(why) => return Plan::Coroutines(why),
     };
-    if let [Seg::Code(stmts)] = segs.as_slice() {
-        return Plan::Elementwise(stmts.clone());
-    }
-    if segs.is_empty() {
-        return Plan::Elementwise(Vec::new());
+    match segs.as_slice() {
+        [] => return Plan::Elementwise(items),
+        [Seg::Code(stmts)] => return Plan::Elementwise([items, stmts.clone()].concat()),
+        _ => {}
     }
     if let Err(why) = check_scopes(&segs, &BTreeSet::new()) {
         return Plan::Coroutines(why);
+    }
+    if !items.is_empty() {
+        segs.insert(0, Seg::Items(items));
     }
     Plan::Regions(segs.into_iter().map(SegPlan).collect())
 }
@@ -130,7 +134,7 @@ fn barrier_stmt(stmt: &Stmt) -> Option<Span> {
 
 /// Cuts `stmts` into segments; `in_loop`: inside a split loop (no `break`/`continue` may leave
 /// a statement).
-fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result<Vec<Seg>, String> {
+fn structure(stmts: &[Stmt], in_loop: bool) -> Result<Vec<Seg>, String> {
     let mut segs = Vec::new();
     let mut code = Vec::new();
     let flush = |code: &mut Vec<Stmt>, segs: &mut Vec<Seg>| {
@@ -149,14 +153,14 @@ fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result
                 if w.label.is_some() || !w.attrs.is_empty() {
                     return Err("a labelled loop with a barrier".into());
                 }
-                check_code_expr(&w.cond, locals, false)?;
+                check_code_expr(&w.cond, false)?;
                 if contains_return(&w.cond) {
                     return Err("a return in a loop condition".into());
                 }
                 flush(&mut code, &mut segs);
                 segs.push(Seg::While {
                     cond: w.cond.clone(),
-                    body: structure(&w.body.stmts, locals, true)?,
+                    body: structure(&w.body.stmts, true)?,
                     span: w.while_token.span,
                 });
             }
@@ -164,7 +168,7 @@ fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result
                 if f.label.is_some() || !f.attrs.is_empty() {
                     return Err("a labelled loop with a barrier".into());
                 }
-                check_code_expr(&f.expr, locals, false)?;
+                check_code_expr(&f.expr, false)?;
                 if contains_return(&f.expr) {
                     return Err("a return in a loop's iterator".into());
                 }
@@ -172,16 +176,16 @@ fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result
                 segs.push(Seg::For {
                     pat: f.pat.clone(),
                     iter: f.expr.clone(),
-                    body: structure(&f.body.stmts, locals, true)?,
+                    body: structure(&f.body.stmts, true)?,
                     span: f.for_token.span,
                 });
             }
-            Stmt::Item(_) => return Err("an item declared in the body".into()),
+            Stmt::Item(_) => return Err("an item declared inside a loop with a barrier".into()),
             Stmt::Local(local) if local.init.is_none() => {
                 return Err("a `let` without a value".into());
             }
             _ => {
-                check_stmt(stmt, locals, in_loop)?;
+                check_stmt(stmt, in_loop)?;
                 code.push(stmt.clone());
             }
         }
@@ -197,29 +201,21 @@ fn has_barrier(block: &Block) -> bool {
     scan.barriers > 0
 }
 
-fn check_stmt(stmt: &Stmt, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), String> {
-    let mut scan = Scan {
-        locals: Some(locals),
-        ..Scan::default()
-    };
+fn check_stmt(stmt: &Stmt, in_loop: bool) -> Result<(), String> {
+    let mut scan = Scan::default();
     scan.visit_stmt(stmt);
     scan.verdict(in_loop)
 }
 
-fn check_code_expr(expr: &Expr, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), String> {
-    let mut scan = Scan {
-        locals: Some(locals),
-        ..Scan::default()
-    };
+fn check_code_expr(expr: &Expr, in_loop: bool) -> Result<(), String> {
+    let mut scan = Scan::default();
     scan.visit_expr(expr);
     scan.verdict(in_loop)
 }
 
 /// What a statement contains that matters for splitting.
 #[derive(Default)]
-struct Scan<'a> {
-    /// Every local and parameter name of the body (calls of them are closures).
-    locals: Option<&'a BTreeSet<String>>,
+struct Scan {
     barriers: usize,
     /// Why the statement cannot be in a region.
     refuse: Option<String>,
@@ -229,7 +225,7 @@ struct Scan<'a> {
     escapes: bool,
 }
 
-impl Scan<'_> {
+impl Scan {
     fn verdict(&self, in_loop: bool) -> Result<(), String> {
         if self.barriers > 0 {
             return Err("a barrier inside an `if`, `match`, block, closure or `loop`".into());
@@ -259,52 +255,15 @@ impl Scan<'_> {
             self.barriers += 1;
             return;
         }
-        if segments.iter().any(|s| s == "warp" || s == "grid") {
-            self.refuse(format!(
-                "a warp or grid operation (`{}`)",
-                segments.join("::")
-            ));
-            return;
-        }
-        let first = segments[0].as_str();
-        let known_root = matches!(
-            first,
-            "thread"
-                | "core"
-                | "std"
-                | "math"
-                | "ferrocuda_std"
-                | "f32"
-                | "f64"
-                | "u8"
-                | "u16"
-                | "u32"
-                | "u64"
-                | "u128"
-                | "usize"
-                | "i8"
-                | "i16"
-                | "i32"
-                | "i64"
-                | "i128"
-                | "isize"
-                | "bool"
-                | "char"
-                | "Self"
-                | "__private"
-        );
-        let type_or_constructor = first.starts_with(|c: char| c.is_ascii_uppercase());
-        let local_closure = segments.len() == 1 && self.locals.is_some_and(|l| l.contains(first));
-        if !(known_root || type_or_constructor || local_closure) {
-            let name = segments.join("::");
-            self.refuse(format!(
-                "a call of `{name}`, which #[kernel] cannot look into (it may hold a barrier)"
-            ));
+        // A warp operation, or a barrier in a function the body calls, is left to the run
+        // time's fallback; a grid sync cannot be (the other blocks would have to be suspended).
+        if segments.iter().any(|s| s == "grid") {
+            self.refuse(format!("a grid operation (`{}`)", segments.join("::")));
         }
     }
 }
 
-impl<'ast> Visit<'ast> for Scan<'_> {
+impl<'ast> Visit<'ast> for Scan {
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
         if let Expr::Path(path) = &*call.func {
             self.call_path(path);
@@ -352,8 +311,12 @@ impl<'ast> Visit<'ast> for Scan<'_> {
     fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {
         self.refuse("an async block");
     }
-    fn visit_item(&mut self, _: &'ast syn::Item) {
-        // A nested item cannot see the body's locals; calls of it are unknown calls.
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        // A nested item cannot see the body's locals. The elementwise loop has its code twice
+        // (the first thread's and the others'), so a `static` in it would be two.
+        if matches!(item, syn::Item::Static(_)) {
+            self.refuse("a `static` declared inside a block of the body");
+        }
     }
     fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
         self.loop_depth += 1;
@@ -413,19 +376,6 @@ fn contains_return(expr: &Expr) -> bool {
     find.0
 }
 
-/// Every name bound by a `let` or closure parameter anywhere in `block`.
-fn collect_all_locals(block: &Block, names: &mut BTreeSet<String>) {
-    struct Collect<'a>(&'a mut BTreeSet<String>);
-    impl<'ast> Visit<'ast> for Collect<'_> {
-        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.0.insert(p.ident.to_string());
-            syn::visit::visit_pat_ident(self, p);
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
-    Collect(names).visit_block(block);
-}
-
 /// The names a pattern binds, in order.
 fn pattern_names(pat: &Pat, names: &mut Vec<Ident>) {
     struct Collect<'a>(&'a mut Vec<Ident>);
@@ -462,7 +412,7 @@ fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), String> {
                     scope.insert(name.to_string());
                 }
             }
-            Seg::Barrier(_) => {}
+            Seg::Items(_) | Seg::Barrier(_) => {}
             Seg::While { body, .. } | Seg::For { body, .. } => {
                 let mut inner = Vec::new();
                 if let Seg::For { pat, .. } = seg {

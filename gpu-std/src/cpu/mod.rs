@@ -10,6 +10,7 @@
 mod block;
 mod bug;
 mod constants;
+mod fallback;
 mod grid;
 mod interrupt;
 mod outputs;
