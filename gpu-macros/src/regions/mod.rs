@@ -79,13 +79,17 @@ pub(crate) fn plan(
             }
         }
     }
+    // Parameters outlive every region, so references to them may be carried; references to
+    // locals may not.
+    let mut locals = BTreeSet::new();
+    collect_all_locals(block, &mut locals);
     // Items cannot see the body's locals, so they can go above every region.
     let (items, stmts): (Vec<Stmt>, Vec<Stmt>) = block
         .stmts
         .iter()
         .cloned()
         .partition(|stmt| matches!(stmt, Stmt::Item(_)));
-    let mut segs = match structure(&stmts, false) {
+    let mut segs = match structure(&stmts, &locals, false) {
         Ok(segs) => segs,
         Err(why) => return Plan::Coroutines(why),
     };
@@ -134,7 +138,7 @@ fn barrier_stmt(stmt: &Stmt) -> Option<Span> {
 
 /// Cuts `stmts` into segments; `in_loop`: inside a split loop (no `break`/`continue` may leave
 /// a statement).
-fn structure(stmts: &[Stmt], in_loop: bool) -> Result<Vec<Seg>, String> {
+fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result<Vec<Seg>, String> {
     let mut segs = Vec::new();
     let mut code = Vec::new();
     let flush = |code: &mut Vec<Stmt>, segs: &mut Vec<Seg>| {
@@ -153,14 +157,14 @@ fn structure(stmts: &[Stmt], in_loop: bool) -> Result<Vec<Seg>, String> {
                 if w.label.is_some() || !w.attrs.is_empty() {
                     return Err("a labelled loop with a barrier".into());
                 }
-                check_code_expr(&w.cond, false)?;
+                check_code_expr(&w.cond, locals, false)?;
                 if contains_return(&w.cond) {
                     return Err("a return in a loop condition".into());
                 }
                 flush(&mut code, &mut segs);
                 segs.push(Seg::While {
                     cond: w.cond.clone(),
-                    body: structure(&w.body.stmts, true)?,
+                    body: structure(&w.body.stmts, locals, true)?,
                     span: w.while_token.span,
                 });
             }
@@ -168,7 +172,7 @@ fn structure(stmts: &[Stmt], in_loop: bool) -> Result<Vec<Seg>, String> {
                 if f.label.is_some() || !f.attrs.is_empty() {
                     return Err("a labelled loop with a barrier".into());
                 }
-                check_code_expr(&f.expr, false)?;
+                check_code_expr(&f.expr, locals, false)?;
                 if contains_return(&f.expr) {
                     return Err("a return in a loop's iterator".into());
                 }
@@ -176,7 +180,7 @@ fn structure(stmts: &[Stmt], in_loop: bool) -> Result<Vec<Seg>, String> {
                 segs.push(Seg::For {
                     pat: f.pat.clone(),
                     iter: f.expr.clone(),
-                    body: structure(&f.body.stmts, true)?,
+                    body: structure(&f.body.stmts, locals, true)?,
                     span: f.for_token.span,
                 });
             }
@@ -185,7 +189,7 @@ fn structure(stmts: &[Stmt], in_loop: bool) -> Result<Vec<Seg>, String> {
                 return Err("a `let` without a value".into());
             }
             _ => {
-                check_stmt(stmt, in_loop)?;
+                check_stmt(stmt, locals, in_loop)?;
                 code.push(stmt.clone());
             }
         }
@@ -201,21 +205,23 @@ fn has_barrier(block: &Block) -> bool {
     scan.barriers > 0
 }
 
-fn check_stmt(stmt: &Stmt, in_loop: bool) -> Result<(), String> {
-    let mut scan = Scan::default();
+fn check_stmt(stmt: &Stmt, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), String> {
+    let mut scan = Scan::new(locals);
     scan.visit_stmt(stmt);
     scan.verdict(in_loop)
 }
 
-fn check_code_expr(expr: &Expr, in_loop: bool) -> Result<(), String> {
-    let mut scan = Scan::default();
+fn check_code_expr(expr: &Expr, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), String> {
+    let mut scan = Scan::new(locals);
     scan.visit_expr(expr);
     scan.verdict(in_loop)
 }
 
 /// What a statement contains that matters for splitting.
 #[derive(Default)]
-struct Scan {
+struct Scan<'a> {
+    /// Every name a `let` or closure binds in the body (parameters are not among them).
+    locals: Option<&'a BTreeSet<String>>,
     barriers: usize,
     /// Why the statement cannot be in a region.
     refuse: Option<String>,
@@ -225,7 +231,14 @@ struct Scan {
     escapes: bool,
 }
 
-impl Scan {
+impl<'a> Scan<'a> {
+    fn new(locals: &'a BTreeSet<String>) -> Self {
+        Scan {
+            locals: Some(locals),
+            ..Scan::default()
+        }
+    }
+
     fn verdict(&self, in_loop: bool) -> Result<(), String> {
         if self.barriers > 0 {
             return Err("a barrier inside an `if`, `match`, block, closure or `loop`".into());
@@ -263,7 +276,7 @@ impl Scan {
     }
 }
 
-impl<'ast> Visit<'ast> for Scan {
+impl<'ast> Visit<'ast> for Scan<'_> {
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
         if let Expr::Path(path) = &*call.func {
             self.call_path(path);
@@ -351,9 +364,12 @@ impl<'ast> Visit<'ast> for Scan {
         syn::visit::visit_pat_ident(self, p);
     }
     fn visit_expr_reference(&mut self, e: &'ast syn::ExprReference) {
-        // `&local` carried to a later region with `local` would not borrow-check.
+        // `&local` carried to a later region with `local` would not borrow-check; a parameter
+        // outlives the regions.
         if let Expr::Path(path) = &*e.expr {
-            if path.path.segments.len() == 1 {
+            let name = path.path.segments[0].ident.to_string();
+            let local = self.locals.is_none_or(|locals| locals.contains(&name));
+            if path.path.segments.len() == 1 && local {
                 self.refuse("a reference to a local variable");
             }
         }
@@ -374,6 +390,19 @@ fn contains_return(expr: &Expr) -> bool {
     let mut find = Find(false);
     find.visit_expr(expr);
     find.0
+}
+
+/// Every name bound by a `let` or closure parameter anywhere in `block`.
+fn collect_all_locals(block: &Block, names: &mut BTreeSet<String>) {
+    struct Collect<'a>(&'a mut BTreeSet<String>);
+    impl<'ast> Visit<'ast> for Collect<'_> {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0.insert(p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    Collect(names).visit_block(block);
 }
 
 /// The names a pattern binds, in order.
