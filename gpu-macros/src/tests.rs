@@ -353,3 +353,45 @@ fn arrays_cross_as_pointer_length_extents_and_all_but_the_last_stride() {
         error_of("", "pub fn k(a: Array2<f32, u8>) {}").contains("`Array2` takes one element type")
     );
 }
+
+#[test]
+fn block_uniform_lets_are_hoisted_above_the_regions_and_per_thread_ones_carried() {
+    let code = expand_str(
+        "",
+        "pub fn k(x: &[u32], out: Out<u32>) { \
+            let tile = shared!([u32; 64]); \
+            let n = thread::block_dim().x as usize; \
+            let len = x.len() * 2; \
+            let t = thread::thread_idx().x as usize; \
+            let half = n / 2; \
+            tile.set(t, x[t]); \
+            thread::sync_threads(); \
+            out.set(t, tile.get((t + 1) % n) + (len + half) as u32); \
+        }",
+    )
+    .unwrap();
+    let split = &code[code.find("fn __ferrocuda_split").unwrap()..];
+    let first_region = split.find("run_region").unwrap();
+    // Uniform: the shared array, the block's size, a parameter's length times a constant.
+    for hoisted in [
+        "let tile = {",
+        "let n = thread :: block_dim () . x as usize ;",
+        "let len = x . len () * 2 ;",
+    ] {
+        let at = split
+            .find(hoisted)
+            .unwrap_or_else(|| panic!("{hoisted}: {split}"));
+        assert!(
+            at < first_region,
+            "{hoisted} is not above the regions: {split}"
+        );
+    }
+    // Per thread (the thread index), or maybe not uniform (a division): carried.
+    for carried in ["let t = ", "let half = "] {
+        let at = split
+            .find(carried)
+            .unwrap_or_else(|| panic!("{carried}: {split}"));
+        assert!(at > first_region, "{carried} was hoisted: {split}");
+    }
+    assert!(split.contains("Some ((t , half ,))"), "{split}");
+}

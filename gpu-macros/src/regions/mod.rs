@@ -13,9 +13,10 @@
 //! an `if`, a closure, a `loop`), `break`/`continue` out of a split loop, a grid sync or a mutable
 //! parameter keep the coroutine path, and [`plan`] says why. A body with no barrier is one
 //! region: the elementwise loop. Items declared in the body (`const`, `static`, `use`, `fn`)
-//! are hoisted above the regions.
+//! are hoisted above the regions, and so are block-uniform `let`s (`uniform`).
 
 mod codegen;
+mod uniform;
 
 pub(crate) use codegen::{elementwise, regions, regions_ident};
 
@@ -95,12 +96,18 @@ pub(crate) fn plan(
     };
     match segs.as_slice() {
         [] => return Plan::Elementwise(items),
-        [Seg::Code(stmts)] => return Plan::Elementwise([items, stmts.clone()].concat()),
+        // The elementwise loop moves a block onto coroutines only at its first thread; a warp
+        // operation some first lanes skip needs the region loop's check after every thread.
+        [Seg::Code(stmts)] if !has_warp_operation(stmts) => {
+            return Plan::Elementwise([items, stmts.clone()].concat())
+        }
         _ => {}
     }
     if let Err(why) = check_scopes(&segs, &BTreeSet::new()) {
         return Plan::Coroutines(why);
     }
+    let mut items = items;
+    items.extend(uniform::hoist(&mut segs, block, inputs.iter().cloned()));
     if !items.is_empty() {
         segs.insert(0, Seg::Items(items));
     }
@@ -196,6 +203,26 @@ fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result
     }
     flush(&mut code, &mut segs);
     Ok(segs)
+}
+
+/// Whether `stmts` call a warp operation (other than the lane and warp queries).
+fn has_warp_operation(stmts: &[Stmt]) -> bool {
+    struct Find(bool);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_expr_path(&mut self, path: &'ast ExprPath) {
+            let names = path_names(path);
+            let query = matches!(
+                names.last().map(String::as_str),
+                Some("lane_id" | "warp_id" | "warp_mask" | "WARP_SIZE")
+            );
+            if names.iter().any(|s| s == "warp") && !query {
+                self.0 = true;
+            }
+        }
+    }
+    let mut find = Find(false);
+    stmts.iter().for_each(|stmt| find.visit_stmt(stmt));
+    find.0
 }
 
 /// Whether a barrier call appears anywhere in `block`.
