@@ -245,9 +245,7 @@ impl Gen {
             let #next = #regions.store();
             #regions.run_region(&#store, &#next, #barrier_after, |#linear: usize, #slot| {
                 #[allow(unused_mut, unused_variables, unused_parens)]
-                let ::core::option::Option::Some((#(mut #carried_in,)*)) = #slot else {
-                    return ::core::option::Option::None;
-                };
+                let (#(mut #carried_in,)*) = #slot?;
                 #[allow(unused_variables)]
                 let #tid = #regions.enter(#linear);
                 #[allow(unused_labels)]

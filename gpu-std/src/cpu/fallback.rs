@@ -55,7 +55,7 @@ std::thread_local! {
 /// Lends `fallback` to [`hidden_sync`] until the returned guard drops (also when it unwinds).
 #[inline(always)]
 pub(crate) fn lend<'a>(fallback: &'a Fallback<'a>) -> Lent<'a> {
-    let erased = fallback as *const Fallback<'a> as *const Fallback<'static>;
+    let erased = core::ptr::from_ref(fallback).cast::<Fallback<'static>>();
     Lent {
         previous: CURRENT.with(|c| c.replace(erased)),
         _fallback: PhantomData,
