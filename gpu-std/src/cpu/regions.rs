@@ -163,8 +163,8 @@ impl Regions {
     /// `barrier_after`: the site of the `sync_threads()` that ends the region, if one does.
     ///
     /// If a thread reaches a barrier or warp operation inside `body` (in a function the macro
-    /// could not see into), the rest of the region runs on coroutines (see
-    /// [`fallback`](super::fallback)); the loop then stops, every thread having run the region.
+    /// could not see into), the rest of the region runs on coroutines (the executor's fallback);
+    /// the loop then stops, every thread having run the region.
     #[inline(always)]
     pub fn run_region<I, O>(
         &self,
