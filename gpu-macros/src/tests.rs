@@ -107,17 +107,18 @@ fn dynamic_shared_calls_in_the_body_borrow_the_block_scope() {
         "pub fn k(out: Out<f32>) { let a = dynamic_shared::<u32>(); let b: Shared<f32> = ferrocuda_std::dynamic_shared(); }",
     )
     .unwrap();
-    // Once for the PTX body, once for the host's, once for its AVX2/FMA twin.
+    // Once for the PTX body, once for the host's coroutine body, twice for its elementwise
+    // function (the first thread's copy and the loop's), and the AVX2/FMA twins of the host's.
     assert_eq!(
         code.matches("dynamic_shared :: < u32 > (__ferrocuda_scope)")
             .count(),
-        3,
+        7,
         "{code}"
     );
     assert_eq!(
         code.matches("ferrocuda_std :: dynamic_shared (__ferrocuda_scope)")
             .count(),
-        3,
+        7,
         "{code}"
     );
 }
@@ -146,11 +147,11 @@ fn each_shared_array_gets_its_own_ptx_symbol_and_host_site() {
         "{code}"
     );
     // The user's own `shared` path is invoked once per array and body (the PTX entry's, the
-    // host's coroutine body and its elementwise loop, and the AVX2/FMA twins of those two), so
-    // its import counts as used.
+    // host's coroutine body, the two copies of its elementwise function, and the AVX2/FMA twins
+    // of those three), so its import counts as used.
     assert_eq!(
         code.matches("shared ! (@ rewritten_by_kernel)").count(),
-        10,
+        14,
         "{code}"
     );
 }
@@ -351,4 +352,46 @@ fn arrays_cross_as_pointer_length_extents_and_all_but_the_last_stride() {
     assert!(
         error_of("", "pub fn k(a: Array2<f32, u8>) {}").contains("`Array2` takes one element type")
     );
+}
+
+#[test]
+fn block_uniform_lets_are_hoisted_above_the_regions_and_per_thread_ones_carried() {
+    let code = expand_str(
+        "",
+        "pub fn k(x: &[u32], out: Out<u32>) { \
+            let tile = shared!([u32; 64]); \
+            let n = thread::block_dim().x as usize; \
+            let len = x.len() * 2; \
+            let t = thread::thread_idx().x as usize; \
+            let half = n / 2; \
+            tile.set(t, x[t]); \
+            thread::sync_threads(); \
+            out.set(t, tile.get((t + 1) % n) + (len + half) as u32); \
+        }",
+    )
+    .unwrap();
+    let split = &code[code.find("fn __ferrocuda_split").unwrap()..];
+    let first_region = split.find("run_region").unwrap();
+    // Uniform: the shared array, the block's size, a parameter's length times a constant.
+    for hoisted in [
+        "let tile = {",
+        "let n = thread :: block_dim () . x as usize ;",
+        "let len = x . len () * 2 ;",
+    ] {
+        let at = split
+            .find(hoisted)
+            .unwrap_or_else(|| panic!("{hoisted}: {split}"));
+        assert!(
+            at < first_region,
+            "{hoisted} is not above the regions: {split}"
+        );
+    }
+    // Per thread (the thread index), or maybe not uniform (a division): carried.
+    for carried in ["let t = ", "let half = "] {
+        let at = split
+            .find(carried)
+            .unwrap_or_else(|| panic!("{carried}: {split}"));
+        assert!(at > first_region, "{carried} was hoisted: {split}");
+    }
+    assert!(split.contains("Some ((t , half ,))"), "{split}");
 }

@@ -1,7 +1,7 @@
 //! Kernels of the shapes `#[kernel]`'s CPU expansion splits at their barriers (and some it must
 //! not), for `tests/cpu_regions.rs` and `benches/cpu_executor.rs`.
 
-use ferrocuda_std::{kernel, shared, thread, Out};
+use ferrocuda_std::{kernel, shared, thread, warp, Out, Shared};
 
 /// Most threads per block of [`block_scan`].
 pub const SCAN_BLOCK: usize = 1024;
@@ -141,8 +141,8 @@ pub fn reverse_unless_past(x: &[u32], out: Out<u32>, limit: u32, partial_return:
 }
 
 /// A barrier the macro cannot see (inside a helper function) in a kernel whose own body has one
-/// too: `#[kernel]` must not split it (the coroutine path runs it). `out[i]` = `x` of the
-/// thread two places to the right in the block (wrapping).
+/// too: the split path runs the helper's region on coroutines and the rest split. `out[i]` =
+/// `x` of the thread two places to the right in the block (wrapping).
 #[kernel(same_len(x, out))]
 pub fn hidden_barrier(x: &[u32], out: Out<u32>) {
     let tile = shared!([u32; SCAN_BLOCK]);
@@ -176,9 +176,9 @@ impl Waiter {
     }
 }
 
-/// A barrier in a method of the crate's own type: the macro sees no barrier and no unknown free
-/// function, so it takes the kernel for elementwise; the split path must report the barrier when
-/// it is reached (the coroutine path runs it). `out[i]` = `x` of the next thread of the block.
+/// A barrier in a method of the crate's own type: the macro sees no barrier, so it takes the
+/// kernel for elementwise; the block's first thread reaches it and the block runs on coroutines.
+/// `out[i]` = `x` of the next thread of the block.
 #[kernel(same_len(x, out))]
 pub fn barrier_in_a_method(x: &[u32], out: Out<u32>) {
     let tile = shared!([u32; SCAN_BLOCK]);
@@ -189,5 +189,85 @@ pub fn barrier_in_a_method(x: &[u32], out: Out<u32>) {
     Waiter.wait();
     if i < out.len() {
         out.set(i, tile.get((t + 1) % n));
+    }
+}
+
+/// The sum of `value` over the block, for every thread: a warp reduction (shuffles), a barrier,
+/// then every thread adds the warps' sums; `block_reduce_add`'s shape, out of the macro's sight.
+#[inline(never)]
+fn block_sum(value: u32, scratch: Shared<u32>) -> u32 {
+    let warp_sum = warp::reduce_add(value);
+    if warp::lane_id() == 0 {
+        scratch.set(warp::warp_id() as usize, warp_sum);
+    }
+    thread::sync_threads();
+    let warps = thread::block_dim().x.div_ceil(warp::WARP_SIZE) as usize;
+    (0..warps).fold(0u32, |sum, w| sum.wrapping_add(scratch.get(w)))
+}
+
+/// A helper with a barrier and warp operations, then a barrier of the body and a value carried
+/// across it: `out[i]` = the sum of the block's part of `x` minus `x` of the thread after `i`
+/// in the block (wrapping).
+#[kernel(same_len(x, out))]
+pub fn sum_through_a_helper(x: &[u32], out: Out<u32>) {
+    let scratch = shared!([u32; SCAN_BLOCK / 32]);
+    let tile = shared!([u32; SCAN_BLOCK]);
+    let t = thread::thread_idx().x as usize;
+    let n = thread::block_dim().x as usize;
+    let i = thread::index_1d();
+    let value = if i < x.len() { x[i] } else { 0 };
+    let total = block_sum(value, scratch);
+    tile.set(t, value);
+    thread::sync_threads();
+    if i < out.len() {
+        out.set(i, total.wrapping_sub(tile.get((t + 1) % n)));
+    }
+}
+
+/// Planted divergence, out of the macro's sight: only threads `from..to` of each block wait at
+/// the helper's barrier; then every thread waits at the body's. `out[i]` = `i`'s thread index.
+#[kernel]
+pub fn helper_barrier_for(out: Out<u32>, from: u32, to: u32) {
+    let t = thread::thread_idx().x;
+    if t >= from && t < to {
+        wait_for_block();
+    }
+    thread::sync_threads();
+    let i = thread::index_1d();
+    if i < out.len() {
+        out.set(i, t);
+    }
+}
+
+/// Planted race in a split kernel with a helper: after the helper's barrier each thread reads
+/// its right neighbour's element and writes its own, with no barrier between.
+#[kernel(same_len(x, out))]
+pub fn race_after_a_helper(x: &[u32], out: Out<u32>) {
+    let tile = shared!([u32; SCAN_BLOCK]);
+    let t = thread::thread_idx().x as usize;
+    let n = thread::block_dim().x as usize;
+    let i = thread::index_1d();
+    tile.set(t, if i < x.len() { x[i] } else { 0 });
+    wait_for_block();
+    let right = tile.get((t + 1) % n);
+    // Missing: thread::sync_threads();
+    tile.set(t, right);
+    thread::sync_threads();
+    if i < out.len() {
+        out.set(i, tile.get(t));
+    }
+}
+
+/// An elementwise kernel with a shared array of 40 KiB, under the 48 KiB limit only if the
+/// elementwise loop's two copies of the body (the first thread's and the others') share it.
+/// `out[i]` = 3 × `i`'s thread index, through the thread's own element.
+#[kernel]
+pub fn elementwise_big_tile(out: Out<u32>) {
+    let tile = shared!([u32; 10240]);
+    let t = thread::thread_idx().x as usize;
+    let i = thread::index_1d();
+    tile.set(t, t as u32 * 3);
+    if i < out.len() {
+        out.set(i, tile.get(t));
     }
 }

@@ -27,7 +27,7 @@ fn seg_idents(seg: &Seg, into: &mut BTreeSet<String>) {
         Seg::Code(stmts) => stmts
             .iter()
             .for_each(|s| idents_of(s.to_token_stream(), into)),
-        Seg::Barrier(_) => {}
+        Seg::Items(_) | Seg::Barrier(_) => {}
         Seg::While { cond, body, .. } => {
             idents_of(cond.to_token_stream(), into);
             body.iter().for_each(|s| seg_idents(s, into));
@@ -144,13 +144,22 @@ fn region_code(stmts: &[Stmt], names: &Names, on_return: TokenStream2) -> TokenS
     out
 }
 
-/// The body of the elementwise function: one loop nest over the block's threads. `owned`: the
-/// outputs the body touches only at the thread's own index (`crate::owned_outputs`); in a 1D
-/// launch without checked mode, a second copy of the loop nest writes them through plain-store
-/// handles (`OwnedOut`), which LLVM can vectorise.
+/// The body of the elementwise function: the block's first thread alone, so that a barrier it
+/// reaches in a function the macro could not see into moves the block onto coroutines
+/// (`Regions::elementwise`), then one loop nest over the other threads. `owned`: the outputs the
+/// body touches only at the thread's own index (`crate::owned_outputs`); in a 1D launch without
+/// checked mode, a second copy of that loop nest writes them through plain-store handles
+/// (`OwnedOut`), which LLVM can vectorise.
 pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident]) -> TokenStream2 {
     let names = Names::new();
-    let plain = loop_nest(stmts, &names, false);
+    // Items once, above every copy of the code.
+    let (items, stmts): (Vec<Stmt>, Vec<Stmt>) = stmts
+        .iter()
+        .cloned()
+        .partition(|stmt| matches!(stmt, Stmt::Item(_)));
+    let label = names.label();
+    let first_code = region_code(&stmts, &names, quote!(break #label;));
+    let plain = loop_nest(&stmts, &names, false);
     let Names {
         regions,
         tid,
@@ -158,16 +167,28 @@ pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident]) -> TokenStream2 {
         ..
     } = &names;
     let dim = Ident::new("__ferrocuda_dim", Span::mixed_site());
+    let thread = Ident::new("__ferrocuda_thread", Span::mixed_site());
     let setup = quote! {
+        #(#items)*
         let #dim = #regions.block_dim();
         let #base_1d = #regions.base_1d();
+        let #thread = || {
+            let #tid = ::ferrocuda_std::thread::thread_idx();
+            #[allow(unused_labels)]
+            #label: {
+                #first_code
+            }
+        };
     };
     if owned.is_empty() {
-        return quote!(#setup #plain);
+        return quote! {
+            #setup
+            #regions.elementwise(&#thread, || { #plain });
+        };
     }
     let own = quote!((#base_1d + #tid.x as usize));
     let fast = loop_nest(
-        &crate::owned_outputs::rewrite(stmts, owned, &own),
+        &crate::owned_outputs::rewrite(&stmts, owned, &own),
         &names,
         true,
     );
@@ -178,29 +199,34 @@ pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident]) -> TokenStream2 {
     let all = Ident::new("__ferrocuda_handles", Span::mixed_site());
     quote! {
         #setup
-        // SAFETY: the grid and block are this launch's. Every use of each output in the body
-        // was rewritten onto its handle, and the kernel's own name for it is shadowed below, so
-        // no other access exists; the handles live in this block's loop on this OS thread
-        // (neither `Send` nor `Sync`), and each access passes the running thread's
-        // blockIdx.x·blockDim.x + threadIdx.x as its own index.
-        let #all = unsafe {
-            (#(::ferrocuda_std::__private::OwnedOut::new(#owned, #regions.grid_dim(), #dim),)*)
-        };
-        if let (#(::core::option::Option::Some(#handles),)*) = #all {
-            #(
-                #[allow(unused_variables)]
-                let #owned = ::ferrocuda_std::__private::OutHeldByTheLoop;
-            )*
-            #fast
-        } else {
-            #plain
-        }
+        #regions.elementwise(&#thread, || {
+            // SAFETY: the grid and block are this launch's. Every use of each output in the
+            // body was rewritten onto its handle, and the kernel's own name for it is shadowed
+            // below, so no other access exists; the handles live in this block's loop on this
+            // OS thread (neither `Send` nor `Sync`), and each access passes the running
+            // thread's blockIdx.x·blockDim.x + threadIdx.x as its own index. The block's first
+            // thread, run before this loop, wrote through the atomic `Out` to its own element
+            // only, on this OS thread.
+            let #all = unsafe {
+                (#(::ferrocuda_std::__private::OwnedOut::new(#owned, #regions.grid_dim(), #dim),)*)
+            };
+            if let (#(::core::option::Option::Some(#handles),)*) = #all {
+                #(
+                    #[allow(unused_variables)]
+                    let #owned = ::ferrocuda_std::__private::OutHeldByTheLoop;
+                )*
+                #fast
+            } else {
+                #plain
+            }
+        });
     }
 }
 
-/// One loop nest over the block's threads running `stmts` for each. `runs`: each row in runs
-/// of `elementwise::RUN` threads with the deadline check point between them, so that the
-/// inner loop has no call LLVM cannot vectorise past.
+/// One loop nest over the block's threads but the first (which `Regions::elementwise` ran
+/// already), running `stmts` for each. `runs`: each row in runs of `elementwise::RUN` threads
+/// with the deadline check point between them, so that the inner loop has no call LLVM cannot
+/// vectorise past.
 fn loop_nest(stmts: &[Stmt], names: &Names, runs: bool) -> TokenStream2 {
     let label = names.label();
     let code = region_code(stmts, names, quote!(break #label;));
@@ -223,11 +249,13 @@ fn loop_nest(stmts: &[Stmt], names: &Names, runs: bool) -> TokenStream2 {
             #code
         }
     };
+    // The first thread ran already.
+    let first_x = quote!(u32::from(#y == 0 && #z == 0));
     let row = if runs {
         let start = Ident::new("__ferrocuda_run", Span::mixed_site());
         let end = Ident::new("__ferrocuda_run_end", Span::mixed_site());
         quote! {
-            let mut #start = 0u32;
+            let mut #start = #first_x;
             while #start < #dim.x {
                 ::ferrocuda_std::cpu::elementwise::check_point();
                 let #end = #start + (#dim.x - #start).min(::ferrocuda_std::cpu::elementwise::RUN);
@@ -240,7 +268,7 @@ fn loop_nest(stmts: &[Stmt], names: &Names, runs: bool) -> TokenStream2 {
         }
     } else {
         quote! {
-            for #x in 0..#dim.x {
+            for #x in #first_x..#dim.x {
                 #regions.enter_x(#base_1d, #x);
                 #thread
             }
@@ -274,43 +302,46 @@ impl Gen {
     }
 
     /// One region: every live thread runs `prelude` and `stmts` with `carried_in` bound, and
-    /// leaves `carried_out` in the store.
+    /// leaves `carried_out` in the store; `barrier_after`: the `sync_threads()` ending it.
     fn region(
         &mut self,
         carried_in: &[Ident],
         prelude: TokenStream2,
         stmts: &[Stmt],
         carried_out: &[Ident],
+        barrier_after: Option<Span>,
     ) -> TokenStream2 {
         let next = self.fresh("next");
         let (regions, tid, store) = (&self.names.regions, &self.names.tid, &self.store);
         let label = self.names.label();
         let on_return = quote! {
             #regions.returned();
-            #next.push(::core::option::Option::None);
             break #label;
         };
         let code = region_code(stmts, &self.names, on_return);
         let linear = &self.names.linear;
         let slot = Ident::new("__ferrocuda_slot", Span::mixed_site());
+        let barrier_after = match barrier_after {
+            Some(span) => {
+                quote_spanned!(span=> ::core::option::Option::Some(::core::panic::Location::caller()))
+            }
+            None => quote!(::core::option::Option::None),
+        };
         quote! {
-            let mut #next = #regions.store();
-            let mut #store = #store;
-            for (#linear, #slot) in #store.drain(..).enumerate() {
+            let #next = #regions.store();
+            #regions.run_region(&#store, &#next, #barrier_after, |#linear: usize, #slot| {
                 #[allow(unused_mut, unused_variables, unused_parens)]
-                let ::core::option::Option::Some((#(mut #carried_in,)*)) = #slot else {
-                    #next.push(::core::option::Option::None);
-                    continue;
-                };
+                let (#(mut #carried_in,)*) = #slot?;
                 #[allow(unused_variables)]
                 let #tid = #regions.enter(#linear);
                 #[allow(unused_labels)]
                 #label: {
                     #prelude
                     #code
-                    #next.push(::core::option::Option::Some((#(#carried_out,)*)));
+                    return ::core::option::Option::Some((#(#carried_out,)*));
                 }
-            }
+                ::core::option::Option::None
+            });
             #regions.recycle(#store);
             #[allow(unused_variables)]
             let #store = #next;
@@ -351,13 +382,24 @@ impl Gen {
         for (k, seg) in segs.iter().enumerate() {
             let last = k + 1 == segs.len();
             match seg {
+                Seg::Items(items) => out.extend(items.iter().map(ToTokens::to_token_stream)),
                 Seg::Code(stmts) => {
                     scope.extend(declared(stmts));
                     let out_names = match (last, carried_end) {
                         (true, Some(end)) => end.to_vec(),
                         _ => live(&scope, &after[k]),
                     };
-                    out.extend(self.region(&carried, TokenStream2::new(), stmts, &out_names));
+                    let barrier_after = match segs.get(k + 1) {
+                        Some(Seg::Barrier(span)) => Some(*span),
+                        _ => None,
+                    };
+                    out.extend(self.region(
+                        &carried,
+                        TokenStream2::new(),
+                        stmts,
+                        &out_names,
+                        barrier_after,
+                    ));
                     carried = out_names;
                 }
                 Seg::Barrier(span) => {
@@ -370,7 +412,13 @@ impl Gen {
                     if last {
                         if let Some(end) = carried_end {
                             if end != carried.as_slice() {
-                                out.extend(self.region(&carried, TokenStream2::new(), &[], end));
+                                out.extend(self.region(
+                                    &carried,
+                                    TokenStream2::new(),
+                                    &[],
+                                    end,
+                                    None,
+                                ));
                                 carried = end.to_vec();
                             }
                         }
@@ -383,7 +431,13 @@ impl Gen {
                     if last {
                         if let Some(end) = carried_end {
                             if end != carried.as_slice() {
-                                out.extend(self.region(&carried, TokenStream2::new(), &[], end));
+                                out.extend(self.region(
+                                    &carried,
+                                    TokenStream2::new(),
+                                    &[],
+                                    end,
+                                    None,
+                                ));
                                 carried = end.to_vec();
                             }
                         }
@@ -393,7 +447,7 @@ impl Gen {
         }
         if segs.is_empty() {
             if let Some(end) = carried_end {
-                out.extend(self.region(&carried, TokenStream2::new(), &[], end));
+                out.extend(self.region(&carried, TokenStream2::new(), &[], end, None));
                 carried = end.to_vec();
             }
         }
@@ -439,7 +493,7 @@ impl Gen {
                 let mut with_iter = head.clone();
                 with_iter.push(it.clone());
                 with_iter.push(item.clone());
-                out.extend(self.region(&carried, TokenStream2::new(), &[init], &with_iter));
+                out.extend(self.region(&carried, TokenStream2::new(), &[init], &with_iter, None));
                 carried = with_iter.clone();
                 head = with_iter;
                 // The body's regions carry them to the next trip.
@@ -471,7 +525,7 @@ impl Gen {
             _ => unreachable!("a loop segment"),
         };
         if carried != head {
-            out.extend(self.region(&carried, TokenStream2::new(), &[], &head));
+            out.extend(self.region(&carried, TokenStream2::new(), &[], &head, None));
         }
         let first_barrier = first_barrier(body).unwrap_or(span);
         let store = self.store.clone();
@@ -516,7 +570,7 @@ impl Gen {
         code: TokenStream2,
         carried_out: &[Ident],
     ) -> TokenStream2 {
-        self.region(carried_in, code, &[], carried_out)
+        self.region(carried_in, code, &[], carried_out, None)
     }
 
     /// [`Gen::segs`] for a loop body, whose first region starts with `prelude` (binding the
@@ -543,7 +597,7 @@ impl Gen {
             .collect();
         let mut live = live;
         dedup_last(&mut live);
-        let first = self.region(&carried, prelude, &[], &live);
+        let first = self.region(&carried, prelude, &[], &live, None);
         let (rest, now) = self.segs(body, live, scope, later, Some(end));
         (quote!(#first #rest), now)
     }
@@ -567,7 +621,7 @@ fn first_barrier(segs: &[Seg]) -> Option<Span> {
     segs.iter().find_map(|seg| match seg {
         Seg::Barrier(span) => Some(*span),
         Seg::While { body, .. } | Seg::For { body, .. } => first_barrier(body),
-        Seg::Code(_) => None,
+        Seg::Items(_) | Seg::Code(_) => None,
     })
 }
 
@@ -592,6 +646,7 @@ pub(crate) fn regions(segs: &[SegPlan]) -> TokenStream2 {
 
 fn clone_seg(seg: &Seg) -> Seg {
     match seg {
+        Seg::Items(items) => Seg::Items(items.clone()),
         Seg::Code(stmts) => Seg::Code(stmts.clone()),
         Seg::Barrier(span) => Seg::Barrier(*span),
         Seg::While { cond, body, span } => Seg::While {

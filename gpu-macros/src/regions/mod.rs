@@ -2,17 +2,21 @@
 //! at its top level or inside `while`/`for` loops at its top level is cut at them into regions,
 //! and each region becomes a loop over the block's threads (POCL's and MCUDA's loop fission).
 //! The variables a later region uses travel from one region to the next in a per-thread store
-//! (`Vec<Option<(names…)>>`, `None` for a thread that returned). A loop with a barrier in it
-//! asks every thread for its decision (another trip or not) and stops the block with a
+//! (`Vec<Cell<Option<(names…)>>>`, `None` for a thread that returned). A loop with a barrier in
+//! it asks every thread for its decision (another trip or not) and stops the block with a
 //! divergence report if they differ (`ferrocuda_std::cpu::Regions`).
 //!
-//! A body is split only if the macro sees every barrier: any call it does not know (a function
-//! of the kernel crate, a warp operation), a barrier anywhere else (inside an `if`, a closure, a
-//! `loop`), `break`/`continue` out of a split loop, or a mutable parameter keep the coroutine
-//! path, and [`plan`] says why. A body with no barrier and only calls it knows is one region:
-//! the elementwise loop.
+//! Splitting is optimistic: the macro cannot look into the functions the body calls (nor into
+//! warp operations' neighbours), and takes them as barrier-free; a barrier or warp operation
+//! reached inside a region moves the rest of that region onto coroutines at run time
+//! (`ferrocuda_std::cpu`'s fallback). A barrier of the body itself anywhere else than above (inside
+//! an `if`, a closure, a `loop`), `break`/`continue` out of a split loop, a grid sync or a mutable
+//! parameter keep the coroutine path, and [`plan`] says why. A body with no barrier is one
+//! region: the elementwise loop. Items declared in the body (`const`, `static`, `use`, `fn`)
+//! are hoisted above the regions, and so are block-uniform `let`s (`uniform`).
 
 mod codegen;
+mod uniform;
 
 pub(crate) use codegen::{elementwise, regions, regions_ident};
 
@@ -25,6 +29,8 @@ use syn::{Block, Expr, ExprPath, FnArg, Ident, Pat, Stmt, Token};
 
 /// The part of a kernel body between two boundaries, or a boundary.
 enum Seg {
+    /// The items declared at the body's top level, hoisted above every region (first only).
+    Items(Vec<Stmt>),
     /// Statements every thread runs.
     Code(Vec<Stmt>),
     /// `sync_threads()`, at this call's span.
@@ -74,27 +80,36 @@ pub(crate) fn plan(
             }
         }
     }
+    // Parameters outlive every region, so references to them may be carried; references to
+    // locals may not.
     let mut locals = BTreeSet::new();
     collect_all_locals(block, &mut locals);
-    for input in inputs {
-        if let FnArg::Typed(typed) = input {
-            if let Pat::Ident(p) = &*typed.pat {
-                locals.insert(p.ident.to_string());
-            }
-        }
-    }
-    let segs = match structure(&block.stmts, &locals, false) {
+    // Items cannot see the body's locals, so they can go above every region.
+    let (items, stmts): (Vec<Stmt>, Vec<Stmt>) = block
+        .stmts
+        .iter()
+        .cloned()
+        .partition(|stmt| matches!(stmt, Stmt::Item(_)));
+    let mut segs = match structure(&stmts, &locals, false) {
         Ok(segs) => segs,
         Err(why) => return Plan::Coroutines(why),
     };
-    if let [Seg::Code(stmts)] = segs.as_slice() {
-        return Plan::Elementwise(stmts.clone());
-    }
-    if segs.is_empty() {
-        return Plan::Elementwise(Vec::new());
+    match segs.as_slice() {
+        [] => return Plan::Elementwise(items),
+        // The elementwise loop moves a block onto coroutines only at its first thread; a warp
+        // operation some first lanes skip needs the region loop's check after every thread.
+        [Seg::Code(stmts)] if !has_warp_operation(stmts) => {
+            return Plan::Elementwise([items, stmts.clone()].concat())
+        }
+        _ => {}
     }
     if let Err(why) = check_scopes(&segs, &BTreeSet::new()) {
         return Plan::Coroutines(why);
+    }
+    let mut items = items;
+    items.extend(uniform::hoist(&mut segs, block, inputs.iter().cloned()));
+    if !items.is_empty() {
+        segs.insert(0, Seg::Items(items));
     }
     Plan::Regions(segs.into_iter().map(SegPlan).collect())
 }
@@ -176,7 +191,7 @@ fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result
                     span: f.for_token.span,
                 });
             }
-            Stmt::Item(_) => return Err("an item declared in the body".into()),
+            Stmt::Item(_) => return Err("an item declared inside a loop with a barrier".into()),
             Stmt::Local(local) if local.init.is_none() => {
                 return Err("a `let` without a value".into());
             }
@@ -190,6 +205,26 @@ fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result
     Ok(segs)
 }
 
+/// Whether `stmts` call a warp operation (other than the lane and warp queries).
+fn has_warp_operation(stmts: &[Stmt]) -> bool {
+    struct Find(bool);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_expr_path(&mut self, path: &'ast ExprPath) {
+            let names = path_names(path);
+            let query = matches!(
+                names.last().map(String::as_str),
+                Some("lane_id" | "warp_id" | "warp_mask" | "WARP_SIZE")
+            );
+            if names.iter().any(|s| s == "warp") && !query {
+                self.0 = true;
+            }
+        }
+    }
+    let mut find = Find(false);
+    stmts.iter().for_each(|stmt| find.visit_stmt(stmt));
+    find.0
+}
+
 /// Whether a barrier call appears anywhere in `block`.
 fn has_barrier(block: &Block) -> bool {
     let mut scan = Scan::default();
@@ -198,19 +233,13 @@ fn has_barrier(block: &Block) -> bool {
 }
 
 fn check_stmt(stmt: &Stmt, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), String> {
-    let mut scan = Scan {
-        locals: Some(locals),
-        ..Scan::default()
-    };
+    let mut scan = Scan::new(locals);
     scan.visit_stmt(stmt);
     scan.verdict(in_loop)
 }
 
 fn check_code_expr(expr: &Expr, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), String> {
-    let mut scan = Scan {
-        locals: Some(locals),
-        ..Scan::default()
-    };
+    let mut scan = Scan::new(locals);
     scan.visit_expr(expr);
     scan.verdict(in_loop)
 }
@@ -218,7 +247,7 @@ fn check_code_expr(expr: &Expr, locals: &BTreeSet<String>, in_loop: bool) -> Res
 /// What a statement contains that matters for splitting.
 #[derive(Default)]
 struct Scan<'a> {
-    /// Every local and parameter name of the body (calls of them are closures).
+    /// Every name a `let` or closure binds in the body (parameters are not among them).
     locals: Option<&'a BTreeSet<String>>,
     barriers: usize,
     /// Why the statement cannot be in a region.
@@ -229,7 +258,14 @@ struct Scan<'a> {
     escapes: bool,
 }
 
-impl Scan<'_> {
+impl<'a> Scan<'a> {
+    fn new(locals: &'a BTreeSet<String>) -> Self {
+        Scan {
+            locals: Some(locals),
+            ..Scan::default()
+        }
+    }
+
     fn verdict(&self, in_loop: bool) -> Result<(), String> {
         if self.barriers > 0 {
             return Err("a barrier inside an `if`, `match`, block, closure or `loop`".into());
@@ -259,47 +295,10 @@ impl Scan<'_> {
             self.barriers += 1;
             return;
         }
-        if segments.iter().any(|s| s == "warp" || s == "grid") {
-            self.refuse(format!(
-                "a warp or grid operation (`{}`)",
-                segments.join("::")
-            ));
-            return;
-        }
-        let first = segments[0].as_str();
-        let known_root = matches!(
-            first,
-            "thread"
-                | "core"
-                | "std"
-                | "math"
-                | "ferrocuda_std"
-                | "f32"
-                | "f64"
-                | "u8"
-                | "u16"
-                | "u32"
-                | "u64"
-                | "u128"
-                | "usize"
-                | "i8"
-                | "i16"
-                | "i32"
-                | "i64"
-                | "i128"
-                | "isize"
-                | "bool"
-                | "char"
-                | "Self"
-                | "__private"
-        );
-        let type_or_constructor = first.starts_with(|c: char| c.is_ascii_uppercase());
-        let local_closure = segments.len() == 1 && self.locals.is_some_and(|l| l.contains(first));
-        if !(known_root || type_or_constructor || local_closure) {
-            let name = segments.join("::");
-            self.refuse(format!(
-                "a call of `{name}`, which #[kernel] cannot look into (it may hold a barrier)"
-            ));
+        // A warp operation, or a barrier in a function the body calls, is left to the run
+        // time's fallback; a grid sync cannot be (the other blocks would have to be suspended).
+        if segments.iter().any(|s| s == "grid") {
+            self.refuse(format!("a grid operation (`{}`)", segments.join("::")));
         }
     }
 }
@@ -336,8 +335,12 @@ impl<'ast> Visit<'ast> for Scan<'_> {
     fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {
         self.refuse("an async block");
     }
-    fn visit_item(&mut self, _: &'ast syn::Item) {
-        // A nested item cannot see the body's locals; calls of it are unknown calls.
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        // A nested item cannot see the body's locals. The elementwise loop has its code twice
+        // (the first thread's and the others'), so a `static` in it would be two.
+        if matches!(item, syn::Item::Static(_)) {
+            self.refuse("a `static` declared inside a block of the body");
+        }
     }
     fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
         self.loop_depth += 1;
@@ -372,9 +375,12 @@ impl<'ast> Visit<'ast> for Scan<'_> {
         syn::visit::visit_pat_ident(self, p);
     }
     fn visit_expr_reference(&mut self, e: &'ast syn::ExprReference) {
-        // `&local` carried to a later region with `local` would not borrow-check.
+        // `&local` carried to a later region with `local` would not borrow-check; a parameter
+        // outlives the regions.
         if let Expr::Path(path) = &*e.expr {
-            if path.path.segments.len() == 1 {
+            let name = path.path.segments[0].ident.to_string();
+            let local = self.locals.is_none_or(|locals| locals.contains(&name));
+            if path.path.segments.len() == 1 && local {
                 self.refuse("a reference to a local variable");
             }
         }
@@ -446,7 +452,7 @@ fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), String> {
                     scope.insert(name.to_string());
                 }
             }
-            Seg::Barrier(_) => {}
+            Seg::Items(_) | Seg::Barrier(_) => {}
             Seg::While { body, .. } | Seg::For { body, .. } => {
                 let mut inner = Vec::new();
                 if let Seg::For { pat, .. } = seg {

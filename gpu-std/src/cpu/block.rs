@@ -247,12 +247,10 @@ pub(crate) fn abandon() {
 /// Suspends the calling simulated thread at `wait` until the block (barrier) or the warp (warp
 /// operation) releases it, and returns the released value.
 pub(crate) fn wait(wait: Wait) -> u64 {
-    if super::regions::in_split_block() {
-        let (what, site) = match wait {
-            Wait::Barrier { site, .. } => ("sync_threads()", site),
-            Wait::Warp { op, site, .. } => (op.name(), site),
-        };
-        super::regions::hidden_barrier(what, site);
+    if super::regions::in_split_block() && !is_active() {
+        // A barrier the macro did not see: the rest of the region runs cooperatively, with
+        // this thread as the driver (activated below), or it is reported.
+        super::fallback::hidden_sync(&wait);
     }
     super::poll_deadline();
     let yielder = YIELDER.with(Cell::get);

@@ -12,6 +12,7 @@ mod bug;
 mod constants;
 #[doc(hidden)]
 pub mod elementwise;
+mod fallback;
 mod features;
 mod grid;
 mod interrupt;

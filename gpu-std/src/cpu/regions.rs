@@ -5,14 +5,18 @@
 //! barrier in it takes the same trips in every thread (block-uniform), and start a barrier epoch
 //! for checked mode's race checks.
 //!
-//! What the macro cannot see, a barrier in a function the kernel calls, is caught here: while a
-//! split block runs, reaching `sync_threads()` or a warp operation is a [`KernelBug`], never a
-//! wrong answer (the macro only splits bodies whose calls it knows, so this is a last guard).
+//! Splitting is optimistic: the macro cannot see into the functions a kernel calls, and treats
+//! them as barrier-free. When the first thread of a region reaches a barrier or warp operation
+//! the macro did not see, the rest of that region runs on the coroutine scheduler (the driver is
+//! that thread, on this stack; every later thread starts the region as a coroutine, with its
+//! carried values), and the block goes on split after it. A thread that reaches such a barrier
+//! after others ran past it to the region's end is barrier divergence, reported with both places.
 
 use super::bug::{raise, KernelBug};
+use super::fallback::{self, End, Fallback};
 use super::interrupt::{self, Interruption};
 use super::{
-    linear_to_dim, set_thread, shared, stack_guard, BlockContext, Geometry, BLOCK, THREAD,
+    block, linear_to_dim, set_thread, shared, stack_guard, BlockContext, Geometry, BLOCK, THREAD,
 };
 use super::{ThreadPos, DEFAULT_STACK_BYTES};
 use crate::thread::Dim3;
@@ -62,27 +66,17 @@ impl Drop for Pool {
     }
 }
 
-/// Whether this OS thread runs a split block: [`super::block::wait`] reports a barrier then.
+/// Whether this OS thread runs a split block: [`super::block::wait`] hands a barrier reached
+/// then to the fallback ([`fallback::hidden_sync`]).
 #[inline(always)]
 pub(crate) fn in_split_block() -> bool {
     SPLIT.with(Cell::get)
 }
 
-/// A barrier or warp operation reached inside a region of a split kernel: reported, since the
-/// threads before this one have already run past it.
-#[cold]
-#[inline(never)]
-pub(crate) fn hidden_barrier(what: &str, site: &'static Location<'static>) -> ! {
-    let detail = format!(
-        "{what} at {site} was reached inside a region of a kernel that #[kernel] split at its \
-         barriers (a barrier in a function it calls, which the macro cannot see); mark the \
-         kernel #[kernel(coroutines)] or set FERROCUDA_CPU_PATH=coroutine"
-    );
-    raise(
-        super::current_thread(),
-        KernelBug::BarrierDivergence { detail },
-    )
-}
+/// A per-thread store: slot `linear` holds thread `linear`'s carried values (`None`: the thread
+/// returned). Cells, so that coroutine threads of a region that fell back can fill theirs in any
+/// order while the region's loop holds the store.
+pub type Store<T> = Vec<Cell<Option<T>>>;
 
 /// The state of one split block, lent to the generated region loops.
 pub struct Regions {
@@ -90,14 +84,16 @@ pub struct Regions {
     /// Allocations of emptied stores (taken from this OS thread's, and given back after).
     pool: Pool,
     threads: usize,
+    /// The size of the stacks of a region's coroutines, if it falls back to them.
+    stack_bytes: usize,
     /// Threads that returned (they skip every later region).
-    returned: usize,
+    returned: Cell<usize>,
     /// The loop-trip votes of the current decision: how many voted, how many for another trip,
     /// and a thread of each side.
-    voted: usize,
-    yes: usize,
-    yes_thread: usize,
-    no_thread: usize,
+    voted: Cell<usize>,
+    yes: Cell<usize>,
+    yes_thread: Cell<usize>,
+    no_thread: Cell<usize>,
 }
 
 impl Regions {
@@ -107,11 +103,11 @@ impl Regions {
         self.threads
     }
 
-    /// An empty per-thread store with room for every thread (what a region leaves for the
-    /// next), reusing the allocation of an emptied one of the same layout if there is one: a
-    /// fresh allocation per region and block costs page faults.
+    /// An empty per-thread allocation with room for every thread, reusing the allocation of an
+    /// emptied one of the same layout if there is one: a fresh allocation per region and block
+    /// costs page faults.
     #[inline(always)]
-    pub fn store<T>(&mut self) -> Vec<T> {
+    fn allocation<T>(&mut self) -> Vec<T> {
         let (size, align) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
         let fits = |k: &Kept| k.size == size && k.align == align && k.capacity >= self.threads;
         if size != 0 {
@@ -123,6 +119,14 @@ impl Regions {
             }
         }
         Vec::with_capacity(self.threads)
+    }
+
+    /// The store a region fills for the next: a slot per thread, every one empty.
+    #[inline(always)]
+    pub fn store<T>(&mut self) -> Store<T> {
+        let mut store = self.allocation();
+        store.resize_with(self.threads, || Cell::new(None));
+        store
     }
 
     /// Empties `store` and keeps its allocation for [`Regions::store`].
@@ -148,10 +152,80 @@ impl Regions {
 
     /// The store before the first region: every thread live, nothing carried.
     #[inline(always)]
-    pub fn first_store(&mut self) -> Vec<Option<()>> {
-        let mut store = self.store();
-        store.resize(self.threads, Some(()));
+    pub fn first_store(&mut self) -> Store<()> {
+        let mut store = self.allocation();
+        store.resize_with(self.threads, || Cell::new(Some(())));
         store
+    }
+
+    /// Runs one region: `body(linear, carried)` for every thread, x fastest, with the thread's
+    /// slot of `input`, into its slot of `output` (`None` in, or a `return`: `None` out).
+    /// `barrier_after`: the site of the `sync_threads()` that ends the region, if one does.
+    ///
+    /// If a thread reaches a barrier or warp operation inside `body` (in a function the macro
+    /// could not see into), the rest of the region runs on coroutines (the executor's fallback);
+    /// the loop then stops, every thread having run the region.
+    #[inline(always)]
+    pub fn run_region<I, O>(
+        &self,
+        input: &[Cell<Option<I>>],
+        output: &[Cell<Option<O>>],
+        barrier_after: Option<&'static Location<'static>>,
+        body: impl Fn(usize, Option<I>) -> Option<O>,
+    ) {
+        let n = self.threads;
+        let (input, output) = (&input[..n], &output[..n]);
+        let thread = || {
+            let linear = super::current_linear();
+            output[linear].set(body(linear, input[linear].take()));
+        };
+        let ran = |linear: usize| {
+            let slot = output[linear].take();
+            let ran = slot.is_some();
+            output[linear].set(slot);
+            ran
+        };
+        let fallback = Fallback {
+            thread: &thread,
+            ran: &ran,
+            end: barrier_after.map_or(End::Region, End::Barrier),
+            can_switch: Cell::new(true),
+            stack_bytes: self.stack_bytes,
+        };
+        let _lent = fallback::lend(&fallback);
+        for linear in 0..n {
+            output[linear].set(body(linear, input[linear].take()));
+            if block::is_active() {
+                block::finish_block();
+                break;
+            }
+        }
+    }
+
+    /// Runs an elementwise block: `thread` for the block's first thread, then `rest` (the loop
+    /// over the others). If the first thread reaches a barrier or warp operation (in a function
+    /// the macro could not see into), the others run `thread` as coroutines instead, and `rest`
+    /// never runs; one the first thread does not reach is reported when a later one reaches it.
+    #[inline(always)]
+    pub fn elementwise(&self, thread: &dyn Fn(), rest: impl FnOnce()) {
+        let fallback = Fallback {
+            thread,
+            ran: &|_| true,
+            end: End::Kernel,
+            can_switch: Cell::new(true),
+            stack_bytes: self.stack_bytes,
+        };
+        let _lent = fallback::lend(&fallback);
+        let base_1d = self.base_1d();
+        self.enter_row(base_1d, 0, 0);
+        self.enter_x(base_1d, 0);
+        thread();
+        if block::is_active() {
+            block::finish_block();
+            return;
+        }
+        fallback.can_switch.set(false);
+        rest();
     }
 
     /// The block's size.
@@ -233,16 +307,16 @@ impl Regions {
 
     /// The running thread returned.
     #[inline(always)]
-    pub fn returned(&mut self) {
-        self.returned += 1;
+    pub fn returned(&self) {
+        self.returned.set(self.returned.get() + 1);
     }
 
     /// A barrier, `sync_threads()` at `site`, after a region: `true` if the block goes on;
     /// `false` if every thread has returned. Some returned and some not is barrier divergence.
     #[inline]
-    pub fn barrier(&mut self, site: &'static Location<'static>) -> bool {
+    pub fn barrier(&self, site: &'static Location<'static>) -> bool {
         interrupt::poll_deadline();
-        match self.returned {
+        match self.returned.get() {
             0 => {
                 shared::next_epoch();
                 true
@@ -262,28 +336,27 @@ impl Regions {
     /// Records the running thread `linear`'s decision of a loop with a barrier in it: another
     /// trip (`true`) or not.
     #[inline(always)]
-    pub fn vote(&mut self, linear: usize, another_trip: bool) {
-        if another_trip && self.yes == 0 {
-            self.yes_thread = linear;
+    pub fn vote(&self, linear: usize, another_trip: bool) {
+        let (voted, yes) = (self.voted.get(), self.yes.get());
+        if another_trip && yes == 0 {
+            self.yes_thread.set(linear);
         }
-        if !another_trip && self.yes == self.voted {
-            self.no_thread = linear;
+        if !another_trip && yes == voted {
+            self.no_thread.set(linear);
         }
-        self.voted += 1;
-        self.yes += usize::from(another_trip);
+        self.voted.set(voted + 1);
+        self.yes.set(yes + usize::from(another_trip));
     }
 
     /// The block's decision from the votes: every thread that has not returned must agree (a
     /// loop with a barrier in it must be block-uniform); else barrier divergence.
     #[inline]
     pub fn decide(
-        &mut self,
+        &self,
         loop_site: &'static Location<'static>,
         barrier_site: &'static Location<'static>,
     ) -> bool {
-        let (voted, yes) = (self.voted, self.yes);
-        self.voted = 0;
-        self.yes = 0;
+        let (voted, yes) = (self.voted.replace(0), self.yes.replace(0));
         if yes == voted {
             return voted > 0;
         }
@@ -292,8 +365,8 @@ impl Regions {
         }
         let d = self.block.block_dim;
         let (stay, leave) = (
-            linear_to_dim(self.yes_thread, d),
-            linear_to_dim(self.no_thread, d),
+            linear_to_dim(self.yes_thread.get(), d),
+            linear_to_dim(self.no_thread.get(), d),
         );
         let detail = format!(
             "{yes} threads go round the loop at {loop_site} again, to wait at sync_threads() at \
@@ -326,11 +399,12 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
             block: first,
             pool: KEPT.with(|k| Pool(core::mem::take(&mut k.borrow_mut().0))),
             threads: first.block_dim.count() as usize,
-            returned: 0,
-            voted: 0,
-            yes: 0,
-            yes_thread: 0,
-            no_thread: 0,
+            stack_bytes,
+            returned: Cell::new(0),
+            voted: Cell::new(0),
+            yes: Cell::new(0),
+            yes_thread: Cell::new(0),
+            no_thread: Cell::new(0),
         };
         for block in super::each_block(&first) {
             BLOCK.with(|b| {
@@ -342,7 +416,7 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
             });
             shared::begin_block(&block);
             state.block = block;
-            state.returned = 0;
+            state.returned.set(0);
             regions(&mut state);
         }
         KEPT.with(|k| core::mem::swap(&mut k.borrow_mut().0, &mut state.pool.0));
@@ -361,4 +435,5 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
 /// Clears the split flag after a split block unwound (`take_current` calls it).
 pub(crate) fn abandon() {
     SPLIT.with(|s| s.set(false));
+    fallback::abandon();
 }

@@ -23,7 +23,7 @@ use std::vec::Vec;
 /// Where a `shared!` array is declared. `#[kernel]` makes one per `shared!` of a kernel; not for
 /// kernel authors.
 #[doc(hidden)]
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct SharedSite {
     /// Position among the kernel's `shared!` arrays.
     pub index: usize,
@@ -249,7 +249,13 @@ pub unsafe fn shared_array<'b, T: bytemuck::Pod>(
             a.statics.resize_with(site.index + 1, || None);
         }
         let slot = &mut a.statics[site.index];
-        let reusable = matches!(slot, Some(m) if core::ptr::eq(m.site, site) && m.bytes == bytes);
+        // The same declaration: the same site, or its twin in another copy of the kernel's code
+        // (the elementwise loop has the first thread's and the others').
+        let same_site = |m: &Allocation| {
+            // SAFETY: a static array's `site` is the `&'static SharedSite` it was made for.
+            core::ptr::eq(m.site, site) || unsafe { *m.site == *site }
+        };
+        let reusable = matches!(slot, Some(m) if same_site(m) && m.bytes == bytes);
         if !reusable {
             *slot = Some(Allocation::new(
                 site,
