@@ -121,6 +121,19 @@ pub(crate) fn sqrt_f32(x: f32) -> f32 {
     }
 }
 
+/// x rounded towards zero to an integer: PTX `cvt.rzi.f32.f32` on the GPU, IEEE on the host.
+#[inline(always)]
+pub(crate) fn trunc_f32(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        core::intrinsics::truncf32(x)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x.trunc()
+    }
+}
+
 /// Horner's rule with fused multiply-adds: `c[0] + x·(c[1] + x·(…))`.
 #[inline(always)]
 pub(crate) fn poly<const N: usize>(c: &[f32; N], x: f32) -> f32 {
