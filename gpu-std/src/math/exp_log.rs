@@ -59,13 +59,6 @@ pub(super) fn exp_exponent(x: f32) -> (f32, f32) {
     (f32::from_bits(s.to_bits() << 23), s - SHIFT_BIASED)
 }
 
-/// x·log2(e) - j (plus `small`), with log2(e) to 48 bits: two roundings of at most 2^-25 each
-/// where the result is below ½.
-#[inline(always)]
-pub(super) fn reduced(x: f32, j: f32, small: f32) -> f32 {
-    fma(x, LOG2_E, -j) + fma(x, LOG2_E_LO, small)
-}
-
 /// e^x: 2^(x·log2 e - j) on `ex2.approx.ftz`, times 2^j (CUDA's `expf`, 8 instructions).
 ///
 /// Error (stated for the GPU, from the PTX ISA's bound for `ex2.approx`: 2 ULP from its
