@@ -2,7 +2,7 @@
 //! the product y·log2 x kept to twice f32's precision, then `ex2.approx` (CUDA's `powf` is the
 //! same method with a polynomial for 2^f). The ordinary case (x positive and finite, y·log2 x
 //! finite and non-zero) is one straight path; every special case of C99's Annex F is behind one
-//! branch, in [`pow_special`]: 94 SASS instructions in all for sm_90, CUDA's `powf` 96.
+//! branch, in [`pow_special`]: 93 SASS instructions in all for sm_90, CUDA's `powf` 96.
 
 use super::approx::{ex2_ftz, rcp_ftz};
 use super::exp_log::log_reduce;
