@@ -123,8 +123,8 @@ fn pow_special(x: f32, y: f32, hi: f32, magnitude: f32) -> f32 {
     // y - 2·trunc(y/2) is exact, in (-2, 2): ±1 for odd y (none from 2^24 on, nor infinities).
     let half = trunc_f32(y * 0.5);
     let y_odd = (y - (half + half)).abs() == 1.0;
-    let y_integer = trunc_f32(y) == y; // infinities included
-                                       // x's bits from -MIN_SUB's to -f32::MAX's.
+    // Infinities count as integers; x's bits from -MIN_SUB's to -f32::MAX's.
+    let y_integer = trunc_f32(y) == y;
     let negative_finite = x.to_bits().wrapping_sub(0x8000_0001) < f32::MAX.to_bits();
     // The rules from the weakest to the strongest, as selects: no branch in here.
     let r = if x.is_sign_negative() && y_odd {
