@@ -395,8 +395,8 @@ fn the_finance_kernels_use_the_default_math_tier_and_no_other_approximation() {
     // Black-Scholes and the Monte Carlo kernels use ferrocuda-std's default math tier (CUDA's
     // accuracy): fused multiply-adds, correctly rounded division and square root, and of the
     // approximate instructions only `ex2.approx.ftz` (exp) and `rcp.approx.ftz` (the normal CDF's
-    // reciprocals, refined by a Newton step), which alone flush subnormals; no calls but to the
-    // bounds checks' panics.
+    // reciprocals, the quotient corrected from its exact residual), which alone flush
+    // subnormals; no calls but to the bounds checks' panics.
     let source = ferrocuda::KERNELS.source();
     for name in ["black_scholes", "monte_carlo_option", "monte_carlo_pi"] {
         let start = source

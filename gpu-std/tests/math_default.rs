@@ -324,6 +324,15 @@ fn pow_is_within_1_ulp_on_the_cpu() {
         if log2x != 0.0 {
             pairs.push((x, target / log2x));
         }
+        // The reduced argument's ends (m near √½ and √2, ×2^-1, 1, 2), where the series' u³ part
+        // is the largest share of log2 x and y·log2 x up to ±150 magnifies its rounding most.
+        let m = f32::from_bits(if rng.random() {
+            rng.random_range(0x3f35_04f3..0x3f40_0000u32)
+        } else {
+            rng.random_range(0x3fa8_0000..0x3fb5_04f3u32)
+        }) * [0.5, 1.0, 2.0][rng.random_range(0..3)];
+        let target: f32 = rng.random_range(-155.0..130.0);
+        pairs.push((m, target / (m as f64).log2() as f32));
         // x near 1 with large y: log2 x's low bits matter most here.
         let near_one =
             f32::from_bits(0x3f80_0000u32.wrapping_add(rng.random_range(0..4096u32)) - 2048);

@@ -34,18 +34,24 @@ const LN_P: [f32; 9] = [
     1.2908578e-1,
     -7.6228134e-2,
 ];
-/// log2(1+f) = f·log2(e) + f²·P(f) for 1+f in [√½, √2]: fit error 0.0773 × 2^-24.
-const LOG2_P: [f32; 9] = [
-    -7.2134733e-1,
-    4.808982e-1,
-    -3.6069864e-1,
-    2.885714e-1,
-    -2.3956844e-1,
-    2.0448811e-1,
-    -1.913813e-1,
-    1.8707234e-1,
-    -1.10261716e-1,
+/// log2(1+f) = f·`LOG2_E` + f·Q(f) for 1+f in [t, 2t), t = `LOG2_LOW` (Q(0) is about
+/// log2(e)'s low part): fit error 0.0691 × 2^-24 relative to log2(1+f).
+const LOG2_Q: [f32; 10] = [
+    2.496_513_8e-8,
+    -7.213_475e-1,
+    4.808_959e-1,
+    -3.606_752e-1,
+    2.887_133_4e-1,
+    -2.404_464_2e-1,
+    2.017_856_4e-1,
+    -1.787_898e-1,
+    2.027_587e-1,
+    -1.718_928_4e-1,
 ];
+/// The bits of t = 0.67328674 = (1 + ½·ln 2)/2 rounded down: f·log2(e) stays in [-0.4714,
+/// 0.5), so that k + f·log2(e) rounds to a float whose difference from k is exact (Sterbenz
+/// for |k| ≥ 2; for k = ±1 the sum is at least ½ in magnitude; for k = 0 trivially).
+const LOG2_LOW: u32 = 0x3f2c_5c85;
 
 /// `(2^j as f32, j as f32)` with j = round(x·log2(e)) clamped to [-126, 127], in three
 /// instructions (CUDA's: a saturating fma does the clamping). Outside the clamp the reduced
@@ -57,13 +63,6 @@ pub(super) fn exp_exponent(x: f32) -> (f32, f32) {
     let t = fma_sat(x, EXP_T_SCALE, EXP_T_BIAS);
     let s = fma(t, 253.0, SHIFT_BIASED - 126.0);
     (f32::from_bits(s.to_bits() << 23), s - SHIFT_BIASED)
-}
-
-/// x·log2(e) - j (plus `small`), with log2(e) to 48 bits: two roundings of at most 2^-25 each
-/// where the result is below ½.
-#[inline(always)]
-pub(super) fn reduced(x: f32, j: f32, small: f32) -> f32 {
-    fma(x, LOG2_E, -j) + fma(x, LOG2_E_LO, small)
 }
 
 /// e^x: 2^(x·log2 e - j) on `ex2.approx.ftz`, times 2^j (CUDA's `expf`, 8 instructions).
@@ -92,12 +91,22 @@ pub fn exp2(x: f32) -> f32 {
 /// by 2^23 first). Garbage for x ≤ 0, inf and NaN, which [`log_special`] replaces.
 #[inline(always)]
 pub(super) fn log_reduce(x: f32) -> (f32, f32) {
-    const SQRT_HALF_BITS: u32 = 0x3f35_04f3;
+    log_reduce_from::<0x3f35_04f3>(x) // √½'s bits
+}
+
+/// [`log_reduce`] with 1 + f in [t, 2t) for t = `f32::from_bits(LOW_BITS)`.
+#[inline(always)]
+fn log_reduce_from<const LOW_BITS: u32>(x: f32) -> (f32, f32) {
     let tiny = x < f32::MIN_POSITIVE;
-    let scaled = if tiny { x * 8_388_608.0 } else { x };
-    let shifted = scaled.to_bits().wrapping_sub(SQRT_HALF_BITS);
-    let k = ((shifted as i32) >> 23) as f32 + if tiny { -23.0 } else { 0.0 };
-    let m = f32::from_bits((shifted & 0x007f_ffff) + SQRT_HALF_BITS);
+    // x·2^23 for a subnormal x (exact), as an fma that stays one instruction.
+    let scaled = fma(x, if tiny { 8_388_607.0 } else { 0.0 }, x);
+    let exponent = scaled.to_bits().wrapping_sub(LOW_BITS) & 0xff80_0000;
+    let m = f32::from_bits(scaled.to_bits().wrapping_sub(exponent));
+    let k = fma(
+        exponent as i32 as f32,
+        1.0 / 8_388_608.0,
+        if tiny { -23.0 } else { 0.0 },
+    );
     (m - 1.0, k)
 }
 
@@ -132,17 +141,16 @@ pub fn ln(x: f32) -> f32 {
     log_special(x, fma(k, LN2_F, r))
 }
 
-/// log2(x), within 1 ULP for every input (measured over every positive float: 0.986; CUDA's
-/// `log2f`: 1 ULP), the same bits on the GPU and the CPU; exact for powers of two. As [`ln`], with log2(1 + f) = f·log2(e) + f²·P(f) and the
-/// big part k + f·log2(e) summed with its rounding errors kept (Fast2Sum): without, the
-/// error reaches 1.17 ULP near √2.
+/// log2(x), within 1 ULP for every input (measured over every positive float: 0.96; CUDA's
+/// `log2f`: 1 ULP), the same bits on the GPU and the CPU; exact for powers of two.
+///
+/// log2(x) = k + f·log2(e) + f·Q(f): hi = k + f·`LOG2_E` rounded once, its rounding error kept
+/// (k - hi is exact, see `LOG2_LOW`) and added to f·Q(f) by one fma before the last rounding.
+/// Without that error the result reaches 1.17 ULP near √2 (k + t rounds twice).
 #[inline(always)]
 pub fn log2(x: f32) -> f32 {
-    let (f, k) = log_reduce(x);
-    let m = f * LOG2_E;
-    let m_err = fma(f, LOG2_E_LO, fma(f, LOG2_E, -m)); // f·log2(e) - m, to 2^-48
-    let hi = k + m;
-    let hi_err = (k - hi) + m; // exact: |k| ≥ 1 > |m| or k = 0
-    let r = hi + (hi_err + fma(f * f, poly(&LOG2_P, f), m_err));
-    log_special(x, r)
+    let (f, k) = log_reduce_from::<LOG2_LOW>(x);
+    let hi = fma(f, LOG2_E, k);
+    let lo = fma(f, poly(&LOG2_Q, f), fma(f, LOG2_E, k - hi));
+    log_special(x, hi + lo)
 }

@@ -8,8 +8,9 @@
 //!   `pow`, `erfc`, `normal_cdf`): CUDA's methods and CUDA's accuracy at CUDA's cost. `exp` and `exp2` use the
 //!   GPU's special function unit (`ex2.approx`) after CUDA's range reduction; `ln` and `log2` are
 //!   polynomials, as CUDA's `logf` is; `erfc` and `normal_cdf` are one branch-free formula for
-//!   every input (the square kept exact into a polynomial exponential, one `rcp.approx` refined
-//!   by a Newton step). Where an approximate instruction is involved, results on the GPU and on
+//!   every input (the square kept exact into a polynomial exponential, two `rcp.approx`, the
+//!   quotient corrected from its exact residual); `pow` has its special cases behind one
+//!   branch. Where an approximate instruction is involved, results on the GPU and on
 //!   the CPU executor can differ in the last bits, each within the bound. **The kernels of
 //!   ferrocuda-kernels use this tier**: a kernel is then as accurate as its CUDA C twin, at
 //!   about the same cost.
@@ -26,13 +27,13 @@
 //! | --- | --- | --- | --- | --- |
 //! | [`exp`] | 3 (`ex2.approx` at the PTX ISA's 2, plus the reduction) | 2 (`expf`: the same method, measured on hardware) | 0.94 | 10 / 10 |
 //! | [`exp2`] | 2 (the PTX ISA's bound for `ex2.approx`) | 2 (`exp2f`) | 0.5 | 4 / 4 |
-//! | [`ln`] | 1, the CPU's bits (every float checked: 0.92) | 1 (`logf`) | 0.92 | 28 / 26 |
-//! | [`log2`] | 1, the CPU's bits (every float checked: 0.99) | 1 (`log2f`) | 0.99 | 35 / 30 |
+//! | [`ln`] | 1, the CPU's bits (every float checked: 0.92) | 1 (`logf`) | 0.92 | 27 / 26 |
+//! | [`log2`] | 1, the CPU's bits (every float checked: 0.96) | 1 (`log2f`) | 0.96 | 30 / 30 |
 //! | [`sqrt`] | 0 (`sqrt.rn`) | 0 (`sqrtf`) | 0 | 37 / 36 |
-//! | [`erfc`] | 4 (measured 3) | 4 (`erfcf`) | 3 | 63 / 47 |
-//! | [`normal_cdf`] | 5 (measured 3) | 5 (`normcdff`) | 3 | 63 / 64 |
+//! | [`erfc`] | 4 (measured 3) | 4 (`erfcf`) | 2.7 | 47 / 47 |
+//! | [`normal_cdf`] | 5 (measured 3) | 5 (`normcdff`) | 2.5 | 47 / 64 |
 //! | [`sin`], [`cos`] | 2, the CPU's bits (sweeps: 1.49) | 2 (`sinf`, `cosf`) | 1.49 | 117 / 137 (fast path 19-35 / 28-135) |
-//! | [`pow`] | 4 (`ex2.approx`, `rcp.approx` at their bounds: 3) | 4 (`powf`) | 0.86 | 136 / 96 |
+//! | [`pow`] | 4 (`ex2.approx`, `rcp.approx` at their bounds: 3) | 4 (`powf`) | 0.86 | 93 / 96 |
 //!
 //! The GPU bounds follow from the PTX ISA's bounds for the approximate instructions and are
 //! checked on the CPU with those instructions' errors set to their worst (this crate's unit
@@ -118,6 +119,19 @@ pub(crate) fn sqrt_f32(x: f32) -> f32 {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         x.sqrt()
+    }
+}
+
+/// x rounded towards zero to an integer: PTX `cvt.rzi.f32.f32` on the GPU, IEEE on the host.
+#[inline(always)]
+pub(crate) fn trunc_f32(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        core::intrinsics::truncf32(x)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x.trunc()
     }
 }
 

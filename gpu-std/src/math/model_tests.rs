@@ -91,15 +91,38 @@ fn normal_cdf_is_within_cudas_5_ulp_with_rcp_at_its_bound() {
 fn pow_is_within_4_ulp_of_the_rounded_result_with_ex2_and_rcp_at_their_bounds() {
     use rand::Rng;
     let mut rng = StdRng::seed_from_u64(17);
-    let pairs: std::vec::Vec<(f32, f32)> = (0..200_000)
-        .map(|_| {
-            let x = f32::from_bits(rng.random_range(1..0x7f80_0000u32));
-            let target: f32 = rng.random_range(-155.0..130.0);
-            let log2x = (x as f64).log2() as f32;
-            (x, if log2x == 0.0 { 3.0 } else { target / log2x })
-        })
-        .collect();
-    for (ex2_error, rcp_error) in [(-2, -1), (-2, 1), (2, -1), (2, 1)] {
+    // y such that y·log2(x) spans the results from underflow to overflow.
+    let spanning = |x: f32, rng: &mut StdRng| {
+        let target: f32 = rng.random_range(-155.0..130.0);
+        let log2x = (x as f64).log2() as f32;
+        (x, if log2x == 0.0 { 3.0 } else { target / log2x })
+    };
+    let mut pairs = std::vec::Vec::new();
+    for _ in 0..200_000 {
+        let x = f32::from_bits(rng.random_range(1..0x7f80_0000u32));
+        pairs.push(spanning(x, &mut rng));
+        // The reduced argument's ends, m near √½ and √2 (the series' u³ part at its largest
+        // share, whose rounding y magnifies most where log2 x is near ±½).
+        let m = f32::from_bits(if rng.random() {
+            rng.random_range(0x3f35_04f3..0x3f40_0000u32)
+        } else {
+            rng.random_range(0x3fa8_0000..0x3fb5_04f3u32)
+        });
+        pairs.push(spanning(
+            m * [0.5, 1.0, 2.0][rng.random_range(0..3)],
+            &mut rng,
+        ));
+        // x near 1 with large y.
+        let near_one =
+            f32::from_bits(0x3f80_0000u32.wrapping_add(rng.random_range(0..4096u32)) - 2048);
+        pairs.push((near_one, rng.random_range(-4.0e6..4.0e6)));
+        // Negative x with integer y of both parities.
+        pairs.push((
+            -rng.random_range(0.01..100.0f32),
+            rng.random_range(-40..40) as f32,
+        ));
+    }
+    for (ex2_error, rcp_error) in [(0, 0), (-2, -1), (-2, 1), (2, -1), (2, 1)] {
         model::ERROR.with(|e| e.set((ex2_error, rcp_error)));
         let mut worst = (0.0, 0.0, 0.0);
         for &(x, y) in &pairs {
