@@ -10,8 +10,9 @@
 mod support;
 
 use ferrocuda::kernels::vector_add;
-use ferrocuda::{launch, Error, Ptx};
+use ferrocuda::{launch, launch_cooperative, Error, Ptx};
 use std::sync::{Mutex, MutexGuard};
+use test_kernels::grid::grid_sync_in_block_0_only;
 
 /// Held by each test: they share the GPU's context.
 fn one_at_a_time() -> MutexGuard<'static, ()> {
@@ -319,4 +320,33 @@ fn a_fault_seen_at_stream_synchronize_names_that_stream_s_kernel_and_releases_th
     let copied = stream.clone_htod(&[7u8, 8, 9]).unwrap();
     assert_eq!(stream.clone_dtoh(&copied).unwrap(), [7, 8, 9]);
     stream.synchronize().unwrap();
+}
+
+/// On the emulator a cooperative launch with a grid sync that not every block reaches fails
+/// (here, not in grid_sync.rs: the fault replaces the context the other tests use).
+#[test]
+fn on_the_emulator_a_grid_sync_that_only_some_blocks_reach_is_a_failed_launch() {
+    let _serial = one_at_a_time();
+    let test = "on_the_emulator_a_grid_sync_that_only_some_blocks_reach_is_a_failed_launch";
+    let Some(gpu) = support::gpu_or_skip(test) else {
+        return;
+    };
+    if !gpu.properties().is_emulator() {
+        // A GPU would hang here, as CUDA's cooperative groups do.
+        support::say_skipped(
+            test,
+            "a real GPU hangs at a grid sync not every block reaches",
+        );
+        return;
+    }
+    let module = gpu.load(support::test_kernels()).unwrap();
+    let mut out = vec![0u32; 3];
+    let error =
+        launch_cooperative!(module, grid_sync_in_block_0_only[3, 32](&mut out)).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("grid_sync_in_block_0_only")
+            && message.contains("CUDA_ERROR_LAUNCH_FAILED"),
+        "{message}"
+    );
 }
