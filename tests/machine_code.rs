@@ -30,6 +30,14 @@ const READ_OUTPUTS: [&str; 1] = ["saxpy"];
 /// Kernels with shared-memory atomics.
 const SHARED_ATOMICS: [&str; 2] = ["histogram", "group_by_shared"];
 
+/// Kernels launched in one block shape (`#[kernel(block(..))]`), which they never read.
+const BLOCK_FACT_KERNELS: [&str; 4] = [
+    "matmul_tiled",
+    "transpose_tiled",
+    "convolve_2d",
+    "convolve_2d_const",
+];
+
 /// The PTX-level properties, as messages for those that fail (empty: all hold).
 fn ptx_violations(ptx: &str) -> Vec<String> {
     let mut failures = Vec::new();
@@ -67,6 +75,15 @@ fn ptx_violations(ptx: &str) -> Vec<String> {
         failures.push(format!(
             "group_by_shared: {float_adds} shared float adds (want 1: the row loop duplicated)"
         ));
+    }
+    // Kernels whose block shape is a launch fact (`block(..)`): no thread reads `%ntid` to
+    // check the shape again (a trap branch per thread, where the launch checks it once).
+    for name in BLOCK_FACT_KERNELS {
+        if entry_body(ptx, name).contains("%ntid") {
+            failures.push(format!(
+                "{name}: reads %ntid (a per-thread check of the block shape)"
+            ));
+        }
     }
     for (name, fused) in [("matmul_tiled", 16), ("matmul_blocked", 512)] {
         let body = entry_body(ptx, name);
