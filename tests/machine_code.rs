@@ -31,9 +31,10 @@ const READ_OUTPUTS: [&str; 1] = ["saxpy"];
 const SHARED_ATOMICS: [&str; 2] = ["histogram", "group_by_shared"];
 
 /// Kernels launched in one block shape (`#[kernel(block(..))]`), which they never read.
-const BLOCK_FACT_KERNELS: [&str; 4] = [
+const BLOCK_FACT_KERNELS: [&str; 5] = [
     "matmul_tiled",
     "transpose_tiled",
+    "transpose_2d_tiled",
     "convolve_2d",
     "convolve_2d_const",
 ];
