@@ -48,6 +48,17 @@ impl Check {
     }
 }
 
+/// Writes this thread's four counts of wrong elements and its count of visited ones at
+/// `out[MATCH_OUTPUTS·t ..]` (`t` as `index_1d`).
+fn write_counts(out: &Out<u32>, wrong: [u32; 4], visited: u32) {
+    let at = MATCH_OUTPUTS * thread::index_1d();
+    if at + MATCH_OUTPUTS <= out.len() {
+        for (k, count) in wrong.into_iter().chain([visited]).enumerate() {
+            out.set(at + k, count);
+        }
+    }
+}
+
 /// With `x[i] = i + offset`, writes at `out[MATCH_OUTPUTS·t ..]` for each thread `t` of the grid
 /// (as `index_1d`) how many wrong elements (as `Check` counts them) the `for` loop (`next`),
 /// `for_each` (`fold`) and `fold` in chunks of 3 and of 64 elements give, then how many elements
@@ -68,14 +79,8 @@ pub fn grid_stride_elements_match(x: &[u32], offset: u32, out: Out<u32>) {
     let mut by_chunks_of_64 = Check::new(n, offset);
     thread::grid_stride_elements(x)
         .fold_in_chunks::<64, _, _>((), |(), v| by_chunks_of_64.element(v));
-    let at = MATCH_OUTPUTS * thread::index_1d();
-    if at + MATCH_OUTPUTS <= out.len() {
-        out.set(at, by_next.wrong());
-        out.set(at + 1, by_fold.wrong());
-        out.set(at + 2, by_chunks_of_3.wrong());
-        out.set(at + 3, by_chunks_of_64.wrong());
-        out.set(at + 4, visited);
-    }
+    let counts = [by_next, by_fold, by_chunks_of_3, by_chunks_of_64].map(Check::wrong);
+    write_counts(&out, counts, visited);
 }
 
 /// With `x[i] = i + offset` and `y[i] = 2·x[i]` (`y` may be longer), writes at
@@ -96,12 +101,6 @@ pub fn grid_stride_zip_match(x: &[u32], y: &[u32], offset: u32, out: Out<u32>) {
     thread::grid_stride_zip(x, y).fold_in_chunks::<3, _, _>((), |(), p| by_chunks_of_3.pair(p));
     let mut by_chunks_of_64 = Check::new(n, offset);
     thread::grid_stride_zip(x, y).fold_in_chunks::<64, _, _>((), |(), p| by_chunks_of_64.pair(p));
-    let at = MATCH_OUTPUTS * thread::index_1d();
-    if at + MATCH_OUTPUTS <= out.len() {
-        out.set(at, by_next.wrong());
-        out.set(at + 1, by_fold.wrong());
-        out.set(at + 2, by_chunks_of_3.wrong());
-        out.set(at + 3, by_chunks_of_64.wrong());
-        out.set(at + 4, visited);
-    }
+    let counts = [by_next, by_fold, by_chunks_of_3, by_chunks_of_64].map(Check::wrong);
+    write_counts(&out, counts, visited);
 }
