@@ -117,10 +117,7 @@ impl Param {
         type_name: &'static str,
         dims: usize,
     ) -> Self {
-        Param {
-            dims,
-            ..Param::slice::<T>(name, type_name)
-        }
+        Param::of::<T>(name, type_name, ParamClass::Slice, dims)
     }
 
     /// An `Out2<T>`/`Out3<T>` parameter (`dims` axes).
@@ -129,10 +126,7 @@ impl Param {
         type_name: &'static str,
         dims: usize,
     ) -> Self {
-        Param {
-            dims,
-            ..Param::output::<T>(name, type_name)
-        }
+        Param::of::<T>(name, type_name, ParamClass::Output, dims)
     }
 
     /// The sizes in bytes of the PTX parameters this parameter becomes, in order.
