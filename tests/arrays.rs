@@ -344,3 +344,29 @@ fn checked_mode_reports_two_threads_writing_one_element_of_a_2d_output() {
     launch!(module, hand_over_2d[1, 2](Out2::new(&mut out, 2, 3).unwrap())).unwrap();
     assert_eq!(out, [0, 2, 0, 0, 0, 0]);
 }
+
+/// The tiled transpose's block shape is a launch fact: another shape is refused before any
+/// thread runs (it would leave parts of the tile unwritten), on every device.
+#[test]
+fn the_tiled_2d_transpose_refuses_another_block_shape() {
+    for module in library("the_tiled_2d_transpose_refuses_another_block_shape") {
+        let (rows, cols) = (4, 4);
+        let a = vec![1.0f32; rows * cols];
+        let mut out = vec![0.0f32; rows * cols];
+        let error = launch!(
+            module,
+            transpose_2d_tiled[1, (16, 16)](
+                Array2::new(&a, rows, cols).unwrap(),
+                Out2::new(&mut out, cols, rows).unwrap()
+            )
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            error,
+            "kernel `transpose_2d_tiled` runs in blocks of (32, 32, 1) threads, but the launch \
+             has blocks of (16, 16, 1)"
+        );
+        assert!(out.iter().all(|&x| x == 0.0), "nothing was written");
+    }
+}

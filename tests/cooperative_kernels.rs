@@ -179,9 +179,10 @@ fn the_tiled_product_refuses_the_wrong_block_shape() {
     let error = launch!(kernels, matmul_tiled[1, (8, 8)](&a, &b, &mut c, 2u32, 2u32, 2u32))
         .unwrap_err()
         .to_string();
-    assert!(
-        error.contains("needs blocks of TILE × TILE threads"),
-        "{error}"
+    assert_eq!(
+        error,
+        "kernel `matmul_tiled` runs in blocks of (16, 16, 1) threads, but the launch has blocks \
+         of (8, 8, 1)"
     );
 }
 

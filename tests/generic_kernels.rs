@@ -248,6 +248,18 @@ fn the_ptx_has_one_entry_per_instance_named_after_its_types() {
         shared_sum.iter().any(|l| l.starts_with("ld.shared.b32")),
         "{shared_sum:?}"
     );
+    // Its block shape is a launch fact (`block(SUM_BLOCK)`), checked by the launch: no thread
+    // reads `%ntid` to check it again, and the tile's indices need no bounds check (the one
+    // trap left is `out[block]`'s).
+    assert!(
+        !shared_sum.iter().any(|l| l.contains("%ntid")),
+        "{shared_sum:?}"
+    );
+    assert_eq!(
+        shared_sum.iter().filter(|l| l.starts_with("trap")).count(),
+        1,
+        "{shared_sum:?}"
+    );
     let wide = instructions(source, "scale_f64");
     assert_ne!(generic, wide);
     assert!(wide.iter().any(|l| l.starts_with("fma.rn.f64")), "{wide:?}");

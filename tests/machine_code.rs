@@ -30,6 +30,15 @@ const READ_OUTPUTS: [&str; 1] = ["saxpy"];
 /// Kernels with shared-memory atomics.
 const SHARED_ATOMICS: [&str; 2] = ["histogram", "group_by_shared"];
 
+/// Kernels launched in one block shape (`#[kernel(block(..))]`), which they never read.
+const BLOCK_FACT_KERNELS: [&str; 5] = [
+    "matmul_tiled",
+    "transpose_tiled",
+    "transpose_2d_tiled",
+    "convolve_2d",
+    "convolve_2d_const",
+];
+
 /// The PTX-level properties, as messages for those that fail (empty: all hold).
 fn ptx_violations(ptx: &str) -> Vec<String> {
     let mut failures = Vec::new();
@@ -68,6 +77,15 @@ fn ptx_violations(ptx: &str) -> Vec<String> {
             "group_by_shared: {float_adds} shared float adds (want 1: the row loop duplicated)"
         ));
     }
+    // Kernels whose block shape is a launch fact (`block(..)`): no thread reads `%ntid` to
+    // check the shape again (a trap branch per thread, where the launch checks it once).
+    for name in BLOCK_FACT_KERNELS {
+        if entry_body(ptx, name).contains("%ntid") {
+            failures.push(format!(
+                "{name}: reads %ntid (a per-thread check of the block shape)"
+            ));
+        }
+    }
     for (name, fused) in [("matmul_tiled", 16), ("matmul_blocked", 512)] {
         let body = entry_body(ptx, name);
         let count = body.matches("fma.rn.f32").count();
@@ -93,6 +111,63 @@ fn kernels_ptx() -> String {
 #[test]
 fn the_ptx_reads_inputs_through_the_read_only_cache_and_addresses_atomics_by_space() {
     let failures = ptx_violations(&kernels_ptx());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Registers per thread for sm_90 that kernels must stay within (issue 13's bar: CUDA C's + 4),
+/// where a change of their loops took them there: a loop that slips back (a 64-bit index beside
+/// the pointers, a slow path above the loop's live values) shows here first.
+const REGISTER_BUDGETS: [(&str, u32); 3] = [
+    // `grid_stride_zip`'s 32-bit index (24 with `for i in grid_stride(n)`; CUDA C 18).
+    ("dot_partial", 22),
+    // `grid_stride_elements`' 32-bit index (20 before; CUDA C 18).
+    ("sum_partial", 18),
+    // The flush loop's state indices in 32 bits, proved in bounds (28 before; CUDA C 18).
+    ("group_by_shared", 24),
+];
+
+/// The kernels over their register budgets, as messages (empty: all within).
+fn register_violations(resources: &ferrocuda_builder::PtxasReport) -> Vec<String> {
+    REGISTER_BUDGETS
+        .iter()
+        .filter_map(|&(name, budget)| {
+            let kernel = resources.kernels.iter().find(|k| k.name == name);
+            match kernel {
+                None => Some(format!("{name}: not in the ptxas report")),
+                Some(k) if k.registers > budget => Some(format!(
+                    "{name}: {} registers for sm_90, over its budget of {budget}",
+                    k.registers
+                )),
+                Some(_) => None,
+            }
+        })
+        .collect()
+}
+
+/// The kernels' PTX assembled for sm_90: ptxas' report, and the cubin's path in `dir`.
+fn assemble_for_sm_90(
+    ptxas: &ferrocuda_builder::Ptxas,
+    dir: &std::path::Path,
+) -> (ferrocuda_builder::PtxasReport, std::path::PathBuf) {
+    std::fs::create_dir_all(dir).unwrap();
+    let (ptx, cubin) = (dir.join("kernels.ptx"), dir.join("kernels.cubin"));
+    std::fs::write(&ptx, kernels_ptx()).unwrap();
+    let resources = ferrocuda_builder::assemble_to(ptxas, &ptx, "sm_90", &cubin).unwrap();
+    (resources, cubin)
+}
+
+#[test]
+fn the_kernels_stay_within_their_register_budgets() {
+    const TEST: &str = "the_kernels_stay_within_their_register_budgets";
+    let Some(ptxas) = ferrocuda_builder::find_ptxas("sm_90") else {
+        assert!(!support::on_ci(), "CI must have ptxas (make setup)");
+        support::say_skipped(TEST, "no ptxas for sm_90 (run `make setup`)");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("ferrocuda-registers-{}", std::process::id()));
+    let (resources, _) = assemble_for_sm_90(&ptxas, &dir);
+    std::fs::remove_dir_all(&dir).ok();
+    let failures = register_violations(&resources);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -160,10 +235,7 @@ fn the_sass_has_no_generic_loads_and_uses_atoms_ldg_constant_and_ffma() {
         }
     };
     let dir = std::env::temp_dir().join(format!("ferrocuda-machine-code-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (ptx, cubin) = (dir.join("kernels.ptx"), dir.join("kernels.cubin"));
-    std::fs::write(&ptx, kernels_ptx()).unwrap();
-    let resources = ferrocuda_builder::assemble_to(&ptxas, &ptx, "sm_90", &cubin).unwrap();
+    let (resources, cubin) = assemble_for_sm_90(&ptxas, &dir);
     let code = sass::disassemble(&tool, &cubin).unwrap();
     std::fs::remove_dir_all(&dir).ok();
     let report = sass::SassReport::new(&resources, &code);

@@ -123,14 +123,26 @@ pub fn group_by_shared(
         k <= local.len() / 4,
         "group_by_shared needs shared_mem_bytes = SHARED_BYTES_PER_KEY × count.len()"
     );
-    let t = thread::thread_idx().x as usize;
-    let threads = thread::block_dim().x as usize;
+    // The state of key `g` is at `slot·k + g` (slot < 4), in 32 bits: `k ≤ local.len() / 4`, and
+    // shared memory's size is a u32 of bytes, so `4·k < 2^30`.
+    let k32 = k as u32;
+    let state = |slot: u32, g: u32| {
+        let at = (slot * k32 + g) as usize;
+        // SAFETY: callers pass `slot < 4` and `g < k`, so `at < 4·k ≤ local.len()` (asserted
+        // above), with no overflow (`4·k < 2^30`). Telling the compiler drops the bounds
+        // checks of the 32-bit index, which it cannot see through the multiply.
+        unsafe { core::hint::assert_unchecked(g < k32 && at < local.len()) };
+        at
+    };
+    let t = thread::thread_idx().x;
+    let threads = thread::block_dim().x;
     let mut j = t;
-    while j < k {
-        local.set(j, 0);
-        local_sum.set(k + j, 0.0);
-        local.set(2 * k + j, 0);
-        local.set(3 * k + j, 0);
+    while j < k32 {
+        local.set(state(0, j), 0);
+        local_sum.set(state(1, j), 0.0);
+        local.set(state(2, j), 0);
+        local.set(state(3, j), 0);
+        // No overflow: `j < k < 2^28` and at most 1024 threads.
         j += threads;
     }
     thread::sync_threads();
@@ -150,15 +162,16 @@ pub fn group_by_shared(
     });
     thread::sync_threads();
     let mut j = t;
-    while j < k {
-        let n = local.get(j);
+    while j < k32 {
+        let n = local.get(state(0, j));
         if n != 0 {
-            count.atomic_add(j, n);
-            sum.atomic_add(j, local_sum.get(k + j));
-            let low = local.get(2 * k + j);
+            let key = j as usize;
+            count.atomic_add(key, n);
+            sum.atomic_add(key, local_sum.get(state(1, j)));
+            let low = local.get(state(2, j));
             if low != 0 {
-                lowest.atomic_max(j, low);
-                highest.atomic_max(j, local.get(3 * k + j));
+                lowest.atomic_max(key, low);
+                highest.atomic_max(key, local.get(state(3, j)));
             }
         }
         j += threads;

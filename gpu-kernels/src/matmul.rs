@@ -30,16 +30,12 @@ pub fn matmul_naive<T: Number>(a: &[T], b: &[T], c: Out<T>, m: u32, n: u32, k: u
 /// memory `n / TILE` times instead of `n`. Edge tiles are padded with zeros: any `m`, `n`, `k`.
 /// One fused multiply-add per product.
 ///
-/// Launch with blocks of `(TILE, TILE)` and a grid of `(⌈n/TILE⌉, ⌈m/TILE⌉)`.
-#[kernel(instances(f32 as matmul_tiled, f64))]
+/// Launch with blocks of `(TILE, TILE)` (another shape would leave parts of the tiles unwritten:
+/// the launch refuses it) and a grid of `(⌈n/TILE⌉, ⌈m/TILE⌉)`.
+#[kernel(block(TILE, TILE), instances(f32 as matmul_tiled, f64))]
 pub fn matmul_tiled<T: Number>(a: &[T], b: &[T], c: Out<T>, m: u32, n: u32, k: u32) {
     let a_tile = shared!([T; TILE * TILE]);
     let b_tile = shared!([T; TILE * TILE]);
-    let d = thread::block_dim();
-    assert!(
-        d.x as usize == TILE && d.y as usize == TILE && d.z == 1,
-        "matmul_tiled needs blocks of TILE × TILE threads"
-    );
     let (m, n, k) = (m as usize, n as usize, k as usize);
     // Checked once here, so that the loads below, each within `m`, `n` and `k`, can skip the
     // per-element bounds checks.

@@ -44,9 +44,7 @@ pub fn block_reduce_add<T: Number>(value: T, scratch: Shared<T>) -> T {
 pub fn dot_partial<T: Number>(a: &[T], b: &[T], partial: Out<T>) {
     let scratch = shared!([T; MAX_WARPS]);
     let mut sum = T::ZERO;
-    for i in thread::grid_stride(a.len()) {
-        sum = a[i].mul_add(b[i], sum);
-    }
+    thread::grid_stride_zip(a, b).for_each(|(&x, &y)| sum = x.mul_add(y, sum));
     let total = block_reduce_add(sum, scratch);
     if thread::thread_idx().x == 0 {
         partial.set(thread::block_idx().x as usize, total);

@@ -46,16 +46,11 @@ pub fn transpose_2d_naive(a: Array2<f32>, out: Out2<f32>) {
 ///         out[y, x] = tile[tx, ty]
 /// ```
 ///
-/// Launch with blocks of `(TILE_2D, TILE_2D)` and a grid of `(⌈cols/32⌉, ⌈rows/32⌉)`.
-#[kernel]
+/// Launch with blocks of `(TILE_2D, TILE_2D)` (another shape would leave parts of the tile, and
+/// of `out`, unwritten: the launch refuses it) and a grid of `(⌈cols/32⌉, ⌈rows/32⌉)`.
+#[kernel(block(TILE_2D, TILE_2D))]
 pub fn transpose_2d_tiled(a: Array2<f32>, out: Out2<f32>) {
     let tile = shared!([[f32; TILE_2D + 1]; TILE_2D]);
-    let d = thread::block_dim();
-    // Another block shape would leave parts of the tile (and of `out`) unwritten.
-    assert!(
-        d.x as usize == TILE_2D && d.y as usize == TILE_2D && d.z == 1,
-        "transpose_2d_tiled needs blocks of TILE_2D × TILE_2D threads"
-    );
     let (x, y) = thread::index_2d();
     let (t, b) = (thread::thread_idx(), thread::block_idx());
     let (tx, ty) = (t.x as usize, t.y as usize);

@@ -4,7 +4,9 @@
 //! CPU executor they read the context the executor sets for each simulated thread. Calling them
 //! on the host outside a kernel launch panics with a message saying so.
 
-pub use crate::grid_stride_elements::{grid_stride_elements, GridStrideElements};
+pub use crate::grid_stride_elements::{
+    grid_stride_elements, grid_stride_zip, GridStrideElements, GridStrideZip,
+};
 
 /// A size or position in up to three dimensions, as CUDA's `dim3`.
 ///
@@ -331,6 +333,16 @@ impl Iterator for GridStride {
         } else {
             self.next_chunk()
         }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl GridStride {
+    /// The next index, how many indices from it on are below the end (every `step`-th one is
+    /// this loop's), and the step.
+    #[inline(always)]
+    pub(crate) fn remaining(&self) -> (usize, usize, usize) {
+        (self.next, self.end.saturating_sub(self.next), self.step)
     }
 }
 

@@ -1,4 +1,5 @@
-//! `thread::grid_stride_elements` against `thread::grid_stride`, through each of its loops.
+//! `thread::grid_stride_elements`, `thread::grid_stride_zip` and `thread::grid_stride`'s own
+//! `fold` against `thread::grid_stride`'s `next`, through each of their loops.
 
 use ferrocuda_std::{kernel, thread, Out};
 
@@ -23,13 +24,38 @@ impl Check {
     }
 
     fn element(&mut self, v: &u32) {
-        if self.indices.next() != Some(v.wrapping_sub(self.offset) as usize) {
+        self.index(v.wrapping_sub(self.offset) as usize);
+    }
+
+    /// A pair of `grid_stride_zip` over `x` and `y` (with `y[i] = 2·x[i]`).
+    fn pair(&mut self, (v, w): (&u32, &u32)) {
+        let i = v.wrapping_sub(self.offset) as usize;
+        self.index(if *w == v.wrapping_mul(2) {
+            i
+        } else {
+            usize::MAX
+        });
+    }
+
+    fn index(&mut self, i: usize) {
+        if self.indices.next() != Some(i) {
             self.wrong += 1;
         }
     }
 
     fn wrong(self) -> u32 {
         self.wrong + self.indices.count() as u32
+    }
+}
+
+/// Writes this thread's four counts of wrong elements and its count of visited ones at
+/// `out[MATCH_OUTPUTS·t ..]` (`t` as `index_1d`).
+fn write_counts(out: &Out<u32>, wrong: [u32; 4], visited: u32) {
+    let at = MATCH_OUTPUTS * thread::index_1d();
+    if at + MATCH_OUTPUTS <= out.len() {
+        for (k, count) in wrong.into_iter().chain([visited]).enumerate() {
+            out.set(at + k, count);
+        }
     }
 }
 
@@ -53,12 +79,28 @@ pub fn grid_stride_elements_match(x: &[u32], offset: u32, out: Out<u32>) {
     let mut by_chunks_of_64 = Check::new(n, offset);
     thread::grid_stride_elements(x)
         .fold_in_chunks::<64, _, _>((), |(), v| by_chunks_of_64.element(v));
-    let at = MATCH_OUTPUTS * thread::index_1d();
-    if at + MATCH_OUTPUTS <= out.len() {
-        out.set(at, by_next.wrong());
-        out.set(at + 1, by_fold.wrong());
-        out.set(at + 2, by_chunks_of_3.wrong());
-        out.set(at + 3, by_chunks_of_64.wrong());
-        out.set(at + 4, visited);
+    let counts = [by_next, by_fold, by_chunks_of_3, by_chunks_of_64].map(Check::wrong);
+    write_counts(&out, counts, visited);
+}
+
+/// With `x[i] = i + offset` and `y[i] = 2·x[i]` (`y` may be longer), writes at
+/// `out[MATCH_OUTPUTS·t ..]` for each thread `t` of the grid how many wrong pairs (as `Check`
+/// counts them, over `min(x.len(), y.len())` indices) `grid_stride_zip`'s `for` loop,
+/// `for_each` and `fold` in chunks of 3 and 64 give, then how many pairs the `for` loop gave.
+#[kernel]
+pub fn grid_stride_zip_match(x: &[u32], y: &[u32], offset: u32, out: Out<u32>) {
+    let n = x.len().min(y.len());
+    let (mut by_next, mut visited) = (Check::new(n, offset), 0);
+    for pair in thread::grid_stride_zip(x, y) {
+        by_next.pair(pair);
+        visited += 1;
     }
+    let mut by_fold = Check::new(n, offset);
+    thread::grid_stride_zip(x, y).for_each(|pair| by_fold.pair(pair));
+    let mut by_chunks_of_3 = Check::new(n, offset);
+    thread::grid_stride_zip(x, y).fold_in_chunks::<3, _, _>((), |(), p| by_chunks_of_3.pair(p));
+    let mut by_chunks_of_64 = Check::new(n, offset);
+    thread::grid_stride_zip(x, y).fold_in_chunks::<64, _, _>((), |(), p| by_chunks_of_64.pair(p));
+    let counts = [by_next, by_fold, by_chunks_of_3, by_chunks_of_64].map(Check::wrong);
+    write_counts(&out, counts, visited);
 }
