@@ -126,7 +126,9 @@ pub fn group_by_shared(
     // The state of key `g` is at `slot·k + g` (slot < 4), in 32 bits: `k ≤ local.len() / 4`, and
     // shared memory's size is a u32 of bytes, so `4·k < 2^30`.
     let k32 = k as u32;
-    let state = |slot: u32, g: u32| {
+    // `move` (copies of two handles): the CPU executor's split path carries the closure across
+    // the barriers below, so it cannot borrow locals of the region that made it.
+    let state = move |slot: u32, g: u32| {
         let at = (slot * k32 + g) as usize;
         // SAFETY: callers pass `slot < 4` and `g < k`, so `at < 4·k ≤ local.len()` (asserted
         // above), with no overflow (`4·k < 2^30`). Telling the compiler drops the bounds
