@@ -54,14 +54,31 @@ fn check_bits<T: ops::Element>(kernels: &Module, input: &[T], rows: usize, cols:
     for kernel in KERNELS {
         let mut output = vec![T::ZERO; rows * cols];
         ops::transpose(kernels, input, &mut output, rows, cols, kernel).unwrap();
-        for y in 0..rows {
-            for x in 0..cols {
-                assert_eq!(
-                    bytemuck::bytes_of(&output[x * rows + y]),
-                    bytemuck::bytes_of(&input[y * cols + x]),
-                    "{kernel:?} {rows}x{cols} ({y},{x}) seed={seed}"
-                );
-            }
+        assert_transposed(
+            input,
+            &output,
+            rows,
+            cols,
+            &format!("{kernel:?} seed={seed}"),
+        );
+    }
+}
+
+/// `output` holds `input`ᵀ bit for bit (`input` is `rows × cols`).
+fn assert_transposed<T: ops::Element>(
+    input: &[T],
+    output: &[T],
+    rows: usize,
+    cols: usize,
+    what: &str,
+) {
+    for y in 0..rows {
+        for x in 0..cols {
+            assert_eq!(
+                bytemuck::bytes_of(&output[x * rows + y]),
+                bytemuck::bytes_of(&input[y * cols + x]),
+                "{what} {rows}x{cols} ({y},{x})"
+            );
         }
     }
 }
@@ -257,15 +274,13 @@ fn the_64_bit_kernels_move_the_same_bits() {
                 true => ferrocuda::launch!(module, T::transpose_tiled_wide[tiles, tiled_block](input, &mut output, r, c)),
             }
             .unwrap();
-            for y in 0..rows {
-                for x in 0..cols {
-                    assert_eq!(
-                        bytemuck::bytes_of(&output[x * rows + y]),
-                        bytemuck::bytes_of(&input[y * cols + x]),
-                        "{device}: tiled {tiled} {rows}x{cols} ({y},{x})"
-                    );
-                }
-            }
+            assert_transposed(
+                input,
+                &output,
+                rows,
+                cols,
+                &format!("{device}: tiled {tiled}"),
+            );
         }
     }
     for module in

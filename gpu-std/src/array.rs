@@ -279,6 +279,20 @@ impl<'a, T: bytemuck::Pod, const D: usize> OutArray<'a, T, D> {
         self.out
     }
 
+    /// The element offset of `index`, or the out-of-bounds stop.
+    #[inline(always)]
+    #[track_caller]
+    fn offset_of(&self, index: impl ArrayIndex<D>) -> usize {
+        let (shape, strides) = (&self.shape, &self.strides);
+        offset(
+            "an output",
+            index.coordinates(),
+            shape,
+            strides,
+            self.index32,
+        )
+    }
+
     /// Writes `value` at `index`.
     ///
     /// # Panics
@@ -286,13 +300,7 @@ impl<'a, T: bytemuck::Pod, const D: usize> OutArray<'a, T, D> {
     #[inline(always)]
     #[track_caller]
     pub fn set(&self, index: impl ArrayIndex<D>, value: T) {
-        let at = offset(
-            "an output",
-            index.coordinates(),
-            &self.shape,
-            &self.strides,
-            self.index32,
-        );
+        let at = self.offset_of(index);
         // SAFETY: every coordinate is below the shape, so `at` is in bounds of `out`.
         unsafe { self.out.set_unchecked(at, value) }
     }
@@ -304,13 +312,7 @@ impl<'a, T: bytemuck::Pod, const D: usize> OutArray<'a, T, D> {
     #[inline(always)]
     #[track_caller]
     pub fn get(&self, index: impl ArrayIndex<D>) -> T {
-        let at = offset(
-            "an output",
-            index.coordinates(),
-            &self.shape,
-            &self.strides,
-            self.index32,
-        );
+        let at = self.offset_of(index);
         // SAFETY: as in `set`.
         unsafe { self.out.get_unchecked(at) }
     }
