@@ -194,11 +194,13 @@ fn over_the_run(
     let expr: Expr = syn::parse_quote_spanned! {for_loop.span()=> {
         let #run = ::ferrocuda_std::cpu::elementwise::GridStrideRun::new(#count, #own, #threads);
         for #chunk in #run.chunks() {
+            // The same loop twice, on purpose: only the first knows its indices in bounds.
+            #[allow(clippy::if_same_then_else)]
             if #run.holds(&#chunk) #(&& #chunk.end <= #lengths)* {
                 for #pat in #chunk #body
             } else {
                 for #pat in #chunk #body
-            }
+            };
         }
     }};
     Stmt::Expr(expr, *semi)
@@ -392,10 +394,11 @@ impl<'ast> Visit<'ast> for Uses<'_> {
         if receiver_is(call, self.name) {
             let args: Vec<&Expr> = call.args.iter().collect();
             let accepted = match (call.method.to_string().as_str(), args.as_slice()) {
-                ("set", [index, _]) | ("get", [index]) => match self.owner(index) {
-                    Some(owner) => self.owners.insert(owner) || true,
-                    None => false,
-                },
+                ("set", [index, _]) | ("get", [index]) => {
+                    let owner = self.owner(index);
+                    self.owners.extend(owner);
+                    owner.is_some()
+                }
                 ("len" | "is_empty", []) => true,
                 _ => false,
             };

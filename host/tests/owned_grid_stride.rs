@@ -153,13 +153,9 @@ fn a_2d_launch_keeps_the_atomic_path_and_the_other_kernels_are_right() {
     module
         .launch(&stride_axpy, config, (&x, &mut out, &mut twice))
         .unwrap();
-    for i in 0..n {
+    for (i, &got) in out.iter().enumerate() {
         let v = i as f32;
-        assert!(
-            out[i] == 2.0 * v || out[i] == 4.0 * v,
-            "element {i}: {}",
-            out[i]
-        );
+        assert!(got == 2.0 * v || got == 4.0 * v, "element {i}: {got}");
     }
     let config = LaunchConfig::new(3, 64);
     let mut out = vec![0.0f32; n + 5];
