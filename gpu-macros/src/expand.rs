@@ -519,10 +519,20 @@ fn cpu_path(
                 .map(|p| p.name.clone())
                 .collect();
             let names: Vec<Ident> = params.iter().map(|p| p.name.clone()).collect();
-            let owned = crate::owned_outputs::owned_outputs(&stmts, &outputs, &names);
+            let buffers: Vec<Ident> = params
+                .iter()
+                .filter(|p| matches!(p.class, Class::Slice | Class::Output) && p.dims == 1)
+                .map(|p| p.name.clone())
+                .collect();
+            let owned = crate::owned_outputs::owned_outputs(&stmts, &outputs, &names, &buffers);
+            let slices: Vec<Ident> = params
+                .iter()
+                .filter(|p| matches!(p.class, Class::Slice) && p.dims == 1)
+                .map(|p| p.name.clone())
+                .collect();
             CpuPathTokens {
                 path: quote!(::ferrocuda_std::abi::CpuPath::Elementwise),
-                split_fn: Some(regions::elementwise(&stmts, &owned)),
+                split_fn: Some(regions::elementwise(&stmts, &owned, &slices)),
                 owned,
             }
         }

@@ -7,8 +7,15 @@
 //! macro calls, with `i` either `thread::index_1d()` itself or a name bound exactly once in the
 //! body, by a top-level `let i = thread::index_1d();`. The output is then never copied, moved,
 //! passed to a function or given to a macro, and every access it gets is at the thread's own
-//! index. The run-time side (a 1D launch, the index compared with the loop's own) is in
-//! `OwnedOut`; this analysis only decides when to take that path.
+//! index.
+//!
+//! Or every mention with an index is inside one top-level grid-stride loop, `for i in
+//! thread::grid_stride(p.len()) { .. }`, at its `i`: `p` a 1D slice or output parameter (so
+//! that `p.len()` is one value for the whole launch), `i` bound nowhere else, no label and no
+//! `break` in the loop (whose plain-store copy is two nested loops). Each thread then touches
+//! only its own run of that loop's indices. The run-time side (a 1D launch, the index compared
+//! with the loop's own, or with the thread's run) is in `OwnedOut`; this analysis only decides
+//! when to take that path.
 
 use proc_macro2::{Span, TokenStream as TokenStream2, TokenTree};
 use quote::{format_ident, quote};
@@ -19,18 +26,35 @@ use syn::visit_mut::VisitMut;
 use syn::{Expr, ExprMethodCall, Ident, Pat, Stmt};
 
 /// The outputs among `outputs` (the kernel's 1D `Out` parameters) that qualify in `stmts`;
-/// `params`: every parameter's name (a parameter is a binding of its name).
-pub(crate) fn owned_outputs(stmts: &[Stmt], outputs: &[Ident], params: &[Ident]) -> Vec<Ident> {
+/// `params`: every parameter's name (a parameter is a binding of its name); `buffers`: the 1D
+/// slice and output parameters, whose `len()` every thread of a launch sees the same.
+pub(crate) fn owned_outputs(
+    stmts: &[Stmt],
+    outputs: &[Ident],
+    params: &[Ident],
+    buffers: &[Ident],
+) -> Vec<Ident> {
     let mut bindings = BTreeMap::<String, usize>::new();
     for param in params {
         *bindings.entry(param.to_string()).or_default() += 1;
     }
     let mut count = CountBindings(&mut bindings);
     stmts.iter().for_each(|s| count.visit_stmt(s));
+    let once = |name: &String| bindings.get(name) == Some(&1);
     let indices: BTreeSet<String> = stmts
         .iter()
         .filter_map(index_binding)
-        .filter(|name| bindings.get(name) == Some(&1))
+        .filter(once)
+        .collect();
+    let buffers: BTreeSet<String> = buffers.iter().map(ToString::to_string).collect();
+    // Per top-level statement, the variable of a qualifying grid-stride loop.
+    let loops: Vec<Option<String>> = stmts
+        .iter()
+        .map(|stmt| {
+            let (var, count) = grid_stride_loop(stmt)?;
+            let uniform = count_of_buffer(count).is_some_and(|p| buffers.contains(&p) && once(&p));
+            (uniform && once(&var) && !has_break(stmt)).then_some(var)
+        })
         .collect();
     let mut mentions = BTreeMap::<String, usize>::new();
     for stmt in stmts {
@@ -43,11 +67,18 @@ pub(crate) fn owned_outputs(stmts: &[Stmt], outputs: &[Ident], params: &[Ident])
             let mut uses = Uses {
                 name: &name,
                 indices: &indices,
+                loop_var: None,
+                owners: BTreeSet::new(),
                 accepted: 0,
             };
-            stmts.iter().for_each(|s| uses.visit_stmt(s));
+            for (k, stmt) in stmts.iter().enumerate() {
+                uses.loop_var = loops[k].as_ref().map(|var| (k, var.as_str()));
+                uses.visit_stmt(stmt);
+            }
             let mentioned = mentions.get(&name).copied().unwrap_or(0);
-            mentioned > 0 && uses.accepted == mentioned
+            // One kind of owner: the thread's index, or one loop's runs (two loops of different
+            // counts split the indices differently between the threads).
+            mentioned > 0 && uses.accepted == mentioned && uses.owners.len() <= 1
         })
         .cloned()
         .collect()
@@ -59,18 +90,174 @@ pub(crate) fn handle_name(out: &Ident) -> Ident {
 }
 
 /// Rewrites each use of an output of `owned` in `stmts` onto its handle, with `own` the running
-/// thread's own index (an expression of the loop's variables).
-pub(crate) fn rewrite(stmts: &[Stmt], owned: &[Ident], own: &TokenStream2) -> Vec<Stmt> {
+/// thread's own index (an expression of the loop's variables) and `threads` the grid's threads
+/// along x; a top-level grid-stride loop whose variable indexes an owned output becomes a loop
+/// over the thread's run (`GridStrideRun`), its accesses checked against the run.
+/// `slices`: the kernel's 1D slice parameters, whose lengths the rewritten loop compares with
+/// each chunk's end once.
+pub(crate) fn rewrite(
+    stmts: &[Stmt],
+    owned: &[Ident],
+    slices: &[Ident],
+    own: &TokenStream2,
+    threads: &TokenStream2,
+) -> Vec<Stmt> {
     let names: BTreeSet<String> = owned.iter().map(ToString::to_string).collect();
-    let mut rewrite = Rewrite { names, own };
+    let run = Ident::new("__ferrocuda_grid_stride_run", Span::mixed_site());
     stmts
         .iter()
         .map(|stmt| {
             let mut stmt = stmt.clone();
+            let looped = grid_stride_loop(&stmt).map(|(var, _)| var);
+            let mut rewrite = Rewrite {
+                names: &names,
+                own,
+                in_run: looped.as_ref().map(|var| (var.as_str(), &run)),
+                used_run: false,
+            };
+            let indexed = looped
+                .as_ref()
+                .map(|var| indexed_at(&stmt, var, slices, owned));
             rewrite.visit_stmt_mut(&mut stmt);
+            if rewrite.used_run {
+                stmt = over_the_run(&stmt, &run, &indexed.unwrap_or_default(), own, threads);
+            }
             stmt
         })
         .collect()
+}
+
+/// The lengths `stmt` (a grid-stride loop over `var`) relies on: of each slice of `slices`
+/// indexed as `s[var]`, and of each handle of an output of `owned` accessed at `var`.
+fn indexed_at(stmt: &Stmt, var: &str, slices: &[Ident], owned: &[Ident]) -> Vec<TokenStream2> {
+    struct Indexed<'a> {
+        var: &'a str,
+        slices: &'a [Ident],
+        owned: &'a [Ident],
+        found: BTreeMap<String, TokenStream2>,
+    }
+    impl<'ast> Visit<'ast> for Indexed<'_> {
+        fn visit_expr_index(&mut self, index: &'ast syn::ExprIndex) {
+            if let (Expr::Path(p), Expr::Path(i)) = (&*index.expr, &*index.index) {
+                let slice = self.slices.iter().find(|s| p.path.is_ident(*s));
+                if let (Some(slice), true) = (slice, i.path.is_ident(self.var)) {
+                    self.found.insert(slice.to_string(), quote!(#slice.len()));
+                }
+            }
+            syn::visit::visit_expr_index(self, index);
+        }
+        fn visit_expr_method_call(&mut self, call: &'ast ExprMethodCall) {
+            let at =
+                |e: Option<&Expr>| matches!(e, Some(Expr::Path(p)) if p.path.is_ident(self.var));
+            if let Some(out) = self
+                .owned
+                .iter()
+                .find(|o| receiver_is(call, &o.to_string()))
+            {
+                if at(call.args.first()) {
+                    let handle = handle_name(out);
+                    self.found.insert(out.to_string(), quote!(#handle.len()));
+                }
+            }
+            syn::visit::visit_expr_method_call(self, call);
+        }
+    }
+    let mut indexed = Indexed {
+        var,
+        slices,
+        owned,
+        found: BTreeMap::new(),
+    };
+    indexed.visit_stmt(stmt);
+    indexed.found.into_values().collect()
+}
+
+/// `for i in thread::grid_stride(n) { body }` as a loop over the running thread's run of `n`,
+/// in chunks with a deadline check point before each. Each chunk whose end is within every
+/// length in `lengths` and within the run runs a copy of the body in which LLVM can see each
+/// index check pass (so that the loop vectorises); any other runs the body as written.
+fn over_the_run(
+    stmt: &Stmt,
+    run: &Ident,
+    lengths: &[TokenStream2],
+    own: &TokenStream2,
+    threads: &TokenStream2,
+) -> Stmt {
+    let Stmt::Expr(Expr::ForLoop(for_loop), semi) = stmt else {
+        unreachable!("only grid-stride loops are rewritten")
+    };
+    let Expr::Call(call) = &*for_loop.expr else {
+        unreachable!("a grid-stride loop's iterator is a call")
+    };
+    let (pat, body, count) = (&for_loop.pat, &for_loop.body, &call.args[0]);
+    let chunk = Ident::new("__ferrocuda_chunk", Span::mixed_site());
+    let expr: Expr = syn::parse_quote_spanned! {for_loop.span()=> {
+        let #run = ::ferrocuda_std::cpu::elementwise::GridStrideRun::new(#count, #own, #threads);
+        for #chunk in #run.chunks() {
+            // The same loop twice, on purpose: only the first knows its indices in bounds.
+            #[allow(clippy::if_same_then_else)]
+            if #run.holds(&#chunk) #(&& #chunk.end <= #lengths)* {
+                for #pat in #chunk #body
+            } else {
+                for #pat in #chunk #body
+            };
+        }
+    }};
+    Stmt::Expr(expr, *semi)
+}
+
+/// `(i, n)` for `for i in thread::grid_stride(n) { .. }` (or `ferrocuda_std::thread::..`),
+/// unlabelled, with a plain `i`.
+fn grid_stride_loop(stmt: &Stmt) -> Option<(String, &Expr)> {
+    let Stmt::Expr(Expr::ForLoop(for_loop), _) = stmt else {
+        return None;
+    };
+    let Pat::Ident(var) = &*for_loop.pat else {
+        return None;
+    };
+    let plain = var.by_ref.is_none() && var.mutability.is_none() && var.subpat.is_none();
+    let Expr::Call(call) = &*for_loop.expr else {
+        return None;
+    };
+    let unlabelled = for_loop.label.is_none() && for_loop.attrs.is_empty();
+    let [count] = call.args.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    (plain && unlabelled && is_thread_function(&call.func, "grid_stride"))
+        .then(|| (var.ident.to_string(), count))
+}
+
+/// `p` for `p.len()`.
+fn count_of_buffer(count: &Expr) -> Option<String> {
+    let Expr::MethodCall(call) = count else {
+        return None;
+    };
+    let Expr::Path(path) = &*call.receiver else {
+        return None;
+    };
+    let name = path.path.get_ident()?.to_string();
+    (call.method == "len" && call.args.is_empty() && receiver_is(call, &name)).then_some(name)
+}
+
+/// Whether `stmt` holds a `break` anywhere (closures and nested loops included: a cautious
+/// test, since only a `break` of the grid-stride loop itself would change its meaning when the
+/// loop is split into chunks).
+fn has_break(stmt: &Stmt) -> bool {
+    struct Breaks(bool);
+    impl<'ast> Visit<'ast> for Breaks {
+        fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
+            self.0 = true;
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            // A macro's tokens may expand to a `break`.
+            let mut idents = BTreeMap::new();
+            count_idents(mac.tokens.clone(), &mut idents);
+            self.0 |= idents.contains_key("break") || !standard_expression_macro(mac);
+        }
+    }
+    let mut breaks = Breaks(false);
+    breaks.visit_stmt(stmt);
+    breaks.0
 }
 
 /// `i` for a top-level `let i = thread::index_1d();` (or `let i: usize = ...`).
@@ -91,7 +278,12 @@ fn index_binding(stmt: &Stmt) -> Option<String> {
 /// Whether `expr` is `thread::index_1d()` or `ferrocuda_std::thread::index_1d()`.
 fn is_index_1d(expr: &Expr) -> bool {
     let Expr::Call(call) = expr else { return false };
-    let Expr::Path(path) = &*call.func else {
+    call.args.is_empty() && is_thread_function(&call.func, "index_1d")
+}
+
+/// Whether `func` is the path `thread::NAME` or `ferrocuda_std::thread::NAME`.
+fn is_thread_function(func: &Expr, name: &str) -> bool {
+    let Expr::Path(path) = func else {
         return false;
     };
     let names: Vec<String> = path
@@ -101,11 +293,10 @@ fn is_index_1d(expr: &Expr) -> bool {
         .map(|s| s.ident.to_string())
         .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    call.args.is_empty()
-        && path.qself.is_none()
+    path.qself.is_none()
         && matches!(
             names.as_slice(),
-            ["thread", "index_1d"] | ["ferrocuda_std", "thread", "index_1d"]
+            ["thread", last] | ["ferrocuda_std", "thread", last] if *last == name
         )
 }
 
@@ -175,20 +366,25 @@ fn receiver_is(call: &ExprMethodCall, name: &str) -> bool {
 struct Uses<'a> {
     name: &'a str,
     indices: &'a BTreeSet<String>,
+    /// In the top-level statement being visited, if it is a qualifying grid-stride loop: its
+    /// position and variable.
+    loop_var: Option<(usize, &'a str)>,
+    /// Who owns the elements the accepted accesses reach: `None` the thread's `index_1d()`,
+    /// `Some(k)` the runs of the loop at statement `k`.
+    owners: BTreeSet<Option<usize>>,
     accepted: usize,
 }
 
 impl Uses<'_> {
-    fn is_own_index(&self, expr: &Expr) -> bool {
-        match expr {
-            Expr::Path(path) => {
-                path.qself.is_none()
-                    && path
-                        .path
-                        .get_ident()
-                        .is_some_and(|i| self.indices.contains(&i.to_string()))
-            }
-            expr => is_index_1d(expr),
+    /// The owner of the element at `expr`, if it is an own index.
+    fn owner(&self, expr: &Expr) -> Option<Option<usize>> {
+        let Expr::Path(path) = expr else {
+            return is_index_1d(expr).then_some(None);
+        };
+        let name = path.path.get_ident().filter(|_| path.qself.is_none())?;
+        match self.loop_var {
+            Some((k, var)) if name == var => Some(Some(k)),
+            _ => self.indices.contains(&name.to_string()).then_some(None),
         }
     }
 }
@@ -198,7 +394,11 @@ impl<'ast> Visit<'ast> for Uses<'_> {
         if receiver_is(call, self.name) {
             let args: Vec<&Expr> = call.args.iter().collect();
             let accepted = match (call.method.to_string().as_str(), args.as_slice()) {
-                ("set", [index, _]) | ("get", [index]) => self.is_own_index(index),
+                ("set", [index, _]) | ("get", [index]) => {
+                    let owner = self.owner(index);
+                    self.owners.extend(owner);
+                    owner.is_some()
+                }
                 ("len" | "is_empty", []) => true,
                 _ => false,
             };
@@ -218,8 +418,12 @@ impl<'ast> Visit<'ast> for Uses<'_> {
 /// Replaces each accepted use by a call of the handle; the arguments are evaluated first,
 /// outside the `unsafe` block, in their order.
 struct Rewrite<'a> {
-    names: BTreeSet<String>,
+    names: &'a BTreeSet<String>,
     own: &'a TokenStream2,
+    /// In a grid-stride loop: its variable and the name of the thread's run.
+    in_run: Option<(&'a str, &'a Ident)>,
+    /// Whether an access at the loop's variable was rewritten onto the run.
+    used_run: bool,
 }
 
 impl VisitMut for Rewrite<'_> {
@@ -233,26 +437,37 @@ impl VisitMut for Rewrite<'_> {
         };
         let handle = handle_name(&format_ident!("{out}"));
         let own = self.own;
-        let method = &call.method;
         let (index, value) = (
             Ident::new("__ferrocuda_index", Span::mixed_site()),
             Ident::new("__ferrocuda_value", Span::mixed_site()),
         );
         let args: Vec<&Expr> = call.args.iter().collect();
+        // An access at the grid-stride loop's variable is checked against the thread's run.
+        let run = self
+            .in_run
+            .filter(|(var, _)| matches!(args.first(), Some(Expr::Path(p)) if p.path.is_ident(var)));
+        let (method, owner) = match run {
+            Some((_, run)) if args.len() <= 2 && !args.is_empty() => {
+                self.used_run = true;
+                (format_ident!("{}_in", call.method), quote!(&#run))
+            }
+            _ => (call.method.clone(), own.clone()),
+        };
         // The call keeps the user's span: `#[track_caller]` reports their line.
         let span = call.span();
         *expr = match args.as_slice() {
             [i, v] => syn::parse_quote_spanned! {span=> {
                 let #index: usize = #i;
                 let #value = #v;
-                // SAFETY: `own` is the running thread's own index, and the handle exists only
+                // SAFETY: the owner is the running thread's own index, or its run of a
+                // grid-stride loop whose count is a buffer's length, and the handle exists only
                 // in a 1D launch (see `OwnedOut::new`).
-                unsafe { #handle.#method(#own, #index, #value) }
+                unsafe { #handle.#method(#owner, #index, #value) }
             }},
             [i] => syn::parse_quote_spanned! {span=> {
                 let #index: usize = #i;
                 // SAFETY: as for `set`.
-                unsafe { #handle.#method(#own, #index) }
+                unsafe { #handle.#method(#owner, #index) }
             }},
             _ => syn::parse_quote_spanned!(span=> #handle.#method()),
         };
@@ -271,8 +486,9 @@ mod tests {
         let block: Block = syn::parse_str(body).unwrap();
         let id = |n: &str| Ident::new(n, proc_macro2::Span::call_site());
         let outputs = [id("out"), id("other")];
-        let params = [id("a"), id("out"), id("other")];
-        owned_outputs(&block.stmts, &outputs, &params)
+        let params = [id("a"), id("out"), id("other"), id("n")];
+        let buffers = [id("a"), id("out"), id("other")];
+        owned_outputs(&block.stmts, &outputs, &params, &buffers)
             .iter()
             .map(ToString::to_string)
             .collect()
@@ -313,6 +529,44 @@ mod tests {
             // A macro may bind the index; `out` in an assertion is a mention too.
             "{ let i = thread::index_1d(); rebind!(i); out.set(i, 1.0); }",
             "{ let i = thread::index_1d(); assert!(i < out.len()); out.set(i, 1.0); }",
+        ] {
+            assert!(!owned(body).contains(&"out".to_string()), "{body}");
+        }
+    }
+
+    #[test]
+    fn grid_stride_loops_over_a_buffer_length_qualify() {
+        let black_scholes = "{ for i in thread::grid_stride(out.len()) { \
+                             let (c, p) = f(a[i]); out.set(i, c); other.set(i, p); } }";
+        assert_eq!(owned(black_scholes), ["out", "other"]);
+        let scale = "{ for i in ferrocuda_std::thread::grid_stride(a.len()) { \
+                     if i < out.len() { out.set(i, out.get(i) * 2.0); } continue; } }";
+        assert_eq!(owned(scale), ["out"]);
+    }
+
+    #[test]
+    fn every_other_grid_stride_shape_keeps_the_atomic_path() {
+        for body in [
+            // A count that is not one buffer's length for every thread.
+            "{ for i in thread::grid_stride(n as usize) { out.set(i, 1.0); } }",
+            "{ for i in thread::grid_stride(thread::index_1d()) { out.set(i, 1.0); } }",
+            "{ let a = &a[1..]; for i in thread::grid_stride(a.len()) { out.set(i, 1.0); } }",
+            "{ for i in thread::grid_stride(out.len() - 1) { out.set(i, 1.0); } }",
+            // Two loops (or a loop and the thread's index) split the indices differently.
+            "{ for i in thread::grid_stride(a.len()) { out.set(i, 1.0); } \
+               for j in thread::grid_stride(out.len()) { out.set(j, 2.0); } }",
+            "{ let k = thread::index_1d(); out.set(k, 0.0); \
+               for i in thread::grid_stride(out.len()) { out.set(i, 1.0); } }",
+            // Inside another loop (each thread would run it more than once), or nested.
+            "{ for _ in 0..2 { for i in thread::grid_stride(out.len()) { out.set(i, 1.0); } } }",
+            // The variable rebound, moved, or the loop broken out of, labelled, macro'd.
+            "{ for i in thread::grid_stride(out.len()) { let i = i + 1; out.set(i, 1.0); } }",
+            "{ for i in thread::grid_stride(out.len()) { out.set(i + 1, 1.0); } }",
+            "{ for i in thread::grid_stride(out.len()) { if i > 4 { break; } out.set(i, 1.0); } }",
+            "{ 'l: for i in thread::grid_stride(out.len()) { out.set(i, 1.0); } }",
+            "{ for i in thread::grid_stride(out.len()) { out.set(i, 1.0); stop!(); } }",
+            "{ for i in thread::grid_stride(out.len()) { out.set(i, 1.0); } out.set(0, 1.0); }",
+            "{ for mut i in thread::grid_stride(out.len()) { out.set(i, 1.0); } }",
         ] {
             assert!(!owned(body).contains(&"out".to_string()), "{body}");
         }

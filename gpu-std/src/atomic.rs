@@ -208,39 +208,46 @@ mod imp {
             // which has the size and alignment of `$atomic` on the platforms the executor runs on;
             // all concurrent accesses to executor memory are atomic.
             impl Atomic for $t {
+                #[inline(always)]
                 fn bits(self) -> u64 {
                     self as u64
                 }
+                #[inline(always)]
                 unsafe fn atomic_add(p: *mut $t, v: $t, scope: Scope) -> $t {
                     if scope == Scope::Block {
                         return unsafe { in_block(p, |old: $t| old.wrapping_add(v)) };
                     }
                     unsafe { <$atomic>::from_ptr(p).fetch_add(v, Relaxed) }
                 }
+                #[inline(always)]
                 unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Scope) -> $t {
                     if scope == Scope::Block {
                         return unsafe { in_block(p, |old: $t| old.wrapping_sub(v)) };
                     }
                     unsafe { <$atomic>::from_ptr(p).fetch_sub(v, Relaxed) }
                 }
+                #[inline(always)]
                 unsafe fn atomic_min(p: *mut $t, v: $t, scope: Scope) -> $t {
                     if scope == Scope::Block {
                         return unsafe { in_block(p, |old: $t| old.min(v)) };
                     }
                     unsafe { <$atomic>::from_ptr(p).fetch_min(v, Relaxed) }
                 }
+                #[inline(always)]
                 unsafe fn atomic_max(p: *mut $t, v: $t, scope: Scope) -> $t {
                     if scope == Scope::Block {
                         return unsafe { in_block(p, |old: $t| old.max(v)) };
                     }
                     unsafe { <$atomic>::from_ptr(p).fetch_max(v, Relaxed) }
                 }
+                #[inline(always)]
                 unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Scope) -> $t {
                     if scope == Scope::Block {
                         return unsafe { in_block(p, |_: $t| v) };
                     }
                     unsafe { <$atomic>::from_ptr(p).swap(v, Relaxed) }
                 }
+                #[inline(always)]
                 unsafe fn atomic_compare_exchange(
                     p: *mut $t,
                     current: $t,
@@ -287,33 +294,39 @@ mod imp {
             // SAFETY (every method): the caller guarantees `p` is valid and aligned for `$t`,
             // which has the size and alignment of its bits' atomic type.
             impl Atomic for $t {
+                #[inline(always)]
                 fn bits(self) -> u64 {
                     self.to_bits() as u64
                 }
+                #[inline(always)]
                 unsafe fn atomic_add(p: *mut $t, v: $t, scope: Scope) -> $t {
                     if scope == Scope::Block {
                         return unsafe { in_block(p, |old: $t| old + v) };
                     }
                     update!($t, $atomic, p, |old: $t| old + v)
                 }
+                #[inline(always)]
                 unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Scope) -> $t {
                     if scope == Scope::Block {
                         return unsafe { in_block(p, |old: $t| old - v) };
                     }
                     update!($t, $atomic, p, |old: $t| old - v)
                 }
+                #[inline(always)]
                 unsafe fn atomic_min(p: *mut $t, v: $t, scope: Scope) -> $t {
                     if scope == Scope::Block {
                         return unsafe { in_block(p, |old: $t| old.min(v)) };
                     }
                     update!($t, $atomic, p, |old: $t| old.min(v))
                 }
+                #[inline(always)]
                 unsafe fn atomic_max(p: *mut $t, v: $t, scope: Scope) -> $t {
                     if scope == Scope::Block {
                         return unsafe { in_block(p, |old: $t| old.max(v)) };
                     }
                     update!($t, $atomic, p, |old: $t| old.max(v))
                 }
+                #[inline(always)]
                 unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Scope) -> $t {
                     if scope == Scope::Block {
                         return unsafe { in_block(p, |_: $t| v) };
@@ -321,6 +334,7 @@ mod imp {
                     let cell = unsafe { <$atomic>::from_ptr(p.cast()) };
                     <$t>::from_bits(cell.swap(v.to_bits(), Relaxed))
                 }
+                #[inline(always)]
                 unsafe fn atomic_compare_exchange(
                     p: *mut $t,
                     current: $t,

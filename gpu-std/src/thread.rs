@@ -282,11 +282,10 @@ pub fn grid_stride(n: usize) -> GridStride {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        let run = n.div_ceil(threads.max(1));
-        let start = index.saturating_mul(run).min(n);
+        let (start, end) = crate::cpu::elementwise::grid_stride_bounds(index, threads, n);
         GridStride {
             next: start,
-            end: start.saturating_add(run).min(n),
+            end,
             chunk_end: start,
         }
     }

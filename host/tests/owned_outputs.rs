@@ -7,7 +7,9 @@
 //! The kernels are defined here for the host only; the PTX module declares their entries by
 //! hand, as `tests/launch_validation.rs` does.
 
-use ferrocuda_host::{CpuOptions, Device, Dim3, Error, LaunchConfig, Module, Ptx};
+mod support;
+
+use ferrocuda_host::{Dim3, Error, LaunchConfig, Module, Ptx};
 use ferrocuda_std::{kernel, thread, Out};
 
 /// `out[i] += 2·x[i]`: every use of `out` is at `i = index_1d()`; the grid may have more
@@ -99,20 +101,11 @@ static PTX: Ptx = Ptx::new(
 
 /// The executor with or without checked mode (which keeps the atomic stores).
 fn module(checked: bool) -> Module {
-    let options = CpuOptions {
-        checked,
-        ..CpuOptions::default()
-    };
-    Device::cpu_with(options).unwrap().load(&PTX).unwrap()
+    support::cpu_module(&PTX, checked)
 }
 
-/// Small under Miri, which interprets every element.
 fn n() -> usize {
-    if cfg!(miri) {
-        70
-    } else {
-        10_000
-    }
+    support::elements(10_000)
 }
 
 #[test]

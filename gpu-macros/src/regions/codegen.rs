@@ -150,7 +150,7 @@ fn region_code(stmts: &[Stmt], names: &Names, on_return: TokenStream2) -> TokenS
 /// body touches only at the thread's own index (`crate::owned_outputs`); in a 1D launch without
 /// checked mode, a second copy of that loop nest writes them through plain-store handles
 /// (`OwnedOut`), which LLVM can vectorise.
-pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident]) -> TokenStream2 {
+pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident], slices: &[Ident]) -> TokenStream2 {
     let names = Names::new();
     // Items once, above every copy of the code.
     let (items, stmts): (Vec<Stmt>, Vec<Stmt>) = stmts
@@ -187,8 +187,9 @@ pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident]) -> TokenStream2 {
         };
     }
     let own = quote!((#base_1d + #tid.x as usize));
+    let threads = quote!((#regions.grid_dim().x as usize * #dim.x as usize));
     let fast = loop_nest(
-        &crate::owned_outputs::rewrite(&stmts, owned, &own),
+        &crate::owned_outputs::rewrite(&stmts, owned, slices, &own, &threads),
         &names,
         true,
     );

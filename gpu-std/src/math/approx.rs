@@ -2,7 +2,8 @@
 //! saturating fma, with their CPU equivalents.
 //!
 //! On the GPU each is one inline-PTX instruction (the special function unit, a few cycles). On
-//! the CPU, where no such unit exists, each is computed correctly rounded (through f64), which is
+//! the CPU, where no such unit exists, each is computed correctly rounded (through f64; 2^x by
+//! `cpu_exp2`, which gives libm's `exp2` rounded to f32 for every f32 and vectorises), which is
 //! within the PTX ISA's bound for the instruction: code built on them (the default tier's `exp`,
 //! `erfc`, `normal_cdf`) then runs the same reduction and correction steps on both targets and
 //! stays within the bound it states for the GPU.
@@ -103,7 +104,7 @@ pub(crate) fn ex2(x: f32) -> f32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        model::ex2((x as f64).exp2() as f32)
+        model::ex2(super::cpu_exp2::exp2_rounded(x))
     }
 }
 
@@ -116,7 +117,9 @@ pub(crate) fn ex2_ftz(x: f32) -> f32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        flush_subnormal(model::ex2((flush_subnormal(x) as f64).exp2() as f32))
+        flush_subnormal(model::ex2(super::cpu_exp2::exp2_rounded(flush_subnormal(
+            x,
+        ))))
     }
 }
 

@@ -78,6 +78,8 @@
 pub use crate::float::Float;
 
 mod approx;
+#[cfg(not(target_arch = "nvptx64"))]
+mod cpu_exp2;
 #[doc(hidden)]
 pub mod device_call;
 mod device_math;

@@ -19,8 +19,18 @@
 //! - the kernel's own name for the output is shadowed in the loop by [`OutHeldByTheLoop`], so no
 //!   code the macro did not see (a procedural macro's expansion) can reach the buffer by another
 //!   path, atomic or not.
+//!
+//! The second shape is a grid-stride loop: every use of the output with an index is inside one
+//! top-level `for i in thread::grid_stride(p.len()) { .. }` of the body, at its `i`, with `p` a
+//! parameter. `p.len()` is then one value `n` for every thread of the launch (the parameters
+//! are the launch's), each thread runs the loop at most once, and on the CPU thread `t` takes
+//! the `t`-th contiguous run of `0..n` ([`GridStrideRun`]), which no other thread's run
+//! overlaps. The accesses ([`OwnedOut::set_in`], [`OwnedOut::get_in`]) check their index
+//! against the running thread's run, which the macro's copy of the loop computes from the
+//! loop's own variables, out of the kernel code's reach.
 
 use super::Out;
+use crate::cpu::elementwise::GridStrideRun;
 use crate::Dim3;
 use core::marker::PhantomData;
 
@@ -46,8 +56,10 @@ impl<'a, T: bytemuck::Pod> OwnedOut<'a, T> {
     ///
     /// # Safety
     /// `grid` and `block` are the running launch's; for the whole launch, every access to
-    /// `out`'s buffer is made through an `OwnedOut` of it, by the block's own OS thread, with
-    /// `own` = blockIdx.x·blockDim.x + threadIdx.x of the simulated thread making it.
+    /// `out`'s buffer is made through an `OwnedOut` of it, by the block's own OS thread, and
+    /// either every one with `own` = blockIdx.x·blockDim.x + threadIdx.x of the simulated
+    /// thread making it ([`OwnedOut::set`]), or every one with that thread's
+    /// [`GridStrideRun`] of one `n`, the same for the whole launch ([`OwnedOut::set_in`]).
     #[inline(always)]
     pub unsafe fn new(out: Out<'a, T>, grid: Dim3, block: Dim3) -> Option<Self> {
         let one_dimensional = grid.y == 1 && grid.z == 1 && block.y == 1 && block.z == 1;
@@ -101,12 +113,57 @@ impl<'a, T: bytemuck::Pod> OwnedOut<'a, T> {
         unsafe { element.read() }
     }
 
+    /// `out.set(index, value)` in a grid-stride loop, by the thread whose run of the loop is
+    /// `run`.
+    ///
+    /// # Panics
+    /// If `index` is not in `run`, or past the end.
+    ///
+    /// # Safety
+    /// `run` is the running simulated thread's (see [`OwnedOut::new`]).
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn set_in(&self, run: &GridStrideRun, index: usize, value: T) {
+        if !run.contains(index) {
+            not_in_run(index);
+        }
+        let element = self.in_bounds(index);
+        // SAFETY: `element` is in bounds and in the running thread's run of a loop whose `n`
+        // every thread shares, which no other thread's run overlaps (`new`'s contract), so no
+        // other OS thread accesses it.
+        unsafe { element.write(value) }
+    }
+
+    /// `out.get(index)` in a grid-stride loop, by the thread whose run of the loop is `run`.
+    ///
+    /// # Panics
+    /// If `index` is not in `run`, or past the end.
+    ///
+    /// # Safety
+    /// As [`OwnedOut::set_in`].
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn get_in(&self, run: &GridStrideRun, index: usize) -> T {
+        if !run.contains(index) {
+            not_in_run(index);
+        }
+        let element = self.in_bounds(index);
+        // SAFETY: as in `set_in`.
+        unsafe { element.read() }
+    }
+
     #[inline(always)]
     #[track_caller]
     fn element(&self, own: usize, index: usize) -> *mut T {
         if index != own {
             not_own(index, own);
         }
+        self.in_bounds(index)
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn in_bounds(&self, index: usize) -> *mut T {
         if index >= self.len {
             crate::mem::out_of_bounds("an output", index, self.len);
         }
@@ -128,9 +185,22 @@ fn not_own(index: usize, own: usize) -> ! {
     )
 }
 
+/// As [`not_own`], for a grid-stride loop's variable.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn not_in_run(index: usize) -> ! {
+    panic!(
+        "#[kernel] proved this output is only written at the index of its grid-stride loop, but \
+         the access is at index {index}, not one of this thread's: a macro rebound the index? \
+         Write `out.set(i, ..)` with the `i` of `for i in thread::grid_stride(..)`, or use \
+         another name for other indices"
+    )
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Out, OwnedOut};
+    use super::{GridStrideRun, Out, OwnedOut};
     use crate::Dim3;
 
     fn handle(buffer: &mut [f32], grid: Dim3, block: Dim3) -> Option<OwnedOut<'_, f32>> {
@@ -181,6 +251,29 @@ mod tests {
         let out = handle(&mut buffer, Dim3::new(1, 1, 1), Dim3::new(4, 1, 1)).unwrap();
         // SAFETY: `own` = 2 plays thread 2; the access is refused before it is made.
         unsafe { out.set(2, 3, 1.0) };
+    }
+
+    #[test]
+    fn a_grid_stride_run_round_trips_with_plain_accesses() {
+        let mut buffer = [0.0f32; 10];
+        let out = handle(&mut buffer, Dim3::new(1, 1, 1), Dim3::new(4, 1, 1)).unwrap();
+        for t in 0..4 {
+            let run = GridStrideRun::new(out.len(), t, 4);
+            for i in run.chunks().flatten() {
+                // SAFETY: `run` is thread `t`'s, of one `n` for all four threads.
+                unsafe { out.set_in(&run, i, out.get_in(&run, i) + t as f32) };
+            }
+        }
+        assert_eq!(buffer, [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "the access is at index 3, not one of this thread's")]
+    fn an_index_outside_the_run_panics_before_touching_it() {
+        let mut buffer = [0.0f32; 10];
+        let out = handle(&mut buffer, Dim3::new(1, 1, 1), Dim3::new(4, 1, 1)).unwrap();
+        // SAFETY: thread 0's run (0..3); the access is refused before it is made.
+        unsafe { out.set_in(&GridStrideRun::new(10, 0, 4), 3, 1.0) };
     }
 
     #[test]
