@@ -124,15 +124,14 @@ fn every_thread_gets_the_gpus_bits_from_reduce_add() {
                     .map(|t| x.get(b * threads + t).copied().unwrap_or(0.0))
                     .collect();
                 let (expected, _) = gpu_block_sum(&values);
-                for t in 0..threads {
+                for (t, want) in expected.iter().enumerate() {
                     let Some(&got) = out.get(b * threads + t) else {
                         continue;
                     };
                     assert_eq!(
                         got.to_bits(),
-                        expected[t].to_bits(),
-                        "{name}: block {block:?} #{b}, thread {t}: {got} against {}",
-                        expected[t]
+                        want.to_bits(),
+                        "{name}: block {block:?} #{b}, thread {t}: {got} against {want}"
                     );
                 }
                 // The sum itself, against f64.
