@@ -65,7 +65,12 @@ pub fn convolve_2d(
         "convolve_2d: weights must have (2·radius + 1)² elements"
     );
     let image = Image::new(image, width, height);
-    filter_block(image, out, weights, channels, radius, tile);
+    if image.past(thread::block_idx()) {
+        return;
+    }
+    load_tile(image, channels, radius, tile);
+    thread::sync_threads();
+    filter(image, out, weights, channels, radius, tile);
 }
 
 /// The largest filter's taps: what [`CONV_WEIGHTS`] holds.
@@ -98,7 +103,12 @@ pub fn convolve_2d_const(
 ) {
     let tile = shared!([f32; CONV_SHARED]);
     let image = Image::new(image, width, height);
-    filter_block(image, out, CONV_WEIGHTS.view(), channels, radius, tile);
+    if image.past(thread::block_idx()) {
+        return;
+    }
+    load_tile(image, channels, radius, tile);
+    thread::sync_threads();
+    filter(image, out, CONV_WEIGHTS.view(), channels, radius, tile);
 }
 
 /// Where a filter's weights are: a slice, or the constant table.
@@ -132,10 +142,37 @@ impl Weights for ConstView<f32, CONV_MAX_TAPS> {
     }
 }
 
-/// The body of both kernels: the checks, then the instance of `filter_tile` for `radius` and
-/// `channels`. Every thread of the block calls it (it has a barrier).
+/// Calls `$f::<R, C>($args)` for `R = $radius` and `C = $channels` (radius 0 to 2, 1 to 3
+/// channels), so that the tap loops unroll with the weights in registers; panics for others.
+macro_rules! with_shape {
+    ($radius:expr, $channels:expr, $f:ident($($arg:expr),*)) => {
+        match ($radius, $channels) {
+            (0, 1) => $f::<0, 1>($($arg),*),
+            (0, 2) => $f::<0, 2>($($arg),*),
+            (0, 3) => $f::<0, 3>($($arg),*),
+            (1, 1) => $f::<1, 1>($($arg),*),
+            (1, 2) => $f::<1, 2>($($arg),*),
+            (1, 3) => $f::<1, 3>($($arg),*),
+            (2, 1) => $f::<2, 1>($($arg),*),
+            (2, 2) => $f::<2, 2>($($arg),*),
+            (2, 3) => $f::<2, 3>($($arg),*),
+            _ => panic!("convolve_2d takes radius 0 to 2 and 1 to 3 channels"),
+        }
+    };
+}
+
+/// Loads the block's tile and its halo into `tile`: the instance of [`load_tile_of`] for
+/// `radius` and `channels`. Every thread of a block whose tile corner is inside the image calls
+/// it, then `sync_threads()`, then [`filter`].
 #[inline(always)]
-fn filter_block(
+fn load_tile(image: Image<'_>, channels: u32, radius: u32, tile: Shared<f32>) {
+    with_shape!(radius, channels, load_tile_of(image, tile))
+}
+
+/// Filters this thread's pixel from the loaded `tile` into `out`: the instance of
+/// [`filter_of`] for `radius` and `channels`.
+#[inline(always)]
+fn filter(
     image: Image<'_>,
     out: Out<f32>,
     weights: impl Weights,
@@ -143,24 +180,7 @@ fn filter_block(
     radius: u32,
     tile: Shared<f32>,
 ) {
-    let b = thread::block_idx();
-    if b.x >= image.w.div_ceil(CONV_TILE_X as u32) || b.y >= image.h.div_ceil(CONV_TILE_Y as u32) {
-        // A block past the image has nothing to write; all its threads return (no barrier is
-        // left half-reached). Past this, the tile's corner is inside the image.
-        return;
-    }
-    match (radius, channels) {
-        (0, 1) => filter_tile::<0, 1>(image, out, weights, tile),
-        (0, 2) => filter_tile::<0, 2>(image, out, weights, tile),
-        (0, 3) => filter_tile::<0, 3>(image, out, weights, tile),
-        (1, 1) => filter_tile::<1, 1>(image, out, weights, tile),
-        (1, 2) => filter_tile::<1, 2>(image, out, weights, tile),
-        (1, 3) => filter_tile::<1, 3>(image, out, weights, tile),
-        (2, 1) => filter_tile::<2, 1>(image, out, weights, tile),
-        (2, 2) => filter_tile::<2, 2>(image, out, weights, tile),
-        (2, 3) => filter_tile::<2, 3>(image, out, weights, tile),
-        _ => panic!("convolve_2d takes radius 0 to 2 and 1 to 3 channels"),
-    }
+    with_shape!(radius, channels, filter_of(image, out, weights, tile))
 }
 
 /// The input image: `w × h` pixels of interleaved channels, `w·h·channels ≤ u32::MAX` floats,
@@ -182,34 +202,31 @@ impl<'a> Image<'a> {
         );
         Image { pixels, w, h }
     }
+
+    /// Whether block `b`'s tile lies past the image: its threads have nothing to write and all
+    /// return (the same decision in every thread of the block, so no barrier is left
+    /// half-reached). Otherwise the tile's corner is inside the image.
+    #[inline(always)]
+    fn past(&self, b: ferrocuda_std::Dim3) -> bool {
+        b.x >= self.w.div_ceil(CONV_TILE_X as u32) || b.y >= self.h.div_ceil(CONV_TILE_Y as u32)
+    }
 }
 
-/// The body of [`convolve_2d`] for radius `R` and `C` channels, in a block whose tile corner is
-/// inside the image. Every thread of the block calls it (it has a barrier).
+/// The load of [`convolve_2d`]'s tile for radius `R` and `C` channels, in a block whose tile
+/// corner is inside the image: consecutive threads take consecutive floats of a tile row, which
+/// are consecutive floats of an image row (channels interleaved) except where clamped at the
+/// borders.
 #[inline(always)]
-fn filter_tile<const R: u32, const C: u32>(
-    image: Image<'_>,
-    out: Out<f32>,
-    weights: impl Weights,
-    tile: Shared<f32>,
-) {
-    const TILE_X: u32 = CONV_TILE_X as u32;
-    const TILE_Y: u32 = CONV_TILE_Y as u32;
-    // Floats per row of the shared tile, and its rows.
-    let pitch = (TILE_X + 2 * R) * C;
-    let tile_rows = TILE_Y + 2 * R;
-    let side = 2 * R + 1;
-    let t = thread::thread_idx();
-    // The masks change nothing (the launch checked the block shape) but let the compiler see
-    // that the shared indices are in bounds.
-    let (tx, ty) = (t.x & (TILE_X - 1), t.y & (TILE_Y - 1));
-    let b = thread::block_idx();
-    // Below w and h (checked by `convolve_2d`), so below 2^31.
-    let (x0, y0) = (b.x * TILE_X, b.y * TILE_Y);
-
-    // Load: consecutive threads take consecutive floats of a tile row, which are consecutive
-    // floats of an image row (channels interleaved) except where clamped at the borders.
-    let mut i = ty * TILE_X + tx;
+fn load_tile_of<const R: u32, const C: u32>(image: Image<'_>, tile: Shared<f32>) {
+    let TileGeometry {
+        pitch,
+        rows: tile_rows,
+        tx,
+        ty,
+        x0,
+        y0,
+    } = TileGeometry::of::<R, C>();
+    let mut i = ty * CONV_TILE_X as u32 + tx;
     while i < tile_rows * pitch {
         let (row, in_row) = (i / pitch, i % pitch);
         let (column, channel) = (in_row / C, in_row % C);
@@ -225,10 +242,28 @@ fn filter_tile<const R: u32, const C: u32>(
                 .pixels
                 .get_unchecked(((y * image.w + x) * C + channel) as usize)
         });
-        i += TILE_X * TILE_Y;
+        i += (CONV_TILE_X * CONV_TILE_Y) as u32;
     }
-    thread::sync_threads();
+}
 
+/// This thread's pixel of [`convolve_2d`] for radius `R` and `C` channels, from the loaded
+/// `tile`: each channel's taps multiplied and added in row-major order.
+#[inline(always)]
+fn filter_of<const R: u32, const C: u32>(
+    image: Image<'_>,
+    out: Out<f32>,
+    weights: impl Weights,
+    tile: Shared<f32>,
+) {
+    let TileGeometry {
+        pitch,
+        tx,
+        ty,
+        x0,
+        y0,
+        ..
+    } = TileGeometry::of::<R, C>();
+    let side = 2 * R + 1;
     let (x, y) = (x0 + tx, y0 + ty);
     if x < image.w && y < image.h {
         let (side, pitch) = (side as usize, pitch as usize);
@@ -249,6 +284,41 @@ fn filter_tile<const R: u32, const C: u32>(
             // SAFETY: x < w, y < h and channel < C, so the index is below w·h·C ≤ u32::MAX (no
             // u32 wraps), the image's length, which is out.len() (`same_len(image, out)`).
             unsafe { out.set_unchecked(((y * image.w + x) * C + channel as u32) as usize, sum) };
+        }
+    }
+}
+
+/// The shared tile's shape for radius `R` and `C` channels, and this thread's place in it.
+struct TileGeometry {
+    /// Floats per row of the shared tile.
+    pitch: u32,
+    /// Rows of the shared tile.
+    rows: u32,
+    /// This thread's column and row in the block's output tile.
+    tx: u32,
+    ty: u32,
+    /// The output tile's corner in the image (below w and h, checked by `Image::past`, so
+    /// below 2^31).
+    x0: u32,
+    y0: u32,
+}
+
+impl TileGeometry {
+    #[inline(always)]
+    fn of<const R: u32, const C: u32>() -> Self {
+        const TILE_X: u32 = CONV_TILE_X as u32;
+        const TILE_Y: u32 = CONV_TILE_Y as u32;
+        let t = thread::thread_idx();
+        let b = thread::block_idx();
+        TileGeometry {
+            pitch: (TILE_X + 2 * R) * C,
+            rows: TILE_Y + 2 * R,
+            // The masks change nothing (the launch checked the block shape) but let the
+            // compiler see that the shared indices are in bounds.
+            tx: t.x & (TILE_X - 1),
+            ty: t.y & (TILE_Y - 1),
+            x0: b.x * TILE_X,
+            y0: b.y * TILE_Y,
         }
     }
 }

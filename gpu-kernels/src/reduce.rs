@@ -1,5 +1,5 @@
-//! Sums and dot products: a block reduction (warp shuffles, then one shared value per warp)
-//! under grid-stride loops, so any grid covers any length.
+//! Sums and dot products: a block reduction ([`block::reduce_add`]: warp shuffles, then one
+//! shared value per warp) under grid-stride loops, so any grid covers any length.
 //!
 //! A full reduction is two launches: `dot_partial` (or `sum_partial`) with `G` blocks writes one
 //! partial sum per block, then `sum_partial` with one block sums the `G` partials. Two launches
@@ -8,44 +8,20 @@
 //! Each kernel is generic over f32 and f64: the `f32` instance keeps the kernel's name as its PTX
 //! entry (`dot_partial`), the `f64` one is `dot_partial_f64`.
 
-use ferrocuda_std::{kernel, shared, thread, warp, Number, Out, Shared};
+use ferrocuda_std::{block, kernel, shared, thread, Number, Out};
 
 /// Most warps a block can have (1024 threads).
 const MAX_WARPS: usize = 32;
-
-/// The sum of `value` over the block, valid in thread 0. Every thread of the block must call it;
-/// `scratch` holds one value per warp.
-#[inline(always)]
-pub fn block_reduce_add<T: Number>(value: T, scratch: Shared<T>) -> T {
-    let lane = warp::lane_id() as usize;
-    let warp_index = warp::warp_id() as usize;
-    let warp_sum = warp::reduce_add(value);
-    if lane == 0 {
-        scratch.set(warp_index, warp_sum);
-    }
-    thread::sync_threads();
-    let d = thread::block_dim();
-    let warps = (d.x * d.y * d.z).div_ceil(warp::WARP_SIZE) as usize;
-    let mut total = T::ZERO;
-    if warp_index == 0 {
-        let partial = if lane < warps {
-            scratch.get(lane)
-        } else {
-            T::ZERO
-        };
-        total = warp::reduce_add(partial);
-    }
-    total
-}
 
 /// `partial[block] = Σ a[i]·b[i]` over the elements this block's threads visit (grid-stride),
 /// one fused multiply-add per element; `partial` needs one element per block.
 #[kernel(same_len(a, b), instances(f32 as dot_partial, f64))]
 pub fn dot_partial<T: Number>(a: &[T], b: &[T], partial: Out<T>) {
     let scratch = shared!([T; MAX_WARPS]);
-    let mut sum = T::ZERO;
-    thread::grid_stride_zip(a, b).for_each(|(&x, &y)| sum = x.mul_add(y, sum));
-    let total = block_reduce_add(sum, scratch);
+    // A fold rather than a `for_each` into a captured `sum`: on the CPU executor the captured
+    // accumulator stayed in memory (a store and reload per element on the FMA chain).
+    let sum = thread::grid_stride_zip(a, b).fold(T::ZERO, |sum, (&x, &y)| x.mul_add(y, sum));
+    let total = block::reduce_add(sum, scratch);
     if thread::thread_idx().x == 0 {
         partial.set(thread::block_idx().x as usize, total);
     }
@@ -56,9 +32,8 @@ pub fn dot_partial<T: Number>(a: &[T], b: &[T], partial: Out<T>) {
 #[kernel(instances(f32 as sum_partial, f64))]
 pub fn sum_partial<T: Number>(x: &[T], partial: Out<T>) {
     let scratch = shared!([T; MAX_WARPS]);
-    let mut sum = T::ZERO;
-    thread::grid_stride_elements(x).for_each(|&v| sum += v);
-    let total = block_reduce_add(sum, scratch);
+    let sum = thread::grid_stride_elements(x).fold(T::ZERO, |sum, &v| sum + v);
+    let total = block::reduce_add(sum, scratch);
     if thread::thread_idx().x == 0 {
         partial.set(thread::block_idx().x as usize, total);
     }

@@ -3,7 +3,7 @@
 //!
 //! Each thread keeps a running [`Moments`] over the elements it visits (grid-stride) with
 //! Welford's update; each block merges its threads' states with Chan et al.'s parallel
-//! combination (warp shuffles, then one state per warp in shared memory) and
+//! combination ([`block::reduce`]: warp shuffles, then one state per warp in shared memory) and
 //! [`statistics_partial`] writes one state per block; [`statistics_merge`] with one block merges
 //! those. Two launches rather than atomics keep the result deterministic for a given launch shape.
 //! Both kernels are generic over the data's type: the `f32` instances keep the kernels' names as
@@ -25,6 +25,7 @@
 //! element makes the mean infinite (or NaN if both signs occur) and the variance NaN, as the
 //! two-pass `Σx / n` and `Σ(x − mean)² / n` in f64 give them (`∞ − ∞` in the second sum).
 
+use ferrocuda_std::block::{self, BlockScratch, BlockValue};
 use ferrocuda_std::{kernel, shared, thread, warp, Number, Out, Shared};
 
 /// Most warps a block can have (1024 threads).
@@ -166,58 +167,32 @@ pub struct MomentsScratch<'b, T = f32> {
     max: Shared<'b, T>,
 }
 
-/// The merge of `state` over this warp's lanes, valid in lane 0: a tree of `shfl_down_sync`
-/// (as [`warp::reduce`]), merging only lanes that exist. Every lane of the warp must call it.
-#[inline(always)]
-fn warp_merge<T: Number>(state: Moments<T>) -> Moments<T> {
-    let mask = warp::warp_mask();
-    let lanes = mask.count_ones();
-    let lane = warp::lane_id();
-    let mut acc = state;
-    let mut offset = warp::WARP_SIZE / 2;
-    while offset > 0 {
-        let other = acc.shfl_down(mask, offset);
-        if lane + offset < lanes {
-            acc = acc.merge(other);
-        }
-        offset /= 2;
+impl<T: Number> BlockValue for Moments<T> {
+    #[inline(always)]
+    fn shfl_down(self, mask: u32, delta: u32) -> Self {
+        Moments::shfl_down(self, mask, delta)
     }
-    acc
 }
 
-/// The merge of `state` over the block, valid in thread 0 (the pattern of
-/// [`block_reduce_add`](crate::reduce::block_reduce_add)). Every thread of the block must call it.
-#[inline(always)]
-fn block_merge<T: Number>(state: Moments<T>, scratch: MomentsScratch<T>) -> Moments<T> {
-    let lane = warp::lane_id() as usize;
-    let warp_index = warp::warp_id() as usize;
-    let warp_state = warp_merge(state);
-    if lane == 0 {
-        scratch.count.set(warp_index, warp_state.count);
-        scratch.mean.set(warp_index, warp_state.mean);
-        scratch.m2.set(warp_index, warp_state.m2);
-        scratch.min.set(warp_index, warp_state.min);
-        scratch.max.set(warp_index, warp_state.max);
+impl<T: Number> BlockScratch<Moments<T>> for MomentsScratch<'_, T> {
+    #[inline(always)]
+    fn store(&self, warp: usize, state: Moments<T>) {
+        self.count.set(warp, state.count);
+        self.mean.set(warp, state.mean);
+        self.m2.set(warp, state.m2);
+        self.min.set(warp, state.min);
+        self.max.set(warp, state.max);
     }
-    thread::sync_threads();
-    let d = thread::block_dim();
-    let warps = (d.x * d.y * d.z).div_ceil(warp::WARP_SIZE) as usize;
-    let mut total = Moments::EMPTY;
-    if warp_index == 0 {
-        let partial = if lane < warps {
-            Moments {
-                count: scratch.count.get(lane),
-                mean: scratch.mean.get(lane),
-                m2: scratch.m2.get(lane),
-                min: scratch.min.get(lane),
-                max: scratch.max.get(lane),
-            }
-        } else {
-            Moments::EMPTY
-        };
-        total = warp_merge(partial);
+    #[inline(always)]
+    fn load(&self, warp: usize) -> Moments<T> {
+        Moments {
+            count: self.count.get(warp),
+            mean: self.mean.get(warp),
+            m2: self.m2.get(warp),
+            min: self.min.get(warp),
+            max: self.max.get(warp),
+        }
     }
-    total
 }
 
 /// Writes at `partial[STATE_LEN·block ..][.. STATE_LEN]` the [`Moments`] (count, mean, M2, min,
@@ -234,7 +209,7 @@ pub fn statistics_partial<T: Number>(x: &[T], partial: Out<f64>) {
     };
     let mut state = Moments::<T>::EMPTY;
     thread::grid_stride_elements(x).for_each(|&v| state.push(v));
-    let total = block_merge(state, scratch);
+    let total = block::reduce(state, Moments::EMPTY, scratch, Moments::merge);
     if thread::thread_idx().x == 0 {
         total.store(&partial, thread::block_idx().x as usize);
     }
@@ -259,7 +234,7 @@ pub fn statistics_merge<T: Number>(partial: &[f64], out: Out<f64>) {
     for i in thread::grid_stride(states) {
         state = state.merge(Moments::load(partial, i));
     }
-    let total = block_merge(state, scratch);
+    let total = block::reduce(state, Moments::EMPTY, scratch, Moments::merge);
     if thread::thread_idx().x == 0 {
         total.store(&out, thread::block_idx().x as usize);
     }

@@ -136,6 +136,14 @@ impl<'a, T> Iterator for GridStrideElements<'a, T> {
         let i = self.indices.next()?;
         Some(&self.slice[i])
     }
+
+    /// CPU: the indices' chunked fold (no call in the inner loop).
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    fn fold<B, F: FnMut(B, &'a T) -> B>(self, init: B, mut f: F) -> B {
+        let slice = self.slice;
+        self.indices.fold(init, |acc, i| f(acc, &slice[i]))
+    }
 }
 
 impl<'a, T> GridStrideElements<'a, T> {
@@ -246,6 +254,14 @@ impl<'a, A, B> Iterator for GridStrideZip<'a, A, B> {
     fn next(&mut self) -> Option<(&'a A, &'a B)> {
         let i = self.indices.next()?;
         Some((&self.a[i], &self.b[i]))
+    }
+
+    /// CPU: the indices' chunked fold (no call in the inner loop).
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    fn fold<Acc, F: FnMut(Acc, Self::Item) -> Acc>(self, init: Acc, mut f: F) -> Acc {
+        let (a, b) = (self.a, self.b);
+        self.indices.fold(init, |acc, i| f(acc, (&a[i], &b[i])))
     }
 }
 

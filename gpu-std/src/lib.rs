@@ -44,6 +44,7 @@ extern crate std;
 
 pub mod array;
 pub mod atomic;
+pub mod block;
 pub mod constant;
 mod float;
 pub mod grid;

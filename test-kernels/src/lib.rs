@@ -378,6 +378,7 @@ pub mod limits;
 
 // Added after the kernels above, whose line numbers tests/checked_mode.rs names.
 pub mod arrays;
+pub mod collectives;
 pub mod constant;
 pub mod grid;
 pub mod grid_stride_elements;

@@ -27,7 +27,7 @@ fn seg_idents(seg: &Seg, into: &mut BTreeSet<String>) {
         Seg::Code(stmts) => stmts
             .iter()
             .for_each(|s| idents_of(s.to_token_stream(), into)),
-        Seg::Items(_) | Seg::Barrier(_) => {}
+        Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) => {}
         Seg::While { cond, body, .. } => {
             idents_of(cond.to_token_stream(), into);
             body.iter().for_each(|s| seg_idents(s, into));
@@ -392,6 +392,7 @@ impl Gen {
                     };
                     let barrier_after = match segs.get(k + 1) {
                         Some(Seg::Barrier(span)) => Some(*span),
+                        Some(Seg::Collective(site)) => Some(site.span),
                         _ => None,
                     };
                     out.extend(self.region(
@@ -424,6 +425,9 @@ impl Gen {
                             }
                         }
                     }
+                }
+                Seg::Collective(site) => {
+                    out.extend(super::collective::fold_code(site, &self.names.regions))
                 }
                 Seg::While { .. } | Seg::For { .. } => {
                     let (code, now) = self.trip_loop(seg, &carried, &scope, &after[k]);
@@ -621,6 +625,7 @@ fn dedup_last(names: &mut Vec<Ident>) {
 fn first_barrier(segs: &[Seg]) -> Option<Span> {
     segs.iter().find_map(|seg| match seg {
         Seg::Barrier(span) => Some(*span),
+        Seg::Collective(site) => Some(site.span),
         Seg::While { body, .. } | Seg::For { body, .. } => first_barrier(body),
         Seg::Items(_) | Seg::Code(_) => None,
     })
@@ -650,6 +655,7 @@ fn clone_seg(seg: &Seg) -> Seg {
         Seg::Items(items) => Seg::Items(items.clone()),
         Seg::Code(stmts) => Seg::Code(stmts.clone()),
         Seg::Barrier(span) => Seg::Barrier(*span),
+        Seg::Collective(site) => Seg::Collective(site.clone()),
         Seg::While { cond, body, span } => Seg::While {
             cond: cond.clone(),
             body: body.iter().map(clone_seg).collect(),

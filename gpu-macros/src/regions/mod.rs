@@ -16,6 +16,7 @@
 //! are hoisted above the regions, and so are block-uniform `let`s (`uniform`).
 
 mod codegen;
+mod collective;
 mod uniform;
 
 pub(crate) use codegen::{elementwise, regions, regions_ident};
@@ -35,6 +36,10 @@ enum Seg {
     Code(Vec<Stmt>),
     /// `sync_threads()`, at this call's span.
     Barrier(Span),
+    /// A block collective (`let x = block::reduce(..);`): the region before hands each thread's
+    /// arguments to `state`, then one block-level step folds them into `results`, which the
+    /// region after reads (`collective`).
+    Collective(collective::Site),
     /// `while cond { body }` with a barrier in `body`.
     While {
         cond: Box<Expr>,
@@ -84,6 +89,7 @@ pub(crate) fn plan(
     // locals may not.
     let mut locals = BTreeSet::new();
     collect_all_locals(block, &mut locals);
+    collective::reset_names();
     // Items cannot see the body's locals, so they can go above every region.
     let (items, stmts): (Vec<Stmt>, Vec<Stmt>) = block
         .stmts
@@ -107,6 +113,7 @@ pub(crate) fn plan(
         return Plan::Coroutines(why);
     }
     let mut items = items;
+    items.extend(collective::declarations(&segs));
     items.extend(uniform::hoist(&mut segs, block, inputs.iter().cloned()));
     if !items.is_empty() {
         segs.insert(0, Seg::Items(items));
@@ -154,6 +161,17 @@ fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result
         }
     };
     for stmt in stmts {
+        if let Some(call) = collective::call_stmt(stmt) {
+            for arg in &call.args {
+                check_code_expr(arg, locals, in_loop)?;
+            }
+            let (put, site, take) = call.split();
+            code.push(put);
+            flush(&mut code, &mut segs);
+            segs.push(Seg::Collective(site));
+            code.push(take);
+            continue;
+        }
         if let Some(span) = barrier_stmt(stmt) {
             flush(&mut code, &mut segs);
             segs.push(Seg::Barrier(span));
@@ -291,7 +309,8 @@ impl<'a> Scan<'a> {
         if matches!(
             last,
             "sync_threads" | "sync_threads_count" | "sync_threads_and" | "sync_threads_or"
-        ) {
+        ) || collective::is_collective(&segments)
+        {
             self.barriers += 1;
             return;
         }
@@ -452,7 +471,7 @@ fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), String> {
                     scope.insert(name.to_string());
                 }
             }
-            Seg::Items(_) | Seg::Barrier(_) => {}
+            Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) => {}
             Seg::While { body, .. } | Seg::For { body, .. } => {
                 let mut inner = Vec::new();
                 if let Seg::For { pat, .. } = seg {

@@ -1,6 +1,6 @@
 //! The split path's fallback to coroutines. `#[kernel]` splits a kernel at the barriers it sees
 //! and treats the functions the kernel calls as barrier-free, since it cannot look into them.
-//! When a thread reaches a barrier or warp operation inside a region anyway (`block_reduce_add`
+//! When a thread reaches a barrier or warp operation inside a region anyway (a helper
 //! holds both), what happens depends on the threads before it in the block:
 //!
 //! - none of them ran the region to its end (the usual case: the region's first thread): the

@@ -9,6 +9,8 @@
 
 mod block;
 mod bug;
+#[doc(hidden)]
+pub mod collective;
 mod constants;
 #[doc(hidden)]
 pub mod elementwise;

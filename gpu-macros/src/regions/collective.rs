@@ -1,0 +1,150 @@
+//! Block collectives as sync points of the split path: a `let` of the body whose value is
+//! `block::reduce(..)` or `block::reduce_add(..)` (ferrocuda-std's `block` module) ends the
+//! region before it like a barrier. That region hands each thread's arguments to a per-block
+//! state (`ferrocuda_std::cpu::collective::Collective`, declared above the regions), one
+//! block-level step folds them as the GPU's warps would (`Collective::fold`, which also checks
+//! that every thread got there), and the region after binds each thread's result. Anywhere else
+//! (in an `if`, a closure, an expression) a collective counts as a barrier there, which keeps the
+//! kernel on the coroutine path, where the call runs its GPU code.
+
+use super::Seg;
+use proc_macro2::Span;
+use quote::{format_ident, quote, quote_spanned};
+use std::cell::Cell;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprPath, Ident, Stmt};
+
+/// The collectives `#[kernel]` knows, by the last segment of their path.
+const COLLECTIVES: &[&str] = &["reduce", "reduce_add"];
+
+thread_local! {
+    /// Collectives named so far in this body (for unique hygienic names).
+    static NAMED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Starts naming a body's collectives from 0.
+pub(super) fn reset_names() {
+    NAMED.with(|n| n.set(0));
+}
+
+/// Whether a call path names a block collective: `block::reduce`, `ferrocuda_std::block::reduce`
+/// (and `reduce_add`).
+pub(super) fn is_collective(segments: &[String]) -> bool {
+    let names: Vec<&str> = segments.iter().map(String::as_str).collect();
+    match names.as_slice() {
+        ["block", name] | ["ferrocuda_std", "block", name] => COLLECTIVES.contains(name),
+        _ => false,
+    }
+}
+
+/// A collective at statement level: `let pat = path(args);`.
+pub(super) struct Call {
+    local: syn::Local,
+    path: ExprPath,
+    pub(super) args: Vec<Expr>,
+    span: Span,
+}
+
+/// Where the split path runs a collective's block-level step.
+#[derive(Clone)]
+pub(crate) struct Site {
+    /// The per-block state the threads hand their arguments to.
+    state: Ident,
+    /// What each thread gets.
+    results: Ident,
+    /// The call's span (its site in reports).
+    pub(crate) span: Span,
+}
+
+/// The collective `stmt` is, if it is `let pat = block::reduce(..);` (no `else`).
+pub(super) fn call_stmt(stmt: &Stmt) -> Option<Call> {
+    let Stmt::Local(local) = stmt else {
+        return None;
+    };
+    let init = local.init.as_ref()?;
+    if init.diverge.is_some() {
+        return None;
+    }
+    let Expr::Call(call) = &*init.expr else {
+        return None;
+    };
+    let Expr::Path(path) = &*call.func else {
+        return None;
+    };
+    if path.qself.is_some() || !is_collective(&super::path_names(path)) {
+        return None;
+    }
+    Some(Call {
+        local: local.clone(),
+        path: path.clone(),
+        args: call.args.iter().cloned().collect(),
+        span: call.span(),
+    })
+}
+
+impl Call {
+    /// The statement the region before ends with (this thread's arguments to the state), the
+    /// site of the block-level step, and the statement the region after starts with (the
+    /// `let`, bound to this thread's result).
+    pub(super) fn split(self) -> (Stmt, Site, Stmt) {
+        let k = NAMED.with(|n| n.replace(n.get() + 1));
+        let site = Site {
+            state: Ident::new(&format!("__ferrocuda_collective_{k}"), Span::mixed_site()),
+            results: Ident::new(
+                &format!("__ferrocuda_collective_{k}_results"),
+                Span::mixed_site(),
+            ),
+            span: self.span,
+        };
+        let mut split_path = self.path;
+        let last = split_path
+            .path
+            .segments
+            .last_mut()
+            .expect("a collective's path has segments");
+        last.ident = format_ident!("__split_{}", last.ident, span = last.ident.span());
+        let (state, results, args) = (&site.state, &site.results, &self.args);
+        let regions = super::regions_ident();
+        let put: Stmt = syn::parse_quote_spanned! {self.span=>
+            #state.put(&*#regions, ::ferrocuda_std::thread::thread_idx(), #split_path(#(#args),*));
+        };
+        let mut local = self.local;
+        if let Some(init) = local.init.as_mut() {
+            *init.expr = syn::parse_quote_spanned! {self.span=>
+                #results.get(::ferrocuda_std::thread::thread_idx())
+            };
+        }
+        (put, site, Stmt::Local(local))
+    }
+}
+
+/// The declarations of the per-block states of the collectives in `segs`, for above the regions.
+pub(super) fn declarations(segs: &[Seg]) -> Vec<Stmt> {
+    let mut out = Vec::new();
+    for seg in segs {
+        match seg {
+            Seg::Collective(site) => {
+                let state = &site.state;
+                out.push(syn::parse_quote! {
+                    let #state = ::ferrocuda_std::cpu::collective::Collective::new();
+                });
+            }
+            Seg::While { body, .. } | Seg::For { body, .. } => out.extend(declarations(body)),
+            Seg::Items(_) | Seg::Code(_) | Seg::Barrier(_) => {}
+        }
+    }
+    out
+}
+
+/// The block-level step of the collective at `site`, between its two regions: a block whose
+/// threads all returned before it is done.
+pub(super) fn fold_code(site: &Site, regions: &Ident) -> proc_macro2::TokenStream {
+    let (state, results) = (&site.state, &site.results);
+    let caller = quote_spanned!(site.span=> ::core::panic::Location::caller());
+    quote! {
+        let #results = match #state.fold(&*#regions, #caller) {
+            ::core::option::Option::Some(results) => results,
+            ::core::option::Option::None => return,
+        };
+    }
+}
