@@ -20,7 +20,9 @@ use super::{
 };
 use super::{ThreadPos, DEFAULT_STACK_BYTES};
 use crate::thread::Dim3;
-use core::cell::Cell;
+use core::cell::{Cell, RefCell};
+use core::marker::PhantomData;
+use core::mem::MaybeUninit;
 use core::panic::Location;
 use std::format;
 use std::vec::Vec;
@@ -28,42 +30,8 @@ use std::vec::Vec;
 std::thread_local! {
     /// Whether a split block runs on this OS thread (a barrier reached then is a hidden one).
     static SPLIT: Cell<bool> = const { Cell::new(false) };
-    /// The per-thread stores' allocations, kept between the blocks this OS thread runs.
-    static KEPT: core::cell::RefCell<Pool> = const { core::cell::RefCell::new(Pool(Vec::new())) };
-}
-
-/// The allocation of an emptied per-thread store, for the next region or block to reuse.
-struct Kept {
-    ptr: *mut u8,
-    capacity: usize,
-    /// Size and alignment of the store's elements: what the allocation's layout is made of.
-    size: usize,
-    align: usize,
-}
-
-/// Emptied stores' allocations (at most [`Pool::MAX`]), freed when dropped.
-struct Pool(Vec<Kept>);
-
-impl Pool {
-    const MAX: usize = 32;
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        for kept in self.0.drain(..) {
-            // SAFETY: `kept` came from a `Vec` of `capacity` elements of this size and
-            // alignment (`Regions::recycle`), so this is the layout it was allocated with.
-            unsafe {
-                std::alloc::dealloc(
-                    kept.ptr,
-                    std::alloc::Layout::from_size_align_unchecked(
-                        kept.size * kept.capacity,
-                        kept.align,
-                    ),
-                )
-            }
-        }
-    }
+    /// The carried variables' memory, kept between the blocks (and launches) this OS thread runs.
+    static KEPT: Cell<Arena> = const { Cell::new(Arena::EMPTY) };
 }
 
 /// Whether this OS thread runs a split block: [`super::block::wait`] hands a barrier reached
@@ -73,17 +41,157 @@ pub(crate) fn in_split_block() -> bool {
     SPLIT.with(Cell::get)
 }
 
-/// A per-thread store: slot `linear` holds thread `linear`'s carried values (`None`: the thread
-/// returned). Cells, so that coroutine threads of a region that fell back can fill theirs in any
-/// order while the region's loop holds the store.
-pub type Store<T> = Vec<Cell<Option<T>>>;
+/// The memory of a block's [`Slots`]: one allocation, handed out front to back and taken back
+/// whole when the block ends, so that the slots of every carried variable of every block this
+/// worker runs live in the same few pages (no allocation per block or per region, no page
+/// faults after the first block). A block that needs more than it has gets a chunk of its own
+/// (never moving the slots already handed out); the next block starts with one allocation of
+/// their total size.
+struct Arena {
+    /// The allocation (null: none yet), of `capacity` bytes aligned to [`Arena::ALIGN`].
+    base: *mut u8,
+    capacity: usize,
+    /// Bytes handed out of `base` in this block.
+    used: usize,
+    /// Chunks of this block past `base`'s capacity (and their sizes), freed when it ends.
+    overflow: Vec<(*mut u8, usize)>,
+}
+
+impl Arena {
+    const EMPTY: Arena = Arena {
+        base: core::ptr::null_mut(),
+        capacity: 0,
+        used: 0,
+        overflow: Vec::new(),
+    };
+    /// A cache line: no two variables' slots share one at their ends.
+    const ALIGN: usize = 64;
+
+    fn layout(bytes: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(bytes, Self::ALIGN).expect("a block's carried slots")
+    }
+
+    /// `bytes` (a multiple of [`Arena::ALIGN`], at least one) of fresh memory.
+    fn allocate(bytes: usize) -> *mut u8 {
+        let layout = Self::layout(bytes);
+        // SAFETY: `layout` has a non-zero size (callers ask for at least `ALIGN` bytes).
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        ptr
+    }
+
+    /// `bytes` bytes aligned to `align` (at most [`Arena::ALIGN`]), valid until [`Arena::reset`].
+    #[inline(always)]
+    fn take(&mut self, bytes: usize) -> *mut u8 {
+        let bytes = bytes.div_ceil(Self::ALIGN).max(1) * Self::ALIGN;
+        if self.capacity - self.used >= bytes {
+            // SAFETY: `used + bytes <= capacity`, inside `base`'s allocation.
+            let ptr = unsafe { self.base.add(self.used) };
+            self.used += bytes;
+            return ptr;
+        }
+        let ptr = Self::allocate(bytes);
+        self.overflow.push((ptr, bytes));
+        ptr
+    }
+
+    /// Takes back everything handed out (the caller guarantees none of it is used any more);
+    /// the overflow chunks become part of one allocation.
+    fn reset(&mut self) {
+        self.used = 0;
+        if self.overflow.is_empty() {
+            return;
+        }
+        let extra: usize = self.overflow.iter().map(|&(_, bytes)| bytes).sum();
+        let capacity = self.capacity + extra;
+        self.free_all();
+        self.base = Self::allocate(capacity);
+        self.capacity = capacity;
+    }
+
+    fn free_all(&mut self) {
+        for (ptr, bytes) in self.overflow.drain(..) {
+            // SAFETY: allocated by `allocate` with this size.
+            unsafe { std::alloc::dealloc(ptr, Self::layout(bytes)) }
+        }
+        if !self.base.is_null() {
+            // SAFETY: allocated by `allocate` with this capacity.
+            unsafe { std::alloc::dealloc(self.base, Self::layout(self.capacity)) }
+            self.base = core::ptr::null_mut();
+            self.capacity = 0;
+        }
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        self.free_all();
+    }
+}
+
+/// Where a carried variable lives between two regions: one slot per thread of the block, in
+/// place (a structure of arrays: each variable its own array, indexed by the thread's linear
+/// index). A region reads the slots of the variables it uses and writes those it sets; the
+/// others stay where they are. Which slots hold a value is the generated code's to know (the
+/// region that sets a variable writes every live thread's slot; a thread that returned runs no
+/// later region), so reading one is `unsafe`. A value never read again (a thread returned, or
+/// the block unwound) is not dropped: what it owned leaks.
+pub struct Slots<'r, T> {
+    ptr: *mut MaybeUninit<T>,
+    /// The block's threads (the number of slots).
+    len: usize,
+    _regions: PhantomData<&'r Regions>,
+}
+
+impl<T> Slots<'_, T> {
+    /// Moves thread `linear`'s value out of its slot, which is then empty.
+    ///
+    /// # Safety
+    /// `linear` is below the block's thread count, the slot was filled by [`Slots::put`] and not
+    /// emptied since.
+    #[inline(always)]
+    pub unsafe fn take(&self, linear: usize) -> T {
+        debug_assert!(linear < self.len);
+        // SAFETY: in bounds and filled (the caller).
+        unsafe { self.ptr.add(linear).read().assume_init() }
+    }
+
+    /// A copy of thread `linear`'s value, which stays in its slot.
+    ///
+    /// # Safety
+    /// As [`Slots::take`].
+    #[inline(always)]
+    pub unsafe fn get(&self, linear: usize) -> T
+    where
+        T: Copy,
+    {
+        debug_assert!(linear < self.len);
+        // SAFETY: in bounds and filled (the caller).
+        unsafe { self.ptr.add(linear).read().assume_init() }
+    }
+
+    /// Fills thread `linear`'s slot with `value`; a value still there is forgotten, not dropped.
+    ///
+    /// # Safety
+    /// `linear` is below the block's thread count.
+    #[inline(always)]
+    pub unsafe fn put(&self, linear: usize, value: T) {
+        debug_assert!(linear < self.len);
+        // SAFETY: in bounds (the caller); writing a `MaybeUninit` needs nothing else.
+        unsafe { self.ptr.add(linear).write(MaybeUninit::new(value)) }
+    }
+}
 
 /// The state of one split block, lent to the generated region loops.
 pub struct Regions {
     block: BlockContext,
-    /// Allocations of emptied stores (taken from this OS thread's, and given back after).
-    pool: Pool,
+    /// The memory of the carried variables' slots (taken from this OS thread's, given back after).
+    arena: RefCell<Arena>,
     threads: usize,
+    /// Per thread: whether it is still running (not returned).
+    alive: Vec<Cell<bool>>,
     /// The size of the stacks of a region's coroutines, if it falls back to them.
     stack_bytes: usize,
     /// Threads that returned (they skip every later region).
@@ -103,88 +211,50 @@ impl Regions {
         self.threads
     }
 
-    /// An empty per-thread allocation with room for every thread, reusing the allocation of an
-    /// emptied one of the same layout if there is one: a fresh allocation per region and block
-    /// costs page faults.
+    /// The slots of one carried variable for this block (every one empty), out of the worker's
+    /// arena: no allocation once the worker's first block has run.
     #[inline(always)]
-    fn allocation<T>(&mut self) -> Vec<T> {
-        let (size, align) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
-        let fits = |k: &Kept| k.size == size && k.align == align && k.capacity >= self.threads;
-        if size != 0 {
-            if let Some(at) = self.pool.0.iter().position(fits) {
-                let kept = self.pool.0.swap_remove(at);
-                // SAFETY: `kept` is the allocation of an emptied `Vec` of `capacity` elements
-                // of `T`'s size and alignment (`recycle`), which is `T`'s array layout.
-                return unsafe { Vec::from_raw_parts(kept.ptr as *mut T, 0, kept.capacity) };
-            }
-        }
-        Vec::with_capacity(self.threads)
-    }
-
-    /// The store a region fills for the next: a slot per thread, every one empty.
-    #[inline(always)]
-    pub fn store<T>(&mut self) -> Store<T> {
-        let mut store = self.allocation();
-        store.resize_with(self.threads, || Cell::new(None));
-        store
-    }
-
-    /// Empties `store` and keeps its allocation for [`Regions::store`].
-    #[inline(always)]
-    pub fn recycle<T>(&mut self, mut store: Vec<T>) {
-        store.clear();
-        let size = core::mem::size_of::<T>();
-        if size == 0 || store.capacity() == 0 {
-            return;
-        }
-        let mut store = core::mem::ManuallyDrop::new(store);
-        self.pool.0.push(Kept {
-            ptr: store.as_mut_ptr() as *mut u8,
-            capacity: store.capacity(),
-            size,
-            align: core::mem::align_of::<T>(),
-        });
-        if self.pool.0.len() > Pool::MAX {
-            // Dropped (freed) at once.
-            drop(Pool(std::vec![self.pool.0.swap_remove(0)]));
+    pub fn slots<T>(&self) -> Slots<'_, T> {
+        let bytes = core::mem::size_of::<T>() * self.threads;
+        let ptr = if core::mem::size_of::<T>() == 0 {
+            core::ptr::NonNull::<MaybeUninit<T>>::dangling().as_ptr()
+        } else {
+            assert!(
+                core::mem::align_of::<T>() <= Arena::ALIGN,
+                "a carried variable aligned to more than {} bytes",
+                Arena::ALIGN
+            );
+            self.arena.borrow_mut().take(bytes).cast::<MaybeUninit<T>>()
+        };
+        Slots {
+            ptr,
+            len: self.threads,
+            _regions: PhantomData,
         }
     }
 
-    /// The store before the first region: every thread live, nothing carried.
-    #[inline(always)]
-    pub fn first_store(&mut self) -> Store<()> {
-        let mut store = self.allocation();
-        store.resize_with(self.threads, || Cell::new(Some(())));
-        store
-    }
-
-    /// Runs one region: `body(linear, carried)` for every thread, x fastest, with the thread's
-    /// slot of `input`, into its slot of `output` (`None` in, or a `return`: `None` out).
+    /// Runs one region: `body(linear)` for every thread that has not returned, x fastest;
+    /// `body` returns whether the thread ran the region to its end (`false`: it returned).
     /// `barrier_after`: the site of the `sync_threads()` that ends the region, if one does.
     ///
     /// If a thread reaches a barrier or warp operation inside `body` (in a function the macro
     /// could not see into), the rest of the region runs on coroutines (the executor's fallback);
     /// the loop then stops, every thread having run the region.
     #[inline(always)]
-    pub fn run_region<I, O>(
+    pub fn run_region(
         &self,
-        input: &[Cell<Option<I>>],
-        output: &[Cell<Option<O>>],
         barrier_after: Option<&'static Location<'static>>,
-        body: impl Fn(usize, Option<I>) -> Option<O>,
+        body: impl Fn(usize) -> bool,
     ) {
-        let n = self.threads;
-        let (input, output) = (&input[..n], &output[..n]);
+        let alive = &self.alive[..self.threads];
         let thread = || {
             let linear = super::current_linear();
-            output[linear].set(body(linear, input[linear].take()));
+            if alive[linear].get() {
+                alive[linear].set(body(linear));
+            }
         };
-        let ran = |linear: usize| {
-            let slot = output[linear].take();
-            let ran = slot.is_some();
-            output[linear].set(slot);
-            ran
-        };
+        // Asked only about threads before the running one, which have run the region.
+        let ran = |linear: usize| alive[linear].get();
         let fallback = Fallback {
             thread: &thread,
             ran: &ran,
@@ -193,11 +263,13 @@ impl Regions {
             stack_bytes: self.stack_bytes,
         };
         let _lent = fallback::lend(&fallback);
-        for linear in 0..n {
-            output[linear].set(body(linear, input[linear].take()));
-            if block::is_active() {
-                block::finish_block();
-                break;
+        for (linear, alive) in alive.iter().enumerate() {
+            if alive.get() {
+                alive.set(body(linear));
+                if block::is_active() {
+                    block::finish_block();
+                    break;
+                }
             }
         }
     }
@@ -395,10 +467,12 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
     SPLIT.with(|s| s.set(true));
     let first = *block;
     let ended = stack_guard::on_guarded_stack(stack_bytes, &move || {
+        let threads = first.block_dim.count() as usize;
         let mut state = Regions {
             block: first,
-            pool: KEPT.with(|k| Pool(core::mem::take(&mut k.borrow_mut().0))),
-            threads: first.block_dim.count() as usize,
+            arena: RefCell::new(KEPT.with(|k| k.replace(Arena::EMPTY))),
+            threads,
+            alive: (0..threads).map(|_| Cell::new(true)).collect(),
             stack_bytes,
             returned: Cell::new(0),
             voted: Cell::new(0),
@@ -417,9 +491,12 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
             shared::begin_block(&block);
             state.block = block;
             state.returned.set(0);
+            state.alive.iter().for_each(|alive| alive.set(true));
             regions(&mut state);
+            // The block's slots died with the call (they borrow `state`).
+            state.arena.get_mut().reset();
         }
-        KEPT.with(|k| core::mem::swap(&mut k.borrow_mut().0, &mut state.pool.0));
+        KEPT.with(|k| k.set(state.arena.into_inner()));
     });
     SPLIT.with(|s| s.set(false));
     if ended == stack_guard::Ended::Overflowed {
