@@ -33,5 +33,6 @@ MIRIFLAGS="$MIRIFLAGS -Zmiri-tree-borrows -Zmiri-ignore-leaks" miri -p ferrocuda
 # The elementwise loop's plain output stores across the pool's workers, and the atomic ones of 2D
 # launches: a data race between two OS threads would be Miri's error (about 70 s here).
 MIRIFLAGS="$MIRIFLAGS -Zmiri-tree-borrows -Zmiri-ignore-leaks" miri -p ferrocuda-host --test owned_outputs
-# Out's accessors; the executor without barriers (no coroutine is made) and its shared arrays.
-miri -p ferrocuda-std --lib -- out:: cpu::tests::run_block_visits cpu::tests::a_shared_array_too_large
+# Out's accessors; the executor without barriers (no coroutine is made) and its shared arrays;
+# the split path's carried-variable slots and their arena.
+miri -p ferrocuda-std --lib -- out:: cpu::tests::run_block_visits cpu::tests::a_shared_array_too_large cpu::slots::tests

@@ -1,5 +1,5 @@
 //! Code generation for the plans of the parent module: the elementwise loop nest, and the
-//! region loops with their per-thread stores and trip decisions.
+//! region loops with the slots of their carried variables and their trip decisions.
 
 use super::{declared, path_names, pattern_names, Seg, SegPlan};
 use proc_macro2::{Span, TokenStream as TokenStream2, TokenTree};
@@ -500,7 +500,9 @@ impl Gen {
             }
         });
         let code = quote! {
-            #regions.run_region(#barrier_after, |#linear: usize| -> bool {
+            // `move`: a copy of everything it captures (slots, parameters, hoisted `let`s, all
+            // `Copy`), for `run_region` to keep in registers.
+            #regions.run_region(#barrier_after, move |#linear: usize| -> bool {
                 #(#reads)*
                 #[allow(unused_variables)]
                 let #tid = #regions.enter(#linear);

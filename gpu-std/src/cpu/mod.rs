@@ -21,6 +21,7 @@ mod panic;
 mod print;
 mod regions;
 mod shared;
+mod slots;
 mod stack_guard;
 
 pub use bug::{BugReport, KernelBug, SharedAccess};
@@ -33,8 +34,9 @@ pub(crate) use outputs::{check_output, output_shadow, OutputShadow};
 pub use outputs::{with_output_checks, OutputShadows};
 pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use print::{with_print_capture, PrintCapture};
-pub use regions::{run_regions, Regions, Slots};
+pub use regions::{run_regions, Regions};
 pub use shared::{shared_array, SharedSite};
+pub use slots::Slots;
 pub use stack_guard::DEFAULT_STACK_BYTES;
 
 pub(crate) use block::{gathered, wait, Wait, WarpOp, WARP};

@@ -15,14 +15,13 @@
 use super::bug::{raise, KernelBug};
 use super::fallback::{self, End, Fallback};
 use super::interrupt::{self, Interruption};
+use super::slots::{Arena, Slots};
 use super::{
     block, linear_to_dim, set_thread, shared, stack_guard, BlockContext, Geometry, BLOCK, THREAD,
 };
 use super::{ThreadPos, DEFAULT_STACK_BYTES};
 use crate::thread::Dim3;
 use core::cell::{Cell, RefCell};
-use core::marker::PhantomData;
-use core::mem::MaybeUninit;
 use core::panic::Location;
 use std::format;
 use std::vec::Vec;
@@ -41,155 +40,14 @@ pub(crate) fn in_split_block() -> bool {
     SPLIT.with(Cell::get)
 }
 
-/// The memory of a block's [`Slots`]: one allocation, handed out front to back and taken back
-/// whole when the block ends, so that the slots of every carried variable of every block this
-/// worker runs live in the same few pages (no allocation per block or per region, no page
-/// faults after the first block). A block that needs more than it has gets a chunk of its own
-/// (never moving the slots already handed out); the next block starts with one allocation of
-/// their total size.
-struct Arena {
-    /// The allocation (null: none yet), of `capacity` bytes aligned to [`Arena::ALIGN`].
-    base: *mut u8,
-    capacity: usize,
-    /// Bytes handed out of `base` in this block.
-    used: usize,
-    /// Chunks of this block past `base`'s capacity (and their sizes), freed when it ends.
-    overflow: Vec<(*mut u8, usize)>,
-}
-
-impl Arena {
-    const EMPTY: Arena = Arena {
-        base: core::ptr::null_mut(),
-        capacity: 0,
-        used: 0,
-        overflow: Vec::new(),
-    };
-    /// A cache line: no two variables' slots share one at their ends.
-    const ALIGN: usize = 64;
-
-    fn layout(bytes: usize) -> std::alloc::Layout {
-        std::alloc::Layout::from_size_align(bytes, Self::ALIGN).expect("a block's carried slots")
-    }
-
-    /// `bytes` (a multiple of [`Arena::ALIGN`], at least one) of fresh memory.
-    fn allocate(bytes: usize) -> *mut u8 {
-        let layout = Self::layout(bytes);
-        // SAFETY: `layout` has a non-zero size (callers ask for at least `ALIGN` bytes).
-        let ptr = unsafe { std::alloc::alloc(layout) };
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        ptr
-    }
-
-    /// `bytes` bytes aligned to `align` (at most [`Arena::ALIGN`]), valid until [`Arena::reset`].
-    #[inline(always)]
-    fn take(&mut self, bytes: usize) -> *mut u8 {
-        let bytes = bytes.div_ceil(Self::ALIGN).max(1) * Self::ALIGN;
-        if self.capacity - self.used >= bytes {
-            // SAFETY: `used + bytes <= capacity`, inside `base`'s allocation.
-            let ptr = unsafe { self.base.add(self.used) };
-            self.used += bytes;
-            return ptr;
-        }
-        let ptr = Self::allocate(bytes);
-        self.overflow.push((ptr, bytes));
-        ptr
-    }
-
-    /// Takes back everything handed out (the caller guarantees none of it is used any more);
-    /// the overflow chunks become part of one allocation.
-    fn reset(&mut self) {
-        self.used = 0;
-        if self.overflow.is_empty() {
-            return;
-        }
-        let extra: usize = self.overflow.iter().map(|&(_, bytes)| bytes).sum();
-        let capacity = self.capacity + extra;
-        self.free_all();
-        self.base = Self::allocate(capacity);
-        self.capacity = capacity;
-    }
-
-    fn free_all(&mut self) {
-        for (ptr, bytes) in self.overflow.drain(..) {
-            // SAFETY: allocated by `allocate` with this size.
-            unsafe { std::alloc::dealloc(ptr, Self::layout(bytes)) }
-        }
-        if !self.base.is_null() {
-            // SAFETY: allocated by `allocate` with this capacity.
-            unsafe { std::alloc::dealloc(self.base, Self::layout(self.capacity)) }
-            self.base = core::ptr::null_mut();
-            self.capacity = 0;
-        }
-    }
-}
-
-impl Drop for Arena {
-    fn drop(&mut self) {
-        self.free_all();
-    }
-}
-
-/// Where a carried variable lives between two regions: one slot per thread of the block, in
-/// place (a structure of arrays: each variable its own array, indexed by the thread's linear
-/// index). A region reads the slots of the variables it uses and writes those it sets; the
-/// others stay where they are. Which slots hold a value is the generated code's to know (the
-/// region that sets a variable writes every live thread's slot; a thread that returned runs no
-/// later region), so reading one is `unsafe`. A value never read again (a thread returned, or
-/// the block unwound) is not dropped: what it owned leaks.
-pub struct Slots<'r, T> {
-    ptr: *mut MaybeUninit<T>,
-    /// The block's threads (the number of slots).
-    len: usize,
-    _regions: PhantomData<&'r Regions>,
-}
-
-impl<T> Slots<'_, T> {
-    /// Moves thread `linear`'s value out of its slot, which is then empty.
-    ///
-    /// # Safety
-    /// `linear` is below the block's thread count, the slot was filled by [`Slots::put`] and not
-    /// emptied since.
-    #[inline(always)]
-    pub unsafe fn take(&self, linear: usize) -> T {
-        debug_assert!(linear < self.len);
-        // SAFETY: in bounds and filled (the caller).
-        unsafe { self.ptr.add(linear).read().assume_init() }
-    }
-
-    /// A copy of thread `linear`'s value, which stays in its slot.
-    ///
-    /// # Safety
-    /// As [`Slots::take`].
-    #[inline(always)]
-    pub unsafe fn get(&self, linear: usize) -> T
-    where
-        T: Copy,
-    {
-        debug_assert!(linear < self.len);
-        // SAFETY: in bounds and filled (the caller).
-        unsafe { self.ptr.add(linear).read().assume_init() }
-    }
-
-    /// Fills thread `linear`'s slot with `value`; a value still there is forgotten, not dropped.
-    ///
-    /// # Safety
-    /// `linear` is below the block's thread count.
-    #[inline(always)]
-    pub unsafe fn put(&self, linear: usize, value: T) {
-        debug_assert!(linear < self.len);
-        // SAFETY: in bounds (the caller); writing a `MaybeUninit` needs nothing else.
-        unsafe { self.ptr.add(linear).write(MaybeUninit::new(value)) }
-    }
-}
-
 /// The state of one split block, lent to the generated region loops.
 pub struct Regions {
     block: BlockContext,
     /// The memory of the carried variables' slots (taken from this OS thread's, given back after).
     arena: RefCell<Arena>,
     threads: usize,
+    /// Whether the block is one row of threads (y and z sizes 1).
+    one_d: bool,
     /// Per thread: whether it is still running (not returned).
     alive: Vec<Cell<bool>>,
     /// The size of the stacks of a region's coroutines, if it falls back to them.
@@ -215,22 +73,7 @@ impl Regions {
     /// arena: no allocation once the worker's first block has run.
     #[inline(always)]
     pub fn slots<T>(&self) -> Slots<'_, T> {
-        let bytes = core::mem::size_of::<T>() * self.threads;
-        let ptr = if core::mem::size_of::<T>() == 0 {
-            core::ptr::NonNull::<MaybeUninit<T>>::dangling().as_ptr()
-        } else {
-            assert!(
-                core::mem::align_of::<T>() <= Arena::ALIGN,
-                "a carried variable aligned to more than {} bytes",
-                Arena::ALIGN
-            );
-            self.arena.borrow_mut().take(bytes).cast::<MaybeUninit<T>>()
-        };
-        Slots {
-            ptr,
-            len: self.threads,
-            _regions: PhantomData,
-        }
+        Slots::new(&self.arena, self.threads)
     }
 
     /// Runs one region: `body(linear)` for every thread that has not returned, x fastest;
@@ -240,17 +83,23 @@ impl Regions {
     /// If a thread reaches a barrier or warp operation inside `body` (in a function the macro
     /// could not see into), the rest of the region runs on coroutines (the executor's fallback);
     /// the loop then stops, every thread having run the region.
+    ///
+    /// `body` is `Copy` (the generated closures capture copies: slots, parameters, hoisted
+    /// `let`s) so that the fallback gets a copy of its own: the loop's copy then never has its
+    /// address taken, and LLVM keeps what it captured in registers instead of reloading it
+    /// after every store the region makes.
     #[inline(always)]
     pub fn run_region(
         &self,
         barrier_after: Option<&'static Location<'static>>,
-        body: impl Fn(usize) -> bool,
+        body: impl Fn(usize) -> bool + Copy,
     ) {
         let alive = &self.alive[..self.threads];
+        let for_fallback = body;
         let thread = || {
             let linear = super::current_linear();
-            if alive[linear].get() {
-                alive[linear].set(body(linear));
+            if alive[linear].get() && !for_fallback(linear) {
+                alive[linear].set(false);
             }
         };
         // Asked only about threads before the running one, which have run the region.
@@ -263,9 +112,15 @@ impl Regions {
             stack_bytes: self.stack_bytes,
         };
         let _lent = fallback::lend(&fallback);
+        if self.one_d {
+            // Only x changes from thread to thread: `enter` stores index_1d alone.
+            self.enter_row(self.base_1d(), 0, 0);
+        }
         for (linear, alive) in alive.iter().enumerate() {
             if alive.get() {
-                alive.set(body(linear));
+                if !body(linear) {
+                    alive.set(false);
+                }
                 if block::is_active() {
                     block::finish_block();
                     break;
@@ -322,22 +177,13 @@ impl Regions {
     /// every 16th thread.
     #[inline(always)]
     pub fn enter(&self, linear: usize) -> Dim3 {
-        let d = self.block.block_dim;
-        let tid = if d.y == 1 && d.z == 1 {
-            let index_1d = self.block.block_idx.x as usize * d.x as usize + linear;
-            THREAD.with(|t| {
-                t.set(ThreadPos {
-                    index_1d,
-                    y: 0,
-                    z: 0,
-                })
-            });
-            Dim3::new(linear as u32, 0, 0)
-        } else {
-            let tid = linear_to_dim(linear, d);
-            set_thread(tid);
-            tid
-        };
+        if self.one_d {
+            // y and z are 0: `run_region` set them, and so does every other writer in a 1D block.
+            self.enter_x(self.base_1d(), linear as u32);
+            return Dim3::new(linear as u32, 0, 0);
+        }
+        let tid = linear_to_dim(linear, self.block.block_dim);
+        set_thread(tid);
         if linear.is_multiple_of(interrupt::THREADS_PER_POLL as usize) {
             interrupt::poll_deadline();
         }
@@ -472,6 +318,7 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
             block: first,
             arena: RefCell::new(KEPT.with(|k| k.replace(Arena::EMPTY))),
             threads,
+            one_d: first.block_dim.y == 1 && first.block_dim.z == 1,
             alive: (0..threads).map(|_| Cell::new(true)).collect(),
             stack_bytes,
             returned: Cell::new(0),
