@@ -502,10 +502,8 @@ impl Gen {
         let code = quote! {
             // `move`: a copy of everything it captures (slots, parameters, hoisted `let`s, all
             // `Copy`), for `run_region` to keep in registers.
-            #regions.run_region(#barrier_after, move |#linear: usize| -> bool {
+            #regions.run_region(#barrier_after, move |#linear: usize, #tid: ::ferrocuda_std::Dim3| -> bool {
                 #(#reads)*
-                #[allow(unused_variables)]
-                let #tid = #regions.enter(#linear);
                 #[allow(unused_labels)]
                 #label: {
                     #prelude

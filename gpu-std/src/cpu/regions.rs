@@ -16,9 +16,7 @@ use super::bug::{raise, KernelBug};
 use super::fallback::{self, End, Fallback};
 use super::interrupt::{self, Interruption};
 use super::slots::{Arena, Slots};
-use super::{
-    block, linear_to_dim, set_thread, shared, stack_guard, BlockContext, Geometry, BLOCK, THREAD,
-};
+use super::{block, linear_to_dim, shared, stack_guard, BlockContext, Geometry, BLOCK, THREAD};
 use super::{ThreadPos, DEFAULT_STACK_BYTES};
 use crate::thread::Dim3;
 use core::cell::{Cell, RefCell};
@@ -46,8 +44,6 @@ pub struct Regions {
     /// The memory of the carried variables' slots (taken from this OS thread's, given back after).
     arena: RefCell<Arena>,
     threads: usize,
-    /// Whether the block is one row of threads (y and z sizes 1).
-    one_d: bool,
     /// Per thread: whether it is still running (not returned).
     alive: Vec<Cell<bool>>,
     /// The size of the stacks of a region's coroutines, if it falls back to them.
@@ -76,9 +72,10 @@ impl Regions {
         Slots::new(&self.arena, self.threads)
     }
 
-    /// Runs one region: `body(linear)` for every thread that has not returned, x fastest;
-    /// `body` returns whether the thread ran the region to its end (`false`: it returned).
-    /// `barrier_after`: the site of the `sync_threads()` that ends the region, if one does.
+    /// Runs one region: `body(linear, thread_idx)` for every thread that has not returned, x
+    /// fastest (`linear` counts the threads in that order); `body` returns whether the thread
+    /// ran the region to its end (`false`: it returned). `barrier_after`: the site of the
+    /// `sync_threads()` that ends the region, if one does.
     ///
     /// If a thread reaches a barrier or warp operation inside `body` (in a function the macro
     /// could not see into), the rest of the region runs on coroutines (the executor's fallback);
@@ -87,18 +84,19 @@ impl Regions {
     /// `body` is `Copy` (the generated closures capture copies: slots, parameters, hoisted
     /// `let`s) so that the fallback gets a copy of its own: the loop's copy then never has its
     /// address taken, and LLVM keeps what it captured in registers instead of reloading it
-    /// after every store the region makes.
+    /// after every store the region makes. The loops step x, y and z as a loop nest (no division
+    /// per thread) and store only `index_1d` per thread (y and z once per row).
     #[inline(always)]
     pub fn run_region(
         &self,
         barrier_after: Option<&'static Location<'static>>,
-        body: impl Fn(usize) -> bool + Copy,
+        body: impl Fn(usize, Dim3) -> bool + Copy,
     ) {
         let alive = &self.alive[..self.threads];
         let for_fallback = body;
         let thread = || {
             let linear = super::current_linear();
-            if alive[linear].get() && !for_fallback(linear) {
+            if alive[linear].get() && !for_fallback(linear, super::current_thread()) {
                 alive[linear].set(false);
             }
         };
@@ -112,18 +110,24 @@ impl Regions {
             stack_bytes: self.stack_bytes,
         };
         let _lent = fallback::lend(&fallback);
-        if self.one_d {
-            // Only x changes from thread to thread: `enter` stores index_1d alone.
-            self.enter_row(self.base_1d(), 0, 0);
-        }
-        for (linear, alive) in alive.iter().enumerate() {
-            if alive.get() {
-                if !body(linear) {
-                    alive.set(false);
-                }
-                if block::is_active() {
-                    block::finish_block();
-                    break;
+        let (d, base_1d) = (self.block.block_dim, self.base_1d());
+        let mut rows = alive.chunks_exact(d.x as usize);
+        for z in 0..d.z {
+            for y in 0..d.y {
+                let Some(row) = rows.next() else { return };
+                let first = (z as usize * d.y as usize + y as usize) * d.x as usize;
+                self.enter_row(base_1d, y, z);
+                for (x, alive) in (0..d.x).zip(row) {
+                    if alive.get() {
+                        self.enter_x(base_1d, x);
+                        if !body(first + x as usize, Dim3::new(x, y, z)) {
+                            alive.set(false);
+                        }
+                        if block::is_active() {
+                            block::finish_block();
+                            return;
+                        }
+                    }
                 }
             }
         }
@@ -171,23 +175,6 @@ impl Regions {
     #[inline(always)]
     pub fn grid_dim(&self) -> Dim3 {
         self.block.grid_dim
-    }
-
-    /// Makes thread `linear` (x fastest) of the block the running one; a deadline check point
-    /// every 16th thread.
-    #[inline(always)]
-    pub fn enter(&self, linear: usize) -> Dim3 {
-        if self.one_d {
-            // y and z are 0: `run_region` set them, and so does every other writer in a 1D block.
-            self.enter_x(self.base_1d(), linear as u32);
-            return Dim3::new(linear as u32, 0, 0);
-        }
-        let tid = linear_to_dim(linear, self.block.block_dim);
-        set_thread(tid);
-        if linear.is_multiple_of(interrupt::THREADS_PER_POLL as usize) {
-            interrupt::poll_deadline();
-        }
-        tid
     }
 
     /// Starts row `(y, z)` of the block, for the nested loops of an elementwise region.
@@ -318,7 +305,6 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
             block: first,
             arena: RefCell::new(KEPT.with(|k| k.replace(Arena::EMPTY))),
             threads,
-            one_d: first.block_dim.y == 1 && first.block_dim.z == 1,
             alive: (0..threads).map(|_| Cell::new(true)).collect(),
             stack_bytes,
             returned: Cell::new(0),
