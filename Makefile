@@ -1,6 +1,6 @@
 # The two commands of the README. Each first runs scripts/setup.sh, which installs only what is
 # missing (the kernel toolchain and ptxas).
-.PHONY: run test setup setup-sass bench bench-quick doctor
+.PHONY: run test setup setup-sass bench bench-quick doctor compare-python
 
 ## The seed's table: every workload on one CPU thread, the CPU executor and the GPU, verified.
 run: setup
@@ -28,3 +28,10 @@ bench: setup
 ## The same benchmarks at a sixteenth of the work, for CI-sized machines.
 bench-quick: setup
 	cargo bench --bench workloads --bench matmul -- --quick
+
+## The CPU executor beside what a Python user has (Numba, SciPy, NumPy), one run side by side.
+compare-python: setup
+	@test -x target/python-baseline/bin/python || python3 -m venv target/python-baseline
+	@target/python-baseline/bin/pip install -q -r scripts/python_baseline.requirements.txt
+	cargo build --release --bin ferrocuda
+	target/python-baseline/bin/python scripts/python_baseline.py

@@ -14,6 +14,19 @@ use std::path::PathBuf;
 fn dep_root(var: &str) -> PathBuf {
     println!("cargo::rerun-if-env-changed={var}");
     match std::env::var_os(var) {
+        // A `links` build script's output is cached in the target directory with the path it
+        // printed. If that checkout moved or is gone (a target directory shared between
+        // checkouts), cargo can still call the output fresh: say so, not "crate not found".
+        Some(dir) if !PathBuf::from(&dir).join("Cargo.toml").exists() => {
+            eprintln!(
+                "error: {var} is {}, which has no Cargo.toml: this target directory's cached \
+                 build-script output came from another checkout (a CARGO_TARGET_DIR shared \
+                 between checkouts?). Run `cargo clean -p ferrocuda-kernels -p ferrocuda-std \
+                 -p ferrocuda-macros` (add `--release` for release builds) and build again.",
+                PathBuf::from(&dir).display()
+            );
+            std::process::exit(1);
+        }
         Some(dir) => dir.into(),
         None => {
             eprintln!(

@@ -370,3 +370,56 @@ fn the_tiled_2d_transpose_refuses_another_block_shape() {
         assert!(out.iter().all(|&x| x == 0.0), "nothing was written");
     }
 }
+
+/// The 2D transposes index their views in 32 bits (`index32(a, out)`): a view with an extent
+/// past `u32::MAX` (here with no elements, so no memory is needed) is refused before any thread
+/// runs, on every device, with the numbers; one at the limit runs.
+#[test]
+fn the_2d_transposes_refuse_views_past_32_bits() {
+    const WIDE: usize = 1 << 32;
+    for module in library("the_2d_transposes_refuse_views_past_32_bits") {
+        let (a, mut out) = (vec![1.0f32; 6], vec![0.0f32; 6]);
+        let empty: Vec<f32> = Vec::new();
+        let wide = Array2::with_strides(&empty, [0, WIDE], [WIDE, 1]).unwrap();
+        let error = launch!(
+            module,
+            transpose_2d_naive[1, (4, 4)](wide, Out2::new(&mut out, 3, 2).unwrap())
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::ViewOver32Bits {
+                    param: "a",
+                    len: 0,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "kernel `transpose_2d_naive`: `a` is a view of 0 elements with extents [0, 4294967296], \
+             but the kernel indexes it in 32 bits (`index32`): its memory and each extent must be \
+             at most u32::MAX = 4294967295"
+        );
+        let mut nothing: Vec<f32> = Vec::new();
+        let tall = Out2::with_strides(&mut nothing, [WIDE, 0], [0, 1]).unwrap();
+        let error = launch!(
+            module,
+            transpose_2d_tiled[1, (TILE_2D, TILE_2D)](Array2::new(&a, 2, 3).unwrap(), tall)
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with("kernel `transpose_2d_tiled`: `out` is a view of 0 elements with extents [4294967296, 0]"),
+            "{error}"
+        );
+        assert!(out.iter().all(|&x| x == 0.0), "nothing ran");
+        // Extents of u32::MAX (with a zero beside them) pass the check.
+        let most = Array2::with_strides(&empty, [0, WIDE - 1], [WIDE - 1, 1]).unwrap();
+        let mut none: Vec<f32> = Vec::new();
+        let most_out = Out2::with_strides(&mut none, [WIDE - 1, 0], [0, 1]).unwrap();
+        launch!(module, transpose_2d_naive[1, (4, 4)](most, most_out)).unwrap();
+    }
+}

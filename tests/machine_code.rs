@@ -117,13 +117,25 @@ fn the_ptx_reads_inputs_through_the_read_only_cache_and_addresses_atomics_by_spa
 /// Registers per thread for sm_90 that kernels must stay within (issue 13's bar: CUDA C's + 4),
 /// where a change of their loops took them there: a loop that slips back (a 64-bit index beside
 /// the pointers, a slow path above the loop's live values) shows here first.
-const REGISTER_BUDGETS: [(&str, u32); 3] = [
+///
+/// Occupancy on sm_90 (65536 registers per SM, allocated per warp in units of 256): up to 32
+/// registers a thread run 64 warps per SM, 33-40 run 48 (in blocks of 256), 41-48 run 40.
+const REGISTER_BUDGETS: [(&str, u32); 7] = [
     // `grid_stride_zip`'s 32-bit index (24 with `for i in grid_stride(n)`; CUDA C 18).
     ("dot_partial", 22),
     // `grid_stride_elements`' 32-bit index (20 before; CUDA C 18).
     ("sum_partial", 18),
-    // The flush loop's state indices in 32 bits, proved in bounds (28 before; CUDA C 18).
+    // The flush loop's state indices in 32 bits, proved in bounds (28 before; CUDA C 18). Over
+    // CUDA C + 4, at the same occupancy: 64 warps per SM (its launch: 2 blocks of 512).
     ("group_by_shared", 24),
+    // CUDA C (`size_t`) 12; over CUDA C + 4 at the same occupancy, 64 warps per SM.
+    ("saxpy", 18),
+    // The f64 division's slow path above the warp merge's live values; CUDA C 40 (48 warps
+    // per SM), CUDA C + 4 = 44 and 48 both 40 warps.
+    ("statistics_partial", 48),
+    // `index32(a, out)`: 32-bit offsets (12 and 16 before).
+    ("transpose_2d_naive", 12),
+    ("transpose_2d_tiled", 18),
 ];
 
 /// The kernels over their register budgets, as messages (empty: all within).

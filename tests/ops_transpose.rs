@@ -4,7 +4,8 @@
 
 mod support;
 
-use ferrocuda::ops::{self, Transpose};
+use ferrocuda::kernels::transpose::{TRANSPOSE_ROWS, TRANSPOSE_TILE};
+use ferrocuda::ops::{self, Element, Transpose};
 use ferrocuda::{Device, Error, Module};
 use rand::Rng;
 
@@ -53,14 +54,31 @@ fn check_bits<T: ops::Element>(kernels: &Module, input: &[T], rows: usize, cols:
     for kernel in KERNELS {
         let mut output = vec![T::ZERO; rows * cols];
         ops::transpose(kernels, input, &mut output, rows, cols, kernel).unwrap();
-        for y in 0..rows {
-            for x in 0..cols {
-                assert_eq!(
-                    bytemuck::bytes_of(&output[x * rows + y]),
-                    bytemuck::bytes_of(&input[y * cols + x]),
-                    "{kernel:?} {rows}x{cols} ({y},{x}) seed={seed}"
-                );
-            }
+        assert_transposed(
+            input,
+            &output,
+            rows,
+            cols,
+            &format!("{kernel:?} seed={seed}"),
+        );
+    }
+}
+
+/// `output` holds `input`ᵀ bit for bit (`input` is `rows × cols`).
+fn assert_transposed<T: ops::Element>(
+    input: &[T],
+    output: &[T],
+    rows: usize,
+    cols: usize,
+    what: &str,
+) {
+    for y in 0..rows {
+        for x in 0..cols {
+            assert_eq!(
+                bytemuck::bytes_of(&output[x * rows + y]),
+                bytemuck::bytes_of(&input[y * cols + x]),
+                "{what} {rows}x{cols} ({y},{x})"
+            );
         }
     }
 }
@@ -137,7 +155,9 @@ fn bad_shapes_and_lengths_are_invalid_input_with_the_numbers() {
             1 << 16,
             1,
             1,
-            "rows·cols = 4294967296 is more than the kernels' limit of 4294967295",
+            // Past the 32-bit kernels' u32::MAX elements: the 64-bit ones take it (the length
+            // is what is wrong).
+            "input has 1 elements but rows × cols = 65536 × 65536 needs 4294967296",
         ),
         (
             65_535 * 32 + 1,
@@ -233,4 +253,64 @@ fn gpu_is_bit_exact_for_every_kernel() {
     for (rows, cols) in SHAPES.into_iter().chain(large) {
         check_all(&kernels, rows, cols);
     }
+}
+
+/// The 64-bit kernels `ops::transpose` runs for matrices past `u32::MAX` elements (which do not
+/// fit in CI's memory), launched directly at small shapes on every device: the same bits as the
+/// index formula, in f32 and f64, for awkward shapes; and a length that is not `rows·cols` is
+/// an error (their assert), never an access past the buffers.
+#[test]
+fn the_64_bit_kernels_move_the_same_bits() {
+    fn check<T: ops::Element>(module: &Module, input: &[T], rows: usize, cols: usize) {
+        let device = module.device().to_string();
+        let (r, c) = (rows as u32, cols as u32);
+        let tiles = (cols.div_ceil(TRANSPOSE_TILE), rows.div_ceil(TRANSPOSE_TILE));
+        let tiled_block = (TRANSPOSE_TILE, TRANSPOSE_ROWS);
+        let naive_grid = (cols.div_ceil(16), rows.div_ceil(16));
+        for tiled in [false, true] {
+            let mut output = vec![T::ZERO; rows * cols];
+            match tiled {
+                false => ferrocuda::launch!(module, T::transpose_naive_wide[naive_grid, (16, 16)](input, &mut output, r, c)),
+                true => ferrocuda::launch!(module, T::transpose_tiled_wide[tiles, tiled_block](input, &mut output, r, c)),
+            }
+            .unwrap();
+            assert_transposed(
+                input,
+                &output,
+                rows,
+                cols,
+                &format!("{device}: tiled {tiled}"),
+            );
+        }
+    }
+    for module in
+        support::on_every_device("the_64_bit_kernels_move_the_same_bits", &ferrocuda::KERNELS)
+    {
+        let (mut rng, _) = support::rng();
+        for (rows, cols) in [(1, 1), (33, 31), (67, 131), (5, 40)] {
+            let input = support::random_f32(&mut rng, rows * cols);
+            check(&module, &input, rows, cols);
+            let wide: Vec<f64> = (0..rows * cols)
+                .map(|_| rng.random::<f64>() - 0.5)
+                .collect();
+            check(&module, &wide, rows, cols);
+        }
+    }
+    // One element short of rows·cols (both buffers, so `same_len` holds): their assert, on the
+    // CPU (on a GPU it traps, which leaves the context unusable).
+    let module = cpu_kernels();
+    let (rows, cols) = (5u32, 40u32);
+    let short = vec![1.0f32; 199];
+    let mut output = vec![0.0f32; 199];
+    let grid = (cols.div_ceil(16), rows.div_ceil(16));
+    for tiled in [false, true] {
+        let error = match tiled {
+            false => ferrocuda::launch!(module, f32::transpose_naive_wide[grid, (16, 16)](&short, &mut output, rows, cols)),
+            true => ferrocuda::launch!(module, f32::transpose_tiled_wide[(2, 1), (TRANSPOSE_TILE, TRANSPOSE_ROWS)](&short, &mut output, rows, cols)),
+        }
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("input.len() must be rows·cols"), "{error}");
+    }
+    assert!(output.iter().all(|&x| x == 0.0), "nothing written");
 }

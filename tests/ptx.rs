@@ -11,7 +11,9 @@ use ferrocuda::kernels::matmul::{matmul_blocked, matmul_naive, matmul_tiled};
 use ferrocuda::kernels::monte_carlo::{monte_carlo_option, monte_carlo_pi};
 use ferrocuda::kernels::reduce::{dot_partial, sum_partial};
 use ferrocuda::kernels::statistics::{statistics_merge, statistics_partial};
-use ferrocuda::kernels::transpose::{transpose_naive, transpose_tiled};
+use ferrocuda::kernels::transpose::{
+    transpose_naive, transpose_naive_wide, transpose_tiled, transpose_tiled_wide,
+};
 use ferrocuda::kernels::transpose_2d::{transpose_2d_naive, transpose_2d_tiled};
 use ferrocuda::kernels::{matrix_add, saxpy, vector_add};
 use ferrocuda::KernelInfo;
@@ -47,6 +49,10 @@ fn all_kernels() -> Vec<KernelInfo> {
         *transpose_naive::<f64>().info(),
         *transpose_tiled::<f32>().info(),
         *transpose_tiled::<f64>().info(),
+        *transpose_naive_wide::<f32>().info(),
+        *transpose_naive_wide::<f64>().info(),
+        *transpose_tiled_wide::<f32>().info(),
+        *transpose_tiled_wide::<f64>().info(),
         *transpose_2d_naive.info(),
         *transpose_2d_tiled.info(),
         *black_scholes.info(),
@@ -136,6 +142,14 @@ fn host_packing_matches_every_ptx_entry() {
             packed(&transpose_tiled, (&a64, &mut out64, 1u32, 3u32)),
         ),
         (
+            "transpose_naive_wide_f64",
+            packed(&transpose_naive_wide, (&a64, &mut out64, 1u32, 3u32)),
+        ),
+        (
+            "transpose_tiled_wide_f64",
+            packed(&transpose_tiled_wide, (&a64, &mut out64, 1u32, 3u32)),
+        ),
+        (
             "histogram",
             packed(&histogram, (&a, &mut vec![0u32; 3], 0.0f32, 1.0f32)),
         ),
@@ -211,6 +225,14 @@ fn host_packing_matches_every_ptx_entry() {
         (
             "transpose_tiled",
             packed(&transpose_tiled, (&a, &mut out, 1u32, 3u32)),
+        ),
+        (
+            "transpose_naive_wide",
+            packed(&transpose_naive_wide, (&a, &mut out, 1u32, 3u32)),
+        ),
+        (
+            "transpose_tiled_wide",
+            packed(&transpose_tiled_wide, (&a, &mut out, 1u32, 3u32)),
         ),
         // A 2D view: (pointer, length), then 2 extents and the row stride.
         (

@@ -332,6 +332,20 @@ pub(crate) fn expand_entry(
         .unzip();
     let len_products =
         (!len_products.is_empty()).then(|| quote!(.with_len_products(&[#(#len_products),*])));
+    // `index32(a, out)`: the launch checked that each view's memory and extents fit in a u32.
+    let index32_views: Vec<TokenStream2> = rules
+        .index32
+        .iter()
+        .map(|&view| {
+            let name = &params[view].name;
+            quote! {
+                // SAFETY: `ferrocuda-host` checks every `index32` view before it launches.
+                let #name = unsafe { #name.assume_index32() };
+            }
+        })
+        .collect();
+    let index32 = &rules.index32;
+    let index32 = (!index32.is_empty()).then(|| quote!(.with_index32(&[#(#index32),*])));
     // `block(x, y, z)`: the launch checked the block's shape.
     let (block, block_fact) = match &rules.block {
         Some([x, y, z]) => (
@@ -364,6 +378,7 @@ pub(crate) fn expand_entry(
             // SAFETY: the host passes, for each slice and output, a device pointer valid for
             // `len` elements (each argument checked against the PTX parameter before launch).
             #(#ptx_rebuild)*
+            #(#index32_views)*
             #(#same_len_facts)*
             #(#len_facts)*
             #block_fact
@@ -454,6 +469,7 @@ pub(crate) fn expand_entry(
             let #scope = &unsafe { ::ferrocuda_std::shared::BlockScope::new() };
             // SAFETY: the caller packs pointers valid for `len` elements and scalar bytes.
             #(#host_rebuild)*
+            #(#index32_views)*
             #(#same_len_facts)*
             #(#len_facts)*
             #cpu_run
@@ -469,7 +485,7 @@ pub(crate) fn expand_entry(
                 __FERROCUDA_PARAMS,
                 __FERROCUDA_SAME_LEN,
                 __ferrocuda_cpu_entry,
-            )#cooperative #len_products #block .cpu_path(#path) #owned
+            )#cooperative #len_products #index32 #block .cpu_path(#path) #owned
         }
     }};
     Ok(Expanded {

@@ -58,7 +58,10 @@ use syn::ItemFn;
 /// `u32::MAX`, so the kernel may index `x` with 32-bit arithmetic and skip bounds checks it can
 /// prove from `row < rows`, `col < cols` (in a `SAFETY` comment). `block(32, 8)` (up to three
 /// constant sizes, missing ones 1) makes every launch check the block shape, for a kernel that
-/// is only correct with one. Both are told to the compiler like `same_len`.
+/// is only correct with one. `index32(a, out)` makes every launch check that those 2D or 3D
+/// views have at most `u32::MAX` elements of memory and extents of at most `u32::MAX`, and the
+/// views then compute their offsets in 32 bits (as CUDA C's `unsigned` indices). All are told
+/// to the compiler like `same_len`.
 ///
 /// A kernel is generic only with `instances(...)`, which lists the types it is built for (a PTX
 /// entry has one concrete signature): `#[kernel(instances(f32, f64))] fn scale<T: Number>(...)`

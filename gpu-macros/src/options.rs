@@ -1,5 +1,5 @@
 //! The options of `#[kernel(...)]`: `same_len(a, b, ...)` groups, `len(x = a * b)` products,
-//! the `block(x, y, z)` shape and `instances(...)`.
+//! `index32(a, out)` views, the `block(x, y, z)` shape and `instances(...)`.
 
 use crate::generics::Instance;
 use syn::parse::{Parse, ParseStream};
@@ -12,6 +12,8 @@ pub(crate) struct KernelOptions {
     pub(crate) same_len: Vec<Vec<Ident>>,
     /// `len(x = a * b)`: a slice or output and the `u32` scalars whose product is its length.
     pub(crate) len_products: Vec<(Ident, Vec<Ident>)>,
+    /// `index32(a, out)`: 2D and 3D views whose offsets the kernel computes in 32 bits.
+    pub(crate) index32: Vec<Ident>,
     /// `block(x, y, z)`: the one block shape the kernel runs with (constant expressions).
     pub(crate) block: Option<Vec<Expr>>,
     /// The instances of a generic kernel; `None` for a kernel without `instances(...)`.
@@ -22,6 +24,7 @@ impl Parse for KernelOptions {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut same_len = Vec::new();
         let mut len_products = Vec::new();
+        let mut index32 = Vec::new();
         let mut block = None;
         let mut instances = None;
         while !input.is_empty() {
@@ -49,6 +52,16 @@ impl Parse for KernelOptions {
                     ));
                 }
                 len_products.push((param, factors.into_iter().collect()));
+            } else if key == "index32" {
+                syn::parenthesized!(content in input);
+                let names = Punctuated::<Ident, Token![,]>::parse_terminated(&content)?;
+                if names.is_empty() {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        "`index32` needs at least one 2D or 3D view: `index32(a, out)`",
+                    ));
+                }
+                index32.extend(names);
             } else if key == "block" {
                 syn::parenthesized!(content in input);
                 let dims = Punctuated::<Expr, Token![,]>::parse_terminated(&content)?;
@@ -80,7 +93,8 @@ impl Parse for KernelOptions {
                 return Err(syn::Error::new(
                     key.span(),
                     "unknown #[kernel] option; expected `same_len(a, b, ...)`, \
-                     `len(x = a * b)`, `block(x, y)` or `instances(f32, f64, ...)`",
+                     `len(x = a * b)`, `index32(a, out)`, `block(x, y)` or \
+                     `instances(f32, f64, ...)`",
                 ));
             }
             if !input.is_empty() {
@@ -90,6 +104,7 @@ impl Parse for KernelOptions {
         Ok(KernelOptions {
             same_len,
             len_products,
+            index32,
             block,
             instances,
         })

@@ -274,10 +274,13 @@ fn same_len_indices(
 }
 
 /// What every launch checks about lengths, as parameter indices: the `same_len` groups, and each
-/// `len(x = a * b)` (the slice or output, its factors); and the `block(x, y, z)` shape.
+/// `len(x = a * b)` (the slice or output, its factors); the `index32` views; and the
+/// `block(x, y, z)` shape.
 pub(crate) struct LengthRules {
     pub(crate) same_len: Vec<Vec<usize>>,
     pub(crate) products: Vec<(usize, Vec<usize>)>,
+    /// `index32(a, out)`: the 2D and 3D views indexed in 32 bits.
+    pub(crate) index32: Vec<usize>,
     /// `block(x, y, z)`, missing sizes 1.
     pub(crate) block: Option<[syn::Expr; 3]>,
 }
@@ -321,6 +324,24 @@ pub(crate) fn length_rules(
             Ok((index, factors))
         })
         .collect::<syn::Result<_>>()?;
+    let index32 = options
+        .index32
+        .iter()
+        .map(|name| {
+            let index = position(name)?;
+            let param = &params[index];
+            match param.class {
+                Class::Slice | Class::Output if param.dims > 1 => Ok(index),
+                _ => Err(syn::Error::new(
+                    name.span(),
+                    format!(
+                        "`index32` takes 2D and 3D views (`Array2<T>`, `Out2<T>`, ...), and \
+                         `{name}` is not one (for `&[T]` and `Out<T>`: `len(x = a * b)`)"
+                    ),
+                )),
+            }
+        })
+        .collect::<syn::Result<_>>()?;
     let block = options.block.as_ref().map(|dims| {
         let one: syn::Expr = syn::parse_quote!(1);
         let dim = |i: usize| dims.get(i).cloned().unwrap_or_else(|| one.clone());
@@ -329,6 +350,7 @@ pub(crate) fn length_rules(
     Ok(LengthRules {
         same_len: same_len_indices(options, params)?,
         products,
+        index32,
         block,
     })
 }

@@ -248,6 +248,31 @@ fn len_takes_a_slice_and_u32_factors_and_block_a_shape() {
 }
 
 #[test]
+fn index32_takes_2d_and_3d_views_and_narrows_them_in_both_entries() {
+    let item = "pub fn k(a: Array2<f32>, x: &[f32], out: Out3<u8>, n: u32) {}";
+    for not_a_view in ["x", "n"] {
+        let message = error_of(&format!("index32({not_a_view})"), item);
+        assert!(
+            message.contains("`index32` takes 2D and 3D views"),
+            "{message}"
+        );
+    }
+    assert!(error_of("index32()", item).contains("needs at least one 2D or 3D view"));
+    assert!(error_of("index32(b)", item).contains("no kernel parameter named `b`"));
+    let code = expand_str("index32(a, out)", item).unwrap();
+    // The launch checks parameters 0 and 2; the PTX and the CPU entry each narrow both views.
+    assert!(
+        code.contains("with_index32 (& [0usize , 2usize])"),
+        "{code}"
+    );
+    for view in ["a", "out"] {
+        let narrow = format!("{{ {view} . assume_index32 () }}");
+        assert_eq!(code.matches(&narrow).count(), 2, "{view}: {code}");
+    }
+    assert!(!expand_str("", item).unwrap().contains("assume_index32"));
+}
+
+#[test]
 fn each_instance_is_an_entry_named_after_its_types() {
     let code = expand_str(
         "same_len(x, out), instances(f32, [u8; 4], f64 as wide)",

@@ -145,8 +145,9 @@ impl Param {
 ///
 /// # Safety
 /// Each slice and output's pointer must be valid for its length, the lengths of each `same_len`
-/// group ([`KernelInfo::same_len`]) must be equal and each [`LenProduct`] must hold: the kernel
-/// is compiled assuming so.
+/// group ([`KernelInfo::same_len`]) must be equal, each [`LenProduct`] must hold and each view
+/// of [`KernelInfo::index32`] must have at most `u32::MAX` elements: the kernel is compiled
+/// assuming so.
 pub type CpuEntry = unsafe fn(params: &[*const u8], block: &BlockContext);
 
 /// `#[kernel(len(x = a * b))]`: parameter `param` (a slice or an output) has as many elements
@@ -181,6 +182,10 @@ pub struct KernelInfo {
     /// Slices and outputs whose length must be a product of `u32` scalars that fits in a `u32`,
     /// from `#[kernel(len(x = a * b))]`; checked before every launch.
     pub len_products: &'static [LenProduct],
+    /// 2D and 3D views (by parameter index) that the kernel indexes in 32 bits, from
+    /// `#[kernel(index32(a, out))]`: the launch checks that each has at most `u32::MAX`
+    /// elements (its memory, padding included).
+    pub index32: &'static [usize],
     /// The one block shape the kernel runs with, from `#[kernel(block(x, y, z))]`; checked
     /// before every launch.
     pub block: Option<crate::Dim3>,
@@ -277,6 +282,7 @@ impl<P> Kernel<P> {
                 params,
                 same_len,
                 len_products: &[],
+                index32: &[],
                 block: None,
                 cooperative: false,
                 cpu_path: CpuPath::Coroutines("no plan"),
@@ -298,6 +304,13 @@ impl<P> Kernel<P> {
     #[doc(hidden)]
     pub const fn with_len_products(mut self, products: &'static [LenProduct]) -> Self {
         self.info.len_products = products;
+        self
+    }
+
+    /// Used by `#[kernel(index32(a, out))]`.
+    #[doc(hidden)]
+    pub const fn with_index32(mut self, views: &'static [usize]) -> Self {
+        self.info.index32 = views;
         self
     }
 

@@ -7,6 +7,10 @@
 //! friends), so an index below the shape is always in bounds and one check per axis suffices: the
 //! access itself is unchecked. A view's bounds check is one comparison per axis; where the kernel
 //! has already compared its coordinates with `rows()` and `cols()`, LLVM drops it.
+//!
+//! A view named in `#[kernel(index32(..))]` computes its offsets in 32 bits (one `IMAD` per axis
+//! instead of three, as CUDA C's `unsigned` indices): the launch checks that its memory and
+//! each extent have at most `u32::MAX` elements, so every offset below the shape fits.
 
 use crate::Out;
 
@@ -15,6 +19,8 @@ pub struct Array<'a, T, const D: usize> {
     data: &'a [T],
     shape: [usize; D],
     strides: [usize; D],
+    /// Offsets in 32 bits: see [`Array::assume_index32`].
+    index32: bool,
 }
 
 /// A 2D kernel input, `rows() × cols()`, read as `a[(row, col)]`:
@@ -40,6 +46,8 @@ pub struct OutArray<'a, T, const D: usize> {
     out: Out<'a, T>,
     shape: [usize; D],
     strides: [usize; D],
+    /// Offsets in 32 bits: see [`Array::assume_index32`].
+    index32: bool,
 }
 
 /// A 2D kernel output, `rows() × cols()`, written as `out.set((row, col), value)`. Launched with a
@@ -74,7 +82,8 @@ impl<const D: usize> ArrayIndex<D> for [usize; D] {
     }
 }
 
-/// The element offset of `index` in a view of `shape` and `strides`, or the out-of-bounds stop.
+/// The element offset of `index` in a view of `shape` and `strides`, or the out-of-bounds stop;
+/// in 32 bits where `index32` (every offset below the shape fits in a `u32`).
 #[inline(always)]
 #[track_caller]
 fn offset<const D: usize>(
@@ -82,19 +91,51 @@ fn offset<const D: usize>(
     index: [usize; D],
     shape: &[usize; D],
     strides: &[usize; D],
+    index32: bool,
 ) -> usize {
     let mut inside = true;
-    let mut offset = 0usize;
+    let (mut offset, mut offset32) = (0usize, 0u32);
     for k in 0..D {
         inside &= index[k] < shape[k];
         // Wrapping: only used once every coordinate is known to be below the shape, where the
-        // host's launch check guarantees no overflow.
+        // host's launch check guarantees no overflow. In 32 bits: each term and sum is at most
+        // the largest offset, below 2^32 (`assume_index32`), so the truncated operands give
+        // the exact value (a stride past u32::MAX only meets the index 0 of an axis of one).
         offset = offset.wrapping_add(index[k].wrapping_mul(strides[k]));
+        offset32 = offset32.wrapping_add((index[k] as u32).wrapping_mul(strides[k] as u32));
     }
     if !inside {
         out_of_bounds(what, &index, shape);
     }
-    offset
+    if index32 {
+        offset32 as usize
+    } else {
+        offset
+    }
+}
+
+/// Tells the compiler that a view's memory and extents fit in a `u32` (so that compares of
+/// 32-bit coordinates with them are 32-bit too).
+///
+/// # Safety
+/// `len` and every extent must be at most `u32::MAX`.
+#[inline(always)]
+unsafe fn assume_fits_u32<const D: usize>(len: usize, shape: &[usize; D]) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::hint::assert_unchecked(len <= u32::MAX as usize);
+        for &extent in shape {
+            core::hint::assert_unchecked(extent <= u32::MAX as usize);
+        }
+    }
+}
+
+/// The extents through a `u32`: the same values where they fit (`assume_index32`), and the
+/// compiler sees their upper halves are zero, so compares of 32-bit coordinates with them are
+/// 32-bit (an assumption alone does not narrow them).
+#[inline(always)]
+fn narrowed<const D: usize>(shape: [usize; D]) -> [usize; D] {
+    shape.map(|extent| crate::hint::opaque(extent as u32) as usize)
 }
 
 /// Stops the thread for an index outside the shape: traps on the GPU, panics with both on the CPU.
@@ -133,6 +174,24 @@ impl<'a, T, const D: usize> Array<'a, T, D> {
             data,
             shape,
             strides,
+            index32: false,
+        }
+    }
+
+    /// The same view, computing its offsets in 32 bits: what `#[kernel(index32(a))]` makes of
+    /// a parameter after the launch checked it.
+    ///
+    /// # Safety
+    /// The memory behind the view (`as_slice().len()`) and every extent of the shape must be at
+    /// most `u32::MAX`.
+    #[inline(always)]
+    pub unsafe fn assume_index32(self) -> Self {
+        // SAFETY: the caller's contract.
+        unsafe { assume_fits_u32(self.data.len(), &self.shape) };
+        Array {
+            shape: narrowed(self.shape),
+            index32: true,
+            ..self
         }
     }
 
@@ -147,7 +206,7 @@ impl<'a, T, const D: usize> Array<'a, T, D> {
     pub fn get(&self, index: impl ArrayIndex<D>) -> Option<&'a T> {
         let index = index.coordinates();
         if (0..D).all(|k| index[k] < self.shape[k]) {
-            let at = offset("an array", index, &self.shape, &self.strides);
+            let at = offset("an array", index, &self.shape, &self.strides, self.index32);
             // SAFETY: `index` is below the shape, so `at` is in bounds (`from_parts`' contract).
             Some(unsafe { self.data.get_unchecked(at) })
         } else {
@@ -164,7 +223,13 @@ impl<'a, T, const D: usize, I: ArrayIndex<D>> core::ops::Index<I> for Array<'a, 
     #[inline(always)]
     #[track_caller]
     fn index(&self, index: I) -> &T {
-        let at = offset("an array", index.coordinates(), &self.shape, &self.strides);
+        let at = offset(
+            "an array",
+            index.coordinates(),
+            &self.shape,
+            &self.strides,
+            self.index32,
+        );
         // SAFETY: `offset` returned, so every coordinate is below the shape: `at` is in bounds
         // (`from_parts`' contract).
         unsafe { self.data.get_unchecked(at) }
@@ -189,6 +254,22 @@ impl<'a, T: bytemuck::Pod, const D: usize> OutArray<'a, T, D> {
             out,
             shape,
             strides,
+            index32: false,
+        }
+    }
+
+    /// The same view, computing its offsets in 32 bits, as [`Array::assume_index32`].
+    ///
+    /// # Safety
+    /// As [`Array::assume_index32`], with `as_out().len()`.
+    #[inline(always)]
+    pub unsafe fn assume_index32(self) -> Self {
+        // SAFETY: the caller's contract.
+        unsafe { assume_fits_u32(self.out.len(), &self.shape) };
+        OutArray {
+            shape: narrowed(self.shape),
+            index32: true,
+            ..self
         }
     }
 
@@ -198,6 +279,20 @@ impl<'a, T: bytemuck::Pod, const D: usize> OutArray<'a, T, D> {
         self.out
     }
 
+    /// The element offset of `index`, or the out-of-bounds stop.
+    #[inline(always)]
+    #[track_caller]
+    fn offset_of(&self, index: impl ArrayIndex<D>) -> usize {
+        let (shape, strides) = (&self.shape, &self.strides);
+        offset(
+            "an output",
+            index.coordinates(),
+            shape,
+            strides,
+            self.index32,
+        )
+    }
+
     /// Writes `value` at `index`.
     ///
     /// # Panics
@@ -205,7 +300,7 @@ impl<'a, T: bytemuck::Pod, const D: usize> OutArray<'a, T, D> {
     #[inline(always)]
     #[track_caller]
     pub fn set(&self, index: impl ArrayIndex<D>, value: T) {
-        let at = offset("an output", index.coordinates(), &self.shape, &self.strides);
+        let at = self.offset_of(index);
         // SAFETY: every coordinate is below the shape, so `at` is in bounds of `out`.
         unsafe { self.out.set_unchecked(at, value) }
     }
@@ -217,7 +312,7 @@ impl<'a, T: bytemuck::Pod, const D: usize> OutArray<'a, T, D> {
     #[inline(always)]
     #[track_caller]
     pub fn get(&self, index: impl ArrayIndex<D>) -> T {
-        let at = offset("an output", index.coordinates(), &self.shape, &self.strides);
+        let at = self.offset_of(index);
         // SAFETY: as in `set`.
         unsafe { self.out.get_unchecked(at) }
     }

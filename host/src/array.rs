@@ -31,7 +31,7 @@ impl Shape {
         shape
     }
 
-    fn extents(&self) -> &[usize] {
+    pub(crate) fn extents(&self) -> &[usize] {
         &self.extents[..self.dims]
     }
 

@@ -154,6 +154,24 @@ pub enum Error {
         detail: String,
     },
 
+    /// A view declared `index32(a)` has more than `u32::MAX` elements of memory, or an extent
+    /// above `u32::MAX`.
+    #[error(
+        "kernel `{kernel}`: `{param}` is a view of {len} elements with extents {extents:?}, but the \
+         kernel indexes it in 32 bits (`index32`): its memory and each extent must be at most \
+         u32::MAX = 4294967295"
+    )]
+    ViewOver32Bits {
+        /// The kernel.
+        kernel: &'static str,
+        /// The view's parameter.
+        param: &'static str,
+        /// Elements of its memory (padding included).
+        len: usize,
+        /// Its extents, outermost first.
+        extents: Vec<usize>,
+    },
+
     /// A kernel declared `block(x, y, z)` was launched with blocks of another shape.
     #[error("kernel `{kernel}` runs in blocks of {required} threads, but the launch has blocks of {block}")]
     BlockShape {

@@ -217,6 +217,9 @@ pub(crate) fn check_lengths(info: &KernelInfo, args: &[LaunchArg<'_>]) -> Result
     for product in info.len_products {
         check_len_product(info, product, args)?;
     }
+    for &view in info.index32 {
+        check_index32(info, view, &args[view])?;
+    }
     debug_assert!(info
         .params
         .iter()
@@ -277,6 +280,23 @@ fn check_len_product(info: &KernelInfo, rule: &LenProduct, args: &[LaunchArg<'_>
                 info.params[rule.param].name
             )
         },
+    })
+}
+
+/// An `index32(a)` view's memory and extents are at most `u32::MAX` (the kernel computes its
+/// offsets in 32 bits).
+fn check_index32(info: &KernelInfo, view: usize, arg: &LaunchArg<'_>) -> Result<()> {
+    let len = arg.arg.elements().unwrap_or(0);
+    let extents = arg.shape.as_ref().map_or(&[][..], |shape| shape.extents());
+    let limit = u32::MAX as usize;
+    if len <= limit && extents.iter().all(|&e| e <= limit) {
+        return Ok(());
+    }
+    Err(Error::ViewOver32Bits {
+        kernel: info.name,
+        param: info.params[view].name,
+        len,
+        extents: extents.to_vec(),
     })
 }
 

@@ -51,6 +51,10 @@ pub trait Element: Number + sealed::Sealed {
     fn transpose_naive() -> Kernel<TransposeParams<Self>>;
     /// [`transpose::transpose_tiled`] for this type.
     fn transpose_tiled() -> Kernel<TransposeParams<Self>>;
+    /// [`transpose::transpose_naive_wide`] for this type.
+    fn transpose_naive_wide() -> Kernel<TransposeParams<Self>>;
+    /// [`transpose::transpose_tiled_wide`] for this type.
+    fn transpose_tiled_wide() -> Kernel<TransposeParams<Self>>;
     /// [`statistics::statistics_partial`] for this type.
     fn statistics_partial() -> Kernel<StatisticsParams<Self>>;
     /// [`statistics::statistics_merge`] for this type.
@@ -82,6 +86,12 @@ macro_rules! element {
             }
             fn transpose_tiled() -> Kernel<TransposeParams<$t>> {
                 transpose::transpose_tiled::<$t>()
+            }
+            fn transpose_naive_wide() -> Kernel<TransposeParams<$t>> {
+                transpose::transpose_naive_wide::<$t>()
+            }
+            fn transpose_tiled_wide() -> Kernel<TransposeParams<$t>> {
+                transpose::transpose_tiled_wide::<$t>()
             }
             fn statistics_partial() -> Kernel<StatisticsParams<$t>> {
                 statistics::statistics_partial::<$t>()

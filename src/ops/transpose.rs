@@ -2,7 +2,9 @@
 
 use super::{check_len, checked_product, grid_2d, to_u32, Element};
 #[cfg(doc)]
-use crate::kernels::transpose::{transpose_naive, transpose_tiled};
+use crate::kernels::transpose::{
+    transpose_naive, transpose_naive_wide, transpose_tiled, transpose_tiled_wide,
+};
 use crate::kernels::transpose::{TRANSPOSE_ROWS, TRANSPOSE_TILE};
 use crate::{launch, Error, InputData, Module, OutputData, Result};
 
@@ -35,11 +37,14 @@ pub enum Transpose {
 /// # Ok::<(), ferrocuda::Error>(())
 /// ```
 ///
+/// Matrices of at most `u32::MAX` elements run the kernels that index in 32 bits; larger ones
+/// their 64-bit twins ([`transpose_naive_wide`], [`transpose_tiled_wide`]), which move the same
+/// bits.
+///
 /// # Errors
-/// [`Error::InvalidInput`] before anything runs if `rows` or `cols` is zero, if `rows·cols` is
-/// above `u32::MAX` (the kernels index in 32 bits), if `input` or `output` is not `rows·cols` long, or if
-/// the matrix needs more blocks than the device's grid allows (65,535 in y on CUDA GPUs: more
-/// than 2,097,120 rows for [`Transpose::Coalesced`]); launch errors.
+/// [`Error::InvalidInput`] before anything runs if `rows` or `cols` is zero or above `u32::MAX`,
+/// if `input` or `output` is not `rows·cols` long, or if the matrix needs more blocks than the
+/// device's grid allows (65,535 in y on CUDA GPUs: more than 2,097,120 rows for [`Transpose::Coalesced`]); launch errors.
 pub fn transpose<T: Element>(
     kernels: &Module,
     input: &(impl InputData<T> + ?Sized),
@@ -57,8 +62,7 @@ pub fn transpose<T: Element>(
     }
     let (r, c) = (to_u32(OP, "rows", rows)?, to_u32(OP, "cols", cols)?);
     let len = checked_product(OP, "rows·cols", rows, cols)?;
-    // The kernels index in 32 bits (`len(input = rows * cols)`).
-    to_u32(OP, "rows·cols", len)?;
+    let wide = needs_wide_indices(len);
     let why = format!("rows × cols = {rows} × {cols}");
     check_len(OP, "input", input.len(), len, &why)?;
     check_len(OP, "output", output.len(), len, &why)?;
@@ -67,13 +71,38 @@ pub fn transpose<T: Element>(
             let tile = (NAIVE_BLOCK, NAIVE_BLOCK);
             let grid = grid_2d(OP, kernels, (cols, "columns"), (rows, "rows"), tile)?;
             let block = (NAIVE_BLOCK as u32, NAIVE_BLOCK as u32);
-            launch!(kernels, T::transpose_naive[grid, block](input, output, r, c))
+            match wide {
+                false => launch!(kernels, T::transpose_naive[grid, block](input, output, r, c)),
+                true => launch!(kernels, T::transpose_naive_wide[grid, block](input, output, r, c)),
+            }
         }
         Transpose::Coalesced => {
             let tile = (TRANSPOSE_TILE, TRANSPOSE_TILE);
             let grid = grid_2d(OP, kernels, (cols, "columns"), (rows, "rows"), tile)?;
             let block = (TRANSPOSE_TILE as u32, TRANSPOSE_ROWS as u32);
-            launch!(kernels, T::transpose_tiled[grid, block](input, output, r, c))
+            match wide {
+                false => launch!(kernels, T::transpose_tiled[grid, block](input, output, r, c)),
+                true => launch!(kernels, T::transpose_tiled_wide[grid, block](input, output, r, c)),
+            }
         }
+    }
+}
+
+/// Whether a matrix of `len` elements needs the 64-bit kernels: the 32-bit ones take at most
+/// `u32::MAX` (`len(input = rows * cols)`).
+fn needs_wide_indices(len: usize) -> bool {
+    len > u32::MAX as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::needs_wide_indices;
+
+    #[test]
+    fn matrices_past_u32_max_elements_take_the_64_bit_kernels() {
+        assert!(!needs_wide_indices(1));
+        assert!(!needs_wide_indices(u32::MAX as usize));
+        assert!(needs_wide_indices(u32::MAX as usize + 1));
+        assert!(needs_wide_indices(65_536 * 65_536));
     }
 }
