@@ -231,7 +231,8 @@ mod tests {
             assert!(arena.borrow().overflow.is_empty());
         }
         let arena = arena.into_inner();
-        let needed = [1, 8, 40].map(|size: usize| (size * threads).div_ceil(64) * 64);
+        let sizes = [1, 8, core::mem::size_of::<(u32, [f64; 3])>()];
+        let needed = sizes.map(|size| (size * threads).div_ceil(64) * 64);
         assert_eq!(arena.capacity, needed.iter().sum::<usize>());
     }
 
