@@ -35,5 +35,6 @@ MIRIFLAGS="$MIRIFLAGS -Zmiri-tree-borrows -Zmiri-ignore-leaks" miri -p ferrocuda
 MIRIFLAGS="$MIRIFLAGS -Zmiri-tree-borrows -Zmiri-ignore-leaks" miri -p ferrocuda-host --test owned_outputs
 # The same for outputs owned through a grid-stride loop (each thread's run, in chunks).
 MIRIFLAGS="$MIRIFLAGS -Zmiri-tree-borrows -Zmiri-ignore-leaks" miri -p ferrocuda-host --test owned_grid_stride
-# Out's accessors; the executor without barriers (no coroutine is made) and its shared arrays.
-miri -p ferrocuda-std --lib -- out:: cpu::tests::run_block_visits cpu::tests::a_shared_array_too_large
+# Out's accessors; the executor without barriers (no coroutine is made) and its shared arrays;
+# the split path's carried-variable slots and their arena.
+miri -p ferrocuda-std --lib -- out:: cpu::tests::run_block_visits cpu::tests::a_shared_array_too_large cpu::slots::tests

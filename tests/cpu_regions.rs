@@ -57,6 +57,7 @@ fn each_kernel_reports_the_path_the_macro_chose() {
         *divergent_rounds.info(),
         *ferrocuda::kernels::transpose::transpose_tiled::<f32>().info(),
         *ferrocuda::kernels::matmul::matmul_tiled::<f32>().info(),
+        *ferrocuda::kernels::matmul::matmul_blocked.info(),
     ];
     for info in regions {
         assert_eq!(info.cpu_path, CpuPath::Regions, "{}", info.name);
@@ -293,7 +294,9 @@ fn a_missing_barrier_after_a_helper_barrier_is_a_race_in_checked_mode() {
 
 #[test]
 fn the_library_kernels_give_the_same_results_on_both_paths() {
-    use ferrocuda::kernels::matmul::{matmul_tiled, TILE};
+    use ferrocuda::kernels::matmul::{
+        matmul_blocked, matmul_tiled, BLOCKED_M, BLOCKED_N, BLOCKED_THREADS, TILE,
+    };
     use ferrocuda::kernels::transpose::{transpose_tiled, TRANSPOSE_ROWS, TRANSPOSE_TILE};
     let (rows, cols) = (45usize, 70usize);
     let input: Vec<f32> = (0..rows * cols).map(|i| i as f32 * 0.5).collect();
@@ -326,18 +329,29 @@ fn the_library_kernels_give_the_same_results_on_both_paths() {
         let grid = ((n as u32).div_ceil(t), (m as u32).div_ceil(t));
         launch!(kernels, matmul_tiled[grid, (t, t)](&a, &b, &mut product, m as u32, n as u32, k as u32))
             .unwrap();
+        // The register-blocked product: one 128 × 128 tile of C per block, 8 × 8 per thread,
+        // its accumulators and loaders carried across the barriers of its k-loop.
+        let mut blocked = vec![0.0f32; m * n];
+        let grid = (
+            (n as u32).div_ceil(BLOCKED_N as u32),
+            (m as u32).div_ceil(BLOCKED_M as u32),
+        );
+        launch!(kernels, matmul_blocked[grid, BLOCKED_THREADS as u32](&a, &b, &mut blocked, m as u32, n as u32, k as u32))
+            .unwrap();
         for i in 0..m {
             for j in 0..n {
                 let expected: f64 = (0..k)
                     .map(|p| a[i * k + p] as f64 * b[p * n + j] as f64)
                     .sum();
-                assert!(
-                    (product[i * n + j] as f64 - expected).abs() < 1e-3,
-                    "coroutines={coroutines}"
-                );
+                for (what, c) in [("tiled", &product), ("blocked", &blocked)] {
+                    assert!(
+                        (c[i * n + j] as f64 - expected).abs() < 1e-3,
+                        "{what}, coroutines={coroutines}"
+                    );
+                }
             }
         }
-        results.push((transposed, product));
+        results.push((transposed, product, blocked));
     }
     assert_eq!(results[0], results[1]);
 }

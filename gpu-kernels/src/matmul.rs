@@ -5,7 +5,7 @@
 //! 128 registers in f64 alone, and an f64 instance needs 255 registers and spills (ptxas 12.9:
 //! 84 bytes at sm_70, 8 at sm_80 and sm_90).
 
-use ferrocuda_std::{kernel, shared, thread, Number, Out};
+use ferrocuda_std::{kernel, shared, thread, Number, Out, Shared};
 
 /// Side of the square tiles of [`matmul_tiled`]; launch it with `TILE × TILE` blocks.
 pub const TILE: usize = 16;
@@ -166,7 +166,9 @@ pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32)
     let a_rows = m.saturating_sub(row0 + 4 * a_quad).min(4) as u32;
     let b_start = b_k * n + col0 + 4 * b_quad;
     let b_cols = n.saturating_sub(col0 + 4 * b_quad).min(4) as u32;
-    let load = |step: u32| -> (F32x4, F32x4) {
+    // `move`: they copy what they use, so that the CPU executor's split path can carry them
+    // across the barriers (a closure borrowing this region's locals could not be).
+    let load = move |step: u32| -> (F32x4, F32x4) {
         let k0 = step as usize * BLOCKED_K;
         let mut from_a = [0.0f32; 4];
         let mut from_b = [0.0f32; 4];
@@ -184,13 +186,13 @@ pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32)
         }
         (F32x4(from_a), F32x4(from_b))
     };
-    let store = |buffer: usize, (from_a, from_b): (F32x4, F32x4)| {
+    let store = move |buffer: usize, (from_a, from_b): (F32x4, F32x4)| {
         a_tiles.set(buffer * A_TILE + a_k * A_PITCH + a_quad, from_a);
         b_tiles.set(buffer * B_TILE + b_k * (BLOCKED_N / 4) + b_quad, from_b);
     };
 
     let (tx, ty) = (t % 16, t / 16);
-    let mut acc = [[0.0f32; BLOCKED_PER_THREAD]; BLOCKED_PER_THREAD];
+    let mut acc = Accumulators([[0.0f32; BLOCKED_PER_THREAD]; BLOCKED_PER_THREAD]);
     // u32 (k is one): 64-bit counters cost registers, scarce here.
     let steps = (k as u32).div_ceil(BLOCKED_K as u32);
     store(0, load(0));
@@ -200,6 +202,33 @@ pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32)
         if step + 1 < steps {
             store(1 - buffer, load(step + 1));
         }
+        acc.add_step(a_tiles, b_tiles, buffer, tx, ty);
+        // Ends this step's reads of `buffer` before the next step overwrites it, and publishes
+        // the next tiles.
+        thread::sync_threads();
+    }
+    // SAFETY: c.len() >= m·n, asserted above.
+    unsafe { acc.write(&c, (m, n), (row0 + 4 * ty, col0 + 4 * tx)) };
+}
+
+/// The `8 × 8` elements of C a thread of [`matmul_blocked`] accumulates. Its steps are methods,
+/// not code of the kernel's body, so that they can be unrolled (`unrolled!`, which `#[kernel]`
+/// cannot look into) while the body stays one the CPU executor splits at its barriers.
+#[derive(Clone, Copy)]
+struct Accumulators([[f32; BLOCKED_PER_THREAD]; BLOCKED_PER_THREAD]);
+
+impl Accumulators {
+    /// Adds the products of the `BLOCKED_K` k-rows of the tiles in `buffer`: per k-row, this
+    /// thread's 8 values of A (two quads) times its 8 of B (two quads).
+    #[inline(always)]
+    fn add_step(
+        &mut self,
+        a_tiles: Shared<F32x4>,
+        b_tiles: Shared<F32x4>,
+        buffer: usize,
+        tx: usize,
+        ty: usize,
+    ) {
         // Unrolled, as nvcc does, so that the 8 steps' loads and multiply-adds interleave.
         const _: () = assert!(
             BLOCKED_K == 8,
@@ -212,29 +241,33 @@ pub fn matmul_blocked(a: &[f32], b: &[f32], c: Out<f32>, m: u32, n: u32, k: u32)
             let b_values = [b_tiles.get(b_at).0, b_tiles.get(b_at + HALF).0];
             for i in 0..BLOCKED_PER_THREAD {
                 for j in 0..BLOCKED_PER_THREAD {
-                    acc[i][j] =
-                        crate::fma(a_values[i / 4][i % 4], b_values[j / 4][j % 4], acc[i][j]);
+                    self.0[i][j] =
+                        crate::fma(a_values[i / 4][i % 4], b_values[j / 4][j % 4], self.0[i][j]);
                 }
             }
         });
-        // Ends this step's reads of `buffer` before the next step overwrites it, and publishes
-        // the next tiles.
-        thread::sync_threads();
     }
 
-    // Element (i, j) of `acc` is C's element (top + r(i), left + r(j)), r(i) = 64·(i/4) + i%4.
-    let (top, left) = (row0 + 4 * ty, col0 + 4 * tx);
-    let (rows, cols) = (m.saturating_sub(top), n.saturating_sub(left));
-    // Unrolled (LLVM keeps the outer loop of two), so that `acc` stays in registers.
-    unrolled!(i in [0, 1, 2, 3, 4, 5, 6, 7] {
-        let r = (i / 4) * (BLOCKED_M / 2) + i % 4;
-        for (j, &value) in acc[i].iter().enumerate() {
-            let q = (j / 4) * (BLOCKED_N / 2) + j % 4;
-            if r < rows && q < cols {
-                // SAFETY: the row (top + r) is below m and the column (left + q) below n, so the
-                // index is below m·n ≤ c.len().
-                unsafe { c.set_unchecked((top + r) * n + left + q, value) };
+    /// Writes the accumulators into C (`m × n`): element (i, j) is C's element (top + r(i),
+    /// left + r(j)), r(i) = 64·(i/4) + i%4; those outside C are dropped.
+    ///
+    /// # Safety
+    /// `c.len() >= m·n`.
+    #[inline(always)]
+    unsafe fn write(&self, c: &Out<f32>, (m, n): (usize, usize), (top, left): (usize, usize)) {
+        let (rows, cols) = (m.saturating_sub(top), n.saturating_sub(left));
+        // Unrolled (LLVM keeps the outer loop of two), so that the accumulators stay in
+        // registers.
+        unrolled!(i in [0, 1, 2, 3, 4, 5, 6, 7] {
+            let r = (i / 4) * (BLOCKED_M / 2) + i % 4;
+            for (j, &value) in self.0[i].iter().enumerate() {
+                let q = (j / 4) * (BLOCKED_N / 2) + j % 4;
+                if r < rows && q < cols {
+                    // SAFETY: the row (top + r) is below m and the column (left + q) below n,
+                    // so the index is below m·n ≤ c.len() (the caller).
+                    unsafe { c.set_unchecked((top + r) * n + left + q, value) };
+                }
             }
-        }
-    });
+        });
+    }
 }

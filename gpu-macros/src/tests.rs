@@ -418,5 +418,103 @@ fn block_uniform_lets_are_hoisted_above_the_regions_and_per_thread_ones_carried(
             .unwrap_or_else(|| panic!("{carried}: {split}"));
         assert!(at > first_region, "{carried} was hoisted: {split}");
     }
-    assert!(split.contains("Some ((t , half ,))"), "{split}");
+    // Each in slots of its own, filled by the first region and read by the second.
+    let second_region = first_region + 1 + split[first_region + 1..].find("run_region").unwrap();
+    // `t`, a cast bound without `mut`, never changes: copied out, never moved.
+    for (name, slots, read) in [
+        ("t", "__ferrocuda_slots_1", "get"),
+        ("half", "__ferrocuda_slots_2", "take"),
+    ] {
+        let put = split
+            .find(&format!("{slots} . put (__ferrocuda_linear , {name})"))
+            .unwrap_or_else(|| panic!("{name} is not stored: {split}"));
+        assert!(put < second_region, "{split}");
+        // Assembled, so that tests/safety_comments.rs does not take the text for a block.
+        let (keyword, open) = ("unsafe", "{");
+        let take =
+            format!("let mut {name} = {keyword} {open} {slots} . {read} (__ferrocuda_linear) }}");
+        assert!(split[second_region..].contains(&take), "{take}: {split}");
+    }
+}
+
+/// The regions of `code`'s split function, in order (the text from each `run_region` to the
+/// next).
+fn split_regions(code: &str) -> Vec<&str> {
+    let split = &code[code.find("fn __ferrocuda_split").unwrap()..];
+    let split = &split[..split
+        .find("fn __ferrocuda_split_wide")
+        .unwrap_or(split.len())];
+    split.split("run_region").skip(1).collect()
+}
+
+#[test]
+fn a_region_reads_only_the_carried_variables_it_names_and_writes_only_those_it_may_change() {
+    let code = expand_str(
+        "",
+        "pub fn k(x: &[u32], out: Out<u32>) { \
+            let t = thread::thread_idx().x as usize; \
+            let mut sum = x[t]; \
+            let far = x[t + 1]; \
+            thread::sync_threads(); \
+            sum += 1; \
+            thread::sync_threads(); \
+            let near = t * 2; \
+            thread::sync_threads(); \
+            out.set(t, sum + far + near as u32); \
+        }",
+    )
+    .unwrap();
+    let regions = split_regions(&code);
+    assert_eq!(regions.len(), 4, "{code}");
+    let reads = |region: &str, slots: &str| {
+        region.contains(&format!("{slots} . take")) || region.contains(&format!("{slots} . get"))
+    };
+    let writes = |region: &str, slots: &str| region.contains(&format!("{slots} . put"));
+    // t, sum and far get slots 1 to 3 in the first region, near slots 4 in the third.
+    let (t, sum, far, near) = (
+        "__ferrocuda_slots_1",
+        "__ferrocuda_slots_2",
+        "__ferrocuda_slots_3",
+        "__ferrocuda_slots_4",
+    );
+    assert!(writes(regions[0], t) && writes(regions[0], sum) && writes(regions[0], far));
+    // `sum += 1`: sum only; t and far stay where they are.
+    assert!(
+        reads(regions[1], sum) && writes(regions[1], sum),
+        "{}",
+        regions[1]
+    );
+    for other in [t, far, near] {
+        assert!(
+            !reads(regions[1], other) && !writes(regions[1], other),
+            "{}",
+            regions[1]
+        );
+    }
+    // `let near = t * 2`: copies t (fixed: a cast without `mut`, never stored back), makes
+    // near (fixed too: arithmetic of fixed values).
+    assert!(regions[2].contains(&format!("{t} . get")), "{}", regions[2]);
+    assert!(
+        !writes(regions[2], t) && writes(regions[2], near),
+        "{}",
+        regions[2]
+    );
+    // near is copied out too; sum (`mut`) and far (an element of a slice) are moved out.
+    for (slots, how) in [(near, "get"), (sum, "take"), (far, "take")] {
+        let read = format!("{slots} . {how}");
+        assert!(regions[3].contains(&read), "{read}: {}", regions[3]);
+    }
+    assert!(
+        !reads(regions[2], sum) && !reads(regions[2], far),
+        "{}",
+        regions[2]
+    );
+    // The last region reads everything it uses and writes nothing back.
+    for slots in [t, sum, far, near] {
+        assert!(
+            reads(regions[3], slots) && !writes(regions[3], slots),
+            "{}",
+            regions[3]
+        );
+    }
 }

@@ -1,5 +1,5 @@
 //! Code generation for the plans of the parent module: the elementwise loop nest, and the
-//! region loops with their per-thread stores and trip decisions.
+//! region loops with the slots of their carried variables and their trip decisions.
 
 use super::{declared, path_names, pattern_names, Seg, SegPlan};
 use proc_macro2::{Span, TokenStream as TokenStream2, TokenTree};
@@ -285,12 +285,111 @@ fn loop_nest(stmts: &[Stmt], names: &Names, runs: bool) -> TokenStream2 {
     }
 }
 
-/// Code generation for [`Plan::Regions`]: a store is the variable holding, per thread, the
-/// tuple of the carried names (`None`: the thread returned).
+/// A variable carried from region to region: the name the kernel gave it and the hygienic name
+/// of its per-thread slots (`ferrocuda_std::cpu::Slots`, one array per variable). A rebinding
+/// (`let x = …` again) is another variable with slots of its own.
+#[derive(Clone)]
+struct Carried {
+    name: Ident,
+    slots: Ident,
+    /// Bound without `mut` to a value of a primitive type (`fixed_lets`): it never changes, so
+    /// a region copies it out of its slot and never stores it back.
+    fixed: bool,
+}
+
+/// The names of `stmts`' top-level `let`s whose value can never change: bound without `mut`
+/// to a cast, a literal, a thread's index (`thread::thread_idx()`, `thread::index_1d()`), a
+/// field of one, or arithmetic of those and of the `fixed` names before them. Their types are
+/// primitive (or `Dim3`), with no interior mutability, so the value in the slot stays the
+/// value. A later `let` of the same name decides for that name.
+fn fixed_lets(stmts: &[Stmt], fixed: &mut BTreeSet<String>) {
+    fn primitive(expr: &Expr, fixed: &BTreeSet<String>) -> bool {
+        match expr {
+            Expr::Lit(_) | Expr::Cast(_) => true,
+            Expr::Paren(e) => primitive(&e.expr, fixed),
+            Expr::Group(e) => primitive(&e.expr, fixed),
+            Expr::Unary(e) => !matches!(e.op, syn::UnOp::Deref(_)) && primitive(&e.expr, fixed),
+            Expr::Binary(e) => primitive(&e.left, fixed) && primitive(&e.right, fixed),
+            Expr::Field(e) => primitive(&e.base, fixed),
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|i| fixed.contains(&i.to_string())),
+            Expr::Call(call) if call.args.is_empty() => match &*call.func {
+                Expr::Path(p) => matches!(
+                    path_names(p)
+                        .iter()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                        .as_slice(),
+                    ["thread" | "ferrocuda_std", .., "thread_idx" | "index_1d"]
+                        | ["thread_idx" | "index_1d"]
+                ),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+    /// The names `pat` binds to `expr`, each with whether it is fixed.
+    fn bind(
+        pat: &syn::Pat,
+        expr: Option<&Expr>,
+        fixed: &BTreeSet<String>,
+        out: &mut Vec<(String, bool)>,
+    ) {
+        match (pat, expr) {
+            (syn::Pat::Ident(p), _) if p.subpat.is_none() => {
+                let value = expr.is_some_and(|e| primitive(e, fixed));
+                out.push((
+                    p.ident.to_string(),
+                    p.mutability.is_none() && p.by_ref.is_none() && value,
+                ));
+            }
+            (syn::Pat::Type(t), _) => bind(&t.pat, expr, fixed, out),
+            (syn::Pat::Tuple(t), Some(Expr::Tuple(e))) if t.elems.len() == e.elems.len() => {
+                for (p, e) in t.elems.iter().zip(&e.elems) {
+                    bind(p, Some(e), fixed, out);
+                }
+            }
+            (pat, _) => {
+                let mut names = Vec::new();
+                pattern_names(pat, &mut names);
+                out.extend(names.iter().map(|n| (n.to_string(), false)));
+            }
+        }
+    }
+    for stmt in stmts {
+        let Stmt::Local(local) = stmt else { continue };
+        let init = local.init.as_ref().filter(|init| init.diverge.is_none());
+        let mut names = Vec::new();
+        bind(&local.pat, init.map(|init| &*init.expr), fixed, &mut names);
+        for (name, is_fixed) in names {
+            if is_fixed {
+                fixed.insert(name);
+            } else {
+                fixed.remove(&name);
+            }
+        }
+    }
+}
+
+/// The carried variables among `carried` that `names` name, in the order of `names`.
+fn restrict(carried: &[Carried], names: &[Ident]) -> Vec<Carried> {
+    names
+        .iter()
+        .filter_map(|name| carried.iter().find(|c| c.name == *name).cloned())
+        .collect()
+}
+
+/// Code generation for [`Plan::Regions`]. Every carried variable's slots are made once at the
+/// top of the block's function; the code generator knows, at each point, which variables' slots
+/// hold a value for every live thread (the `Vec<Carried>` it passes along), and a region reads
+/// only those.
 struct Gen {
     names: Names,
-    store: Ident,
     counter: usize,
+    /// Every carried variable's slots, declared at the top.
+    slots: Vec<Ident>,
 }
 
 impl Gen {
@@ -302,64 +401,154 @@ impl Gen {
         )
     }
 
-    /// One region: every live thread runs `prelude` and `stmts` with `carried_in` bound, and
-    /// leaves `carried_out` in the store; `barrier_after`: the `sync_threads()` ending it.
+    /// One region: every live thread runs `prelude` (which binds `prelude_binds`) and `stmts`,
+    /// reading from `carried_in` the variables they name, and leaves `carried_out` in their
+    /// slots: the variables it bound in new slots, those it read back in theirs, the others
+    /// untouched. `barrier_after`: the `sync_threads()` ending it. Returns the code and what
+    /// is carried after it.
     fn region(
         &mut self,
-        carried_in: &[Ident],
+        carried_in: &[Carried],
         prelude: TokenStream2,
+        prelude_binds: &[Ident],
         stmts: &[Stmt],
         carried_out: &[Ident],
         barrier_after: Option<Span>,
-    ) -> TokenStream2 {
-        let next = self.fresh("next");
-        let (regions, tid, store) = (&self.names.regions, &self.names.tid, &self.store);
+    ) -> (TokenStream2, Vec<Carried>) {
+        let mut used = BTreeSet::new();
+        idents_of(prelude.clone(), &mut used);
+        stmts
+            .iter()
+            .for_each(|s| idents_of(s.to_token_stream(), &mut used));
+        let bound: BTreeSet<String> = declared(stmts)
+            .iter()
+            .chain(prelude_binds)
+            .map(ToString::to_string)
+            .collect();
+        let read: Vec<&Carried> = carried_in
+            .iter()
+            .filter(|c| used.contains(&c.name.to_string()))
+            .collect();
+        let mut fixed: BTreeSet<String> = carried_in
+            .iter()
+            .filter(|c| c.fixed)
+            .map(|c| c.name.to_string())
+            .collect();
+        for name in prelude_binds {
+            fixed.remove(&name.to_string());
+        }
+        fixed_lets(stmts, &mut fixed);
+        let (mut after, mut written) = (Vec::new(), Vec::new());
+        for name in carried_out {
+            let carried = if bound.contains(&name.to_string()) {
+                let slots = self.fresh("slots");
+                self.slots.push(slots.clone());
+                let carried = Carried {
+                    name: name.clone(),
+                    slots,
+                    fixed: fixed.contains(&name.to_string()),
+                };
+                written.push(carried.clone());
+                carried
+            } else if let Some(c) = carried_in.iter().find(|c| c.name == *name) {
+                if read.iter().any(|r| r.name == *name) && !c.fixed {
+                    written.push(c.clone());
+                }
+                c.clone()
+            } else {
+                // Not a variable of the body's (a parameter, a hoisted `let`): nothing to carry.
+                continue;
+            };
+            after.push(carried);
+        }
+        let (regions, tid, linear) = (&self.names.regions, &self.names.tid, &self.names.linear);
         let label = self.names.label();
         let on_return = quote! {
             #regions.returned();
             break #label;
         };
         let code = region_code(stmts, &self.names, on_return);
-        let linear = &self.names.linear;
-        let slot = Ident::new("__ferrocuda_slot", Span::mixed_site());
         let barrier_after = match barrier_after {
             Some(span) => {
                 quote_spanned!(span=> ::core::option::Option::Some(::core::panic::Location::caller()))
             }
             None => quote!(::core::option::Option::None),
         };
-        quote! {
-            let #next = #regions.store();
-            #regions.run_region(&#store, &#next, #barrier_after, |#linear: usize, #slot| {
-                #[allow(unused_mut, unused_variables, unused_parens)]
-                let (#(mut #carried_in,)*) = #slot?;
-                #[allow(unused_variables)]
-                let #tid = #regions.enter(#linear);
+        let reads = read.iter().map(|Carried { name, slots, fixed }| {
+            let value = if *fixed {
+                quote!(#slots.get(#linear))
+            } else {
+                quote!(#slots.take(#linear))
+            };
+            quote! {
+                #[allow(unused_mut, unused_variables)]
+                // SAFETY: `linear` is one of the block's threads, which has not returned
+                // (`run_region` runs no other), so it ran to its end every region since the one
+                // that filled this slot; no region since emptied it (the generator reads a
+                // variable only from the slots it knows hold it, and moves it back in, or to no
+                // later region; a fixed one it only copies).
+                let mut #name = unsafe { #value };
+            }
+        });
+        let write = (!written.is_empty()).then(|| {
+            let (names, slots) = (
+                written.iter().map(|c| &c.name),
+                written.iter().map(|c| &c.slots),
+            );
+            quote! {
+                // SAFETY: `linear` is one of the block's threads (`run_region` passes no other).
+                unsafe { #(#slots.put(#linear, #names);)* }
+            }
+        });
+        let code = quote! {
+            // `move`: a copy of everything it captures (slots, parameters, hoisted `let`s, all
+            // `Copy`), for `run_region` to keep in registers.
+            #regions.run_region(#barrier_after, move |#linear: usize, #tid: ::ferrocuda_std::Dim3| -> bool {
+                #(#reads)*
                 #[allow(unused_labels)]
                 #label: {
                     #prelude
                     #code
-                    return ::core::option::Option::Some((#(#carried_out,)*));
+                    #write
+                    return true;
                 }
-                ::core::option::Option::None
+                false
             });
-            #regions.recycle(#store);
-            #[allow(unused_variables)]
-            let #store = #next;
+        };
+        (code, after)
+    }
+
+    /// Checks that `carried` holds each of `end` (the variables a loop's head carries) in the
+    /// slots the head has them in: where the next trip's regions will read them.
+    fn close(carried: &[Carried], end: &[Carried]) -> Result<(), TokenStream2> {
+        match end.iter().find(|e| {
+            !carried
+                .iter()
+                .any(|c| c.name == e.name && c.slots == e.slots)
+        }) {
+            None => Ok(()),
+            Some(missing) => {
+                let message = format!(
+                    "#[kernel]: `{}` does not reach the end of the loop body in its slots (a bug \
+                     of the region splitting; FERROCUDA_CPU_PATH=coroutine avoids it)",
+                    missing.name
+                );
+                Err(quote!(::core::compile_error!(#message);))
+            }
         }
     }
 
-    /// The code of `segs`, which start with `carried` in the store and must end with
-    /// `carried_end` in it; `later`: names used after `segs` (by an enclosing loop or what
-    /// follows it).
+    /// The code of `segs`, which start with `carried` in their slots; `later`: names used after
+    /// `segs` (by an enclosing loop or what follows it); `carried_end`: the names the last
+    /// region must leave (a loop body's: its head's).
     fn segs(
         &mut self,
         segs: &[Seg],
-        mut carried: Vec<Ident>,
+        mut carried: Vec<Carried>,
         mut scope: Vec<Ident>,
         later: &BTreeSet<String>,
         carried_end: Option<&[Ident]>,
-    ) -> (TokenStream2, Vec<Ident>) {
+    ) -> (TokenStream2, Vec<Carried>) {
         let mut out = TokenStream2::new();
         // Names used by each segment's successors (and `later`).
         let mut after: Vec<BTreeSet<String>> = vec![later.clone(); segs.len()];
@@ -395,14 +584,16 @@ impl Gen {
                         Some(Seg::Collective(site)) => Some(site.span),
                         _ => None,
                     };
-                    out.extend(self.region(
+                    let (code, now) = self.region(
                         &carried,
                         TokenStream2::new(),
+                        &[],
                         stmts,
                         &out_names,
                         barrier_after,
-                    ));
-                    carried = out_names;
+                    );
+                    out.extend(code);
+                    carried = now;
                 }
                 Seg::Barrier(span) => {
                     let regions = &self.names.regions;
@@ -411,20 +602,6 @@ impl Gen {
                             return;
                         }
                     });
-                    if last {
-                        if let Some(end) = carried_end {
-                            if end != carried.as_slice() {
-                                out.extend(self.region(
-                                    &carried,
-                                    TokenStream2::new(),
-                                    &[],
-                                    end,
-                                    None,
-                                ));
-                                carried = end.to_vec();
-                            }
-                        }
-                    }
                 }
                 Seg::Collective(site) => {
                     out.extend(super::collective::fold_code(site, &self.names.regions))
@@ -433,27 +610,7 @@ impl Gen {
                     let (code, now) = self.trip_loop(seg, &carried, &scope, &after[k]);
                     out.extend(code);
                     carried = now;
-                    if last {
-                        if let Some(end) = carried_end {
-                            if end != carried.as_slice() {
-                                out.extend(self.region(
-                                    &carried,
-                                    TokenStream2::new(),
-                                    &[],
-                                    end,
-                                    None,
-                                ));
-                                carried = end.to_vec();
-                            }
-                        }
-                    }
                 }
-            }
-        }
-        if segs.is_empty() {
-            if let Some(end) = carried_end {
-                out.extend(self.region(&carried, TokenStream2::new(), &[], end, None));
-                carried = end.to_vec();
             }
         }
         (out, carried)
@@ -463,10 +620,10 @@ impl Gen {
     fn trip_loop(
         &mut self,
         seg: &Seg,
-        carried: &[Ident],
+        carried: &[Carried],
         scope: &[Ident],
         after: &BTreeSet<String>,
-    ) -> (TokenStream2, Vec<Ident>) {
+    ) -> (TokenStream2, Vec<Carried>) {
         let (body, span) = match seg {
             Seg::While { body, span, .. } | Seg::For { body, span, .. } => (body, *span),
             _ => unreachable!("a loop segment"),
@@ -474,16 +631,15 @@ impl Gen {
         let mut used = after.clone();
         seg_idents(seg, &mut used);
         let mut out = TokenStream2::new();
-        let mut carried = carried.to_vec();
-        let mut head: Vec<Ident> = scope
+        let mut head_names: Vec<Ident> = scope
             .iter()
             .filter(|n| used.contains(&n.to_string()))
             .cloned()
             .collect();
-        dedup_last(&mut head);
+        dedup_last(&mut head_names);
         let regions = self.names.regions.clone();
         // For a `for`: the iterator and the current item are per-thread variables of the head.
-        let (decide_code, body_prelude) = match seg {
+        let (head, decide_code, body_prelude, prelude_binds) = match seg {
             Seg::For { pat, iter, .. } => {
                 let (it, item) = (self.fresh("iter"), self.fresh("item"));
                 let mut rewritten = (**iter).clone();
@@ -495,12 +651,17 @@ impl Gen {
                 let init: Stmt = syn::parse_quote! {
                     let (#it, #item) = (::core::iter::IntoIterator::into_iter(#rewritten), ::core::option::Option::None);
                 };
-                let mut with_iter = head.clone();
-                with_iter.push(it.clone());
-                with_iter.push(item.clone());
-                out.extend(self.region(&carried, TokenStream2::new(), &[init], &with_iter, None));
-                carried = with_iter.clone();
-                head = with_iter;
+                head_names.push(it.clone());
+                head_names.push(item.clone());
+                let (code, head) = self.region(
+                    carried,
+                    TokenStream2::new(),
+                    &[],
+                    &[init],
+                    &head_names,
+                    None,
+                );
+                out.extend(code);
                 // The body's regions carry them to the next trip.
                 used.insert(it.to_string());
                 used.insert(item.to_string());
@@ -515,7 +676,9 @@ impl Gen {
                         ::core::option::Option::None => ::core::unreachable!("the block decided on another trip"),
                     };
                 };
-                (decide, prelude)
+                let mut binds = Vec::new();
+                pattern_names(pat, &mut binds);
+                (head, decide, prelude, binds)
             }
             Seg::While { cond, .. } => {
                 let mut rewritten = (**cond).clone();
@@ -525,85 +688,78 @@ impl Gen {
                 }
                 .visit_expr_mut(&mut rewritten);
                 let go = &self.names.go;
-                (quote!(let #go: bool = #rewritten;), TokenStream2::new())
+                let decide = quote!(let #go: bool = #rewritten;);
+                (
+                    restrict(carried, &head_names),
+                    decide,
+                    TokenStream2::new(),
+                    Vec::new(),
+                )
             }
             _ => unreachable!("a loop segment"),
         };
-        if carried != head {
-            out.extend(self.region(&carried, TokenStream2::new(), &[], &head, None));
-        }
+        let head_names: Vec<Ident> = head.iter().map(|c| c.name.clone()).collect();
         let first_barrier = first_barrier(body).unwrap_or(span);
-        let store = self.store.clone();
         let (go, linear) = (&self.names.go, &self.names.linear);
         let decide_code = quote! {
             #decide_code
             #regions.vote(#linear, #go);
         };
         // The trip decision is a region whose code votes.
-        let decide_region = self.region_with_raw(&head, decide_code, &head);
+        let (decide_region, _) = self.region(&head, decide_code, &[], &[], &head_names, None);
         let mut body_scope = scope.to_vec();
-        body_scope.extend(head.iter().cloned());
-        if let Seg::For { pat, .. } = seg {
-            pattern_names(pat, &mut body_scope);
+        body_scope.extend(head_names.iter().cloned());
+        body_scope.extend(prelude_binds.iter().cloned());
+        let (body_code, end) = self.segs_with_prelude(
+            body,
+            head.clone(),
+            body_scope,
+            &used,
+            &head_names,
+            (body_prelude, &prelude_binds),
+        );
+        if let Err(error) = Self::close(&end, &head) {
+            out.extend(error);
         }
-        let (body_code, _) =
-            self.segs_with_prelude(body, head.clone(), body_scope, &used, &head, body_prelude);
         let loop_site = quote_spanned!(span=> ::core::panic::Location::caller());
         let barrier_site = quote_spanned!(first_barrier=> ::core::panic::Location::caller());
-        let head_store = self.fresh("head");
         out.extend(quote! {
-            let mut #head_store = #store;
             loop {
-                let #store = #head_store;
                 #decide_region
                 if !#regions.decide(#loop_site, #barrier_site) {
-                    #head_store = #store;
                     break;
                 }
                 #body_code
-                #head_store = #store;
             }
-            let #store = #head_store;
         });
         (out, head)
     }
 
-    /// A region whose code is given as tokens (they may use `__ferrocuda_linear`).
-    fn region_with_raw(
-        &mut self,
-        carried_in: &[Ident],
-        code: TokenStream2,
-        carried_out: &[Ident],
-    ) -> TokenStream2 {
-        self.region(carried_in, code, &[], carried_out, None)
-    }
-
     /// [`Gen::segs`] for a loop body, whose first region starts with `prelude` (binding the
-    /// `for` pattern).
+    /// `for` pattern's names).
     fn segs_with_prelude(
         &mut self,
         body: &[Seg],
-        carried: Vec<Ident>,
+        carried: Vec<Carried>,
         scope: Vec<Ident>,
         later: &BTreeSet<String>,
         end: &[Ident],
-        prelude: TokenStream2,
-    ) -> (TokenStream2, Vec<Ident>) {
+        (prelude, binds): (TokenStream2, &[Ident]),
+    ) -> (TokenStream2, Vec<Carried>) {
         if prelude.is_empty() {
             return self.segs(body, carried, scope, later, Some(end));
         }
         // The prelude runs as a region of its own before the body, carrying the pattern's names.
         let mut used = later.clone();
         body.iter().for_each(|s| seg_idents(s, &mut used));
-        let live: Vec<Ident> = scope
+        let mut live: Vec<Ident> = scope
             .iter()
-            .filter(|n| used.contains(&n.to_string()) || carried.contains(n))
+            .filter(|n| used.contains(&n.to_string()) || carried.iter().any(|c| c.name == **n))
             .cloned()
             .collect();
-        let mut live = live;
         dedup_last(&mut live);
-        let first = self.region(&carried, prelude, &[], &live, None);
-        let (rest, now) = self.segs(body, live, scope, later, Some(end));
+        let (first, now) = self.region(&carried, prelude, binds, &[], &live, None);
+        let (rest, now) = self.segs(body, now, scope, later, Some(end));
         (quote!(#first #rest), now)
     }
 }
@@ -637,15 +793,16 @@ pub(crate) fn regions(segs: &[SegPlan]) -> TokenStream2 {
     let segs: Vec<Seg> = segs.into_iter().map(clone_seg).collect();
     let mut gen = Gen {
         names: Names::new(),
-        store: Ident::new("__ferrocuda_store", Span::mixed_site()),
         counter: 0,
+        slots: Vec::new(),
     };
     let (code, _) = gen.segs(&segs, Vec::new(), Vec::new(), &BTreeSet::new(), None);
-    let (regions, store, base_1d) = (&gen.names.regions, &gen.store, &gen.names.base_1d);
+    let (regions, base_1d, slots) = (&gen.names.regions, &gen.names.base_1d, &gen.slots);
     quote! {
+        let #regions: &::ferrocuda_std::cpu::Regions = #regions;
         #[allow(unused_variables)]
         let #base_1d = #regions.base_1d();
-        let #store = #regions.first_store();
+        #(let #slots = #regions.slots();)*
         #code
     }
 }

@@ -125,8 +125,10 @@ pub(super) fn declarations(segs: &[Seg]) -> Vec<Stmt> {
         match seg {
             Seg::Collective(site) => {
                 let state = &site.state;
+                // A reference: the region closures capture copies (move), and a reference is
+                // what every thread's region must share.
                 out.push(syn::parse_quote! {
-                    let #state = ::ferrocuda_std::cpu::collective::Collective::new();
+                    let #state = &::ferrocuda_std::cpu::collective::Collective::new();
                 });
             }
             Seg::While { body, .. } | Seg::For { body, .. } => out.extend(declarations(body)),
@@ -142,7 +144,7 @@ pub(super) fn fold_code(site: &Site, regions: &Ident) -> proc_macro2::TokenStrea
     let (state, results) = (&site.state, &site.results);
     let caller = quote_spanned!(site.span=> ::core::panic::Location::caller());
     quote! {
-        let #results = match #state.fold(&*#regions, #caller) {
+        let #results = &match #state.fold(&*#regions, #caller) {
             ::core::option::Option::Some(results) => results,
             ::core::option::Option::None => return,
         };

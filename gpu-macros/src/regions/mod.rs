@@ -1,10 +1,11 @@
 //! Region splitting, for the CPU expansion: a kernel body whose barriers (`sync_threads()`) sit
 //! at its top level or inside `while`/`for` loops at its top level is cut at them into regions,
 //! and each region becomes a loop over the block's threads (POCL's and MCUDA's loop fission).
-//! The variables a later region uses travel from one region to the next in a per-thread store
-//! (`Vec<Cell<Option<(names…)>>>`, `None` for a thread that returned). A loop with a barrier in
-//! it asks every thread for its decision (another trip or not) and stops the block with a
-//! divergence report if they differ (`ferrocuda_std::cpu::Regions`).
+//! The variables a later region uses stay between regions in per-thread slots, one array per
+//! variable (`ferrocuda_std::cpu::Slots`); a region reads the ones it names and writes back the
+//! ones it may have changed (`codegen`). A loop with a barrier in it asks every thread for its
+//! decision (another trip or not) and stops the block with a divergence report if they differ
+//! (`ferrocuda_std::cpu::Regions`).
 //!
 //! Splitting is optimistic: the macro cannot look into the functions the body calls (nor into
 //! warp operations' neighbours), and takes them as barrier-free; a barrier or warp operation

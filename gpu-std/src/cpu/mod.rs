@@ -23,6 +23,7 @@ mod panic;
 mod print;
 mod regions;
 mod shared;
+mod slots;
 mod stack_guard;
 
 pub use bug::{BugReport, KernelBug, SharedAccess};
@@ -37,6 +38,7 @@ pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use print::{with_print_capture, PrintCapture};
 pub use regions::{run_regions, Regions};
 pub use shared::{shared_array, SharedSite};
+pub use slots::Slots;
 pub use stack_guard::DEFAULT_STACK_BYTES;
 
 pub(crate) use block::{gathered, wait, Wait, WarpOp, WARP};

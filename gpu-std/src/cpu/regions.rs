@@ -15,12 +15,11 @@
 use super::bug::{raise, KernelBug};
 use super::fallback::{self, End, Fallback};
 use super::interrupt::{self, Interruption};
-use super::{
-    block, linear_to_dim, set_thread, shared, stack_guard, BlockContext, Geometry, BLOCK, THREAD,
-};
+use super::slots::{Arena, Slots};
+use super::{block, linear_to_dim, shared, stack_guard, BlockContext, Geometry, BLOCK, THREAD};
 use super::{ThreadPos, DEFAULT_STACK_BYTES};
 use crate::thread::Dim3;
-use core::cell::Cell;
+use core::cell::{Cell, RefCell};
 use core::panic::Location;
 use std::format;
 use std::vec::Vec;
@@ -28,42 +27,8 @@ use std::vec::Vec;
 std::thread_local! {
     /// Whether a split block runs on this OS thread (a barrier reached then is a hidden one).
     static SPLIT: Cell<bool> = const { Cell::new(false) };
-    /// The per-thread stores' allocations, kept between the blocks this OS thread runs.
-    static KEPT: core::cell::RefCell<Pool> = const { core::cell::RefCell::new(Pool(Vec::new())) };
-}
-
-/// The allocation of an emptied per-thread store, for the next region or block to reuse.
-struct Kept {
-    ptr: *mut u8,
-    capacity: usize,
-    /// Size and alignment of the store's elements: what the allocation's layout is made of.
-    size: usize,
-    align: usize,
-}
-
-/// Emptied stores' allocations (at most [`Pool::MAX`]), freed when dropped.
-struct Pool(Vec<Kept>);
-
-impl Pool {
-    const MAX: usize = 32;
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        for kept in self.0.drain(..) {
-            // SAFETY: `kept` came from a `Vec` of `capacity` elements of this size and
-            // alignment (`Regions::recycle`), so this is the layout it was allocated with.
-            unsafe {
-                std::alloc::dealloc(
-                    kept.ptr,
-                    std::alloc::Layout::from_size_align_unchecked(
-                        kept.size * kept.capacity,
-                        kept.align,
-                    ),
-                )
-            }
-        }
-    }
+    /// The carried variables' memory, kept between the blocks (and launches) this OS thread runs.
+    static KEPT: Cell<Arena> = const { Cell::new(Arena::EMPTY) };
 }
 
 /// Whether this OS thread runs a split block: [`super::block::wait`] hands a barrier reached
@@ -73,17 +38,14 @@ pub(crate) fn in_split_block() -> bool {
     SPLIT.with(Cell::get)
 }
 
-/// A per-thread store: slot `linear` holds thread `linear`'s carried values (`None`: the thread
-/// returned). Cells, so that coroutine threads of a region that fell back can fill theirs in any
-/// order while the region's loop holds the store.
-pub type Store<T> = Vec<Cell<Option<T>>>;
-
 /// The state of one split block, lent to the generated region loops.
 pub struct Regions {
     block: BlockContext,
-    /// Allocations of emptied stores (taken from this OS thread's, and given back after).
-    pool: Pool,
+    /// The memory of the carried variables' slots (taken from this OS thread's, given back after).
+    arena: RefCell<Arena>,
     threads: usize,
+    /// Per thread: whether it is still running (not returned).
+    alive: Vec<Cell<bool>>,
     /// The size of the stacks of a region's coroutines, if it falls back to them.
     stack_bytes: usize,
     /// Threads that returned (they skip every later region).
@@ -103,88 +65,43 @@ impl Regions {
         self.threads
     }
 
-    /// An empty per-thread allocation with room for every thread, reusing the allocation of an
-    /// emptied one of the same layout if there is one: a fresh allocation per region and block
-    /// costs page faults.
+    /// The slots of one carried variable for this block (every one empty), out of the worker's
+    /// arena: no allocation once the worker's first block has run.
     #[inline(always)]
-    fn allocation<T>(&mut self) -> Vec<T> {
-        let (size, align) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
-        let fits = |k: &Kept| k.size == size && k.align == align && k.capacity >= self.threads;
-        if size != 0 {
-            if let Some(at) = self.pool.0.iter().position(fits) {
-                let kept = self.pool.0.swap_remove(at);
-                // SAFETY: `kept` is the allocation of an emptied `Vec` of `capacity` elements
-                // of `T`'s size and alignment (`recycle`), which is `T`'s array layout.
-                return unsafe { Vec::from_raw_parts(kept.ptr as *mut T, 0, kept.capacity) };
-            }
-        }
-        Vec::with_capacity(self.threads)
+    pub fn slots<T>(&self) -> Slots<'_, T> {
+        Slots::new(&self.arena, self.threads)
     }
 
-    /// The store a region fills for the next: a slot per thread, every one empty.
-    #[inline(always)]
-    pub fn store<T>(&mut self) -> Store<T> {
-        let mut store = self.allocation();
-        store.resize_with(self.threads, || Cell::new(None));
-        store
-    }
-
-    /// Empties `store` and keeps its allocation for [`Regions::store`].
-    #[inline(always)]
-    pub fn recycle<T>(&mut self, mut store: Vec<T>) {
-        store.clear();
-        let size = core::mem::size_of::<T>();
-        if size == 0 || store.capacity() == 0 {
-            return;
-        }
-        let mut store = core::mem::ManuallyDrop::new(store);
-        self.pool.0.push(Kept {
-            ptr: store.as_mut_ptr() as *mut u8,
-            capacity: store.capacity(),
-            size,
-            align: core::mem::align_of::<T>(),
-        });
-        if self.pool.0.len() > Pool::MAX {
-            // Dropped (freed) at once.
-            drop(Pool(std::vec![self.pool.0.swap_remove(0)]));
-        }
-    }
-
-    /// The store before the first region: every thread live, nothing carried.
-    #[inline(always)]
-    pub fn first_store(&mut self) -> Store<()> {
-        let mut store = self.allocation();
-        store.resize_with(self.threads, || Cell::new(Some(())));
-        store
-    }
-
-    /// Runs one region: `body(linear, carried)` for every thread, x fastest, with the thread's
-    /// slot of `input`, into its slot of `output` (`None` in, or a `return`: `None` out).
-    /// `barrier_after`: the site of the `sync_threads()` that ends the region, if one does.
+    /// Runs one region: `body(linear, thread_idx)` for every thread that has not returned, x
+    /// fastest (`linear` counts the threads in that order); `body` returns whether the thread
+    /// ran the region to its end (`false`: it returned). `barrier_after`: the site of the
+    /// `sync_threads()` that ends the region, if one does.
     ///
     /// If a thread reaches a barrier or warp operation inside `body` (in a function the macro
     /// could not see into), the rest of the region runs on coroutines (the executor's fallback);
     /// the loop then stops, every thread having run the region.
+    ///
+    /// `body` is `Copy` (the generated closures capture copies: slots, parameters, hoisted
+    /// `let`s) so that the fallback gets a copy of its own: the loop's copy then never has its
+    /// address taken, and LLVM keeps what it captured in registers instead of reloading it
+    /// after every store the region makes. The loops step x, y and z as a loop nest (no division
+    /// per thread) and store only `index_1d` per thread (y and z once per row).
     #[inline(always)]
-    pub fn run_region<I, O>(
+    pub fn run_region(
         &self,
-        input: &[Cell<Option<I>>],
-        output: &[Cell<Option<O>>],
         barrier_after: Option<&'static Location<'static>>,
-        body: impl Fn(usize, Option<I>) -> Option<O>,
+        body: impl Fn(usize, Dim3) -> bool + Copy,
     ) {
-        let n = self.threads;
-        let (input, output) = (&input[..n], &output[..n]);
+        let alive = &self.alive[..self.threads];
+        let for_fallback = body;
         let thread = || {
             let linear = super::current_linear();
-            output[linear].set(body(linear, input[linear].take()));
+            if alive[linear].get() && !for_fallback(linear, super::current_thread()) {
+                alive[linear].set(false);
+            }
         };
-        let ran = |linear: usize| {
-            let slot = output[linear].take();
-            let ran = slot.is_some();
-            output[linear].set(slot);
-            ran
-        };
+        // Asked only about threads before the running one, which have run the region.
+        let ran = |linear: usize| alive[linear].get();
         let fallback = Fallback {
             thread: &thread,
             ran: &ran,
@@ -193,11 +110,25 @@ impl Regions {
             stack_bytes: self.stack_bytes,
         };
         let _lent = fallback::lend(&fallback);
-        for linear in 0..n {
-            output[linear].set(body(linear, input[linear].take()));
-            if block::is_active() {
-                block::finish_block();
-                break;
+        let (d, base_1d) = (self.block.block_dim, self.base_1d());
+        let mut rows = alive.chunks_exact(d.x as usize);
+        for z in 0..d.z {
+            for y in 0..d.y {
+                let Some(row) = rows.next() else { return };
+                let first = (z as usize * d.y as usize + y as usize) * d.x as usize;
+                self.enter_row(base_1d, y, z);
+                for (x, alive) in (0..d.x).zip(row) {
+                    if alive.get() {
+                        self.enter_x(base_1d, x);
+                        if !body(first + x as usize, Dim3::new(x, y, z)) {
+                            alive.set(false);
+                        }
+                        if block::is_active() {
+                            block::finish_block();
+                            return;
+                        }
+                    }
+                }
             }
         }
     }
@@ -246,10 +177,11 @@ impl Regions {
         self.block.grid_dim
     }
 
-    /// Makes thread `linear` (x fastest) of the block the running one; a deadline check point
-    /// every 16th thread.
+    /// Makes thread `linear` (x fastest) of the block the running one, for a block-level step
+    /// that acts as each thread in turn (a collective's fold); a deadline check point every
+    /// 16th thread.
     #[inline(always)]
-    pub fn enter(&self, linear: usize) -> Dim3 {
+    pub(crate) fn enter(&self, linear: usize) -> Dim3 {
         let d = self.block.block_dim;
         let tid = if d.y == 1 && d.z == 1 {
             let index_1d = self.block.block_idx.x as usize * d.x as usize + linear;
@@ -263,7 +195,7 @@ impl Regions {
             Dim3::new(linear as u32, 0, 0)
         } else {
             let tid = linear_to_dim(linear, d);
-            set_thread(tid);
+            super::set_thread(tid);
             tid
         };
         if linear.is_multiple_of(interrupt::THREADS_PER_POLL as usize) {
@@ -395,10 +327,12 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
     SPLIT.with(|s| s.set(true));
     let first = *block;
     let ended = stack_guard::on_guarded_stack(stack_bytes, &move || {
+        let threads = first.block_dim.count() as usize;
         let mut state = Regions {
             block: first,
-            pool: KEPT.with(|k| Pool(core::mem::take(&mut k.borrow_mut().0))),
-            threads: first.block_dim.count() as usize,
+            arena: RefCell::new(KEPT.with(|k| k.replace(Arena::EMPTY))),
+            threads,
+            alive: (0..threads).map(|_| Cell::new(true)).collect(),
             stack_bytes,
             returned: Cell::new(0),
             voted: Cell::new(0),
@@ -417,9 +351,12 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
             shared::begin_block(&block);
             state.block = block;
             state.returned.set(0);
+            state.alive.iter().for_each(|alive| alive.set(true));
             regions(&mut state);
+            // The block's slots died with the call (they borrow `state`).
+            state.arena.get_mut().reset();
         }
-        KEPT.with(|k| core::mem::swap(&mut k.borrow_mut().0, &mut state.pool.0));
+        KEPT.with(|k| k.set(state.arena.into_inner()));
     });
     SPLIT.with(|s| s.set(false));
     if ended == stack_guard::Ended::Overflowed {
