@@ -102,13 +102,16 @@ pub fn convolve_2d_const(
     radius: u32,
 ) {
     let tile = shared!([f32; CONV_SHARED]);
+    // Taken once at the top: on the CPU's split path a block-uniform `let`, so once per block
+    // (a view holds the table's reference count, which the executor's threads share).
+    let weights = &CONV_WEIGHTS.view();
     let image = Image::new(image, width, height);
     if image.past(thread::block_idx()) {
         return;
     }
     load_tile(image, channels, radius, tile);
     thread::sync_threads();
-    filter(image, out, CONV_WEIGHTS.view(), channels, radius, tile);
+    filter(image, out, weights, channels, radius, tile);
 }
 
 /// Where a filter's weights are: a slice, or the constant table.
@@ -131,7 +134,7 @@ impl Weights for &[f32] {
     }
 }
 
-impl Weights for ConstView<f32, CONV_MAX_TAPS> {
+impl Weights for &ConstView<f32, CONV_MAX_TAPS> {
     #[inline(always)]
     fn taps(self, _taps: usize) -> Self {
         self
