@@ -168,7 +168,9 @@ impl Uniform<'_> {
 /// A path to a constant or a static: `TABLE`, `module::TABLE`.
 fn is_constant_path(expr: &Expr) -> bool {
     let Expr::Path(path) = expr else { return false };
-    path_names(path).last().is_some_and(|name| is_constant_name(name))
+    path_names(path)
+        .last()
+        .is_some_and(|name| is_constant_name(name))
 }
 
 /// A constant's or a static's name: `SCREAMING_CASE`.
