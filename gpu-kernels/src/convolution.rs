@@ -64,13 +64,15 @@ pub fn convolve_2d(
         weights.len() == taps,
         "convolve_2d: weights must have (2·radius + 1)² elements"
     );
+    let b = thread::block_idx();
+    let t = thread::thread_idx();
     let image = Image::new(image, width, height);
-    if image.past(thread::block_idx()) {
+    if image.past(b) {
         return;
     }
-    load_tile(image, channels, radius, tile);
+    load_tile(image, channels, radius, tile, Place { t, b });
     thread::sync_threads();
-    filter(image, out, weights, channels, radius, tile);
+    filter(image, out, weights, channels, radius, tile, Place { t, b });
 }
 
 /// The largest filter's taps: what [`CONV_WEIGHTS`] holds.
@@ -102,13 +104,18 @@ pub fn convolve_2d_const(
     radius: u32,
 ) {
     let tile = shared!([f32; CONV_SHARED]);
+    // Taken once at the top: on the CPU's split path a block-uniform `let`, so once per block
+    // (a view holds the table's reference count, which the executor's threads share).
+    let weights = &CONV_WEIGHTS.view();
+    let b = thread::block_idx();
+    let t = thread::thread_idx();
     let image = Image::new(image, width, height);
-    if image.past(thread::block_idx()) {
+    if image.past(b) {
         return;
     }
-    load_tile(image, channels, radius, tile);
+    load_tile(image, channels, radius, tile, Place { t, b });
     thread::sync_threads();
-    filter(image, out, CONV_WEIGHTS.view(), channels, radius, tile);
+    filter(image, out, weights, channels, radius, tile, Place { t, b });
 }
 
 /// Where a filter's weights are: a slice, or the constant table.
@@ -131,7 +138,7 @@ impl Weights for &[f32] {
     }
 }
 
-impl Weights for ConstView<f32, CONV_MAX_TAPS> {
+impl Weights for &ConstView<f32, CONV_MAX_TAPS> {
     #[inline(always)]
     fn taps(self, _taps: usize) -> Self {
         self
@@ -165,8 +172,8 @@ macro_rules! with_shape {
 /// `radius` and `channels`. Every thread of a block whose tile corner is inside the image calls
 /// it, then `sync_threads()`, then [`filter`].
 #[inline(always)]
-fn load_tile(image: Image<'_>, channels: u32, radius: u32, tile: Shared<f32>) {
-    with_shape!(radius, channels, load_tile_of(image, tile))
+fn load_tile(image: Image<'_>, channels: u32, radius: u32, tile: Shared<f32>, place: Place) {
+    with_shape!(radius, channels, load_tile_of(image, tile, place))
 }
 
 /// Filters this thread's pixel from the loaded `tile` into `out`: the instance of
@@ -179,8 +186,13 @@ fn filter(
     channels: u32,
     radius: u32,
     tile: Shared<f32>,
+    place: Place,
 ) {
-    with_shape!(radius, channels, filter_of(image, out, weights, tile))
+    with_shape!(
+        radius,
+        channels,
+        filter_of(image, out, weights, tile, place)
+    )
 }
 
 /// The input image: `w × h` pixels of interleaved channels, `w·h·channels ≤ u32::MAX` floats,
@@ -217,7 +229,7 @@ impl<'a> Image<'a> {
 /// are consecutive floats of an image row (channels interleaved) except where clamped at the
 /// borders.
 #[inline(always)]
-fn load_tile_of<const R: u32, const C: u32>(image: Image<'_>, tile: Shared<f32>) {
+fn load_tile_of<const R: u32, const C: u32>(image: Image<'_>, tile: Shared<f32>, place: Place) {
     let TileGeometry {
         pitch,
         rows: tile_rows,
@@ -225,7 +237,7 @@ fn load_tile_of<const R: u32, const C: u32>(image: Image<'_>, tile: Shared<f32>)
         ty,
         x0,
         y0,
-    } = TileGeometry::of::<R, C>();
+    } = TileGeometry::of::<R, C>(place);
     let mut i = ty * CONV_TILE_X as u32 + tx;
     while i < tile_rows * pitch {
         let (row, in_row) = (i / pitch, i % pitch);
@@ -254,6 +266,7 @@ fn filter_of<const R: u32, const C: u32>(
     out: Out<f32>,
     weights: impl Weights,
     tile: Shared<f32>,
+    place: Place,
 ) {
     let TileGeometry {
         pitch,
@@ -262,7 +275,7 @@ fn filter_of<const R: u32, const C: u32>(
         x0,
         y0,
         ..
-    } = TileGeometry::of::<R, C>();
+    } = TileGeometry::of::<R, C>(place);
     let side = 2 * R + 1;
     let (x, y) = (x0 + tx, y0 + ty);
     if x < image.w && y < image.h {
@@ -288,6 +301,16 @@ fn filter_of<const R: u32, const C: u32>(
     }
 }
 
+/// This thread's index in its block and its block's in the grid, read in the kernel's body and
+/// passed down: in the body, on the CPU's split path, they are the region loop's own variables
+/// (the block's index a block-uniform `let`), where a helper's `thread::thread_idx()` is a
+/// thread-local read per thread (on the GPU the same special registers either way).
+#[derive(Clone, Copy)]
+struct Place {
+    t: ferrocuda_std::Dim3,
+    b: ferrocuda_std::Dim3,
+}
+
 /// The shared tile's shape for radius `R` and `C` channels, and this thread's place in it.
 struct TileGeometry {
     /// Floats per row of the shared tile.
@@ -305,11 +328,9 @@ struct TileGeometry {
 
 impl TileGeometry {
     #[inline(always)]
-    fn of<const R: u32, const C: u32>() -> Self {
+    fn of<const R: u32, const C: u32>(Place { t, b }: Place) -> Self {
         const TILE_X: u32 = CONV_TILE_X as u32;
         const TILE_Y: u32 = CONV_TILE_Y as u32;
-        let t = thread::thread_idx();
-        let b = thread::block_idx();
         TileGeometry {
             pitch: (TILE_X + 2 * R) * C,
             rows: TILE_Y + 2 * R,

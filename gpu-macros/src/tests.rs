@@ -387,21 +387,26 @@ fn block_uniform_lets_are_hoisted_above_the_regions_and_per_thread_ones_carried(
             let tile = shared!([u32; 64]); \
             let n = thread::block_dim().x as usize; \
             let len = x.len() * 2; \
+            let table = &TABLE.view(); \
             let t = thread::thread_idx().x as usize; \
             let half = n / 2; \
+            let local = local_table().view(); \
+            let copy = &x[t]; \
             tile.set(t, x[t]); \
             thread::sync_threads(); \
-            out.set(t, tile.get((t + 1) % n) + (len + half) as u32); \
+            out.set(t, tile.get((t + 1) % n) + (len + half) as u32 + table.get(0) + local.get(*copy as usize)); \
         }",
     )
     .unwrap();
     let split = &code[code.find("fn __ferrocuda_split").unwrap()..];
     let first_region = split.find("run_region").unwrap();
-    // Uniform: the shared array, the block's size, a parameter's length times a constant.
+    // Uniform: the shared array, the block's size, a parameter's length times a constant, a
+    // shared borrow of a constant table's view.
     for hoisted in [
         "let tile = {",
         "let n = thread :: block_dim () . x as usize ;",
         "let len = x . len () * 2 ;",
+        "let table = & TABLE . view () ;",
     ] {
         let at = split
             .find(hoisted)
@@ -411,8 +416,9 @@ fn block_uniform_lets_are_hoisted_above_the_regions_and_per_thread_ones_carried(
             "{hoisted} is not above the regions: {split}"
         );
     }
-    // Per thread (the thread index), or maybe not uniform (a division): carried.
-    for carried in ["let t = ", "let half = "] {
+    // Per thread (the thread index), or maybe not uniform (a division, a call's `view()`, a
+    // borrow of an element): carried.
+    for carried in ["let t = ", "let half = ", "let local = ", "let copy = "] {
         let at = split
             .find(carried)
             .unwrap_or_else(|| panic!("{carried}: {split}"));

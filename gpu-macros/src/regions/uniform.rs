@@ -5,7 +5,7 @@
 //! per region boundary: the split path's main cost in kernels with many barriers).
 //!
 //! Only what cannot panic differently per block and cannot observe time is hoisted: no calls
-//! but the block's geometry and `len()`, no division or remainder, no indexing, no reads of
+//! but the block's geometry, `len()` and a constant table's `view()`, no division or remainder, no indexing, no reads of
 //! shared memory. The name must be bound once in the body and not be a parameter's, so that
 //! hoisting changes no name's meaning.
 
@@ -119,6 +119,9 @@ impl Uniform<'_> {
             Expr::Field(e) => self.expr(&e.base),
             Expr::Tuple(e) => e.elems.iter().all(|e| self.expr(e)),
             Expr::Unary(e) => matches!(e.op, UnOp::Neg(_) | UnOp::Not(_)) && self.expr(&e.expr),
+            // A shared borrow of a uniform value (`&TABLE.view()`): the closures of the regions
+            // capture the reference, a copy, where the value itself may not be `Copy`.
+            Expr::Reference(e) => e.mutability.is_none() && self.expr(&e.expr),
             Expr::Binary(e) => {
                 !matches!(
                     e.op,
@@ -128,7 +131,11 @@ impl Uniform<'_> {
                     && self.expr(&e.right)
             }
             Expr::MethodCall(call) => {
-                call.method == "len" && call.args.is_empty() && self.expr(&call.receiver)
+                call.args.is_empty()
+                    && (call.method == "len" && self.expr(&call.receiver)
+                        // A constant table's view (`TABLE.view()`), the launch's table, the
+                        // same in every thread.
+                        || call.method == "view" && is_constant_path(&call.receiver))
             }
             Expr::Call(call) => {
                 let Expr::Path(path) = &*call.func else {
@@ -156,6 +163,14 @@ impl Uniform<'_> {
             _ => false,
         }
     }
+}
+
+/// A path to a constant or a static: `TABLE`, `module::TABLE`.
+fn is_constant_path(expr: &Expr) -> bool {
+    let Expr::Path(path) = expr else { return false };
+    path_names(path)
+        .last()
+        .is_some_and(|name| is_constant_name(name))
 }
 
 /// A constant's or a static's name: `SCREAMING_CASE`.
