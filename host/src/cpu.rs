@@ -134,7 +134,7 @@ pub(crate) fn launch(
     // blocks to keep every worker busy: the executor's own cost per call is about 0.75 µs
     // (measured here), a third of a 256-thread vector add block.
     let workers = rayon::current_num_threads() as u64;
-    let per_run = (grid.count() / (8 * workers)).clamp(1, 16) as u32;
+    let per_run = (grid.count() / (8 * workers)).clamp(1, 64) as u32;
     let runs_per_row = grid.x.div_ceil(per_run) as u64;
     let rows = grid.count() / grid.x as u64;
     (0..rows * runs_per_row)
