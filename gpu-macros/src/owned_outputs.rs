@@ -115,9 +115,11 @@ pub(crate) fn rewrite(
                 in_run: looped.as_ref().map(|var| (var.as_str(), &run)),
                 used_run: false,
             };
-            let indexed = looped
-                .as_ref()
-                .map(|var| indexed_at(&stmt, var, slices, owned));
+            let indexed = looped.as_ref().map(|var| {
+                indexed_at(&stmt, var, slices, owned)
+                    .into_values()
+                    .collect::<Vec<_>>()
+            });
             rewrite.visit_stmt_mut(&mut stmt);
             if rewrite.used_run {
                 stmt = over_the_run(&stmt, &run, &indexed.unwrap_or_default(), own, threads);
@@ -127,9 +129,40 @@ pub(crate) fn rewrite(
         .collect()
 }
 
+/// The lengths the elementwise loop compares a row's last index with, so that a copy of the row
+/// knows every own-index access in bounds: each owned output's handle, and each slice of
+/// `slices` indexed as `s[i]` with `i` a top-level `let i = thread::index_1d();`.
+pub(crate) fn own_index_lengths(
+    stmts: &[Stmt],
+    owned: &[Ident],
+    slices: &[Ident],
+) -> Vec<TokenStream2> {
+    let mut lengths: BTreeMap<String, TokenStream2> = owned
+        .iter()
+        .map(|out| {
+            let handle = handle_name(out);
+            (out.to_string(), quote!(#handle.len()))
+        })
+        .collect();
+    let indices: Vec<String> = stmts.iter().filter_map(index_binding).collect();
+    for var in &indices {
+        for stmt in stmts {
+            for (name, len) in indexed_at(stmt, var, slices, &[]) {
+                lengths.entry(name).or_insert(len);
+            }
+        }
+    }
+    lengths.into_values().collect()
+}
+
 /// The lengths `stmt` (a grid-stride loop over `var`) relies on: of each slice of `slices`
 /// indexed as `s[var]`, and of each handle of an output of `owned` accessed at `var`.
-fn indexed_at(stmt: &Stmt, var: &str, slices: &[Ident], owned: &[Ident]) -> Vec<TokenStream2> {
+fn indexed_at(
+    stmt: &Stmt,
+    var: &str,
+    slices: &[Ident],
+    owned: &[Ident],
+) -> BTreeMap<String, TokenStream2> {
     struct Indexed<'a> {
         var: &'a str,
         slices: &'a [Ident],
@@ -169,7 +202,7 @@ fn indexed_at(stmt: &Stmt, var: &str, slices: &[Ident], owned: &[Ident]) -> Vec<
         found: BTreeMap::new(),
     };
     indexed.visit_stmt(stmt);
-    indexed.found.into_values().collect()
+    indexed.found
 }
 
 /// `for i in thread::grid_stride(n) { body }` as a loop over the running thread's run of `n`,

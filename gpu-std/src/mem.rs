@@ -1,5 +1,6 @@
-//! Element access shared by [`Out`](crate::Out) and [`Shared`](crate::Shared): plain loads and
-//! stores on the GPU, relaxed atomics on the host; and the out-of-bounds report.
+//! Element access of [`Out`](crate::Out) (and of [`Shared`](crate::Shared) on the GPU): plain
+//! loads and stores on the GPU, relaxed atomics on the host (shared memory, touched by one OS
+//! thread only, uses plain ones there: see `shared.rs`); and the out-of-bounds report.
 
 pub(crate) use access::{load, store};
 

@@ -159,7 +159,7 @@ pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident], slices: &[Ident]) -> 
         .partition(|stmt| matches!(stmt, Stmt::Item(_)));
     let label = names.label();
     let first_code = region_code(&stmts, &names, quote!(break #label;));
-    let plain = loop_nest(&stmts, &names, false);
+    let plain = loop_nest(&stmts, &names, None);
     let Names {
         regions,
         tid,
@@ -170,6 +170,7 @@ pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident], slices: &[Ident]) -> 
     let thread = Ident::new("__ferrocuda_thread", Span::mixed_site());
     let setup = quote! {
         #(#items)*
+        let #regions: &::ferrocuda_std::cpu::Regions = #regions;
         let #dim = #regions.block_dim();
         let #base_1d = #regions.base_1d();
         let #thread = || {
@@ -183,15 +184,19 @@ pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident], slices: &[Ident]) -> 
     if owned.is_empty() {
         return quote! {
             #setup
-            #regions.elementwise(&#thread, || { #plain });
+            // `move`: the loop gets copies of what it captures (parameters, all `Copy`), whose
+            // addresses never escape, so LLVM keeps them in registers (the first thread's closure
+            // is lent behind a pointer, and through it every store could change the originals).
+            #regions.elementwise(&#thread, move || { #plain });
         };
     }
     let own = quote!((#base_1d + #tid.x as usize));
     let threads = quote!((#regions.grid_dim().x as usize * #dim.x as usize));
+    let lengths = crate::owned_outputs::own_index_lengths(&stmts, owned, slices);
     let fast = loop_nest(
         &crate::owned_outputs::rewrite(&stmts, owned, slices, &own, &threads),
         &names,
-        true,
+        Some(&lengths),
     );
     let handles: Vec<Ident> = owned
         .iter()
@@ -200,7 +205,8 @@ pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident], slices: &[Ident]) -> 
     let all = Ident::new("__ferrocuda_handles", Span::mixed_site());
     quote! {
         #setup
-        #regions.elementwise(&#thread, || {
+        // `move`: as above, copies kept in registers across the loop's stores.
+        #regions.elementwise(&#thread, move || {
             // SAFETY: the grid and block are this launch's. Every use of each output in the
             // body was rewritten onto its handle, and the kernel's own name for it is shadowed
             // below, so no other access exists; the handles live in this block's loop on this
@@ -225,10 +231,13 @@ pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident], slices: &[Ident]) -> 
 }
 
 /// One loop nest over the block's threads but the first (which `Regions::elementwise` ran
-/// already), running `stmts` for each. `runs`: each row in runs of `elementwise::RUN` threads
-/// with the deadline check point between them, so that the inner loop has no call LLVM cannot
-/// vectorise past.
-fn loop_nest(stmts: &[Stmt], names: &Names, runs: bool) -> TokenStream2 {
+/// already), running `stmts` for each. `runs` (the plain-store copy): each row in runs of
+/// `elementwise::RUN` threads with the deadline check point between them, so that the inner
+/// loop has no call LLVM cannot vectorise past; and twice, the first copy taken when the row's
+/// last `index_1d()` is below each of the lengths `runs` gives, which it tells LLVM at each
+/// thread, so that the body's own bounds checks (`if i < out.len()`, `a[i]`) fold away and the
+/// loop vectorises without masks.
+fn loop_nest(stmts: &[Stmt], names: &Names, runs: Option<&[TokenStream2]>) -> TokenStream2 {
     let label = names.label();
     let code = region_code(stmts, names, quote!(break #label;));
     let Names {
@@ -252,17 +261,40 @@ fn loop_nest(stmts: &[Stmt], names: &Names, runs: bool) -> TokenStream2 {
     };
     // The first thread ran already.
     let first_x = quote!(u32::from(#y == 0 && #z == 0));
-    let row = if runs {
+    let row = if let Some(lengths) = runs {
         let start = Ident::new("__ferrocuda_run", Span::mixed_site());
         let end = Ident::new("__ferrocuda_run_end", Span::mixed_site());
+        let fits = Ident::new("__ferrocuda_fits", Span::mixed_site());
+        let run = |facts: TokenStream2| {
+            quote! {
+                for #x in #start..#end {
+                    #facts
+                    ::ferrocuda_std::cpu::elementwise::step_x(#base_1d, #x);
+                    #thread
+                }
+            }
+        };
+        let in_bounds = run(quote! {
+            // SAFETY: `fits`: `base_1d + x < base_1d + dim.x <= len`, without overflow.
+            #(unsafe { ::core::hint::assert_unchecked(#base_1d + (#x as usize) < #lengths) };)*
+        });
+        let as_written = run(TokenStream2::new());
         quote! {
+            // Every index of the row, `base_1d + x` for x < dim.x, below each length.
+            let #fits = true #(&& #base_1d <= #lengths && (#dim.x as usize) <= #lengths - #base_1d)*;
             let mut #start = #first_x;
             while #start < #dim.x {
                 ::ferrocuda_std::cpu::elementwise::check_point();
-                let #end = #start + (#dim.x - #start).min(::ferrocuda_std::cpu::elementwise::RUN);
-                for #x in #start..#end {
-                    ::ferrocuda_std::cpu::elementwise::step_x(#base_1d, #x);
-                    #thread
+                // Runs end at multiples of `RUN` (aligned vectors where `base_1d` is).
+                let #end = (#start / ::ferrocuda_std::cpu::elementwise::RUN + 1)
+                    .saturating_mul(::ferrocuda_std::cpu::elementwise::RUN)
+                    .min(#dim.x);
+                // The same loop twice, on purpose: only the first knows its indices in bounds.
+                #[allow(clippy::if_same_then_else)]
+                if #fits {
+                    #in_bounds
+                } else {
+                    #as_written
                 }
                 #start = #end;
             }

@@ -340,18 +340,27 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
             yes_thread: Cell::new(0),
             no_thread: Cell::new(0),
         };
-        for block in super::each_block(&first) {
+        // The blocks along x, stepped in place (a `BlockContext` rebuilt per block cost the
+        // vector add more than its threads' work between the blocks' stores and loads).
+        state.block.blocks = 1;
+        for k in 0..first.blocks.max(1) {
+            // Built from `first` (not read back from `state`, just written: a partial store
+            // then a wider load stalls the store-to-load forwarding).
+            let block_idx = Dim3::new(first.block_idx.x + k, first.block_idx.y, first.block_idx.z);
+            state.block.block_idx = block_idx;
             BLOCK.with(|b| {
                 b.set(Geometry {
-                    block_idx: block.block_idx,
-                    block_dim: block.block_dim,
-                    grid_dim: block.grid_dim,
+                    block_idx,
+                    block_dim: first.block_dim,
+                    grid_dim: first.grid_dim,
                 })
             });
-            shared::begin_block(&block);
-            state.block = block;
-            state.returned.set(0);
-            state.alive.iter().for_each(|alive| alive.set(true));
+            shared::begin_block(&first);
+            // A thread marked not alive has returned (`returned` counted it): the flags need
+            // setting again only then.
+            if state.returned.replace(0) != 0 {
+                state.alive.iter().for_each(|alive| alive.set(true));
+            }
             regions(&mut state);
             // The block's slots died with the call (they borrow `state`).
             state.arena.get_mut().reset();

@@ -171,6 +171,7 @@ std::thread_local! {
 }
 
 /// Starts a block: a new serial (so every element reads as unwritten), no barrier passed yet.
+#[inline]
 pub(crate) fn begin_block(block: &BlockContext) {
     ARENA.with_borrow_mut(|a| {
         a.block = a.block.wrapping_add(1).max(1);
