@@ -39,6 +39,21 @@ use core::marker::PhantomData;
 ///     KEPT.with(|k| k.set(Some(tile))); // error: borrowed data escapes the kernel body
 /// }
 /// ```
+///
+/// Nor can a handle leave the OS thread that runs its block: `Shared` is neither `Send` nor
+/// `Sync`, which is what makes the CPU executor's plain (non-atomic) loads and stores of shared
+/// memory sound:
+///
+/// ```compile_fail
+/// use ferrocuda_std::{kernel, shared, Out};
+/// #[kernel]
+/// pub fn shares_its_tile_with_an_os_thread(out: Out<u32>) {
+///     let tile = shared!([u32; 32]);
+///     std::thread::scope(|s| {
+///         s.spawn(|| tile.set(0, 1)); // error: `Shared` cannot be shared between threads
+///     });
+/// }
+/// ```
 pub struct Shared<'b, T> {
     ptr: *mut T,
     len: usize,
