@@ -169,6 +169,10 @@ pub struct ShiftedSums<T = f32> {
     pub shift: f64,
     /// Number of values.
     pub count: usize,
+    /// The count at which the shift moves next (the next power of two).
+    pub next_move: usize,
+    /// `1 / next_move`.
+    pub next_inverse: f64,
     /// `Σ(x − K)`.
     pub sum: f64,
     /// `Σ(x − K)²`.
@@ -184,6 +188,8 @@ impl<T: Number> ShiftedSums<T> {
     pub const EMPTY: ShiftedSums<T> = ShiftedSums {
         shift: 0.0,
         count: 0,
+        next_move: 1,
+        next_inverse: 1.0,
         sum: 0.0,
         squares: 0.0,
         min: T::GREATEST,
@@ -203,7 +209,7 @@ impl<T: Number> ShiftedSums<T> {
         if x > self.max {
             self.max = x;
         }
-        if self.count & (self.count - 1) == 0 {
+        if self.count == self.next_move {
             self.recentre();
         }
         self
@@ -216,9 +222,7 @@ impl<T: Number> ShiftedSums<T> {
     /// whatever the shift, and a shift of ±∞ would make every later difference NaN.
     #[inline(always)]
     fn recentre(&mut self) {
-        // 2⁻ᵏ for n = 2ᵏ (k < 64): the exponent field 1023 − k.
-        let inverse = f64::from_bits((1023 - self.count.trailing_zeros() as u64) << 52);
-        let shift = self.shift + self.sum * inverse;
+        let shift = self.shift + self.sum * self.next_inverse;
         if shift.is_finite() {
             let t = shift - self.shift;
             let n = self.count as f64;
@@ -226,6 +230,9 @@ impl<T: Number> ShiftedSums<T> {
             self.sum = n.mul_add(-t, self.sum);
             self.shift = shift;
         }
+        // No overflow: the count stays below 2⁶³ (a thread cannot visit more elements).
+        self.next_move = 2 * self.next_move;
+        self.next_inverse *= 0.5;
     }
 
     /// The [`Moments`] of the values: mean `K + Σd/n`, `M2 = Σd² − Σd·(Σd/n)` (never below 0: a
