@@ -144,6 +144,19 @@ fn two_pass_variance(x: &[f64]) -> (f64, f64) {
     (mean, variance)
 }
 
+/// `got`'s mean within 1e-15 of `want`'s (both far from zero), its variance within `relative`.
+fn assert_close(got: (f64, f64), want: (f64, f64), relative: f64, what: &str) {
+    let ((mean, variance), (want_mean, want_variance)) = (got, want);
+    assert!(
+        (mean - want_mean).abs() <= 1e-15 * want_mean.abs(),
+        "{what}: mean {mean} vs {want_mean}"
+    );
+    assert!(
+        (variance - want_variance).abs() <= relative * want_variance,
+        "{what}: variance {variance} vs {want_variance}"
+    );
+}
+
 #[test]
 fn a_tiny_spread_far_from_zero_keeps_its_variance_on_every_device() {
     // Each thread sums `x − K` with `K` near its mean (no division per value); these are the
@@ -167,18 +180,9 @@ fn a_tiny_spread_far_from_zero_keeps_its_variance_on_every_device() {
             );
             let got = ops::statistics(&kernels, &x).unwrap();
             let what = format!("{device}: f64 1e8 ± 1, n={n} seed={seed}");
-            assert!(
-                (got.mean - mean).abs() <= 1e-15 * mean,
-                "{what}: mean {} vs {mean}",
-                got.mean
-            );
             // The means are rounded to f64 (an ulp of 1e8 is 1.5e-8) before Chan's merge takes
             // their differences, which bounds the variance's accuracy at about ε·mean/σ ≈ 3e-8.
-            assert!(
-                (got.variance - variance).abs() <= 1e-6 * variance,
-                "{what}: variance {} vs {variance}",
-                got.variance
-            );
+            assert_close((got.mean, got.variance), (mean, variance), 1e-6, &what);
 
             let ulp = 0.125f32; // at 2²⁰
             let narrow: Vec<f32> = (0..n)
@@ -188,16 +192,7 @@ fn a_tiny_spread_far_from_zero_keeps_its_variance_on_every_device() {
             let (mean, variance) = two_pass_variance(&wide);
             let got = ops::statistics(&kernels, &narrow).unwrap();
             let what = format!("{device}: f32 2^20 ± 8 ulps, n={n} seed={seed}");
-            assert!(
-                (got.mean - mean).abs() <= 1e-15 * mean,
-                "{what}: mean {} vs {mean}",
-                got.mean
-            );
-            assert!(
-                (got.variance - variance).abs() <= 1e-9 * variance,
-                "{what}: variance {} vs {variance}",
-                got.variance
-            );
+            assert_close((got.mean, got.variance), (mean, variance), 1e-9, &what);
         }
     }
 }

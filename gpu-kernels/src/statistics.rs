@@ -231,7 +231,7 @@ impl<T: Number> ShiftedSums<T> {
             self.shift = shift;
         }
         // No overflow: the count stays below 2⁶³ (a thread cannot visit more elements).
-        self.next_move = 2 * self.next_move;
+        self.next_move *= 2;
         self.next_inverse *= 0.5;
     }
 
