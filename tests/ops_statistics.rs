@@ -135,6 +135,103 @@ fn variance_stays_accurate_far_from_zero() {
     }
 }
 
+/// The population variance of `x` in two passes, with the deviations from `x[0]` (exact by
+/// Sterbenz for data this narrow) summed for the mean, so the mean is right to an ulp or so.
+fn two_pass_variance(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let mean = x[0] + x.iter().map(|v| v - x[0]).sum::<f64>() / n;
+    let variance = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    (mean, variance)
+}
+
+/// `got`'s mean within 1e-15 of `want`'s (both far from zero), its variance within `relative`.
+fn assert_close(got: (f64, f64), want: (f64, f64), relative: f64, what: &str) {
+    let ((mean, variance), (want_mean, want_variance)) = (got, want);
+    assert!(
+        (mean - want_mean).abs() <= 1e-15 * want_mean.abs(),
+        "{what}: mean {mean} vs {want_mean}"
+    );
+    assert!(
+        (variance - want_variance).abs() <= relative * want_variance,
+        "{what}: variance {variance} vs {want_variance}"
+    );
+}
+
+#[test]
+fn a_tiny_spread_far_from_zero_keeps_its_variance_on_every_device() {
+    // Each thread sums `x − K` with `K` near its mean (no division per value); these are the
+    // inputs where that could lose the variance: f64 data whose variance is 3e-17 of the mean's
+    // square, below f64's ε, so that f64's one-pass `Σx²/n − mean²` keeps no digit of it, and
+    // f32 data a few ulps wide at 2²⁰ (variance 4e-13 of the mean's square).
+    let (mut rng, seed) = support::rng();
+    for kernels in support::on_every_device(
+        "a_tiny_spread_far_from_zero_keeps_its_variance_on_every_device",
+        &ferrocuda::KERNELS,
+    ) {
+        let device = kernels.device().properties().name.clone();
+        for n in [33, 4099, 100_003] {
+            let x: Vec<f64> = (0..n).map(|_| 1e8 + rng.random_range(-1.0..1.0)).collect();
+            let (mean, variance) = two_pass_variance(&x);
+            let (sum, squares) = x.iter().fold((0.0, 0.0), |(s, q), &v| (s + v, q + v * v));
+            let one_pass = squares / n as f64 - (sum / n as f64).powi(2);
+            assert!(
+                (one_pass - variance).abs() > 0.5 * variance,
+                "expected f64's one-pass formula ({one_pass}) to miss {variance}"
+            );
+            let got = ops::statistics(&kernels, &x).unwrap();
+            let what = format!("{device}: f64 1e8 ± 1, n={n} seed={seed}");
+            // The means are rounded to f64 (an ulp of 1e8 is 1.5e-8) before Chan's merge takes
+            // their differences, which bounds the variance's accuracy at about ε·mean/σ ≈ 3e-8.
+            assert_close((got.mean, got.variance), (mean, variance), 1e-6, &what);
+
+            let ulp = 0.125f32; // at 2²⁰
+            let narrow: Vec<f32> = (0..n)
+                .map(|_| (1 << 20) as f32 + ulp * rng.random_range(-8i32..=8) as f32)
+                .collect();
+            let wide: Vec<f64> = narrow.iter().map(|&v| v as f64).collect();
+            let (mean, variance) = two_pass_variance(&wide);
+            let got = ops::statistics(&kernels, &narrow).unwrap();
+            let what = format!("{device}: f32 2^20 ± 8 ulps, n={n} seed={seed}");
+            assert_close((got.mean, got.variance), (mean, variance), 1e-9, &what);
+        }
+    }
+}
+
+#[test]
+fn an_outlier_as_a_threads_first_value_keeps_the_variance() {
+    // What a fixed shift (each thread's first value) got wrong: with that value far from the
+    // rest, `Σ(x − K)²` is up to n times `M2` and the subtraction cancelled that much (4e-8 of
+    // the variance here). The shift moves to the running mean as the count doubles. One thread
+    // sums everything (one block of one thread), then a block of 64 each starting at an outlier.
+    let kernels = cpu_kernels();
+    let (mut rng, seed) = support::rng();
+    let n = 1 << 16;
+    for (threads, outliers) in [(1u32, 1), (64, 64)] {
+        let mut x = around(&mut rng, n, 1e4);
+        // On the CPU executor thread t of a one-block grid-stride loop starts at t·⌈n / threads⌉.
+        let run = n / threads as usize;
+        for t in 0..outliers {
+            x[t * run] = 1e4 + 1000.0;
+        }
+        let mut partial = vec![f64::NAN; STATE_LEN];
+        launch!(kernels, statistics_partial[1, threads](&x, &mut partial)).unwrap();
+        let want = reference(&x);
+        let variance = partial[2] / n as f64;
+        let what = format!("{threads} thread(s), {outliers} outlier(s), seed={seed}");
+        assert_eq!(partial[0], n as f64, "{what}");
+        assert!(
+            (partial[1] - want.mean).abs() <= 1e-12 * want.mean,
+            "{what}"
+        );
+        assert!(
+            (variance - want.variance).abs() <= 1e-9 * want.variance,
+            "{what}: variance {variance} vs {} (relative error {:e})",
+            want.variance,
+            (variance - want.variance).abs() / want.variance
+        );
+    }
+}
+
 #[test]
 fn nan_makes_the_moments_nan_but_min_and_max_ignore_it() {
     let kernels = cpu_kernels();

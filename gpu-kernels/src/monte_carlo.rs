@@ -13,7 +13,7 @@
 use core::ops::Add;
 use ferrocuda_std::random::{normal_pair, Philox4x32};
 use ferrocuda_std::warp::{self, WarpValue};
-use ferrocuda_std::{hint, kernel, math, shared, thread, Out, Shared};
+use ferrocuda_std::{block, hint, kernel, math, shared, thread, Out, Shared};
 
 /// Most warps a block can have (1024 threads).
 const MAX_WARPS: usize = 32;
@@ -71,21 +71,20 @@ pub fn in_quarter_disk(word_x: u32, word_y: u32) -> bool {
 pub fn monte_carlo_pi(samples: u64, seed: u64, hits: Out<u64>) {
     let scratch = shared!([u64; MAX_WARPS]);
     let rng = Philox4x32::from_seed(seed);
-    let mut count = 0u64;
     // Block i's second point, sample 2i + 1, exists where 2i + 1 < samples, i.e. below
     // `samples / 2` blocks (a bound, rather than 2i + 1 in the loop: one induction variable).
     let whole_blocks = samples / 2;
-    // usize is 64 bits on the GPU and on the hosts the executor runs on.
-    for i in thread::grid_stride(samples.div_ceil(2) as usize) {
+    // usize is 64 bits on the GPU and on the hosts the executor runs on. A `fold` rather than a
+    // `for` loop: on the CPU executor each chunk of indices is a plain range loop, which LLVM
+    // vectorises as it does the plain loop (the `for` loop's deadline check between chunks kept
+    // it scalar, 2.4× slower per thread); on the GPU it is the same loop (75 instructions).
+    let count = thread::grid_stride(samples.div_ceil(2) as usize).fold(0u64, |count, i| {
         // Opaque, so that LLVM does not add induction variables for the counter's words.
         let i = hint::opaque(i as u64);
         let [a, b, c, d] = rng.block_at(i, PI_STREAM);
-        count += in_quarter_disk(a, b) as u64;
-        if i < whole_blocks {
-            count += in_quarter_disk(c, d) as u64;
-        }
-    }
-    let total = block_sum(count, scratch, 0);
+        count + in_quarter_disk(a, b) as u64 + (i < whole_blocks && in_quarter_disk(c, d)) as u64
+    });
+    let total = block::reduce_add(count, scratch);
     if thread::thread_idx().x == 0 && total != 0 {
         hits.atomic_add(0, total);
     }

@@ -1,11 +1,12 @@
 //! Count, mean, variance, min and max of f32 or f64 data in one read, numerically sound for data
 //! far from zero (e.g. `1e4 + N(0, 1)`, where the textbook `Σx²/n − mean²` cancels to noise).
 //!
-//! Each thread keeps a running [`Moments`] over the elements it visits (grid-stride) with
-//! Welford's update; each block merges its threads' states with Chan et al.'s parallel
-//! combination ([`block::reduce`]: warp shuffles, then one state per warp in shared memory) and
-//! [`statistics_partial`] writes one state per block; [`statistics_merge`] with one block merges
-//! those. Two launches rather than atomics keep the result deterministic for a given launch shape.
+//! Each thread sums the elements it visits (grid-stride) as differences from a shift, its first
+//! element ([`ShiftedSums`]: no division per element), and turns the sums into a [`Moments`]
+//! state (count, mean, `M2`) once; each block merges its threads' states with Chan et al.'s
+//! parallel combination ([`block::reduce`]: warp shuffles, then one state per warp in shared
+//! memory) and [`statistics_partial`] writes one state per block; [`statistics_merge`] with one
+//! block merges those. Two launches rather than atomics keep the result deterministic for a given launch shape.
 //! Both kernels are generic over the data's type: the `f32` instances keep the kernels' names as
 //! their PTX entries, the `f64` ones are `statistics_partial_f64` and `statistics_merge_f64`.
 //!
@@ -15,9 +16,21 @@
 //! multiplies a difference from that mean: a host simulation of these kernels' f32 arithmetic on
 //! 2²⁰ values `c + U(−1, 1)` gave variance errors of 1e-5 relative for `c = 1e4`, 2e-4 for 1e5 and
 //! up to 4e-2 for 1e6; in f64, 1e-12 to 3e-11. The kernels read 4 bytes per element and do a
-//! few flops on them, so they stay bound by memory bandwidth on GPUs with fast f64 (V100, A100,
-//! H100/H200: f64 at half the f32 rate); on GPUs with 1/32 or 1/64-rate f64 (GeForce) the
-//! per-element f64 division would make them compute-bound.
+//! few flops on them (a subtraction, an add and a fused multiply-add in f64), so they stay bound
+//! by memory bandwidth on GPUs with fast f64 (V100, A100, H100/H200: f64 at half the f32 rate).
+//!
+//! Why a thread's sums are sound although `Σx²/n − mean²` is not: they are sums of `d = x − K`,
+//! and `M2 = Σd² − (Σd)²/n` cancels only as much as `Σd²` exceeds `M2`, which is by
+//! `n·(mean − K)²` (with `K = 0`, by `n·mean²`: 10⁸ times for `1e4 + U(−1, 1)`). The shift
+//! moves to the running mean whenever the count doubles, so it is the mean of at least half of
+//! the values: if `a` are the values up to the last doubling and `b` the rest (`nᵦ ≤ nₐ`),
+//! `mean − K = δ·nᵦ/n` with `δ` the difference of their means, while Chan's formula gives
+//! `M2 ≥ δ²·nₐ·nᵦ/n`, so `n·(mean − K)² ≤ M2`: `Σd²` is at most twice `M2`, for any data, and
+//! the subtraction loses at most a bit. A fixed shift (the first value) was not enough: with an
+//! outlier first, `Σd²` reached `n·M2` and a thread of 2¹⁶ values lost 4e-8 of its variance.
+//! The moves themselves are exact or cost an ulp of `Σd²`. Welford's update per element, used
+//! before, needed an f64 division per element: latency-bound on the CPU and a slow-path
+//! subroutine call on the GPU.
 //!
 //! # NaN and infinities
 //! A NaN element makes the mean, sum and variance NaN (it enters Welford's update like any
@@ -143,6 +156,107 @@ impl<T: Number> Moments<T> {
     }
 }
 
+/// One thread's values summed as differences from a shift `K`: the count, `Σ(x − K)`,
+/// `Σ(x − K)²`, min and max. Per value a subtraction, an add and a fused multiply-add, with no
+/// division (Welford's update divides by the count for every value); when the count reaches a
+/// power of two the shift moves to the values' mean (`K + Σd/n`: a multiplication by `2⁻ᵏ`,
+/// exact), so `K` is the first value after one value, the mean of the first two after two, and
+/// so on. [`moments`](ShiftedSums::moments) turns the sums into a [`Moments`] state once. See
+/// the module's precision notes for why this is sound far from zero.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShiftedSums<T = f32> {
+    /// `K`.
+    pub shift: f64,
+    /// Number of values.
+    pub count: usize,
+    /// The count at which the shift moves next (the next power of two).
+    pub next_move: usize,
+    /// `1 / next_move`.
+    pub next_inverse: f64,
+    /// `Σ(x − K)`.
+    pub sum: f64,
+    /// `Σ(x − K)²`.
+    pub squares: f64,
+    /// The smallest non-NaN value; `+∞` if there is none.
+    pub min: T,
+    /// The largest non-NaN value; `−∞` if there is none.
+    pub max: T,
+}
+
+impl<T: Number> ShiftedSums<T> {
+    /// No values (shift 0).
+    pub const EMPTY: ShiftedSums<T> = ShiftedSums {
+        shift: 0.0,
+        count: 0,
+        next_move: 1,
+        next_inverse: 1.0,
+        sum: 0.0,
+        squares: 0.0,
+        min: T::GREATEST,
+        max: T::LEAST,
+    };
+
+    /// Adds one value.
+    #[inline(always)]
+    pub fn push(mut self, x: T) -> Self {
+        let d = x.to_f64() - self.shift;
+        self.count += 1;
+        self.sum += d;
+        self.squares = d.mul_add(d, self.squares);
+        if x < self.min {
+            self.min = x;
+        }
+        if x > self.max {
+            self.max = x;
+        }
+        if self.count == self.next_move {
+            self.recentre();
+        }
+        self
+    }
+
+    /// Moves the shift to the mean, `K + Σd/n` with `n` a power of two (so `Σd/n` is exact),
+    /// and the sums with it by `t`, what the shift moved by once rounded:
+    /// `Σ(d − t) = Σd − n·t` and `Σ(d − t)² = Σd² − t·(2·Σd − n·t)`. Nothing moves once `Σd` is
+    /// infinite or NaN (an infinite or NaN value): the sums give the two-pass f64 results then
+    /// whatever the shift, and a shift of ±∞ would make every later difference NaN.
+    #[inline(always)]
+    fn recentre(&mut self) {
+        let shift = self.shift + self.sum * self.next_inverse;
+        if shift.is_finite() {
+            let t = shift - self.shift;
+            let n = self.count as f64;
+            self.squares -= t * n.mul_add(-t, 2.0 * self.sum);
+            self.sum = n.mul_add(-t, self.sum);
+            self.shift = shift;
+        }
+        // No overflow: the count stays below 2⁶³ (a thread cannot visit more elements).
+        self.next_move *= 2;
+        self.next_inverse *= 0.5;
+    }
+
+    /// The [`Moments`] of the values: mean `K + Σd/n`, `M2 = Σd² − Σd·(Σd/n)` (never below 0: a
+    /// rounding residue of equal values would be), both NaN or infinite as the two-pass f64
+    /// formulas give them when a value is (an infinite `Σd` makes `M2` `∞ − ∞`).
+    #[inline(always)]
+    pub fn moments(self) -> Moments<T> {
+        if self.count == 0 {
+            return Moments::EMPTY;
+        }
+        let count = self.count as f64;
+        let step = self.sum / count;
+        let m2 = self.squares - self.sum * step;
+        Moments {
+            count,
+            mean: self.shift + step,
+            // `<`, not `max`: NaN stays NaN.
+            m2: if m2 < 0.0 { 0.0 } else { m2 },
+            min: self.min,
+            max: self.max,
+        }
+    }
+}
+
 /// The mean after `mean` moves by `step` toward `toward` (a value or another set's mean).
 ///
 /// Once the mean is infinite the step is `±∞ − ±∞` or `finite − ∞`, which would make it NaN (the
@@ -207,8 +321,9 @@ pub fn statistics_partial<T: Number>(x: &[T], partial: Out<f64>) {
         min: shared!([T; MAX_WARPS]),
         max: shared!([T; MAX_WARPS]),
     };
-    let mut state = Moments::<T>::EMPTY;
-    thread::grid_stride_elements(x).for_each(|&v| state.push(v));
+    let state = thread::grid_stride_elements(x)
+        .fold(ShiftedSums::EMPTY, |sums, &v| sums.push(v))
+        .moments();
     let total = block::reduce(state, Moments::EMPTY, scratch, Moments::merge);
     if thread::thread_idx().x == 0 {
         total.store(&partial, thread::block_idx().x as usize);

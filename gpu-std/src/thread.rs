@@ -338,7 +338,9 @@ impl Iterator for GridStride {
     /// chunks. With the check's call in the loop (through `next`, or even only around an inner
     /// loop), LLVM kept a float accumulator in memory, since the call clobbers every vector
     /// register: a store and a reload per element on its dependency chain (`dot_partial` ran
-    /// 4× slower than a plain loop).
+    /// 4× slower than a plain loop). `f` is called from the chunk's loop only (a second call for
+    /// each chunk's first index made LLVM keep a large `f`, Philox's ten rounds in
+    /// `monte_carlo_pi`, out of line: a call per index, no vectorisation).
     #[cfg(not(target_arch = "nvptx64"))]
     #[inline(always)]
     fn fold<B, F: FnMut(B, usize) -> B>(mut self, init: B, mut f: F) -> B {
@@ -346,9 +348,8 @@ impl Iterator for GridStride {
         loop {
             acc = fold_chunk(self.next..self.chunk_end, acc, &mut f);
             self.next = self.next.max(self.chunk_end);
-            match self.next_chunk() {
-                Some(index) => acc = f(acc, index),
-                None => return acc,
+            if !self.start_chunk() {
+                return acc;
             }
         }
     }
@@ -379,16 +380,26 @@ fn fold_chunk<B, F: FnMut(B, usize) -> B>(
 impl GridStride {
     #[inline(never)]
     fn next_chunk(&mut self) -> Option<usize> {
-        if self.next >= self.end {
+        if !self.start_chunk() {
             return None;
+        }
+        let index = self.next;
+        self.next += 1;
+        Some(index)
+    }
+
+    /// At a chunk's start (`next == chunk_end`): false at the end, else the deadline check
+    /// point and the next chunk's end.
+    #[inline(never)]
+    fn start_chunk(&mut self) -> bool {
+        if self.next >= self.end {
+            return false;
         }
         crate::cpu::poll_deadline();
         self.chunk_end = self
             .end
             .min(self.next.saturating_add(crate::cpu::GRID_STRIDE_CHUNK));
-        let index = self.next;
-        self.next += 1;
-        Some(index)
+        true
     }
 }
 

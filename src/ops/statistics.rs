@@ -13,8 +13,9 @@ const MAX_PARTIALS: u32 = 1024;
 /// Count, sum, mean, variance, min and max of a set of `T` values (f32 or f64), from
 /// [`statistics`].
 ///
-/// The moments are computed in f64 with Welford's update and Chan et al.'s merge, so the variance
-/// is accurate even for data far from zero (see [`crate::kernels::statistics`]).
+/// The moments are computed in f64, per thread as sums of differences from one of its values and
+/// across threads with Chan et al.'s merge, so the variance is accurate even for data far from
+/// zero (see [`crate::kernels::statistics`]).
 ///
 /// NaN values make `sum`, `mean` and the variances NaN; `min` and `max` ignore NaN (as
 /// [`f32::min`]) and are NaN only if every value is NaN. Infinite values make `sum` and `mean`
@@ -58,7 +59,7 @@ impl<T> Statistics<T> {
 }
 
 /// The [`Statistics`] of `x` in two launches: [`statistics_partial`] reads `x` once (grid-stride)
-/// and writes one Welford state per block, [`statistics_merge`] merges those with one block. The
+/// and writes one state (count, mean, `M2`) per block, [`statistics_merge`] merges those with one block. The
 /// result does not depend on the order the blocks run in.
 ///
 /// ```
