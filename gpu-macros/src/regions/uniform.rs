@@ -5,9 +5,9 @@
 //! per region boundary: the split path's main cost in kernels with many barriers).
 //!
 //! Only what cannot panic differently per block and cannot observe time is hoisted: no calls
-//! but the block's geometry, `len()` and a constant table's `view()`, no division or remainder, no indexing, no reads of
-//! shared memory. The name must be bound once in the body and not be a parameter's, so that
-//! hoisting changes no name's meaning.
+//! but the block's geometry, `len()` and a constant table's `view()`, no division or
+//! remainder, no indexing, no reads of shared memory. The name must be bound once in the body
+//! and not be a parameter's, so that hoisting changes no name's meaning.
 
 use super::{path_names, Seg};
 use std::collections::{BTreeMap, BTreeSet};
