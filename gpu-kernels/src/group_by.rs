@@ -64,7 +64,14 @@ fn reject(rejected: &Out<u64>, key: u32) {
 ///
 /// 0 rather than `None` for NaN: no branch, which LLVM duplicated the shared kernel's count and
 /// sum atomics into (the sum's a compare-and-swap loop).
-#[inline(always)]
+///
+/// On the CPU a function of its own (on the GPU inlined, as everything): the split path inlines
+/// every region of a kernel into one thread loop, and there this row loop shared registers with
+/// the rest (its state spilled, `update`'s captures reloaded around each shared-memory access).
+/// Callers pass `update` as an `#[inline(always)]` closure (LLVM had left `group_by_shared`'s as
+/// a call per row) that captures by value (`move`), so that its handles are loaded once.
+#[cfg_attr(target_arch = "nvptx64", inline(always))]
+#[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
 fn for_each_row(
     keys: &[u32],
     values: &[f32],
@@ -148,20 +155,30 @@ pub fn group_by_shared(
         j += threads;
     }
     thread::sync_threads();
-    for_each_row(keys, values, k, &rejected, |g, value, low, high| {
-        // SAFETY: `for_each_row` passes keys below `k`, and `k ≤ local.len() / 4` (asserted
-        // above), so each state index `j·k + g` (j < 4) is below `4·k ≤ local.len()`, with no
-        // overflow. Telling the compiler lets it drop the four bounds checks per row.
-        unsafe {
-            core::hint::assert_unchecked(
-                g < k && k + g < local.len() && 2 * k + g < local.len() && 3 * k + g < local.len(),
-            )
-        };
-        local.atomic_add(g, 1);
-        local_sum.atomic_add(k + g, value);
-        local.atomic_max(2 * k + g, low);
-        local.atomic_max(3 * k + g, high);
-    });
+    for_each_row(
+        keys,
+        values,
+        k,
+        &rejected,
+        #[inline(always)]
+        move |g, value, low, high| {
+            // SAFETY: `for_each_row` passes keys below `k`, and `k ≤ local.len() / 4` (asserted
+            // above), so each state index `j·k + g` (j < 4) is below `4·k ≤ local.len()`, with no
+            // overflow. Telling the compiler lets it drop the four bounds checks per row.
+            unsafe {
+                core::hint::assert_unchecked(
+                    g < k
+                        && k + g < local.len()
+                        && 2 * k + g < local.len()
+                        && 3 * k + g < local.len(),
+                )
+            };
+            local.atomic_add(g, 1);
+            local_sum.atomic_add(k + g, value);
+            local.atomic_max(2 * k + g, low);
+            local.atomic_max(3 * k + g, high);
+        },
+    );
     thread::sync_threads();
     let mut j = t;
     while j < k32 {
@@ -194,15 +211,22 @@ pub fn group_by_global(
     rejected: Out<u64>,
 ) {
     let k = count.len();
-    for_each_row(keys, values, k, &rejected, |g, value, low, high| {
-        count.atomic_add(g, 1);
-        sum.atomic_add(g, value);
-        // Device-wide atomics: none for NaN (0), which would change nothing.
-        if high != 0 {
-            lowest.atomic_max(g, low);
-            highest.atomic_max(g, high);
-        }
-    });
+    for_each_row(
+        keys,
+        values,
+        k,
+        &rejected,
+        #[inline(always)]
+        |g, value, low, high| {
+            count.atomic_add(g, 1);
+            sum.atomic_add(g, value);
+            // Device-wide atomics: none for NaN (0), which would change nothing.
+            if high != 0 {
+                lowest.atomic_max(g, low);
+                highest.atomic_max(g, high);
+            }
+        },
+    );
 }
 
 /// `min[k]`, `max[k]` from the `lowest`/`highest` state of [`group_by_shared`] or
