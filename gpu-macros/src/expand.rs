@@ -231,7 +231,12 @@ pub(crate) fn expand_entry(
             #(#other_attrs)*
             #inline
             #[allow(clippy::too_many_arguments)]
-            fn #name #body_generics (#scope: &::ferrocuda_std::shared::BlockScope, #body_inputs) #where_clause #block
+            fn #name #body_generics (#scope: &::ferrocuda_std::shared::BlockScope, #body_inputs) #where_clause {
+                // Each `shared!` keeps checked mode's access checks (the launch's flag decides).
+                #[allow(dead_code)]
+                const __FERROCUDA_SHARED_CHECKS: bool = true;
+                #block
+            }
         }
     };
     let always = quote!(#[inline(always)]);
@@ -397,10 +402,18 @@ pub(crate) fn expand_entry(
         quote!(__ferrocuda_body #turbofish (#scope, #(#arg_names),*)),
         quote!(__ferrocuda_body_wide #turbofish (#scope, #(#arg_names),*)),
     );
-    let run_split = crate::cpu_features::dispatch(
-        quote!(__ferrocuda_split #turbofish (#scope, #regions_arg, #(#arg_names),*)),
+    // Checked launches run the copy whose `shared!` arrays keep their checks; the others a copy
+    // without them (and its AVX2 twin), in which LLVM sees no checked-mode call at all.
+    let run_unchecked_split = crate::cpu_features::dispatch(
+        quote!(__ferrocuda_split_unchecked #turbofish (#scope, #regions_arg, #(#arg_names),*)),
         quote!(__ferrocuda_split_wide #turbofish (#scope, #regions_arg, #(#arg_names),*)),
     );
+    let run_split = quote! {
+        if #block_arg.checked {
+            return __ferrocuda_split #turbofish (#scope, #regions_arg, #(#arg_names),*);
+        }
+        #run_unchecked_split
+    };
     let coroutine_run = quote! {
         // SAFETY: the caller is the executor, which runs one block at a time on this OS
         // thread and clears it with `take_current` when the block unwinds.
@@ -427,7 +440,7 @@ pub(crate) fn expand_entry(
         },
     };
     let split_fn = split_fn.map(|code| {
-        let split = |name: &str, inline: TokenStream2| {
+        let split = |name: &str, inline: TokenStream2, checks: bool| {
             let name = Ident::new(name, Span::call_site());
             quote! {
             #(#other_attrs)*
@@ -442,13 +455,17 @@ pub(crate) fn expand_entry(
                 // `dyn Fn`, where the compiler no longer sees them.
                 #(#same_len_facts)*
                 #(#len_facts)*
+                // Whether the `shared!` arrays keep checked mode's access checks.
+                #[allow(dead_code)]
+                const __FERROCUDA_SHARED_CHECKS: bool = #checks;
                 #code
             }
             }
         };
-        let plain = split("__ferrocuda_split", always.clone());
-        let wide = split("__ferrocuda_split_wide", crate::cpu_features::wide_attrs());
-        quote!(#plain #wide)
+        let checked = split("__ferrocuda_split", always.clone(), true);
+        let unchecked = split("__ferrocuda_split_unchecked", always.clone(), false);
+        let wide = split("__ferrocuda_split_wide", crate::cpu_features::wide_attrs(), false);
+        quote!(#checked #unchecked #wide)
     });
     let host_kernel = quote! {{
         #host_body_fn

@@ -194,7 +194,10 @@ impl SharedRewriter<'_> {
                 };
                 // SAFETY: the body runs inside the block `run_block` runs, and the scope is the
                 // one the CPU entry lent to it.
+                // `__FERROCUDA_SHARED_CHECKS`: a constant of each function `#[kernel]` puts the body in
+                // (`false` in the split path's copy for unchecked launches).
                 unsafe { ::ferrocuda_std::cpu::shared_array::<#elem>(#scope, &__FERROCUDA_SITE, #len) }
+                    .__checks_if(__FERROCUDA_SHARED_CHECKS)
             }},
         };
         Some(Expr::Verbatim(tokens))

@@ -107,18 +107,19 @@ fn dynamic_shared_calls_in_the_body_borrow_the_block_scope() {
         "pub fn k(out: Out<f32>) { let a = dynamic_shared::<u32>(); let b: Shared<f32> = ferrocuda_std::dynamic_shared(); }",
     )
     .unwrap();
-    // Once for the PTX body, once for the host's coroutine body, twice for its elementwise
-    // function (the first thread's copy and the loop's), and the AVX2/FMA twins of the host's.
+    // Once for the PTX body, once for the host's coroutine body, twice for each of its three
+    // elementwise functions (the first thread's copy and the loop's; for checked launches, for
+    // unchecked ones, and the latter's AVX2/FMA twin), and the coroutine body's AVX2/FMA twin.
     assert_eq!(
         code.matches("dynamic_shared :: < u32 > (__ferrocuda_scope)")
             .count(),
-        7,
+        9,
         "{code}"
     );
     assert_eq!(
         code.matches("ferrocuda_std :: dynamic_shared (__ferrocuda_scope)")
             .count(),
-        7,
+        9,
         "{code}"
     );
 }
@@ -147,11 +148,12 @@ fn each_shared_array_gets_its_own_ptx_symbol_and_host_site() {
         "{code}"
     );
     // The user's own `shared` path is invoked once per array and body (the PTX entry's, the
-    // host's coroutine body, the two copies of its elementwise function, and the AVX2/FMA twins
-    // of those three), so its import counts as used.
+    // host's coroutine body and its AVX2/FMA twin, and the two copies of each of the three
+    // elementwise functions: checked, unchecked and the latter's twin), so its import counts as
+    // used.
     assert_eq!(
         code.matches("shared ! (@ rewritten_by_kernel)").count(),
-        14,
+        18,
         "{code}"
     );
 }
@@ -443,12 +445,12 @@ fn block_uniform_lets_are_hoisted_above_the_regions_and_per_thread_ones_carried(
     }
 }
 
-/// The regions of `code`'s split function, in order (the text from each `run_region` to the
-/// next).
+/// The regions of `code`'s split function for checked launches, in order (the text from each
+/// `run_region` to the next).
 fn split_regions(code: &str) -> Vec<&str> {
-    let split = &code[code.find("fn __ferrocuda_split").unwrap()..];
+    let split = &code[code.find("fn __ferrocuda_split (").unwrap()..];
     let split = &split[..split
-        .find("fn __ferrocuda_split_wide")
+        .find("fn __ferrocuda_split_")
         .unwrap_or(split.len())];
     split.split("run_region").skip(1).collect()
 }

@@ -261,6 +261,23 @@ mod host {
     }
 }
 
+#[cfg(not(target_arch = "nvptx64"))]
+impl<T> Shared<'_, T> {
+    /// The handle with checked mode's access checks kept only if `checks`: what `#[kernel]` makes
+    /// of each `shared!` on the host. The split path's copy for unchecked launches passes a
+    /// constant `false`, so LLVM drops each access's checked-mode branch and its call (a call,
+    /// even on a path never taken, made it keep a hot loop's registers on the stack). Bounds
+    /// checks stay.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn __checks_if(self, checks: bool) -> Self {
+        Shared {
+            checked: self.checked && checks,
+            ..self
+        }
+    }
+}
+
 impl<T> Shared<'_, T> {
     /// In CPU checked mode, checks and records an access to the `U` at `index` (in units of
     /// `U`, already bounds-checked), made at the caller's source location; nothing otherwise.
