@@ -449,9 +449,7 @@ fn block_uniform_lets_are_hoisted_above_the_regions_and_per_thread_ones_carried(
 /// `run_region` to the next).
 fn split_regions(code: &str) -> Vec<&str> {
     let split = &code[code.find("fn __ferrocuda_split (").unwrap()..];
-    let split = &split[..split
-        .find("fn __ferrocuda_split_")
-        .unwrap_or(split.len())];
+    let split = &split[..split.find("fn __ferrocuda_split_").unwrap_or(split.len())];
     split.split("run_region").skip(1).collect()
 }
 
