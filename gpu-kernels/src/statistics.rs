@@ -1,12 +1,13 @@
 //! Count, mean, variance, min and max of f32 or f64 data in one read, numerically sound for data
 //! far from zero (e.g. `1e4 + N(0, 1)`, where the textbook `Σx²/n − mean²` cancels to noise).
 //!
-//! Each thread sums the elements it visits (grid-stride) as differences from a shift, its first
-//! element ([`ShiftedSums`]: no division per element), and turns the sums into a [`Moments`]
-//! state (count, mean, `M2`) once; each block merges its threads' states with Chan et al.'s
-//! parallel combination ([`block::reduce`]: warp shuffles, then one state per warp in shared
-//! memory) and [`statistics_partial`] writes one state per block; [`statistics_merge`] with one
-//! block merges those. Two launches rather than atomics keep the result deterministic for a given launch shape.
+//! Each thread sums the elements it visits (grid-stride) as differences from a shift that moves
+//! to the running mean whenever the count doubles ([`ShiftedSums`]: no division per element),
+//! and turns the sums into a [`Moments`] state (count, mean, `M2`) once; each block merges its
+//! threads' states with Chan et al.'s parallel combination ([`block::reduce`]: warp shuffles,
+//! then one state per warp in shared memory) and [`statistics_partial`] writes one state per
+//! block; [`statistics_merge`] with one block merges those. Two launches rather than atomics keep
+//! the result deterministic for a given launch shape.
 //! Both kernels are generic over the data's type: the `f32` instances keep the kernels' names as
 //! their PTX entries, the `f64` ones are `statistics_partial_f64` and `statistics_merge_f64`.
 //!
@@ -33,7 +34,7 @@
 //! subroutine call on the GPU.
 //!
 //! # NaN and infinities
-//! A NaN element makes the mean, sum and variance NaN (it enters Welford's update like any
+//! A NaN element makes the mean, sum and variance NaN (it enters the shifted sums like any
 //! value); min and max ignore NaN as [`f32::min`] does (`x < min` is false for NaN). An infinite
 //! element makes the mean infinite (or NaN if both signs occur) and the variance NaN, as the
 //! two-pass `Σx / n` and `Σ(x − mean)² / n` in f64 give them (`∞ − ∞` in the second sum).
@@ -48,7 +49,8 @@ const MAX_WARPS: usize = 32;
 /// max are values of the data's type, f32 or f64, exact in f64).
 pub const STATE_LEN: usize = 5;
 
-/// Running statistics of a set of `T` values (f32 or f64): Welford's state plus min and max.
+/// Statistics of a set of `T` values (f32 or f64): count, mean and `M2` (the state Chan's merge
+/// combines) plus min and max.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Moments<T = f32> {
     /// Number of values (an integer; f64 so that the merge formulas need no conversion).
@@ -72,23 +74,6 @@ impl<T: Number> Moments<T> {
         min: T::GREATEST,
         max: T::LEAST,
     };
-
-    /// Adds one value (Welford's update: the mean moves by `δ/n`, `M2` grows by `δ·(x − mean')`,
-    /// both small numbers even when `x` and the mean are large).
-    #[inline(always)]
-    pub fn push(&mut self, x: T) {
-        let value = x.to_f64();
-        self.count += 1.0;
-        let delta = value - self.mean;
-        self.mean = moved_mean(self.mean, delta / self.count, value);
-        self.m2 += delta * (value - self.mean);
-        if x < self.min {
-            self.min = x;
-        }
-        if x > self.max {
-            self.max = x;
-        }
-    }
 
     /// The statistics of both sets (Chan, Golub and LeVeque's parallel combination:
     /// `M2 = M2ₐ + M2ᵦ + δ²·nₐ·nᵦ/n` with `δ` the difference of the means). Either may be empty.
