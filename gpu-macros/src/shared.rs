@@ -248,6 +248,11 @@ impl VisitMut for SharedRewriter<'_> {
                 // The block's scope is its argument: the handle borrows the block.
                 let scope = scope_ident();
                 call.args.push(syn::parse_quote!(#scope));
+                if self.target == Target::Host {
+                    // As `shared!` handles: no checked-mode calls in the unchecked copies.
+                    let call = call.clone();
+                    *expr = syn::parse_quote!(#call.__checks_if(__FERROCUDA_SHARED_CHECKS));
+                }
                 return;
             }
         }

@@ -122,6 +122,14 @@ fn dynamic_shared_calls_in_the_body_borrow_the_block_scope() {
         9,
         "{code}"
     );
+    // On the host, each handle takes its function's checked-mode constant, as `shared!`'s do
+    // (all but the PTX body's two).
+    assert_eq!(
+        code.matches("(__ferrocuda_scope) . __checks_if (__FERROCUDA_SHARED_CHECKS)")
+            .count(),
+        16,
+        "{code}"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Kernels of the shapes `#[kernel]`'s CPU expansion splits at their barriers (and some it must
 //! not), for `tests/cpu_regions.rs` and `benches/cpu_executor.rs`.
 
-use ferrocuda_std::{kernel, shared, thread, warp, Out, Shared};
+use ferrocuda_std::{dynamic_shared, kernel, shared, thread, warp, Out, Shared};
 
 /// Most threads per block of [`block_scan`].
 pub const SCAN_BLOCK: usize = 1024;
@@ -269,5 +269,24 @@ pub fn elementwise_big_tile(out: Out<u32>) {
     tile.set(t, t as u32 * 3);
     if i < out.len() {
         out.set(i, tile.get(t));
+    }
+}
+
+/// `race_missing_barrier` over dynamic shared memory (`shared_mem_bytes` ≥ 4 · block size): the
+/// split path's copies take checked mode's constant for `dynamic_shared()` handles as for
+/// `shared!` ones, and checked launches must still see the race.
+#[kernel(same_len(x, out))]
+pub fn race_missing_barrier_dynamic(x: &[f32], out: Out<f32>) {
+    let tile = dynamic_shared::<f32>();
+    let t = thread::thread_idx().x as usize;
+    let n = thread::block_dim().x as usize;
+    let i = thread::index_1d();
+    tile.set(t, 0.0);
+    thread::sync_threads();
+    tile.set(t, if i < x.len() { x[i] } else { 0.0 });
+    // Missing: thread::sync_threads();
+    let right = tile.get((t + 1) % n);
+    if i < out.len() {
+        out.set(i, right);
     }
 }
