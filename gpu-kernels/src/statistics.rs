@@ -2,12 +2,12 @@
 //! far from zero (e.g. `1e4 + N(0, 1)`, where the textbook `Σx²/n − mean²` cancels to noise).
 //!
 //! Each thread sums the elements it visits (grid-stride) as differences from a shift that moves
-//! to the running mean whenever the count doubles ([`ShiftedSums`]: no division per element),
-//! and turns the sums into a [`Moments`] state (count, mean, `M2`) once; each block merges its
-//! threads' states with Chan et al.'s parallel combination ([`block::reduce`]: warp shuffles,
-//! then one state per warp in shared memory) and [`statistics_partial`] writes one state per
-//! block; [`statistics_merge`] with one block merges those. Two launches rather than atomics keep
-//! the result deterministic for a given launch shape.
+//! to the running mean whenever the count doubles ([`ShiftedSums`]: no division per element);
+//! each block adds up its threads' count and `Σx` ([`block::reduce`]: warp shuffles, then one
+//! value per warp in shared memory), then their sums moved to the block's mean, and
+//! [`statistics_partial`] writes one [`Moments`] state (count, mean, `M2`, min, max) per block;
+//! [`statistics_merge`] with one block merges those with Chan et al.'s parallel combination.
+//! Two launches rather than atomics keep the result deterministic for a given launch shape.
 //! Both kernels are generic over the data's type: the `f32` instances keep the kernels' names as
 //! their PTX entries, the `f64` ones are `statistics_partial_f64` and `statistics_merge_f64`.
 //!
@@ -32,6 +32,12 @@
 //! The moves themselves are exact or cost an ulp of `Σd²`. Welford's update per element, used
 //! before, needed an f64 division per element: latency-bound on the CPU and a slow-path
 //! subroutine call on the GPU.
+//!
+//! A block's sums are moved to one centre, the block's mean `c` (its count and `Σx` first):
+//! `Σ(x − c)² = M2 + N·(mean − c)²`, and `c` is the mean up to rounding, so this sum is within
+//! rounding of `M2` too. The sums around `c` are scaled by `N` and `N²` so that only thread 0
+//! divides ([`ShiftedSums::centred`]); for f64 data that limits `M2·N²` to f64's range (a spread
+//! of about 1e140 in a block of 10⁹ values, where `M2` itself overflows at about 1e150).
 //!
 //! # NaN and infinities
 //! A NaN element makes the mean, sum and variance NaN (it enters the shifted sums like any
@@ -242,6 +248,127 @@ impl<T: Number> ShiftedSums<T> {
     }
 }
 
+impl<T: Number> ShiftedSums<T> {
+    /// The count and `n·K + Σd` (`Σx`, up to rounding): what [`statistics_partial`]'s first
+    /// block reduction adds up for the block's mean.
+    #[inline(always)]
+    fn total(self) -> Total {
+        let count = self.count as f64;
+        Total {
+            count,
+            sum: count.mul_add(self.shift, self.sum),
+        }
+    }
+
+    /// These sums moved to the block's mean `c = Σx / N` (`block` is the block's [`Total`])
+    /// and scaled by `N` and `N²`, so that no thread divides: with `v = N·K − Σx = N·(K − c)`
+    /// (one rounding), `N·Σ(x − c) = N·Σd + n·v` and `N²·Σ(x − c)² = N²·Σd² + v·(2·N·Σd + n·v)`,
+    /// from `Σ(d + u) = Σd + n·u` and `Σ(d + u)² = Σd² + u·(2·Σd + n·u)` for `u = K − c`.
+    #[inline(always)]
+    fn centred(self, block: Total) -> CentredSums<T> {
+        let n = self.count as f64;
+        let scaled_sum = self.sum * block.count;
+        let v = self.shift.mul_add(block.count, -block.sum);
+        CentredSums {
+            sum: n.mul_add(v, scaled_sum),
+            squares: v.mul_add(
+                n.mul_add(v, 2.0 * scaled_sum),
+                self.squares * (block.count * block.count),
+            ),
+            min: self.min,
+            max: self.max,
+        }
+    }
+}
+
+/// A count and a sum of values: the first of [`statistics_partial`]'s block reductions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Total {
+    count: f64,
+    sum: f64,
+}
+
+impl Total {
+    const ZERO: Total = Total {
+        count: 0.0,
+        sum: 0.0,
+    };
+
+    #[inline(always)]
+    fn add(self, other: Total) -> Total {
+        Total {
+            count: self.count + other.count,
+            sum: self.sum + other.sum,
+        }
+    }
+}
+
+/// `N·Σ(x − c)`, `N²·Σ(x − c)²`, min and max of a thread's values, for the block's mean `c`
+/// and count `N` ([`ShiftedSums::centred`]): the block's are the sums of its threads' (the
+/// second of [`statistics_partial`]'s block reductions).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct CentredSums<T> {
+    sum: f64,
+    squares: f64,
+    min: T,
+    max: T,
+}
+
+impl<T: Number> CentredSums<T> {
+    const EMPTY: CentredSums<T> = CentredSums {
+        sum: 0.0,
+        squares: 0.0,
+        min: T::GREATEST,
+        max: T::LEAST,
+    };
+
+    #[inline(always)]
+    fn add(self, other: CentredSums<T>) -> CentredSums<T> {
+        CentredSums {
+            sum: self.sum + other.sum,
+            squares: self.squares + other.squares,
+            min: if other.min < self.min {
+                other.min
+            } else {
+                self.min
+            },
+            max: if other.max > self.max {
+                other.max
+            } else {
+                self.max
+            },
+        }
+    }
+
+    /// The block's [`Moments`] from its [`Total`] and these (summed over the block): with
+    /// `s = Σ(x − c)`, the mean `(Σx + s) / N` (`c + s/N`: the exact mean when every value is
+    /// the same) and `M2 = Σ(x − c)² − s²/N`, never below 0 (a rounding residue of equal values
+    /// would be). Where `Σx` is infinite or NaN (a value is) it is the mean, `Σx / N`, with a
+    /// NaN `M2`, as the two-pass f64 formulas give them (`∞ − ∞` in the second sum).
+    #[inline(always)]
+    fn moments(self, block: Total) -> Moments<T> {
+        let n = block.count;
+        if n == 0.0 {
+            return Moments::EMPTY;
+        }
+        let (mean, m2) = if block.sum.is_finite() {
+            let s = self.sum / n;
+            let m2 = (self.squares / n - s * s) / n;
+            // `<`, not `max`: NaN stays NaN.
+            ((block.sum + s) / n, if m2 < 0.0 { 0.0 } else { m2 })
+        } else {
+            (block.sum / n, f64::NAN)
+        };
+        Moments {
+            count: n,
+            mean,
+            m2,
+            min: self.min,
+            max: self.max,
+        }
+    }
+}
+
 /// The mean after `mean` moves by `step` toward `toward` (a value or another set's mean).
 ///
 /// Once the mean is infinite the step is `±∞ − ±∞` or `finite − ∞`, which would make it NaN (the
@@ -294,24 +421,121 @@ impl<T: Number> BlockScratch<Moments<T>> for MomentsScratch<'_, T> {
     }
 }
 
+/// One [`CentredSums`] per warp of a block, in shared memory; its first two arrays also hold
+/// the warps' [`Total`]s, in the block reduction before.
+#[derive(Clone, Copy)]
+struct CentredScratch<'b, T> {
+    sum: Shared<'b, f64>,
+    squares: Shared<'b, f64>,
+    min: Shared<'b, T>,
+    max: Shared<'b, T>,
+}
+
+impl BlockValue for Total {
+    #[inline(always)]
+    fn shfl_down(self, mask: u32, delta: u32) -> Self {
+        Total {
+            count: warp::shfl_down_sync(mask, self.count, delta),
+            sum: warp::shfl_down_sync(mask, self.sum, delta),
+        }
+    }
+}
+
+impl<T: Number> BlockScratch<Total> for CentredScratch<'_, T> {
+    #[inline(always)]
+    fn store(&self, warp: usize, total: Total) {
+        self.sum.set(warp, total.count);
+        self.squares.set(warp, total.sum);
+    }
+    #[inline(always)]
+    fn load(&self, warp: usize) -> Total {
+        Total {
+            count: self.sum.get(warp),
+            sum: self.squares.get(warp),
+        }
+    }
+}
+
+impl<T: Number> BlockValue for CentredSums<T> {
+    #[inline(always)]
+    fn shfl_down(self, mask: u32, delta: u32) -> Self {
+        CentredSums {
+            sum: warp::shfl_down_sync(mask, self.sum, delta),
+            squares: warp::shfl_down_sync(mask, self.squares, delta),
+            min: warp::shfl_down_sync(mask, self.min, delta),
+            max: warp::shfl_down_sync(mask, self.max, delta),
+        }
+    }
+}
+
+impl<T: Number> BlockScratch<CentredSums<T>> for CentredScratch<'_, T> {
+    #[inline(always)]
+    fn store(&self, warp: usize, sums: CentredSums<T>) {
+        self.sum.set(warp, sums.sum);
+        self.squares.set(warp, sums.squares);
+        self.min.set(warp, sums.min);
+        self.max.set(warp, sums.max);
+    }
+    #[inline(always)]
+    fn load(&self, warp: usize) -> CentredSums<T> {
+        CentredSums {
+            sum: self.sum.get(warp),
+            squares: self.squares.get(warp),
+            min: self.min.get(warp),
+            max: self.max.get(warp),
+        }
+    }
+}
+
+/// Whether this is thread 0 of its block (linear index 0), where [`block::reduce`]'s result is.
+#[inline(always)]
+fn first_thread() -> bool {
+    warp::warp_id() == 0 && warp::lane_id() == 0
+}
+
 /// Writes at `partial[STATE_LEN·block ..][.. STATE_LEN]` the [`Moments`] (count, mean, M2, min,
 /// max) of the elements of `x` this block's threads visit (grid-stride); `partial` needs
 /// [`STATE_LEN`] elements per block. [`statistics_merge`] combines them.
+///
+/// The threads' [`ShiftedSums`] have shifts of their own, so the block does not add them up as
+/// they are; nor does it merge them with Chan's formula, whose division per merge put
+/// `div.rn.f64`'s slow path above the warp tree's live values (48 registers on sm_90, against
+/// CUDA C's 40). Two block reductions of plain sums instead: the count `N` and `Σx`, which
+/// thread 0 shares; then every thread moves its sums to the block's mean `c = Σx / N`
+/// ([`ShiftedSums::centred`]: scaled by `N`, so that no thread divides, and
+/// `Σ(x − c)² = M2 + N·(mean − c)²` is within rounding of `M2`, whatever the data: `c` is the
+/// mean, not a value that could be an outlier), and thread 0 turns their sums into the state
+/// ([`CentredSums::moments`]: three divisions, only there).
 #[kernel(instances(f32 as statistics_partial, f64))]
 pub fn statistics_partial<T: Number>(x: &[T], partial: Out<f64>) {
-    let scratch = MomentsScratch {
-        count: shared!([f64; MAX_WARPS]),
-        mean: shared!([f64; MAX_WARPS]),
-        m2: shared!([f64; MAX_WARPS]),
+    let scratch = CentredScratch {
+        sum: shared!([f64; MAX_WARPS]),
+        squares: shared!([f64; MAX_WARPS]),
         min: shared!([T; MAX_WARPS]),
         max: shared!([T; MAX_WARPS]),
     };
-    let state = thread::grid_stride_elements(x)
-        .fold(ShiftedSums::EMPTY, |sums, &v| sums.push(v))
-        .moments();
-    let total = block::reduce(state, Moments::EMPTY, scratch, Moments::merge);
-    if thread::thread_idx().x == 0 {
-        total.store(&partial, thread::block_idx().x as usize);
+    let shared_total = shared!([f64; 2]);
+    let sums = thread::grid_stride_elements(x).fold(ShiftedSums::EMPTY, |sums, &v| sums.push(v));
+    let total = block::reduce(sums.total(), Total::ZERO, scratch, Total::add);
+    if first_thread() {
+        shared_total.set(0, total.count);
+        shared_total.set(1, total.sum);
+    }
+    // Also what lets the second reduction write `scratch` again (warp 0 has read it).
+    thread::sync_threads();
+    let total = Total {
+        count: shared_total.get(0),
+        sum: shared_total.get(1),
+    };
+    let centred = block::reduce(
+        sums.centred(total),
+        CentredSums::EMPTY,
+        scratch,
+        CentredSums::add,
+    );
+    if first_thread() {
+        let state = centred.moments(total);
+        state.store(&partial, thread::block_idx().x as usize);
     }
 }
 
