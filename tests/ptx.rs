@@ -333,14 +333,22 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
         // Per warp `Σ(x − c)`, `Σ(x − c)²` (f64) and min, max (f32), and the block's count and
         // `Σx` (f64), which thread 0 shares; the merge: one state per warp, count, mean, M2 (f64)
         // and min, max (f32).
-        assert_eq!(shared("statistics_partial"), 32 * (2 * 8 + 2 * 4) + 2 * 8, "{arch}");
+        assert_eq!(
+            shared("statistics_partial"),
+            32 * (2 * 8 + 2 * 4) + 2 * 8,
+            "{arch}"
+        );
         assert_eq!(shared("statistics_merge"), 32 * (3 * 8 + 2 * 4), "{arch}");
         // The f64 instances: the same tiles of 8-byte elements (min and max f64 too).
         assert_eq!(shared("matmul_tiled_f64"), 2 * 16 * 16 * 8, "{arch}");
         assert_eq!(shared("transpose_tiled_f64"), 32 * 33 * 8, "{arch}");
         assert_eq!(shared("dot_partial_f64"), 32 * 8, "{arch}");
         assert_eq!(shared("sum_partial_f64"), 32 * 8, "{arch}");
-        assert_eq!(shared("statistics_partial_f64"), 32 * 4 * 8 + 2 * 8, "{arch}");
+        assert_eq!(
+            shared("statistics_partial_f64"),
+            32 * 4 * 8 + 2 * 8,
+            "{arch}"
+        );
         assert_eq!(shared("statistics_merge_f64"), 32 * 5 * 8, "{arch}");
         // Two buffers each of a transposed A tile (8 k-rows of 33 quads: 32 + 1 of padding) and
         // a B tile (8 rows of 32 quads), quads of 16 bytes.

@@ -97,16 +97,8 @@ impl<T: Number> Moments<T> {
             count,
             mean: moved_mean(self.mean, delta * (other.count / count), other.mean),
             m2: self.m2 + other.m2 + delta * delta * (self.count * (other.count / count)),
-            min: if other.min < self.min {
-                other.min
-            } else {
-                self.min
-            },
-            max: if other.max > self.max {
-                other.max
-            } else {
-                self.max
-            },
+            min: lower(self.min, other.min),
+            max: higher(self.max, other.max),
         }
     }
 
@@ -327,16 +319,8 @@ impl<T: Number> CentredSums<T> {
         CentredSums {
             sum: self.sum + other.sum,
             squares: self.squares + other.squares,
-            min: if other.min < self.min {
-                other.min
-            } else {
-                self.min
-            },
-            max: if other.max > self.max {
-                other.max
-            } else {
-                self.max
-            },
+            min: lower(self.min, other.min),
+            max: higher(self.max, other.max),
         }
     }
 
@@ -366,6 +350,27 @@ impl<T: Number> CentredSums<T> {
             min: self.min,
             max: self.max,
         }
+    }
+}
+
+/// The smaller of a running minimum `min` and `x`: `x` only if it is below (so never NaN, as
+/// [`f32::min`]).
+#[inline(always)]
+fn lower<T: Number>(min: T, x: T) -> T {
+    if x < min {
+        x
+    } else {
+        min
+    }
+}
+
+/// The larger of a running maximum `max` and `x`: `x` only if it is above.
+#[inline(always)]
+fn higher<T: Number>(max: T, x: T) -> T {
+    if x > max {
+        x
+    } else {
+        max
     }
 }
 
