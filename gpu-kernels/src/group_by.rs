@@ -87,8 +87,8 @@ fn for_each_row(
     // `key < k` in 32 bits (a 64-bit compare is two instructions and two more registers):
     // every u32 key is below a `k` past `u32::MAX`.
     let (limit, every_key) = (k.min(u32::MAX as usize) as u32, k > u32::MAX as usize);
-    for i in thread::grid_stride(keys.len()) {
-        let (key, value) = (keys[i], values[i]);
+    thread::grid_stride(keys.len()).for_each(move |i| {
+        let (key, value) = (keys[i], values[..keys.len()][i]);
         if key < limit || every_key {
             let order = order_key(value);
             let (low, high) = if value.is_nan() {
@@ -100,7 +100,7 @@ fn for_each_row(
         } else {
             reject(rejected, key);
         }
-    }
+    });
 }
 
 /// Aggregates the rows this grid's threads visit (grid-stride) into the state of the module doc,
@@ -127,7 +127,7 @@ pub fn group_by_shared(
     // Written as a division (no overflow), it also lets the compiler prove the four state
     // indices `j·k + g` (g < k) in bounds, and drop their checks from the row loop.
     assert!(
-        k <= local.len() / 4,
+        k <= local.len() / 4 && k <= local_sum.len() / 4,
         "group_by_shared needs shared_mem_bytes = SHARED_BYTES_PER_KEY × count.len()"
     );
     // The state of key `g` is at `slot·k + g` (slot < 4), in 32 bits: `k ≤ local.len() / 4`, and
@@ -168,7 +168,8 @@ pub fn group_by_shared(
             unsafe {
                 core::hint::assert_unchecked(
                     g < k
-                        && k + g < local.len()
+                        && g < local.len()
+                        && k + g < local_sum.len()
                         && 2 * k + g < local.len()
                         && 3 * k + g < local.len(),
                 )
