@@ -4,9 +4,9 @@
 use crate::generics::Substitution;
 use proc_macro2::Span;
 use quote::{format_ident, quote_spanned};
+use std::collections::{BTreeMap, BTreeSet};
 use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
-use std::collections::{BTreeMap, BTreeSet};
 use syn::{Block, Expr, Ident, Pat};
 
 /// Which compilation a kernel body is rewritten for.
@@ -333,7 +333,9 @@ impl VisitMut for SharedRewriter<'_> {
         }
         visit_mut::visit_expr_mut(self, expr);
         if let Expr::MethodCall(call) = expr {
-            if self.is_handle(&call.receiver) && !UNCHECKED_METHODS.contains(&&*call.method.to_string()) {
+            if self.is_handle(&call.receiver)
+                && !UNCHECKED_METHODS.contains(&&*call.method.to_string())
+            {
                 // The handle again with this function's checked-mode constant, at each access:
                 // where the handle came through memory (a closure's capture seen from a function
                 // it was passed to, a value carried across a barrier by the split path), its

@@ -157,8 +157,14 @@ fn host_accesses_through_a_handle_take_the_functions_checked_mode_constant() {
     );
     // `len()` stays as written (it keeps a `let` block-uniform), the PTX body is untouched, and
     // the nested function's own `a` is no handle.
-    assert!(!code.contains("__checks_if (a , __FERROCUDA_SHARED_CHECKS) . len"), "{code}");
-    assert!(!code.contains("__checks_if (a , __FERROCUDA_SHARED_CHECKS) . iter"), "{code}");
+    assert!(
+        !code.contains("__checks_if (a , __FERROCUDA_SHARED_CHECKS) . len"),
+        "{code}"
+    );
+    assert!(
+        !code.contains("__checks_if (a , __FERROCUDA_SHARED_CHECKS) . iter"),
+        "{code}"
+    );
     assert!(code.contains("a . atomic_add (i , 1)"), "{code}");
 }
 
