@@ -70,6 +70,12 @@ fn reject(rejected: &Out<u64>, key: u32) {
 /// the rest (its state spilled, `update`'s captures reloaded around each shared-memory access).
 /// Callers pass `update` as an `#[inline(always)]` closure (LLVM had left `group_by_shared`'s as
 /// a call per row) that captures by value (`move`), so that its handles are loaded once.
+///
+/// The rows go through `grid_stride(..).for_each`, not a `for` loop: on the CPU its chunked fold
+/// runs each chunk's rows in a function with no call inside (a `for` loop's `next` calls the
+/// chunk's deadline check, which kept the loop's values on the stack); on the GPU it is the same
+/// loop as `for`. Its closure captures by value too: through references LLVM reloaded `limit`
+/// and `update`'s captures after every shared-memory store.
 #[cfg_attr(target_arch = "nvptx64", inline(always))]
 #[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
 fn for_each_row(
@@ -87,8 +93,10 @@ fn for_each_row(
     // `key < k` in 32 bits (a 64-bit compare is two instructions and two more registers):
     // every u32 key is below a `k` past `u32::MAX`.
     let (limit, every_key) = (k.min(u32::MAX as usize) as u32, k > u32::MAX as usize);
-    for i in thread::grid_stride(keys.len()) {
-        let (key, value) = (keys[i], values[i]);
+    thread::grid_stride(keys.len()).for_each(move |i| {
+        // `values[..keys.len()]`: `keys[i]`'s bounds check covers both (on the CPU, where this
+        // function is not inlined, the launch's `same_len(keys, values)` is out of sight).
+        let (key, value) = (keys[i], values[..keys.len()][i]);
         if key < limit || every_key {
             let order = order_key(value);
             let (low, high) = if value.is_nan() {
@@ -100,7 +108,7 @@ fn for_each_row(
         } else {
             reject(rejected, key);
         }
-    }
+    });
 }
 
 /// Aggregates the rows this grid's threads visit (grid-stride) into the state of the module doc,
@@ -125,9 +133,11 @@ pub fn group_by_shared(
     let local = dynamic_shared::<u32>();
     let local_sum = dynamic_shared::<f32>();
     // Written as a division (no overflow), it also lets the compiler prove the four state
-    // indices `j·k + g` (g < k) in bounds, and drop their checks from the row loop.
+    // indices `j·k + g` (g < k) in bounds, and drop their checks from the row loop. Both views
+    // have the same length (one allocation, 4-byte elements; on the GPU the second test folds),
+    // but the CPU's row loop, a function of its own, sees two lengths: it needs both.
     assert!(
-        k <= local.len() / 4,
+        k <= local.len() / 4 && k <= local_sum.len() / 4,
         "group_by_shared needs shared_mem_bytes = SHARED_BYTES_PER_KEY × count.len()"
     );
     // The state of key `g` is at `slot·k + g` (slot < 4), in 32 bits: `k ≤ local.len() / 4`, and
@@ -162,13 +172,15 @@ pub fn group_by_shared(
         &rejected,
         #[inline(always)]
         move |g, value, low, high| {
-            // SAFETY: `for_each_row` passes keys below `k`, and `k ≤ local.len() / 4` (asserted
-            // above), so each state index `j·k + g` (j < 4) is below `4·k ≤ local.len()`, with no
-            // overflow. Telling the compiler lets it drop the four bounds checks per row.
+            // SAFETY: `for_each_row` passes keys below `k`, and `k ≤ local.len() / 4` and
+            // `k ≤ local_sum.len() / 4` (asserted above), so each state index `j·k + g` (j < 4)
+            // is below `4·k`, within both, with no overflow. Telling the compiler lets it drop
+            // the four bounds checks per row.
             unsafe {
                 core::hint::assert_unchecked(
                     g < k
-                        && k + g < local.len()
+                        && g < local.len()
+                        && k + g < local_sum.len()
                         && 2 * k + g < local.len()
                         && 3 * k + g < local.len(),
                 )

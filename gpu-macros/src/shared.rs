@@ -4,6 +4,7 @@
 use crate::generics::Substitution;
 use proc_macro2::Span;
 use quote::{format_ident, quote_spanned};
+use std::collections::{BTreeMap, BTreeSet};
 use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Ident, Pat};
@@ -26,12 +27,19 @@ pub(crate) fn rewrite_shared(
     target: Target,
     substitution: &Substitution,
 ) -> syn::Result<Block> {
+    let mut bound = BTreeMap::new();
+    count_bindings(block, &mut bound);
     let mut rewriter = SharedRewriter {
         kernel,
         target,
         substitution,
         count: 0,
         consts: Vec::new(),
+        bound_once: bound
+            .into_iter()
+            .filter_map(|(name, n)| (n == 1).then_some(name))
+            .collect(),
+        handles: Vec::new(),
         error: None,
     };
     let mut block = block.clone();
@@ -50,7 +58,26 @@ struct SharedRewriter<'a> {
     /// The `const` items of each block enclosing the visit, outermost first: what a `shared!`
     /// size may name besides the module's items.
     consts: Vec<Vec<syn::ItemConst>>,
+    /// Names bound once in the whole body (any pattern, closures' parameters included): a
+    /// handle's name among them means the handle wherever its `let` is in scope.
+    bound_once: BTreeSet<String>,
+    /// Host: the names of each enclosing block's `let NAME = shared!(..)` and
+    /// `let NAME = dynamic_shared()`, outermost first (names bound once only).
+    handles: Vec<Vec<String>>,
     error: Option<syn::Error>,
+}
+
+/// How many times each name is bound anywhere in `block` (items' bodies left out).
+pub(crate) fn count_bindings(block: &Block, counts: &mut BTreeMap<String, usize>) {
+    struct Count<'a>(&'a mut BTreeMap<String, usize>);
+    impl<'ast> syn::visit::Visit<'ast> for Count<'_> {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            *self.0.entry(p.ident.to_string()).or_default() += 1;
+            syn::visit::visit_pat_ident(self, p);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    syn::visit::Visit::visit_block(&mut Count(counts), block);
 }
 
 /// The block scope parameter of a kernel body: mixed-site, so kernel code cannot name it.
@@ -204,6 +231,22 @@ impl SharedRewriter<'_> {
     }
 }
 
+/// `Shared` methods without checked-mode checks, whose calls stay as written (`len()` keeps
+/// a `let` of it block-uniform for the split path).
+const UNCHECKED_METHODS: [&str; 4] = ["len", "is_empty", "clone", "__checks_if"];
+
+impl SharedRewriter<'_> {
+    /// Whether `expr` names a handle of a `let` in scope (host only).
+    fn is_handle(&self, expr: &Expr) -> bool {
+        let Expr::Path(path) = expr else { return false };
+        path.qself.is_none()
+            && path.path.get_ident().is_some_and(|name| {
+                let name = name.to_string();
+                self.handles.iter().flatten().any(|h| *h == name)
+            })
+    }
+}
+
 impl VisitMut for SharedRewriter<'_> {
     fn visit_block_mut(&mut self, block: &mut Block) {
         // Items are visible in their whole block, before and after their declaration.
@@ -216,7 +259,9 @@ impl VisitMut for SharedRewriter<'_> {
             })
             .collect();
         self.consts.push(consts);
+        self.handles.push(Vec::new());
         visit_mut::visit_block_mut(self, block);
+        self.handles.pop();
         self.consts.pop();
     }
 
@@ -230,16 +275,38 @@ impl VisitMut for SharedRewriter<'_> {
             _ => None,
         };
         if let (Some(name), Some(init)) = (name, local.init.as_mut()) {
-            if let Expr::Macro(m) = &*init.expr {
-                if is_shared_macro(&m.mac.path) {
+            let handle = match &*init.expr {
+                Expr::Macro(m) if is_shared_macro(&m.mac.path) => {
                     if let Some(expr) = self.rewrite(&m.mac.clone(), &name) {
                         *init.expr = expr;
                     }
-                    return;
+                    true
                 }
+                Expr::Call(call) if is_dynamic_shared_call(call) => {
+                    self.visit_expr_mut(&mut init.expr);
+                    true
+                }
+                _ => false,
+            };
+            if handle {
+                // Its uses from here to the end of the block (the initialiser cannot name it).
+                if self.target == Target::Host && self.bound_once.contains(&name) {
+                    if let Some(names) = self.handles.last_mut() {
+                        names.push(name);
+                    }
+                }
+                return;
             }
         }
         visit_mut::visit_local_mut(self, local);
+    }
+
+    fn visit_item_mut(&mut self, item: &mut syn::Item) {
+        // A nested item cannot name the body's handles: its own bindings of their names are not
+        // handles.
+        let handles = std::mem::take(&mut self.handles);
+        visit_mut::visit_item_mut(self, item);
+        self.handles = handles;
     }
 
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
@@ -265,5 +332,19 @@ impl VisitMut for SharedRewriter<'_> {
             }
         }
         visit_mut::visit_expr_mut(self, expr);
+        if let Expr::MethodCall(call) = expr {
+            if self.is_handle(&call.receiver)
+                && !UNCHECKED_METHODS.contains(&&*call.method.to_string())
+            {
+                // The handle again with this function's checked-mode constant, at each access:
+                // where the handle came through memory (a closure's capture seen from a function
+                // it was passed to, a value carried across a barrier by the split path), its
+                // `checked` field is no constant, and each access kept its test and call.
+                let handle = &call.receiver;
+                *call.receiver = syn::parse_quote!(
+                    ::ferrocuda_std::Shared::__checks_if(#handle, __FERROCUDA_SHARED_CHECKS)
+                );
+            }
+        }
     }
 }

@@ -133,6 +133,42 @@ fn dynamic_shared_calls_in_the_body_borrow_the_block_scope() {
 }
 
 #[test]
+fn host_accesses_through_a_handle_take_the_functions_checked_mode_constant() {
+    let code = expand_str(
+        "",
+        "pub fn k(out: Out<f32>) { let a = dynamic_shared::<u32>(); let t = shared!([f32; 4]); \
+         let n = a.len(); let f = move |i: usize| a.atomic_add(i, 1); f(0); t.set(0, 1.0); \
+         fn helper(a: &[u32]) -> u32 { a.len() as u32 + a.iter().sum::<u32>() } }",
+    )
+    .unwrap();
+    // `a.atomic_add` (in the closure) and `t.set`, in each host function (the coroutine body,
+    // its AVX2/FMA twin, the three elementwise copies' two functions each): 8 × 2.
+    assert_eq!(
+        code.matches("ferrocuda_std :: Shared :: __checks_if (a , __FERROCUDA_SHARED_CHECKS) . atomic_add (i , 1)")
+            .count(),
+        8,
+        "{code}"
+    );
+    assert_eq!(
+        code.matches("ferrocuda_std :: Shared :: __checks_if (t , __FERROCUDA_SHARED_CHECKS) . set (0 , 1.0)")
+            .count(),
+        8,
+        "{code}"
+    );
+    // `len()` stays as written (it keeps a `let` block-uniform), the PTX body is untouched, and
+    // the nested function's own `a` is no handle.
+    assert!(
+        !code.contains("__checks_if (a , __FERROCUDA_SHARED_CHECKS) . len"),
+        "{code}"
+    );
+    assert!(
+        !code.contains("__checks_if (a , __FERROCUDA_SHARED_CHECKS) . iter"),
+        "{code}"
+    );
+    assert!(code.contains("a . atomic_add (i , 1)"), "{code}");
+}
+
+#[test]
 fn each_shared_array_gets_its_own_ptx_symbol_and_host_site() {
     let code = expand_str(
         "",

@@ -264,7 +264,9 @@ mod host {
 #[cfg(not(target_arch = "nvptx64"))]
 impl<T> Shared<'_, T> {
     /// The handle with checked mode's access checks kept only if `checks`: what `#[kernel]` makes
-    /// of each `shared!` on the host. The split path's copy for unchecked launches passes a
+    /// of each `shared!` and `dynamic_shared()` on the host, and of a handle's name at each method
+    /// call through it (its `checked` may come through memory there: a closure's capture, a value
+    /// carried across a barrier). The split path's copy for unchecked launches passes a
     /// constant `false`, so LLVM drops each access's checked-mode branch and its call (a call,
     /// even on a path never taken, made it keep a hot loop's registers on the stack). Bounds
     /// checks stay.

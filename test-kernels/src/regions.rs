@@ -274,7 +274,10 @@ pub fn elementwise_big_tile(out: Out<u32>) {
 
 /// `race_missing_barrier` over dynamic shared memory (`shared_mem_bytes` ≥ 4 · block size): the
 /// split path's copies take checked mode's constant for `dynamic_shared()` handles as for
-/// `shared!` ones, and checked launches must still see the race.
+/// `shared!` ones, and checked launches must still see the race. The racy read is in a closure
+/// that a function of its own calls, as group-by's row loop calls its update: there the handle
+/// is the closure's capture, whose checked-mode flag LLVM cannot see, and `#[kernel]` gives the
+/// access the copy's constant.
 #[kernel(same_len(x, out))]
 pub fn race_missing_barrier_dynamic(x: &[f32], out: Out<f32>) {
     let tile = dynamic_shared::<f32>();
@@ -285,8 +288,14 @@ pub fn race_missing_barrier_dynamic(x: &[f32], out: Out<f32>) {
     thread::sync_threads();
     tile.set(t, if i < x.len() { x[i] } else { 0.0 });
     // Missing: thread::sync_threads();
-    let right = tile.get((t + 1) % n);
+    let right = call_apart(move || tile.get((t + 1) % n));
     if i < out.len() {
         out.set(i, right);
     }
+}
+
+/// `f()`, not inlined on the CPU.
+#[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
+fn call_apart<T>(f: impl FnOnce() -> T) -> T {
+    f()
 }
