@@ -233,7 +233,7 @@ pub fn group_by_global(
 pub const OWNED_STATE_PER_KEY: usize = 4;
 
 /// How many rows ahead [`group_by_owned`] prefetches the state its thread will update.
-const PREFETCH_ROWS: usize = 16;
+const PREFETCH_ROWS: usize = 32;
 
 /// [`group_by_global`] with the keys split between the blocks, for the CPU executor: block `b`
 /// of `B` owns the keys `b·L/B .. (b+1)·L/B`, with `L = min(K, 2^32)` (every u32 key is below
