@@ -4,7 +4,10 @@
 //! Two kernels with one output layout: [`group_by_shared`] privatises the `K` keys' state in the
 //! block's shared memory (fast block-scope atomics, then one device-wide atomic per key and
 //! block), for small `K`; [`group_by_global`] updates the global state directly, for `K` too
-//! large for shared memory. [`group_by_finish`] turns the min/max state into f32.
+//! large for shared memory. [`group_by_finish`] turns the min/max state into f32. For the CPU
+//! executor, where a device-scope atomic is a locked instruction, [`group_by_owned`] splits the
+//! keys between the blocks instead (block-scope atomics, the state interleaved per key), and
+//! [`group_by_owned_finish`] lays its state out as the others'.
 //!
 //! # State
 //! `count[k]` (u32) and `sum[k]` (f32) start at zero and take atomic adds: the order of the float
