@@ -252,6 +252,28 @@ mod tests {
     }
 
     #[test]
+    fn block_scope_atomics_update_and_return_the_old_value_and_prefetch_changes_nothing() {
+        let mut a = [5u32, 7, 0];
+        let mut f = [1.5f32, -2.0];
+        // SAFETY: each `Out` covers a whole local array, used only through it until the end.
+        let oa = unsafe { Out::from_raw_parts(a.as_mut_ptr(), a.len()) };
+        let of = unsafe { Out::from_raw_parts(f.as_mut_ptr(), f.len()) };
+        oa.prefetch(1);
+        oa.prefetch(3);
+        oa.prefetch(usize::MAX);
+        assert_eq!(oa.atomic_add_block(0, 3), 5);
+        assert_eq!(oa.atomic_sub_block(1, 9), 7);
+        assert_eq!(oa.atomic_max_block(2, 4), 0);
+        assert_eq!(oa.atomic_min_block(2, 9), 4);
+        assert_eq!(oa.atomic_exchange_block(0, 1), 8);
+        assert_eq!(oa.atomic_compare_exchange_block(0, 1, 2), Ok(1));
+        assert_eq!(oa.atomic_compare_exchange_block(0, 1, 3), Err(2));
+        assert_eq!(of.atomic_add_block(0, 0.25), 1.5);
+        assert_eq!(of.atomic_max_block(1, f32::NAN), -2.0);
+        assert_eq!((a, f), ([2, 7u32.wrapping_sub(9), 4], [1.75, -2.0]));
+    }
+
+    #[test]
     #[should_panic(expected = "index 3 out of bounds for an output of length 3")]
     fn set_past_the_end_panics_with_index_and_length() {
         let mut a = [0u32; 3];
