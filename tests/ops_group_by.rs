@@ -4,7 +4,8 @@
 mod support;
 
 use ferrocuda::kernels::group_by::{
-    group_by_finish, group_by_global, group_by_shared, SHARED_BYTES_PER_KEY,
+    group_by_finish, group_by_global, group_by_owned, group_by_owned_finish, group_by_shared,
+    OWNED_STATE_PER_KEY, SHARED_BYTES_PER_KEY,
 };
 use ferrocuda::ops::{self, GroupStats};
 use ferrocuda::{launch, Device, Error, LaunchConfig, Module};
@@ -76,7 +77,8 @@ fn random_rows(rng: &mut StdRng, rows: usize, num_keys: usize) -> (Vec<u32>, Vec
 /// Counts, min and max exact; sums within `8·ε·√n·Σ|v|` per key: the f32 atomic additions run in
 /// an order that depends on scheduling, so the sum is not bit-reproducible, and the rounding
 /// errors of n additions grow like √n (a dropped or doubled row shows in the count). Keys
-/// without rows: count 0, sum 0, min `+∞`, max `−∞`, mean NaN. Returns how many keys had rows.
+/// without rows: count 0, sum 0, min `+∞`, max `−∞`, mean NaN; a key with a NaN value: sum and
+/// mean NaN. Returns how many keys had rows.
 fn assert_matches(got: &GroupStats, keys: &[u32], values: &[f32], what: &str) -> usize {
     let num_keys = got.num_keys();
     let want = reference(keys, values, num_keys);
@@ -89,6 +91,14 @@ fn assert_matches(got: &GroupStats, keys: &[u32], values: &[f32], what: &str) ->
     assert_eq!(min, want.min, "{what}: min");
     assert_eq!(max, want.max, "{what}: max");
     for k in 0..num_keys {
+        if want.sum[k].is_nan() {
+            // A NaN value makes its key's sum and mean NaN.
+            assert!(
+                sum[k].is_nan() && mean[k].is_nan(),
+                "{what}: key {k}: NaN sum"
+            );
+            continue;
+        }
         let n = want.count[k] as f64;
         let bound = 8.0 * f32::EPSILON as f64 * n.sqrt() * want.sum_abs[k];
         assert!(
@@ -178,6 +188,104 @@ fn both_kernels_aggregate_alike_at_any_launch_shape() {
             }
         }
     }
+}
+
+/// `group_by_owned` then `group_by_owned_finish` on `kernels` at each launch shape, for rows
+/// with keys below `num_keys` plus NaN values and rows whose key is out of range: the rejected
+/// rows counted (with the largest key), the others aggregated as the reference says.
+fn check_owned_kernel(kernels: &Module, rows: usize, num_keys: usize, what: &str) {
+    let device = kernels.device();
+    let (mut rng, seed) = support::rng();
+    let (mut keys, mut values) = random_rows(&mut rng, rows, num_keys);
+    for i in (0..rows).step_by(7) {
+        values[i] = f32::NAN;
+    }
+    let mut bad = 0;
+    for i in (3..rows).step_by(11) {
+        keys[i] = num_keys as u32 + (i % 3) as u32;
+        bad += 1;
+    }
+    let largest = if bad > 0 {
+        keys.iter().copied().max().unwrap() as u64
+    } else {
+        0
+    };
+    let good: (Vec<u32>, Vec<f32>) = keys
+        .iter()
+        .zip(&values)
+        .filter(|(&k, _)| (k as usize) < num_keys)
+        .unzip();
+    for (blocks, threads) in [(1u32, 1u32), (1, 33), (2, 256), (5, 96), (3, 1024), (9, 32)] {
+        let what = format!("{what} K={num_keys} rows={rows} grid={blocks}x{threads} seed={seed}");
+        let mut state = device
+            .alloc_zeroed::<u32>(OWNED_STATE_PER_KEY * num_keys)
+            .unwrap();
+        let mut rejected = device.alloc_zeroed::<u64>(2).unwrap();
+        launch!(kernels, group_by_owned[blocks, threads](&keys, &values, &mut state, &mut rejected))
+            .unwrap();
+        assert_eq!(
+            rejected.to_vec().unwrap(),
+            [bad, largest],
+            "{what}: rejected"
+        );
+        let mut count = device.alloc_zeroed::<u32>(num_keys).unwrap();
+        let mut sum = device.alloc_zeroed::<f32>(num_keys).unwrap();
+        let mut min = device.alloc_zeroed::<f32>(num_keys).unwrap();
+        let mut max = device.alloc_zeroed::<f32>(num_keys).unwrap();
+        launch!(
+            kernels,
+            group_by_owned_finish[3, 64](&state, &mut count, &mut sum, &mut min, &mut max)
+        )
+        .unwrap();
+        let got = GroupStats {
+            count,
+            sum,
+            min,
+            max,
+        };
+        assert_matches(&got, &good.0, &good.1, &what);
+    }
+}
+
+#[test]
+fn the_owned_keys_kernel_matches_the_reference_at_any_launch_shape() {
+    // `ops::group_by` launches it on the CPU for more keys than shared memory holds; here at
+    // any K, with blocks that own no key (more blocks than keys), NaN values and keys out of
+    // range, and no rows at all.
+    let kernels = cpu_kernels();
+    for (rows, num_keys) in [
+        (0, 5),
+        (1, 1),
+        (3000, 1),
+        (3000, 7),
+        (5000, 300),
+        (20_000, 5000),
+    ] {
+        check_owned_kernel(&kernels, rows, num_keys, "CPU");
+    }
+}
+
+#[test]
+fn the_owned_keys_kernel_refuses_a_2d_launch() {
+    let kernels = cpu_kernels();
+    let device = kernels.device();
+    let (keys, values) = (vec![0u32; 10], vec![1.0f32; 10]);
+    let mut state = device.alloc_zeroed::<u32>(4 * 3).unwrap();
+    let mut rejected = device.alloc_zeroed::<u64>(2).unwrap();
+    let config = LaunchConfig::new(2, (32, 2, 1));
+    let error = kernels
+        .launch(
+            &group_by_owned,
+            config,
+            (&keys, &values, &mut state, &mut rejected),
+        )
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("group_by_owned needs a 1D launch (grid and block with y = z = 1)"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -343,6 +451,10 @@ fn gpu_group_by_matches_the_reference() {
             let on_gpu = ops::group_by(&kernels, &k, &v, num_keys).unwrap();
             assert_matches(&on_gpu, &keys, &values, &format!("{what} buffers"));
         }
+    }
+    // The CPU executor's kernel for many keys, on the GPU: the same results.
+    for (rows, num_keys) in [(0, 5), (1, 1), (3000, 1), (5000, 300), (20_000, 5000)] {
+        check_owned_kernel(&kernels, rows, num_keys, "GPU");
     }
     let (mut keys, values) = random_rows(&mut rng, 100_000, 64);
     keys[54_321] = 64;

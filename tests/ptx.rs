@@ -5,7 +5,9 @@ mod support;
 
 use ferrocuda::kernels::convolution::{convolve_2d, convolve_2d_const};
 use ferrocuda::kernels::finance::black_scholes;
-use ferrocuda::kernels::group_by::{group_by_finish, group_by_global, group_by_shared};
+use ferrocuda::kernels::group_by::{
+    group_by_finish, group_by_global, group_by_owned, group_by_owned_finish, group_by_shared,
+};
 use ferrocuda::kernels::histogram::histogram;
 use ferrocuda::kernels::matmul::{matmul_blocked, matmul_naive, matmul_tiled};
 use ferrocuda::kernels::monte_carlo::{monte_carlo_option, monte_carlo_pi};
@@ -37,6 +39,8 @@ fn all_kernels() -> Vec<KernelInfo> {
         *histogram.info(),
         *group_by_shared.info(),
         *group_by_global.info(),
+        *group_by_owned.info(),
+        *group_by_owned_finish.info(),
         *group_by_finish.info(),
         *matmul_naive::<f32>().info(),
         *matmul_naive::<f64>().info(),
@@ -180,6 +184,26 @@ fn host_packing_matches_every_ptx_entry() {
                     &mut lowest,
                     &mut highest,
                     &mut rejected,
+                ),
+            ),
+        ),
+        (
+            "group_by_owned",
+            packed(
+                &group_by_owned,
+                (&keys, &values, &mut vec![0u32; 12], &mut rejected),
+            ),
+        ),
+        (
+            "group_by_owned_finish",
+            packed(
+                &group_by_owned_finish,
+                (
+                    &vec![0u32; 12],
+                    &mut vec![0u32; 3],
+                    &mut out,
+                    &mut vec![0.0f32; 3],
+                    &mut vec![0.0f32; 3],
                 ),
             ),
         ),
@@ -403,6 +427,8 @@ fn ptxas_assembles_the_kernels_for_sm_70_80_90_without_spills() {
             "transpose_2d_naive",
             "vector_add",
             "group_by_global",
+            "group_by_owned",
+            "group_by_owned_finish",
             "group_by_finish",
             "black_scholes",
         ] {
@@ -497,6 +523,20 @@ fn group_by_updates_min_and_max_with_one_integer_atomic_not_a_cas_loop() {
             "{name} has a compare-and-swap loop"
         );
     }
+    // The CPU executor's kernel for many keys: its state is 4 u32 per key (one cache line per
+    // row), so the sum is a compare-and-swap loop there, and every update of the state has block
+    // scope (only the rejected rows' counters are device-wide, u64).
+    let body = entry_source("group_by_owned");
+    for op in ["max.u32", "add.u32", "cas.b32"] {
+        assert!(
+            body.contains(&format!("atom.relaxed.cta.global.{op}")),
+            "group_by_owned: {op}"
+        );
+    }
+    assert!(
+        !body.contains("gpu.global.max.u32") && !body.contains("gpu.global.add.u32"),
+        "group_by_owned updates its state with device-scope atomics"
+    );
 }
 
 #[test]

@@ -4,7 +4,10 @@
 //! Two kernels with one output layout: [`group_by_shared`] privatises the `K` keys' state in the
 //! block's shared memory (fast block-scope atomics, then one device-wide atomic per key and
 //! block), for small `K`; [`group_by_global`] updates the global state directly, for `K` too
-//! large for shared memory. [`group_by_finish`] turns the min/max state into f32.
+//! large for shared memory. [`group_by_finish`] turns the min/max state into f32. For the CPU
+//! executor, where a device-scope atomic is a locked instruction, [`group_by_owned`] splits the
+//! keys between the blocks instead (block-scope atomics, the state interleaved per key), and
+//! [`group_by_owned_finish`] lays its state out as the others'.
 //!
 //! # State
 //! `count[k]` (u32) and `sum[k]` (f32) start at zero and take atomic adds: the order of the float
@@ -241,28 +244,151 @@ pub fn group_by_global(
     );
 }
 
+/// Values of the `state` of [`group_by_owned`] per key: count, sum's bits, lowest, highest.
+pub const OWNED_STATE_PER_KEY: usize = 4;
+
+/// How many rows ahead [`group_by_owned`] prefetches the state its thread will update.
+const PREFETCH_ROWS: usize = 32;
+
+/// [`group_by_global`] with the keys split between the blocks, for the CPU executor: block `b`
+/// of `B` owns the keys `b·L/B .. (b+1)·L/B`, with `L = min(K, 2^32)` (every u32 key is below
+/// `L` when `K ≥ 2^32`); its threads go through every row ([`thread::block_stride`]) and update
+/// the state of the rows whose key it owns with block-scope atomics (`Out::atomic_*_block`,
+/// CUDA's `atomicAdd_block`: no other block touches those keys). Block 0 also counts the rows
+/// whose key is out of range in `rejected` (device-scope atomics). Same results as
+/// [`group_by_global`], for any launch shape along x; blocks or threads along y or z would
+/// see the same rows twice, so the kernel asserts a 1D launch.
+///
+/// The state of key `g` is `state[4g..4g + 4]` (`K = state.len() / 4`): the count, the sum's
+/// f32 bits, lowest and highest as in the module doc, all zero at the start, so that one row
+/// touches one cache line; [`group_by_owned_finish`] lays it out as [`group_by_finish`] does.
+///
+/// Every block reads every row. On the CPU executor, one block per worker thread, that is a
+/// sequential read of the rows per core, which costs far less than what device-scope atomics
+/// cost there: each is a locked instruction, a full fence, so the cache misses of one row's
+/// updates and the next row's could not overlap. On a GPU, hundreds of blocks would read the
+/// rows hundreds of times, so `ops::group_by` launches [`group_by_global`] there.
+#[kernel]
+pub fn group_by_owned(keys: &[u32], values: &[f32], state: Out<u32>, rejected: Out<u64>) {
+    let (grid, block) = (thread::grid_dim(), thread::block_dim());
+    assert!(
+        grid.y == 1 && grid.z == 1 && block.y == 1 && block.z == 1,
+        "group_by_owned needs a 1D launch (grid and block with y = z = 1)"
+    );
+    assert!(
+        keys.len() == values.len() && state.len() % OWNED_STATE_PER_KEY == 0,
+        "group_by_owned needs one value per key and 4 state values per key"
+    );
+    assert!(
+        rejected.len() >= 2,
+        "group_by: rejected needs 2 elements (rows, largest key)"
+    );
+    // Keys are u32: those from `limit` on are out of range.
+    let limit = (state.len() / OWNED_STATE_PER_KEY).min(1 << 32) as u64;
+    let (b, blocks) = (thread::block_idx().x as u64, grid.x as u64);
+    // No overflow: `b < 2^31` and `limit ≤ 2^32`. The ranges of blocks 0..B tile `0..limit`.
+    let first = b * limit / blocks;
+    let owned = (b + 1) * limit / blocks - first;
+    let rejects = b == 0;
+    let rows = keys.len();
+    for i in thread::block_stride(rows) {
+        // On the CPU executor a thread's rows are consecutive: ask for the state of the row
+        // `PREFETCH_ROWS` ahead now, so that several rows' cache misses are under way at once
+        // (the updates' loads, behind a compare-and-swap loop, keep the core from running far
+        // enough ahead itself). Only of keys this block owns (else that of `first`, in cache):
+        // another block's lines would only move between the cores. On the GPU, where thread
+        // `t` takes every `B`-th row, the row ahead is another thread's and the prefetch does
+        // little.
+        let ahead = keys[(i + PREFETCH_ROWS).min(rows - 1)] as u64;
+        let ahead = if ahead.wrapping_sub(first) < owned {
+            ahead
+        } else {
+            first
+        };
+        state.prefetch(OWNED_STATE_PER_KEY * ahead as usize);
+        let (key, value) = (keys[i], values[i]);
+        // One compare: a key below `first` wraps around to a large offset.
+        if (key as u64).wrapping_sub(first) < owned {
+            // No overflow: `key < limit = state.len() / 4`.
+            let at = OWNED_STATE_PER_KEY * key as usize;
+            state.atomic_add_block(at, 1);
+            add_f32_block(&state, at + 1, value);
+            // None for NaN, whose maximum with the state would change nothing.
+            if !value.is_nan() {
+                let order = order_key(value);
+                state.atomic_max_block(at + 2, !order);
+                state.atomic_max_block(at + 3, order);
+            }
+        } else if rejects && key as u64 >= limit {
+            reject(&rejected, key);
+        }
+    }
+}
+
+/// Adds `value` to the f32 whose bits are `state[at]`, atomically among the block's threads: a
+/// compare-and-swap loop (on the CPU executor a few plain loads and stores of one cache line).
+#[inline(always)]
+fn add_f32_block(state: &Out<u32>, at: usize, value: f32) {
+    // A read that stores nothing new (the maximum with 0), atomic as the updates are.
+    let mut old = state.atomic_max_block(at, 0);
+    loop {
+        let new = (f32::from_bits(old) + value).to_bits();
+        match state.atomic_compare_exchange_block(at, old, new) {
+            Ok(_) => return,
+            Err(seen) => old = seen,
+        }
+    }
+}
+
+/// The smallest value from the `lowest` state: `+∞` if no non-NaN value was seen.
+#[inline(always)]
+fn min_of(low: u32) -> f32 {
+    if low == 0 {
+        f32::INFINITY
+    } else {
+        from_order_key(!low)
+    }
+}
+
+/// The largest value from the `highest` state: `−∞` if no non-NaN value was seen.
+#[inline(always)]
+fn max_of(high: u32) -> f32 {
+    if high == 0 {
+        f32::NEG_INFINITY
+    } else {
+        from_order_key(high)
+    }
+}
+
+/// `count`, `sum`, `min`, `max` per key from the `state` of [`group_by_owned`] (4 values per
+/// key): what [`group_by_global`] and [`group_by_finish`] give. Grid-stride.
+#[kernel(same_len(count, sum, min, max))]
+pub fn group_by_owned_finish(
+    state: &[u32],
+    count: Out<u32>,
+    sum: Out<f32>,
+    min: Out<f32>,
+    max: Out<f32>,
+) {
+    assert!(
+        state.len() == OWNED_STATE_PER_KEY * count.len(),
+        "group_by_owned_finish needs 4 state values per key"
+    );
+    for i in thread::grid_stride(count.len()) {
+        let at = OWNED_STATE_PER_KEY * i;
+        count.set(i, state[at]);
+        sum.set(i, f32::from_bits(state[at + 1]));
+        min.set(i, min_of(state[at + 2]));
+        max.set(i, max_of(state[at + 3]));
+    }
+}
+
 /// `min[k]`, `max[k]` from the `lowest`/`highest` state of [`group_by_shared`] or
 /// [`group_by_global`]: `+∞` and `−∞` where no non-NaN value was seen. Grid-stride.
 #[kernel(same_len(lowest, highest, min, max))]
 pub fn group_by_finish(lowest: &[u32], highest: &[u32], min: Out<f32>, max: Out<f32>) {
     for i in thread::grid_stride(min.len()) {
-        let low = lowest[i];
-        let high = highest[i];
-        min.set(
-            i,
-            if low == 0 {
-                f32::INFINITY
-            } else {
-                from_order_key(!low)
-            },
-        );
-        max.set(
-            i,
-            if high == 0 {
-                f32::NEG_INFINITY
-            } else {
-                from_order_key(high)
-            },
-        );
+        min.set(i, min_of(lowest[i]));
+        max.set(i, max_of(highest[i]));
     }
 }

@@ -44,6 +44,21 @@ pub fn fence(scope: Scope) {
     }
 }
 
+/// Which memory an atomic works on and how far it is atomic: the [`Atomic`] methods' argument
+/// (`Out`'s and `Shared`'s `atomic_*` methods pass it).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// A [`Shared`](crate::Shared) element, atomic among the block's threads (`atom.shared`).
+    Block,
+    /// An [`Out`](crate::Out) element, atomic among every thread of the launch (`atom.global`
+    /// at `.gpu` scope).
+    Device,
+    /// An [`Out`](crate::Out) element, atomic only among the block's threads (`atom.global` at
+    /// `.cta` scope, CUDA's `atomicAdd_block`): see `Out`'s block-scope atomics.
+    BlockGlobal,
+}
+
 mod sealed {
     pub trait Sealed {}
 }
@@ -59,41 +74,64 @@ pub trait Atomic: bytemuck::Pod + sealed::Sealed {
     fn bits(self) -> u64;
     #[doc(hidden)]
     /// # Safety
-    /// `p` valid for reads and writes, aligned. With [`Scope::Block`], `p` is the block's shared
+    /// `p` valid for reads and writes, aligned. With [`Space::Block`], `p` is the block's shared
     /// memory: on the CPU executor only the OS thread running the block touches it; on the GPU
     /// `p` is not a generic address but the element's 32-bit shared-window address
-    /// (`window as usize as *mut T`), which `atom.shared` takes. With the other scopes, on the
-    /// GPU, `p` is global memory (an [`Out`](crate::Out)'s element).
-    unsafe fn atomic_add(p: *mut Self, value: Self, scope: Scope) -> Self;
+    /// (`window as usize as *mut T`), which `atom.shared` takes. With the other spaces, on the
+    /// GPU, `p` is global memory (an [`Out`](crate::Out)'s element), and on the CPU executor
+    /// every access to it is atomic (as [`Out`](crate::Out)'s are).
+    unsafe fn atomic_add(p: *mut Self, value: Self, scope: Space) -> Self;
     #[doc(hidden)]
     /// # Safety
     /// As `atomic_add`.
-    unsafe fn atomic_sub(p: *mut Self, value: Self, scope: Scope) -> Self;
+    unsafe fn atomic_sub(p: *mut Self, value: Self, scope: Space) -> Self;
     #[doc(hidden)]
     /// # Safety
     /// As `atomic_add`.
-    unsafe fn atomic_min(p: *mut Self, value: Self, scope: Scope) -> Self;
+    unsafe fn atomic_min(p: *mut Self, value: Self, scope: Space) -> Self;
     #[doc(hidden)]
     /// # Safety
     /// As `atomic_add`.
-    unsafe fn atomic_max(p: *mut Self, value: Self, scope: Scope) -> Self;
+    unsafe fn atomic_max(p: *mut Self, value: Self, scope: Space) -> Self;
     #[doc(hidden)]
     /// # Safety
     /// As `atomic_add`.
-    unsafe fn atomic_exchange(p: *mut Self, value: Self, scope: Scope) -> Self;
+    unsafe fn atomic_exchange(p: *mut Self, value: Self, scope: Space) -> Self;
     #[doc(hidden)]
     /// Returns the old value; stored `new` if the old value had `current`'s bits.
     ///
     /// # Safety
     /// As `atomic_add`.
-    unsafe fn atomic_compare_exchange(p: *mut Self, current: Self, new: Self, scope: Scope)
+    unsafe fn atomic_compare_exchange(p: *mut Self, current: Self, new: Self, scope: Space)
         -> Self;
 }
 
-/// The `atomic_*` methods of `Out` and `Shared`; `$scope` is the `Scope` they use and the impl
+/// The `atomic_*` methods of `Out` and `Shared`; `$scope` is the `Space` they use and the impl
 /// block defines `atomic_element(index) -> *mut T`, which checks the index.
+/// With method names after the literal, the methods take those names (`Out`'s `*_block`).
 macro_rules! atomic_methods {
     ($scope:ident, $who:literal) => {
+        $crate::atomic::atomic_methods!(
+            $scope,
+            $who,
+            atomic_add,
+            atomic_sub,
+            atomic_min,
+            atomic_max,
+            atomic_exchange,
+            atomic_compare_exchange
+        );
+    };
+    (
+        $scope:ident,
+        $who:literal,
+        $add:ident,
+        $sub:ident,
+        $min:ident,
+        $max:ident,
+        $exchange:ident,
+        $cas:ident
+    ) => {
         /// Adds `value` to element `index` atomically (visible to
         #[doc = concat!($who, "); returns the old value. Integers wrap.")]
         ///
@@ -101,10 +139,10 @@ macro_rules! atomic_methods {
         /// If `index >= self.len()` (on the GPU: traps).
         #[inline(always)]
         #[track_caller]
-        pub fn atomic_add(&self, index: usize, value: T) -> T {
+        pub fn $add(&self, index: usize, value: T) -> T {
             let p = self.atomic_element(index);
             // SAFETY: `p` is an in-bounds element, checked by `atomic_element`.
-            unsafe { T::atomic_add(p, value, $crate::atomic::Scope::$scope) }
+            unsafe { T::atomic_add(p, value, $crate::atomic::Space::$scope) }
         }
 
         /// Subtracts `value` from element `index` atomically; returns the old value.
@@ -113,10 +151,10 @@ macro_rules! atomic_methods {
         /// If `index >= self.len()`.
         #[inline(always)]
         #[track_caller]
-        pub fn atomic_sub(&self, index: usize, value: T) -> T {
+        pub fn $sub(&self, index: usize, value: T) -> T {
             let p = self.atomic_element(index);
             // SAFETY: as in `atomic_add`.
-            unsafe { T::atomic_sub(p, value, $crate::atomic::Scope::$scope) }
+            unsafe { T::atomic_sub(p, value, $crate::atomic::Space::$scope) }
         }
 
         /// Stores the smaller of element `index` and `value`; returns the old value.
@@ -125,10 +163,10 @@ macro_rules! atomic_methods {
         /// If `index >= self.len()`.
         #[inline(always)]
         #[track_caller]
-        pub fn atomic_min(&self, index: usize, value: T) -> T {
+        pub fn $min(&self, index: usize, value: T) -> T {
             let p = self.atomic_element(index);
             // SAFETY: as in `atomic_add`.
-            unsafe { T::atomic_min(p, value, $crate::atomic::Scope::$scope) }
+            unsafe { T::atomic_min(p, value, $crate::atomic::Space::$scope) }
         }
 
         /// Stores the larger of element `index` and `value`; returns the old value.
@@ -137,10 +175,10 @@ macro_rules! atomic_methods {
         /// If `index >= self.len()`.
         #[inline(always)]
         #[track_caller]
-        pub fn atomic_max(&self, index: usize, value: T) -> T {
+        pub fn $max(&self, index: usize, value: T) -> T {
             let p = self.atomic_element(index);
             // SAFETY: as in `atomic_add`.
-            unsafe { T::atomic_max(p, value, $crate::atomic::Scope::$scope) }
+            unsafe { T::atomic_max(p, value, $crate::atomic::Space::$scope) }
         }
 
         /// Stores `value` at element `index`; returns the old value.
@@ -149,10 +187,10 @@ macro_rules! atomic_methods {
         /// If `index >= self.len()`.
         #[inline(always)]
         #[track_caller]
-        pub fn atomic_exchange(&self, index: usize, value: T) -> T {
+        pub fn $exchange(&self, index: usize, value: T) -> T {
             let p = self.atomic_element(index);
             // SAFETY: as in `atomic_add`.
-            unsafe { T::atomic_exchange(p, value, $crate::atomic::Scope::$scope) }
+            unsafe { T::atomic_exchange(p, value, $crate::atomic::Space::$scope) }
         }
 
         /// Stores `new` at element `index` if it holds `current` (compared bit for bit):
@@ -162,11 +200,11 @@ macro_rules! atomic_methods {
         /// If `index >= self.len()`.
         #[inline(always)]
         #[track_caller]
-        pub fn atomic_compare_exchange(&self, index: usize, current: T, new: T) -> Result<T, T> {
+        pub fn $cas(&self, index: usize, current: T, new: T) -> Result<T, T> {
             let p = self.atomic_element(index);
             // SAFETY: as in `atomic_add`.
             let old = unsafe {
-                T::atomic_compare_exchange(p, current, new, $crate::atomic::Scope::$scope)
+                T::atomic_compare_exchange(p, current, new, $crate::atomic::Space::$scope)
             };
             if old.bits() == current.bits() {
                 Ok(old)
@@ -180,24 +218,36 @@ pub(crate) use atomic_methods;
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod imp {
-    use super::{sealed::Sealed, Atomic, Scope};
+    use super::{sealed::Sealed, Atomic, Space};
     use core::sync::atomic::Ordering::Relaxed;
     use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64};
 
-    /// `Scope::Block` on the executor is a block's shared memory, which only the OS thread running
-    /// the block touches: its threads are coroutines on that OS thread that switch only at barriers
-    /// and warp operations. A plain read-modify-write is therefore atomic towards the block's
-    /// other threads, without a locked instruction or a compare-and-swap loop.
+    /// An atomic of block scope (`Space::Block` or `Space::BlockGlobal`) on the executor: a
+    /// block's threads are coroutines on the one OS thread running the block, which switch only
+    /// at barriers and warp operations, so a read-modify-write without a locked instruction or a
+    /// compare-and-swap loop is atomic towards the block's other threads. `Space::Block` is the
+    /// block's shared memory, which no other OS thread touches: plain accesses. `BlockGlobal` is
+    /// an `Out`'s element, which other blocks, on other OS threads, may touch at the same time:
+    /// a relaxed atomic load and a relaxed atomic store (each one `mov` on x86-64), so that such
+    /// a race (which the GPU's block-scope atomics do not order either) loses an update but is
+    /// never undefined behaviour.
     ///
     /// # Safety
-    /// `p` is valid and aligned, and no other OS thread accesses it meanwhile.
+    /// `p` is valid and aligned; with `Space::Block`, no other OS thread accesses it meanwhile;
+    /// with `Space::BlockGlobal`, every access to it from another OS thread is atomic.
     #[inline(always)]
-    unsafe fn in_block<T: Copy>(p: *mut T, f: impl FnOnce(T) -> T) -> T {
+    unsafe fn in_block<T: bytemuck::Pod>(p: *mut T, scope: Space, f: impl FnOnce(T) -> T) -> T {
         // SAFETY: the caller's guarantees.
         unsafe {
-            let old = p.read();
-            p.write(f(old));
-            old
+            if scope == Space::Block {
+                let old = p.read();
+                p.write(f(old));
+                old
+            } else {
+                let old = crate::mem::load(p);
+                crate::mem::store(p, f(old));
+                old
+            }
         }
     }
 
@@ -213,37 +263,37 @@ mod imp {
                     self as u64
                 }
                 #[inline(always)]
-                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Scope) -> $t {
-                    if scope == Scope::Block {
-                        return unsafe { in_block(p, |old: $t| old.wrapping_add(v)) };
+                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Space) -> $t {
+                    if scope != Space::Device {
+                        return unsafe { in_block(p, scope, |old: $t| old.wrapping_add(v)) };
                     }
                     unsafe { <$atomic>::from_ptr(p).fetch_add(v, Relaxed) }
                 }
                 #[inline(always)]
-                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Scope) -> $t {
-                    if scope == Scope::Block {
-                        return unsafe { in_block(p, |old: $t| old.wrapping_sub(v)) };
+                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Space) -> $t {
+                    if scope != Space::Device {
+                        return unsafe { in_block(p, scope, |old: $t| old.wrapping_sub(v)) };
                     }
                     unsafe { <$atomic>::from_ptr(p).fetch_sub(v, Relaxed) }
                 }
                 #[inline(always)]
-                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Scope) -> $t {
-                    if scope == Scope::Block {
-                        return unsafe { in_block(p, |old: $t| old.min(v)) };
+                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Space) -> $t {
+                    if scope != Space::Device {
+                        return unsafe { in_block(p, scope, |old: $t| old.min(v)) };
                     }
                     unsafe { <$atomic>::from_ptr(p).fetch_min(v, Relaxed) }
                 }
                 #[inline(always)]
-                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Scope) -> $t {
-                    if scope == Scope::Block {
-                        return unsafe { in_block(p, |old: $t| old.max(v)) };
+                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Space) -> $t {
+                    if scope != Space::Device {
+                        return unsafe { in_block(p, scope, |old: $t| old.max(v)) };
                     }
                     unsafe { <$atomic>::from_ptr(p).fetch_max(v, Relaxed) }
                 }
                 #[inline(always)]
-                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Scope) -> $t {
-                    if scope == Scope::Block {
-                        return unsafe { in_block(p, |_: $t| v) };
+                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Space) -> $t {
+                    if scope != Space::Device {
+                        return unsafe { in_block(p, scope, |_: $t| v) };
                     }
                     unsafe { <$atomic>::from_ptr(p).swap(v, Relaxed) }
                 }
@@ -252,11 +302,11 @@ mod imp {
                     p: *mut $t,
                     current: $t,
                     new: $t,
-                    scope: Scope,
+                    scope: Space,
                 ) -> $t {
-                    if scope == Scope::Block {
+                    if scope != Space::Device {
                         return unsafe {
-                            in_block(p, |old: $t| if old == current { new } else { old })
+                            in_block(p, scope, |old: $t| if old == current { new } else { old })
                         };
                     }
                     match unsafe { <$atomic>::from_ptr(p) }
@@ -299,37 +349,37 @@ mod imp {
                     self.to_bits() as u64
                 }
                 #[inline(always)]
-                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Scope) -> $t {
-                    if scope == Scope::Block {
-                        return unsafe { in_block(p, |old: $t| old + v) };
+                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Space) -> $t {
+                    if scope != Space::Device {
+                        return unsafe { in_block(p, scope, |old: $t| old + v) };
                     }
                     update!($t, $atomic, p, |old: $t| old + v)
                 }
                 #[inline(always)]
-                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Scope) -> $t {
-                    if scope == Scope::Block {
-                        return unsafe { in_block(p, |old: $t| old - v) };
+                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Space) -> $t {
+                    if scope != Space::Device {
+                        return unsafe { in_block(p, scope, |old: $t| old - v) };
                     }
                     update!($t, $atomic, p, |old: $t| old - v)
                 }
                 #[inline(always)]
-                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Scope) -> $t {
-                    if scope == Scope::Block {
-                        return unsafe { in_block(p, |old: $t| old.min(v)) };
+                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Space) -> $t {
+                    if scope != Space::Device {
+                        return unsafe { in_block(p, scope, |old: $t| old.min(v)) };
                     }
                     update!($t, $atomic, p, |old: $t| old.min(v))
                 }
                 #[inline(always)]
-                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Scope) -> $t {
-                    if scope == Scope::Block {
-                        return unsafe { in_block(p, |old: $t| old.max(v)) };
+                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Space) -> $t {
+                    if scope != Space::Device {
+                        return unsafe { in_block(p, scope, |old: $t| old.max(v)) };
                     }
                     update!($t, $atomic, p, |old: $t| old.max(v))
                 }
                 #[inline(always)]
-                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Scope) -> $t {
-                    if scope == Scope::Block {
-                        return unsafe { in_block(p, |_: $t| v) };
+                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Space) -> $t {
+                    if scope != Space::Device {
+                        return unsafe { in_block(p, scope, |_: $t| v) };
                     }
                     let cell = unsafe { <$atomic>::from_ptr(p.cast()) };
                     <$t>::from_bits(cell.swap(v.to_bits(), Relaxed))
@@ -339,11 +389,13 @@ mod imp {
                     p: *mut $t,
                     current: $t,
                     new: $t,
-                    scope: Scope,
+                    scope: Space,
                 ) -> $t {
-                    if scope == Scope::Block {
+                    if scope != Space::Device {
                         let same = |old: $t| old.to_bits() == current.to_bits();
-                        return unsafe { in_block(p, |old: $t| if same(old) { new } else { old }) };
+                        return unsafe {
+                            in_block(p, scope, |old: $t| if same(old) { new } else { old })
+                        };
                     }
                     let cell = unsafe { <$atomic>::from_ptr(p.cast()) };
                     match cell.compare_exchange(current.to_bits(), new.to_bits(), Relaxed, Relaxed)
@@ -360,27 +412,27 @@ mod imp {
 
 #[cfg(target_arch = "nvptx64")]
 mod imp {
-    use super::{sealed::Sealed, Atomic, Scope};
+    use super::{sealed::Sealed, Atomic, Space};
     use core::arch::asm;
 
     /// One `atom.relaxed.<scope>.<op>` with the scope chosen at compile time (calls inline).
-    /// `Scope::Block` is a `Shared` element, whose shared-window address `$p` carries (the
-    /// trait's contract), so it is `atom.shared` (SASS `ATOMS`); the other scopes are an `Out`
-    /// element, global memory, so `atom.global`. Through a generic address ptxas emits a generic
+    /// `Space::Block` is a `Shared` element, whose shared-window address `$p` carries (the
+    /// trait's contract), so it is `atom.shared` (SASS `ATOMS`); the other spaces are an `Out`
+    /// element, global memory, so `atom.global` (at `.gpu` or `.cta` scope). Through a generic address ptxas emits a generic
     /// `ATOM` plus a test of the address and a shared-memory fallback loop.
     macro_rules! atom {
         ($op:literal, $reg:ident, $p:expr, $v:expr, $scope:expr) => {{
             let old;
             // SAFETY: the caller guarantees `$p` is a valid, aligned global address, or for
-            // `Scope::Block` the shared-window address of a valid, aligned shared element.
+            // `Space::Block` the shared-window address of a valid, aligned shared element.
             unsafe {
                 match $scope {
-                    Scope::Block => asm!(concat!("atom.relaxed.cta.shared.", $op, " {0}, [{1}], {2};"),
+                    Space::Block => asm!(concat!("atom.relaxed.cta.shared.", $op, " {0}, [{1}], {2};"),
                         out($reg) old, in(reg32) $p as usize as u32, in($reg) $v,
                         options(nostack)),
-                    Scope::Device => asm!(concat!("{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; atom.relaxed.gpu.global.", $op, " {0}, [%oxg], {2}; }}"),
+                    Space::Device => asm!(concat!("{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; atom.relaxed.gpu.global.", $op, " {0}, [%oxg], {2}; }}"),
                         out($reg) old, in(reg64) $p, in($reg) $v, options(nostack)),
-                    Scope::System => asm!(concat!("{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; atom.relaxed.sys.global.", $op, " {0}, [%oxg], {2}; }}"),
+                    Space::BlockGlobal => asm!(concat!("{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; atom.relaxed.cta.global.", $op, " {0}, [%oxg], {2}; }}"),
                         out($reg) old, in(reg64) $p, in($reg) $v, options(nostack)),
                 }
             }
@@ -394,12 +446,12 @@ mod imp {
             // SAFETY: as in `atom!`.
             unsafe {
                 match $scope {
-                    Scope::Block => asm!(concat!("atom.relaxed.cta.shared.cas.", $ty, " {0}, [{1}], {2}, {3};"),
+                    Space::Block => asm!(concat!("atom.relaxed.cta.shared.cas.", $ty, " {0}, [{1}], {2}, {3};"),
                         out($reg) old, in(reg32) $p as usize as u32, in($reg) $current,
                         in($reg) $new, options(nostack)),
-                    Scope::Device => asm!(concat!("{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; atom.relaxed.gpu.global.cas.", $ty, " {0}, [%oxg], {2}, {3}; }}"),
+                    Space::Device => asm!(concat!("{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; atom.relaxed.gpu.global.cas.", $ty, " {0}, [%oxg], {2}, {3}; }}"),
                         out($reg) old, in(reg64) $p, in($reg) $current, in($reg) $new, options(nostack)),
-                    Scope::System => asm!(concat!("{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; atom.relaxed.sys.global.cas.", $ty, " {0}, [%oxg], {2}, {3}; }}"),
+                    Space::BlockGlobal => asm!(concat!("{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; atom.relaxed.cta.global.cas.", $ty, " {0}, [%oxg], {2}, {3}; }}"),
                         out($reg) old, in(reg64) $p, in($reg) $current, in($reg) $new, options(nostack)),
                 }
             }
@@ -416,27 +468,27 @@ mod imp {
                     self as $bits as u64
                 }
                 #[inline(always)]
-                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Scope) -> $t {
+                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Space) -> $t {
                     let old: $bits = atom!($add, $reg, p, v as $bits, scope);
                     old as $t
                 }
                 #[inline(always)]
-                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Scope) -> $t {
+                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Space) -> $t {
                     let old: $bits = atom!($add, $reg, p, v.wrapping_neg() as $bits, scope);
                     old as $t
                 }
                 #[inline(always)]
-                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Scope) -> $t {
+                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Space) -> $t {
                     let old: $bits = atom!($min, $reg, p, v as $bits, scope);
                     old as $t
                 }
                 #[inline(always)]
-                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Scope) -> $t {
+                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Space) -> $t {
                     let old: $bits = atom!($max, $reg, p, v as $bits, scope);
                     old as $t
                 }
                 #[inline(always)]
-                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Scope) -> $t {
+                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Space) -> $t {
                     let old: $bits = atom!($exch, $reg, p, v as $bits, scope);
                     old as $t
                 }
@@ -445,7 +497,7 @@ mod imp {
                     p: *mut $t,
                     current: $t,
                     new: $t,
-                    scope: Scope,
+                    scope: Space,
                 ) -> $t {
                     let old: $bits = cas!($b, $reg, p, current as $bits, new as $bits, scope);
                     old as $t
@@ -467,27 +519,27 @@ mod imp {
                     self.to_bits() as u64
                 }
                 #[inline(always)]
-                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Scope) -> $t {
+                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Space) -> $t {
                     let old: $bits = atom!($add, $reg, p, v.to_bits(), scope);
                     <$t>::from_bits(old)
                 }
                 #[inline(always)]
-                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Scope) -> $t {
+                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Space) -> $t {
                     let old: $bits = atom!($add, $reg, p, (-v).to_bits(), scope);
                     <$t>::from_bits(old)
                 }
                 #[inline(always)]
-                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Scope) -> $t {
+                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Space) -> $t {
                     // SAFETY: forwarded from the caller.
                     unsafe { update(p, scope, |old| if v < old || old != old { v } else { old }) }
                 }
                 #[inline(always)]
-                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Scope) -> $t {
+                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Space) -> $t {
                     // SAFETY: forwarded from the caller.
                     unsafe { update(p, scope, |old| if v > old || old != old { v } else { old }) }
                 }
                 #[inline(always)]
-                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Scope) -> $t {
+                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Space) -> $t {
                     let old: $bits = atom!($exch, $reg, p, v.to_bits(), scope);
                     <$t>::from_bits(old)
                 }
@@ -496,7 +548,7 @@ mod imp {
                     p: *mut $t,
                     current: $t,
                     new: $t,
-                    scope: Scope,
+                    scope: Space,
                 ) -> $t {
                     let old: $bits = cas!($b, $reg, p, current.to_bits(), new.to_bits(), scope);
                     <$t>::from_bits(old)
@@ -509,9 +561,9 @@ mod imp {
 
     /// Compare-and-swap loop: stores `f(old)` unless it equals `old`; returns the old value.
     #[inline(always)]
-    unsafe fn update<T: Atomic + PartialEq>(p: *mut T, scope: Scope, f: impl Fn(T) -> T) -> T {
+    unsafe fn update<T: Atomic + PartialEq>(p: *mut T, scope: Space, f: impl Fn(T) -> T) -> T {
         // The first read is atomic too (a compare-and-swap that stores what it found): a plain
-        // read racing with other threads' atomics would be a data race, and for `Scope::Block`
+        // read racing with other threads' atomics would be a data race, and for `Space::Block`
         // `p` is a shared-window address, not one a plain read can use.
         let zero = <T as bytemuck::Zeroable>::zeroed();
         // SAFETY: the caller guarantees `p` is valid for `scope`.

@@ -19,6 +19,20 @@ pub mod owned;
 ///
 /// For hand-tuned code, [`as_mut_ptr`](Out::as_mut_ptr) gives the raw pointer, to use in
 /// `unsafe` blocks.
+///
+/// # Block-scope atomics
+/// [`atomic_add`](Out::atomic_add) and the other `atomic_*` methods are atomic among every
+/// thread of the launch (CUDA's `atomicAdd`). The `atomic_*_block` methods
+/// ([`atomic_add_block`](Out::atomic_add_block), ...) are atomic only among the threads of the
+/// calling thread's block (CUDA's `atomicAdd_block`, PTX `atom.global` at `.cta` scope): for
+/// elements that one block alone updates during the launch, as when blocks own disjoint parts
+/// of an output. Threads of two blocks updating one element with them is a race, as two
+/// `set`s are: updates may be lost, on the GPU and on the CPU executor, but it is never
+/// undefined behaviour. On the CPU executor, which runs a block's threads on one OS thread and
+/// switches between them only at barriers and warp operations, each is a relaxed atomic load
+/// and store (one `mov` each on x86-64) rather than a locked instruction, which is a full fence
+/// and keeps the core from overlapping the cache misses of one update with the next. Checked
+/// mode does not look at atomics: it does not report two blocks using one element.
 pub struct Out<'a, T> {
     ptr: *mut T,
     len: usize,
@@ -155,6 +169,37 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
         unsafe { crate::mem::load(self.ptr.add(index)) }
     }
 
+    /// A hint that element `index` is about to be read or written: on the CPU executor the core
+    /// starts bringing its cache line in (x86 `prefetcht0`), so that a loop whose accesses jump
+    /// around memory (a group-by's or histogram's updates) can have the cache misses of several
+    /// iterations under way at once, as a plain loop has them on an out-of-order core; on the
+    /// GPU `prefetch.global.L2`. It changes no value and is not an access (checked mode does not
+    /// see it); an index past the end does nothing.
+    #[inline(always)]
+    pub fn prefetch(&self, index: usize) {
+        if index >= self.len {
+            return;
+        }
+        let p = self.ptr.wrapping_add(index);
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: a prefetch reads and writes nothing; `p` is an element of the buffer, global
+        // memory (`from_raw_parts`' contract).
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {0}; prefetch.global.L2 [%oxg]; }}",
+                in(reg64) p,
+                options(nostack, readonly, preserves_flags)
+            )
+        }
+        #[cfg(all(not(target_arch = "nvptx64"), target_arch = "x86_64"))]
+        // SAFETY: `prefetcht0` reads and writes nothing and never faults, at any address.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+        }
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "x86_64")))]
+        let _ = p;
+    }
+
     /// The buffer's first element, for raw access in `unsafe` code.
     #[inline(always)]
     pub fn as_mut_ptr(&self) -> *mut T {
@@ -174,6 +219,16 @@ impl<T: crate::atomic::Atomic> Out<'_, T> {
     }
 
     crate::atomic::atomic_methods!(Device, "every thread of the launch");
+    crate::atomic::atomic_methods!(
+        BlockGlobal,
+        "this block's threads only: see [block-scope atomics](Out#block-scope-atomics)",
+        atomic_add_block,
+        atomic_sub_block,
+        atomic_min_block,
+        atomic_max_block,
+        atomic_exchange_block,
+        atomic_compare_exchange_block
+    );
 }
 
 #[cfg(all(test, not(target_arch = "nvptx64")))]
@@ -194,6 +249,28 @@ mod tests {
         oc.set(0, [1, 2, 3]);
         assert_eq!((oa.get(2), ob.get(1), oc.get(0)), (7, -2.5, [1, 2, 3]));
         assert_eq!((a, b, c), ([0, 0, 7], [0.0, -2.5], [[1, 2, 3], [0, 0, 0]]));
+    }
+
+    #[test]
+    fn block_scope_atomics_update_and_return_the_old_value_and_prefetch_changes_nothing() {
+        let mut a = [5u32, 7, 0];
+        let mut f = [1.5f32, -2.0];
+        // SAFETY: each `Out` covers a whole local array, used only through it until the end.
+        let oa = unsafe { Out::from_raw_parts(a.as_mut_ptr(), a.len()) };
+        let of = unsafe { Out::from_raw_parts(f.as_mut_ptr(), f.len()) };
+        oa.prefetch(1);
+        oa.prefetch(3);
+        oa.prefetch(usize::MAX);
+        assert_eq!(oa.atomic_add_block(0, 3), 5);
+        assert_eq!(oa.atomic_sub_block(1, 9), 7);
+        assert_eq!(oa.atomic_max_block(2, 4), 0);
+        assert_eq!(oa.atomic_min_block(2, 9), 4);
+        assert_eq!(oa.atomic_exchange_block(0, 1), 8);
+        assert_eq!(oa.atomic_compare_exchange_block(0, 1, 2), Ok(1));
+        assert_eq!(oa.atomic_compare_exchange_block(0, 1, 3), Err(2));
+        assert_eq!(of.atomic_add_block(0, 0.25), 1.5);
+        assert_eq!(of.atomic_max_block(1, f32::NAN), -2.0);
+        assert_eq!((a, f), ([2, 7u32.wrapping_sub(9), 4], [1.75, -2.0]));
     }
 
     #[test]

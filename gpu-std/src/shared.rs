@@ -471,7 +471,7 @@ enum Access {
 }
 
 impl<T: crate::atomic::Atomic> Shared<'_, T> {
-    /// The element the atomics of `Scope::Block` work on: on the host its address, on the GPU
+    /// The element the atomics of `Space::Block` work on: on the host its address, on the GPU
     /// its 32-bit shared-window address carried in the pointer (what `atom.shared` takes; see
     /// [`Atomic`](crate::atomic::Atomic)).
     #[inline(always)]

@@ -266,7 +266,23 @@ pub fn grid_size_1d() -> usize {
 /// ```
 #[inline(always)]
 pub fn grid_stride(n: usize) -> GridStride {
-    let (index, threads) = (index_1d(), grid_size_1d());
+    strided(index_1d(), grid_size_1d(), n)
+}
+
+/// This thread's share of the indices `0..n` when the threads of its block (along x) work
+/// through them, as [`grid_stride`] shares them among the grid's: every index of `0..n` goes to
+/// exactly one thread of the block, and every block goes through all of them. For kernels whose
+/// blocks each own a part of the work and look at every input for it (a block that owns some
+/// keys of a group-by reads every row). On the GPU thread `t` of `B` takes `t, t + B, ...`
+/// (coalesced); on the CPU executor the `t`-th contiguous run.
+#[inline(always)]
+pub fn block_stride(n: usize) -> GridStride {
+    strided(thread_idx().x as usize, block_dim().x as usize, n)
+}
+
+/// Thread `index` of `threads`' share of `0..n`: see [`grid_stride`].
+#[inline(always)]
+fn strided(index: usize, threads: usize, n: usize) -> GridStride {
     #[cfg(target_arch = "nvptx64")]
     {
         // The end is at most `isize::MAX` and the step below 2^42 (2^31 blocks of 1024

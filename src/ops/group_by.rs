@@ -2,7 +2,8 @@
 
 use super::{check_len, grid_stride_blocks, THREADS_1D};
 use crate::kernels::group_by::{
-    group_by_finish, group_by_global, group_by_shared, SHARED_BYTES_PER_KEY,
+    group_by_finish, group_by_global, group_by_owned, group_by_owned_finish, group_by_shared,
+    OWNED_STATE_PER_KEY, SHARED_BYTES_PER_KEY,
 };
 use crate::{launch, DeviceBuffer, Error, InputData, LaunchConfig, Module, Result};
 
@@ -77,9 +78,12 @@ pub fn group_by_shared_max_keys(kernels: &Module) -> usize {
 /// `0..num_keys`, returned as device buffers ([`GroupStats`]).
 ///
 /// Up to [`group_by_shared_max_keys`] keys (3072), [`group_by_shared`] aggregates each block's
-/// rows in shared memory and adds them to the result once per block; beyond,
-/// [`group_by_global`] updates the result with device-wide atomics per row. [`group_by_finish`]
-/// then converts min and max to f32. Rows are read once either way.
+/// rows in shared memory and adds them to the result once per block; beyond, on a GPU,
+/// [`group_by_global`] updates the result with device-wide atomics per row, and on the CPU
+/// executor [`group_by_owned`] splits the keys between one block per worker thread, each
+/// reading every row and updating its own keys with block-scope atomics (a device-scope atomic
+/// is a locked instruction there, which serialises the cache misses of the updates).
+/// [`group_by_finish`] then converts min and max to f32.
 ///
 /// Every key must be below `num_keys`. A row whose key is not makes the call fail (after
 /// the aggregation kernel, which counts such rows instead of touching memory out of range); the
@@ -134,6 +138,9 @@ pub fn group_by(
         });
     }
     let device = kernels.device();
+    if rows > 0 && !device.is_gpu() && num_keys > group_by_shared_max_keys(kernels) {
+        return by_owned_keys(kernels, keys, values, num_keys);
+    }
     let mut count = device.alloc_zeroed::<u32>(num_keys)?;
     let mut sum = device.alloc_zeroed::<f32>(num_keys)?;
     let mut lowest = device.alloc_zeroed::<u32>(num_keys)?;
@@ -163,19 +170,7 @@ pub fn group_by(
                 args,
             )?;
         }
-        let [bad_rows, largest]: [u64; 2] = rejected
-            .to_vec()?
-            .try_into()
-            .expect("rejected has 2 elements");
-        if bad_rows > 0 {
-            return Err(Error::InvalidInput {
-                op: OP,
-                detail: format!(
-                    "{bad_rows} of {rows} rows have a key ≥ num_keys = {num_keys} (the largest \
-                     is {largest}); no result is returned"
-                ),
-            });
-        }
+        check_rejected(&rejected, rows, num_keys)?;
     }
     let mut min = device.alloc_zeroed::<f32>(num_keys)?;
     let mut max = device.alloc_zeroed::<f32>(num_keys)?;
@@ -187,4 +182,55 @@ pub fn group_by(
         min,
         max,
     })
+}
+
+/// [`group_by`] on the CPU executor for more keys than shared memory holds: [`group_by_owned`]
+/// with one block per worker thread (each block reads every row, so more blocks would read them
+/// more often), then [`group_by_owned_finish`].
+fn by_owned_keys(
+    kernels: &Module,
+    keys: &(impl InputData<u32> + ?Sized),
+    values: &(impl InputData<f32> + ?Sized),
+    num_keys: usize,
+) -> Result<GroupStats> {
+    let device = kernels.device();
+    let mut state = device.alloc_zeroed::<u32>(num_keys * OWNED_STATE_PER_KEY)?;
+    let mut rejected = device.alloc_zeroed::<u64>(2)?;
+    let blocks = device.properties().multiprocessors.max(1);
+    launch!(kernels, group_by_owned[blocks, THREADS_1D](keys, values, &mut state, &mut rejected))?;
+    check_rejected(&rejected, keys.len(), num_keys)?;
+    let mut count = device.alloc_zeroed::<u32>(num_keys)?;
+    let mut sum = device.alloc_zeroed::<f32>(num_keys)?;
+    let mut min = device.alloc_zeroed::<f32>(num_keys)?;
+    let mut max = device.alloc_zeroed::<f32>(num_keys)?;
+    let blocks = grid_stride_blocks(kernels, num_keys, THREADS_1D);
+    launch!(
+        kernels,
+        group_by_owned_finish[blocks, THREADS_1D](&state, &mut count, &mut sum, &mut min, &mut max)
+    )?;
+    Ok(GroupStats {
+        count,
+        sum,
+        min,
+        max,
+    })
+}
+
+/// The error for rows whose key is out of range, from the aggregation's `rejected` (`[rows,
+/// largest key]`).
+fn check_rejected(rejected: &DeviceBuffer<u64>, rows: usize, num_keys: usize) -> Result<()> {
+    let [bad_rows, largest]: [u64; 2] = rejected
+        .to_vec()?
+        .try_into()
+        .expect("rejected has 2 elements");
+    if bad_rows > 0 {
+        return Err(Error::InvalidInput {
+            op: "group_by",
+            detail: format!(
+                "{bad_rows} of {rows} rows have a key ≥ num_keys = {num_keys} (the largest is \
+                 {largest}); no result is returned"
+            ),
+        });
+    }
+    Ok(())
 }

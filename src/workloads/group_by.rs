@@ -153,7 +153,9 @@ impl Workload for GroupBy {
         self.check(&self.result)
     }
     fn kernels(&self) -> &'static [&'static str] {
-        // Shared-memory or global aggregation by the number of keys, then the finish.
+        // Shared-memory or global aggregation by the number of keys, then the finish (on a GPU;
+        // the CPU executor's kernels for many keys, `group_by_owned` and its finish, have no
+        // CUDA C versions: `ops::group_by` launches them on the CPU only).
         &["group_by_shared", "group_by_global", "group_by_finish"]
     }
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {

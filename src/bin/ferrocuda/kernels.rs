@@ -131,6 +131,8 @@ fn print_cpu_paths() {
         *histogram::histogram.info(),
         *group_by::group_by_shared.info(),
         *group_by::group_by_global.info(),
+        *group_by::group_by_owned.info(),
+        *group_by::group_by_owned_finish.info(),
         *group_by::group_by_finish.info(),
     ];
     println!("\nCPU executor path of each kernel:");
