@@ -7,10 +7,13 @@ use ferrocuda_std::{dynamic_shared, kernel, shared, thread, warp, Out, Shared};
 pub const SCAN_BLOCK: usize = 1024;
 
 /// `out[i]` = how many barriers thread `i` passed: `rounds` of them in a block-uniform loop, the
-/// bench of a barrier's cost per thread.
+/// bench of a barrier's cost per thread. Each thread counts from its own index, so that the count
+/// is per-thread state the split path carries from region to region (counted from 0, it would be
+/// block-uniform: one variable of the block, and no per-thread work between the barriers).
 #[kernel]
 pub fn barrier_rounds(out: Out<u32>, rounds: u32) {
-    let mut passed = 0u32;
+    let t = thread::thread_idx().x;
+    let mut passed = t;
     let mut round = 0;
     while round < rounds {
         thread::sync_threads();
@@ -19,7 +22,7 @@ pub fn barrier_rounds(out: Out<u32>, rounds: u32) {
     }
     let i = thread::index_1d();
     if i < out.len() {
-        out.set(i, passed);
+        out.set(i, passed - t);
     }
 }
 

@@ -16,6 +16,7 @@
 //! region: the elementwise loop. Items declared in the body (`const`, `static`, `use`, `fn`)
 //! are hoisted above the regions, and so are block-uniform `let`s (`uniform`).
 
+mod carried;
 mod codegen;
 mod collective;
 mod uniform;
@@ -41,18 +42,25 @@ enum Seg {
     /// arguments to `state`, then one block-level step folds them into `results`, which the
     /// region after reads (`collective`).
     Collective(collective::Site),
-    /// `while cond { body }` with a barrier in `body`.
+    /// Assignments to block-uniform variables (`offset *= 2;`), run once for the block between
+    /// the regions around them (`uniform`).
+    Uniform(Vec<Stmt>),
+    /// `while cond { body }` with a barrier in `body`; `uniform`: `cond` is block-uniform, so
+    /// the block decides once per trip, with no vote (`uniform`).
     While {
         cond: Box<Expr>,
         body: Vec<Seg>,
         span: Span,
+        uniform: bool,
     },
-    /// `for pat in iter { body }` with a barrier in `body`.
+    /// `for pat in iter { body }` with a barrier in `body`; `uniform`: `iter` is block-uniform
+    /// and `pat` binds plain names, so the block steps the iterator once per trip (`uniform`).
     For {
         pat: Box<Pat>,
         iter: Box<Expr>,
         body: Vec<Seg>,
         span: Span,
+        uniform: bool,
     },
 }
 
@@ -192,6 +200,7 @@ fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result
                     cond: w.cond.clone(),
                     body: structure(&w.body.stmts, locals, true)?,
                     span: w.while_token.span,
+                    uniform: false,
                 });
             }
             Stmt::Expr(Expr::ForLoop(f), _) if has_barrier(&f.body) => {
@@ -208,6 +217,7 @@ fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result
                     iter: f.expr.clone(),
                     body: structure(&f.body.stmts, locals, true)?,
                     span: f.for_token.span,
+                    uniform: false,
                 });
             }
             Stmt::Item(_) => return Err("an item declared inside a loop with a barrier".into()),
@@ -472,7 +482,7 @@ fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), String> {
                     scope.insert(name.to_string());
                 }
             }
-            Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) => {}
+            Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) | Seg::Uniform(_) => {}
             Seg::While { body, .. } | Seg::For { body, .. } => {
                 let mut inner = Vec::new();
                 if let Seg::For { pat, .. } = seg {

@@ -237,6 +237,13 @@ impl Regions {
         self.block.block_idx.x as usize * self.block.block_dim.x as usize
     }
 
+    /// Whether some thread of the block has not returned: the block-level steps of the split
+    /// path (a block-uniform assignment, a block-uniform loop's next trip) run only then.
+    #[inline(always)]
+    pub fn running(&self) -> bool {
+        self.returned.get() < self.threads
+    }
+
     /// The running thread returned.
     #[inline(always)]
     pub fn returned(&self) {
