@@ -124,7 +124,7 @@ fn variables(
             .map(|(name, _)| name.clone())
             .collect();
         for (bound, iter) in &loops {
-            if !uniform.expr(iter) {
+            if !uniform.iter(iter) {
                 dropped.extend(bound.iter().cloned());
             }
         }
@@ -394,6 +394,19 @@ struct Uniform<'a> {
 }
 
 impl Uniform<'_> {
+    /// A split `for`'s iterator: a block-uniform range (`0..n`, `a..=b`) or value. (A range is
+    /// not `Copy`: as a `let`'s value it stays per thread.)
+    fn iter(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Range(e) => {
+                e.start.as_deref().is_none_or(|e| self.expr(e))
+                    && e.end.as_deref().is_none_or(|e| self.expr(e))
+            }
+            Expr::Paren(e) => self.iter(&e.expr),
+            expr => self.expr(expr),
+        }
+    }
+
     fn expr(&self, expr: &Expr) -> bool {
         match expr {
             Expr::Lit(_) => true,
@@ -411,11 +424,6 @@ impl Uniform<'_> {
                 }
             }
             Expr::Cast(e) => self.expr(&e.expr),
-            // `0..n`, `a..=b`: a split `for`'s iterator.
-            Expr::Range(e) => {
-                e.start.as_deref().is_none_or(|e| self.expr(e))
-                    && e.end.as_deref().is_none_or(|e| self.expr(e))
-            }
             Expr::Paren(e) => self.expr(&e.expr),
             Expr::Group(e) => self.expr(&e.expr),
             Expr::Field(e) => self.expr(&e.base),
