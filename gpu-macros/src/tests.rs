@@ -444,17 +444,17 @@ fn block_uniform_lets_are_hoisted_above_the_regions_and_per_thread_ones_carried(
         split[second_region..].contains(recomputed),
         "{recomputed}: {split}"
     );
-    for (name, slots, read) in [("half", "__ferrocuda_slots_2", "take")] {
-        let put = split
-            .find(&format!("{slots} . put (__ferrocuda_linear , {name})"))
-            .unwrap_or_else(|| panic!("{name} is not stored: {split}"));
-        assert!(put < second_region, "{split}");
-        // Assembled, so that tests/safety_comments.rs does not take the text for a block.
-        let (keyword, open) = ("unsafe", "{");
-        let take =
-            format!("let mut {name} = {keyword} {open} {slots} . {read} (__ferrocuda_linear) }}");
-        assert!(split[second_region..].contains(&take), "{take}: {split}");
-    }
+    // `half` (a division) in slots, moved out by the second region.
+    let put = split
+        .find("__ferrocuda_slots_2 . put (__ferrocuda_linear , half)")
+        .unwrap_or_else(|| panic!("half is not stored: {split}"));
+    assert!(put < second_region, "{split}");
+    // Assembled, so that tests/safety_comments.rs does not take the text for a block.
+    let (keyword, open) = ("unsafe", "{");
+    let take = format!(
+        "let mut half = {keyword} {open} __ferrocuda_slots_2 . take (__ferrocuda_linear) }}"
+    );
+    assert!(split[second_region..].contains(&take), "{take}: {split}");
 }
 
 /// The regions of `code`'s split function for checked launches, in order (the text from each
@@ -590,6 +590,7 @@ fn a_variable_a_thread_may_change_on_its_own_stays_per_thread() {
     // Each changes `offset` in a way the block cannot make once for all its threads.
     for change in [
         "if t > 0 { offset *= 2; } else { offset *= 2; }",
+        "if t > 0 { offset /= 2; } offset += 2;",
         "offset.add_assign(offset);",
         "offset = offset * 2 + t;",
         "debug_assert!({ offset *= 2; true });",

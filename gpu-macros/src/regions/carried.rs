@@ -194,7 +194,7 @@ fn position_only(expr: &Expr, known: &BTreeMap<String, TokenStream2>) -> bool {
             let by_variable = matches!(e.op, syn::BinOp::Div(_) | syn::BinOp::Rem(_))
                 && !matches!(&*e.right, Expr::Lit(_));
             !by_variable
-                && !is_assignment(&e.op)
+                && !super::is_assignment(&e.op)
                 && position_only(&e.left, known)
                 && position_only(&e.right, known)
         }
@@ -217,22 +217,4 @@ fn position_only(expr: &Expr, known: &BTreeMap<String, TokenStream2>) -> bool {
         },
         _ => false,
     }
-}
-
-/// Whether `op` assigns (`+=` and the like).
-fn is_assignment(op: &syn::BinOp) -> bool {
-    use syn::BinOp::*;
-    matches!(
-        op,
-        AddAssign(_)
-            | SubAssign(_)
-            | MulAssign(_)
-            | DivAssign(_)
-            | RemAssign(_)
-            | BitXorAssign(_)
-            | BitAndAssign(_)
-            | BitOrAssign(_)
-            | ShlAssign(_)
-            | ShrAssign(_)
-    )
 }

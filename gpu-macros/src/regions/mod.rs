@@ -19,9 +19,11 @@
 mod carried;
 mod codegen;
 mod collective;
+mod elementwise;
 mod uniform;
 
-pub(crate) use codegen::{elementwise, regions, regions_ident};
+pub(crate) use codegen::{regions, regions_ident};
+pub(crate) use elementwise::elementwise;
 
 use proc_macro2::Span;
 use std::collections::BTreeSet;
@@ -503,4 +505,22 @@ fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether `op` assigns (`+=` and the like).
+pub(super) fn is_assignment(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_)
+            | SubAssign(_)
+            | MulAssign(_)
+            | DivAssign(_)
+            | RemAssign(_)
+            | BitXorAssign(_)
+            | BitAndAssign(_)
+            | BitOrAssign(_)
+            | ShlAssign(_)
+            | ShrAssign(_)
+    )
 }

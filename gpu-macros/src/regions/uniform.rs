@@ -9,7 +9,7 @@
 //! remainder, no indexing, no reads of shared memory. The name must be bound once in the body
 //! and not be a parameter's, so that hoisting changes no name's meaning.
 
-use super::{path_names, Seg};
+use super::{is_assignment, path_names, Seg};
 use std::collections::{BTreeMap, BTreeSet};
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, FnArg, Pat, Stmt, UnOp};
@@ -489,18 +489,4 @@ pub(super) fn is_constant_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-}
-
-fn is_assignment(op: &BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::AddAssign(_)
-            | BinOp::SubAssign(_)
-            | BinOp::MulAssign(_)
-            | BinOp::BitXorAssign(_)
-            | BinOp::BitAndAssign(_)
-            | BinOp::BitOrAssign(_)
-            | BinOp::ShlAssign(_)
-            | BinOp::ShrAssign(_)
-    )
 }
