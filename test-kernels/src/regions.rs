@@ -71,6 +71,27 @@ pub fn block_scan(x: &[u32], out: Out<u32>) {
     }
 }
 
+/// Each round, every thread takes its right neighbour's value (wrapping round the block) plus
+/// the round's number: a split `for` over a block-uniform range, whose trips the split path
+/// decides once per block.
+#[kernel]
+pub fn rotate_rounds(x: &[u32], out: Out<u32>, rounds: u32) {
+    let tile = shared!([u32; SCAN_BLOCK]);
+    let t = thread::thread_idx().x as usize;
+    let n = thread::block_dim().x as usize;
+    let i = thread::index_1d();
+    let mut value = if i < x.len() { x[i] } else { 0 };
+    for round in 0..rounds {
+        tile.set(t, value);
+        thread::sync_threads();
+        value = tile.get((t + 1) % n).wrapping_add(round);
+        thread::sync_threads();
+    }
+    if i < out.len() {
+        out.set(i, value);
+    }
+}
+
 /// Planted race, on the split path: the scan without its middle barrier, so that a thread
 /// overwrites an element its right neighbour still has to read.
 #[kernel(same_len(x, out))]
