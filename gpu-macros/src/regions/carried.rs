@@ -41,18 +41,17 @@ pub(super) fn fixed_lets(stmts: &[Stmt], fixed: &mut BTreeSet<String>) {
                 .path
                 .get_ident()
                 .is_some_and(|i| fixed.contains(&i.to_string())),
-            Expr::Call(call) if call.args.is_empty() => match &*call.func {
-                Expr::Path(p) => matches!(
-                    path_names(p)
+            Expr::Call(_) => call_path(expr).is_some_and(|names| {
+                matches!(
+                    names
                         .iter()
                         .map(String::as_str)
                         .collect::<Vec<_>>()
                         .as_slice(),
                     ["thread" | "ferrocuda_std", .., "thread_idx" | "index_1d"]
                         | ["thread_idx" | "index_1d"]
-                ),
-                _ => false,
-            },
+                )
+            }),
             _ => false,
         }
     }
@@ -202,19 +201,24 @@ fn position_only(expr: &Expr, known: &BTreeMap<String, TokenStream2>) -> bool {
             let name = i.to_string();
             known.contains_key(&name) || super::uniform::is_constant_name(&name)
         }),
-        Expr::Call(call) if call.args.is_empty() => match &*call.func {
-            Expr::Path(p) => matches!(
-                path_names(p)
-                    .iter()
-                    .map(String::as_str)
-                    .collect::<Vec<_>>()
-                    .as_slice(),
-                // The forms `Rewrite` turns into the region loop's variables.
-                ["thread", f] | ["ferrocuda_std", "thread", f]
-                    if THREAD_FUNCTIONS.contains(f)
-            ),
-            _ => false,
-        },
+        // The forms `Rewrite` turns into the region loop's variables.
+        Expr::Call(_) => call_path(expr).is_some_and(|names| {
+            matches!(
+                names.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
+                ["thread", f] | ["ferrocuda_std", "thread", f] if THREAD_FUNCTIONS.contains(f)
+            )
+        }),
         _ => false,
+    }
+}
+
+/// The path of `expr` if it is a call with no arguments (`thread::thread_idx()`), as names.
+fn call_path(expr: &Expr) -> Option<Vec<String>> {
+    match expr {
+        Expr::Call(call) if call.args.is_empty() => match &*call.func {
+            Expr::Path(p) => Some(path_names(p)),
+            _ => None,
+        },
+        _ => None,
     }
 }
