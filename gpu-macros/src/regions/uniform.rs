@@ -60,8 +60,8 @@ pub(super) fn hoist(
             !hoistable
         });
     }
-    segs.retain(|seg| !matches!(seg, Seg::Code(stmts) if stmts.is_empty()));
     hoisted.extend(variables(segs, &mut uniform, &bindings));
+    segs.retain(|seg| !matches!(seg, Seg::Code(stmts) if stmts.is_empty()));
     hoisted
 }
 
