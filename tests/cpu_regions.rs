@@ -52,6 +52,7 @@ fn each_kernel_reports_the_path_the_macro_chose() {
     let regions = [
         *barrier_rounds.info(),
         *block_scan.info(),
+        *rotate_rounds.info(),
         *tree_sum.info(),
         *reverse_unless_past.info(),
         *divergent_rounds.info(),
@@ -91,6 +92,37 @@ fn a_block_uniform_loop_of_barriers_counts_every_trip_on_both_paths() {
             let mut out = vec![7u32; (blocks * threads) as usize];
             launch!(module, barrier_rounds[blocks, threads](&mut out, rounds)).unwrap();
             assert!(out.iter().all(|&n| n == rounds), "{name}: {out:?}");
+        }
+    }
+}
+
+#[test]
+fn a_block_uniform_for_loop_of_barriers_runs_every_trip_on_both_paths() {
+    for (name, module) in modules() {
+        for (n, block, rounds) in [
+            (1000usize, 256u32, 5u32),
+            (64, 64, 0),
+            (5, 1, 3),
+            (300, 128, 9),
+        ] {
+            let x = inputs(n);
+            let mut out = vec![0u32; n];
+            let blocks = n.div_ceil(block as usize) as u32;
+            launch!(module, rotate_rounds[blocks, block](&x, &mut out, rounds)).unwrap();
+            // Each block's values, rotated one place left per round plus the round's number.
+            let mut expected = Vec::new();
+            for start in (0..n).step_by(block as usize) {
+                let mut values: Vec<u32> = (start..start + block as usize)
+                    .map(|i| x.get(i).copied().unwrap_or(0))
+                    .collect();
+                for round in 0..rounds {
+                    values.rotate_left(1);
+                    values.iter_mut().for_each(|v| *v = v.wrapping_add(round));
+                }
+                expected.extend(values);
+            }
+            expected.truncate(n);
+            assert_eq!(out, expected, "{name}: n={n} block={block} rounds={rounds}");
         }
     }
 }

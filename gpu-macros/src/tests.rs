@@ -472,21 +472,25 @@ fn block_uniform_lets_are_hoisted_above_the_regions_and_per_thread_ones_carried(
     }
     // Each in slots of its own, filled by the first region and read by the second.
     let second_region = first_region + 1 + split[first_region + 1..].find("run_region").unwrap();
-    // `t`, a cast bound without `mut`, never changes: copied out, never moved.
-    for (name, slots, read) in [
-        ("t", "__ferrocuda_slots_1", "get"),
-        ("half", "__ferrocuda_slots_2", "take"),
-    ] {
-        let put = split
-            .find(&format!("{slots} . put (__ferrocuda_linear , {name})"))
-            .unwrap_or_else(|| panic!("{name} is not stored: {split}"));
-        assert!(put < second_region, "{split}");
-        // Assembled, so that tests/safety_comments.rs does not take the text for a block.
-        let (keyword, open) = ("unsafe", "{");
-        let take =
-            format!("let mut {name} = {keyword} {open} {slots} . {read} (__ferrocuda_linear) }}");
-        assert!(split[second_region..].contains(&take), "{take}: {split}");
-    }
+    // `t`, a function of the thread's position alone, has no slots: the second region computes
+    // it again.
+    assert!(!split.contains("__ferrocuda_slots_1 "), "{split}");
+    let recomputed = "let t = { let __ferrocuda_value = __ferrocuda_tid . x as usize ;";
+    assert!(
+        split[second_region..].contains(recomputed),
+        "{recomputed}: {split}"
+    );
+    // `half` (a division) in slots, moved out by the second region.
+    let put = split
+        .find("__ferrocuda_slots_2 . put (__ferrocuda_linear , half)")
+        .unwrap_or_else(|| panic!("half is not stored: {split}"));
+    assert!(put < second_region, "{split}");
+    // Assembled, so that tests/safety_comments.rs does not take the text for a block.
+    let (keyword, open) = ("unsafe", "{");
+    let take = format!(
+        "let mut half = {keyword} {open} __ferrocuda_slots_2 . take (__ferrocuda_linear) }}"
+    );
+    assert!(split[second_region..].contains(&take), "{take}: {split}");
 }
 
 /// The regions of `code`'s split function for checked launches, in order (the text from each
@@ -520,14 +524,17 @@ fn a_region_reads_only_the_carried_variables_it_names_and_writes_only_those_it_m
         region.contains(&format!("{slots} . take")) || region.contains(&format!("{slots} . get"))
     };
     let writes = |region: &str, slots: &str| region.contains(&format!("{slots} . put"));
-    // t, sum and far get slots 1 to 3 in the first region, near slots 4 in the third.
+    // sum and far get slots 2 and 3 in the first region; t (a function of the thread's
+    // position alone) and near (arithmetic of t) none: a region that reads them computes them.
     let (t, sum, far, near) = (
         "__ferrocuda_slots_1",
         "__ferrocuda_slots_2",
         "__ferrocuda_slots_3",
         "__ferrocuda_slots_4",
     );
-    assert!(writes(regions[0], t) && writes(regions[0], sum) && writes(regions[0], far));
+    let computes = |region: &str, name: &str| region.contains(&format!("let {name} = {{"));
+    assert!(writes(regions[0], sum) && writes(regions[0], far));
+    assert!(!code.contains(t) && !code.contains(near), "{code}");
     // `sum += 1`: sum only; t and far stay where they are.
     assert!(
         reads(regions[1], sum) && writes(regions[1], sum),
@@ -541,16 +548,13 @@ fn a_region_reads_only_the_carried_variables_it_names_and_writes_only_those_it_m
             regions[1]
         );
     }
-    // `let near = t * 2`: copies t (fixed: a cast without `mut`, never stored back), makes
-    // near (fixed too: arithmetic of fixed values).
-    assert!(regions[2].contains(&format!("{t} . get")), "{}", regions[2]);
-    assert!(
-        !writes(regions[2], t) && writes(regions[2], near),
-        "{}",
-        regions[2]
-    );
-    // near is copied out too; sum (`mut`) and far (an element of a slice) are moved out.
-    for (slots, how) in [(near, "get"), (sum, "take"), (far, "take")] {
+    // `let near = t * 2`: computes t again; stores nothing.
+    assert!(computes(regions[2], "t"), "{}", regions[2]);
+    assert!(!regions[2].contains(". put"), "{}", regions[2]);
+    // The last computes near (from t) and t again; sum (`mut`) and far (an element of a
+    // slice) are moved out of their slots.
+    assert!(computes(regions[3], "near") && computes(regions[3], "t"));
+    for (slots, how) in [(sum, "take"), (far, "take")] {
         let read = format!("{slots} . {how}");
         assert!(regions[3].contains(&read), "{read}: {}", regions[3]);
     }
@@ -560,11 +564,93 @@ fn a_region_reads_only_the_carried_variables_it_names_and_writes_only_those_it_m
         regions[2]
     );
     // The last region reads everything it uses and writes nothing back.
-    for slots in [t, sum, far, near] {
+    for slots in [sum, far] {
         assert!(
             reads(regions[3], slots) && !writes(regions[3], slots),
             "{}",
             regions[3]
         );
     }
+}
+
+/// The split function for checked launches of `body` (a kernel `k(x: &[u32], out: Out<u32>)`),
+/// if it is split.
+fn split_of(body: &str) -> Option<String> {
+    let code = expand_str(
+        "",
+        &format!("pub fn k(x: &[u32], out: Out<u32>, rounds: u32) {{ {body} }}"),
+    )
+    .unwrap();
+    let split = &code[code.find("fn __ferrocuda_split (")?..];
+    Some(split[..split.find("fn __ferrocuda_split_").unwrap_or(split.len())].to_string())
+}
+
+#[test]
+fn block_uniform_variables_and_loops_are_the_block_s_with_no_slots_and_no_votes() {
+    let split = split_of(
+        "let t = thread::thread_idx().x as usize; \
+         let n = thread::block_dim().x as usize; \
+         let mut offset = 1; \
+         let mut sum = 0u32; \
+         while offset < n { \
+             thread::sync_threads(); \
+             sum += x[t] + offset as u32; \
+             thread::sync_threads(); \
+             offset *= 2; \
+         } \
+         for k in 0..rounds { \
+             thread::sync_threads(); \
+             sum += k; \
+         } \
+         out.set(t, sum);",
+    )
+    .unwrap();
+    let first_region = split.find("run_region").unwrap();
+    let hoisted = split.find("let mut offset = 1 ;").expect(&split);
+    assert!(hoisted < first_region, "{split}");
+    for uniform in [
+        "while __ferrocuda_regions . running () && (offset < n) {",
+        "if __ferrocuda_regions . running () { offset *= 2 ; }",
+        "for k in 0 .. rounds {",
+    ] {
+        assert!(split.contains(uniform), "{uniform}: {split}");
+    }
+    // No trip decision, and `sum` (first bound to a uniform value, then changed by each
+    // thread's `x[t]`) stays per thread.
+    assert!(!split.contains("vote"), "{split}");
+    assert!(split.contains("sum += x [t] + offset as u32 ;"), "{split}");
+}
+
+#[test]
+fn a_variable_a_thread_may_change_on_its_own_stays_per_thread() {
+    // Each changes `offset` in a way the block cannot make once for all its threads.
+    for change in [
+        "if t > 0 { offset *= 2; } else { offset *= 2; }",
+        "if t > 0 { offset /= 2; } offset += 2;",
+        "offset.add_assign(offset);",
+        "offset = offset * 2 + t;",
+        "debug_assert!({ offset *= 2; true });",
+    ] {
+        let split = split_of(&format!(
+            "let t = thread::thread_idx().x as usize; \
+             let n = thread::block_dim().x as usize; \
+             let mut offset = 1; \
+             while offset < n {{ \
+                 thread::sync_threads(); \
+                 {change} \
+             }} \
+             out.set(t, offset as u32);"
+        ))
+        .unwrap();
+        assert!(split.contains("vote"), "{change}: {split}");
+        let (bound, first_region) = (split.find("let mut offset = 1 ;"), split.find("run_region"));
+        assert!(bound > first_region, "{change}: {split}");
+    }
+    // Loops over a per-thread value vote each trip.
+    let split = split_of(
+        "let t = thread::thread_idx().x; \
+         for k in 0..t % 2 + rounds { thread::sync_threads(); out.set(k as usize, k); }",
+    )
+    .unwrap();
+    assert!(split.contains("vote"), "{split}");
 }

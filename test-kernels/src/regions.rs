@@ -7,10 +7,13 @@ use ferrocuda_std::{dynamic_shared, kernel, shared, thread, warp, Out, Shared};
 pub const SCAN_BLOCK: usize = 1024;
 
 /// `out[i]` = how many barriers thread `i` passed: `rounds` of them in a block-uniform loop, the
-/// bench of a barrier's cost per thread.
+/// bench of a barrier's cost per thread. Each thread counts from its own index, so that the count
+/// is per-thread state the split path carries from region to region (counted from 0, it would be
+/// block-uniform: one variable of the block, and no per-thread work between the barriers).
 #[kernel]
 pub fn barrier_rounds(out: Out<u32>, rounds: u32) {
-    let mut passed = 0u32;
+    let t = thread::thread_idx().x;
+    let mut passed = t;
     let mut round = 0;
     while round < rounds {
         thread::sync_threads();
@@ -19,7 +22,7 @@ pub fn barrier_rounds(out: Out<u32>, rounds: u32) {
     }
     let i = thread::index_1d();
     if i < out.len() {
-        out.set(i, passed);
+        out.set(i, passed - t);
     }
 }
 
@@ -62,6 +65,27 @@ pub fn block_scan(x: &[u32], out: Out<u32>) {
         partial.set(t, value);
         thread::sync_threads();
         offset *= 2;
+    }
+    if i < out.len() {
+        out.set(i, value);
+    }
+}
+
+/// Each round, every thread takes its right neighbour's value (wrapping round the block) plus
+/// the round's number: a split `for` over a block-uniform range, whose trips the split path
+/// decides once per block.
+#[kernel]
+pub fn rotate_rounds(x: &[u32], out: Out<u32>, rounds: u32) {
+    let tile = shared!([u32; SCAN_BLOCK]);
+    let t = thread::thread_idx().x as usize;
+    let n = thread::block_dim().x as usize;
+    let i = thread::index_1d();
+    let mut value = if i < x.len() { x[i] } else { 0 };
+    for round in 0..rounds {
+        tile.set(t, value);
+        thread::sync_threads();
+        value = tile.get((t + 1) % n).wrapping_add(round);
+        thread::sync_threads();
     }
     if i < out.len() {
         out.set(i, value);

@@ -1,16 +1,17 @@
 //! Code generation for the plans of the parent module: the elementwise loop nest, and the
 //! region loops with the slots of their carried variables and their trip decisions.
 
+use super::carried::{fixed_lets, recomputable_lets, restrict, Carried};
 use super::{declared, path_names, pattern_names, Seg, SegPlan};
 use proc_macro2::{Span, TokenStream as TokenStream2, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Ident, Stmt};
 
 /// Every identifier in `tokens` (for liveness: a name used later is carried).
-fn idents_of(tokens: TokenStream2, into: &mut BTreeSet<String>) {
+pub(super) fn idents_of(tokens: TokenStream2, into: &mut BTreeSet<String>) {
     for tree in tokens {
         match tree {
             TokenTree::Ident(ident) => {
@@ -24,7 +25,7 @@ fn idents_of(tokens: TokenStream2, into: &mut BTreeSet<String>) {
 
 fn seg_idents(seg: &Seg, into: &mut BTreeSet<String>) {
     match seg {
-        Seg::Code(stmts) => stmts
+        Seg::Code(stmts) | Seg::Uniform(stmts) => stmts
             .iter()
             .for_each(|s| idents_of(s.to_token_stream(), into)),
         Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) => {}
@@ -40,10 +41,10 @@ fn seg_idents(seg: &Seg, into: &mut BTreeSet<String>) {
 }
 
 /// The hygienic names of the generated code.
-struct Names {
-    regions: Ident,
-    tid: Ident,
-    base_1d: Ident,
+pub(super) struct Names {
+    pub(super) regions: Ident,
+    pub(super) tid: Ident,
+    pub(super) base_1d: Ident,
     /// The thread's index in the block (x fastest) in a region's loop.
     linear: Ident,
     /// A trip decision's vote.
@@ -52,7 +53,7 @@ struct Names {
 }
 
 impl Names {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let id = |name: &str| Ident::new(name, Span::mixed_site());
         Names {
             regions: id("__ferrocuda_regions"),
@@ -63,7 +64,7 @@ impl Names {
             label: syn::Lifetime::new("'__ferrocuda_region", Span::mixed_site()),
         }
     }
-    fn label(&self) -> syn::Lifetime {
+    pub(super) fn label(&self) -> syn::Lifetime {
         self.label.clone()
     }
 }
@@ -130,7 +131,7 @@ impl Rewrite<'_> {
 }
 
 /// The statements of `stmts` rewritten for a region, each ending in `;`.
-fn region_code(stmts: &[Stmt], names: &Names, on_return: TokenStream2) -> TokenStream2 {
+pub(super) fn region_code(stmts: &[Stmt], names: &Names, on_return: TokenStream2) -> TokenStream2 {
     let mut rewrite = Rewrite { names, on_return };
     let mut out = TokenStream2::new();
     for stmt in stmts {
@@ -142,275 +143,6 @@ fn region_code(stmts: &[Stmt], names: &Names, on_return: TokenStream2) -> TokenS
         }
     }
     out
-}
-
-/// The body of the elementwise function: the block's first thread alone, so that a barrier it
-/// reaches in a function the macro could not see into moves the block onto coroutines
-/// (`Regions::elementwise`), then one loop nest over the other threads. `owned`: the outputs the
-/// body touches only at the thread's own index (`crate::owned_outputs`); in a 1D launch without
-/// checked mode, a second copy of that loop nest writes them through plain-store handles
-/// (`OwnedOut`), which LLVM can vectorise.
-pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident], slices: &[Ident]) -> TokenStream2 {
-    let names = Names::new();
-    // Items once, above every copy of the code.
-    let (items, stmts): (Vec<Stmt>, Vec<Stmt>) = stmts
-        .iter()
-        .cloned()
-        .partition(|stmt| matches!(stmt, Stmt::Item(_)));
-    let label = names.label();
-    let first_code = region_code(&stmts, &names, quote!(break #label;));
-    let plain = loop_nest(&stmts, &names, None);
-    let Names {
-        regions,
-        tid,
-        base_1d,
-        ..
-    } = &names;
-    let dim = Ident::new("__ferrocuda_dim", Span::mixed_site());
-    let thread = Ident::new("__ferrocuda_thread", Span::mixed_site());
-    let setup = quote! {
-        #(#items)*
-        let #regions: &::ferrocuda_std::cpu::Regions = #regions;
-        let #dim = #regions.block_dim();
-        let #base_1d = #regions.base_1d();
-        let #thread = || {
-            let #tid = ::ferrocuda_std::thread::thread_idx();
-            #[allow(unused_labels)]
-            #label: {
-                #first_code
-            }
-        };
-    };
-    if owned.is_empty() {
-        return quote! {
-            #setup
-            // `move`: the loop gets copies of what it captures (parameters, all `Copy`), whose
-            // addresses never escape, so LLVM keeps them in registers (the first thread's closure
-            // is lent behind a pointer, and through it every store could change the originals).
-            #regions.elementwise(&#thread, move || { #plain });
-        };
-    }
-    let own = quote!((#base_1d + #tid.x as usize));
-    let threads = quote!((#regions.grid_dim().x as usize * #dim.x as usize));
-    let lengths = crate::owned_outputs::own_index_lengths(&stmts, owned, slices);
-    let fast = loop_nest(
-        &crate::owned_outputs::rewrite(&stmts, owned, slices, &own, &threads),
-        &names,
-        Some(&lengths),
-    );
-    let handles: Vec<Ident> = owned
-        .iter()
-        .map(crate::owned_outputs::handle_name)
-        .collect();
-    let all = Ident::new("__ferrocuda_handles", Span::mixed_site());
-    quote! {
-        #setup
-        // `move`: as above, copies kept in registers across the loop's stores.
-        #regions.elementwise(&#thread, move || {
-            // SAFETY: the grid and block are this launch's. Every use of each output in the
-            // body was rewritten onto its handle, and the kernel's own name for it is shadowed
-            // below, so no other access exists; the handles live in this block's loop on this
-            // OS thread (neither `Send` nor `Sync`), and each access passes the running
-            // thread's blockIdx.x·blockDim.x + threadIdx.x as its own index. The block's first
-            // thread, run before this loop, wrote through the atomic `Out` to its own element
-            // only, on this OS thread.
-            let #all = unsafe {
-                (#(::ferrocuda_std::__private::OwnedOut::new(#owned, #regions.grid_dim(), #dim),)*)
-            };
-            if let (#(::core::option::Option::Some(#handles),)*) = #all {
-                #(
-                    #[allow(unused_variables)]
-                    let #owned = ::ferrocuda_std::__private::OutHeldByTheLoop;
-                )*
-                #fast
-            } else {
-                #plain
-            }
-        });
-    }
-}
-
-/// One loop nest over the block's threads but the first (which `Regions::elementwise` ran
-/// already), running `stmts` for each. `runs` (the plain-store copy): each row in runs of
-/// `elementwise::RUN` threads with the deadline check point between them, so that the inner
-/// loop has no call LLVM cannot vectorise past; and twice, the first copy taken when the row's
-/// last `index_1d()` is below each of the lengths `runs` gives, which it tells LLVM at each
-/// thread, so that the body's own bounds checks (`if i < out.len()`, `a[i]`) fold away and the
-/// loop vectorises without masks.
-fn loop_nest(stmts: &[Stmt], names: &Names, runs: Option<&[TokenStream2]>) -> TokenStream2 {
-    let label = names.label();
-    let code = region_code(stmts, names, quote!(break #label;));
-    let Names {
-        regions,
-        tid,
-        base_1d,
-        ..
-    } = names;
-    let dim = Ident::new("__ferrocuda_dim", Span::mixed_site());
-    let (x, y, z) = (
-        Ident::new("__ferrocuda_x", Span::mixed_site()),
-        Ident::new("__ferrocuda_y", Span::mixed_site()),
-        Ident::new("__ferrocuda_z", Span::mixed_site()),
-    );
-    let thread = quote! {
-        let #tid = ::ferrocuda_std::Dim3::new(#x, #y, #z);
-        #[allow(unused_labels)]
-        #label: {
-            #code
-        }
-    };
-    // The first thread ran already.
-    let first_x = quote!(u32::from(#y == 0 && #z == 0));
-    let row = if let Some(lengths) = runs {
-        let start = Ident::new("__ferrocuda_run", Span::mixed_site());
-        let end = Ident::new("__ferrocuda_run_end", Span::mixed_site());
-        let fits = Ident::new("__ferrocuda_fits", Span::mixed_site());
-        let run = |facts: TokenStream2| {
-            quote! {
-                for #x in #start..#end {
-                    #facts
-                    ::ferrocuda_std::cpu::elementwise::step_x(#base_1d, #x);
-                    #thread
-                }
-            }
-        };
-        let in_bounds = run(quote! {
-            // SAFETY: `fits`: `base_1d + x < base_1d + dim.x <= len`, without overflow.
-            #(unsafe { ::core::hint::assert_unchecked(#base_1d + (#x as usize) < #lengths) };)*
-        });
-        let as_written = run(TokenStream2::new());
-        quote! {
-            // Every index of the row, `base_1d + x` for x < dim.x, below each length.
-            let #fits = true #(&& #base_1d <= #lengths && (#dim.x as usize) <= #lengths - #base_1d)*;
-            let mut #start = #first_x;
-            while #start < #dim.x {
-                ::ferrocuda_std::cpu::elementwise::check_point();
-                // Runs end at multiples of `RUN` (aligned vectors where `base_1d` is).
-                let #end = (#start / ::ferrocuda_std::cpu::elementwise::RUN + 1)
-                    .saturating_mul(::ferrocuda_std::cpu::elementwise::RUN)
-                    .min(#dim.x);
-                // The same loop twice, on purpose: only the first knows its indices in bounds.
-                #[allow(clippy::if_same_then_else)]
-                if #fits {
-                    #in_bounds
-                } else {
-                    #as_written
-                }
-                #start = #end;
-            }
-        }
-    } else {
-        quote! {
-            for #x in #first_x..#dim.x {
-                #regions.enter_x(#base_1d, #x);
-                #thread
-            }
-        }
-    };
-    quote! {
-        for #z in 0..#dim.z {
-            for #y in 0..#dim.y {
-                #regions.enter_row(#base_1d, #y, #z);
-                #row
-            }
-        }
-    }
-}
-
-/// A variable carried from region to region: the name the kernel gave it and the hygienic name
-/// of its per-thread slots (`ferrocuda_std::cpu::Slots`, one array per variable). A rebinding
-/// (`let x = …` again) is another variable with slots of its own.
-#[derive(Clone)]
-struct Carried {
-    name: Ident,
-    slots: Ident,
-    /// Bound without `mut` to a value of a primitive type (`fixed_lets`): it never changes, so
-    /// a region copies it out of its slot and never stores it back.
-    fixed: bool,
-}
-
-/// The names of `stmts`' top-level `let`s whose value can never change: bound without `mut`
-/// to a cast, a literal, a thread's index (`thread::thread_idx()`, `thread::index_1d()`), a
-/// field of one, or arithmetic of those and of the `fixed` names before them. Their types are
-/// primitive (or `Dim3`), with no interior mutability, so the value in the slot stays the
-/// value. A later `let` of the same name decides for that name.
-fn fixed_lets(stmts: &[Stmt], fixed: &mut BTreeSet<String>) {
-    fn primitive(expr: &Expr, fixed: &BTreeSet<String>) -> bool {
-        match expr {
-            Expr::Lit(_) | Expr::Cast(_) => true,
-            Expr::Paren(e) => primitive(&e.expr, fixed),
-            Expr::Group(e) => primitive(&e.expr, fixed),
-            Expr::Unary(e) => !matches!(e.op, syn::UnOp::Deref(_)) && primitive(&e.expr, fixed),
-            Expr::Binary(e) => primitive(&e.left, fixed) && primitive(&e.right, fixed),
-            Expr::Field(e) => primitive(&e.base, fixed),
-            Expr::Path(p) => p
-                .path
-                .get_ident()
-                .is_some_and(|i| fixed.contains(&i.to_string())),
-            Expr::Call(call) if call.args.is_empty() => match &*call.func {
-                Expr::Path(p) => matches!(
-                    path_names(p)
-                        .iter()
-                        .map(String::as_str)
-                        .collect::<Vec<_>>()
-                        .as_slice(),
-                    ["thread" | "ferrocuda_std", .., "thread_idx" | "index_1d"]
-                        | ["thread_idx" | "index_1d"]
-                ),
-                _ => false,
-            },
-            _ => false,
-        }
-    }
-    /// The names `pat` binds to `expr`, each with whether it is fixed.
-    fn bind(
-        pat: &syn::Pat,
-        expr: Option<&Expr>,
-        fixed: &BTreeSet<String>,
-        out: &mut Vec<(String, bool)>,
-    ) {
-        match (pat, expr) {
-            (syn::Pat::Ident(p), _) if p.subpat.is_none() => {
-                let value = expr.is_some_and(|e| primitive(e, fixed));
-                out.push((
-                    p.ident.to_string(),
-                    p.mutability.is_none() && p.by_ref.is_none() && value,
-                ));
-            }
-            (syn::Pat::Type(t), _) => bind(&t.pat, expr, fixed, out),
-            (syn::Pat::Tuple(t), Some(Expr::Tuple(e))) if t.elems.len() == e.elems.len() => {
-                for (p, e) in t.elems.iter().zip(&e.elems) {
-                    bind(p, Some(e), fixed, out);
-                }
-            }
-            (pat, _) => {
-                let mut names = Vec::new();
-                pattern_names(pat, &mut names);
-                out.extend(names.iter().map(|n| (n.to_string(), false)));
-            }
-        }
-    }
-    for stmt in stmts {
-        let Stmt::Local(local) = stmt else { continue };
-        let init = local.init.as_ref().filter(|init| init.diverge.is_none());
-        let mut names = Vec::new();
-        bind(&local.pat, init.map(|init| &*init.expr), fixed, &mut names);
-        for (name, is_fixed) in names {
-            if is_fixed {
-                fixed.insert(name);
-            } else {
-                fixed.remove(&name);
-            }
-        }
-    }
-}
-
-/// The carried variables among `carried` that `names` name, in the order of `names`.
-fn restrict(carried: &[Carried], names: &[Ident]) -> Vec<Carried> {
-    names
-        .iter()
-        .filter_map(|name| carried.iter().find(|c| c.name == *name).cloned())
-        .collect()
 }
 
 /// Code generation for [`Plan::Regions`]. Every carried variable's slots are made once at the
@@ -470,15 +202,43 @@ impl Gen {
             fixed.remove(&name.to_string());
         }
         fixed_lets(stmts, &mut fixed);
+        let mut recompute: BTreeMap<String, TokenStream2> = carried_in
+            .iter()
+            .filter_map(|c| Some((c.name.to_string(), c.recompute.clone()?)))
+            .collect();
+        for name in prelude_binds {
+            recompute.remove(&name.to_string());
+        }
+        recomputable_lets(stmts, &mut recompute, |expr| {
+            let mut expr = expr.clone();
+            Rewrite {
+                names: &self.names,
+                on_return: TokenStream2::new(),
+            }
+            .visit_expr_mut(&mut expr);
+            expr
+        });
         let (mut after, mut written) = (Vec::new(), Vec::new());
         for name in carried_out {
-            let carried = if bound.contains(&name.to_string()) {
+            let carried = if let Some(expr) = recompute
+                .get(&name.to_string())
+                .filter(|_| bound.contains(&name.to_string()))
+            {
+                // No slots: each region that reads it recomputes it.
+                Carried {
+                    name: name.clone(),
+                    slots: self.fresh("recomputed"),
+                    fixed: true,
+                    recompute: Some(expr.clone()),
+                }
+            } else if bound.contains(&name.to_string()) {
                 let slots = self.fresh("slots");
                 self.slots.push(slots.clone());
                 let carried = Carried {
                     name: name.clone(),
                     slots,
                     fixed: fixed.contains(&name.to_string()),
+                    recompute: None,
                 };
                 written.push(carried.clone());
                 carried
@@ -506,7 +266,19 @@ impl Gen {
             }
             None => quote!(::core::option::Option::None),
         };
-        let reads = read.iter().map(|Carried { name, slots, fixed }| {
+        let reads = read.iter().map(|carried| {
+            let Carried {
+                name,
+                slots,
+                fixed,
+                recompute,
+            } = carried;
+            if let Some(expr) = recompute {
+                return quote! {
+                    #[allow(unused_variables)]
+                    let #name = #expr;
+                };
+            }
             let value = if *fixed {
                 quote!(#slots.get(#linear))
             } else {
@@ -613,7 +385,12 @@ impl Gen {
                         (true, Some(end)) => end.to_vec(),
                         _ => live(&scope, &after[k]),
                     };
-                    let barrier_after = match segs.get(k + 1) {
+                    // A block-uniform assignment between the region and its barrier changes
+                    // nothing a thread sees: the barrier still ends the region.
+                    let next = segs[k + 1..]
+                        .iter()
+                        .find(|seg| !matches!(seg, Seg::Uniform(_)));
+                    let barrier_after = match next {
                         Some(Seg::Barrier(span)) => Some(*span),
                         Some(Seg::Collective(site)) => Some(site.span),
                         _ => None,
@@ -639,6 +416,19 @@ impl Gen {
                 }
                 Seg::Collective(site) => {
                     out.extend(super::collective::fold_code(site, &self.names.regions))
+                }
+                Seg::Uniform(stmts) => {
+                    let regions = &self.names.regions;
+                    let stmts = stmts.iter().map(|stmt| match stmt {
+                        Stmt::Expr(expr, None) => quote!(#expr;),
+                        stmt => stmt.to_token_stream(),
+                    });
+                    // Made by the block once for all its threads (none if all returned).
+                    out.extend(quote! {
+                        if #regions.running() {
+                            #(#stmts)*
+                        }
+                    });
                 }
                 Seg::While { .. } | Seg::For { .. } => {
                     let (code, now) = self.trip_loop(seg, &carried, &scope, &after[k]);
@@ -672,6 +462,9 @@ impl Gen {
             .collect();
         dedup_last(&mut head_names);
         let regions = self.names.regions.clone();
+        if let Seg::While { uniform: true, .. } | Seg::For { uniform: true, .. } = seg {
+            return self.uniform_loop(seg, carried, scope, &used, &head_names);
+        }
         // For a `for`: the iterator and the current item are per-thread variables of the head.
         let (head, decide_code, body_prelude, prelude_binds) = match seg {
             Seg::For { pat, iter, .. } => {
@@ -744,11 +537,12 @@ impl Gen {
         let mut body_scope = scope.to_vec();
         body_scope.extend(head_names.iter().cloned());
         body_scope.extend(prelude_binds.iter().cloned());
+        let later = after_trip(body, &prelude_binds, &used);
         let (body_code, end) = self.segs_with_prelude(
             body,
             head.clone(),
             body_scope,
-            &used,
+            &later,
             &head_names,
             (body_prelude, &prelude_binds),
         );
@@ -765,6 +559,56 @@ impl Gen {
                 }
                 #body_code
             }
+        });
+        (out, head)
+    }
+
+    /// A split loop whose condition or iterator is block-uniform (`uniform`): the block decides
+    /// each trip once, with no region and no vote; the loop's own names (a `for`'s) are the
+    /// block's, read by the regions like a hoisted `let`. The loop stops when every thread has
+    /// returned, as a vote of no threads would stop it.
+    fn uniform_loop(
+        &mut self,
+        seg: &Seg,
+        carried: &[Carried],
+        scope: &[Ident],
+        used: &BTreeSet<String>,
+        head_names: &[Ident],
+    ) -> (TokenStream2, Vec<Carried>) {
+        let regions = self.names.regions.clone();
+        let head = restrict(carried, head_names);
+        let head_names: Vec<Ident> = head.iter().map(|c| c.name.clone()).collect();
+        let body = match seg {
+            Seg::While { body, .. } | Seg::For { body, .. } => body,
+            _ => unreachable!("a loop segment"),
+        };
+        let later = after_trip(body, &[], used);
+        let (body_code, end) = self.segs(
+            body,
+            head.clone(),
+            scope.to_vec(),
+            &later,
+            Some(&head_names),
+        );
+        let mut out = TokenStream2::new();
+        if let Err(error) = Self::close(&end, &head) {
+            out.extend(error);
+        }
+        out.extend(match seg {
+            Seg::While { cond, .. } => quote! {
+                while #regions.running() && (#cond) {
+                    #body_code
+                }
+            },
+            Seg::For { pat, iter, .. } => quote! {
+                for #pat in #iter {
+                    if !#regions.running() {
+                        break;
+                    }
+                    #body_code
+                }
+            },
+            _ => unreachable!("a loop segment"),
         });
         (out, head)
     }
@@ -798,6 +642,31 @@ impl Gen {
     }
 }
 
+/// The names `used` (by a loop and what follows it) that are live at the end of a trip of the
+/// loop's `body`: not those the body binds (`binds`: a `for`'s pattern), which the next trip
+/// binds again before it reads them (a body may not shadow an outer name, `check_scopes`), so
+/// that a region does not store them for nothing.
+fn after_trip(body: &[Seg], binds: &[Ident], used: &BTreeSet<String>) -> BTreeSet<String> {
+    fn bound(segs: &[Seg], into: &mut BTreeSet<String>) {
+        for seg in segs {
+            match seg {
+                Seg::Code(stmts) => into.extend(declared(stmts).iter().map(ToString::to_string)),
+                Seg::For { pat, body, .. } => {
+                    let mut names = Vec::new();
+                    pattern_names(pat, &mut names);
+                    into.extend(names.iter().map(ToString::to_string));
+                    bound(body, into);
+                }
+                Seg::While { body, .. } => bound(body, into),
+                Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) | Seg::Uniform(_) => {}
+            }
+        }
+    }
+    let mut inner: BTreeSet<String> = binds.iter().map(ToString::to_string).collect();
+    bound(body, &mut inner);
+    used.difference(&inner).cloned().collect()
+}
+
 /// Keeps the last of each name.
 fn dedup_last(names: &mut Vec<Ident>) {
     let mut seen = BTreeSet::new();
@@ -817,7 +686,7 @@ fn first_barrier(segs: &[Seg]) -> Option<Span> {
         Seg::Barrier(span) => Some(*span),
         Seg::Collective(site) => Some(site.span),
         Seg::While { body, .. } | Seg::For { body, .. } => first_barrier(body),
-        Seg::Items(_) | Seg::Code(_) => None,
+        Seg::Items(_) | Seg::Code(_) | Seg::Uniform(_) => None,
     })
 }
 
@@ -847,21 +716,30 @@ fn clone_seg(seg: &Seg) -> Seg {
         Seg::Code(stmts) => Seg::Code(stmts.clone()),
         Seg::Barrier(span) => Seg::Barrier(*span),
         Seg::Collective(site) => Seg::Collective(site.clone()),
-        Seg::While { cond, body, span } => Seg::While {
+        Seg::Uniform(stmts) => Seg::Uniform(stmts.clone()),
+        Seg::While {
+            cond,
+            body,
+            span,
+            uniform,
+        } => Seg::While {
             cond: cond.clone(),
             body: body.iter().map(clone_seg).collect(),
             span: *span,
+            uniform: *uniform,
         },
         Seg::For {
             pat,
             iter,
             body,
             span,
+            uniform,
         } => Seg::For {
             pat: pat.clone(),
             iter: iter.clone(),
             body: body.iter().map(clone_seg).collect(),
             span: *span,
+            uniform: *uniform,
         },
     }
 }

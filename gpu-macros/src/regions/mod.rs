@@ -16,11 +16,14 @@
 //! region: the elementwise loop. Items declared in the body (`const`, `static`, `use`, `fn`)
 //! are hoisted above the regions, and so are block-uniform `let`s (`uniform`).
 
+mod carried;
 mod codegen;
 mod collective;
+mod elementwise;
 mod uniform;
 
-pub(crate) use codegen::{elementwise, regions, regions_ident};
+pub(crate) use codegen::{regions, regions_ident};
+pub(crate) use elementwise::elementwise;
 
 use proc_macro2::Span;
 use std::collections::BTreeSet;
@@ -41,18 +44,25 @@ enum Seg {
     /// arguments to `state`, then one block-level step folds them into `results`, which the
     /// region after reads (`collective`).
     Collective(collective::Site),
-    /// `while cond { body }` with a barrier in `body`.
+    /// Assignments to block-uniform variables (`offset *= 2;`), run once for the block between
+    /// the regions around them (`uniform`).
+    Uniform(Vec<Stmt>),
+    /// `while cond { body }` with a barrier in `body`; `uniform`: `cond` is block-uniform, so
+    /// the block decides once per trip, with no vote (`uniform`).
     While {
         cond: Box<Expr>,
         body: Vec<Seg>,
         span: Span,
+        uniform: bool,
     },
-    /// `for pat in iter { body }` with a barrier in `body`.
+    /// `for pat in iter { body }` with a barrier in `body`; `uniform`: `iter` is block-uniform
+    /// and `pat` binds plain names, so the block steps the iterator once per trip (`uniform`).
     For {
         pat: Box<Pat>,
         iter: Box<Expr>,
         body: Vec<Seg>,
         span: Span,
+        uniform: bool,
     },
 }
 
@@ -192,6 +202,7 @@ fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result
                     cond: w.cond.clone(),
                     body: structure(&w.body.stmts, locals, true)?,
                     span: w.while_token.span,
+                    uniform: false,
                 });
             }
             Stmt::Expr(Expr::ForLoop(f), _) if has_barrier(&f.body) => {
@@ -208,6 +219,7 @@ fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result
                     iter: f.expr.clone(),
                     body: structure(&f.body.stmts, locals, true)?,
                     span: f.for_token.span,
+                    uniform: false,
                 });
             }
             Stmt::Item(_) => return Err("an item declared inside a loop with a barrier".into()),
@@ -472,7 +484,7 @@ fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), String> {
                     scope.insert(name.to_string());
                 }
             }
-            Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) => {}
+            Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) | Seg::Uniform(_) => {}
             Seg::While { body, .. } | Seg::For { body, .. } => {
                 let mut inner = Vec::new();
                 if let Seg::For { pat, .. } = seg {
@@ -493,4 +505,22 @@ fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether `op` assigns (`+=` and the like).
+pub(super) fn is_assignment(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_)
+            | SubAssign(_)
+            | MulAssign(_)
+            | DivAssign(_)
+            | RemAssign(_)
+            | BitXorAssign(_)
+            | BitAndAssign(_)
+            | BitOrAssign(_)
+            | ShlAssign(_)
+            | ShrAssign(_)
+    )
 }

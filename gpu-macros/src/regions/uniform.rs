@@ -9,7 +9,7 @@
 //! remainder, no indexing, no reads of shared memory. The name must be bound once in the body
 //! and not be a parameter's, so that hoisting changes no name's meaning.
 
-use super::{path_names, Seg};
+use super::{is_assignment, path_names, Seg};
 use std::collections::{BTreeMap, BTreeSet};
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, FnArg, Pat, Stmt, UnOp};
@@ -60,8 +60,305 @@ pub(super) fn hoist(
             !hoistable
         });
     }
+    hoisted.extend(variables(segs, &mut uniform, &bindings));
     segs.retain(|seg| !matches!(seg, Seg::Code(stmts) if stmts.is_empty()));
     hoisted
+}
+
+/// The block-uniform variables of `segs`, after the immutable ones are in `uniform`: a `let mut`
+/// at the body's top level whose value is block-uniform (`let mut offset = 1;`) and whose only
+/// changes are top-level statements of the body or of its split loops assigning it a
+/// block-uniform value (`offset *= 2;`), and the names a split `for` over a block-uniform
+/// iterator binds. Every thread would hold the same value at each barrier, so the block holds
+/// one: the `let mut`s are taken out (returned, for hoisting), each assignment becomes a
+/// [`Seg::Uniform`] between the regions around it, and the split loops whose condition or
+/// iterator is then block-uniform are marked so (decided once per trip, with no vote). The
+/// split loops run every thread the same number of trips (else barrier divergence), so an
+/// assignment in one is made the same number of times in every thread.
+///
+/// A variable is taken only where nothing else can change it: it is not borrowed (`&`,
+/// `&mut`), not a method's receiver (which may borrow it mutably), not named in a macro, and
+/// not assigned anywhere else (in an `if`, a closure, a nested block).
+fn variables(
+    segs: &mut Vec<Seg>,
+    uniform: &mut Uniform,
+    bindings: &BTreeMap<String, usize>,
+) -> Vec<Stmt> {
+    let plain = |name: &String| bindings.get(name) == Some(&1) && !uniform.params.contains(name);
+    // Candidates: the top-level `let mut`s with a block-uniform value, and the split `for`s'
+    // plain names.
+    let mut lets = BTreeMap::new();
+    for seg in segs.iter() {
+        let Seg::Code(stmts) = seg else { continue };
+        for stmt in stmts {
+            if let Some((name, init)) = mutable_let(stmt) {
+                if plain(&name) && uniform.expr(init) {
+                    lets.insert(name, stmt.clone());
+                }
+            }
+        }
+    }
+    let mut loops = Vec::new();
+    collect_loops(segs, &mut loops);
+    let loops: Vec<(Vec<String>, Expr)> = loops
+        .into_iter()
+        .filter(|(names, _)| names.iter().all(plain))
+        .collect();
+    let mut candidates: BTreeSet<String> = lets.keys().cloned().collect();
+    candidates.extend(loops.iter().flat_map(|(names, _)| names.iter().cloned()));
+    let mut assignments = Vec::new();
+    let mut uses = Uses {
+        candidates: &candidates,
+        changed: BTreeSet::new(),
+    };
+    scan(segs, &candidates, &mut assignments, &mut uses);
+    let mut names: BTreeSet<String> = candidates.difference(&uses.changed).cloned().collect();
+    // A `for` name is assigned never (it is not `mut`); drop what depends on a dropped name
+    // until nothing changes.
+    let base = uniform.names.clone();
+    loop {
+        uniform.names = base.union(&names).cloned().collect();
+        let mut dropped: Vec<String> = assignments
+            .iter()
+            .filter(|(name, value)| !(lets.contains_key(name) && uniform.expr(value)))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for (bound, iter) in &loops {
+            if !uniform.iter(iter) {
+                dropped.extend(bound.iter().cloned());
+            }
+        }
+        let before = names.len();
+        dropped.iter().for_each(|name| {
+            names.remove(name);
+        });
+        if names.len() == before {
+            break;
+        }
+    }
+    uniform.names = base.union(&names).cloned().collect();
+    let mut hoisted = Vec::new();
+    for seg in segs.iter_mut() {
+        let Seg::Code(stmts) = seg else { continue };
+        stmts.retain(|stmt| {
+            let taken = mutable_let(stmt).is_some_and(|(name, _)| names.contains(&name));
+            if taken {
+                hoisted.push(stmt.clone());
+            }
+            !taken
+        });
+    }
+    split_assignments(segs, &names, uniform);
+    hoisted
+}
+
+/// The name and value of `let mut name = value;` (or `let mut name: T = value;`).
+fn mutable_let(stmt: &Stmt) -> Option<(String, &Expr)> {
+    let Stmt::Local(local) = stmt else {
+        return None;
+    };
+    let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
+    let pat = match &local.pat {
+        Pat::Type(t) => &*t.pat,
+        pat => pat,
+    };
+    match pat {
+        Pat::Ident(p) if p.mutability.is_some() && p.by_ref.is_none() && p.subpat.is_none() => {
+            Some((p.ident.to_string(), &init.expr))
+        }
+        _ => None,
+    }
+}
+
+/// The names each split `for` of `segs` binds (if all plain immutable names) and its iterator.
+fn collect_loops(segs: &[Seg], out: &mut Vec<(Vec<String>, Expr)>) {
+    for seg in segs {
+        match seg {
+            Seg::For {
+                pat, iter, body, ..
+            } => {
+                let mut names = Vec::new();
+                if simple_names(pat, &mut names) {
+                    out.push((names, (**iter).clone()));
+                }
+                collect_loops(body, out);
+            }
+            Seg::While { body, .. } => collect_loops(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// The assignment `name = value;` or `name op= value;` to one of `candidates`, if `stmt` is one.
+fn assignment<'s>(stmt: &'s Stmt, candidates: &BTreeSet<String>) -> Option<(String, &'s Expr)> {
+    let Stmt::Expr(expr, _) = stmt else {
+        return None;
+    };
+    let (left, right) = match expr {
+        Expr::Assign(a) => (&*a.left, &*a.right),
+        Expr::Binary(b) if is_assignment(&b.op) => (&*b.left, &*b.right),
+        _ => return None,
+    };
+    let Expr::Path(path) = left else { return None };
+    let name = path.path.get_ident()?.to_string();
+    candidates.contains(&name).then_some((name, right))
+}
+
+/// Collects the top-level assignments to `candidates` in the code segments of `segs` (at any
+/// depth of split loops), and every other use that may change one (`uses`).
+fn scan(
+    segs: &[Seg],
+    candidates: &BTreeSet<String>,
+    assignments: &mut Vec<(String, Expr)>,
+    uses: &mut Uses,
+) {
+    for seg in segs {
+        match seg {
+            Seg::Code(stmts) => {
+                for stmt in stmts {
+                    match assignment(stmt, candidates) {
+                        Some((name, value)) => {
+                            uses.visit_expr(value);
+                            assignments.push((name, value.clone()));
+                        }
+                        None => uses.visit_stmt(stmt),
+                    }
+                }
+            }
+            Seg::While { cond, body, .. } => {
+                uses.visit_expr(cond);
+                scan(body, candidates, assignments, uses);
+            }
+            Seg::For { iter, body, .. } => {
+                uses.visit_expr(iter);
+                scan(body, candidates, assignments, uses);
+            }
+            Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) | Seg::Uniform(_) => {}
+        }
+    }
+}
+
+/// Finds the candidates some code may change other than by a top-level assignment.
+struct Uses<'a> {
+    candidates: &'a BTreeSet<String>,
+    changed: BTreeSet<String>,
+}
+
+impl Uses<'_> {
+    /// `expr` as a place: the variable it is part of (`x`, `x.f`, `x[i]`), if a candidate.
+    fn place(&mut self, expr: &Expr) {
+        let mut base = expr;
+        loop {
+            base = match base {
+                Expr::Field(e) => &e.base,
+                Expr::Index(e) => &e.expr,
+                Expr::Paren(e) => &e.expr,
+                Expr::Group(e) => &e.expr,
+                _ => break,
+            };
+        }
+        if let Expr::Path(path) = base {
+            if let Some(name) = path.path.get_ident().map(ToString::to_string) {
+                if self.candidates.contains(&name) {
+                    self.changed.insert(name);
+                }
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Uses<'_> {
+    fn visit_expr_assign(&mut self, e: &'ast syn::ExprAssign) {
+        self.place(&e.left);
+        syn::visit::visit_expr_assign(self, e);
+    }
+    fn visit_expr_binary(&mut self, e: &'ast syn::ExprBinary) {
+        if is_assignment(&e.op) {
+            self.place(&e.left);
+        }
+        syn::visit::visit_expr_binary(self, e);
+    }
+    fn visit_expr_reference(&mut self, e: &'ast syn::ExprReference) {
+        self.place(&e.expr);
+        syn::visit::visit_expr_reference(self, e);
+    }
+    fn visit_expr_method_call(&mut self, e: &'ast syn::ExprMethodCall) {
+        self.place(&e.receiver);
+        syn::visit::visit_expr_method_call(self, e);
+    }
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        let mut named = BTreeSet::new();
+        super::codegen::idents_of(mac.tokens.clone(), &mut named);
+        self.changed
+            .extend(named.intersection(self.candidates).cloned());
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// Moves the top-level assignments to `names` out of the code segments of `segs` into
+/// [`Seg::Uniform`] segments between the code before and after them, and marks the split loops
+/// whose condition or iterator is block-uniform.
+fn split_assignments(segs: &mut Vec<Seg>, names: &BTreeSet<String>, uniform: &Uniform) {
+    let mut out = Vec::new();
+    for seg in std::mem::take(segs) {
+        match seg {
+            Seg::Code(stmts) => {
+                let mut code = Vec::new();
+                for stmt in stmts {
+                    if assignment(&stmt, names).is_none() {
+                        code.push(stmt);
+                        continue;
+                    }
+                    if !code.is_empty() {
+                        out.push(Seg::Code(std::mem::take(&mut code)));
+                    }
+                    match out.last_mut() {
+                        Some(Seg::Uniform(assigned)) => assigned.push(stmt),
+                        _ => out.push(Seg::Uniform(vec![stmt])),
+                    }
+                }
+                if !code.is_empty() {
+                    out.push(Seg::Code(code));
+                }
+            }
+            Seg::While {
+                cond,
+                mut body,
+                span,
+                ..
+            } => {
+                split_assignments(&mut body, names, uniform);
+                let uniform_cond = uniform.expr(&cond);
+                out.push(Seg::While {
+                    cond,
+                    body,
+                    span,
+                    uniform: uniform_cond,
+                });
+            }
+            Seg::For {
+                pat,
+                iter,
+                mut body,
+                span,
+                ..
+            } => {
+                split_assignments(&mut body, names, uniform);
+                let mut bound = Vec::new();
+                let uniform_iter =
+                    simple_names(&pat, &mut bound) && bound.iter().all(|n| names.contains(n));
+                out.push(Seg::For {
+                    pat,
+                    iter,
+                    body,
+                    span,
+                    uniform: uniform_iter,
+                });
+            }
+            seg => out.push(seg),
+        }
+    }
+    *segs = out;
 }
 
 /// The names of `pat` if it is made of plain immutable bindings only (`x`, `(a, b)`, `x: T`).
@@ -97,6 +394,19 @@ struct Uniform<'a> {
 }
 
 impl Uniform<'_> {
+    /// A split `for`'s iterator: a block-uniform range (`0..n`, `a..=b`) or value. (A range is
+    /// not `Copy`: as a `let`'s value it stays per thread.)
+    fn iter(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Range(e) => {
+                e.start.as_deref().is_none_or(|e| self.expr(e))
+                    && e.end.as_deref().is_none_or(|e| self.expr(e))
+            }
+            Expr::Paren(e) => self.iter(&e.expr),
+            expr => self.expr(expr),
+        }
+    }
+
     fn expr(&self, expr: &Expr) -> bool {
         match expr {
             Expr::Lit(_) => true,
@@ -174,23 +484,9 @@ fn is_constant_path(expr: &Expr) -> bool {
 }
 
 /// A constant's or a static's name: `SCREAMING_CASE`.
-fn is_constant_name(name: &str) -> bool {
+pub(super) fn is_constant_name(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_uppercase())
         && name
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-}
-
-fn is_assignment(op: &BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::AddAssign(_)
-            | BinOp::SubAssign(_)
-            | BinOp::MulAssign(_)
-            | BinOp::BitXorAssign(_)
-            | BinOp::BitAndAssign(_)
-            | BinOp::BitOrAssign(_)
-            | BinOp::ShlAssign(_)
-            | BinOp::ShrAssign(_)
-    )
 }

@@ -111,6 +111,10 @@ impl Regions {
         };
         let _lent = fallback::lend(&fallback);
         let (d, base_1d) = (self.block.block_dim, self.base_1d());
+        // While no thread has returned, every flag is set: the loop runs each thread without
+        // reading its flag (a load and a branch per thread per region in kernels with many
+        // barriers), and clears the flag of one that returns in this region.
+        let all_alive = self.returned.get() == 0;
         let mut rows = alive.chunks_exact(d.x as usize);
         for z in 0..d.z {
             for y in 0..d.y {
@@ -118,7 +122,7 @@ impl Regions {
                 let first = (z as usize * d.y as usize + y as usize) * d.x as usize;
                 self.enter_row(base_1d, y, z);
                 for (x, alive) in (0..d.x).zip(row) {
-                    if alive.get() {
+                    if all_alive || alive.get() {
                         self.enter_x(base_1d, x);
                         if !body(first + x as usize, Dim3::new(x, y, z)) {
                             alive.set(false);
@@ -235,6 +239,13 @@ impl Regions {
     #[inline(always)]
     pub fn base_1d(&self) -> usize {
         self.block.block_idx.x as usize * self.block.block_dim.x as usize
+    }
+
+    /// Whether some thread of the block has not returned: the block-level steps of the split
+    /// path (a block-uniform assignment, a block-uniform loop's next trip) run only then.
+    #[inline(always)]
+    pub fn running(&self) -> bool {
+        self.returned.get() < self.threads
     }
 
     /// The running thread returned.
