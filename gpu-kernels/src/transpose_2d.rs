@@ -22,7 +22,7 @@ pub const TILE_2D: usize = 32;
 /// Launch with a 2D grid covering `a.cols()` (x) and `a.rows()` (y). Both views have at most
 /// `u32::MAX` elements (the launch checks `index32(a, out)`), so offsets are 32-bit, as in
 /// CUDA C.
-#[kernel(index32(a, out))]
+#[kernel(index32(a, out), transposed(out, a))]
 pub fn transpose_2d_naive(a: Array2<f32>, out: Out2<f32>) {
     let (x, y) = thread::index_2d();
     if y < a.rows() && x < a.cols() {
@@ -51,7 +51,7 @@ pub fn transpose_2d_naive(a: Array2<f32>, out: Out2<f32>) {
 /// Launch with blocks of `(TILE_2D, TILE_2D)` (another shape would leave parts of the tile, and
 /// of `out`, unwritten: the launch refuses it) and a grid of `(⌈cols/32⌉, ⌈rows/32⌉)`. Both
 /// views have at most `u32::MAX` elements (`index32(a, out)`), so offsets are 32-bit.
-#[kernel(block(TILE_2D, TILE_2D), index32(a, out))]
+#[kernel(block(TILE_2D, TILE_2D), index32(a, out), transposed(out, a))]
 pub fn transpose_2d_tiled(a: Array2<f32>, out: Out2<f32>) {
     let tile = shared!([[f32; TILE_2D + 1]; TILE_2D]);
     let (x, y) = thread::index_2d();

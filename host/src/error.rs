@@ -172,6 +172,28 @@ pub enum Error {
         extents: Vec<usize>,
     },
 
+    /// Two views declared `transposed(out, a)` do not have reversed shapes: `out` must be
+    /// `a.cols() × a.rows()`.
+    #[error(
+        "kernel `{kernel}`: `{out}` has shape {out_shape:?} and `{a}` has shape {a_shape:?}, but \
+         the kernel needs `{out}` shaped as `{a}` transposed (`transposed({out}, {a})`): \
+         {expected:?}"
+    )]
+    ShapeNotTransposed {
+        /// The kernel.
+        kernel: &'static str,
+        /// The view whose shape must be the other's reversed.
+        out: &'static str,
+        /// Its shape, `[rows, cols]`.
+        out_shape: Vec<usize>,
+        /// The other view.
+        a: &'static str,
+        /// Its shape, `[rows, cols]`.
+        a_shape: Vec<usize>,
+        /// The shape `out` needs: `a`'s reversed.
+        expected: Vec<usize>,
+    },
+
     /// A kernel declared `block(x, y, z)` was launched with blocks of another shape.
     #[error("kernel `{kernel}` runs in blocks of {required} threads, but the launch has blocks of {block}")]
     BlockShape {

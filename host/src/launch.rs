@@ -220,6 +220,9 @@ pub(crate) fn check_lengths(info: &KernelInfo, args: &[LaunchArg<'_>]) -> Result
     for &view in info.index32 {
         check_index32(info, view, &args[view])?;
     }
+    for &(out, a) in info.transposed {
+        check_transposed(info, (out, a), args)?;
+    }
     debug_assert!(info
         .params
         .iter()
@@ -297,6 +300,33 @@ fn check_index32(info: &KernelInfo, view: usize, arg: &LaunchArg<'_>) -> Result<
         param: info.params[view].name,
         len,
         extents: extents.to_vec(),
+    })
+}
+
+/// A `transposed(out, a)` pair of 2D views has reversed shapes: `out` is `a.cols() × a.rows()`.
+fn check_transposed(
+    info: &KernelInfo,
+    (out, a): (usize, usize),
+    args: &[LaunchArg<'_>],
+) -> Result<()> {
+    let shape = |i: usize| {
+        args[i]
+            .shape
+            .as_ref()
+            .map_or_else(Vec::new, |shape| shape.extents().to_vec())
+    };
+    let (out_shape, a_shape) = (shape(out), shape(a));
+    let expected: Vec<usize> = a_shape.iter().rev().copied().collect();
+    if out_shape == expected {
+        return Ok(());
+    }
+    Err(Error::ShapeNotTransposed {
+        kernel: info.name,
+        out: info.params[out].name,
+        out_shape,
+        a: info.params[a].name,
+        a_shape,
+        expected,
     })
 }
 
