@@ -276,6 +276,43 @@ fn an_index_past_the_shape_is_an_error_naming_the_index_and_the_shape() {
     assert_eq!(out, [0, 0, 0, 0, 0, 0, 1, 0]);
 }
 
+/// `index32` kernels compute their grid index in 32 bits: a launch of more than 2^32 threads
+/// along an axis is refused before any thread runs, on every device, naming the kernel, the
+/// axis and the launch's shape; 2^32 threads are no error (only a launch's size is checked here).
+#[test]
+fn the_naive_2d_transpose_refuses_a_grid_past_32_bits() {
+    for module in library("the_naive_2d_transpose_refuses_a_grid_past_32_bits") {
+        let a = vec![1.0f32; 6];
+        let mut out = vec![0.0f32; 6];
+        let error = launch!(
+            module,
+            transpose_2d_naive[(u32::MAX / 2, 1), (4, 4)](
+                Array2::new(&a, 2, 3).unwrap(),
+                Out2::new(&mut out, 3, 2).unwrap()
+            )
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::GridOver32Bits {
+                    kernel: "transpose_2d_naive",
+                    axis: 'x',
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "kernel `transpose_2d_naive` computes its grid index in 32 bits (`index32`): at most \
+             2^32 = 4294967296 threads along each axis, but the launch has (2147483647, 1, 1) \
+             blocks of (4, 4, 1) threads, more than that along x"
+        );
+        assert!(out.iter().all(|&x| x == 0.0), "nothing ran");
+    }
+}
+
 /// The 2D transposes declare `transposed(out, a)`: a launch whose `out` is not shaped as `a`
 /// reversed (here 2 × 3 for a 2 × 3 input, and 3 × 3) is refused before any thread runs, on
 /// every device, naming the kernel, both parameters and the three shapes; the kernels are

@@ -184,7 +184,8 @@ pub struct KernelInfo {
     pub len_products: &'static [LenProduct],
     /// 2D and 3D views (by parameter index) that the kernel indexes in 32 bits, from
     /// `#[kernel(index32(a, out))]`: the launch checks that each has at most `u32::MAX`
-    /// elements (its memory, padding included).
+    /// elements (its memory, padding included), and, where there is one, that the grid has at
+    /// most 2³² threads along each axis (a 32-bit grid index cannot wrap).
     pub index32: &'static [usize],
     /// Pairs `(out, a)` of 2D views (by parameter index) where `out`'s shape is `a`'s reversed
     /// (`out.rows() == a.cols()`, `out.cols() == a.rows()`), from

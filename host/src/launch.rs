@@ -243,6 +243,31 @@ pub(crate) fn check_block(info: &KernelInfo, config: &LaunchConfig<'_>) -> Resul
     }
 }
 
+/// A kernel with `index32` views runs at most 2³² threads along each axis, so that its grid
+/// index fits in a `u32` (the kernel may compute it in 32 bits, as CUDA C's `unsigned` does).
+pub(crate) fn check_grid_index32(info: &KernelInfo, config: &LaunchConfig<'_>) -> Result<()> {
+    if info.index32.is_empty() {
+        return Ok(());
+    }
+    let (grid, block) = (config.grid, config.block);
+    let axes = [
+        ('x', grid.x, block.x),
+        ('y', grid.y, block.y),
+        ('z', grid.z, block.z),
+    ];
+    for (axis, blocks, threads) in axes {
+        if u64::from(blocks) * u64::from(threads) > 1 << 32 {
+            return Err(Error::GridOver32Bits {
+                kernel: info.name,
+                axis,
+                grid,
+                block,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A `len(x = a * b)` parameter has `a·b` elements, and `a·b` fits in a `u32` (the kernel may
 /// index it in 32 bits).
 fn check_len_product(info: &KernelInfo, rule: &LenProduct, args: &[LaunchArg<'_>]) -> Result<()> {
