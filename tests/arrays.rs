@@ -333,8 +333,13 @@ fn the_2d_transposes_refuse_an_output_not_shaped_as_the_input_reversed() {
         assert!(
             matches!(
                 &error,
-                Error::ShapeNotTransposed { kernel: "transpose_2d_naive", out: "out", a: "a", out_shape, a_shape, expected }
-                    if out_shape == &[2, 3] && a_shape == &[2, 3] && expected == &[3, 2]
+                Error::ShapeNotTransposed {
+                    kernel: "transpose_2d_naive",
+                    out: "out",
+                    a: "a",
+                    out_shape: [2, 3],
+                    a_shape: [2, 3],
+                }
             ),
             "{error:?}"
         );

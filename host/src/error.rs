@@ -177,7 +177,9 @@ pub enum Error {
     #[error(
         "kernel `{kernel}`: `{out}` has shape {out_shape:?} and `{a}` has shape {a_shape:?}, but \
          the kernel needs `{out}` shaped as `{a}` transposed (`transposed({out}, {a})`): \
-         {expected:?}"
+         [{}, {}]",
+        a_shape[1],
+        a_shape[0]
     )]
     ShapeNotTransposed {
         /// The kernel.
@@ -185,13 +187,11 @@ pub enum Error {
         /// The view whose shape must be the other's reversed.
         out: &'static str,
         /// Its shape, `[rows, cols]`.
-        out_shape: Vec<usize>,
+        out_shape: [usize; 2],
         /// The other view.
         a: &'static str,
         /// Its shape, `[rows, cols]`.
-        a_shape: Vec<usize>,
-        /// The shape `out` needs: `a`'s reversed.
-        expected: Vec<usize>,
+        a_shape: [usize; 2],
     },
 
     /// A kernel with `index32` views was launched with more than 2³² threads along an axis.
