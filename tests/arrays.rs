@@ -276,27 +276,95 @@ fn an_index_past_the_shape_is_an_error_naming_the_index_and_the_shape() {
     assert_eq!(out, [0, 0, 0, 0, 0, 0, 1, 0]);
 }
 
+/// `index32` kernels compute their grid index in 32 bits: a launch of more than 2^32 threads
+/// along an axis is refused before any thread runs, on every device, naming the kernel, the
+/// axis and the launch's shape; 2^32 threads are no error (only a launch's size is checked here).
 #[test]
-fn an_output_shaped_as_its_input_is_refused_by_the_transpose_where_it_does_not_fit() {
-    // A 2 × 3 input with a 2 × 3 output (not 3 × 2): thread (x = 2, y = 0) writes out[(2, 0)].
-    let module = ferrocuda::Device::cpu_checked(true)
-        .load(&ferrocuda::KERNELS)
-        .unwrap();
-    let a = vec![1.0f32; 6];
-    let mut out = vec![0.0f32; 6];
-    let error = launch!(
-        module,
-        transpose_2d_naive[1, (4, 4)](
-            Array2::new(&a, 2, 3).unwrap(),
-            Out2::new(&mut out, 2, 3).unwrap()
+fn the_naive_2d_transpose_refuses_a_grid_past_32_bits() {
+    for module in library("the_naive_2d_transpose_refuses_a_grid_past_32_bits") {
+        let a = vec![1.0f32; 6];
+        let mut out = vec![0.0f32; 6];
+        let error = launch!(
+            module,
+            transpose_2d_naive[(u32::MAX / 2, 1), (4, 4)](
+                Array2::new(&a, 2, 3).unwrap(),
+                Out2::new(&mut out, 3, 2).unwrap()
+            )
         )
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        error.contains("index [2, 0] out of bounds for an output of shape [2, 3]"),
-        "{error}"
-    );
+        .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::GridOver32Bits {
+                    kernel: "transpose_2d_naive",
+                    axis: 'x',
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "kernel `transpose_2d_naive` computes its grid index in 32 bits (`index32`): at most \
+             2^32 = 4294967296 threads along each axis, but the launch has (2147483647, 1, 1) \
+             blocks of (4, 4, 1) threads, more than that along x"
+        );
+        assert!(out.iter().all(|&x| x == 0.0), "nothing ran");
+    }
+}
+
+/// The 2D transposes declare `transposed(out, a)`: a launch whose `out` is not shaped as `a`
+/// reversed (here 2 × 3 for a 2 × 3 input, and 3 × 3) is refused before any thread runs, on
+/// every device, naming the kernel, both parameters and the three shapes; the kernels are
+/// compiled knowing the shapes match, so they never check `out`'s own.
+#[test]
+fn the_2d_transposes_refuse_an_output_not_shaped_as_the_input_reversed() {
+    for module in library("the_2d_transposes_refuse_an_output_not_shaped_as_the_input_reversed") {
+        let a = vec![1.0f32; 6];
+        let mut out = vec![0.0f32; 9];
+        let error = launch!(
+            module,
+            transpose_2d_naive[1, (4, 4)](
+                Array2::new(&a, 2, 3).unwrap(),
+                Out2::new(&mut out[..6], 2, 3).unwrap()
+            )
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                &error,
+                Error::ShapeNotTransposed {
+                    kernel: "transpose_2d_naive",
+                    out: "out",
+                    a: "a",
+                    out_shape: [2, 3],
+                    a_shape: [2, 3],
+                }
+            ),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "kernel `transpose_2d_naive`: `out` has shape [2, 3] and `a` has shape [2, 3], but the \
+             kernel needs `out` shaped as `a` transposed (`transposed(out, a)`): [3, 2]"
+        );
+        let error = launch!(
+            module,
+            transpose_2d_tiled[1, (TILE_2D, TILE_2D)](
+                Array2::new(&a, 2, 3).unwrap(),
+                Out2::new(&mut out, 3, 3).unwrap()
+            )
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with(
+                "kernel `transpose_2d_tiled`: `out` has shape [3, 3] and `a` has shape [2, 3]"
+            ),
+            "{error}"
+        );
+        assert!(out.iter().all(|&x| x == 0.0), "nothing was written");
+    }
 }
 
 #[test]

@@ -20,11 +20,16 @@ pub const TILE_2D: usize = 32;
 ///
 /// Reads are coalesced (neighbouring threads, neighbouring columns); writes are `a.rows()` apart.
 /// Launch with a 2D grid covering `a.cols()` (x) and `a.rows()` (y). Both views have at most
-/// `u32::MAX` elements (the launch checks `index32(a, out)`), so offsets are 32-bit, as in
-/// CUDA C.
-#[kernel(index32(a, out))]
+/// `u32::MAX` elements and the grid at most 2^32 threads per axis (the launch checks
+/// `index32(a, out)`), so offsets and the grid index are 32-bit, as in CUDA C; `out` is
+/// `a.cols() × a.rows()` (the launch checks `transposed(out, a)`), so `out`'s bounds check is
+/// `a`'s.
+#[kernel(index32(a, out), transposed(out, a))]
 pub fn transpose_2d_naive(a: Array2<f32>, out: Out2<f32>) {
+    // In 32 bits, as CUDA C's `unsigned` grid index: `index32` launches run at most 2^32
+    // threads per axis (the launch checks it), so the truncation drops nothing.
     let (x, y) = thread::index_2d();
+    let (x, y) = (x as u32 as usize, y as u32 as usize);
     if y < a.rows() && x < a.cols() {
         out.set((x, y), a[(y, x)]);
     }
@@ -50,8 +55,9 @@ pub fn transpose_2d_naive(a: Array2<f32>, out: Out2<f32>) {
 ///
 /// Launch with blocks of `(TILE_2D, TILE_2D)` (another shape would leave parts of the tile, and
 /// of `out`, unwritten: the launch refuses it) and a grid of `(⌈cols/32⌉, ⌈rows/32⌉)`. Both
-/// views have at most `u32::MAX` elements (`index32(a, out)`), so offsets are 32-bit.
-#[kernel(block(TILE_2D, TILE_2D), index32(a, out))]
+/// views have at most `u32::MAX` elements (`index32(a, out)`), so offsets are 32-bit, and `out`
+/// is `a.cols() × a.rows()` (`transposed(out, a)`).
+#[kernel(block(TILE_2D, TILE_2D), index32(a, out), transposed(out, a))]
 pub fn transpose_2d_tiled(a: Array2<f32>, out: Out2<f32>) {
     let tile = shared!([[f32; TILE_2D + 1]; TILE_2D]);
     let (x, y) = thread::index_2d();

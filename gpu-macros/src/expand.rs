@@ -351,6 +351,26 @@ pub(crate) fn expand_entry(
         .collect();
     let index32 = &rules.index32;
     let index32 = (!index32.is_empty()).then(|| quote!(.with_index32(&[#(#index32),*])));
+    // `transposed(out, a)`: the launch checked that `out`'s shape is `a`'s reversed, which lets
+    // the compiler drop `out`'s bounds check where `a`'s already holds.
+    let transposed_facts: Vec<TokenStream2> = rules
+        .transposed
+        .iter()
+        .map(|&(out, a)| {
+            let (out, a) = (&params[out].name, &params[a].name);
+            quote! {
+                // SAFETY: `ferrocuda-host` checks every `transposed` pair before it launches.
+                unsafe {
+                    ::core::hint::assert_unchecked(
+                        #out.rows() == #a.cols() && #out.cols() == #a.rows(),
+                    )
+                };
+            }
+        })
+        .collect();
+    let transposed = rules.transposed.iter().map(|(out, a)| quote!((#out, #a)));
+    let transposed =
+        (!rules.transposed.is_empty()).then(|| quote!(.with_transposed(&[#(#transposed),*])));
     // `block(x, y, z)`: the launch checked the block's shape.
     let (block, block_fact) = match &rules.block {
         Some([x, y, z]) => (
@@ -386,6 +406,7 @@ pub(crate) fn expand_entry(
             #(#index32_views)*
             #(#same_len_facts)*
             #(#len_facts)*
+            #(#transposed_facts)*
             #block_fact
             __ferrocuda_body #turbofish (#scope, #(#arg_names),*)
         }
@@ -455,6 +476,7 @@ pub(crate) fn expand_entry(
                 // `dyn Fn`, where the compiler no longer sees them.
                 #(#same_len_facts)*
                 #(#len_facts)*
+                #(#transposed_facts)*
                 // Whether the `shared!` arrays keep checked mode's access checks.
                 #[allow(dead_code)]
                 const __FERROCUDA_SHARED_CHECKS: bool = #checks;
@@ -476,7 +498,8 @@ pub(crate) fn expand_entry(
         ///
         /// # Safety
         /// `params` must hold this kernel's PTX parameters, as `ferrocuda-host` packs them,
-        /// with equal lengths in each `same_len` group and each `len` product.
+        /// with equal lengths in each `same_len` group and each `len` product, and reversed
+        /// shapes in each `transposed` pair.
         unsafe fn __ferrocuda_cpu_entry(
             #params_arg: &[*const u8],
             #block_arg: &::ferrocuda_std::cpu::BlockContext,
@@ -489,6 +512,7 @@ pub(crate) fn expand_entry(
             #(#index32_views)*
             #(#same_len_facts)*
             #(#len_facts)*
+            #(#transposed_facts)*
             #cpu_run
         }
 
@@ -502,7 +526,7 @@ pub(crate) fn expand_entry(
                 __FERROCUDA_PARAMS,
                 __FERROCUDA_SAME_LEN,
                 __ferrocuda_cpu_entry,
-            )#cooperative #len_products #index32 #block .cpu_path(#path) #owned
+            )#cooperative #len_products #index32 #transposed #block .cpu_path(#path) #owned
         }
     }};
     Ok(Expanded {

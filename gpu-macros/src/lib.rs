@@ -60,8 +60,12 @@ use syn::ItemFn;
 /// constant sizes, missing ones 1) makes every launch check the block shape, for a kernel that
 /// is only correct with one. `index32(a, out)` makes every launch check that those 2D or 3D
 /// views have at most `u32::MAX` elements of memory and extents of at most `u32::MAX`, and the
-/// views then compute their offsets in 32 bits (as CUDA C's `unsigned` indices). All are told
-/// to the compiler like `same_len`.
+/// views then compute their offsets in 32 bits (as CUDA C's `unsigned` indices); such a launch
+/// also runs at most 2^32 threads along each axis, so the kernel may compute its grid index in
+/// 32 bits. `transposed(out, a)` (two 2D views) makes every launch check that `out`'s shape is
+/// `a`'s reversed (`out.rows() == a.cols()`, `out.cols() == a.rows()`), so a transpose's
+/// `out.set((x, y), ..)` needs no bounds check of its own once `a[(y, x)]`'s holds. All are
+/// told to the compiler like `same_len`.
 ///
 /// A kernel is generic only with `instances(...)`, which lists the types it is built for (a PTX
 /// entry has one concrete signature): `#[kernel(instances(f32, f64))] fn scale<T: Number>(...)`

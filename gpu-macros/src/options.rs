@@ -1,5 +1,6 @@
 //! The options of `#[kernel(...)]`: `same_len(a, b, ...)` groups, `len(x = a * b)` products,
-//! `index32(a, out)` views, the `block(x, y, z)` shape and `instances(...)`.
+//! `index32(a, out)` views, `transposed(out, a)` pairs, the `block(x, y, z)` shape and
+//! `instances(...)`.
 
 use crate::generics::Instance;
 use syn::parse::{Parse, ParseStream};
@@ -14,6 +15,8 @@ pub(crate) struct KernelOptions {
     pub(crate) len_products: Vec<(Ident, Vec<Ident>)>,
     /// `index32(a, out)`: 2D and 3D views whose offsets the kernel computes in 32 bits.
     pub(crate) index32: Vec<Ident>,
+    /// `transposed(out, a)`: pairs of 2D views, the first's shape the second's reversed.
+    pub(crate) transposed: Vec<(Ident, Ident)>,
     /// `block(x, y, z)`: the one block shape the kernel runs with (constant expressions).
     pub(crate) block: Option<Vec<Expr>>,
     /// The instances of a generic kernel; `None` for a kernel without `instances(...)`.
@@ -25,6 +28,7 @@ impl Parse for KernelOptions {
         let mut same_len = Vec::new();
         let mut len_products = Vec::new();
         let mut index32 = Vec::new();
+        let mut transposed = Vec::new();
         let mut block = None;
         let mut instances = None;
         while !input.is_empty() {
@@ -62,6 +66,20 @@ impl Parse for KernelOptions {
                     ));
                 }
                 index32.extend(names);
+            } else if key == "transposed" {
+                syn::parenthesized!(content in input);
+                let names = Punctuated::<Ident, Token![,]>::parse_terminated(&content)?;
+                let mut names = names.into_iter();
+                match (names.next(), names.next(), names.next()) {
+                    (Some(out), Some(a), None) => transposed.push((out, a)),
+                    _ => {
+                        return Err(syn::Error::new(
+                            key.span(),
+                            "`transposed` takes two 2D views, the first shaped as the second \
+                             reversed: `transposed(out, a)`",
+                        ))
+                    }
+                }
             } else if key == "block" {
                 syn::parenthesized!(content in input);
                 let dims = Punctuated::<Expr, Token![,]>::parse_terminated(&content)?;
@@ -93,7 +111,8 @@ impl Parse for KernelOptions {
                 return Err(syn::Error::new(
                     key.span(),
                     "unknown #[kernel] option; expected `same_len(a, b, ...)`, \
-                     `len(x = a * b)`, `index32(a, out)`, `block(x, y)` or \
+                     `len(x = a * b)`, `index32(a, out)`, `transposed(out, a)`, \
+                     `block(x, y)` or \
                      `instances(f32, f64, ...)`",
                 ));
             }
@@ -105,6 +124,7 @@ impl Parse for KernelOptions {
             same_len,
             len_products,
             index32,
+            transposed,
             block,
             instances,
         })

@@ -274,13 +274,15 @@ fn same_len_indices(
 }
 
 /// What every launch checks about lengths, as parameter indices: the `same_len` groups, and each
-/// `len(x = a * b)` (the slice or output, its factors); the `index32` views; and the
-/// `block(x, y, z)` shape.
+/// `len(x = a * b)` (the slice or output, its factors); the `index32` views; the
+/// `transposed(out, a)` pairs; and the `block(x, y, z)` shape.
 pub(crate) struct LengthRules {
     pub(crate) same_len: Vec<Vec<usize>>,
     pub(crate) products: Vec<(usize, Vec<usize>)>,
     /// `index32(a, out)`: the 2D and 3D views indexed in 32 bits.
     pub(crate) index32: Vec<usize>,
+    /// `transposed(out, a)`: pairs of 2D views, `out`'s shape `a`'s reversed.
+    pub(crate) transposed: Vec<(usize, usize)>,
     /// `block(x, y, z)`, missing sizes 1.
     pub(crate) block: Option<[syn::Expr; 3]>,
 }
@@ -342,6 +344,25 @@ pub(crate) fn length_rules(
             }
         })
         .collect::<syn::Result<_>>()?;
+    let view_2d = |name: &Ident| {
+        let index = position(name)?;
+        let param = &params[index];
+        match param.class {
+            Class::Slice | Class::Output if param.dims == 2 => Ok(index),
+            _ => Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "`transposed` takes 2D views (`Array2<T>`, `Out2<T>`), and `{name}` is not \
+                     one"
+                ),
+            )),
+        }
+    };
+    let transposed = options
+        .transposed
+        .iter()
+        .map(|(out, a)| Ok((view_2d(out)?, view_2d(a)?)))
+        .collect::<syn::Result<_>>()?;
     let block = options.block.as_ref().map(|dims| {
         let one: syn::Expr = syn::parse_quote!(1);
         let dim = |i: usize| dims.get(i).cloned().unwrap_or_else(|| one.clone());
@@ -351,6 +372,7 @@ pub(crate) fn length_rules(
         same_len: same_len_indices(options, params)?,
         products,
         index32,
+        transposed,
         block,
     })
 }

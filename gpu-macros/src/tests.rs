@@ -319,6 +319,43 @@ fn index32_takes_2d_and_3d_views_and_narrows_them_in_both_entries() {
 }
 
 #[test]
+fn transposed_takes_two_2d_views_and_states_their_shapes_in_both_entries() {
+    let item = "pub fn k(a: Array2<f32>, x: &[f32], out: Out2<f32>, c: Out3<u8>, n: u32) {}";
+    for (option, not_2d) in [
+        ("transposed(out, x)", "x"),
+        ("transposed(n, a)", "n"),
+        ("transposed(c, a)", "c"),
+    ] {
+        let message = error_of(option, item);
+        assert!(
+            message.contains(&format!(
+                "`transposed` takes 2D views (`Array2<T>`, `Out2<T>`), and `{not_2d}` is not one"
+            )),
+            "{option}: {message}"
+        );
+    }
+    for wrong in ["transposed(out)", "transposed(out, a, x)", "transposed()"] {
+        let message = error_of(wrong, item);
+        assert!(
+            message.contains("`transposed` takes two 2D views"),
+            "{wrong}: {message}"
+        );
+    }
+    assert!(error_of("transposed(out, b)", item).contains("no kernel parameter named `b`"));
+    let code = expand_str("transposed(out, a)", item).unwrap();
+    // The launch checks the pair (parameters 2 and 0); the PTX entry, the CPU entry and the
+    // elementwise path's three split functions (checked, unchecked, AVX2) each state the fact.
+    assert!(
+        code.contains("with_transposed (& [(2usize , 0usize)])"),
+        "{code}"
+    );
+    let fact = "assert_unchecked (out . rows () == a . cols () && out . cols () == a . rows () ,)";
+    assert_eq!(code.matches(fact).count(), 5, "{code}");
+    let plain = expand_str("", item).unwrap();
+    assert!(!plain.contains("with_transposed") && !plain.contains("out . rows ()"));
+}
+
+#[test]
 fn each_instance_is_an_entry_named_after_its_types() {
     let code = expand_str(
         "same_len(x, out), instances(f32, [u8; 4], f64 as wide)",

@@ -146,8 +146,8 @@ impl Param {
 /// # Safety
 /// Each slice and output's pointer must be valid for its length, the lengths of each `same_len`
 /// group ([`KernelInfo::same_len`]) must be equal, each [`LenProduct`] must hold and each view
-/// of [`KernelInfo::index32`] must have at most `u32::MAX` elements: the kernel is compiled
-/// assuming so.
+/// of [`KernelInfo::index32`] must have at most `u32::MAX` elements and each pair of
+/// [`KernelInfo::transposed`] must have reversed shapes: the kernel is compiled assuming so.
 pub type CpuEntry = unsafe fn(params: &[*const u8], block: &BlockContext);
 
 /// `#[kernel(len(x = a * b))]`: parameter `param` (a slice or an output) has as many elements
@@ -184,8 +184,13 @@ pub struct KernelInfo {
     pub len_products: &'static [LenProduct],
     /// 2D and 3D views (by parameter index) that the kernel indexes in 32 bits, from
     /// `#[kernel(index32(a, out))]`: the launch checks that each has at most `u32::MAX`
-    /// elements (its memory, padding included).
+    /// elements (its memory, padding included), and, where there is one, that the grid has at
+    /// most 2³² threads along each axis (a 32-bit grid index cannot wrap).
     pub index32: &'static [usize],
+    /// Pairs `(out, a)` of 2D views (by parameter index) where `out`'s shape is `a`'s reversed
+    /// (`out.rows() == a.cols()`, `out.cols() == a.rows()`), from
+    /// `#[kernel(transposed(out, a))]`; checked before every launch.
+    pub transposed: &'static [(usize, usize)],
     /// The one block shape the kernel runs with, from `#[kernel(block(x, y, z))]`; checked
     /// before every launch.
     pub block: Option<crate::Dim3>,
@@ -283,6 +288,7 @@ impl<P> Kernel<P> {
                 same_len,
                 len_products: &[],
                 index32: &[],
+                transposed: &[],
                 block: None,
                 cooperative: false,
                 cpu_path: CpuPath::Coroutines("no plan"),
@@ -311,6 +317,13 @@ impl<P> Kernel<P> {
     #[doc(hidden)]
     pub const fn with_index32(mut self, views: &'static [usize]) -> Self {
         self.info.index32 = views;
+        self
+    }
+
+    /// Used by `#[kernel(transposed(out, a))]`.
+    #[doc(hidden)]
+    pub const fn with_transposed(mut self, pairs: &'static [(usize, usize)]) -> Self {
+        self.info.transposed = pairs;
         self
     }
 

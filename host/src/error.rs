@@ -172,6 +172,45 @@ pub enum Error {
         extents: Vec<usize>,
     },
 
+    /// Two views declared `transposed(out, a)` do not have reversed shapes: `out` must be
+    /// `a.cols() × a.rows()`.
+    #[error(
+        "kernel `{kernel}`: `{out}` has shape {out_shape:?} and `{a}` has shape {a_shape:?}, but \
+         the kernel needs `{out}` shaped as `{a}` transposed (`transposed({out}, {a})`): \
+         [{}, {}]",
+        a_shape[1],
+        a_shape[0]
+    )]
+    ShapeNotTransposed {
+        /// The kernel.
+        kernel: &'static str,
+        /// The view whose shape must be the other's reversed.
+        out: &'static str,
+        /// Its shape, `[rows, cols]`.
+        out_shape: [usize; 2],
+        /// The other view.
+        a: &'static str,
+        /// Its shape, `[rows, cols]`.
+        a_shape: [usize; 2],
+    },
+
+    /// A kernel with `index32` views was launched with more than 2³² threads along an axis.
+    #[error(
+        "kernel `{kernel}` computes its grid index in 32 bits (`index32`): at most 2^32 = \
+         4294967296 threads along each axis, but the launch has {grid} blocks of {block} threads, \
+         more than that along {axis}"
+    )]
+    GridOver32Bits {
+        /// The kernel.
+        kernel: &'static str,
+        /// The axis past 2³² threads: 'x', 'y' or 'z'.
+        axis: char,
+        /// The launch's grid.
+        grid: Dim3,
+        /// The launch's blocks.
+        block: Dim3,
+    },
+
     /// A kernel declared `block(x, y, z)` was launched with blocks of another shape.
     #[error("kernel `{kernel}` runs in blocks of {required} threads, but the launch has blocks of {block}")]
     BlockShape {

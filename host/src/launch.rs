@@ -220,6 +220,9 @@ pub(crate) fn check_lengths(info: &KernelInfo, args: &[LaunchArg<'_>]) -> Result
     for &view in info.index32 {
         check_index32(info, view, &args[view])?;
     }
+    for &(out, a) in info.transposed {
+        check_transposed(info, (out, a), args)?;
+    }
     debug_assert!(info
         .params
         .iter()
@@ -238,6 +241,31 @@ pub(crate) fn check_block(info: &KernelInfo, config: &LaunchConfig<'_>) -> Resul
         }),
         _ => Ok(()),
     }
+}
+
+/// A kernel with `index32` views runs at most 2³² threads along each axis, so that its grid
+/// index fits in a `u32` (the kernel may compute it in 32 bits, as CUDA C's `unsigned` does).
+pub(crate) fn check_grid_index32(info: &KernelInfo, config: &LaunchConfig<'_>) -> Result<()> {
+    if info.index32.is_empty() {
+        return Ok(());
+    }
+    let (grid, block) = (config.grid, config.block);
+    let axes = [
+        ('x', grid.x, block.x),
+        ('y', grid.y, block.y),
+        ('z', grid.z, block.z),
+    ];
+    for (axis, blocks, threads) in axes {
+        if u64::from(blocks) * u64::from(threads) > 1 << 32 {
+            return Err(Error::GridOver32Bits {
+                kernel: info.name,
+                axis,
+                grid,
+                block,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A `len(x = a * b)` parameter has `a·b` elements, and `a·b` fits in a `u32` (the kernel may
@@ -297,6 +325,34 @@ fn check_index32(info: &KernelInfo, view: usize, arg: &LaunchArg<'_>) -> Result<
         param: info.params[view].name,
         len,
         extents: extents.to_vec(),
+    })
+}
+
+/// A `transposed(out, a)` pair of 2D views has reversed shapes: `out` is `a.cols() × a.rows()`.
+fn check_transposed(
+    info: &KernelInfo,
+    (out, a): (usize, usize),
+    args: &[LaunchArg<'_>],
+) -> Result<()> {
+    let shape = |i: usize| -> [usize; 2] {
+        let extents = args[i]
+            .shape
+            .as_ref()
+            .map_or(&[][..], |shape| shape.extents());
+        extents
+            .try_into()
+            .expect("check_args checked the view's axes: `#[kernel]` pairs only 2D views")
+    };
+    let (out_shape, a_shape) = (shape(out), shape(a));
+    if out_shape == [a_shape[1], a_shape[0]] {
+        return Ok(());
+    }
+    Err(Error::ShapeNotTransposed {
+        kernel: info.name,
+        out: info.params[out].name,
+        out_shape,
+        a: info.params[a].name,
+        a_shape,
     })
 }
 

@@ -255,6 +255,7 @@ impl Module {
         crate::args::check_args(info, &args)?;
         launch::check_lengths(info, &args)?;
         launch::check_block(info, &config)?;
+        launch::check_grid_index32(info, &config)?;
         let mut args = crate::args::into_ptx_args(args);
         // A cooperative kernel's grid barrier: its last PTX parameters, zeroed for this launch.
         let mut barrier = match info.cooperative {
