@@ -36,7 +36,7 @@
 //! A block's sums are moved to one centre, the block's mean `c` (its count and `Σx` first):
 //! `Σ(x − c)² = M2 + N·(mean − c)²`, and `c` is the mean up to rounding, so this sum is within
 //! rounding of `M2` too. The sums around `c` are scaled by `N` and `N²` so that only thread 0
-//! divides ([`ShiftedSums::centred`]); for f64 data that limits `M2·N²` to f64's range (a spread
+//! divides (`ShiftedSums::centred`); for f64 data that limits `M2·N²` to f64's range (a spread
 //! of about 1e140 in a block of 10⁹ values, where `M2` itself overflows at about 1e150).
 //!
 //! # NaN and infinities
