@@ -304,12 +304,13 @@ impl Gen {
                 unsafe { #(#slots.put(#linear, #names);)* }
             }
         });
+        let warp_operations = super::has_warp_operation(stmts);
         let code = quote! {
             // `move`: a copy of everything it captures (slots, parameters, hoisted `let`s, all
             // `Copy`), for `run_region` to keep in registers. `inline(always)`: into the loop
             // over the threads (LLVM left a big region, e.g. one dispatching on a radius, as a
             // call per thread: a frame, its captures reloaded, no overlap between threads).
-            #regions.run_region(#barrier_after, #[inline(always)] move |#linear: usize, #tid: ::ferrocuda_std::Dim3| -> bool {
+            #regions.run_region(#barrier_after, #warp_operations, #[inline(always)] move |#linear: usize, #tid: ::ferrocuda_std::Dim3| -> bool {
                 #(#reads)*
                 #[allow(unused_labels)]
                 #label: {

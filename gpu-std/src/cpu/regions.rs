@@ -13,6 +13,7 @@
 //! after others ran past it to the region's end is barrier divergence, reported with both places.
 
 use super::bug::{raise, KernelBug};
+use super::elementwise::RUN;
 use super::fallback::{self, End, Fallback};
 use super::interrupt::{self, Interruption};
 use super::slots::{Arena, Slots};
@@ -75,21 +76,29 @@ impl Regions {
     /// Runs one region: `body(linear, thread_idx)` for every thread that has not returned, x
     /// fastest (`linear` counts the threads in that order); `body` returns whether the thread
     /// ran the region to its end (`false`: it returned). `barrier_after`: the site of the
-    /// `sync_threads()` that ends the region, if one does.
+    /// `sync_threads()` that ends the region, if one does. `warp_operations`: whether the
+    /// region's own code calls one (the macro sees it).
     ///
     /// If a thread reaches a barrier or warp operation inside `body` (in a function the macro
-    /// could not see into), the rest of the region runs on coroutines (the executor's fallback);
-    /// the loop then stops, every thread having run the region.
+    /// could not see into) before any thread ran the region to its end, the rest of the region
+    /// runs on coroutines (the executor's fallback). A thread that reaches one after that is
+    /// divergence (an earlier one ran past that point), which the fallback reports, so the loop
+    /// over the threads after the first to finish asks nothing after each: it is a plain loop over the row in runs of
+    /// [`elementwise::RUN`](super::elementwise::RUN) threads with a deadline check point
+    /// before each run, which LLVM can keep in registers and vectorise. Only a region with a
+    /// warp operation of its own checks after every thread, since the lanes before a warp
+    /// operation's first participant need not take part.
     ///
     /// `body` is `Copy` (the generated closures capture copies: slots, parameters, hoisted
     /// `let`s) so that the fallback gets a copy of its own: the loop's copy then never has its
     /// address taken, and LLVM keeps what it captured in registers instead of reloading it
-    /// after every store the region makes. The loops step x, y and z as a loop nest (no division
-    /// per thread) and store only `index_1d` per thread (y and z once per row).
+    /// after every store the region makes. The loops step x as the inner loop of a nest (no
+    /// division per thread) and store only `index_1d` per thread (y and z once per row).
     #[inline(always)]
     pub fn run_region(
         &self,
         barrier_after: Option<&'static Location<'static>>,
+        warp_operations: bool,
         body: impl Fn(usize, Dim3) -> bool + Copy,
     ) {
         let alive = &self.alive[..self.threads];
@@ -110,30 +119,80 @@ impl Regions {
             stack_bytes: self.stack_bytes,
         };
         let _lent = fallback::lend(&fallback);
-        let (d, base_1d) = (self.block.block_dim, self.base_1d());
-        // While no thread has returned, every flag is set: the loop runs each thread without
-        // reading its flag (a load and a branch per thread per region in kernels with many
-        // barriers), and clears the flag of one that returns in this region.
+        // While no thread has returned, every flag is set: the loops run each thread without
+        // reading its flag, and clear the flag of one that returns in this region.
         let all_alive = self.returned.get() == 0;
-        let mut rows = alive.chunks_exact(d.x as usize);
-        for z in 0..d.z {
-            for y in 0..d.y {
-                let Some(row) = rows.next() else { return };
-                let first = (z as usize * d.y as usize + y as usize) * d.x as usize;
-                self.enter_row(base_1d, y, z);
-                for (x, alive) in (0..d.x).zip(row) {
-                    if all_alive || alive.get() {
-                        self.enter_x(base_1d, x);
-                        if !body(first + x as usize, Dim3::new(x, y, z)) {
-                            alive.set(false);
+        // Checked after each thread until one runs the region to its end: a barrier reached
+        // before then switches the block to coroutines; one reached after is divergence.
+        let mut next = 0;
+        loop {
+            if next == self.threads {
+                return;
+            }
+            let linear = next;
+            next += 1;
+            if all_alive || alive[linear].get() {
+                let tid = self.enter(linear);
+                let ran = body(linear, tid);
+                if !ran {
+                    alive[linear].set(false);
+                }
+                if block::is_active() {
+                    block::finish_block();
+                    return;
+                }
+                if ran {
+                    break;
+                }
+            }
+        }
+        fallback.can_switch.set(warp_operations);
+        if all_alive {
+            self.run_rest::<true>(next, warp_operations, body);
+        } else {
+            self.run_rest::<false>(next, warp_operations, body);
+        }
+    }
+
+    /// The threads of a region from `from` (linear) on, after its first running thread: see
+    /// [`Regions::run_region`]. `ALL_ALIVE`: no thread has returned before this region.
+    #[inline(always)]
+    fn run_rest<const ALL_ALIVE: bool>(
+        &self,
+        from: usize,
+        warp_operations: bool,
+        body: impl Fn(usize, Dim3) -> bool + Copy,
+    ) {
+        let alive = &self.alive[..self.threads];
+        let (d, base_1d) = (self.block.block_dim, self.base_1d());
+        let (dx, dy) = (d.x as usize, d.y as usize);
+        let mut row = from / dx;
+        let mut x_from = (from % dx) as u32;
+        while row * dx < self.threads {
+            let (y, z) = ((row % dy) as u32, (row / dy) as u32);
+            let first = row * dx;
+            self.enter_row(base_1d, y, z);
+            while x_from < d.x {
+                interrupt::poll_deadline();
+                // Runs end at multiples of `RUN` (aligned vectors where `base_1d` is).
+                let x_to = (x_from / RUN + 1).saturating_mul(RUN).min(d.x);
+                for x in x_from..x_to {
+                    let linear = first + x as usize;
+                    if ALL_ALIVE || alive[linear].get() {
+                        super::elementwise::step_x(base_1d, x);
+                        if !body(linear, Dim3::new(x, y, z)) {
+                            alive[linear].set(false);
                         }
-                        if block::is_active() {
+                        if warp_operations && block::is_active() {
                             block::finish_block();
                             return;
                         }
                     }
                 }
+                x_from = x_to;
             }
+            row += 1;
+            x_from = 0;
         }
     }
 
