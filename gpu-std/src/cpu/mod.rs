@@ -521,6 +521,23 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_split_block_over_1024_threads_is_refused_before_its_regions_run() {
+        let ran = std::cell::Cell::new(false);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: no block runs on a test's thread; `take` follows the unwind.
+            unsafe { regions::run_regions(&block_of(1025), |_| ran.set(true)) }
+        }));
+        let message = result.expect_err("a block of 1025 threads");
+        let message = message
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .unwrap_or_default();
+        assert!(message.contains("1025 threads"), "{message}");
+        assert!(!ran.get(), "no region ran");
+        take();
+    }
+
     /// A checked block of `threads` threads with room for shared arrays.
     fn checked_block(threads: u32) -> BlockContext {
         BlockContext {

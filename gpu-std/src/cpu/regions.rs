@@ -165,6 +165,9 @@ impl Regions {
     ) {
         let alive = &self.alive[..self.threads];
         let (d, base_1d) = (self.block.block_dim, self.base_1d());
+        // SAFETY: `run_regions` makes a `Regions` only for a block of at most
+        // `MAX_BLOCK_THREADS` threads (it asserts so), of which `d.x` is a factor.
+        unsafe { core::hint::assert_unchecked(d.x <= MAX_BLOCK_THREADS) };
         let (dx, dy) = (d.x as usize, d.y as usize);
         let mut row = from / dx;
         let mut x_from = (from % dx) as u32;
@@ -380,6 +383,9 @@ impl Regions {
     }
 }
 
+/// The most threads a block may have (CUDA's limit, and the CPU device's).
+pub const MAX_BLOCK_THREADS: u32 = 1024;
+
 /// Runs a block of a kernel that `#[kernel]` split at its barriers: `regions` is the generated
 /// sequence of region loops, on a guarded stack of the block's stack size.
 ///
@@ -397,7 +403,15 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
     SPLIT.with(|s| s.set(true));
     let first = *block;
     let ended = stack_guard::on_guarded_stack(stack_bytes, &move || {
-        let threads = first.block_dim.count() as usize;
+        let threads = first.block_dim.count();
+        // What `run_rest` tells LLVM (CUDA's limit, which the host checks every launch
+        // against): a thread's `x` below 1024 proves an index like `t - offset` into a
+        // 1024-element shared array in bounds, so the region's loop has no exit and vectorises.
+        assert!(
+            threads <= u64::from(MAX_BLOCK_THREADS),
+            "a block of {threads} threads (the most is {MAX_BLOCK_THREADS})"
+        );
+        let threads = threads as usize;
         let mut state = Regions {
             block: first,
             arena: RefCell::new(KEPT.with(|k| k.replace(Arena::EMPTY))),

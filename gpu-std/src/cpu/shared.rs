@@ -228,12 +228,29 @@ pub(crate) fn next_epoch() {
 /// `scope` the kernel's CPU entry lent to the body: the handle then cannot outlive the block,
 /// and the arena keeps its memory until a later block replaces it.
 #[doc(hidden)]
+#[inline(always)]
 pub unsafe fn shared_array<'b, T: bytemuck::Pod>(
     scope: &'b BlockScope,
     site: &'static SharedSite,
     len: usize,
 ) -> Shared<'b, T> {
     let bytes = len.checked_mul(core::mem::size_of::<T>());
+    let (ptr, checked) = shared_memory(site, bytes, core::mem::size_of::<T>().max(1));
+    // SAFETY: `ptr` is 16-byte aligned memory of `bytes = len × size_of::<T>()` bytes (the
+    // product checked by `shared_memory`), owned by this worker's arena and kept until a later
+    // block replaces it; the caller's `scope` keeps the handle inside this block. Built here,
+    // inlined into the kernel, the handle's length is the declaration's constant to LLVM, which
+    // can then prove a region's indices in bounds.
+    unsafe { Shared::from_host_parts(scope, ptr.cast::<T>(), len, site.index as u32, checked) }
+}
+
+/// The memory of [`shared_array`]'s array of `bytes` (`None`: the size overflowed) in elements
+/// of `elem_bytes`, and whether checked mode is on.
+fn shared_memory(
+    site: &'static SharedSite,
+    bytes: Option<usize>,
+    elem_bytes: usize,
+) -> (*mut u8, bool) {
     ARENA.with_borrow_mut(|a| {
         let too_large = |asked: usize| KernelBug::SharedMemoryTooLarge {
             asked,
@@ -258,14 +275,10 @@ pub unsafe fn shared_array<'b, T: bytemuck::Pod>(
         };
         let reusable = matches!(slot, Some(m) if same_site(m) && m.bytes == bytes);
         if !reusable {
-            *slot = Some(Allocation::new(
-                site,
-                bytes,
-                core::mem::size_of::<T>().max(1),
-            ));
+            *slot = Some(Allocation::new(site, bytes, elem_bytes));
         }
         let allocation = slot.as_mut().expect("just filled");
-        let ptr = allocation.memory.as_mut_ptr() as *mut T;
+        let ptr = allocation.memory.as_mut_ptr().cast::<u8>();
         if allocation.block != a.block {
             allocation.block = a.block;
             a.used = a.used.saturating_add(bytes);
@@ -278,10 +291,7 @@ pub unsafe fn shared_array<'b, T: bytemuck::Pod>(
                 raise(super::current_thread(), bug);
             }
         }
-        // SAFETY: `ptr` is 16-byte aligned memory of `bytes = len × size_of::<T>()` bytes (the
-        // product checked above), owned by this worker's arena and kept until a later block
-        // replaces it; the caller's `scope` keeps the handle inside this block.
-        unsafe { Shared::from_host_parts(scope, ptr, len, site.index as u32, a.checked) }
+        (ptr, a.checked)
     })
 }
 
