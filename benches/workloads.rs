@@ -29,14 +29,14 @@ fn scale() -> Scale {
 fn bench_on_device(
     group: &mut BenchmarkGroup<'_, WallTime>,
     name: &str,
-    workload: &dyn Workload,
+    (workload_name, workload): (&str, &dyn Workload),
     kernels: &Module,
 ) {
     let device = kernels.device().clone();
     let mut on_device = workload.on_device(kernels).unwrap();
     on_device.run().unwrap();
     if let Err(wrong) = on_device.check().unwrap() {
-        panic!("{} on {device}: wrong result: {wrong}", workload.name());
+        panic!("{workload_name} on {device}: wrong result: {wrong}");
     }
     group.bench_function(name, |bench| {
         bench.iter_custom(|iterations| {
@@ -68,8 +68,9 @@ fn bench(c: &mut Criterion) {
             None
         }
     };
-    for mut workload in workloads::all(scale) {
-        let mut group = c.benchmark_group(format!("{} {}", workload.name(), workload.size()));
+    for recipe in workloads::all(scale) {
+        let mut workload = recipe.build();
+        let mut group = c.benchmark_group(format!("{} {}", recipe.name(), workload.size()));
         group.throughput(Throughput::Bytes(workload.work().bytes));
         if scale == Scale::Full {
             group
@@ -86,9 +87,10 @@ fn bench(c: &mut Criterion) {
         group.bench_function("rayon (all cores)", |bench| {
             bench.iter(|| workload.run_rayon())
         });
-        bench_on_device(&mut group, "executor (all cores)", workload.as_ref(), &cpu);
+        let named = (recipe.name(), workload.as_ref());
+        bench_on_device(&mut group, "executor (all cores)", named, &cpu);
         if let Some(gpu) = &gpu {
-            bench_on_device(&mut group, "gpu", workload.as_ref(), gpu);
+            bench_on_device(&mut group, "gpu", named, gpu);
         }
         group.finish();
     }

@@ -48,18 +48,12 @@ fn the_cuda_c_sources_compile_with_nvrtc_and_match_the_rust_kernels_parameters()
     }
     let ours = ferrocuda::KERNELS.info();
     // Every row of the main job has a CUDA C version.
-    let all = workloads::all(Scale::Tiny);
-    for workload in &all {
-        assert!(
-            !workload.kernels().is_empty(),
-            "{} has no CUDA C",
-            workload.name()
-        );
+    let mut kernels: Vec<&str> = Vec::new();
+    for recipe in workloads::all(Scale::Tiny) {
+        let theirs = recipe.build().kernels();
+        assert!(!theirs.is_empty(), "{} has no CUDA C", recipe.name());
+        kernels.extend(theirs);
     }
-    let mut kernels: Vec<&str> = all
-        .iter()
-        .flat_map(|w| w.kernels().iter().copied())
-        .collect();
     // The matrix products the main job leaves out (it has only the fast one) are there too.
     kernels.extend(["matmul_naive", "matmul_tiled"]);
     kernels.sort();
@@ -133,8 +127,8 @@ fn every_workload_runs_its_cuda_c_on_the_gpu_and_passes_the_reference_check() {
     let mut all = workloads::all(Scale::Tiny);
     all.extend(workloads::matmul_variants(Scale::Tiny));
     for (module, arch) in [(&for_this_gpu, "this GPU"), (&for_sm_70, "compute_70")] {
-        for workload in &all {
-            let name = workload.name();
+        for recipe in &all {
+            let (name, workload) = (recipe.name(), recipe.build());
             assert!(cuda_c::runs(module, workload.kernels()), "{name}");
             let verdict = (|| {
                 let mut on_gpu = workload.on_device(module)?;
@@ -163,7 +157,8 @@ fn a_wrong_cuda_c_kernel_fails_its_workloads_check() {
     let ptx = nvrtc::compile_cuda_c("wrong vector_add", &wrong, (9, 0)).unwrap();
     let module = gpu.load(ptx).unwrap();
     let workload = workloads::all(Scale::Tiny)
-        .into_iter()
+        .iter()
+        .map(|recipe| recipe.build())
         .find(|w| w.kernels() == ["vector_add"])
         .unwrap();
     let mut on_gpu = workload.on_device(&module).unwrap();

@@ -56,12 +56,13 @@ fn json_has_every_workload_verified_on_the_cpu_and_says_why_there_is_no_gpu() {
     let rows = report["rows"].as_array().unwrap();
     let expected = workloads::all(Scale::Tiny);
     assert_eq!(rows.len(), expected.len());
-    for (row, workload) in rows.iter().zip(&expected) {
-        assert_eq!(row["workload"], workload.name());
+    for (row, recipe) in rows.iter().zip(&expected) {
+        let workload = recipe.build();
+        assert_eq!(row["workload"], recipe.name());
         assert_eq!(row["size"], workload.size());
         assert_eq!(row["bytes"], workload.work().bytes);
-        assert_measured(&row["single_thread"], workload.name());
-        assert_measured(&row["executor"], workload.name());
+        assert_measured(&row["single_thread"], recipe.name());
+        assert_measured(&row["executor"], recipe.name());
         assert!(row["gpu"].is_null(), "{row}");
         assert!(row["gpu_bandwidth_share"].is_null(), "{row}");
         assert!(row["cuda_c"].is_null(), "{row}");
@@ -74,11 +75,11 @@ fn json_has_every_workload_verified_on_the_cpu_and_says_why_there_is_no_gpu() {
     assert_eq!(written["rows"].as_array().unwrap().len(), rows.len());
     let svg = std::fs::read_to_string(dir.join("speedups.svg")).unwrap();
     assert!(svg.starts_with("<svg"), "{svg}");
-    for workload in &expected {
+    for recipe in &expected {
         assert!(
-            svg.contains(workload.name()),
+            svg.contains(recipe.name()),
             "{} not in the chart",
-            workload.name()
+            recipe.name()
         );
     }
     assert!(svg.contains("no GPU on this machine"));
@@ -124,14 +125,14 @@ fn the_table_has_the_seeds_columns_and_a_gpu_column_that_says_why_it_is_empty() 
             out.contains("GPU: none, FERROCUDA_DEVICE=cpu asks for the CPU"),
             "{out}"
         );
-        for workload in workloads::all(Scale::Tiny) {
+        for recipe in workloads::all(Scale::Tiny) {
             let row = out
                 .lines()
-                .find(|l| l.starts_with(&format!("| {} ", workload.name())))
-                .unwrap_or_else(|| panic!("no row for {}:\n{out}", workload.name()));
+                .find(|l| l.starts_with(&format!("| {} ", recipe.name())))
+                .unwrap_or_else(|| panic!("no row for {}:\n{out}", recipe.name()));
             assert!(row.contains("no GPU") && row.contains('×'), "{row}");
             let cuda_c_cell = row.split('|').map(str::trim).nth(7).unwrap();
-            let want = if workload.kernels().is_empty() {
+            let want = if recipe.build().kernels().is_empty() {
                 "—"
             } else {
                 "no GPU"
@@ -194,11 +195,11 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
         }
         let table = support::stdout_of(ferrocuda_with_nvrtc().args(["--tiny", "--out"]).arg(&dir));
         assert!(table.contains(", emulated: "), "{table}");
-        for workload in workloads::all(Scale::Tiny) {
+        for recipe in workloads::all(Scale::Tiny) {
             let row = table
                 .lines()
-                .find(|l| l.starts_with(&format!("| {} ", workload.name())))
-                .unwrap_or_else(|| panic!("no row for {}:\n{table}", workload.name()));
+                .find(|l| l.starts_with(&format!("| {} ", recipe.name())))
+                .unwrap_or_else(|| panic!("no row for {}:\n{table}", recipe.name()));
             let cells: Vec<&str> = row.split('|').map(str::trim).collect();
             assert_eq!(cells[5], "✓ emulated", "{row}");
             if cuda_c {
@@ -280,5 +281,36 @@ fn the_streamed_row_runs_over_its_memory_limit_in_chunks_and_draws_the_timeline(
     );
     assert!(table.contains("ops::Pipeline, "), "{table}");
     assert!(table.contains("  CUDA C: none, no GPU"), "{table}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn only_runs_the_workloads_whose_name_contains_its_text_and_refuses_one_that_matches_none() {
+    let dir = out_dir("only");
+    let out = support::stdout_of(
+        support::ferrocuda()
+            .args(["--tiny", "--json", "--only", "group-by, few", "--out"])
+            .arg(&dir)
+            .env(ferrocuda::DEVICE_ENV, "cpu"),
+    );
+    let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{report}");
+    assert_eq!(rows[0]["workload"], "group-by, few keys", "{report}");
+    assert_measured(&rows[0]["single_thread"], "group-by, few keys");
+    assert!(report["streamed"].is_null(), "{report}");
+
+    let output = support::ferrocuda()
+        .args(["--tiny", "--only", "no such workload", "--out"])
+        .arg(&dir)
+        .env(ferrocuda::DEVICE_ENV, "cpu")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("error: no workload's name contains \"no such workload\""),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

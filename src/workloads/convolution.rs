@@ -7,7 +7,6 @@ use crate::{DeviceBuffer, Module, Result};
 use rayon::prelude::*;
 
 pub(super) struct Convolution {
-    name: &'static str,
     width: usize,
     height: usize,
     channels: usize,
@@ -17,11 +16,11 @@ pub(super) struct Convolution {
 }
 
 impl Convolution {
+    /// `name` seeds the image.
     pub(super) fn new(scale: Scale, name: &'static str, channels: usize, filter: Filter) -> Self {
         let (width, height) = scale.pick((3840, 2160), (960, 540), (67, 29));
         let image = uniform(&mut inputs_rng(name), width * height * channels, 0.0..1.0);
         Convolution {
-            name,
             width,
             height,
             channels,
@@ -86,9 +85,6 @@ impl Convolution {
 }
 
 impl Workload for Convolution {
-    fn name(&self) -> &'static str {
-        self.name
-    }
     fn size(&self) -> String {
         let channels = if self.channels == 1 { "grey" } else { "RGB" };
         format!("{}×{} {channels}", self.width, self.height)

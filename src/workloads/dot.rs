@@ -44,9 +44,6 @@ impl Dot {
 }
 
 impl Workload for Dot {
-    fn name(&self) -> &'static str {
-        "dot product"
-    }
     fn size(&self) -> String {
         format!("{} f32", self.a.len())
     }

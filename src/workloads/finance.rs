@@ -89,9 +89,6 @@ impl BlackScholes {
 }
 
 impl Workload for BlackScholes {
-    fn name(&self) -> &'static str {
-        "Black-Scholes"
-    }
     fn size(&self) -> String {
         format!("{} options", self.spot.len())
     }
@@ -237,9 +234,6 @@ impl MonteCarloPi {
 }
 
 impl Workload for MonteCarloPi {
-    fn name(&self) -> &'static str {
-        "Monte Carlo π"
-    }
     fn size(&self) -> String {
         format!("{} samples", self.samples)
     }
@@ -393,9 +387,6 @@ impl MonteCarloOption {
 }
 
 impl Workload for MonteCarloOption {
-    fn name(&self) -> &'static str {
-        "Monte Carlo option"
-    }
     fn size(&self) -> String {
         format!("{} paths", self.samples)
     }

@@ -106,13 +106,6 @@ impl GroupBy {
 }
 
 impl Workload for GroupBy {
-    fn name(&self) -> &'static str {
-        if self.num_keys <= 1024 {
-            "group-by, few keys"
-        } else {
-            "group-by, many keys"
-        }
-    }
     fn size(&self) -> String {
         format!("{} rows, {} keys", self.keys.len(), self.num_keys)
     }

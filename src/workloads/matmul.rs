@@ -75,13 +75,6 @@ fn product_row(a: &[f32], b: &[f32], c_row: &mut [f32], row: usize, n: usize, k:
 }
 
 impl Workload for Matmul {
-    fn name(&self) -> &'static str {
-        match self.kernel {
-            Kernel::Naive => "matrix product, naive",
-            Kernel::Tiled => "matrix product, tiled",
-            Kernel::RegisterBlocked => "matrix product",
-        }
-    }
     fn size(&self) -> String {
         format!("{}×{}×{}", self.m, self.n, self.k)
     }

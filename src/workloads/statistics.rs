@@ -71,9 +71,6 @@ impl Statistics {
 }
 
 impl Workload for Statistics {
-    fn name(&self) -> &'static str {
-        "statistics"
-    }
     fn size(&self) -> String {
         format!("{} f32", self.x.len())
     }

@@ -66,12 +66,6 @@ fn transpose_rows(input: &[f32], out: &mut [f32], first: usize, rows: usize, col
 }
 
 impl Workload for TransposeWorkload {
-    fn name(&self) -> &'static str {
-        match self.kernel {
-            Transpose::Naive => "transpose, naive",
-            Transpose::Coalesced => "transpose, coalesced",
-        }
-    }
     fn size(&self) -> String {
         format!("{}×{}", self.rows, self.cols)
     }

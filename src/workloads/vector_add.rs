@@ -34,9 +34,6 @@ impl VectorAdd {
 }
 
 impl Workload for VectorAdd {
-    fn name(&self) -> &'static str {
-        "vector add"
-    }
     fn size(&self) -> String {
         format!("{} f32", self.a.len())
     }

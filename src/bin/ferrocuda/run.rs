@@ -6,7 +6,7 @@
 //! with the data already on the device.
 
 use crate::chart;
-use ferrocuda::workloads::{self, cuda_c, DeviceRun, Scale, Verdict, Workload};
+use ferrocuda::workloads::{self, cuda_c, DeviceRun, Recipe, Scale, Verdict, Workload};
 use ferrocuda::{Device, Module, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -132,16 +132,15 @@ fn run(options: &Options) -> Result<bool> {
         Some(kernels) if !gpu_emulated => Some(copy_bandwidth(kernels.device(), scale)?),
         _ => None,
     };
-    let mut workloads = workloads::all(scale);
+    let recipes = selected(workloads::all(scale), options.only.as_deref());
     if let Some(only) = &options.only {
-        workloads.retain(|w| w.name().contains(only.as_str()));
-        if workloads.is_empty() && !crate::streamed::wanted(Some(only)) {
+        if recipes.is_empty() && !crate::streamed::wanted(Some(only)) {
             eprintln!("error: no workload's name contains {only:?}");
             return Ok(false);
         }
     }
     let columns = 2 + u64::from(ferrocuda_kernels.is_some()) + u64::from(cuda_c_kernels.is_some());
-    let progress = ProgressBar::new(workloads.len() as u64 * columns);
+    let progress = ProgressBar::new(recipes.len() as u64 * columns);
     progress.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}")
             .expect("a valid template"),
@@ -150,8 +149,11 @@ fn run(options: &Options) -> Result<bool> {
         progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     let mut rows = Vec::new();
-    for workload in &mut workloads {
-        let title = format!("{} ({})", workload.name(), workload.size());
+    for recipe in &recipes {
+        // Each workload draws its inputs only now, and drops them before the next one's.
+        progress.set_message(format!("{}: drawing the inputs", recipe.name()));
+        let mut workload = recipe.build();
+        let title = format!("{} ({})", recipe.name(), workload.size());
         let say = |column: &str| progress.set_message(format!("{title}: {column}"));
         say("CPU 1 thread");
         let single_thread = measure_loop(workload.as_mut(), scale);
@@ -179,7 +181,7 @@ fn run(options: &Options) -> Result<bool> {
         });
         let work = workload.work();
         rows.push(Row {
-            workload: workload.name(),
+            workload: recipe.name(),
             size: workload.size(),
             bytes: work.bytes,
             flops: work.flops,
@@ -248,6 +250,15 @@ fn run(options: &Options) -> Result<bool> {
         );
     }
     Ok(all_right && written.is_ok())
+}
+
+/// The recipes whose name contains `only` (all of them without it), still not built: a workload
+/// left out never draws its inputs.
+fn selected(recipes: Vec<Recipe>, only: Option<&str>) -> Vec<Recipe> {
+    recipes
+        .into_iter()
+        .filter(|recipe| only.is_none_or(|only| recipe.name().contains(only)))
+        .collect()
 }
 
 /// The first sentence of `text`, without a parenthesised list of details: the GPU column's
@@ -559,4 +570,66 @@ fn write_outputs(dir: &Path, report: &Report, json: &str) -> std::result::Result
         streamed.write_timeline(dir)?;
     }
     Ok(chart_path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// The main job's recipes, each noting its name in the returned list when it is built.
+    fn counting(scale: Scale) -> (Vec<Recipe>, Rc<RefCell<Vec<&'static str>>>) {
+        let built = Rc::new(RefCell::new(Vec::new()));
+        let recipes = workloads::all(scale)
+            .into_iter()
+            .map(|recipe| {
+                let (name, built) = (recipe.name(), Rc::clone(&built));
+                Recipe::new(name, move || {
+                    built.borrow_mut().push(name);
+                    recipe.build()
+                })
+            })
+            .collect();
+        (recipes, built)
+    }
+
+    fn names(recipes: &[Recipe]) -> Vec<&'static str> {
+        recipes.iter().map(Recipe::name).collect()
+    }
+
+    #[test]
+    fn only_builds_the_selected_workloads_and_only_when_they_run() {
+        // Full scale: building any workload here would draw tens of megabytes in a debug build.
+        let (recipes, built) = counting(Scale::Full);
+        let chosen = selected(recipes, Some("group-by, few"));
+        assert_eq!(names(&chosen), ["group-by, few keys"]);
+        assert!(built.borrow().is_empty(), "{:?}", built.borrow());
+
+        // As `run` does, at the size its tests use: the selected one is built, once, for real.
+        let (recipes, built) = counting(Scale::Tiny);
+        for recipe in selected(recipes, Some("group-by, few")) {
+            let mut workload = recipe.build();
+            workload.run_loop();
+            assert_eq!(workload.check_loop(), Ok(()));
+            assert!(workload.size().contains("16 keys"), "{}", workload.size());
+        }
+        assert_eq!(*built.borrow(), ["group-by, few keys"]);
+    }
+
+    #[test]
+    fn only_selects_by_a_part_of_the_name_and_nothing_for_no_match() {
+        let every = names(&workloads::all(Scale::Full));
+        assert_eq!(every.len(), 14, "{every:?}");
+        let group_bys = vec!["group-by, few keys", "group-by, many keys"];
+        for (only, want) in [
+            (None, every),
+            (Some("group-by"), group_bys),
+            (Some("no such workload"), vec![]),
+        ] {
+            let (recipes, built) = counting(Scale::Full);
+            assert_eq!(names(&selected(recipes, only)), want, "{only:?}");
+            assert!(built.borrow().is_empty(), "{:?}", built.borrow());
+        }
+    }
 }
