@@ -54,12 +54,12 @@ fn grid_stride_zip_gives_the_pairs_at_the_grid_stride_indices_in_every_loop() {
     for module in support::on_every_device(test, support::test_kernels()) {
         for (blocks, threads) in SHAPES {
             for n in LENGTHS {
-                // `y` longer for odd lengths: the pairs stop at the shorter slice.
-                {
-                    let longer = 2 * (n % 2);
+                // `y` longer for odd lengths, then `x` longer: the pairs stop at the shorter
+                // slice (on the CPU, whose chunk loop reads both unchecked, not past it).
+                for (x_longer, y_longer) in [(0, 2 * (n % 2)), (3, 0)] {
                     let offset = 3u32;
-                    let x: Vec<u32> = (offset..n as u32 + offset).collect();
-                    let y: Vec<u32> = (offset..(n + longer) as u32 + offset)
+                    let x: Vec<u32> = (offset..(n + x_longer) as u32 + offset).collect();
+                    let y: Vec<u32> = (offset..(n + y_longer) as u32 + offset)
                         .map(|v| 2 * v)
                         .collect();
                     let grid = (blocks * threads) as usize;
@@ -70,7 +70,7 @@ fn grid_stride_zip_gives_the_pairs_at_the_grid_stride_indices_in_every_loop() {
                     )
                     .unwrap();
                     let shape = format!(
-                        "n={n} (y {longer} longer) grid={blocks}x{threads} on {:?}",
+                        "n={n} (x {x_longer}, y {y_longer} longer) grid={blocks}x{threads} on {:?}",
                         module.device().kind()
                     );
                     for (t, got) in out.chunks(MATCH_OUTPUTS).enumerate() {
