@@ -20,11 +20,24 @@ pub fn dot_partial<T: Number>(a: &[T], b: &[T], partial: Out<T>) {
     let scratch = shared!([T; MAX_WARPS]);
     // A fold rather than a `for_each` into a captured `sum`: on the CPU executor the captured
     // accumulator stayed in memory (a store and reload per element on the FMA chain).
-    let sum = thread::grid_stride_zip(a, b).fold(T::ZERO, |sum, (&x, &y)| x.mul_add(y, sum));
+    let sum = thread::grid_stride_zip(a, b).fold(T::ZERO, dot_step);
     let total = block::reduce_add(sum, scratch);
     if thread::thread_idx().x == 0 {
         partial.set(thread::block_idx().x as usize, total);
     }
+}
+
+/// One element of a thread's dot product. On the GPU one fused multiply-add, as CUDA C's; on the
+/// CPU a multiply and an add: there a thread's elements are one serial chain through `sum`
+/// (a GPU hides that latency behind other warps), and an add's latency is shorter than a fused
+/// multiply-add's (2 against 4 cycles on Intel's cores since Golden Cove, 3 against 4 on AMD's
+/// Zen), so the executor's dot product runs up to twice as fast.
+#[inline(always)]
+fn dot_step<T: Number>(sum: T, (&x, &y): (&T, &T)) -> T {
+    #[cfg(target_arch = "nvptx64")]
+    return x.mul_add(y, sum);
+    #[cfg(not(target_arch = "nvptx64"))]
+    return sum + x * y;
 }
 
 /// `partial[block] = Σ x[i]` over the elements this block's threads visit (grid-stride). With
