@@ -58,9 +58,12 @@ impl MatrixIndex for usize {
 /// indices are 32-bit, as in CUDA C.
 #[kernel(same_len(input, out), len(input = rows * cols), instances(f32 as transpose_naive, f64))]
 pub fn transpose_naive<T: Number>(input: &[T], out: Out<T>, rows: u32, cols: u32) {
+    // In the body, where the CPU expansion reads the thread's position from its loop's
+    // variables rather than thread-local storage (a helper's call cannot be rewritten).
+    let at = thread::index_2d();
     // SAFETY: `input` and `out` have rows·cols ≤ u32::MAX elements (`same_len`,
     // `len(input = rows * cols)`, both checked by the launch).
-    unsafe { naive::<T, u32>(input, out, rows, cols) }
+    unsafe { naive::<T, u32>(input, out, rows, cols, at) }
 }
 
 /// [`transpose_naive`] with 64-bit indices, for matrices of more than `u32::MAX` elements.
@@ -73,16 +76,22 @@ pub fn transpose_naive_wide<T: Number>(input: &[T], out: Out<T>, rows: u32, cols
     );
     // SAFETY: `input` and `out` have rows·cols elements (asserted, and `same_len`), and in
     // usize rows·cols < 2^64 does not wrap.
-    unsafe { naive::<T, usize>(input, out, rows, cols) }
+    unsafe { naive::<T, usize>(input, out, rows, cols, thread::index_2d()) }
 }
 
-/// The body of [`transpose_naive`] and [`transpose_naive_wide`].
+/// The body of [`transpose_naive`] and [`transpose_naive_wide`], for the thread at `(x, y)`
+/// (`thread::index_2d()`).
 ///
 /// # Safety
 /// `input` and `out` have `rows·cols` elements, a number `I` holds.
 #[inline(always)]
-unsafe fn naive<T: Number, I: MatrixIndex>(input: &[T], out: Out<T>, rows: u32, cols: u32) {
-    let (x, y) = thread::index_2d();
+unsafe fn naive<T: Number, I: MatrixIndex>(
+    input: &[T],
+    out: Out<T>,
+    rows: u32,
+    cols: u32,
+    (x, y): (usize, usize),
+) {
     if x < cols as usize && y < rows as usize {
         let (x, y, rows, cols) = (I::of(x as u32), I::of(y as u32), I::of(rows), I::of(cols));
         // SAFETY: x < cols and y < rows, so y·cols + x and x·rows + y are at most rows·cols - 1:

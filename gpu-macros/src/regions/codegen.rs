@@ -125,6 +125,11 @@ impl Rewrite<'_> {
             "block_dim" => syn::parse_quote!(#regions.block_dim()),
             "grid_dim" => syn::parse_quote!(#regions.grid_dim()),
             "index_1d" => syn::parse_quote!((#base_1d + #tid.x as usize)),
+            "index_2d" => syn::parse_quote!((
+                #base_1d + #tid.x as usize,
+                #regions.block_idx().y as usize * #regions.block_dim().y as usize
+                    + #tid.y as usize,
+            )),
             _ => return None,
         })
     }
