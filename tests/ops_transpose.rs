@@ -169,14 +169,22 @@ fn bad_shapes_and_lengths_are_invalid_input_with_the_numbers() {
     ];
     let kernels = cpu_kernels();
     for (rows, cols, input_len, output_len, want) in cases {
-        let input = vec![1.0f32; input_len];
         for kernel in KERNELS {
-            // The naive kernel's blocks are 16 high: the too-tall case is 131,071 blocks there.
-            let want = if kernel == Transpose::Naive && want.starts_with("2097121") {
-                "2097121 rows need 131071 blocks of 16 in y, more than the device's limit of 65535"
-            } else {
-                want
-            };
+            // The naive kernel's blocks on the CPU are 128 high: its too-tall matrix is taller.
+            let (rows, input_len, output_len, want) =
+                if kernel == Transpose::Naive && want.starts_with("2097121") {
+                    let rows = 65_535 * 128 + 1;
+                    (
+                        rows,
+                        rows,
+                        rows,
+                        "8388481 rows need 65536 blocks of 128 in y, more than the device's limit \
+                         of 65535",
+                    )
+                } else {
+                    (rows, input_len, output_len, want)
+                };
+            let input = vec![1.0f32; input_len];
             let mut output = vec![7.0f32; output_len];
             match ops::transpose(&kernels, &input, &mut output, rows, cols, kernel) {
                 Err(Error::InvalidInput { op, detail }) => {

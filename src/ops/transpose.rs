@@ -8,8 +8,16 @@ use crate::kernels::transpose::{
 use crate::kernels::transpose::{TRANSPOSE_ROWS, TRANSPOSE_TILE};
 use crate::{launch, Error, InputData, Module, OutputData, Result};
 
-/// Side of the square blocks of [`Transpose::Naive`].
-const NAIVE_BLOCK: usize = 16;
+/// The blocks of [`Transpose::Naive`] on a GPU, `(x, y)`: 16 × 16, as CUDA's samples.
+const NAIVE_BLOCK_GPU: (usize, usize) = (16, 16);
+
+/// The blocks of [`Transpose::Naive`] on the CPU executor, which runs a block's threads x
+/// fastest, one after another: 8 columns by 128 rows, so that each thread column writes 128
+/// consecutive elements of the output (8 cache lines) and the 128 input rows' lines a block
+/// reads stay in cache for the next block along x. Side by side on the 2-core Xeon, 4096²
+/// f32 on both cores: 16 × 16 blocks 65 to 67 ms, 8 × 128 blocks 21 to 25 ms (the cache-blocked plain loop
+/// on one core: 47 to 50 ms).
+const NAIVE_BLOCK_CPU: (usize, usize) = (8, 128);
 
 /// Which kernel [`transpose`] runs. Both move every element exactly; they differ in speed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -68,9 +76,13 @@ pub fn transpose<T: Element>(
     check_len(OP, "output", output.len(), len, &why)?;
     match kernel {
         Transpose::Naive => {
-            let tile = (NAIVE_BLOCK, NAIVE_BLOCK);
+            let tile = if kernels.device().is_gpu() {
+                NAIVE_BLOCK_GPU
+            } else {
+                NAIVE_BLOCK_CPU
+            };
             let grid = grid_2d(OP, kernels, (cols, "columns"), (rows, "rows"), tile)?;
-            let block = (NAIVE_BLOCK as u32, NAIVE_BLOCK as u32);
+            let block = (tile.0 as u32, tile.1 as u32);
             match wide {
                 false => launch!(kernels, T::transpose_naive[grid, block](input, output, r, c)),
                 true => launch!(kernels, T::transpose_naive_wide[grid, block](input, output, r, c)),
