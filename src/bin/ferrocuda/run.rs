@@ -288,18 +288,26 @@ fn copy_bandwidth(device: &Device, scale: Scale) -> Result<f64> {
     Ok(2.0 * 4.0 * words as f64 / times[times.len() / 2].as_secs_f64())
 }
 
-/// How long to keep repeating a measurement, and how often at most.
-fn budget(scale: Scale) -> (Duration, usize) {
+/// How long to warm up before a measurement, how long to keep repeating it, and how often at
+/// most.
+fn budget(scale: Scale) -> (Duration, Duration, usize) {
     match scale {
-        Scale::Full => (Duration::from_secs(2), 15),
-        _ => (Duration::from_millis(400), 7),
+        Scale::Full => (Duration::from_millis(200), Duration::from_secs(2), 15),
+        _ => (Duration::from_millis(20), Duration::from_millis(400), 7),
     }
 }
 
-/// The median of timed runs: at least three, more while the budget lasts. `first` is the
-/// verified run, which also warms caches and is not counted.
+/// The median of timed runs: at least three, more while the budget lasts, after untimed runs for
+/// the warm-up time (the verified run before it warms the caches; on a virtual machine the
+/// executor's second core took about 50 ms of back-to-back launches to run at full speed: a
+/// 1M-element dot product 0.75 ms per launch until then, 0.4 ms after). Every column gets the
+/// same warm-up.
 fn repeat(scale: Scale, mut timed: impl FnMut() -> Result<Duration>) -> Result<(Duration, usize)> {
-    let (time_budget, most) = budget(scale);
+    let (warm_up, time_budget, most) = budget(scale);
+    let start = Instant::now();
+    while start.elapsed() < warm_up {
+        timed()?;
+    }
     let start = Instant::now();
     let mut times = Vec::new();
     while times.len() < 3 || (times.len() < most && start.elapsed() < time_budget) {
