@@ -166,7 +166,9 @@ impl Regions {
         let alive = &self.alive[..self.threads];
         let (d, base_1d) = (self.block.block_dim, self.base_1d());
         // SAFETY: `run_regions` makes a `Regions` only for a block of at most
-        // `MAX_BLOCK_THREADS` threads (it asserts so), of which `d.x` is a factor.
+        // `MAX_BLOCK_THREADS` threads (it asserts so), and `run_region` calls this only after
+        // running one of the block's threads: the block has one, so no dimension is 0, and
+        // `d.x` is at most the number of threads.
         unsafe { core::hint::assert_unchecked(d.x <= MAX_BLOCK_THREADS) };
         let (dx, dy) = (d.x as usize, d.y as usize);
         let mut row = from / dx;
