@@ -139,3 +139,45 @@ fn launches_on_a_stream_with_dynamic_shared_memory_run_the_same() {
         );
     }
 }
+
+/// The plain-store copy of the elementwise loop (`OwnedOut`), which a launch without checked
+/// mode takes. At every length and block size (runs cut at 64 threads, a partial last row,
+/// blocks of one thread),
+/// `vector_add` gives the f64 reference, and `axpy_f16`, which also reads its own output
+/// element, gives the bits of the checked copy (plain `Out` accesses, checked in
+/// tests/half_precision.rs against its own reference).
+#[test]
+fn the_plain_store_loop_gives_the_reference_at_every_run_boundary() {
+    use ferrocuda::f16;
+    use test_kernels::half::axpy_f16;
+    let unchecked = Device::cpu_checked(false);
+    assert!(!unchecked.checks_enabled());
+    let plain = unchecked.load(&ferrocuda::KERNELS).unwrap();
+    let plain_test = unchecked.load(support::test_kernels()).unwrap();
+    let checked_test = Device::cpu_checked(true)
+        .load(support::test_kernels())
+        .unwrap();
+    let (mut rng, seed) = support::rng();
+    for n in [1usize, 63, 64, 65, 200, 4097] {
+        let a = support::random_f32(&mut rng, n);
+        let b = support::random_f32(&mut rng, n);
+        let want: Vec<f32> = (0..n).map(|i| (a[i] as f64 + b[i] as f64) as f32).collect();
+        let x: Vec<f16> = a.iter().map(|&v| f16::from_f32(v)).collect();
+        let y0: Vec<f16> = b.iter().map(|&v| f16::from_f32(v)).collect();
+        for block in [1u32, 32, 64, 100, 256, 1024] {
+            let blocks = (n as u32).div_ceil(block);
+            let mut out = vec![f32::NAN; n];
+            launch!(plain, vector_add[blocks, block](&a, &b, &mut out)).unwrap();
+            assert_eq!(out, want, "vector_add n={n} block={block} seed={seed}");
+            let (mut y, mut y_checked) = (y0.clone(), y0.clone());
+            launch!(plain_test, axpy_f16[blocks, block](0.75f32, &x, &mut y)).unwrap();
+            launch!(checked_test, axpy_f16[blocks, block](0.75f32, &x, &mut y_checked)).unwrap();
+            let bits = |v: &[f16]| v.iter().map(|h| h.to_bits()).collect::<Vec<u16>>();
+            assert_eq!(
+                bits(&y),
+                bits(&y_checked),
+                "axpy_f16 n={n} block={block} seed={seed}"
+            );
+        }
+    }
+}

@@ -132,9 +132,38 @@ impl Device {
         }
         let mut data = Vec::new();
         data.try_reserve_exact(len).map_err(|_| out_of_memory())?;
+        advise_huge_pages(&data);
         fill(&mut data);
         debug_assert_eq!(data.len(), len, "fill made the promised length");
         Ok(data)
+    }
+}
+
+/// Asks Linux to back a large allocation with transparent huge pages (2 MiB) before it is
+/// first touched: a kernel streaming through buffers of tens of megabytes then misses the TLB
+/// once per 2 MiB rather than once per 4 KiB, as NumPy arranges for its arrays. Advice only:
+/// with huge pages off (or elsewhere than Linux) nothing changes.
+fn advise_huge_pages<T>(data: &Vec<T>) {
+    #[cfg(target_os = "linux")]
+    {
+        const FROM_BYTES: usize = 8 << 20;
+        let bytes = data.capacity().saturating_mul(std::mem::size_of::<T>());
+        if bytes < FROM_BYTES {
+            return;
+        }
+        // SAFETY: `sysconf` reads a configuration value; no memory is passed.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(0);
+        if page == 0 {
+            return;
+        }
+        let start = data.as_ptr() as usize;
+        let (first, end) = (start.next_multiple_of(page), (start + bytes) / page * page);
+        if first < end {
+            // SAFETY: the whole pages inside `data`'s allocation, which it owns; the advice
+            // changes how they are backed, not what they hold (they are not touched yet), and
+            // a refusal is an error code, ignored.
+            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
+        }
     }
 }
 
