@@ -94,7 +94,7 @@ impl DeviceProperties {
             kind: DeviceKind::Cpu,
             compute_capability: None,
             multiprocessors: threads,
-            max_threads_per_block: 1024,
+            max_threads_per_block: ferrocuda_std::cpu::MAX_BLOCK_THREADS,
             max_block_dim: Dim3::new(1024, 1024, 64),
             max_grid_dim: Dim3::new(i32::MAX as u32, 65535, 65535),
             max_shared_memory_per_block: 48 * 1024,

@@ -83,9 +83,9 @@ impl Regions {
     /// could not see into) before any thread ran the region to its end, the rest of the region
     /// runs on coroutines (the executor's fallback). A thread that reaches one after that is
     /// divergence (an earlier one ran past that point), which the fallback reports, so the loop
-    /// over the threads after the first to finish asks nothing after each: it is a plain loop over the row in runs of
-    /// [`elementwise::RUN`](super::elementwise::RUN) threads with a deadline check point
-    /// before each run, which LLVM can keep in registers and vectorise. Only a region with a
+    /// over the threads after the first to finish asks nothing after each: it is a plain loop
+    /// over the row in runs of [`elementwise::RUN`](super::elementwise::RUN) threads with a
+    /// deadline check point before each run, which LLVM can keep in registers and vectorise. Only a region with a
     /// warp operation of its own checks after every thread, since the lanes before a warp
     /// operation's first participant need not take part.
     ///
@@ -124,33 +124,26 @@ impl Regions {
         let all_alive = self.returned.get() == 0;
         // Checked after each thread until one runs the region to its end: a barrier reached
         // before then switches the block to coroutines; one reached after is divergence.
-        let mut next = 0;
-        loop {
-            if next == self.threads {
+        let mut rest = self.threads;
+        for linear in (0..self.threads).filter(|&t| all_alive || alive[t].get()) {
+            let ran = body(linear, self.enter(linear));
+            if !ran {
+                alive[linear].set(false);
+            }
+            if block::is_active() {
+                block::finish_block();
                 return;
             }
-            let linear = next;
-            next += 1;
-            if all_alive || alive[linear].get() {
-                let tid = self.enter(linear);
-                let ran = body(linear, tid);
-                if !ran {
-                    alive[linear].set(false);
-                }
-                if block::is_active() {
-                    block::finish_block();
-                    return;
-                }
-                if ran {
-                    break;
-                }
+            if ran {
+                rest = linear + 1;
+                break;
             }
         }
         fallback.can_switch.set(warp_operations);
         if all_alive {
-            self.run_rest::<true>(next, warp_operations, body);
+            self.run_rest::<true>(rest, warp_operations, body);
         } else {
-            self.run_rest::<false>(next, warp_operations, body);
+            self.run_rest::<false>(rest, warp_operations, body);
         }
     }
 
@@ -385,7 +378,8 @@ impl Regions {
     }
 }
 
-/// The most threads a block may have (CUDA's limit, and the CPU device's).
+/// The most threads a block may have: CUDA's limit, and the CPU device's (its
+/// `max_threads_per_block`, which every launch is checked against).
 pub const MAX_BLOCK_THREADS: u32 = 1024;
 
 /// Runs a block of a kernel that `#[kernel]` split at its barriers: `regions` is the generated
