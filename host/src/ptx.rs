@@ -187,26 +187,24 @@ fn find_directive(text: &str, directive: &str) -> Option<usize> {
 }
 
 fn strip_comments(ptx: &str) -> String {
+    // One pass: each search starts where the last ended (searching the whole rest for both
+    // kinds at each comment was quadratic: a third of a 460 KB module's load).
     let mut out = String::with_capacity(ptx.len());
     let mut rest = ptx;
-    loop {
-        let line = rest.find("//");
-        let block = rest.find("/*");
-        match (line, block) {
-            (Some(l), b) if b.is_none_or(|b| l < b) => {
-                out.push_str(&rest[..l]);
-                rest = rest[l..].find('\n').map_or("", |n| &rest[l + n..]);
-            }
-            (_, Some(b)) => {
-                out.push_str(&rest[..b]);
-                rest = rest[b..].find("*/").map_or("", |e| &rest[b + e + 2..]);
-            }
-            _ => {
-                out.push_str(rest);
-                return out;
-            }
-        }
+    while let Some(at) = rest.find('/') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        rest = if tail.starts_with("//") {
+            tail.find('\n').map_or("", |n| &tail[n..])
+        } else if let Some(body) = tail.strip_prefix("/*") {
+            body.find("*/").map_or("", |e| &body[e + 2..])
+        } else {
+            out.push('/');
+            &tail[1..]
+        };
     }
+    out.push_str(rest);
+    out
 }
 
 /// Bytes of one `.param` declaration such as `.param .u64 .ptr .align 1 k_param_0` or
@@ -324,5 +322,22 @@ mod tests {
             (None, None, 0)
         );
         assert_eq!(info.version_string(), "?");
+    }
+
+    #[test]
+    fn comments_are_stripped_and_everything_else_kept() {
+        use super::strip_comments;
+        let cases = [
+            ("a // b\nc", "a \nc"),
+            ("a /* b */ c", "a  c"),
+            ("a /*/ b */ c", "a  c"),
+            ("x / y // z", "x / y "),
+            ("/* a // b */ c // d /* e\nf", " c \nf"),
+            ("a /* never closed", "a "),
+            ("", ""),
+        ];
+        for (text, stripped) in cases {
+            assert_eq!(strip_comments(text), stripped, "{text:?}");
+        }
     }
 }
