@@ -308,7 +308,7 @@ impl Module {
     }
 
     /// A 1D launch that gives each of `n` elements its own thread: the block size the occupancy
-    /// API suggests for this kernel on a GPU (256 on the CPU), and enough blocks to cover `n`.
+    /// API suggests for this kernel on a GPU (the largest, 1024, on the CPU), and enough blocks to cover `n`.
     ///
     /// # Errors
     /// [`Error::ZeroSize`] for `n == 0`, [`Error::GridTooLarge`] if `n` needs more blocks than the
@@ -326,7 +326,10 @@ impl Module {
         }
         let block = match (self.device.backend(), &self.loaded) {
             (Backend::Gpu(gpu), Some(loaded)) => gpu.occupancy_block_size(loaded, name)?,
-            _ => 256,
+            // The largest block: on the CPU a block is the unit a worker runs, and its fixed
+            // cost (the first thread alone, the block's state) is paid once per 1024 threads
+            // instead of per 256 (main-job vector add on 2 cores: 7.25 → 6.45 ms).
+            _ => ferrocuda_std::cpu::MAX_BLOCK_THREADS,
         };
         let blocks = n.div_ceil(block as usize);
         let max = self.device.properties().max_grid_dim;
