@@ -187,6 +187,47 @@ fn a_panicking_kernel_is_an_error_naming_block_and_thread() {
 }
 
 #[test]
+fn a_panic_in_the_plain_store_loop_names_its_thread() {
+    // Unchecked, `add_next` runs on the plain-store loop, each block row one loop that LLVM
+    // vectorises. The last thread reads past `x`'s end, in a row whose indices all fit the
+    // buffers (512) or not (the others).
+    let module = Device::cpu_checked(false)
+        .load(support::test_kernels())
+        .unwrap();
+    for (blocks, threads, n) in [
+        (2u32, 256u32, 512usize),
+        (2, 256, 301),
+        (1, 1024, 1000),
+        (3, 100, 250),
+    ] {
+        let x = vec![1.0f32; n];
+        let mut out = vec![0.0f32; n];
+        let error =
+            launch!(module, test_kernels::add_next[blocks, threads](&x, &mut out)).unwrap_err();
+        let last = n as u32 - 1;
+        match &error {
+            Error::KernelPanicked {
+                block,
+                thread,
+                message,
+                ..
+            } => {
+                assert_eq!(
+                    (block.x, thread.x),
+                    (last / threads, last % threads),
+                    "{error}"
+                );
+                assert!(message.contains("index out of bounds"), "{message}");
+            }
+            other => panic!("expected KernelPanicked, got {other}"),
+        }
+        // The threads before it in its block ran.
+        let first = (last / threads * threads) as usize;
+        assert!(out[first..last as usize].iter().all(|&v| v == 2.0), "n {n}");
+    }
+}
+
+#[test]
 fn an_out_of_bounds_write_is_an_error_not_a_crash() {
     let module = Device::cpu().load(support::test_kernels()).unwrap();
     let mut out = vec![0u32; 64];

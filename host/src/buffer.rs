@@ -5,6 +5,7 @@ use crate::device::{Backend, Device};
 use crate::error::{Error, Result};
 use crate::launch::Arg;
 use crate::memory_meter::Reservation;
+use aligned_vec::AVec;
 use bytemuck::Pod;
 
 /// `len` elements of `T` on a device: GPU memory, or host memory for the CPU executor.
@@ -28,8 +29,15 @@ pub struct DeviceBuffer<T: Pod> {
 }
 
 enum Storage<T> {
-    Host(Vec<T>),
-    Gpu { bytes: GpuBytes, len: usize },
+    /// A CPU device's memory: aligned to a cache line (64 bytes), as a GPU's allocations are (to
+    /// 256), so that a kernel's vector loads never straddle two lines because of where `malloc`
+    /// put the buffer (it returns 16-byte aligned memory; a plain loop of 32-byte loads over
+    /// 16M floats measured 11.5 ms aligned and 12.5 to 12.9 ms 16 bytes off).
+    Host(AVec<T>),
+    Gpu {
+        bytes: GpuBytes,
+        len: usize,
+    },
 }
 
 impl Device {
@@ -88,7 +96,7 @@ impl Device {
     fn counted_host<T: Pod>(
         &self,
         len: usize,
-        fill: impl FnOnce(&mut Vec<T>),
+        fill: impl FnOnce(&mut AVec<T>),
     ) -> Result<(Storage<T>, Reservation)> {
         let data = self.host_vec(len, fill)?;
         let counted = self.reserve(std::mem::size_of_val(data.as_slice()))?;
@@ -98,11 +106,11 @@ impl Device {
     /// `len` elements of host memory filled by `fill` (which must not grow it past `len`), or
     /// [`Error::OutOfMemory`] rather than an abort when they need more than the host has
     /// available or the device's memory limit leaves.
-    pub(crate) fn host_vec<T: Pod>(
+    pub(crate) fn host_vec<T: Pod, V: HostVec<T>>(
         &self,
         len: usize,
-        fill: impl FnOnce(&mut Vec<T>),
-    ) -> Result<Vec<T>> {
+        fill: impl FnOnce(&mut V),
+    ) -> Result<V> {
         let bytes = len.saturating_mul(std::mem::size_of::<T>());
         // Linux overcommits: a reservation larger than memory may succeed and the process be
         // killed when it is filled, so large ones are checked against what is available first
@@ -130,12 +138,34 @@ impl Device {
         if memory.as_ref().is_ok_and(|&(free, _)| bytes > free) {
             return Err(out_of_memory());
         }
-        let mut data = Vec::new();
-        data.try_reserve_exact(len).map_err(|_| out_of_memory())?;
-        advise_huge_pages(&data);
+        let mut data = V::try_with_capacity(len).ok_or_else(out_of_memory)?;
+        advise_huge_pages(data.as_ptr(), len.saturating_mul(std::mem::size_of::<T>()));
         fill(&mut data);
         debug_assert_eq!(data.len(), len, "fill made the promised length");
         Ok(data)
+    }
+}
+
+/// What [`Device::host_vec`] can allocate: a `Vec` (a copy for the caller) or a cache-line
+/// aligned `AVec` (a CPU device's buffer).
+pub(crate) trait HostVec<T>: std::ops::Deref<Target = [T]> + Sized {
+    /// An empty vector with room for exactly `len` elements, or `None` if it cannot be had.
+    fn try_with_capacity(len: usize) -> Option<Self>;
+}
+
+impl<T> HostVec<T> for Vec<T> {
+    fn try_with_capacity(len: usize) -> Option<Self> {
+        let mut data = Vec::new();
+        data.try_reserve_exact(len).ok()?;
+        Some(data)
+    }
+}
+
+impl<T> HostVec<T> for AVec<T> {
+    fn try_with_capacity(len: usize) -> Option<Self> {
+        let mut data = AVec::new(0);
+        data.try_reserve_exact(len).ok()?;
+        Some(data)
     }
 }
 
@@ -143,11 +173,10 @@ impl Device {
 /// first touched: a kernel streaming through buffers of tens of megabytes then misses the TLB
 /// once per 2 MiB rather than once per 4 KiB, as NumPy arranges for its arrays. Advice only:
 /// with huge pages off (or elsewhere than Linux) nothing changes.
-fn advise_huge_pages<T>(data: &Vec<T>) {
+fn advise_huge_pages<T>(data: *const T, bytes: usize) {
     #[cfg(target_os = "linux")]
     {
         const FROM_BYTES: usize = 8 << 20;
-        let bytes = data.capacity().saturating_mul(std::mem::size_of::<T>());
         if bytes < FROM_BYTES {
             return;
         }
@@ -156,10 +185,11 @@ fn advise_huge_pages<T>(data: &Vec<T>) {
         if page == 0 {
             return;
         }
-        let start = data.as_ptr() as usize;
+        let start = data as usize;
         let (first, end) = (start.next_multiple_of(page), (start + bytes) / page * page);
         if first < end {
-            // SAFETY: the whole pages inside `data`'s allocation, which it owns; the advice
+            // SAFETY: the whole pages inside the `bytes` allocated at `data` (`host_vec`'s
+            // capacity, which `host_vec` owns and has not touched yet); the advice
             // changes how they are backed, not what they hold (they are not touched yet), and
             // a refusal is an error code, ignored.
             unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
@@ -196,11 +226,11 @@ impl<T: Pod> DeviceBuffer<T> {
         match &self.storage {
             Storage::Host(data) => self
                 .device
-                .host_vec(data.len(), |out| out.extend_from_slice(data)),
+                .host_vec(data.len(), |out: &mut Vec<T>| out.extend_from_slice(data)),
             Storage::Gpu { len, .. } => {
                 let mut out = self
                     .device
-                    .host_vec(*len, |out| out.resize(*len, T::zeroed()))?;
+                    .host_vec(*len, |out: &mut Vec<T>| out.resize(*len, T::zeroed()))?;
                 self.copy_to(&mut out)?;
                 Ok(out)
             }
@@ -310,6 +340,28 @@ impl<T: Pod> DeviceBuffer<T> {
                 buffer: bytes,
                 len: *len,
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::launch::Arg;
+    use crate::Device;
+
+    #[test]
+    fn cpu_buffers_start_on_a_cache_line() {
+        let device = Device::cpu();
+        for len in [1, 3, 1000, 3 << 20] {
+            let bytes = device.alloc_zeroed::<f32>(len).unwrap();
+            let uploaded = device.upload(&vec![7u8; len]).unwrap();
+            for arg in [bytes.as_arg(), uploaded.as_arg()] {
+                let Arg::HostSlice { bytes, .. } = arg else {
+                    panic!("a CPU buffer is host memory")
+                };
+                assert_eq!(bytes.as_ptr() as usize % 64, 0, "{len}");
+            }
+            assert_eq!(uploaded.to_vec().unwrap(), vec![7u8; len]);
         }
     }
 }

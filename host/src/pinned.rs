@@ -64,10 +64,10 @@ impl Device {
                 } else {
                     // Page-aligned memory fits every `T` but one aligned to more than a page:
                     // that one gets plain memory, which is only slower to copy.
-                    Storage::Host(self.host_vec(len, |v| v.resize(len, T::zeroed()))?)
+                    Storage::Host(self.host_vec(len, |v: &mut Vec<T>| v.resize(len, T::zeroed()))?)
                 }
             }
-            _ => Storage::Host(self.host_vec(len, |v| v.resize(len, T::zeroed()))?),
+            _ => Storage::Host(self.host_vec(len, |v: &mut Vec<T>| v.resize(len, T::zeroed()))?),
         };
         Ok(PinnedBuffer { storage })
     }

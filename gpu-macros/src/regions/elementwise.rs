@@ -93,13 +93,14 @@ pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident], slices: &[Ident]) -> 
 }
 
 /// One loop nest over the block's threads but the first (which `Regions::elementwise` ran
-/// already), running `stmts` for each. `runs` (the plain-store copy): each row in runs of
-/// `elementwise::RUN` threads with the deadline check point between them, so that the inner
-/// loop has no call LLVM cannot vectorise past; and twice, the first copy taken when the row's
-/// last `index_1d()` is below each of the lengths `runs` gives, which it tells LLVM at each
-/// thread, so that the body's own bounds checks (`if i < out.len()`, `a[i]`) fold away and the
-/// loop vectorises without masks.
-fn loop_nest(stmts: &[Stmt], names: &Names, runs: Option<&[TokenStream2]>) -> TokenStream2 {
+/// already), running `stmts` for each. `lengths` (the plain-store copy): each row as one loop
+/// with a deadline check point before it, so that the loop has no call LLVM cannot vectorise
+/// past (runs of 64 threads cost a 4×8-wide vector loop a quarter of its speed: two trips per
+/// run and the set-up around them); and twice, the first copy taken when the row's last
+/// `index_1d()` is below each of the `lengths`, which it tells LLVM at each thread, so that the
+/// body's own bounds checks (`if i < out.len()`, `a[i]`) fold away and the loop vectorises
+/// without masks.
+fn loop_nest(stmts: &[Stmt], names: &Names, lengths: Option<&[TokenStream2]>) -> TokenStream2 {
     let label = names.label();
     let code = region_code(stmts, names, quote!(break #label;));
     let Names {
@@ -123,42 +124,32 @@ fn loop_nest(stmts: &[Stmt], names: &Names, runs: Option<&[TokenStream2]>) -> To
     };
     // The first thread ran already.
     let first_x = quote!(u32::from(#y == 0 && #z == 0));
-    let row = if let Some(lengths) = runs {
-        let start = Ident::new("__ferrocuda_run", Span::mixed_site());
-        let end = Ident::new("__ferrocuda_run_end", Span::mixed_site());
+    let row = if let Some(lengths) = lengths {
         let fits = Ident::new("__ferrocuda_fits", Span::mixed_site());
-        let run = |facts: TokenStream2| {
+        let row_loop = |facts: TokenStream2| {
             quote! {
-                for #x in #start..#end {
+                for #x in #first_x..#dim.x {
                     #facts
                     ::ferrocuda_std::cpu::elementwise::step_x(#base_1d, #x);
                     #thread
                 }
             }
         };
-        let in_bounds = run(quote! {
+        let in_bounds = row_loop(quote! {
             // SAFETY: `fits`: `base_1d + x < base_1d + dim.x <= len`, without overflow.
             #(unsafe { ::core::hint::assert_unchecked(#base_1d + (#x as usize) < #lengths) };)*
         });
-        let as_written = run(TokenStream2::new());
+        let as_written = row_loop(TokenStream2::new());
         quote! {
+            ::ferrocuda_std::cpu::elementwise::check_point();
             // Every index of the row, `base_1d + x` for x < dim.x, below each length.
             let #fits = true #(&& #base_1d <= #lengths && (#dim.x as usize) <= #lengths - #base_1d)*;
-            let mut #start = #first_x;
-            while #start < #dim.x {
-                ::ferrocuda_std::cpu::elementwise::check_point();
-                // Runs end at multiples of `RUN` (aligned vectors where `base_1d` is).
-                let #end = (#start / ::ferrocuda_std::cpu::elementwise::RUN + 1)
-                    .saturating_mul(::ferrocuda_std::cpu::elementwise::RUN)
-                    .min(#dim.x);
-                // The same loop twice, on purpose: only the first knows its indices in bounds.
-                #[allow(clippy::if_same_then_else)]
-                if #fits {
-                    #in_bounds
-                } else {
-                    #as_written
-                }
-                #start = #end;
+            // The same loop twice, on purpose: only the first knows its indices in bounds.
+            #[allow(clippy::if_same_then_else)]
+            if #fits {
+                #in_bounds
+            } else {
+                #as_written
             }
         }
     } else {

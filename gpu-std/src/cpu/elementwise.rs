@@ -1,18 +1,11 @@
 //! The pieces of the elementwise loop that plain-store outputs (`OwnedOut`) need apart: the
-//! thread step without a check point, the check point itself, so that `#[kernel]` can run a row
-//! in runs of [`RUN`] (64) threads whose inner loop LLVM can vectorise, and a
-//! grid-stride loop's indices as plain ranges ([`GridStrideRun`]) for the same reason.
+//! thread step without a check point, the check point itself, so that `#[kernel]` can run a
+//! block row as one loop LLVM can vectorise, and a grid-stride loop's indices as plain ranges
+//! ([`GridStrideRun`]) for the same reason.
 
 use super::interrupt::{self, GRID_STRIDE_CHUNK};
 use super::THREAD;
 use core::ops::Range;
-
-/// Threads of a row between two deadline check points in the plain-store copy of the
-/// elementwise loop (elsewhere every 16th thread is one). Longer than 16 on purpose: each run is
-/// a vectorised loop with its own set-up (the check point, the run-time overlap checks of its
-/// buffers, a tail), which runs of 16 threads paid for every 16 elements; runs of 64 that end at
-/// multiples of 64 cost little more than one loop over the row (measured on the vector add).
-pub const RUN: u32 = 64;
 
 /// Makes thread `x` of the row `Regions::enter_row` started the running one: one store (only
 /// x changes along a row), for `thread::index_1d()` in code the macro does not rewrite and for
@@ -26,7 +19,7 @@ pub fn step_x(base_1d: usize, x: u32) {
     });
 }
 
-/// A deadline check point, at the start of each run of [`RUN`] threads.
+/// A deadline check point, before each block row of the plain-store loop.
 #[inline(always)]
 pub fn check_point() {
     interrupt::poll_deadline();

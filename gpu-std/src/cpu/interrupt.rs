@@ -4,9 +4,9 @@
 //! `ferrocuda-host` turns into an error naming the kernel, block and thread.
 //!
 //! The deadline is read at the executor's check points: before every [`THREADS_PER_POLL`]th
-//! thread of a block row starts (the first included; every
-//! [`RUN`](super::elementwise::RUN)th in the loops LLVM may vectorise: the plain-store elementwise
-//! loop, a split region after its first thread to finish), at every barrier and warp operation, and every [`GRID_STRIDE_CHUNK`] indices of a grid-stride
+//! thread of a block row starts (the first included; every 64th in a split region's loop after
+//! its first thread to finish, and once per row in the plain-store elementwise loop, loops LLVM
+//! may vectorise), at every barrier and warp operation, and every [`GRID_STRIDE_CHUNK`] indices of a grid-stride
 //! loop. The clock is read at every [`POLL_EVERY`]th check point of an OS thread, so that an
 //! elementwise kernel pays one thread-local decrement per check, not a clock read. Code with no
 //! check point (a `loop {}` that never reaches a barrier, a long computation inside one index of

@@ -13,7 +13,6 @@
 //! after others ran past it to the region's end is barrier divergence, reported with both places.
 
 use super::bug::{raise, KernelBug};
-use super::elementwise::RUN;
 use super::fallback::{self, End, Fallback};
 use super::interrupt::{self, Interruption};
 use super::slots::{Arena, Slots};
@@ -24,6 +23,12 @@ use core::cell::{Cell, RefCell};
 use core::panic::Location;
 use std::format;
 use std::vec::Vec;
+
+/// Threads of a row between two deadline check points in a region's loop after its first
+/// thread to finish (elsewhere every 16th thread is one). Longer than 16 on purpose: each run is
+/// a loop with its own set-up (the check point, the run-time overlap checks of the thread-local
+/// position against the region's stores, a tail), which runs of 16 threads paid every 16.
+const RUN: u32 = 64;
 
 std::thread_local! {
     /// Whether a split block runs on this OS thread (a barrier reached then is a hidden one).
@@ -84,7 +89,7 @@ impl Regions {
     /// runs on coroutines (the executor's fallback). A thread that reaches one after that is
     /// divergence (an earlier one ran past that point), which the fallback reports, so the loop
     /// over the threads after the first to finish asks nothing after each: it is a plain loop
-    /// over the row in runs of [`elementwise::RUN`](super::elementwise::RUN) threads with a
+    /// over the row in runs of [`RUN`] threads with a
     /// deadline check point before each run, which LLVM can keep in registers and vectorise. Only a region with a
     /// warp operation of its own checks after every thread, since the lanes before a warp
     /// operation's first participant need not take part.
