@@ -89,7 +89,7 @@ impl Regions {
     /// runs on coroutines (the executor's fallback). A thread that reaches one after that is
     /// divergence (an earlier one ran past that point), which the fallback reports, so the loop
     /// over the threads after the first to finish asks nothing after each: it is a plain loop
-    /// over the row in runs of [`RUN`] threads with a
+    /// over the row in runs of `RUN` (64) threads with a
     /// deadline check point before each run, which LLVM can keep in registers and vectorise. Only a region with a
     /// warp operation of its own checks after every thread, since the lanes before a warp
     /// operation's first participant need not take part.
