@@ -18,16 +18,6 @@ pub fn assert_non_negative(x: &[f32], out: Out<f32>) {
     }
 }
 
-/// `out[i] = x[i] + x[i + 1]`, on the CPU executor's plain-store loop without checked mode: an
-/// `x` no longer than `out` reads past its end in `out`'s last thread.
-#[kernel]
-pub fn add_next(x: &[f32], out: Out<f32>) {
-    let i = thread::index_1d();
-    if i < out.len() {
-        out.set(i, x[i] + x[i + 1]);
-    }
-}
-
 /// Writes `out[i]` for `i = index + offset`: an `offset` that takes the index past the end is
 /// a planted out-of-bounds write.
 #[kernel]
@@ -397,3 +387,13 @@ pub mod math_f64;
 pub mod math_methods;
 pub mod print;
 pub mod regions;
+
+/// `out[i] = x[i] + x[i + 1]`, on the CPU executor's plain-store loop without checked mode: an
+/// `x` no longer than `out` reads past its end in `out`'s last thread.
+#[kernel]
+pub fn add_next(x: &[f32], out: Out<f32>) {
+    let i = thread::index_1d();
+    if i < out.len() {
+        out.set(i, x[i] + x[i + 1]);
+    }
+}
