@@ -10,10 +10,9 @@
 //! shuffles, then one shared value per warp), and thread 0 of the block adds the block's sum to
 //! the output (an integer atomic: exact in any order) or writes it as the block's partial sum.
 
-use core::ops::Add;
+use ferrocuda_std::block::{BlockScratch, BlockValue};
 use ferrocuda_std::random::{normal_pair, Philox4x32};
-use ferrocuda_std::warp::{self, WarpValue};
-use ferrocuda_std::{block, hint, kernel, math, shared, thread, Out, Shared};
+use ferrocuda_std::{block, hint, kernel, math, shared, thread, warp, Out, Shared};
 
 /// Most warps a block can have (1024 threads).
 const MAX_WARPS: usize = 32;
@@ -22,35 +21,6 @@ const MAX_WARPS: usize = 32;
 pub const PI_STREAM: u64 = 0x7069; // "pi"
 /// The Philox stream of [`monte_carlo_option`]'s samples.
 pub const OPTION_STREAM: u64 = 0x6f70_7469_6f6e; // "option"
-
-/// The sum of `value` over this block, valid in thread 0. Every thread of the block must call
-/// it; it uses `scratch[slot·32 .. slot·32 + 32]` (one value per warp), so calls with different
-/// slots may follow each other without a barrier between them.
-#[inline(always)]
-fn block_sum<T>(value: T, scratch: Shared<T>, slot: usize) -> T
-where
-    T: WarpValue + Add<Output = T> + Default + ferrocuda_std::Pod,
-{
-    let lane = warp::lane_id() as usize;
-    let warp_index = warp::warp_id() as usize;
-    let warp_sum = warp::reduce_add(value);
-    if lane == 0 {
-        scratch.set(slot * MAX_WARPS + warp_index, warp_sum);
-    }
-    thread::sync_threads();
-    let d = thread::block_dim();
-    let warps = (d.x * d.y * d.z).div_ceil(warp::WARP_SIZE) as usize;
-    let mut total = T::default();
-    if warp_index == 0 {
-        let partial = if lane < warps {
-            scratch.get(slot * MAX_WARPS + lane)
-        } else {
-            T::default()
-        };
-        total = warp::reduce_add(partial);
-    }
-    total
-}
 
 /// Whether the point of two random words lies in the quarter disk x² + y² ≤ 1. The point is the
 /// centre of one of 2^24 × 2^24 equal cells of the unit square, x = (2X + 1)/2^25 with X the top
@@ -123,6 +93,71 @@ impl CompensatedSum {
     }
 }
 
+/// A block's [`OPTION_SUMS`] sums, folded over its threads by one `block::reduce` (one barrier
+/// for the four, and a sync point `#[kernel]` sees, so that the CPU executor splits the kernel
+/// there rather than running its blocks on coroutines).
+#[derive(Clone, Copy)]
+struct OptionTotals {
+    call: f64,
+    call_squares: f64,
+    put: f64,
+    put_squares: f64,
+}
+
+impl OptionTotals {
+    const ZERO: OptionTotals = OptionTotals {
+        call: 0.0,
+        call_squares: 0.0,
+        put: 0.0,
+        put_squares: 0.0,
+    };
+
+    #[inline(always)]
+    fn add(self, other: OptionTotals) -> OptionTotals {
+        OptionTotals {
+            call: self.call + other.call,
+            call_squares: self.call_squares + other.call_squares,
+            put: self.put + other.put,
+            put_squares: self.put_squares + other.put_squares,
+        }
+    }
+}
+
+impl BlockValue for OptionTotals {
+    #[inline(always)]
+    fn shfl_down(self, mask: u32, delta: u32) -> Self {
+        OptionTotals {
+            call: warp::shfl_down_sync(mask, self.call, delta),
+            call_squares: warp::shfl_down_sync(mask, self.call_squares, delta),
+            put: warp::shfl_down_sync(mask, self.put, delta),
+            put_squares: warp::shfl_down_sync(mask, self.put_squares, delta),
+        }
+    }
+}
+
+/// One [`OptionTotals`] per warp: sum `k` of warp `w` at `k·MAX_WARPS + w`.
+#[derive(Clone, Copy)]
+struct OptionScratch<'b>(Shared<'b, f64>);
+
+impl BlockScratch<OptionTotals> for OptionScratch<'_> {
+    #[inline(always)]
+    fn store(&self, warp: usize, totals: OptionTotals) {
+        self.0.set(warp, totals.call);
+        self.0.set(MAX_WARPS + warp, totals.call_squares);
+        self.0.set(2 * MAX_WARPS + warp, totals.put);
+        self.0.set(3 * MAX_WARPS + warp, totals.put_squares);
+    }
+    #[inline(always)]
+    fn load(&self, warp: usize) -> OptionTotals {
+        OptionTotals {
+            call: self.0.get(warp),
+            call_squares: self.0.get(MAX_WARPS + warp),
+            put: self.0.get(2 * MAX_WARPS + warp),
+            put_squares: self.0.get(3 * MAX_WARPS + warp),
+        }
+    }
+}
+
 /// Payoff sums of `samples` simulated prices at expiry of a stock under geometric Brownian
 /// motion: S_T = spot · exp(drift + vol_sqrt_t · Z), Z ~ N(0, 1), with drift = (r - σ²/2)·T and
 /// vol_sqrt_t = σ·√T. For each sample: the call payoff max(S_T - strike, 0) and the put payoff
@@ -142,7 +177,7 @@ pub fn monte_carlo_option(
     vol_sqrt_t: f32,
     partial: Out<f64>,
 ) {
-    let scratch = shared!([f64; OPTION_SUMS * MAX_WARPS]);
+    let scratch = OptionScratch(shared!([f64; OPTION_SUMS * MAX_WARPS]));
     assert!(
         partial.len() >= OPTION_SUMS * thread::grid_dim().x as usize,
         "monte_carlo_option needs 4 partial sums per block"
@@ -177,17 +212,18 @@ pub fn monte_carlo_option(
             add_sample(z3);
         }
     }
-    let totals = [
-        block_sum(call_sum.value(), scratch, 0),
-        block_sum(call_squares.value(), scratch, 1),
-        block_sum(put_sum.value(), scratch, 2),
-        block_sum(put_squares.value(), scratch, 3),
-    ];
+    let sums = OptionTotals {
+        call: call_sum.value(),
+        call_squares: call_squares.value(),
+        put: put_sum.value(),
+        put_squares: put_squares.value(),
+    };
+    let totals = block::reduce(sums, OptionTotals::ZERO, scratch, OptionTotals::add);
     if thread::thread_idx().x == 0 {
         let block = thread::block_idx().x as usize;
-        partial.set(OPTION_SUMS * block, totals[0]);
-        partial.set(OPTION_SUMS * block + 1, totals[1]);
-        partial.set(OPTION_SUMS * block + 2, totals[2]);
-        partial.set(OPTION_SUMS * block + 3, totals[3]);
+        partial.set(OPTION_SUMS * block, totals.call);
+        partial.set(OPTION_SUMS * block + 1, totals.call_squares);
+        partial.set(OPTION_SUMS * block + 2, totals.put);
+        partial.set(OPTION_SUMS * block + 3, totals.put_squares);
     }
 }
