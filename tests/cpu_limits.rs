@@ -116,6 +116,18 @@ fn a_launch_within_its_deadline_runs_to_the_end() {
     assert_eq!(warp, want);
 }
 
+/// Issue 29, B1: a deadline past what the clock can hold (`Duration::MAX`) panicked with "overflow
+/// when adding duration to instant" in the launch. It can never pass, so it is no deadline.
+#[test]
+fn a_deadline_too_far_away_for_the_clock_is_no_deadline() {
+    for far in [Duration::MAX, Duration::from_secs(u64::MAX / 2)] {
+        let module = module(|o| o.deadline = Some(far));
+        let mut out = vec![0u32; 256];
+        launch!(module, limits::spin_at_barriers[2, 128](3, &mut out)).unwrap();
+        assert!(out.iter().all(|&counted| counted == 2 * 128), "{far:?}: {out:?}");
+    }
+}
+
 /// What `limits::recurse` writes for thread `i` making `calls` nested calls: each frame adds its
 /// first byte (`i + depth of the frame`, wrapping) and its last (`i`).
 fn recurse_reference(i: usize, calls: u32) -> u32 {

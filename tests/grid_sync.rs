@@ -124,3 +124,102 @@ fn a_grid_sync_that_only_some_blocks_reach_is_reported_on_the_cpu() {
     );
     assert!(detail.contains("test-kernels/src/grid.rs"), "{detail}");
 }
+
+/// Issue 29, C1: a cooperative launch on the CPU executor runs every block at once on an OS
+/// thread of its own. When one of them could not be started (a process at its address-space
+/// limit), the blocks already started waited at `grid.sync()` for it forever. The launch must
+/// fail naming the cause, and the device must work on. Run in a child process (this test binary
+/// again), whose address space is limited to a little more than one block thread's stack.
+#[test]
+fn a_cooperative_block_whose_thread_cannot_start_fails_the_launch_on_the_cpu() {
+    const TEST: &str = "a_cooperative_block_whose_thread_cannot_start_fails_the_launch_on_the_cpu";
+    const CHILD: &str = "FERROCUDA_TEST_THREAD_LIMIT_CHILD";
+    const DONE: &str = "child: the launch failed naming the block, and the device worked on";
+    if std::env::var_os(CHILD).is_some() {
+        thread_limit_child();
+        println!("{DONE}");
+        return;
+    }
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", TEST, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        // Each block's OS thread reserves 1 GiB of stack (address space, not memory).
+        .env("RUST_MIN_STACK", (1usize << 30).to_string())
+        // One malloc arena: a new thread's arena would take address space of its own.
+        .env("MALLOC_ARENA_MAX", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            child.kill().unwrap();
+            panic!("the launch hung: the started blocks still wait for the one that never ran");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(
+        output.status.success() && stdout.contains(DONE),
+        "{}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        output.status
+    );
+}
+
+/// The child of the test above: a cooperative launch of more blocks than the address space
+/// allows threads for.
+fn thread_limit_child() {
+    let module = ferrocuda::Device::cpu()
+        .load(support::test_kernels())
+        .unwrap();
+    let x = vec![1.0f32; 4096];
+    // Everything a launch needs once is in place before the limit.
+    let (got, want, _) = grid_sum_on(&module, &x, 1);
+    assert_eq!(got as f64, want);
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid rlimit to fill.
+    assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) }, 0);
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().next().unwrap().parse().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
+    let lowered = libc::rlimit {
+        rlim_cur: pages * page + (3 << 29), // room for one block's thread (1 GiB) and its stacks
+        rlim_max: limit.rlim_max,
+    };
+    // SAFETY: a valid rlimit; the soft limit only, raised again below.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lowered) }, 0);
+    let blocks = 4;
+    let mut partial = vec![f32::NAN; blocks];
+    let mut total = vec![f32::NAN];
+    let outcome = launch_cooperative!(
+        module,
+        grid_sum[blocks as u32, GRID_SUM_BLOCK](&x, &mut partial, &mut total)
+    );
+    // SAFETY: as above; back to the limit the process started with.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) }, 0);
+    let error = outcome.unwrap_err();
+    let Error::CooperativeBlockNotStarted {
+        kernel, block, blocks: asked, ..
+    } = &error
+    else {
+        panic!("expected CooperativeBlockNotStarted, got {error:?}: {error}");
+    };
+    assert_eq!((*kernel, *asked), ("grid_sum", blocks as u64), "{error}");
+    assert!(block.x >= 1 && (block.x as usize) < blocks, "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("could not start the thread of block") && message.contains("fewer blocks"),
+        "{message}"
+    );
+    let (got, want, _) = grid_sum_on(&module, &x, 2);
+    assert_eq!(got as f64, want);
+}

@@ -58,8 +58,8 @@ fn copies_and_a_kernel_on_two_streams_ordered_by_an_event_give_the_reference() {
         compute.wait(y_up.event()).unwrap();
         launch!(kernels, saxpy[n.div_ceil(256), 256, &compute](2.5f32, &x_dev, &mut y_dev))
             .unwrap();
-        let done = device.new_event().unwrap();
-        compute.record(&done).unwrap();
+        let mut done = device.new_event().unwrap();
+        compute.record(&mut done).unwrap();
         copy.wait(&done).unwrap();
         let back = copy
             .download_async(&y_dev, device.alloc_pinned(n).unwrap())
@@ -130,12 +130,12 @@ fn a_copy_between_different_lengths_or_devices_is_an_error() {
                 matches!(error, ferrocuda::Error::WrongDevice { .. }),
                 "{error}"
             );
-            let cpu_event = cpu.new_event().unwrap();
-            assert!(stream.record(&cpu_event).is_err());
+            let mut cpu_event = cpu.new_event().unwrap();
+            assert!(stream.record(&mut cpu_event).is_err());
         }
         let never = device.new_event().unwrap();
-        let recorded = device.new_event().unwrap();
-        stream.record(&recorded).unwrap();
+        let mut recorded = device.new_event().unwrap();
+        stream.record(&mut recorded).unwrap();
         let error = Event::elapsed(&never, &recorded).unwrap_err();
         assert!(error.to_string().contains("recorded"), "{error}");
     }
@@ -147,19 +147,19 @@ fn events_record_the_copy_and_kernel_spans_in_order() {
         let device = kernels.device();
         let n = support::size_for(device, 1 << 22, 1 << 14);
         let stream = device.new_stream().unwrap();
-        let marks: Vec<Event> = (0..4).map(|_| device.new_event().unwrap()).collect();
+        let mut marks: Vec<Event> = (0..4).map(|_| device.new_event().unwrap()).collect();
         let mut on_device = device.alloc_zeroed::<f32>(n).unwrap();
         let mut out = device.alloc_zeroed::<f32>(n).unwrap();
-        stream.record(&marks[0]).unwrap();
+        stream.record(&mut marks[0]).unwrap();
         let up = stream
             .upload_async(device.pin(&vec![1.0f32; n]).unwrap(), &mut on_device)
             .unwrap();
-        stream.record(&marks[1]).unwrap();
+        stream.record(&mut marks[1]).unwrap();
         launch!(kernels, vector_add[n.div_ceil(256), 256, &stream](&on_device, &on_device, &mut out))
             .unwrap();
-        stream.record(&marks[2]).unwrap();
+        stream.record(&mut marks[2]).unwrap();
         let down = stream.download_async(&out, up.wait().unwrap()).unwrap();
-        stream.record(&marks[3]).unwrap();
+        stream.record(&mut marks[3]).unwrap();
         let host = down.wait().unwrap();
         assert!(host.iter().all(|&x| x == 2.0));
         let span = |a: usize, b: usize| Event::elapsed(&marks[a], &marks[b]).unwrap();

@@ -70,38 +70,51 @@ pub(crate) fn cpu_blocks_per_worker(block_threads: u64) -> u32 {
     by_threads.min(u64::from(CPU_BLOCKS_PER_WORKER)) as u32
 }
 
-/// Runs `run_block(linear)` for each of `blocks` blocks at once, each on its own OS thread with
-/// the launch's grid barrier. The error of the block that failed first is the launch's: a
-/// block that ends (or fails) stops the blocks waiting at a grid sync, which fail after it.
+/// Runs `run_block(linear)` for each of `blocks` blocks of `kernel` at once, each on its own OS
+/// thread with the launch's grid barrier. The error of the block that failed first is the
+/// launch's: a block that ends (or fails) stops the blocks waiting at a grid sync, which fail
+/// after it. A block whose thread cannot be started (the process's thread or address-space
+/// limits) fails the launch the same way, so the blocks already started never wait for it.
 pub(crate) fn run_blocks_at_once(
+    kernel: &'static str,
     blocks: u64,
     block_at: impl Fn(u64) -> Dim3 + Sync,
     run_block: impl Fn(u64) -> Result<()> + Sync,
 ) -> Result<()> {
     let barrier = GridBarrier::new(blocks);
     let first_error: Mutex<Option<Error>> = Mutex::new(None);
+    let fail = |error: Error| {
+        let mut first = first_error.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert(error);
+    };
     std::thread::scope(|scope| {
         for linear in 0..blocks {
-            let (barrier, first_error) = (&barrier, &first_error);
+            let (barrier, fail) = (&barrier, &fail);
             let (block_at, run_block) = (&block_at, &run_block);
-            std::thread::Builder::new()
+            let started = std::thread::Builder::new()
                 .name(format!("ferrocuda block {linear}"))
                 .spawn_scoped(scope, move || {
                     let outcome = with_grid_barrier(barrier, || run_block(linear));
                     let failed = outcome.is_err();
                     if let Err(error) = outcome {
-                        let mut first = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                        first.get_or_insert(error);
+                        fail(error);
                     }
                     barrier.block_ended(block_at(linear), failed);
-                })
-                .map_err(|e| Error::InvalidInput {
-                    op: "cooperative launch",
-                    detail: format!("could not start the thread of block {linear}: {e}"),
-                })?;
+                });
+            if let Err(cause) = started {
+                // The error first, then the barrier: a started block released by it reports
+                // only that it was abandoned, and this is the launch's error.
+                fail(Error::CooperativeBlockNotStarted {
+                    kernel,
+                    block: block_at(linear),
+                    blocks,
+                    cause: cause.to_string(),
+                });
+                barrier.block_ended(block_at(linear), true);
+                break;
+            }
         }
-        Ok::<(), Error>(())
-    })?;
+    });
     match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(error) => Err(error),
         None => Ok(()),

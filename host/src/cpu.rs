@@ -87,9 +87,10 @@ pub(crate) fn launch(
             shadows.track(name, base, len);
         }
     }
+    // A deadline too far away for the clock to represent can never pass: no deadline.
     let deadline = options
         .deadline
-        .map(|after| std::time::Instant::now() + after);
+        .and_then(|after| std::time::Instant::now().checked_add(after));
     let block_at = |linear: u64| {
         Dim3::new(
             (linear % grid.x as u64) as u32,
@@ -128,7 +129,7 @@ pub(crate) fn launch(
     };
     if cooperative {
         let run_block = |linear: u64| run_blocks(linear, 1);
-        return crate::cooperative::run_blocks_at_once(grid.count(), block_at, run_block);
+        return crate::cooperative::run_blocks_at_once(kernel, grid.count(), block_at, run_block);
     }
     // Runs of up to 64 blocks along a row of the grid per call, fewer where the grid has too few
     // blocks to keep every worker busy (at least 8 calls per worker): the executor's own cost

@@ -51,7 +51,8 @@ pub struct CpuOptions {
     /// How long one launch may run: a thread still running when it passes stops its launch with
     /// [`Error::DeadlineExceeded`] at its next barrier, warp operation, grid-stride chunk or
     /// start of a thread (every 16th of a block row). Code with none of these (a `loop {}` with no barrier, one long
-    /// computation for one index) cannot be stopped. `None`: no deadline.
+    /// computation for one index) cannot be stopped. `None`: no deadline; a
+    /// deadline too far away for the clock to represent (`Duration::MAX`) never passes either.
     pub deadline: Option<Duration>,
     /// The stack of each simulated GPU thread, in bytes (thread 0 and the threads that run before
     /// a block's first barrier included): a thread that needs more stops its launch with

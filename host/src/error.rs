@@ -365,6 +365,26 @@ pub enum Error {
         detail: String,
     },
 
+    /// A cooperative launch on the CPU executor whose block could not get an OS thread: every
+    /// block of a cooperative launch runs at once, each on a thread of its own.
+    #[error(
+        "cooperative launch of `{kernel}`: the CPU executor could not start the thread of block \
+         {block} ({blocks} blocks, each on an OS thread of its own at once): {cause}; the blocks \
+         already started were stopped. Use fewer blocks (a grid-stride loop covers any length), \
+         or raise the process's thread or address-space limits (ulimit -u, ulimit -v; \
+         RUST_MIN_STACK sets each thread's stack)"
+    )]
+    CooperativeBlockNotStarted {
+        /// The kernel.
+        kernel: &'static str,
+        /// The block whose thread could not be started.
+        block: Dim3,
+        /// Blocks in the launch.
+        blocks: u64,
+        /// What the operating system said.
+        cause: String,
+    },
+
     /// More dynamic shared memory than a block may have.
     #[error(
         "launch of `{kernel}`: {requested} bytes of dynamic shared memory per block asked, but \

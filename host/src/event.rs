@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 /// use ferrocuda_host::{Device, Event};
 /// let device = Device::cpu();
 /// let stream = device.new_stream().unwrap();
-/// let (start, end) = (device.new_event().unwrap(), device.new_event().unwrap());
-/// stream.record(&start).unwrap();
+/// let (mut start, mut end) = (device.new_event().unwrap(), device.new_event().unwrap());
+/// stream.record(&mut start).unwrap();
 /// let buffer = device.upload(&vec![1.0f32; 1000]).unwrap();
-/// stream.record(&end).unwrap();
+/// stream.record(&mut end).unwrap();
 /// assert!(end.query().unwrap());
 /// assert!(Event::elapsed(&start, &end).unwrap().as_secs() < 1);
 /// ```
@@ -78,10 +78,15 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Stream {
     /// Records `event` here: it completes once everything queued on this stream so far has.
     ///
+    /// Recording moves the point the event marks, so it takes the event by `&mut`: an event
+    /// handed out by shared reference, such as [`Pending::event`](crate::Pending::event), marks
+    /// one point for as long as the reference lives, and whoever waits on it (the `Pending`
+    /// before it hands its buffer back) waits for that point and no other.
+    ///
     /// # Errors
     /// [`Error::WrongDevice`] for an event of another device; [`Error::ContextLost`] for an
     /// event or stream made before a kernel fault replaced the CUDA context.
-    pub fn record(&self, event: &Event) -> Result<()> {
+    pub fn record(&self, event: &mut Event) -> Result<()> {
         match (&event.inner, self.cuda()) {
             (Inner::Cpu(at), None) => {
                 *lock(at) = Some(Instant::now());
@@ -173,7 +178,7 @@ impl Event {
         let unrecorded = || Error::InvalidInput {
             op: "Event::elapsed",
             detail: "both events must be recorded on a stream of the same device \
-                     (stream.record(&event)) before their time is asked"
+                     (stream.record(&mut event)) before their time is asked"
                 .into(),
         };
         match (&start.inner, &end.inner) {

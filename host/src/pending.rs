@@ -44,7 +44,7 @@ impl<T> Pending<T> {
     pub(crate) fn after(stream: &Stream, value: T) -> Result<Pending<T>> {
         let marked = stream
             .device_new_event()
-            .and_then(|done| stream.record(&done).map(|()| done));
+            .and_then(|mut done| stream.record(&mut done).map(|()| done));
         match marked {
             Ok(done) => Ok(Pending {
                 value: Some(value),
@@ -66,7 +66,9 @@ impl<T> Pending<T> {
     }
 
     /// The event that completes with the work: another stream can [`Stream::wait`] for it, and
-    /// [`Event::elapsed`] times up to it.
+    /// [`Event::elapsed`] times up to it. It is lent by shared reference, so it cannot be
+    /// recorded again ([`Stream::record`] takes `&mut Event`): [`Pending::wait`] waits on it,
+    /// and it must mark the end of this work until then.
     pub fn event(&self) -> &Event {
         &self.done
     }

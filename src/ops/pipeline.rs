@@ -206,8 +206,8 @@ impl<'m> Pipeline<'m> {
             .collect::<Result<Vec<_>>>()?;
         let start = match self.timeline {
             true => {
-                let start = device.new_event()?;
-                slots[0].stream.record(&start)?;
+                let mut start = device.new_event()?;
+                slots[0].stream.record(&mut start)?;
                 Some(start)
             }
             false => None,
@@ -454,9 +454,9 @@ impl<T: Pod> Slot<T> {
     }
 
     /// Records mark `i` on the stream, if marks are kept.
-    fn mark(&self, marks: &Marks, i: usize) -> Result<()> {
+    fn mark(&self, marks: &mut Marks, i: usize) -> Result<()> {
         match marks {
-            Some(marks) => self.stream.record(&marks[i]),
+            Some(marks) => self.stream.record(&mut marks[i]),
             None => Ok(()),
         }
     }
@@ -471,8 +471,8 @@ impl<T: Pod> Slot<T> {
         body: &mut impl FnMut(Chunk<'_, T>) -> Result<()>,
     ) -> Result<()> {
         self.size_buffers(range.len(), inputs.len(), outputs)?;
-        let marks = self.new_marks()?;
-        self.mark(&marks, 0)?;
+        let mut marks = self.new_marks()?;
+        self.mark(&mut marks, 0)?;
         let mut uploads = Vec::with_capacity(inputs.len());
         for ((input, staged), on_device) in inputs
             .iter()
@@ -483,7 +483,7 @@ impl<T: Pod> Slot<T> {
             staged.copy_from_slice(&input[range.clone()]);
             uploads.push(self.stream.upload_async(staged, on_device)?);
         }
-        self.mark(&marks, 1)?;
+        self.mark(&mut marks, 1)?;
         body(Chunk {
             index: chunk,
             range: range.clone(),
@@ -491,12 +491,12 @@ impl<T: Pod> Slot<T> {
             inputs: &self.device_in,
             outputs: &mut self.device_out,
         })?;
-        self.mark(&marks, 2)?;
+        self.mark(&mut marks, 2)?;
         let mut downloads = Vec::with_capacity(outputs);
         for (on_device, staged) in self.device_out.iter().zip(self.host_out.drain(..)) {
             downloads.push(self.stream.download_async(on_device, staged)?);
         }
-        self.mark(&marks, 3)?;
+        self.mark(&mut marks, 3)?;
         self.marks = marks;
         self.in_flight = Some(InFlight {
             chunk,

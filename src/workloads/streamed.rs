@@ -163,17 +163,17 @@ fn pinned_bandwidth(device: &Device, scale: Scale) -> Result<f64> {
     let stream = device.new_stream()?;
     let mut on_device = device.alloc_zeroed::<u32>(words)?;
     let mut host = Some(device.alloc_pinned::<u32>(words)?);
-    let (start, end) = (device.new_event()?, device.new_event()?);
+    let (mut start, mut end) = (device.new_event()?, device.new_event()?);
     let mut per_direction = [Vec::new(), Vec::new()];
     for _ in 0..5 {
         for (direction, times) in per_direction.iter_mut().enumerate() {
             let buffer = host.take().expect("the buffer is back after each copy");
-            stream.record(&start)?;
+            stream.record(&mut start)?;
             let pending = match direction {
                 0 => stream.upload_async(buffer, &mut on_device)?,
                 _ => stream.download_async(&on_device, buffer)?,
             };
-            stream.record(&end)?;
+            stream.record(&mut end)?;
             host = Some(pending.wait()?);
             times.push(Event::elapsed(&start, &end)?);
         }
