@@ -124,7 +124,10 @@ fn a_deadline_too_far_away_for_the_clock_is_no_deadline() {
         let module = module(|o| o.deadline = Some(far));
         let mut out = vec![0u32; 256];
         launch!(module, limits::spin_at_barriers[2, 128](3, &mut out)).unwrap();
-        assert!(out.iter().all(|&counted| counted == 2 * 128), "{far:?}: {out:?}");
+        assert!(
+            out.iter().all(|&counted| counted == 2 * 128),
+            "{far:?}: {out:?}"
+        );
     }
 }
 

@@ -208,7 +208,10 @@ fn thread_limit_child() {
     assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) }, 0);
     let error = outcome.unwrap_err();
     let Error::CooperativeBlockNotStarted {
-        kernel, block, blocks: asked, ..
+        kernel,
+        block,
+        blocks: asked,
+        ..
     } = &error
     else {
         panic!("expected CooperativeBlockNotStarted, got {error:?}: {error}");

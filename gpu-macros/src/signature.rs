@@ -162,6 +162,11 @@ pub(crate) fn check_signature(function: &ItemFn, generic: bool) -> syn::Result<(
     Ok(())
 }
 
+/// The most parameters a kernel may take (a cooperative kernel's `Grid` not counted): the host's
+/// `KernelArgs` tuples go up to this length. `ferrocuda_std::abi::MAX_KERNEL_PARAMS` is the same
+/// number (`tests/many_params.rs` launches a kernel of this many).
+pub(crate) const MAX_KERNEL_PARAMS: usize = 32;
+
 pub(crate) fn parse_params(function: &ItemFn) -> syn::Result<Vec<KernelParam>> {
     let mut params = Vec::new();
     for input in &function.sig.inputs {
@@ -196,6 +201,20 @@ pub(crate) fn parse_params(function: &ItemFn) -> syn::Result<Vec<KernelParam>> {
             ty,
             dims,
         });
+    }
+    let passed = params
+        .iter()
+        .filter(|p| !matches!(p.class, Class::Grid))
+        .count();
+    if passed > MAX_KERNEL_PARAMS {
+        return Err(syn::Error::new(
+            function.sig.inputs.span(),
+            format!(
+                "this kernel takes {passed} parameters, but `launch!` passes at most \
+                 {MAX_KERNEL_PARAMS} (ferrocuda_std::abi::MAX_KERNEL_PARAMS): group related \
+                 scalars into a `#[derive(Pod)]` struct passed as one parameter"
+            ),
+        ));
     }
     Ok(params)
 }

@@ -691,3 +691,24 @@ fn a_variable_a_thread_may_change_on_its_own_stays_per_thread() {
     .unwrap();
     assert!(split.contains("vote"), "{split}");
 }
+
+#[test]
+fn a_signature_longer_than_launch_passes_is_refused_naming_the_limit() {
+    let params = |n: usize| {
+        (0..n)
+            .map(|i| format!("p{i}: u32"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let at_limit = format!("pub fn k({}, out: Out<u32>) {{}}", params(31));
+    assert!(expand_str("", &at_limit).is_ok());
+    let over = format!("pub fn k({}, out: Out<u32>) {{}}", params(32));
+    let error = error_of("", &over);
+    assert!(
+        error.contains("takes 33 parameters") && error.contains("at most 32"),
+        "{error}"
+    );
+    // A cooperative kernel's `Grid` is not passed by the caller, so it does not count.
+    let cooperative = format!("pub fn k({}, out: Out<u32>, grid: Grid) {{}}", params(31));
+    assert!(expand_str("", &cooperative).is_ok());
+}

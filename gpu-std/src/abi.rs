@@ -24,6 +24,11 @@
 use crate::cpu::BlockContext;
 use core::marker::PhantomData;
 
+/// The most parameters a `#[kernel]` may take (a cooperative kernel's `Grid` not counted):
+/// `launch!` passes argument tuples up to this length, and `#[kernel]` refuses a longer
+/// signature at its definition, naming this limit.
+pub const MAX_KERNEL_PARAMS: usize = 32;
+
 /// Bytes of a pointer parameter: nvptx64 pointers are 64-bit.
 pub const POINTER_BYTES: usize = 8;
 /// Bytes of a length parameter: `usize` on nvptx64.

@@ -397,3 +397,6 @@ pub fn add_next(x: &[f32], out: Out<f32>) {
         out.set(i, x[i] + x[i + 1]);
     }
 }
+
+// After `add_next`, whose line tests/checked_mode.rs names.
+pub mod many_params;

@@ -432,7 +432,8 @@ impl<'a, T: Pod, const D: usize> sealed::IntoLaunchArg<'a, ArrayOutput<T, D>>
 }
 
 /// A tuple of arguments for a kernel whose parameter kinds are the tuple `P`. Sealed: tuples of
-/// [`KernelArg`]s of up to 12 elements.
+/// [`KernelArg`]s of up to [`MAX_KERNEL_PARAMS`](ferrocuda_std::abi::MAX_KERNEL_PARAMS) elements,
+/// the most parameters `#[kernel]` accepts.
 pub trait KernelArgs<'a, P>: sealed::IntoLaunchArgs<'a, P> + Sized {
     /// The sizes in bytes of the PTX parameters these arguments are packed into, in order.
     fn ptx_param_sizes(self) -> Vec<usize> {
@@ -449,8 +450,21 @@ pub(crate) fn into_launch_args<'a, P>(args: impl KernelArgs<'a, P>) -> Vec<Launc
     sealed::IntoLaunchArgs::into_launch_args(args)
 }
 
+/// Implements `IntoLaunchArgs` for the tuple of every prefix of the list, the empty one
+/// included: `impl_kernel_args!(A0: K0, A1: K1)` covers `()`, `(A0,)` and `(A0, A1)`.
 macro_rules! impl_kernel_args {
     ($($arg:ident: $kind:ident),*) => {
+        impl_kernel_args!(@prefixes [] $($arg: $kind),*);
+    };
+    // Implements for the prefix taken so far, then takes one pair more.
+    (@prefixes [$($arg:ident: $kind:ident),*]) => {
+        impl_kernel_args!(@one $($arg: $kind),*);
+    };
+    (@prefixes [$($arg:ident: $kind:ident),*] $next:ident: $next_kind:ident $(, $rest:ident: $rest_kind:ident)*) => {
+        impl_kernel_args!(@one $($arg: $kind),*);
+        impl_kernel_args!(@prefixes [$($arg: $kind,)* $next: $next_kind] $($rest: $rest_kind),*);
+    };
+    (@one $($arg:ident: $kind:ident),*) => {
         impl<'a, $($arg: KernelArg<'a, $kind>, $kind,)*> sealed::IntoLaunchArgs<'a, ($($kind,)*)> for ($($arg,)*) {
             #[allow(non_snake_case)]
             fn into_launch_args(self) -> Vec<LaunchArg<'a>> {
@@ -460,16 +474,5 @@ macro_rules! impl_kernel_args {
         }
     };
 }
-impl_kernel_args!();
-impl_kernel_args!(A0: K0);
-impl_kernel_args!(A0: K0, A1: K1);
-impl_kernel_args!(A0: K0, A1: K1, A2: K2);
-impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3);
-impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4);
-impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5);
-impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6);
-impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7);
-impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8);
-impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8, A9: K9);
-impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8, A9: K9, A10: K10);
-impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8, A9: K9, A10: K10, A11: K11);
+// Up to `ferrocuda_std::abi::MAX_KERNEL_PARAMS` arguments: `#[kernel]` refuses longer signatures.
+impl_kernel_args!(A0: K0, A1: K1, A2: K2, A3: K3, A4: K4, A5: K5, A6: K6, A7: K7, A8: K8, A9: K9, A10: K10, A11: K11, A12: K12, A13: K13, A14: K14, A15: K15, A16: K16, A17: K17, A18: K18, A19: K19, A20: K20, A21: K21, A22: K22, A23: K23, A24: K24, A25: K25, A26: K26, A27: K27, A28: K28, A29: K29, A30: K30, A31: K31);
