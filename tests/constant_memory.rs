@@ -274,3 +274,50 @@ fn a_carried_table_of_the_wrong_length_is_an_error_and_nothing_runs() {
     );
     assert_eq!(out, [7.0; 2]);
 }
+
+/// Issue 30, point 6: part of a table, the rest kept (zeros where never set), on every device;
+/// a part past the table is an error that writes nothing.
+#[test]
+fn part_of_a_table_is_set_and_the_rest_kept() {
+    for module in support::on_every_device(
+        "part_of_a_table_is_set_and_the_rest_kept",
+        support::test_kernels(),
+    ) {
+        let (mut rng, seed) = support::rng();
+        let index: Vec<u32> = (0..LOOKUP_LEN as u32).collect();
+        let mut table = [0f32; LOOKUP_LEN];
+        let mut offsets = [0i64; 3];
+        module.set_constant_range(&OFFSETS, 1, &[5]).unwrap();
+        offsets[1] = 5;
+        for round in 0..6 {
+            let start = rng.random_range(0..=LOOKUP_LEN);
+            let len = rng.random_range(0..=LOOKUP_LEN - start);
+            let part: Vec<f32> = (0..len).map(|_| rng.random_range(-50.0..50.0)).collect();
+            module.set_constant_range(&LOOKUP, start, &part).unwrap();
+            table[start..start + len].copy_from_slice(&part);
+            assert_eq!(
+                run(&module, &index),
+                reference(&table, &offsets, &index),
+                "{}: round {round}, {start}+{len}, seed {seed}",
+                module.device()
+            );
+        }
+        let error = module
+            .set_constant_range(&LOOKUP, LOOKUP_LEN - 1, &[1.0, 2.0])
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::RangeOutOfBounds {
+                    len: LOOKUP_LEN,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        assert!(module
+            .set_constant_range(&LOOKUP, usize::MAX, &[1.0])
+            .is_err());
+        assert_eq!(run(&module, &index), reference(&table, &offsets, &index));
+    }
+}

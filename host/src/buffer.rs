@@ -7,6 +7,8 @@ use crate::launch::Arg;
 use crate::memory_meter::Reservation;
 use aligned_vec::AVec;
 use bytemuck::Pod;
+use std::mem::size_of;
+use std::ops::Range;
 
 /// `len` elements of `T` on a device: GPU memory, or host memory for the CPU executor.
 ///
@@ -223,48 +225,25 @@ impl<T: Pod> DeviceBuffer<T> {
     /// the host's available memory or what the device's
     /// [`memory_limit`](crate::CpuOptions::memory_limit) leaves); driver errors on a GPU.
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        match &self.storage {
-            Storage::Host(data) => self
-                .device
-                .host_vec(data.len(), |out: &mut Vec<T>| out.extend_from_slice(data)),
-            Storage::Gpu { len, .. } => {
-                let mut out = self
-                    .device
-                    .host_vec(*len, |out: &mut Vec<T>| out.resize(*len, T::zeroed()))?;
-                self.copy_to(&mut out)?;
-                Ok(out)
-            }
-        }
+        self.whole().to_vec()
     }
 
-    /// Copies the elements into `dst`, which must have the same length.
+    /// Copies the elements into `dst`, which must have the same length. A part of the buffer:
+    /// [`DeviceBuffer::slice`], then [`BufferSlice::copy_to`](crate::BufferSlice::copy_to).
+    ///
+    /// # Errors
+    /// [`Error::CopyLength`] for another length; driver errors on a GPU.
     pub fn copy_to(&self, dst: &mut [T]) -> Result<()> {
-        self.check_len("DeviceBuffer::copy_to", dst.len())?;
-        match (&self.storage, self.device.backend()) {
-            (Storage::Host(data), _) => dst.copy_from_slice(data),
-            (Storage::Gpu { bytes, .. }, Backend::Gpu(gpu)) => {
-                gpu.download(bytes, bytemuck::cast_slice_mut(dst))?
-            }
-            (Storage::Gpu { .. }, Backend::Cpu) => {
-                unreachable!("GPU memory always has a GPU device")
-            }
-        }
-        Ok(())
+        self.whole().copy_to(dst)
     }
 
-    /// Overwrites the elements with `src`, which must have the same length.
+    /// Overwrites the elements with `src`, which must have the same length. A part of the
+    /// buffer: [`DeviceBuffer::slice_mut`], then [`BufferSliceMut::copy_from`](crate::BufferSliceMut::copy_from).
+    ///
+    /// # Errors
+    /// [`Error::CopyLength`] for another length; driver errors on a GPU.
     pub fn copy_from(&mut self, src: &[T]) -> Result<()> {
-        self.check_len("DeviceBuffer::copy_from", src.len())?;
-        match (&mut self.storage, self.device.backend()) {
-            (Storage::Host(data), _) => data.copy_from_slice(src),
-            (Storage::Gpu { bytes, .. }, Backend::Gpu(gpu)) => {
-                gpu.overwrite(bytes, bytemuck::cast_slice(src))?
-            }
-            (Storage::Gpu { .. }, Backend::Cpu) => {
-                unreachable!("GPU memory always has a GPU device")
-            }
-        }
-        Ok(())
+        self.whole_mut().copy_from(src)
     }
 
     /// Overwrites the elements with those of `src`, another buffer of the same length on the same
@@ -284,63 +263,129 @@ impl<T: Pod> DeviceBuffer<T> {
     /// [`Error::CopyLength`] for different lengths, [`Error::WrongDevice`] if `src` lives on
     /// another device.
     pub fn copy_from_buffer(&mut self, src: &DeviceBuffer<T>) -> Result<()> {
-        self.check_len("DeviceBuffer::copy_from_buffer", src.len())?;
+        self.whole_mut().copy_from_slice_of(&src.whole())
+    }
+
+    /// Elements `range` in a new `Vec`. The caller checked the range.
+    pub(crate) fn range_to_vec(&self, range: Range<usize>) -> Result<Vec<T>> {
+        let len = range.len();
+        match &self.storage {
+            Storage::Host(data) => self
+                .device
+                .host_vec(len, |out: &mut Vec<T>| out.extend_from_slice(&data[range])),
+            Storage::Gpu { .. } => {
+                let mut out = self
+                    .device
+                    .host_vec(len, |out: &mut Vec<T>| out.resize(len, T::zeroed()))?;
+                self.read_range(range, &mut out)?;
+                Ok(out)
+            }
+        }
+    }
+
+    /// Elements `range` of `self` into `dst` (as long), waiting for queued work that writes them.
+    /// The caller checked the range.
+    pub(crate) fn read_range(&self, range: Range<usize>, dst: &mut [T]) -> Result<()> {
+        debug_assert!(range.end <= self.len() && range.len() == dst.len());
+        match (&self.storage, self.device.backend()) {
+            (Storage::Host(data), _) => dst.copy_from_slice(&data[range]),
+            (Storage::Gpu { bytes, .. }, Backend::Gpu(gpu)) => gpu.download(
+                bytes,
+                range.start * size_of::<T>(),
+                bytemuck::cast_slice_mut(dst),
+            )?,
+            (Storage::Gpu { .. }, Backend::Cpu) => {
+                unreachable!("GPU memory always has a GPU device")
+            }
+        }
+        Ok(())
+    }
+
+    /// Overwrites elements `range` with `src` (as long). The caller checked the range.
+    pub(crate) fn write_range(&mut self, range: Range<usize>, src: &[T]) -> Result<()> {
+        debug_assert!(range.end <= self.len() && range.len() == src.len());
+        match (&mut self.storage, self.device.backend()) {
+            (Storage::Host(data), _) => data[range].copy_from_slice(src),
+            (Storage::Gpu { bytes, .. }, Backend::Gpu(gpu)) => gpu.overwrite(
+                bytes,
+                range.start * size_of::<T>(),
+                bytemuck::cast_slice(src),
+            )?,
+            (Storage::Gpu { .. }, Backend::Cpu) => {
+                unreachable!("GPU memory always has a GPU device")
+            }
+        }
+        Ok(())
+    }
+
+    /// Overwrites elements `range` with elements `from` of `src` (as many), on the device. The
+    /// caller checked both ranges.
+    pub(crate) fn write_range_from(
+        &mut self,
+        range: Range<usize>,
+        src: &DeviceBuffer<T>,
+        from: Range<usize>,
+    ) -> Result<()> {
+        debug_assert!(range.end <= self.len() && from.end <= src.len());
+        debug_assert_eq!(range.len(), from.len());
         let wrong_device = || Error::WrongDevice {
             what: "a buffer",
             owner: src.device.to_string(),
             device: self.device.to_string(),
         };
+        let size = size_of::<T>();
         match (&mut self.storage, &src.storage, self.device.backend()) {
-            (Storage::Host(to), Storage::Host(from), _) => to.copy_from_slice(from),
+            (Storage::Host(to), Storage::Host(data), _) => to[range].copy_from_slice(&data[from]),
             (
                 Storage::Gpu { bytes: to, .. },
-                Storage::Gpu { bytes: from, .. },
+                Storage::Gpu { bytes: data, .. },
                 Backend::Gpu(gpu),
-            ) => gpu.copy_within(from, to)?,
+            ) => gpu.copy_within(
+                (data, from.start * size),
+                (to, range.start * size),
+                range.len() * size,
+            )?,
             _ => return Err(wrong_device()),
         }
         Ok(())
     }
 
-    fn check_len(&self, what: &'static str, actual: usize) -> Result<()> {
-        if actual == self.len() {
-            Ok(())
-        } else {
-            Err(Error::CopyLength {
-                what,
-                expected: self.len(),
-                actual,
-            })
+    /// Elements `range` as a kernel's input. The caller checked the range.
+    pub(crate) fn arg_range(&self, range: Range<usize>) -> Arg<'_> {
+        match &self.storage {
+            Storage::Host(data) => Arg::HostSlice {
+                bytes: bytemuck::cast_slice(&data[range.clone()]),
+                len: range.len(),
+            },
+            Storage::Gpu { bytes, .. } => Arg::GpuSlice {
+                buffer: bytes,
+                offset: range.start * size_of::<T>(),
+                len: range.len(),
+            },
+        }
+    }
+
+    /// Elements `range` as a kernel's output. The caller checked the range.
+    pub(crate) fn arg_range_mut(&mut self, range: Range<usize>) -> Arg<'_> {
+        match &mut self.storage {
+            Storage::Host(data) => Arg::HostOutput {
+                bytes: bytemuck::cast_slice_mut(&mut data[range.clone()]),
+                len: range.len(),
+            },
+            Storage::Gpu { bytes, .. } => Arg::GpuOutput {
+                buffer: bytes,
+                offset: range.start * size_of::<T>(),
+                len: range.len(),
+            },
         }
     }
 
     pub(crate) fn as_arg(&self) -> Arg<'_> {
-        match &self.storage {
-            Storage::Host(data) => Arg::HostSlice {
-                bytes: bytemuck::cast_slice(data),
-                len: data.len(),
-            },
-            Storage::Gpu { bytes, len } => Arg::GpuSlice {
-                buffer: bytes,
-                len: *len,
-            },
-        }
+        self.arg_range(0..self.len())
     }
 
     pub(crate) fn as_arg_mut(&mut self) -> Arg<'_> {
-        match &mut self.storage {
-            Storage::Host(data) => {
-                let len = data.len();
-                Arg::HostOutput {
-                    bytes: bytemuck::cast_slice_mut(data),
-                    len,
-                }
-            }
-            Storage::Gpu { bytes, len } => Arg::GpuOutput {
-                buffer: bytes,
-                len: *len,
-            },
-        }
+        self.arg_range_mut(0..self.len())
     }
 }
 

@@ -42,6 +42,78 @@ impl Module {
         table: &ConstTable<T, N>,
         data: &[T],
     ) -> Result<()> {
+        let _writing = self.lock_table_writes();
+        self.write_table(table, data)
+    }
+
+    /// Sets elements `start..start + data.len()` of constant table `table` to `data`, keeping
+    /// the others (zeros if the table was never set), as [`set_constant`](Module::set_constant)
+    /// does for the whole table: for every launch from now on, after the kernels queued before.
+    ///
+    /// ```
+    /// use ferrocuda_host::{Device, Ptx};
+    /// ferrocuda_std::constant! {
+    ///     static STEPS: [u32; 4];
+    /// }
+    /// static PTX: Ptx = Ptx::new(
+    ///     "steps",
+    ///     ".version 6.0\n.target sm_70\n.address_size 64\n.visible .const .align 4 .b8 STEPS[16];\n",
+    /// );
+    /// let module = Device::cpu().load(&PTX).unwrap();
+    /// module.set_constant(&STEPS, &[1, 2, 4, 8]).unwrap();
+    /// module.set_constant_range(&STEPS, 1, &[20, 40]).unwrap();
+    /// let error = module.set_constant_range(&STEPS, 3, &[1, 2]).unwrap_err();
+    /// assert!(error.to_string().contains("the range 3..5 is not inside the 4 elements"));
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::RangeOutOfBounds`] if the elements end past the table; otherwise those of
+    /// [`set_constant`](Module::set_constant).
+    pub fn set_constant_range<T: ConstElement, const N: usize>(
+        &self,
+        table: &ConstTable<T, N>,
+        start: usize,
+        data: &[T],
+    ) -> Result<()> {
+        let end = start.checked_add(data.len()).filter(|&end| end <= N);
+        let Some(end) = end else {
+            return Err(Error::RangeOutOfBounds {
+                what: "Module::set_constant_range",
+                range: format!("{start}..{}", start as u128 + data.len() as u128),
+                len: N,
+            });
+        };
+        let _writing = self.lock_table_writes();
+        let current = match (self.device().backend(), self.loaded()) {
+            (Backend::Gpu(gpu), Some(loaded)) => gpu.constant_bytes(loaded, table.name()),
+            _ => self
+                .cpu_constants()
+                .iter()
+                .find(|(name, _)| *name == table.name())
+                .map(|(_, bytes)| bytes.to_vec()),
+        };
+        let mut whole: Vec<T> = match current {
+            Some(bytes) if bytes.len() == core::mem::size_of::<[T; N]>() => {
+                let mut whole = vec![T::zeroed(); N];
+                bytemuck::cast_slice_mut::<T, u8>(&mut whole).copy_from_slice(&bytes);
+                whole
+            }
+            _ => vec![T::zeroed(); N],
+        };
+        whole[start..end].copy_from_slice(data);
+        self.write_table(table, &whole)
+    }
+
+    fn lock_table_writes(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.table_writes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sets `table` to `data`; the caller holds `table_writes`.
+    fn write_table<T: ConstElement, const N: usize>(
+        &self,
+        table: &ConstTable<T, N>,
+        data: &[T],
+    ) -> Result<()> {
         let bytes = self.table_bytes(table, data)?;
         match (self.device().backend(), self.loaded()) {
             (Backend::Gpu(gpu), Some(loaded)) => gpu.set_constant(loaded, table.name(), bytes),

@@ -31,6 +31,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
+/// A buffer a kernel writes, and where the view it gets starts in it (bytes).
+type WrittenView<'a> = (&'a mut Option<CudaSlice<u8>>, usize);
+
 mod driver_library;
 mod memory;
 mod modules;
@@ -473,17 +476,21 @@ impl GpuDevice {
             let mut guards = Vec::new();
             for (arg, stage) in args.iter_mut().zip(&staged) {
                 // The device memory the kernel gets: the buffer it writes, or what was staged.
-                let (written, len): (Option<&mut Option<CudaSlice<u8>>>, usize) = match arg {
+                let (written, len): (Option<WrittenView<'_>>, usize) = match arg {
                     Arg::Scalar(slot) => {
                         slots.push(*slot);
                         continue;
                     }
-                    Arg::GpuSlice { buffer, len } => {
+                    Arg::GpuSlice {
+                        buffer,
+                        offset,
+                        len,
+                    } => {
                         let ptr = match &buffer.slice {
                             Some(slice) => {
                                 let (ptr, guard) = slice.device_ptr(stream);
                                 guards.push(guard);
-                                ptr
+                                ptr + *offset as u64
                             }
                             None => 0,
                         };
@@ -491,14 +498,18 @@ impl GpuDevice {
                         slots.push(ParamSlot::new(*len as u64));
                         continue;
                     }
-                    Arg::GpuOutput { buffer, len } => (Some(&mut buffer.slice), *len),
+                    Arg::GpuOutput {
+                        buffer,
+                        offset,
+                        len,
+                    } => (Some((&mut buffer.slice, *offset)), *len),
                     Arg::HostSlice { len, .. } | Arg::HostOutput { len, .. } => (None, *len),
                 };
                 let ptr = match (written, stage) {
-                    (Some(Some(slice)), _) => {
+                    (Some((Some(slice), offset)), _) => {
                         let (ptr, guard) = slice.device_ptr_mut(stream);
                         guards.push(guard);
-                        ptr
+                        ptr + offset as u64
                     }
                     (
                         None,
@@ -530,8 +541,10 @@ impl GpuDevice {
                 false => "cuLaunchKernel",
             };
             // SAFETY: `check_abi` matched every packed slot against the PTX entry's parameter
-            // sizes; every pointer is a live device allocation of this context (`check_live`)
-            // holding `len` elements (host data was staged above), and the guards keep cudarc's
+            // sizes; every pointer is a live device allocation of this context (`check_live`),
+            // or a view `offset` bytes into one, holding `len` elements from there (`check_args`
+            // checked them against the allocation's size less the offset; host data was staged
+            // above), and the guards keep cudarc's
             // stream ordering for buffers in use until the launch is queued. A cooperative
             // launch's grid was checked against what is co-resident (`check_co_resident`).
             let launched = unsafe {

@@ -479,6 +479,21 @@ pub enum Error {
         device: String,
     },
 
+    /// A range of a buffer (`DeviceBuffer::slice`, a part of a constant table) that is reversed
+    /// or ends past it.
+    #[error(
+        "{what}: the range {range} is not inside the {len} elements there are (a range must \
+         start at or before its end, and end at or before {len})"
+    )]
+    RangeOutOfBounds {
+        /// The call, e.g. `DeviceBuffer::slice`.
+        what: &'static str,
+        /// The range asked for, as `start..end` (end excluded).
+        range: String,
+        /// The elements there are.
+        len: usize,
+    },
+
     /// A library function (`ferrocuda::ops`) was given inputs that do not fit together: lengths
     /// that do not match the shape, a shape of zero or one too large for the kernel.
     #[error("{op}: {detail}")]

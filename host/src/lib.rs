@@ -24,6 +24,7 @@
 mod args;
 mod array;
 mod buffer;
+mod buffer_slice;
 mod constant;
 mod cooperative;
 mod cpu;
@@ -49,6 +50,7 @@ mod stream;
 pub use args::{InputArg, InputData, KernelArg, KernelArgs, OutputArg, OutputData};
 pub use array::{Array2, Array3, ArrayArg, Out2, Out3, OutArrayArg};
 pub use buffer::DeviceBuffer;
+pub use buffer_slice::{BufferSlice, BufferSliceMut};
 pub use cpu_options::{CpuOptions, PrintCapture, CHECKED_ENV};
 pub use cuda::LIBCUDA_ENV;
 pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV};

@@ -93,6 +93,9 @@ pub struct Module {
     loaded: Option<LoadedModule>,
     /// The constant tables on the CPU executor ([`Module::set_constant`]).
     cpu_constants: std::sync::Mutex<ferrocuda_std::cpu::ConstantTables>,
+    /// Held while a table is set, so that a write of part of one (read, change, write) is not
+    /// interleaved with another write of the table.
+    pub(crate) table_writes: std::sync::Mutex<()>,
 }
 
 impl Device {
@@ -114,6 +117,7 @@ impl Device {
             info,
             loaded,
             cpu_constants: Default::default(),
+            table_writes: Default::default(),
         })
     }
 }

@@ -7,8 +7,9 @@
 //! comes back from [`Pending::wait`], is freed only after the work (a drop waits for it), and a
 //! leaked `Pending` leaks it, which is safe.
 
-use crate::args::Arg;
-use crate::buffer::DeviceBuffer;
+use crate::args::{Arg, InputData};
+use crate::buffer_slice::{BufferSlice, BufferSliceMut};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::pinned::PinnedBuffer;
@@ -123,50 +124,67 @@ impl<T> std::fmt::Debug for Pending<T> {
 }
 
 impl Stream {
-    /// Queues a copy of `src` into `dst` (of the same length) on this stream and returns at
-    /// once; `src` belongs to the returned [`Pending`] until the copy is done. From page-locked
-    /// memory on a GPU the copy runs while the host and other streams work.
+    /// Queues a copy of `src` into `dst` (of the same length: a whole
+    /// [`DeviceBuffer`](crate::DeviceBuffer) as `&mut buffer`, or a part of one,
+    /// [`DeviceBuffer::slice_mut`](crate::DeviceBuffer::slice_mut)) on this stream and returns
+    /// at once; `src` belongs to the returned [`Pending`] until the copy is done. From
+    /// page-locked memory on a GPU the copy runs while the host and other streams work.
     ///
     /// # Errors
     /// [`Error::CopyLength`] for different lengths, [`Error::WrongDevice`] if `dst` lives on
     /// another device than the stream; driver errors.
-    pub fn upload_async<T: Pod>(
+    pub fn upload_async<'d, T: Pod>(
         &self,
         src: PinnedBuffer<T>,
-        dst: &mut DeviceBuffer<T>,
+        dst: impl Into<BufferSliceMut<'d, T>>,
     ) -> Result<Pending<PinnedBuffer<T>>> {
-        check_copy(self, "Stream::upload_async", dst, src.len())?;
+        let mut dst = dst.into();
+        check_copy(
+            self,
+            "Stream::upload_async",
+            dst.device(),
+            dst.len(),
+            src.len(),
+        )?;
         match (dst.as_arg_mut(), self.gpu_device()) {
             (Arg::HostOutput { bytes, .. }, None) => {
                 bytes.copy_from_slice(bytemuck::cast_slice(&src))
             }
-            (Arg::GpuOutput { buffer, .. }, Some(gpu)) => {
-                gpu.copy_htod_async(self, bytemuck::cast_slice(&src), buffer)?
+            (Arg::GpuOutput { buffer, offset, .. }, Some(gpu)) => {
+                gpu.copy_htod_async(self, bytemuck::cast_slice(&src), (buffer, offset))?
             }
             _ => unreachable!("check_copy matched the buffer's device with the stream's"),
         }
         Pending::after(self, src)
     }
 
-    /// Queues a copy of `src` into `dst` (of the same length) on this stream and returns at
-    /// once; `dst` belongs to the returned [`Pending`] until the copy is done, and
-    /// [`Pending::wait`] gives it back filled. `src` may be dropped meanwhile: its memory is
-    /// freed after the copy.
+    /// Queues a copy of `src` (a whole [`DeviceBuffer`](crate::DeviceBuffer) as `&buffer`, or
+    /// a part of one, [`DeviceBuffer::slice`](crate::DeviceBuffer::slice)) into `dst` (of the
+    /// same length) on this stream and returns at once; `dst` belongs to the returned
+    /// [`Pending`] until the copy is done, and [`Pending::wait`] gives it back filled. The
+    /// buffer may be dropped meanwhile: its memory is freed after the copy.
     ///
     /// # Errors
     /// As [`Stream::upload_async`].
-    pub fn download_async<T: Pod>(
+    pub fn download_async<'d, T: Pod>(
         &self,
-        src: &DeviceBuffer<T>,
+        src: impl Into<BufferSlice<'d, T>>,
         mut dst: PinnedBuffer<T>,
     ) -> Result<Pending<PinnedBuffer<T>>> {
-        check_copy(self, "Stream::download_async", src, dst.len())?;
-        match (src.as_arg(), self.gpu_device()) {
+        let src = src.into();
+        check_copy(
+            self,
+            "Stream::download_async",
+            src.device(),
+            src.len(),
+            dst.len(),
+        )?;
+        match (src.input_arg().arg, self.gpu_device()) {
             (Arg::HostSlice { bytes, .. }, None) => {
                 bytemuck::cast_slice_mut(&mut dst).copy_from_slice(bytes)
             }
-            (Arg::GpuSlice { buffer, .. }, Some(gpu)) => {
-                gpu.copy_dtoh_async(self, buffer, bytemuck::cast_slice_mut(&mut dst))?
+            (Arg::GpuSlice { buffer, offset, .. }, Some(gpu)) => {
+                gpu.copy_dtoh_async(self, (buffer, offset), bytemuck::cast_slice_mut(&mut dst))?
             }
             _ => unreachable!("check_copy matched the buffer's device with the stream's"),
         }
@@ -174,18 +192,20 @@ impl Stream {
     }
 }
 
-/// Checks that a copy between `buffer` and `host_len` elements can be queued on `stream`.
-fn check_copy<T: Pod>(
+/// Checks that a copy between `len` elements on `device` and `host_len` elements can be queued
+/// on `stream`.
+fn check_copy(
     stream: &Stream,
     what: &'static str,
-    buffer: &DeviceBuffer<T>,
+    device: &Device,
+    len: usize,
     host_len: usize,
 ) -> Result<()> {
-    stream.check_device(buffer.device())?;
-    if buffer.len() != host_len {
+    stream.check_device(device)?;
+    if len != host_len {
         return Err(Error::CopyLength {
             what,
-            expected: buffer.len(),
+            expected: len,
             actual: host_len,
         });
     }

@@ -82,8 +82,8 @@ fn check_arg(param: &Param, arg: &LaunchArg<'_>) -> core::result::Result<(), Str
     let (available, address) = match &arg.arg {
         Arg::HostSlice { bytes, .. } => (bytes.len(), Some(bytes.as_ptr() as usize)),
         Arg::HostOutput { bytes, .. } => (bytes.len(), Some(bytes.as_ptr() as usize)),
-        Arg::GpuSlice { buffer, .. } => (buffer.len_bytes(), None),
-        Arg::GpuOutput { buffer, .. } => (buffer.len_bytes(), None),
+        Arg::GpuSlice { buffer, offset, .. } => (buffer.len_bytes().saturating_sub(*offset), None),
+        Arg::GpuOutput { buffer, offset, .. } => (buffer.len_bytes().saturating_sub(*offset), None),
         Arg::Scalar(_) => unreachable!("scalars returned above"),
     };
     if available < needed {
@@ -97,7 +97,8 @@ fn check_arg(param: &Param, arg: &LaunchArg<'_>) -> core::result::Result<(), Str
     if let Some(shape) = arg.shape {
         shape.check(len)?;
     }
-    // Device allocations are aligned to 256 bytes; host memory to its own element type.
+    // Device allocations are aligned to 256 bytes, and a view of one starts a whole number of
+    // elements in; host memory is aligned to its own element type.
     if let Some(address) = address.filter(|_| len > 0) {
         if !address.is_multiple_of(param.elem_align.max(1)) {
             return Err(format!(

@@ -40,6 +40,8 @@ pub enum Arg<'a> {
     GpuSlice {
         /// The buffer.
         buffer: &'a crate::cuda::GpuBytes,
+        /// Where the elements start in it, in bytes (a [`crate::BufferSlice`] of it).
+        offset: usize,
         /// Number of elements.
         len: usize,
     },
@@ -47,6 +49,8 @@ pub enum Arg<'a> {
     GpuOutput {
         /// The buffer.
         buffer: &'a mut crate::cuda::GpuBytes,
+        /// Where the elements start in it, in bytes (a [`crate::BufferSliceMut`] of it).
+        offset: usize,
         /// Number of elements.
         len: usize,
     },

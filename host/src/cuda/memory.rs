@@ -118,14 +118,15 @@ impl GpuDevice {
         })
     }
 
-    /// Copies device bytes to the host and waits for the copy.
-    pub(crate) fn download(&self, src: &GpuBytes, dst: &mut [u8]) -> Result<()> {
+    /// Copies `dst.len()` device bytes from `offset` on to the host and waits for the copy.
+    pub(crate) fn download(&self, src: &GpuBytes, offset: usize, dst: &mut [u8]) -> Result<()> {
         let g = self.context();
         self.check_live(&g, src)?;
-        if let Some(slice) = &src.slice {
+        if let (Some(slice), false) = (&src.slice, dst.is_empty()) {
             let trail = Some(&*g.default_trail);
             let mark = g.launches.mark();
-            g.stream.memcpy_dtoh(slice, dst).map_err(self.stream_error(
+            let view = slice.slice(offset..offset + dst.len());
+            g.stream.memcpy_dtoh(&view, dst).map_err(self.stream_error(
                 &g,
                 trail,
                 None,
@@ -142,27 +143,36 @@ impl GpuDevice {
         Ok(())
     }
 
-    /// Copies device bytes into other device bytes of the same length, on the default stream
-    /// (queued: it does not wait).
-    pub(crate) fn copy_within(&self, src: &GpuBytes, dst: &mut GpuBytes) -> Result<()> {
+    /// Copies `bytes` device bytes from `src` at `src_offset` into `dst` at `dst_offset`, on
+    /// the default stream (queued: it does not wait). The caller checked both ranges.
+    pub(crate) fn copy_within(
+        &self,
+        (src, src_offset): (&GpuBytes, usize),
+        (dst, dst_offset): (&mut GpuBytes, usize),
+        bytes: usize,
+    ) -> Result<()> {
         let g = self.context();
         self.check_live(&g, src)?;
         self.check_live(&g, dst)?;
-        if let (Some(from), Some(to)) = (&src.slice, &mut dst.slice) {
+        if let (Some(from), Some(to), true) = (&src.slice, &mut dst.slice, bytes > 0) {
+            let from = from.slice(src_offset..src_offset + bytes);
+            let mut to = to.slice_mut(dst_offset..dst_offset + bytes);
             g.stream
-                .memcpy_dtod(from, to)
+                .memcpy_dtod(&from, &mut to)
                 .map_err(self.driver_error(&g, "cuMemcpyDtoD"))?;
         }
         Ok(())
     }
 
-    /// Copies host bytes into existing device bytes of the same length.
-    pub(crate) fn overwrite(&self, dst: &mut GpuBytes, src: &[u8]) -> Result<()> {
+    /// Copies host bytes into existing device bytes from `offset` on (the caller checked the
+    /// range).
+    pub(crate) fn overwrite(&self, dst: &mut GpuBytes, offset: usize, src: &[u8]) -> Result<()> {
         let g = self.context();
         self.check_live(&g, dst)?;
-        if let Some(slice) = &mut dst.slice {
+        if let (Some(slice), false) = (&mut dst.slice, src.is_empty()) {
+            let mut view = slice.slice_mut(offset..offset + src.len());
             g.stream
-                .memcpy_htod(src, slice)
+                .memcpy_htod(src, &mut view)
                 .map_err(self.driver_error(&g, "cuMemcpyHtoD"))?;
         }
         Ok(())

@@ -99,49 +99,52 @@ impl GpuDevice {
         }
     }
 
-    /// Queues a copy of `src` into `dst` (as long) on `stream`; the caller keeps `src` alive
-    /// and unwritten until the stream passes it.
+    /// Queues a copy of `src` into `dst` from `offset` on (the caller checked the range) on
+    /// `stream`; the caller keeps `src` alive and unwritten until the stream passes it.
     pub(crate) fn copy_htod_async(
         &self,
         stream: &crate::Stream,
         src: &[u8],
-        dst: &mut GpuBytes,
+        (dst, offset): (&mut GpuBytes, usize),
     ) -> Result<()> {
         let g = self.context();
         self.check_live(&g, dst)?;
         let (cuda, trail) = self.live_stream(&g, stream)?;
         dst.used_on(cuda);
-        if let Some(slice) = &mut dst.slice {
+        if let (Some(slice), false) = (&mut dst.slice, src.is_empty()) {
             let fault = self.stream_error(&g, Some(trail), None, "cuMemcpyHtoDAsync");
             let (ptr, _record) = slice.device_ptr_mut(cuda);
-            // SAFETY: `ptr` is a live allocation of this context of `src.len()` bytes (the
-            // caller checked the lengths); the caller keeps `src` alive and unwritten until the
-            // copy is done (it is owned by the pending work); `_record` orders later users of
-            // `dst` after the copy.
-            unsafe { result::memcpy_htod_async(ptr, src, cuda.cu_stream()) }.map_err(fault)?;
+            // SAFETY: `ptr + offset` is in a live allocation of this context with `src.len()`
+            // bytes from there (the caller checked the range); the caller keeps `src` alive and
+            // unwritten until the copy is done (it is owned by the pending work); `_record`
+            // orders later users of `dst` after the copy.
+            unsafe { result::memcpy_htod_async(ptr + offset as u64, src, cuda.cu_stream()) }
+                .map_err(fault)?;
         }
         Ok(())
     }
 
-    /// Queues a copy of `src` into `dst` (as long) on `stream`; the caller keeps `dst` alive
-    /// and untouched until the stream passes it.
+    /// Queues a copy of `dst.len()` bytes of `src` from `offset` on (the caller checked the
+    /// range) into `dst` on `stream`; the caller keeps `dst` alive and untouched until the
+    /// stream passes it.
     pub(crate) fn copy_dtoh_async(
         &self,
         stream: &crate::Stream,
-        src: &GpuBytes,
+        (src, offset): (&GpuBytes, usize),
         dst: &mut [u8],
     ) -> Result<()> {
         let g = self.context();
         self.check_live(&g, src)?;
         let (cuda, trail) = self.live_stream(&g, stream)?;
         src.used_on(cuda);
-        if let Some(slice) = &src.slice {
+        if let (Some(slice), false) = (&src.slice, dst.is_empty()) {
             let fault = self.stream_error(&g, Some(trail), None, "cuMemcpyDtoHAsync");
             let (ptr, _record) = slice.device_ptr(cuda);
-            // SAFETY: `ptr` is a live allocation of this context of `dst.len()` bytes (the
-            // caller checked the lengths); the caller keeps `dst` alive and untouched until the
-            // copy is done (it is owned by the pending work).
-            unsafe { result::memcpy_dtoh_async(dst, ptr, cuda.cu_stream()) }.map_err(fault)?;
+            // SAFETY: `ptr + offset` is in a live allocation of this context with `dst.len()`
+            // bytes from there (the caller checked the range); the caller keeps `dst` alive and
+            // untouched until the copy is done (it is owned by the pending work).
+            unsafe { result::memcpy_dtoh_async(dst, ptr + offset as u64, cuda.cu_stream()) }
+                .map_err(fault)?;
         }
         Ok(())
     }

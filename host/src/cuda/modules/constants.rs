@@ -75,6 +75,14 @@ impl GpuDevice {
         Ok(())
     }
 
+    /// The bytes table `name` of `module` was last set to, if it was.
+    pub(crate) fn constant_bytes(&self, module: &LoadedModule, name: &str) -> Option<Vec<u8>> {
+        lock(&module.constants)
+            .iter()
+            .find(|(table, _)| *table == name)
+            .map(|(_, bytes)| bytes.to_vec())
+    }
+
     /// Sets table `name` of `module` to `bytes` and runs `launch`, which queues one kernel on
     /// `stream` (`None`: the default stream), as one step under the module's table lock: the
     /// copy (skipped when the table already holds `bytes`) waits for the earlier launches that
