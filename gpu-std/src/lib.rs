@@ -51,6 +51,7 @@ pub mod grid;
 mod grid_stride_elements;
 pub mod half;
 pub mod hint;
+pub mod index;
 pub mod math;
 mod mem;
 mod number;
@@ -112,8 +113,9 @@ pub use ferrocuda_macros::kernel;
 pub use ferrocuda_macros::pod;
 pub use grid::Grid;
 pub use half::{bf16, f16};
+pub use index::ElementIndex;
 pub use number::Number;
-pub use out::Out;
+pub use out::{Out, OutElement};
 pub use shared::{dynamic_shared, Shared};
 pub use thread::Dim3;
 
@@ -124,6 +126,7 @@ pub use thread::Dim3;
 /// compiles on the GPU too, and the import never shows up as unused on the host, where std's own
 /// float methods win outside `#[kernel]` bodies (see [`math::DeviceMath`]).
 pub mod prelude {
+    pub use crate::index::{ElementIndex, Elements};
     pub use crate::math::{self, DeviceMath, Float};
     pub use crate::shared::{dynamic_shared, Shared};
     pub use crate::{

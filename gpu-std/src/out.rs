@@ -1,5 +1,6 @@
 //! [`Out`], the kernel parameter type for outputs.
 
+use crate::index::ElementIndex;
 use core::marker::PhantomData;
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -104,13 +105,15 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
         self.len == 0
     }
 
-    /// Writes `value` at `index`.
+    /// Writes `value` at `index` (a `usize`, or any [`ElementIndex`]: `u32`, `i32`, ...).
     ///
     /// # Panics
-    /// If `index >= self.len()` (on the GPU: traps, and the launch reports the failure).
+    /// If `index` is negative or `>= self.len()` (on the GPU: traps, and the launch reports the
+    /// failure).
     #[inline(always)]
     #[track_caller]
-    pub fn set(&self, index: usize, value: T) {
+    pub fn set<I: ElementIndex>(&self, index: I, value: T) {
+        let index = index.to_index();
         if index >= self.len {
             crate::mem::out_of_bounds("an output", index, self.len);
         }
@@ -121,15 +124,49 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     /// Reads the element at `index`: its value before the launch, or what a thread wrote.
     ///
     /// # Panics
-    /// If `index >= self.len()`.
+    /// If `index` is negative or `>= self.len()`.
     #[inline(always)]
     #[track_caller]
-    pub fn get(&self, index: usize) -> T {
+    pub fn get<I: ElementIndex>(&self, index: I) -> T {
+        let index = index.to_index();
         if index >= self.len {
             crate::mem::out_of_bounds("an output", index, self.len);
         }
         // SAFETY: `index` is in bounds, checked just above.
         unsafe { self.get_unchecked(index) }
+    }
+
+    /// The element at `index`, to read, change and write back, as CUDA's `out[i] += v`:
+    /// `*out.at(i) += v`. It is read here and written back when the returned [`OutElement`]
+    /// is dropped (at the end of the statement, for `*out.at(i) += v`), with one bounds check.
+    /// For the element this thread owns: two threads updating one element is a race (lost
+    /// updates, reported by checked mode), as two `set`s are; use
+    /// [`atomic_add`](Out::atomic_add) and the other atomics for elements threads share.
+    ///
+    /// ```
+    /// use ferrocuda_std::{kernel, thread, Out};
+    /// /// `y[i] += a * x[i]`.
+    /// #[kernel]
+    /// pub fn axpy_in_place(a: f32, x: &[f32], y: Out<f32>) {
+    ///     let i = thread::index_1d();
+    ///     if i < y.len() {
+    ///         *y.at(i) += a * x[i];
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// # Panics
+    /// If `index` is negative or `>= self.len()`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn at<I: ElementIndex>(&self, index: I) -> OutElement<'_, 'a, T> {
+        let index = index.to_index();
+        OutElement {
+            value: self.get(index),
+            out: self,
+            index,
+            at: core::panic::Location::caller(),
+        }
     }
 
     /// Writes `value` at `index` without checking the index.
@@ -139,14 +176,24 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     #[inline(always)]
     #[track_caller]
     pub unsafe fn set_unchecked(&self, index: usize, value: T) {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.store(index, value, core::panic::Location::caller()) }
+    }
+
+    /// `set_unchecked` with the write's place in the kernel's source given, for checked mode.
+    ///
+    /// # Safety
+    /// `index < self.len()`.
+    #[inline(always)]
+    unsafe fn store(&self, index: usize, value: T, at: &'static core::panic::Location<'static>) {
         #[cfg(not(target_arch = "nvptx64"))]
         if !self.check.is_null() {
             // SAFETY: `check` came from this launch's shadows for this buffer; `index` is in
             // bounds (the caller's contract).
-            unsafe {
-                crate::cpu::check_output(self.check, index, true, core::panic::Location::caller())
-            }
+            unsafe { crate::cpu::check_output(self.check, index, true, at) }
         }
+        #[cfg(target_arch = "nvptx64")]
+        let _ = at;
         // SAFETY: the caller guarantees `index` is in bounds of the buffer `from_raw_parts` got.
         unsafe { crate::mem::store(self.ptr.add(index), value) }
     }
@@ -280,5 +327,38 @@ mod tests {
         // SAFETY: the `Out` covers the local array, used only through it.
         let o = unsafe { Out::from_raw_parts(a.as_mut_ptr(), a.len()) };
         o.set(3, 1);
+    }
+}
+
+/// One element of an [`Out`], read by [`Out::at`] and written back when dropped: `*out.at(i) +=
+/// v` is `out.set(i, out.get(i) + v)` with one bounds check. Dereferences to the value.
+pub struct OutElement<'o, 'a, T: bytemuck::Pod> {
+    out: &'o Out<'a, T>,
+    index: usize,
+    value: T,
+    /// Where `Out::at` was called, for checked mode's report of the write.
+    at: &'static core::panic::Location<'static>,
+}
+
+impl<T: bytemuck::Pod> core::ops::Deref for OutElement<'_, '_, T> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T: bytemuck::Pod> core::ops::DerefMut for OutElement<'_, '_, T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.value
+    }
+}
+
+impl<T: bytemuck::Pod> Drop for OutElement<'_, '_, T> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: `Out::at` checked `index` against the output's length.
+        unsafe { self.out.store(self.index, self.value, self.at) }
     }
 }

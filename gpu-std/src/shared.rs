@@ -5,6 +5,7 @@
 //! the multiprocessor and is as fast as a register file, which is what tiled and reduction
 //! kernels are built on. Threads see each other's writes after a `sync_threads()`.
 
+use crate::index::ElementIndex;
 use core::marker::PhantomData;
 
 /// A block's shared-memory array of `T`: a handle every thread of the block holds, with indexed
@@ -179,14 +180,15 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
         self.len == 0
     }
 
-    /// Reads element `index`.
+    /// Reads element `index` (a `usize`, or any [`ElementIndex`]: `u32`, `i32`, ...).
     ///
     /// # Panics
     /// If `index >= self.len()` (on the GPU: traps). In CPU checked mode, also on a race or a read
     /// of an element no thread of the block has written.
     #[inline(always)]
     #[track_caller]
-    pub fn get(&self, index: usize) -> T {
+    pub fn get<I: ElementIndex>(&self, index: I) -> T {
+        let index = index.to_index();
         self.check(index, Access::Read);
         // SAFETY: `index` is in bounds, checked just above.
         #[cfg(target_arch = "nvptx64")]
@@ -200,13 +202,14 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
         }
     }
 
-    /// Writes `value` at element `index`.
+    /// Writes `value` at element `index` (any [`ElementIndex`]).
     ///
     /// # Panics
     /// If `index >= self.len()` (on the GPU: traps). In CPU checked mode, also on a race.
     #[inline(always)]
     #[track_caller]
-    pub fn set(&self, index: usize, value: T) {
+    pub fn set<I: ElementIndex>(&self, index: I, value: T) {
+        let index = index.to_index();
         self.check(index, Access::Write);
         // SAFETY: `index` is in bounds, checked just above.
         #[cfg(target_arch = "nvptx64")]

@@ -399,4 +399,5 @@ pub fn add_next(x: &[f32], out: Out<f32>) {
 }
 
 // After `add_next`, whose line tests/checked_mode.rs names.
+pub mod index_types;
 pub mod many_params;

@@ -1,0 +1,68 @@
+//! Issue 30, point 7: kernels that index in `i32` and `u32` as CUDA code does, and update their
+//! own element with `*out.at(i) += v`, on the CPU executor (both paths: scripts/test.sh runs
+//! this again on coroutines) and on a GPU (the PTX emulator in CI), against an f64 reference; a
+//! negative index is an error that says so.
+
+mod support;
+
+use ferrocuda::{launch, Error};
+use test_kernels::index_types::{read_shifted_i32, smooth_i32, SMOOTH_BLOCK};
+
+#[test]
+fn i32_and_u32_indices_and_in_place_updates_match_the_reference() {
+    for module in support::on_every_device(
+        "i32_and_u32_indices_and_in_place_updates_match_the_reference",
+        support::test_kernels(),
+    ) {
+        let (mut rng, seed) = support::rng();
+        for n in [1usize, 127, 128, 1000] {
+            let x = support::random_f32(&mut rng, n);
+            let before = support::random_f32(&mut rng, n + 3);
+            let mut out = before.clone();
+            let blocks = (n as u32).div_ceil(SMOOTH_BLOCK);
+            launch!(module, smooth_i32[blocks, SMOOTH_BLOCK](&x, &mut out, n as i32)).unwrap();
+            let at = |i: isize| match usize::try_from(i) {
+                Ok(i) if i < n => x[i] as f64,
+                _ => 0.0,
+            };
+            for i in 0..n + 3 {
+                let want = match i < n {
+                    true => {
+                        before[i] as f64
+                            + 2.0 * at(i as isize)
+                            + at(i as isize - 1)
+                            + at(i as isize + 1)
+                    }
+                    false => before[i] as f64, // past n: untouched
+                };
+                let bound = 4.0 * f32::EPSILON as f64 * (want.abs() + 400.0);
+                assert!(
+                    (out[i] as f64 - want).abs() <= bound,
+                    "{}: n={n} i={i} seed={seed}: {} vs {want}",
+                    module.device(),
+                    out[i]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_negative_i32_index_is_an_error_saying_it_was_negative() {
+    let module = ferrocuda::Device::cpu_checked(true)
+        .load(support::test_kernels())
+        .unwrap();
+    let x = vec![1.0f32; 64];
+    let mut out = vec![0.0f32; 64];
+    launch!(module, read_shifted_i32[1, 64](&x, &mut out, 0)).unwrap();
+    assert_eq!(out, x);
+    let error = launch!(module, read_shifted_i32[1, 64](&x, &mut out, -1)).unwrap_err();
+    let Error::KernelPanicked {
+        thread, message, ..
+    } = &error
+    else {
+        panic!("{error}");
+    };
+    assert_eq!(thread.x, 0, "{error}");
+    assert!(message.contains("a negative index (-1)"), "{message}");
+}
