@@ -63,7 +63,10 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// Element types with atomic operations: `u32`, `i32`, `u64`, `i64`, `f32`, `f64`.
+/// Element types with atomic operations: `u32`, `i32`, `u64`, `i64`, `f32`, `f64`, and the 8- and
+/// 16-bit integers `u8`, `i8`, `u16`, `i16` (on the GPU a compare-and-swap loop on the aligned
+/// 32-bit word that holds the element, as CUDA libraries do it, since PTX has no 8-bit atomics;
+/// the word's other bytes are never changed).
 ///
 /// The methods are the implementation of [`Out`](crate::Out)'s and [`Shared`](crate::Shared)'s
 /// `atomic_*` methods; call those.
@@ -220,7 +223,8 @@ pub(crate) use atomic_methods;
 mod imp {
     use super::{sealed::Sealed, Atomic, Space};
     use core::sync::atomic::Ordering::Relaxed;
-    use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64};
+    use core::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicI8};
+    use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
 
     /// An atomic of block scope (`Space::Block` or `Space::BlockGlobal`) on the executor: a
     /// block's threads are coroutines on the one OS thread running the block, which switch only
@@ -322,6 +326,12 @@ mod imp {
     integer!(i32, AtomicI32);
     integer!(u64, AtomicU64);
     integer!(i64, AtomicI64);
+    // Rust's own 8- and 16-bit atomics: a host buffer's last element may end inside a 32-bit
+    // word whose other bytes are not the buffer's, so the word is never touched here.
+    integer!(u8, AtomicU8);
+    integer!(i8, AtomicI8);
+    integer!(u16, AtomicU16);
+    integer!(i16, AtomicI16);
 
     /// A compare-and-swap loop storing `$f(old)`; evaluates to the old value.
     macro_rules! update {
@@ -558,6 +568,107 @@ mod imp {
     }
     float!(f32, u32, reg32, "add.f32", "exch.b32", "b32");
     float!(f64, u64, reg64, "add.f64", "exch.b64", "b64");
+
+    /// 8- and 16-bit integers: every operation is a compare-and-swap loop on the aligned 32-bit
+    /// word holding the element ([`word_update`]). GPU allocations are 256-byte aligned and
+    /// padded, so the word is always inside the element's allocation (an `Out`'s buffer, or the
+    /// block's shared memory, whose window is 4-byte aligned and padded too).
+    macro_rules! subword {
+        ($t:ty, $bits:ty) => {
+            impl Sealed for $t {}
+            impl Atomic for $t {
+                #[inline(always)]
+                fn bits(self) -> u64 {
+                    self as $bits as u64
+                }
+                #[inline(always)]
+                unsafe fn atomic_add(p: *mut $t, v: $t, scope: Space) -> $t {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { word_update(p, scope, |old: $t| old.wrapping_add(v)) }
+                }
+                #[inline(always)]
+                unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Space) -> $t {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { word_update(p, scope, |old: $t| old.wrapping_sub(v)) }
+                }
+                #[inline(always)]
+                unsafe fn atomic_min(p: *mut $t, v: $t, scope: Space) -> $t {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { word_update(p, scope, |old: $t| old.min(v)) }
+                }
+                #[inline(always)]
+                unsafe fn atomic_max(p: *mut $t, v: $t, scope: Space) -> $t {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { word_update(p, scope, |old: $t| old.max(v)) }
+                }
+                #[inline(always)]
+                unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Space) -> $t {
+                    // SAFETY: forwarded from the caller.
+                    unsafe { word_update(p, scope, |_: $t| v) }
+                }
+                #[inline(always)]
+                unsafe fn atomic_compare_exchange(
+                    p: *mut $t,
+                    current: $t,
+                    new: $t,
+                    scope: Space,
+                ) -> $t {
+                    // SAFETY: forwarded from the caller.
+                    unsafe {
+                        word_update(p, scope, |old: $t| if old == current { new } else { old })
+                    }
+                }
+            }
+        };
+    }
+    subword!(u8, u8);
+    subword!(i8, u8);
+    subword!(u16, u16);
+    subword!(i16, u16);
+
+    /// Stores `f(old)` into the 8- or 16-bit element at `p` with a compare-and-swap loop on the
+    /// aligned 32-bit word holding it, leaving the word's other bytes as other threads leave
+    /// them; returns the old value.
+    ///
+    /// # Safety
+    /// As [`Atomic::atomic_add`], and the aligned 32-bit word around `p` is inside the same
+    /// allocation (or shared window).
+    #[inline(always)]
+    unsafe fn word_update<T: bytemuck::Pod + PartialEq>(
+        p: *mut T,
+        scope: Space,
+        f: impl Fn(T) -> T,
+    ) -> T {
+        let size = core::mem::size_of::<T>();
+        let shift = (p as usize & 3) * 8;
+        let mask = (u32::MAX >> (32 - 8 * size)) << shift;
+        let word = (p as usize & !3) as *mut u32;
+        let element = |w: u32| {
+            let bits = (w & mask) >> shift;
+            bytemuck::cast_slice::<u32, T>(core::slice::from_ref(&bits))[0]
+        };
+        let widen = |v: T| {
+            let mut bits = 0u32;
+            bytemuck::bytes_of_mut(&mut bits)[..size].copy_from_slice(bytemuck::bytes_of(&v));
+            (bits << shift) & mask
+        };
+        // The first read is a compare-and-swap too (see `update`).
+        // SAFETY: `word` is valid and aligned for `scope` (the caller's contract).
+        let mut old = unsafe { u32::atomic_compare_exchange(word, 0, 0, scope) };
+        loop {
+            let new = f(element(old));
+            if new == element(old) {
+                return new;
+            }
+            let merged = (old & !mask) | widen(new);
+            // SAFETY: as above.
+            let seen = unsafe { u32::atomic_compare_exchange(word, old, merged, scope) };
+            if seen == old {
+                return element(old);
+            }
+            old = seen;
+        }
+    }
 
     /// Compare-and-swap loop: stores `f(old)` unless it equals `old`; returns the old value.
     #[inline(always)]

@@ -190,7 +190,10 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
         if !self.check.is_null() {
             // SAFETY: `check` came from this launch's shadows for this buffer; `index` is in
             // bounds (the caller's contract).
-            unsafe { crate::cpu::check_output(self.check, index, true, at) }
+            unsafe {
+                let bits = crate::cpu::value_bits(&value);
+                crate::cpu::check_output(self.check, index, Some(bits), at)
+            }
         }
         #[cfg(target_arch = "nvptx64")]
         let _ = at;
@@ -209,7 +212,7 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
         if !self.check.is_null() {
             // SAFETY: as in `set_unchecked`.
             unsafe {
-                crate::cpu::check_output(self.check, index, false, core::panic::Location::caller())
+                crate::cpu::check_output(self.check, index, None, core::panic::Location::caller())
             }
         }
         // SAFETY: the caller guarantees `index` is in bounds of the buffer `from_raw_parts` got.

@@ -646,7 +646,14 @@ pub(crate) fn convert(
             }
         }
     };
-    Some(value & mask(to.bytes))
+    // An integer result is sign- or zero-extended to the destination register's width (PTX:
+    // `cvt.s8.s32 %rs1, %r1` leaves -128 in the 16-bit `%rs1` as 0xff80). Registers hold 64
+    // bits here and every reader masks to its type, so a signed result is kept sign-extended
+    // to 64 bits, as a signed load leaves it.
+    match to.kind {
+        Kind::Signed => Some(sext(value & mask(to.bytes), to.bytes) as u64),
+        _ => Some(value & mask(to.bytes)),
+    }
 }
 
 #[cfg(test)]
@@ -680,10 +687,37 @@ mod tests {
         };
         let cvt =
             |x: f32| convert(s32, F32, Some(Round::Zero), true, false, false, bits32(x)).unwrap();
-        assert_eq!(cvt(3e9), i32::MAX as u32 as u64);
-        assert_eq!(cvt(-3e9), i32::MIN as u32 as u64);
+        assert_eq!(cvt(3e9), i32::MAX as u64);
+        assert_eq!(cvt(-3e9), i32::MIN as i64 as u64);
         assert_eq!(cvt(f32::NAN), 0);
-        assert_eq!(cvt(-2.7), (-2i32) as u32 as u64);
+        assert_eq!(cvt(-2.7), (-2i64) as u64);
+    }
+
+    /// `cvt.s8.s32 %rs1, %r1` sign-extends into the (16-bit) register, so `setp.lt.s16` and
+    /// `max.s16` see -128, not 128: rustc's `i8::max` on a byte from a 32-bit word is that.
+    #[test]
+    fn a_narrow_signed_conversion_is_sign_extended_into_its_register() {
+        let ty = |kind, bytes| Ty { kind, bytes };
+        let (s8, s16, s32, u8_) = (
+            ty(Kind::Signed, 1),
+            ty(Kind::Signed, 2),
+            ty(Kind::Signed, 4),
+            ty(Kind::Unsigned, 1),
+        );
+        let narrowed = convert(s8, s32, None, false, false, false, 0x1234_5680).unwrap();
+        assert_eq!(narrowed, -128i64 as u64);
+        assert_eq!(int(IntOp::Max, s16, narrowed, 37), 37);
+        assert_eq!(int(IntOp::Min, s16, narrowed, 37), 0xff80);
+        // Unsigned: zero-extended.
+        assert_eq!(
+            convert(u8_, s32, None, false, false, false, 0x1234_5680).unwrap(),
+            0x80
+        );
+        // Saturating: clamped, then sign-extended.
+        assert_eq!(
+            convert(s8, s32, None, false, true, false, (-1000i64) as u64).unwrap(),
+            -128i64 as u64
+        );
     }
 
     #[test]

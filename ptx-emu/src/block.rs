@@ -116,6 +116,9 @@ impl Block {
         if grid.dynamic_shared_bytes == 0 {
             self.shared_len = p.static_shared_bytes as usize;
         }
+        // Whole 4-byte words, as the hardware allocates shared memory in far larger units: an
+        // 8- or 16-bit atomic on the last element is a compare-and-swap of its word.
+        self.shared_len = self.shared_len.next_multiple_of(4);
         self.shared.reset(self.shared_len, n.div_ceil(32));
         self.local.clear();
         self.local.resize(n * p.local_bytes as usize, 0);

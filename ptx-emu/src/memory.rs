@@ -217,19 +217,36 @@ impl Memory {
 pub(crate) struct Allocation {
     pub(crate) base: u64,
     pub(crate) len: u64,
+    /// What a kernel may access: `len` rounded up to a 4-byte word. An 8- or 16-bit atomic is a
+    /// compare-and-swap of the aligned 32-bit word around the element (PTX has no 8-bit
+    /// atomics; CUDA libraries do this), which for the last element may reach up to 3 bytes past
+    /// `len`; a GPU's allocations are padded to 256 bytes, so that is never a fault there.
+    /// Copies from the host still stop at `len`.
+    reach: u64,
     words: Box<[AtomicU64]>,
 }
 
 impl Allocation {
     pub(crate) fn zeroed(base: u64, len: u64) -> Self {
         let words = (0..len.div_ceil(8)).map(|_| AtomicU64::new(0)).collect();
-        Allocation { base, len, words }
+        let reach = len.next_multiple_of(4);
+        Allocation {
+            base,
+            len,
+            reach,
+            words,
+        }
     }
 
     /// Whether `[addr, addr + size)` lies inside this allocation.
     #[inline]
     pub(crate) fn contains(&self, addr: u64, size: u64) -> bool {
-        addr >= self.base && addr - self.base <= self.len.saturating_sub(size)
+        // Not `offset <= reach - size` saturating: that let an 8-byte access into an allocation
+        // of under 8 bytes through.
+        addr >= self.base
+            && (addr - self.base)
+                .checked_add(size)
+                .is_some_and(|end| end <= self.reach)
     }
 
     /// Loads `size` (1, 2, 4 or 8) bytes at `offset`, which is `size`-aligned and in bounds.
@@ -335,6 +352,19 @@ fn extract(word: u64, offset: u64, size: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kernel may reach the 32-bit word around its last byte (an 8-bit atomic is a
+    /// compare-and-swap of that word), no further; the host's copies stop at the length.
+    #[test]
+    fn kernels_reach_the_word_around_the_last_byte() {
+        let one = Allocation::zeroed(1 << 20, 1);
+        assert!(one.contains(1 << 20, 4));
+        assert!(!one.contains((1 << 20) + 4, 1));
+        assert!(!one.contains(1 << 20, 8));
+        let memory = Memory::new(4096);
+        let a = memory.alloc(5).unwrap();
+        assert!(memory.read(a, &mut [0; 6]).is_err());
+    }
 
     #[test]
     fn allocations_are_zeroed_aligned_bounded_and_counted() {

@@ -188,9 +188,11 @@ fn cvt_saturates_and_rounds() {
         run("cvt.sat.u8.s32 %r4, %r1;", false, &ints),
         [255, 0, 200, 0]
     );
+    // Sign-extended into the 32-bit destination register (PTX: a destination register wider
+    // than the type gets the value sign-extended for signed types).
     assert_eq!(
         run("cvt.sat.s8.s32 %r4, %r1;", false, &ints),
-        [127, 0xfb, 127, 0x80]
+        [127, 0xffff_fffb, 127, 0xffff_ff80]
     );
     assert_eq!(
         run("cvt.s32.s8 %r4, %r1;", false, &[[0x80, 0, 0]]),

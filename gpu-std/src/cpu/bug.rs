@@ -159,7 +159,11 @@ impl fmt::Display for KernelBug {
                  block {earlier_block} wrote it, then this thread {} it at {at}, with nothing \
                  ordering the two. Give each element one writer, put a barrier between threads \
                  of one block, or use an atomic",
-                if *write { "wrote" } else { "read" }
+                if *write {
+                    "wrote a different value to"
+                } else {
+                    "read"
+                }
             ),
             KernelBug::SharedMemoryTooLarge {
                 asked,

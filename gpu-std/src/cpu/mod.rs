@@ -32,7 +32,7 @@ pub use constants::{with_constants, ConstantTables};
 pub use features::{has_avx2_and_fma, FEATURES_ENV};
 pub use grid::{with_grid_barrier, GridAbandoned, GridBarrier};
 pub use interrupt::{Interrupted, Interruption};
-pub(crate) use outputs::{check_output, output_shadow, OutputShadow};
+pub(crate) use outputs::{check_output, output_shadow, value_bits, OutputShadow};
 pub use outputs::{with_output_checks, OutputShadows};
 pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use print::{with_print_capture, PrintCapture};
