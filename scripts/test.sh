@@ -41,7 +41,7 @@ check() {
 # GPU halves do not depend on it and ran above).
 check "checked mode, kernel language and ops tests on the coroutine path (FERROCUDA_CPU_PATH=coroutine)" \
   env -u FERROCUDA_LIBCUDA -u FERROCUDA_EXPECT_GPU FERROCUDA_CPU_PATH=coroutine \
-  cargo test -q --test checked_mode --test kernel_language --test cpu_regions --test index_types --test ops_transpose \
+  cargo test -q --test checked_mode --test kernel_language --test cpu_regions --test porting --test small_atomics --test ops_transpose \
   --test ops_matmul --test ops_group_by --test ops_statistics
 
 # Broken intra-doc links and the like are errors, as they would be on docs.rs.

@@ -91,6 +91,7 @@ fn marker(param: &KernelParam) -> Option<TokenStream2> {
         (Class::Output, 1) => quote!(::ferrocuda_std::abi::Output<#ty>),
         (Class::Slice, _) => quote!(::ferrocuda_std::abi::ArrayInput<#ty, #dims>),
         (Class::Output, _) => quote!(::ferrocuda_std::abi::ArrayOutput<#ty, #dims>),
+        (Class::Scalar, _) if crate::signature::is_bool(ty) => quote!(::ferrocuda_std::abi::Bool),
         (Class::Scalar, _) => quote!(::ferrocuda_std::abi::Scalar<#ty>),
         (Class::Grid, _) => return None,
     })
@@ -280,6 +281,17 @@ pub(crate) fn expand_entry(
                 ptx_rebuild.push(rebuild);
                 host_rebuild.push(host);
                 cooperative = true;
+            }
+            Class::Scalar if crate::signature::is_bool(ty) => {
+                // One byte, made a `bool` by `!= 0`: no byte sent can be an invalid `bool`.
+                ptx_params.push(quote!(#pname: u8));
+                ptx_rebuild.push(quote!(let #pname: bool = #pname != 0;));
+                // SAFETY (of the generated block): the launch checked the slot's size (1 byte).
+                host_rebuild.push(quote! {
+                    let #pname: bool = unsafe { ::ferrocuda_std::__private::read_param::<u8>(#params_arg, #i) } != 0;
+                });
+                infos.push(quote_spanned!(ty.span()=> ::ferrocuda_std::abi::Param::scalar::<u8>(#pname_str, "bool")));
+                ptx_index += 1;
             }
             Class::Scalar => {
                 ptx_params.push(quote!(#pname: #ty));

@@ -57,6 +57,25 @@ fn view_kind(name: &Ident) -> Option<(Class, usize)> {
 
 /// The parameter's class, its element (or value) type and its axes (1 for `&[T]`, `Out<T>`).
 fn classify(ty: &Type) -> syn::Result<(Class, Type, usize)> {
+    let (class, element, dims) = classify_any(ty)?;
+    if matches!(class, Class::Slice | Class::Output) && is_bool(&element) {
+        return Err(syn::Error::new(
+            ty.span(),
+            "`bool` is not an element type of kernel memory: a `bool` must be 0 or 1, and GPU \
+             memory may hold any byte. Use `u8` elements (`&[u8]`, `Out<u8>`, which has atomics: \
+             `flags.atomic_exchange(i, 1)`), holding 0 or 1, and `x[i] != 0` to read one. A \
+             single `bool` parameter by value works as it is",
+        ));
+    }
+    Ok((class, element, dims))
+}
+
+/// Whether `ty` is `bool`.
+pub(crate) fn is_bool(ty: &Type) -> bool {
+    matches!(ty, Type::Path(path) if path.qself.is_none() && path.path.is_ident("bool"))
+}
+
+fn classify_any(ty: &Type) -> syn::Result<(Class, Type, usize)> {
     match ty {
         Type::Reference(reference) => match (&*reference.elem, reference.mutability) {
             (Type::Slice(slice), None) => Ok((Class::Slice, (*slice.elem).clone(), 1)),

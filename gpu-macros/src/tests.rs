@@ -712,3 +712,22 @@ fn a_signature_longer_than_launch_passes_is_refused_naming_the_limit() {
     let cooperative = format!("pub fn k({}, out: Out<u32>, grid: Grid) {{}}", params(31));
     assert!(expand_str("", &cooperative).is_ok());
 }
+
+#[test]
+fn bool_parameters_cross_as_a_byte_and_bool_elements_say_what_to_use() {
+    let code = expand_str(
+        "",
+        "pub fn k(flag: bool, out: Out<u32>) { let _ = (flag, out); }",
+    )
+    .unwrap();
+    assert!(code.contains("flag : u8"), "{code}");
+    assert!(code.contains("let flag : bool = flag != 0"), "{code}");
+    assert!(code.contains(":: ferrocuda_std :: abi :: Bool"), "{code}");
+    for signature in ["pub fn k(x: &[bool]) {}", "pub fn k(out: Out<bool>) {}"] {
+        let error = error_of("", signature);
+        assert!(
+            error.contains("`bool` is not an element type") && error.contains("`u8`"),
+            "{error}"
+        );
+    }
+}

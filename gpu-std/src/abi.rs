@@ -40,6 +40,9 @@ pub struct Slice<T>(PhantomData<fn() -> T>);
 pub struct Output<T>(PhantomData<fn() -> T>);
 /// Marker for a `T` kernel parameter passed by value.
 pub struct Scalar<T>(PhantomData<fn() -> T>);
+/// Marker for a `bool` kernel parameter: crosses as one byte (`.u8`, 0 or 1), made a `bool`
+/// again by `!= 0`, so no byte the host sends can be an invalid `bool`.
+pub struct Bool;
 /// Marker for a `D`-dimensional input ([`Array2<T>`](crate::Array2), [`Array3<T>`](crate::Array3)).
 pub struct ArrayInput<T, const D: usize>(PhantomData<fn() -> T>);
 /// Marker for a `D`-dimensional output ([`Out2<T>`](crate::Out2), [`Out3<T>`](crate::Out3)).

@@ -399,6 +399,6 @@ pub fn add_next(x: &[f32], out: Out<f32>) {
 }
 
 // After `add_next`, whose line tests/checked_mode.rs names.
-pub mod index_types;
 pub mod many_params;
+pub mod porting;
 pub mod small_atomics;

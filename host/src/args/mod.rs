@@ -13,7 +13,7 @@ use crate::buffer::DeviceBuffer;
 use bytemuck::Pod;
 use core::marker::PhantomData;
 use ferrocuda_std::abi::{
-    ArrayInput, ArrayOutput, Output, Scalar, Slice, LENGTH_BYTES, POINTER_BYTES,
+    ArrayInput, ArrayOutput, Bool, Output, Scalar, Slice, LENGTH_BYTES, POINTER_BYTES,
 };
 
 mod check;
@@ -405,6 +405,12 @@ impl<'a, T: Pod, D: InputData<T> + ?Sized> sealed::IntoLaunchArg<'a, Slice<T>> f
 impl<'a, T: Pod, D: OutputData<T> + ?Sized> sealed::IntoLaunchArg<'a, Output<T>> for &'a mut D {
     fn into_launch_arg(self) -> LaunchArg<'a> {
         LaunchArg::plain(self.output_arg().arg, Some(Element::of::<T>()))
+    }
+}
+/// A `bool` parameter crosses as one byte, 0 or 1 (`ferrocuda_std::abi::Bool`).
+impl<'a> sealed::IntoLaunchArg<'a, Bool> for bool {
+    fn into_launch_arg(self) -> LaunchArg<'a> {
+        LaunchArg::plain(Arg::Scalar(ParamSlot::new(u8::from(self))), None)
     }
 }
 impl<'a, T: Pod> sealed::IntoLaunchArg<'a, Scalar<T>> for T {

@@ -1,5 +1,5 @@
-//! Kernels written as their CUDA originals compute indices, in `i32` and `u32`
-//! (`ferrocuda_std::ElementIndex`), with CUDA's `out[i] += v` (`Out::at`): issue 30, point 7.
+//! What ports of CUDA code need (issue 30): indices computed in `i32` and `u32`
+//! (`ferrocuda_std::ElementIndex`), CUDA's `out[i] += v` (`Out::at`), `bool` parameters.
 
 use ferrocuda_std::prelude::*;
 
@@ -28,5 +28,16 @@ pub fn read_shifted_i32(x: &[f32], out: Out<f32>, shift: i32) {
     let i = thread::index_1d() as i32;
     if i < out.len() as i32 {
         out.set(i, x.at(i + shift));
+    }
+}
+
+/// `out[i] = if negate { -x[i] } else { x[i] } * scale`, or `x[i]` untouched when `!apply`:
+/// `bool` parameters, as CUDA kernels take them.
+#[kernel(same_len(x, out))]
+pub fn with_flags(x: &[f32], negate: bool, scale: f32, apply: bool, out: Out<f32>) {
+    let i = thread::index_1d();
+    if i < x.len() {
+        let v = if negate { -x[i] } else { x[i] };
+        out.set(i, if apply { v * scale } else { x[i] });
     }
 }

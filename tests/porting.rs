@@ -6,7 +6,7 @@
 mod support;
 
 use ferrocuda::{launch, Error};
-use test_kernels::index_types::{read_shifted_i32, smooth_i32, SMOOTH_BLOCK};
+use test_kernels::porting::{read_shifted_i32, smooth_i32, with_flags, SMOOTH_BLOCK};
 
 #[test]
 fn i32_and_u32_indices_and_in_place_updates_match_the_reference() {
@@ -65,4 +65,33 @@ fn a_negative_i32_index_is_an_error_saying_it_was_negative() {
     };
     assert_eq!(thread.x, 0, "{error}");
     assert!(message.contains("a negative index (-1)"), "{message}");
+}
+
+/// Issue 30, point 5: `bool` parameters (one byte each, made a `bool` by `!= 0`), on every
+/// device and CPU path.
+#[test]
+fn bool_parameters_reach_the_kernel() {
+    for module in
+        support::on_every_device("bool_parameters_reach_the_kernel", support::test_kernels())
+    {
+        let x = support::random_f32(&mut support::rng().0, 300);
+        for (negate, apply) in [(false, false), (false, true), (true, false), (true, true)] {
+            let mut out = vec![0.0f32; x.len()];
+            launch!(module, with_flags[3, 128](&x, negate, 2.0, apply, &mut out)).unwrap();
+            let want: Vec<f32> = x
+                .iter()
+                .map(|&v| match (negate, apply) {
+                    (_, false) => v,
+                    (true, true) => -v * 2.0,
+                    (false, true) => v * 2.0,
+                })
+                .collect();
+            assert_eq!(
+                out,
+                want,
+                "{}: negate={negate} apply={apply}",
+                module.device()
+            );
+        }
+    }
 }
