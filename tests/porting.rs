@@ -95,3 +95,33 @@ fn bool_parameters_reach_the_kernel() {
         }
     }
 }
+
+/// Issue 30, point 4: two kernels of one name in different modules (`name = "..."` gives one
+/// another PTX entry), each launched by its path, on every device.
+#[test]
+fn kernels_of_one_name_in_two_modules_are_launched_by_their_paths() {
+    for module in support::on_every_device(
+        "kernels_of_one_name_in_two_modules_are_launched_by_their_paths",
+        support::test_kernels(),
+    ) {
+        let x: Vec<f32> = (0..65).map(|i| i as f32).collect();
+        let mut out = vec![0.0f32; 64];
+        launch!(module, test_kernels::porting::add_next[1, 64](&x[..64], &mut out)).unwrap();
+        assert!(
+            out.iter().zip(&x).all(|(&o, &v)| o == v + 1.0),
+            "{}: {out:?}",
+            module.device()
+        );
+        launch!(module, test_kernels::add_next[1, 64](&x, &mut out)).unwrap();
+        assert!(
+            out.iter().enumerate().all(|(i, &o)| o == x[i] + x[i + 1]),
+            "{}",
+            module.device()
+        );
+    }
+    assert_eq!(
+        test_kernels::porting::add_next.info().name,
+        "porting_add_next"
+    );
+    assert_eq!(test_kernels::add_next.info().name, "add_next");
+}

@@ -373,7 +373,10 @@ fn cargo_failed(
     let verbose = std::env::var(BUILD_VERBOSE_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
     BuildError::CargoFailed(Box::new(CargoFailure {
         package: package.name.clone(),
-        gpu_only_errors: only.into_iter().map(render_with_hint).collect(),
+        gpu_only_errors: only
+            .into_iter()
+            .map(|d| render_with_hint(d, &nested.kernel_dir))
+            .collect(),
         also_on_host,
         other_output: if messages.iter().any(Diagnostic::is_error) {
             String::new()

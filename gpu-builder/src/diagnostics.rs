@@ -6,6 +6,7 @@
 //! `cargo check` of the kernel crate, and only the errors the host does not report are shown.
 
 use std::collections::HashSet;
+use std::path::Path;
 
 /// One error rustc reported (`compiler-message` in cargo's JSON).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,8 +108,9 @@ pub(crate) fn gpu_only<'a>(
 /// rustc's rendering of `d`, where it is "no method named `exp` found for type `f32`" with the
 /// misleading suggestion (`use compiler_builtins::float::traits::Float`, a similarly named
 /// method) replaced by what to call instead.
-pub(crate) fn render_with_hint(d: &Diagnostic) -> String {
-    let Some(note) = float_method_note(&d.message) else {
+pub(crate) fn render_with_hint(d: &Diagnostic, kernel_dir: &Path) -> String {
+    let Some(note) = float_method_note(&d.message).or_else(|| duplicate_kernel_note(d, kernel_dir))
+    else {
         return d.rendered.clone();
     };
     // Keep the header and the primary snippet up to its `^^^` line; rustc's help follows.
@@ -124,6 +126,68 @@ pub(crate) fn render_with_hint(d: &Diagnostic) -> String {
         }
     }
     format!("{}\n{gutter}|\n{gutter}= note: {note}\n", kept.join("\n"))
+}
+
+/// For rustc's "symbol `X` is already defined" (two kernels named `X` in different modules:
+/// PTX entries share one namespace per crate, and rustc names only the second), every
+/// `#[kernel]` function named `X` in the kernel crate's `src/`, and the fix.
+fn duplicate_kernel_note(d: &Diagnostic, kernel_dir: &Path) -> Option<String> {
+    let name = d
+        .message
+        .strip_prefix("symbol `")?
+        .strip_suffix("` is already defined")?;
+    let mut found = Vec::new();
+    kernel_definitions(&kernel_dir.join("src"), name, kernel_dir, &mut found);
+    found.sort();
+    let places = match found.as_slice() {
+        [] => String::new(),
+        places => format!(" `{name}` is a kernel at {}.", places.join(" and ")),
+    };
+    Some(format!(
+        "a kernel's PTX entry is named after its function, and PTX entries share one namespace \
+         per kernel crate (modules do not separate them).{places} Give all but one another \
+         entry name with `#[kernel(name = \"<module>_{name}\")]` (each is still launched by its \
+         path, `module::{name}`), or rename the functions"
+    ))
+}
+
+/// Appends `file:line` (relative to `root`) of each function named `name` under `dir` that a
+/// `#[kernel]` attribute in the lines just above marks.
+fn kernel_definitions(dir: &Path, name: &str, root: &Path, found: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            kernel_definitions(&path, name, root, found);
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        let defines = |line: &str| {
+            line.split_once("fn ").is_some_and(|(before, after)| {
+                !before.contains("//")
+                    && after.strip_prefix(name).is_some_and(|rest| {
+                        rest.trim_start().starts_with('(') || rest.trim_start().starts_with('<')
+                    })
+            })
+        };
+        for (i, line) in lines.iter().enumerate() {
+            let marked = lines[i.saturating_sub(8)..i]
+                .iter()
+                .any(|l| l.trim_start().starts_with("#[") && l.contains("kernel"));
+            if defines(line) && marked {
+                let shown = path.strip_prefix(root).unwrap_or(&path);
+                found.push(format!("{}:{}", shown.display(), i + 1));
+            }
+        }
+    }
 }
 
 /// The std float methods that `ferrocuda_std::math::DeviceMath` also has, under the same name,
@@ -247,7 +311,7 @@ mod tests {
     #[test]
     fn float_methods_get_a_ferrocuda_std_note_instead_of_rustcs_help() {
         let d = &parse_messages(EXP_F32)[0];
-        let text = render_with_hint(d);
+        let text = render_with_hint(d, Path::new("/nonexistent"));
         assert!(text.contains("^^^ method not found in `f32`"), "{text}");
         assert!(!text.contains("compiler_builtins"), "{text}");
         assert!(
@@ -275,7 +339,40 @@ mod tests {
 
         // Other errors are left as rustc rendered them.
         let other = &parse_messages(MISMATCH)[0];
-        assert_eq!(render_with_hint(other), other.rendered);
+        assert_eq!(render_with_hint(other, Path::new("/nonexistent")), other.rendered);
+    }
+
+    /// Two kernels of one name in two modules: rustc names only the second definition; the
+    /// note names both, with the fix.
+    #[test]
+    fn a_duplicate_kernel_symbol_names_every_definition_and_the_fix() {
+        let dir = std::env::temp_dir().join(format!("ferrocuda-dup-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src/stats")).unwrap();
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            "mod stats;\nuse ferrocuda_std::kernel;\n\n#[kernel]\npub fn mean_kernel(x: &[f32]) {}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("src/stats/mod.rs"),
+            "/// Means.\n#[kernel(same_len(x, out))]\npub fn mean_kernel(x: &[f32], out: Out<f32>) {}\n\
+             // fn mean_kernel() in a comment\nfn mean_kernel_helper() {}\n",
+        )
+        .unwrap();
+        let d = Diagnostic {
+            level: "error".into(),
+            message: "symbol `mean_kernel` is already defined".into(),
+            code: None,
+            primary: Some(("src/stats/mod.rs".into(), 3, 1)),
+            rendered: "error: symbol `mean_kernel` is already defined\n --> src/stats/mod.rs:3:1\n  |\n3 | pub fn mean_kernel(x: &[f32], out: Out<f32>) {}\n  | ^^^^^^^^^^^^\n".into(),
+        };
+        let text = render_with_hint(&d, &dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            text.contains("`mean_kernel` is a kernel at src/lib.rs:5 and src/stats/mod.rs:3."),
+            "{text}"
+        );
+        assert!(text.contains("#[kernel(name = \"<module>_mean_kernel\")]"), "{text}");
     }
 
     /// The functions the notes name must exist in ferrocuda-std (checked where its source is at

@@ -18,10 +18,20 @@ pub(crate) fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<To
     let params = parse_params(&function)?;
     let rules = length_rules(&options, &params)?;
     if let Some((key, instances)) = &options.instances {
+        if let Some(name) = &options.name {
+            return Err(syn::Error::new(
+                name.span(),
+                "a generic kernel's entries are named per instance (`scale_f32`, ...): rename \
+                 the function instead of giving `name`",
+            ));
+        }
         return generics::expand_generic(&function, &params, &rules, key, instances);
     }
     let entry = Entry {
-        name: function.sig.ident.clone(),
+        name: options
+            .name
+            .clone()
+            .unwrap_or_else(|| function.sig.ident.clone()),
         params,
         turbofish: TokenStream2::new(),
         substitution: Substitution::default(),

@@ -1,6 +1,6 @@
 //! The options of `#[kernel(...)]`: `same_len(a, b, ...)` groups, `len(x = a * b)` products,
-//! `index32(a, out)` views, `transposed(out, a)` pairs, the `block(x, y, z)` shape and
-//! `instances(...)`.
+//! `index32(a, out)` views, `transposed(out, a)` pairs, the `block(x, y, z)` shape,
+//! `instances(...)` and the PTX entry's `name = "..."`.
 
 use crate::generics::Instance;
 use syn::parse::{Parse, ParseStream};
@@ -21,6 +21,9 @@ pub(crate) struct KernelOptions {
     pub(crate) block: Option<Vec<Expr>>,
     /// The instances of a generic kernel; `None` for a kernel without `instances(...)`.
     pub(crate) instances: Option<(Ident, Vec<Instance>)>,
+    /// `name = "stats_mean"`: the PTX entry's name, when the function's own is taken by another
+    /// kernel of the crate (PTX entries share one namespace per crate, modules do not).
+    pub(crate) name: Option<Ident>,
 }
 
 impl Parse for KernelOptions {
@@ -31,6 +34,7 @@ impl Parse for KernelOptions {
         let mut transposed = Vec::new();
         let mut block = None;
         let mut instances = None;
+        let mut name = None;
         while !input.is_empty() {
             let key: Ident = input.parse()?;
             let content;
@@ -107,13 +111,25 @@ impl Parse for KernelOptions {
                     ));
                 }
                 instances = Some((key, list.into_iter().collect()));
+            } else if key == "name" {
+                input.parse::<Token![=]>()?;
+                let literal: syn::LitStr = input.parse()?;
+                let ident = syn::parse_str::<Ident>(&literal.value()).map_err(|_| {
+                    syn::Error::new(
+                        literal.span(),
+                        "`name` is the PTX entry's name: a Rust identifier, e.g. \
+                         `name = \"stats_mean\"`",
+                    )
+                })?;
+                if name.replace(ident).is_some() {
+                    return Err(syn::Error::new(key.span(), "`name` is given twice"));
+                }
             } else {
                 return Err(syn::Error::new(
                     key.span(),
                     "unknown #[kernel] option; expected `same_len(a, b, ...)`, \
                      `len(x = a * b)`, `index32(a, out)`, `transposed(out, a)`, \
-                     `block(x, y)` or \
-                     `instances(f32, f64, ...)`",
+                     `block(x, y)`, `instances(f32, f64, ...)` or `name = \"entry\"`",
                 ));
             }
             if !input.is_empty() {
@@ -127,6 +143,7 @@ impl Parse for KernelOptions {
             transposed,
             block,
             instances,
+            name,
         })
     }
 }

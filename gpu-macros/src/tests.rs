@@ -731,3 +731,24 @@ fn bool_parameters_cross_as_a_byte_and_bool_elements_say_what_to_use() {
         );
     }
 }
+
+#[test]
+fn name_sets_the_ptx_entry_and_must_be_an_identifier() {
+    let code = expand_str(
+        "name = \"stats_mean\"",
+        "pub fn mean(out: Out<f32>) { let _ = out; }",
+    )
+    .unwrap();
+    assert!(
+        code.contains("extern \"ptx-kernel\" fn stats_mean"),
+        "{code}"
+    );
+    assert!(code.contains("const mean"), "{code}");
+    assert!(error_of("name = \"not an ident\"", "pub fn k() {}").contains("Rust identifier"));
+    assert!(error_of("name = \"a\", name = \"b\"", "pub fn k() {}").contains("twice"));
+    let generic = error_of(
+        "instances(f32), name = \"x\"",
+        "pub fn k<T: Number>(out: Out<T>) { let _ = out; }",
+    );
+    assert!(generic.contains("named per instance"), "{generic}");
+}

@@ -41,3 +41,14 @@ pub fn with_flags(x: &[f32], negate: bool, scale: f32, apply: bool, out: Out<f32
         out.set(i, if apply { v * scale } else { x[i] });
     }
 }
+
+/// A kernel named as one at the crate's root (`test_kernels::add_next`), as two ported programs
+/// each with a `mean_kernel` are: PTX entries share one namespace per crate, so this one's is
+/// `porting_add_next`; it is launched by its path all the same. `out[i] = x[i] + 1`.
+#[kernel(same_len(x, out), name = "porting_add_next")]
+pub fn add_next(x: &[f32], out: Out<f32>) {
+    let i = thread::index_1d();
+    if i < x.len() {
+        out.set(i, x[i] + 1.0);
+    }
+}
