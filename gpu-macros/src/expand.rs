@@ -417,7 +417,7 @@ pub(crate) fn expand_entry(
         #[cfg(target_arch = "nvptx64")]
         #(#doc_attrs)*
         #[unsafe(no_mangle)]
-        #[allow(improper_ctypes_definitions, clippy::missing_safety_doc, clippy::too_many_arguments)]
+        #[allow(improper_ctypes_definitions, non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
         pub unsafe extern "ptx-kernel" fn #name(#(#ptx_params),*) {
             #ptx_body_fn
             // SAFETY: this entry runs one block, and the scope lives in its frame.

@@ -1,6 +1,10 @@
 //! What ports of CUDA code need (issue 30): indices computed in `i32` and `u32`
 //! (`ferrocuda_std::ElementIndex`), CUDA's `out[i] += v` (`Out::at`), `bool` parameters.
 
+// Nothing #[kernel] generates for these kernels may warn, on the host or in the PTX build
+// (issue 30, point 9: `_`-prefixed parameters warned).
+#![deny(warnings)]
+
 use ferrocuda_std::prelude::*;
 
 /// Block size of [`smooth_i32`].
@@ -50,5 +54,23 @@ pub fn add_next(x: &[f32], out: Out<f32>) {
     let i = thread::index_1d();
     if i < x.len() {
         out.set(i, x[i] + 1.0);
+    }
+}
+
+/// Parameters a port keeps but does not use, each kind `_`-prefixed, around a barrier (the split
+/// path) and in an elementwise body.
+#[kernel(same_len(x, out))]
+pub fn unused_parameters(
+    x: &[f32],
+    _weights: &[f32],
+    _scratch: Out<f32>,
+    _k: u32,
+    _flag: bool,
+    out: Out<f32>,
+) {
+    let i = thread::index_1d();
+    thread::sync_threads();
+    if i < x.len() {
+        out.set(i, x[i]);
     }
 }
