@@ -42,6 +42,7 @@ pub struct PtxBuilder {
     ptxas: PtxasMode,
     patches: Vec<(String, PathBuf)>,
     warn_without_fma: bool,
+    selection: nested::Selection,
 }
 
 /// The result of a kernel build.
@@ -89,7 +90,40 @@ impl PtxBuilder {
             ptxas: PtxasMode::Auto,
             patches: Vec::new(),
             warn_without_fma: true,
+            selection: nested::Selection::default(),
         }
+    }
+
+    /// Turns on cargo features of the kernel crate for the PTX build (`--features`), as a
+    /// dependency entry's `features = [...]` does for its host build: pass the same ones.
+    ///
+    /// ```no_run
+    /// # use ferrocuda_builder::PtxBuilder;
+    /// let built = PtxBuilder::new("../my-kernels").features(["f64-kernels"]).build();
+    /// ```
+    pub fn features<S: Into<String>>(mut self, features: impl IntoIterator<Item = S>) -> Self {
+        self.selection
+            .features
+            .extend(features.into_iter().map(Into::into));
+        self
+    }
+
+    /// Builds the kernel crate without its default features (`--no-default-features`).
+    pub fn no_default_features(mut self) -> Self {
+        self.selection.no_default_features = true;
+        self
+    }
+
+    /// Sets a cfg for the kernel crate's PTX build: `cfg("fast_math")` is `--cfg fast_math`,
+    /// `cfg("tile = \"64\"")` is `--cfg tile="64"`, each declared to rustc's unexpected-cfg
+    /// lint too. Only the kernel crate gets it, not its dependencies.
+    pub fn cfg(mut self, cfg: &str) -> Self {
+        let cfg = match cfg.split_once('=') {
+            Some((name, value)) => format!("{}={}", name.trim(), value.trim()),
+            None => cfg.trim().to_string(),
+        };
+        self.selection.cfgs.push(cfg);
+        self
     }
 
     /// The GPU architecture (`-C target-cpu`). Default `sm_70`, the lowest our kernels need:
@@ -167,6 +201,7 @@ impl PtxBuilder {
             kernel_dir: dir.clone(),
             target_dir: target_dir.clone(),
             env_remove: nested::env_to_remove(std::env::vars_os()),
+            selection: self.selection.clone(),
         };
         let package = KernelPackage::read(&dir.join("Cargo.toml"))?;
         let var = |v: &str| std::env::var_os(v).map(PathBuf::from);
@@ -181,6 +216,7 @@ impl PtxBuilder {
             &package,
             &self.patches,
             lockfile.as_deref(),
+            &self.selection,
         )?;
 
         let mut cmd = nested.ptx_command(&wrapper, &package, &self.arch);

@@ -339,7 +339,10 @@ mod tests {
 
         // Other errors are left as rustc rendered them.
         let other = &parse_messages(MISMATCH)[0];
-        assert_eq!(render_with_hint(other, Path::new("/nonexistent")), other.rendered);
+        assert_eq!(
+            render_with_hint(other, Path::new("/nonexistent")),
+            other.rendered
+        );
     }
 
     /// Two kernels of one name in two modules: rustc names only the second definition; the
@@ -372,7 +375,10 @@ mod tests {
             text.contains("`mean_kernel` is a kernel at src/lib.rs:5 and src/stats/mod.rs:3."),
             "{text}"
         );
-        assert!(text.contains("#[kernel(name = \"<module>_mean_kernel\")]"), "{text}");
+        assert!(
+            text.contains("#[kernel(name = \"<module>_mean_kernel\")]"),
+            "{text}"
+        );
     }
 
     /// The functions the notes name must exist in ferrocuda-std (checked where its source is at

@@ -133,6 +133,55 @@ pub(crate) struct Nested {
     pub kernel_dir: PathBuf,
     pub target_dir: PathBuf,
     pub env_remove: Vec<OsString>,
+    /// What the kernel crate is built with: its features and extra cfgs.
+    pub selection: Selection,
+}
+
+/// The kernel crate's cargo features and rustc cfgs for the PTX build ([`crate::PtxBuilder`]'s
+/// `features`, `no_default_features` and `cfg`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Selection {
+    pub features: Vec<String>,
+    pub no_default_features: bool,
+    /// `name` or `name="value"`, as rustc's `--cfg` takes them.
+    pub cfgs: Vec<String>,
+}
+
+impl Selection {
+    /// The wrapper's dependency on the kernel crate (`package`, in `dir`), with the features: a
+    /// package outside the workspace takes no `--features`, a dependency entry does.
+    fn dependency(&self, package: &str, dir: String) -> toml::Table {
+        let mut entry = toml::Table::new();
+        entry.insert("package".into(), package.into());
+        entry.insert("path".into(), dir.into());
+        if !self.features.is_empty() {
+            let features = self.features.iter().cloned().map(toml::Value::from);
+            entry.insert("features".into(), features.collect::<Vec<_>>().into());
+        }
+        if self.no_default_features {
+            entry.insert("default-features".into(), false.into());
+        }
+        entry
+    }
+
+    /// rustc's arguments for the cfgs: each `--cfg` with its `--check-cfg`, so that rustc's
+    /// unexpected-cfg lint knows it.
+    fn rustc_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        for cfg in &self.cfgs {
+            let check = match cfg.split_once('=') {
+                Some((name, value)) => format!("cfg({name}, values({value}))"),
+                None => format!("cfg({cfg})"),
+            };
+            args.extend([
+                "--cfg".to_string(),
+                cfg.clone(),
+                "--check-cfg".to_string(),
+                check,
+            ]);
+        }
+        args
+    }
 }
 
 impl Nested {
@@ -168,12 +217,14 @@ impl Nested {
             cmd.arg("--config").arg(config);
         }
         cmd.args(["--", "--emit=asm", "-C"])
-            .arg(format!("target-cpu={arch}"));
+            .arg(format!("target-cpu={arch}"))
+            .args(self.selection.rustc_args());
         cmd
     }
 
-    /// `cargo check` of the kernel crate for the host, in the same wrapper and target directory:
-    /// the errors it reports are the ones cargo's host build of the kernel crate prints anyway.
+    /// `cargo check` of the kernel crate for the host (with the PTX build's features, not its
+    /// cfgs), in the same wrapper and target directory: the errors it reports are the ones
+    /// cargo's host build of the kernel crate prints anyway.
     pub fn host_check_command(&self, wrapper: &Path, package: &KernelPackage) -> Command {
         let mut cmd = self.command("check");
         cmd.arg("--manifest-path")
@@ -197,6 +248,7 @@ pub(crate) fn write_wrapper(
     package: &KernelPackage,
     patches: &[(String, PathBuf)],
     lockfile: Option<&Path>,
+    selection: &Selection,
 ) -> Result<PathBuf, BuildError> {
     let dir = target_dir.join("wrappers").join(&package.name);
     std::fs::create_dir_all(&dir).map_err(|e| BuildError::io(&dir, e))?;
@@ -217,7 +269,8 @@ pub(crate) fn write_wrapper(
         }
     }
     let manifest = dir.join("Cargo.toml");
-    crate::write_if_changed(&manifest, &wrapper_manifest(kernel_dir, package, patch)?)?;
+    let manifest_text = wrapper_manifest(kernel_dir, package, patch, selection)?;
+    crate::write_if_changed(&manifest, &manifest_text)?;
     crate::write_if_changed(&dir.join("lib.rs"), "#![no_std]\n")?;
     if let Some(lock) = lockfile {
         let text = std::fs::read_to_string(lock).map_err(|e| BuildError::io(lock, e))?;
@@ -265,15 +318,16 @@ fn wrapper_manifest(
     kernel_dir: &Path,
     package: &KernelPackage,
     patch: toml::Table,
+    selection: &Selection,
 ) -> Result<String, BuildError> {
+    let dependency = selection.dependency(&package.name, toml_path(kernel_dir)?);
     let mut text = format!(
         "# Written by ferrocuda-builder: a workspace of its own around the kernel crate, so that the\n\
          # nested cargo writes its lockfile here and never into the kernel crate's directory.\n\
          [package]\nname = \"ferrocuda-ptx-wrapper\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\
          publish = false\n\n[lib]\npath = \"lib.rs\"\n\n[dependencies]\n\
-         kernels = {{ package = {}, path = {} }}\n\n[workspace]\n",
-        toml_string(&package.name),
-        toml_string(&toml_path(kernel_dir)?)
+         kernels = {}\n\n[workspace]\n",
+        toml::Value::Table(dependency)
     );
     if !patch.is_empty() {
         let mut root = toml::Table::new();

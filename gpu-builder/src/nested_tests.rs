@@ -63,6 +63,7 @@ fn scrubs_host_build_env_and_keeps_the_rest() {
         kernel_dir: "/k".into(),
         target_dir: "/t".into(),
         env_remove: env_to_remove(env),
+        selection: Selection::default(),
     };
     let package = KernelPackage { name: "k".into() };
     let cmd = nested.ptx_command(Path::new("/t/wrappers/k/Cargo.toml"), &package, "sm_80");
@@ -194,7 +195,13 @@ fn the_wrapper_depends_on_the_kernel_crate_and_patches_crates_io() {
     entry.insert("path".into(), "/reg/ferrocuda-std-0.1.0".into());
     crates_io.insert("ferrocuda-std".into(), entry.into());
     patch.insert("crates-io".into(), crates_io.into());
-    let text = wrapper_manifest(Path::new("/ws/a \"b\"/k"), &package, patch).unwrap();
+    let text = wrapper_manifest(
+        Path::new("/ws/a \"b\"/k"),
+        &package,
+        patch,
+        &Selection::default(),
+    )
+    .unwrap();
     let parsed: toml::Table = text.parse().expect("the wrapper manifest is TOML");
     let kernels = &parsed["dependencies"]["kernels"];
     assert_eq!(kernels["package"].as_str(), Some("my-kernels"), "{text}");
@@ -205,11 +212,14 @@ fn the_wrapper_depends_on_the_kernel_crate_and_patches_crates_io() {
         Some("/reg/ferrocuda-std-0.1.0"),
         "{text}"
     );
-    assert!(
-        !wrapper_manifest(Path::new("/k"), &package, toml::Table::new())
-            .unwrap()
-            .contains("[patch")
-    );
+    assert!(!wrapper_manifest(
+        Path::new("/k"),
+        &package,
+        toml::Table::new(),
+        &Selection::default()
+    )
+    .unwrap()
+    .contains("[patch"));
 }
 
 #[test]
@@ -237,7 +247,15 @@ fn the_outer_workspaces_patches_reach_the_wrapper_with_absolute_paths() {
         PathBuf::from("/explicit/host"),
     )];
     let target = root.join("target");
-    let manifest = write_wrapper(&target, &workspace, &package, &explicit, Some(&lock)).unwrap();
+    let manifest = write_wrapper(
+        &target,
+        &workspace,
+        &package,
+        &explicit,
+        Some(&lock),
+        &Selection::default(),
+    )
+    .unwrap();
     let text = std::fs::read_to_string(&manifest).unwrap();
     let parsed: toml::Table = text.parse().unwrap();
     let crates_io = &parsed["patch"]["crates-io"];
@@ -293,4 +311,38 @@ fn finds_the_outer_lockfile_that_lists_the_kernel_crate() {
     .unwrap();
     assert_eq!(find_lockfile(&starts, "my-kernels"), Some(outer));
     std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn features_go_into_the_wrapper_and_cfgs_become_rustc_arguments() {
+    let selection = Selection {
+        features: vec!["a".into(), "b".into()],
+        no_default_features: true,
+        cfgs: vec!["fast".into(), "tile=\"64\"".into()],
+    };
+    let dependency = toml::Value::Table(selection.dependency("k", "/k".into())).to_string();
+    assert!(
+        dependency.contains("features = [\"a\", \"b\"]"),
+        "{dependency}"
+    );
+    assert!(
+        dependency.contains("default-features = false"),
+        "{dependency}"
+    );
+    assert!(dependency.contains("package = \"k\""), "{dependency}");
+    let plain = toml::Value::Table(Selection::default().dependency("k", "/k".into())).to_string();
+    assert!(!plain.contains("features"), "{plain}");
+    assert_eq!(
+        selection.rustc_args(),
+        [
+            "--cfg",
+            "fast",
+            "--check-cfg",
+            "cfg(fast)",
+            "--cfg",
+            "tile=\"64\"",
+            "--check-cfg",
+            "cfg(tile, values(\"64\"))"
+        ]
+    );
 }

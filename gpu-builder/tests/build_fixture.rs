@@ -360,3 +360,35 @@ fn the_outer_lockfile_pins_the_nested_builds_versions() {
         lock
     );
 }
+
+/// Issue 30, point 9: a kernel crate's features and cfgs reach the PTX build, and a build
+/// without them does not have their kernels. Its own target directory: the same crate is built
+/// twice, in order.
+#[test]
+fn features_and_cfgs_reach_the_ptx_build() {
+    if let Err(e) = find_kernel_toolchain() {
+        return common::skip(&format!("no kernel toolchain:\n{e}"));
+    }
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kernel-target-selection");
+    let plain = PtxBuilder::new(fixture())
+        .target_dir(&target)
+        .ptxas(PtxasMode::Skip)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plain.entry_names(), vec!["add_one"]);
+    let selected = PtxBuilder::new(fixture())
+        .target_dir(&target)
+        .ptxas(PtxasMode::Skip)
+        .features(["extra"])
+        .cfg("tile = \"64\"")
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut names = selected.entry_names();
+    names.sort();
+    assert_eq!(names, vec!["add_one", "with_extra_feature", "with_tile_64"]);
+    assert!(
+        !selected.cargo_log.contains("unexpected `cfg`"),
+        "the cfg is declared to rustc's lint:\n{}",
+        selected.cargo_log
+    );
+}
