@@ -1,6 +1,6 @@
 # The two commands of the README. Each first runs scripts/setup.sh, which installs only what is
 # missing (the kernel toolchain and ptxas).
-.PHONY: run test setup setup-sass bench bench-quick doctor compare-python
+.PHONY: run test setup setup-sass bench bench-quick doctor compare-python test-numba
 
 ## The seed's table: every workload on one CPU thread, the CPU executor and the GPU, verified.
 run: setup
@@ -35,3 +35,8 @@ compare-python: setup
 	@target/python-baseline/bin/pip install -q -r scripts/python_baseline.requirements.txt
 	cargo build --release --bin ferrocuda
 	target/python-baseline/bin/python scripts/python_baseline.py
+
+## Numba's CUDA test suites on the PTX emulator (a driver client we did not write): passed /
+## failed / errors / skipped per suite. Makes its own virtual environment under target/.
+test-numba:
+	@scripts/test-numba.sh

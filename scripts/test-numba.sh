@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs Numba's CUDA test suites (numba.cuda.tests.cudadrv: the driver; numba.cuda.tests.cudapy:
+# kernels) against the PTX emulator's libcuda, through Numba's ctypes driver binding
+# (docs/emulator.md, "Judged by Numba"). Makes its own virtual environment with the pinned
+# versions of scripts/numba.requirements.txt under target/numba-venv, builds the emulator, runs
+# the suites and prints passed / failed / errors / skipped for each.
+#
+#   scripts/test-numba.sh                 both suites
+#   scripts/test-numba.sh cudadrv         one suite (or a test id: numba.cuda.tests.cudapy.test_atomics)
+#   NUMBA_JOBS=2 scripts/test-numba.sh    in parallel processes (Numba's runner's -m)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+venv=target/numba-venv
+if ! "$venv/bin/python" -c 'import numba.cuda' 2>/dev/null \
+    || ! cmp -s scripts/numba.requirements.txt "$venv/requirements.txt"; then
+  python3 -m venv "$venv" || exit 1
+  "$venv/bin/pip" install -q -r scripts/numba.requirements.txt || exit 1
+  cp scripts/numba.requirements.txt "$venv/requirements.txt"
+fi
+cargo build -q -p ferrocuda-ptx-emu-driver || exit 1
+
+export NUMBA_CUDA_USE_NVIDIA_BINDING=0
+export NUMBA_CUDA_DRIVER=$PWD/target/debug/libferrocuda_emu_cuda.so
+# The suites' own tests of the simulator are not ours to run.
+unset NUMBA_ENABLE_CUDASIM
+
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(cudadrv cudapy)
+status=0
+for suite in "${suites[@]}"; do
+  case $suite in
+    *.*) id=$suite ;;
+    *) id=numba.cuda.tests.$suite ;;
+  esac
+  log=target/numba-$(echo "$id" | tr '.' '_').log
+  echo "==> $id (log: $log)"
+  "$venv/bin/python" -m numba.runtests -v ${NUMBA_JOBS:+-m "$NUMBA_JOBS"} "$id" >"$log" 2>&1
+  [ $? -eq 0 ] || status=1
+  "$venv/bin/python" - "$log" <<'PY'
+import re, sys
+text = open(sys.argv[1], errors="replace").read()
+ran = re.search(r"^Ran (\d+) tests? in ([\d.]+)s", text, re.M)
+summary = re.search(r"^(OK|FAILED)(?: \((.*)\))?$", text, re.M)
+if not (ran and summary):
+    print("   did not finish (see the log)")
+    sys.exit()
+parts = dict((k.strip(), int(v)) for k, v in
+             (p.split("=") for p in (summary.group(2) or "").split(",") if "=" in p))
+failed, errors = parts.get("failures", 0), parts.get("errors", 0)
+skipped = parts.get("skipped", 0)
+expected = parts.get("expected failures", 0) + parts.get("unexpected successes", 0)
+passed = int(ran.group(1)) - failed - errors - skipped - expected
+print(f"   {passed} passed, {failed} failed, {errors} errors, {skipped} skipped"
+      + (f", {expected} expected failures" if expected else "")
+      + f" (ran {ran.group(1)} in {float(ran.group(2)):.0f} s)")
+PY
+done
+exit $status
