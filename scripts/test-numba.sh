@@ -50,7 +50,8 @@ parts = dict((k.strip(), int(v)) for k, v in
 failed, errors = parts.get("failures", 0), parts.get("errors", 0)
 skipped = parts.get("skipped", 0)
 expected = parts.get("expected failures", 0) + parts.get("unexpected successes", 0)
-passed = int(ran.group(1)) - failed - errors - skipped - expected
+# Errors also count failed class and module set-ups, so passes are counted, not subtracted.
+passed = len(re.findall(r" \.\.\. ok$", text, re.M))
 print(f"   {passed} passed, {failed} failed, {errors} errors, {skipped} skipped"
       + (f", {expected} expected failures" if expected else "")
       + f" (ran {ran.group(1)} in {float(ran.group(2)):.0f} s)")

@@ -13,10 +13,73 @@ use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::sync::Arc;
 
-/// Where the caller wants the JIT's logs (cuModuleLoadDataEx options).
-struct Logs {
+/// Where the caller wants the JIT's logs (the log options of `cuModuleLoadDataEx` and
+/// `cuLinkCreate`): each log's buffer, its size, and the options' value array, whose size slot
+/// gets the bytes written.
+pub(crate) struct JitLogs {
     info: Option<(*mut c_char, usize, usize)>,
     error: Option<(*mut c_char, usize, usize)>,
+    values: *mut *mut c_void,
+}
+
+/// The log options among `options`/`optionValues`. Every other option (optimisation level,
+/// register limits, targets, verbosity) steers machine code generation, which an interpreter
+/// has none of.
+///
+/// # Safety
+/// Both arrays hold `count` entries, and the log buffers and option arrays stay valid while the
+/// returned logs are written (the driver API's contract).
+pub(crate) unsafe fn jit_logs(
+    count: c_uint,
+    options: *mut J,
+    values: *mut *mut c_void,
+) -> Result<JitLogs, CUresult> {
+    if count > 0 && (options.is_null() || values.is_null()) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: both arrays hold `count` entries (the caller's contract); options are read as
+    // their raw u32, never as the enum.
+    let pairs: Vec<(u32, *mut c_void)> = (0..count as usize)
+        .map(|i| unsafe { (options.cast::<u32>().add(i).read(), values.add(i).read()) })
+        .collect();
+    let find = |option: J| pairs.iter().position(|&(o, _)| o == option as u32);
+    // A log wanted: its buffer, its size (integer options travel in the pointer slots) and the
+    // slot the size is written back to.
+    let log = |buffer: J, size: J| {
+        let (b, s) = (find(buffer)?, find(size)?);
+        Some((pairs[b].1.cast::<c_char>(), pairs[s].1.addr(), s))
+    };
+    Ok(JitLogs {
+        info: log(
+            J::CU_JIT_INFO_LOG_BUFFER,
+            J::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+        ),
+        error: log(
+            J::CU_JIT_ERROR_LOG_BUFFER,
+            J::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ),
+        values,
+    })
+}
+
+impl JitLogs {
+    /// Writes `text` as the info log, if one was asked for.
+    pub(crate) fn info(&self, text: &str) {
+        self.write(self.info, text);
+    }
+
+    /// Writes `text` as the error log, if one was asked for.
+    pub(crate) fn error(&self, text: &str) {
+        self.write(self.error, text);
+    }
+
+    fn write(&self, target: Option<(*mut c_char, usize, usize)>, text: &str) {
+        if let Some((buffer, size, slot)) = target {
+            // SAFETY: the caller's buffer holds `size` bytes, as its size option says, `slot`
+            // indexes the value array, and both are still valid (`jit_logs`' contract).
+            unsafe { write_log(buffer, size, self.values, slot, text) };
+        }
+    }
 }
 
 /// What the JIT says for a module it compiled: the ptxas-style resource lines.
@@ -154,50 +217,14 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
     optionValues: *mut *mut c_void,
 ) -> CUresult {
     guard("cuModuleLoadDataEx", || {
-        if numOptions > 0 && (options.is_null() || optionValues.is_null()) {
-            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-        }
-        // SAFETY: both arrays hold numOptions entries (the caller's contract); options are read
-        // as their raw u32, never as the enum.
-        let pairs: Vec<(u32, *mut c_void)> = (0..numOptions as usize)
-            .map(|i| unsafe {
-                (
-                    options.cast::<u32>().add(i).read(),
-                    optionValues.add(i).read(),
-                )
-            })
-            .collect();
-        let find = |option: J| pairs.iter().position(|&(o, _)| o == option as u32);
-        // A log wanted: its buffer, its size (integer options travel in the pointer slots) and
-        // the slot the size is written back to.
-        let log = |buffer: J, size: J| {
-            let (b, s) = (find(buffer)?, find(size)?);
-            Some((pairs[b].1.cast::<c_char>(), pairs[s].1.addr(), s))
-        };
-        let logs = Logs {
-            info: log(
-                J::CU_JIT_INFO_LOG_BUFFER,
-                J::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-            ),
-            error: log(
-                J::CU_JIT_ERROR_LOG_BUFFER,
-                J::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-            ),
-        };
-        // Every other option (optimisation level, register limits, targets, verbosity) steers
-        // machine code generation, which an interpreter has none of.
+        // SAFETY: both arrays hold numOptions entries, valid for this call (the caller's
+        // contract).
+        let logs = unsafe { jit_logs(numOptions, options, optionValues) }?;
         // SAFETY: the caller's image is NUL-terminated PTX (driver API contract).
         let loaded = unsafe { load(image) };
-        let (info, error) = match &loaded {
-            Ok((_, info)) => (info.as_str(), ""),
-            Err((_, log)) => ("", log.as_str()),
-        };
-        for (target, text) in [(logs.info, info), (logs.error, error)] {
-            if let Some((buffer, size, slot)) = target {
-                // SAFETY: the caller's buffer holds `size` bytes, as its size option says, and
-                // `slot` indexes optionValues.
-                unsafe { write_log(buffer, size, optionValues, slot, text) };
-            }
+        match &loaded {
+            Ok((_, info)) => logs.info(info),
+            Err((_, log)) => logs.error(log),
         }
         let (id, _) = loaded.map_err(|(code, _)| code)?;
         // SAFETY: the caller's pointer is valid for one write (driver API contract).

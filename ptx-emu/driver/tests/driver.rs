@@ -451,3 +451,121 @@ fn page_locked_host_memory_is_page_aligned_copies_asynchronously_and_frees_once(
     let code = unsafe { sys::cuMemHostAlloc(&mut zero, 0, 0) };
     assert_eq!(code, CUresult::CUDA_ERROR_INVALID_VALUE);
 }
+
+/// The JIT linker (issue 35: Numba links every kernel): a kernel calling an `.extern` function
+/// that a second PTX input defines, both with an internal `$str` of their own, links into one
+/// module that loads and runs; machine-code inputs are refused with a log line; a destroyed
+/// link state is an invalid handle.
+#[test]
+fn the_linker_joins_ptx_inputs_into_a_module_that_runs() {
+    let ctx = own_context();
+    ctx.bind_to_thread().unwrap();
+    let kernel = ".version 7.0\n.target sm_70\n.address_size 64\n\
+        .extern .func (.param .b32 out) add_seven(.param .b32 x);\n\
+        .global .align 1 .b8 $str[2] = {65, 0};\n\
+        .visible .entry call_helper(.param .u64 p)\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<3>;\n\
+        \tld.param.u64 %rd1, [p];\n\tcvta.to.global.u64 %rd2, %rd1;\n\tld.global.u32 %r1, [%rd2];\n\
+        \t{\n\t.param .b32 a;\n\t.param .b32 r;\n\tst.param.b32 [a], %r1;\n\
+        \tcall.uni (r), add_seven, (a);\n\tld.param.b32 %r2, [r];\n\t}\n\
+        \tst.global.u32 [%rd2], %r2;\n\tret;\n}\n\0";
+    let helper = ".version 8.0\n.target sm_70\n.address_size 64\n\
+        .global .align 1 .b8 $str[2] = {66, 0};\n\
+        .visible .func (.param .b32 out) add_seven(.param .b32 x)\n{\n\t.reg .b32 %r<3>;\n\
+        \tld.param.b32 %r1, [x];\n\tadd.s32 %r2, %r1, 7;\n\tst.param.b32 [out], %r2;\n\tret;\n}\n\0";
+    let mut error_log = vec![0u8; 1024];
+    let mut options = [
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values = [
+        error_log.as_mut_ptr().cast::<c_void>(),
+        std::ptr::without_provenance_mut::<c_void>(error_log.len()),
+    ];
+    let mut state: sys::CUlinkState = std::ptr::null_mut();
+    // SAFETY: two options with their values, alive until the link is destroyed; one out-pointer.
+    unsafe { sys::cuLinkCreate_v2(2, options.as_mut_ptr(), values.as_mut_ptr(), &mut state) }
+        .result()
+        .unwrap();
+    let add = |text: &str, kind, name: &[u8]| {
+        // SAFETY: `text` holds its length in bytes; `name` is NUL-terminated.
+        unsafe {
+            sys::cuLinkAddData_v2(
+                state,
+                kind,
+                text.as_ptr().cast_mut().cast(),
+                text.len(),
+                name.as_ptr().cast(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        }
+    };
+    use sys::CUjitInputType as Input;
+    assert_eq!(
+        add(kernel, Input::CU_JIT_INPUT_PTX, b"kernel.ptx\0"),
+        CUresult::CUDA_SUCCESS
+    );
+    assert_eq!(
+        add(helper, Input::CU_JIT_INPUT_PTX, b"helper.ptx\0"),
+        CUresult::CUDA_SUCCESS
+    );
+    assert_eq!(
+        add("\x7fELF....", Input::CU_JIT_INPUT_CUBIN, b"a.cubin\0"),
+        CUresult::CUDA_ERROR_NOT_SUPPORTED
+    );
+    let log = String::from_utf8_lossy(&error_log);
+    assert!(
+        log.contains("a.cubin") && log.contains("links PTX only"),
+        "{log}"
+    );
+    let (mut image, mut size) = (std::ptr::null_mut::<c_void>(), 0usize);
+    // SAFETY: two out-pointers.
+    unsafe { sys::cuLinkComplete(state, &mut image, &mut size) }
+        .result()
+        .unwrap();
+    assert!(size > 1);
+    let mut module: sys::CUmodule = std::ptr::null_mut();
+    // SAFETY: the image is the linker's NUL-terminated text, alive until cuLinkDestroy.
+    unsafe { sys::cuModuleLoadData(&mut module, image) }
+        .result()
+        .unwrap();
+    let mut function: sys::CUfunction = std::ptr::null_mut();
+    // SAFETY: a loaded module and a NUL-terminated name.
+    unsafe { sys::cuModuleGetFunction(&mut function, module, c"call_helper".as_ptr()) }
+        .result()
+        .unwrap();
+    let stream = ctx.default_stream();
+    let mut buffer = stream.clone_htod(&[35u32]).unwrap();
+    let (address, _record) = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut buffer, &stream);
+    let mut params = [(&address as *const u64).cast_mut().cast::<c_void>()];
+    // SAFETY: the kernel takes one u64, passed by pointer; one thread.
+    unsafe {
+        sys::cuLaunchKernel(
+            function,
+            1,
+            1,
+            1,
+            1,
+            1,
+            1,
+            0,
+            stream.cu_stream(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()
+    .unwrap();
+    drop(_record);
+    assert_eq!(stream.clone_dtoh(&buffer).unwrap(), [42]);
+    // SAFETY: the link state made above, destroyed once; a second time is an invalid handle.
+    unsafe {
+        assert_eq!(sys::cuLinkDestroy(state), CUresult::CUDA_SUCCESS);
+        assert_eq!(
+            sys::cuLinkDestroy(state),
+            CUresult::CUDA_ERROR_INVALID_HANDLE
+        );
+        sys::cuModuleUnload(module).result().unwrap();
+    }
+}
