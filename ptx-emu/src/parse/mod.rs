@@ -198,20 +198,25 @@ impl Parser {
         Ok(())
     }
 
+    /// Skips a directive that ends with its line, not with `;` (`.version`, `.target`, `.file`,
+    /// `.loc`): the word at hand and the rest of its line, and a `;` there if one was written.
+    fn skip_line_directive(&mut self) {
+        let line = self.line();
+        self.at += 1;
+        while self.peek().is_some() && self.line() == line && !self.is(';') {
+            self.at += 1;
+        }
+        self.eat(';');
+    }
+
     fn module_item(&mut self, ast: &mut Ast) -> Result<(), ParseError> {
         let line = self.line();
         let mut words = Vec::new();
         while let Some(Tok::Word(w)) = self.peek() {
             let w = w.clone();
             match w.as_str() {
-                ".version" | ".target" | ".address_size" | ".file" | ".section" => {
-                    // A directive without `;`: the rest of its line.
-                    let line = self.line();
-                    self.at += 1;
-                    while self.peek().is_some() && self.line() == line && !self.is(';') {
-                        self.at += 1;
-                    }
-                    self.eat(';');
+                ".version" | ".target" | ".address_size" | ".file" | ".section" | ".loc" => {
+                    self.skip_line_directive();
                     return Ok(());
                 }
                 ".entry" | ".func" => {
@@ -452,7 +457,12 @@ impl Parser {
                     self.expect(';')?;
                     body.push(Statement::Var(variable));
                 }
-                ".pragma" | ".loc" | ".file" => self.skip_to_semicolon()?,
+                ".pragma" => self.skip_to_semicolon()?,
+                // No `;`: a `.loc` line followed by `ret;` is a `.loc`, then a `ret`.
+                ".loc" | ".file" => {
+                    self.at -= 1;
+                    self.skip_line_directive();
+                }
                 _ => {
                     self.at -= 1;
                     body.push(Statement::Instruction(self.instruction(line)?));
@@ -580,5 +590,38 @@ mod tests {
             }
         );
         assert!(matches!(&body[body.len() - 1], Statement::Instruction(i) if i.opcode == ["exit"]));
+    }
+
+    /// `.loc` and `.file` end with their line (no `;`), inside a body too: the `ret;` after a
+    /// `.loc` line is an instruction (Numba's driver test PTX; it was swallowed, and the kernel
+    /// ran past its end).
+    #[test]
+    fn line_directives_end_with_their_line() {
+        let ast = parse(
+            ".version 3.0
+.target sm_20
+.address_size 64
+.file 1 \"a.cu\"
+             .entry k(.param .u64 p)
+{
+ .reg .s32 %r<3>;
+ .loc 2 6 1
+ mov.u32 %r1, %tid.x;
+             .loc 2 7 2
+ ret;
+ .pragma \"nounroll\";
+}
+",
+        )
+        .unwrap();
+        let opcodes: Vec<_> = ast.functions[0]
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Statement::Instruction(i) => Some(i.opcode[0].clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(opcodes, ["mov", "ret"]);
     }
 }
