@@ -508,30 +508,178 @@ fn round_integral(x: f64, mode: Round) -> f64 {
 /// `cvt` between `.f16` and `.f32`: `cvt.rn.f16.f32` rounds to nearest even, `cvt.f32.f16` is
 /// exact; a NaN becomes the GPU's canonical one (`0x7fff`, `0x7fff_ffff`). `None` for the rest
 /// (other rounding modes, `.sat`, f64 or integers).
-fn convert_f16(to: Ty, from: Ty, round: Option<Round>, sat: bool, a: u64) -> Option<u64> {
-    let single = |t: Ty| t.kind == Kind::Float && t.bytes == 4;
-    let half = |t: Ty| t.kind == Kind::Float && t.bytes == 2;
-    if sat {
-        return None;
+/// A 16-bit float format: `.f16` (IEEE binary16) or `.bf16` (bfloat16).
+#[derive(Clone, Copy)]
+struct Half {
+    /// Significand bits, the hidden one included.
+    precision: i32,
+    /// The smallest normal exponent and the largest exponent.
+    min_exp: i32,
+    max_exp: i32,
+    bfloat: bool,
+}
+
+const F16: Half = Half {
+    precision: 11,
+    min_exp: -14,
+    max_exp: 15,
+    bfloat: false,
+};
+const BF16: Half = Half {
+    precision: 8,
+    min_exp: -126,
+    max_exp: 127,
+    bfloat: true,
+};
+
+impl Half {
+    fn of(t: Ty) -> Option<Half> {
+        match (t.kind, t.bytes) {
+            (Kind::Float, 2) => Some(F16),
+            (Kind::BFloat, _) => Some(BF16),
+            _ => None,
+        }
     }
-    if half(to) && single(from) && round == Some(Round::Nearest) {
-        let x = f32_of(a);
-        let bits = if x.is_nan() {
-            0x7fff
-        } else {
-            half::f16::from_f32(x).to_bits()
+
+    /// The largest finite value.
+    fn max(self) -> f64 {
+        (2.0 - 2f64.powi(1 - self.precision)) * 2f64.powi(self.max_exp)
+    }
+
+    fn decode(self, bits: u64) -> f64 {
+        match self.bfloat {
+            true => half::bf16::from_bits(bits as u16).to_f64(),
+            false => half::f16::from_bits(bits as u16).to_f64(),
+        }
+    }
+
+    /// The bits of `x`, which is NaN, infinite or exactly representable (rounded by `round`).
+    fn encode(self, x: f64) -> u64 {
+        if x.is_nan() {
+            // The canonical NaN the hardware's cvt produces.
+            return 0x7fff;
+        }
+        match self.bfloat {
+            true => half::bf16::from_f64(x).to_bits() as u64,
+            false => half::f16::from_f64(x).to_bits() as u64,
+        }
+    }
+
+    /// `x` rounded to this format by `mode`, as a (then exactly representable) f64: subnormals
+    /// kept, overflow to infinity or the largest finite value as IEEE's directed modes say.
+    fn round(self, x: f64, mode: Round) -> f64 {
+        if x == 0.0 || !x.is_finite() {
+            return x;
+        }
+        let exponent = ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+        let exponent = exponent.max(self.min_exp);
+        // A power of two: dividing and multiplying by it is exact.
+        let ulp = 2f64.powi(exponent - (self.precision - 1));
+        let q = x / ulp;
+        let r = match mode {
+            Round::Nearest => q.round_ties_even(),
+            Round::Zero => q.trunc(),
+            Round::Down => q.floor(),
+            Round::Up => q.ceil(),
+        } * ulp;
+        let max = self.max();
+        if r.abs() <= max {
+            return r;
+        }
+        let toward_zero = match mode {
+            Round::Nearest => false,
+            Round::Zero => true,
+            Round::Down => x > 0.0,
+            Round::Up => x < 0.0,
         };
-        return Some(bits as u64);
+        match toward_zero {
+            true => max.copysign(x),
+            false => f64::INFINITY.copysign(x),
+        }
     }
-    if single(to) && half(from) && round.is_none() {
-        let h = half::f16::from_bits(a as u16);
-        return Some(if h.is_nan() {
-            0x7fff_ffff
-        } else {
-            bits32(h.to_f32())
-        });
+
+    /// The integer `v` rounded to this format by `mode`.
+    fn round_integer(self, v: i128, mode: Round) -> f64 {
+        if v.unsigned_abs() < 1 << 53 {
+            return self.round(v as f64, mode);
+        }
+        // Rounded in the integers: `v as f64` would round once more first.
+        let magnitude = v.unsigned_abs();
+        let shift = 128 - magnitude.leading_zeros() as i32 - self.precision;
+        let (q, rem) = (magnitude >> shift, magnitude & ((1u128 << shift) - 1));
+        let half = 1u128 << (shift - 1);
+        let up = match mode {
+            Round::Nearest => rem > half || (rem == half && q & 1 == 1),
+            Round::Zero => false,
+            Round::Down => v < 0 && rem > 0,
+            Round::Up => v > 0 && rem > 0,
+        };
+        let value = (q + u128::from(up)) as f64 * 2f64.powi(shift);
+        self.round(if v < 0 { -value } else { value }, mode)
     }
-    None
+}
+
+/// `cvt` with an `.f16` or `.bf16` on either side: every direction, every rounding mode.
+fn convert_half(
+    to: Ty,
+    from: Ty,
+    round: Option<Round>,
+    sat: bool,
+    flush: bool,
+    a: u64,
+) -> Option<u64> {
+    let mode = round.unwrap_or(Round::Nearest);
+    let integer = |t: Ty| matches!(t.kind, Kind::Signed | Kind::Unsigned);
+    // The source's exact value (an integer apart, as it may not fit an f64 exactly).
+    let value = match Half::of(from) {
+        Some(h) => Some(h.decode(a)),
+        None if from.kind == Kind::Float && from.bytes == 4 => Some(ftz(f32_of(a), flush) as f64),
+        None if from.kind == Kind::Float => Some(f64::from_bits(a)),
+        None => None,
+    };
+    let clamp = |x: f64| match sat {
+        true if x.is_nan() => 0.0,
+        true => x.clamp(0.0, 1.0),
+        false => x,
+    };
+    if let Some(h) = Half::of(to) {
+        let rounded = match value {
+            Some(x) => h.round(x, mode),
+            None if integer(from) => {
+                let v = match from.kind {
+                    Kind::Signed => sext(a, from.bytes) as i128,
+                    _ => (a & mask(from.bytes)) as i128,
+                };
+                h.round_integer(v, mode)
+            }
+            None => return None,
+        };
+        return Some(h.encode(clamp(rounded)));
+    }
+    // From a 16-bit float to something wider: exact, or an integer by `cvt`'s integer rounding.
+    let x = value?;
+    match to.kind {
+        // A NaN widens to the canonical NaN, as the hardware's cvt gives it.
+        Kind::Float if x.is_nan() && to.bytes == 8 => Some(0x7fff_ffff_ffff_ffff),
+        Kind::Float if x.is_nan() => Some(0x7fff_ffff),
+        Kind::Float if to.bytes == 8 => Some(clamp(x).to_bits()),
+        Kind::Float => Some(bits32(ftz(clamp(x) as f32, flush))),
+        Kind::Signed | Kind::Unsigned => {
+            let x = round_integral(x, mode);
+            let w = to.bytes as u32 * 8;
+            let (lo, hi) = match to.kind {
+                Kind::Signed => (-(2f64.powi(w as i32 - 1)), 2f64.powi(w as i32 - 1) - 1.0),
+                _ => (0.0, 2f64.powi(w as i32) - 1.0),
+            };
+            // Float to integer saturates, NaN to 0 (PTX).
+            let x = if x.is_nan() { 0.0 } else { x.clamp(lo, hi) };
+            Some(match to.kind {
+                Kind::Signed => (x as i64) as u64,
+                _ => x as u64,
+            })
+        }
+        _ => None,
+    }
 }
 
 /// `cvt`: `None` when the conversion is not supported (f16 but for `.f16` ↔ `.f32`).
@@ -545,8 +693,12 @@ pub(crate) fn convert(
     a: u64,
 ) -> Option<u64> {
     let mode = round.unwrap_or(Round::Nearest);
-    if (to.kind == Kind::Float && to.bytes == 2) || (from.kind == Kind::Float && from.bytes == 2) {
-        return convert_f16(to, from, round, sat || flush, a);
+    if Half::of(to).is_some() || Half::of(from).is_some() {
+        let value = convert_half(to, from, round, sat, flush, a)?;
+        return Some(match to.kind {
+            Kind::Signed => sext(value & mask(to.bytes), to.bytes) as u64,
+            _ => value & mask(to.bytes),
+        });
     }
     let value = match (from.kind, to.kind) {
         (Kind::Float, Kind::Float) => {
@@ -752,10 +904,84 @@ mod tests {
         assert_eq!(to_single(0xfc00), f32::NEG_INFINITY);
         assert_eq!(to_single(0x7bff), 65504.0);
         assert_eq!(to_single(0x7e01).to_bits(), 0x7fff_ffff);
-        // What the emulator does not model: say so rather than guess.
+        // Directed rounding: 1 + 2^-12 is between 1 and the next f16 (1 + 2^-10).
+        let just_above_one = bits32(1.0 + 2f32.powi(-12));
+        let directed = |mode| convert(f16, F32, Some(mode), false, false, false, just_above_one);
+        assert_eq!(directed(Round::Zero), Some(0x3c00));
+        assert_eq!(directed(Round::Down), Some(0x3c00));
+        assert_eq!(directed(Round::Up), Some(0x3c01));
+        assert_eq!(directed(Round::Nearest), Some(0x3c00));
+        // Overflow: to infinity when rounding to nearest or away, else the largest finite.
+        let big = bits32(1e6);
         assert_eq!(
-            convert(f16, F32, Some(Round::Zero), false, false, false, 0),
-            None
+            convert(f16, F32, Some(Round::Zero), false, false, false, big),
+            Some(0x7bff)
         );
+        assert_eq!(
+            convert(f16, F32, Some(Round::Up), false, false, false, big),
+            Some(0x7c00)
+        );
+    }
+
+    /// `.bf16` in every direction (Numba's bfloat16 tests): f32, f64 and integers in, with the
+    /// rounding modes, and back out exactly; integers past 2^53 rounded once, not twice.
+    #[test]
+    fn bf16_conversions_round_from_every_type() {
+        let bf16 = Ty {
+            kind: Kind::BFloat,
+            bytes: 2,
+        };
+        let (f64_, s64, u8_) = (
+            Ty {
+                kind: Kind::Float,
+                bytes: 8,
+            },
+            Ty {
+                kind: Kind::Signed,
+                bytes: 8,
+            },
+            Ty {
+                kind: Kind::Unsigned,
+                bytes: 1,
+            },
+        );
+        let to = |from: Ty, mode: Round, a: u64| {
+            convert(bf16, from, Some(mode), false, false, false, a).unwrap()
+        };
+        assert_eq!(to(F32, Round::Nearest, bits32(1.0)), 0x3f80);
+        assert_eq!(
+            to(F32, Round::Nearest, bits32(f32::from_bits(0x3f80_8000))),
+            0x3f80
+        ); // tie: even
+        assert_eq!(
+            to(F32, Round::Nearest, bits32(f32::from_bits(0x3f81_8000))),
+            0x3f82
+        ); // tie: even
+        assert_eq!(
+            to(F32, Round::Up, bits32(f32::from_bits(0x3f80_0001))),
+            0x3f81
+        );
+        assert_eq!(to(f64_, Round::Nearest, 3.0f64.to_bits()), 0x4040);
+        assert_eq!(to(f64_, Round::Nearest, f64::NAN.to_bits()), 0x7fff);
+        // (2^8 + 1) · 2^55 + 1 is just above the tie between 2^63 + 0 and the next bf16: up, once.
+        let v = ((1i64 << 8) + 1) << 54 | 1;
+        assert_eq!(to(s64, Round::Nearest, v as u64), 0x5e81);
+        assert_eq!(to(s64, Round::Nearest, (-3i64) as u64), 0xc040);
+        assert_eq!(to(u8_, Round::Nearest, 200), 0x4348);
+        let back = |to_ty: Ty, mode: Option<Round>, bits: u64| {
+            convert(
+                to_ty,
+                bf16,
+                mode,
+                mode.is_some() && to_ty.kind != Kind::Float,
+                false,
+                false,
+                bits,
+            )
+            .unwrap()
+        };
+        assert_eq!(f32_of(back(F32, None, 0x4049)), 3.140625);
+        assert_eq!(back(s64, Some(Round::Nearest), 0x4049), 3);
+        assert_eq!(back(s64, Some(Round::Down), 0xc049) as i64, -4);
     }
 }

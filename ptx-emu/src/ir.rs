@@ -26,6 +26,8 @@ pub(crate) enum Kind {
     Unsigned,
     Signed,
     Float,
+    /// `.bf16`: bfloat16 (8 exponent bits, 7 fraction bits); `cvt` only.
+    BFloat,
     Pred,
 }
 

@@ -28,6 +28,12 @@ pub(crate) struct ModuleSymbols<'a> {
 }
 
 fn ty(name: &str) -> Option<Ty> {
+    if name == "bf16" {
+        return Some(Ty {
+            kind: Kind::BFloat,
+            bytes: 2,
+        });
+    }
     let (kind, bits) = match name.as_bytes().first()? {
         b'b' | b'u' => (Kind::Unsigned, &name[1..]),
         b's' => (Kind::Signed, &name[1..]),
