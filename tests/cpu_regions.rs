@@ -85,6 +85,34 @@ fn each_kernel_reports_the_path_the_macro_chose() {
     ));
 }
 
+/// The PTX records each kernel's CPU path as its host handle has it (the builder's warnings and
+/// `ferrocuda kernels --ptx` read the PTX, where no handle is at hand).
+#[test]
+fn the_ptx_records_the_cpu_path_of_every_kernel_as_the_handle_has_it() {
+    let recorded = ferrocuda_builder::cpu_paths(support::test_kernels().source());
+    let path_of = |name: &str| {
+        recorded
+            .iter()
+            .find(|(kernel, _)| kernel == name)
+            .map(|(_, path)| path.clone())
+            .unwrap_or_else(|| panic!("{name} has no record in the PTX"))
+    };
+    for info in [
+        *test_kernels::divergent_barrier.info(),
+        *barrier_in_a_method.info(),
+        *tree_sum.info(),
+        *test_kernels::atomics_every_type.info(),
+    ] {
+        let want = match info.cpu_path {
+            CpuPath::Coroutines(why) => format!("coroutines: {why}"),
+            path => path.name().to_string(),
+        };
+        assert_eq!(path_of(info.name), want, "{}", info.name);
+    }
+    let entries = ferrocuda_builder::cpu_paths(ferrocuda::KERNELS.source()).len();
+    assert!(entries >= 30, "the library's kernels: {entries} records");
+}
+
 #[test]
 fn a_block_uniform_loop_of_barriers_counts_every_trip_on_both_paths() {
     for (name, module) in modules() {

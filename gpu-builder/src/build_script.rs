@@ -20,6 +20,9 @@ impl PtxBuilder {
     /// }
     /// ```
     pub fn build_for_env(self, env_var: &str) -> BuiltPtx {
+        let warn = self.warn_cpu_fallbacks
+            && std::env::var(crate::builder::CPU_PATH_WARNING_ENV)
+                .map_or(true, |v| v.trim() != "0");
         let built = match self.build() {
             Ok(built) => built,
             Err(error) => {
@@ -28,6 +31,15 @@ impl PtxBuilder {
             }
         };
         built.emit_rerun_if_changed();
+        println!(
+            "cargo:rerun-if-env-changed={}",
+            crate::builder::CPU_PATH_WARNING_ENV
+        );
+        if warn {
+            for warning in built.cpu_fallback_warnings() {
+                println!("cargo:warning={warning}");
+            }
+        }
         println!("cargo:rustc-env={env_var}={}", built.ptx_path.display());
         built
     }

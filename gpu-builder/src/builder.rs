@@ -42,6 +42,7 @@ pub struct PtxBuilder {
     ptxas: PtxasMode,
     patches: Vec<(String, PathBuf)>,
     warn_without_fma: bool,
+    pub(crate) warn_cpu_fallbacks: bool,
     selection: nested::Selection,
 }
 
@@ -90,8 +91,17 @@ impl PtxBuilder {
             ptxas: PtxasMode::Auto,
             patches: Vec::new(),
             warn_without_fma: true,
+            warn_cpu_fallbacks: true,
             selection: nested::Selection::default(),
         }
+    }
+
+    /// Whether [`build_for_env`](PtxBuilder::build_for_env) prints a `cargo:warning` for each
+    /// kernel the CPU executor runs on coroutines (with where and why). Default `true`; the
+    /// environment variable `FERROCUDA_CPU_PATH_WARNINGS=0` turns them off as well.
+    pub fn warn_cpu_fallbacks(mut self, warn: bool) -> Self {
+        self.warn_cpu_fallbacks = warn;
+        self
     }
 
     /// Turns on cargo features of the kernel crate for the PTX build (`--features`), as a
@@ -502,7 +512,44 @@ impl BuiltPtx {
     pub fn entry_names(&self) -> Vec<&str> {
         ptx_text::entry_names(&self.ptx)
     }
+
+    /// How the CPU executor runs each kernel, as `#[kernel]` decided from its body and recorded
+    /// in the PTX: (kernel, `elementwise`, `regions` or `coroutines: <why>`). A kernel on
+    /// coroutines runs several times slower there (docs/cpu-executor.md); `build_for_env`
+    /// warns about each.
+    pub fn cpu_paths(&self) -> Vec<(String, String)> {
+        ptx_text::cpu_paths(&self.ptx)
+    }
+
+    /// One line per kernel the CPU executor runs on coroutines: its name, where it is defined
+    /// (found in the kernel crate's sources) and why, for a build script's `cargo:warning`.
+    pub fn cpu_fallback_warnings(&self) -> Vec<String> {
+        cpu_fallback_warnings(&self.ptx, &self.kernel_crate_dir)
+    }
 }
+
+/// [`BuiltPtx::cpu_fallback_warnings`] of `ptx`, built from the kernel crate in `kernel_dir`.
+fn cpu_fallback_warnings(ptx: &str, kernel_dir: &Path) -> Vec<String> {
+    ptx_text::cpu_paths(ptx)
+        .into_iter()
+        .filter_map(|(kernel, path)| {
+            let why = path.strip_prefix("coroutines: ")?;
+            let at = crate::diagnostics::kernel_locations(kernel_dir, &kernel);
+            let at = match at.as_slice() {
+                [] => String::new(),
+                places => format!(" ({})", places.join(", ")),
+            };
+            Some(format!(
+                "kernel `{kernel}`{at} runs on coroutines on the CPU executor, several times \
+                 slower than split at its barriers: {why}. See docs/cpu-executor.md; silence \
+                 with {CPU_PATH_WARNING_ENV}=0 or PtxBuilder::warn_cpu_fallbacks(false)"
+            ))
+        })
+        .collect()
+}
+
+/// Set to `0` to silence the build script's warnings about kernels on coroutines.
+pub const CPU_PATH_WARNING_ENV: &str = "FERROCUDA_CPU_PATH_WARNINGS";
 
 /// `std::path::absolute`, with the path in the error.
 fn absolute(path: &Path) -> Result<PathBuf, BuildError> {
@@ -525,6 +572,38 @@ fn crate_dir(path: &Path) -> Result<PathBuf, BuildError> {
 
 #[cfg(test)]
 mod tests {
+    /// A kernel on coroutines is a warning naming it, where it is and why; the others are not.
+    #[test]
+    fn kernels_on_coroutines_are_warned_about_with_their_place_and_reason() {
+        let dir = std::env::temp_dir().join(format!("ferrocuda-paths-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            "use ferrocuda_std::kernel;\n\n#[kernel]\npub fn fast() {}\n\n#[kernel]\npub fn slow() {}\n",
+        )
+        .unwrap();
+        let record = |name: &str, text: &str| {
+            let bytes: Vec<String> = text.bytes().map(|b| b.to_string()).collect();
+            format!(
+                ".visible .global .align 1 .b8 __ferrocuda_cpu_path__{name}[{}] = {{{}}};\n",
+                text.len(),
+                bytes.join(", ")
+            )
+        };
+        let ptx =
+            record("fast", "regions") + &record("slow", "coroutines: a barrier inside a `loop`");
+        let warnings = cpu_fallback_warnings(&ptx, &dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("kernel `slow` (src/lib.rs:7) runs on coroutines")
+                && warnings[0].contains("a barrier inside a `loop`")
+                && warnings[0].contains(CPU_PATH_WARNING_ENV),
+            "{}",
+            warnings[0]
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -136,9 +136,7 @@ fn duplicate_kernel_note(d: &Diagnostic, kernel_dir: &Path) -> Option<String> {
         .message
         .strip_prefix("symbol `")?
         .strip_suffix("` is already defined")?;
-    let mut found = Vec::new();
-    kernel_definitions(&kernel_dir.join("src"), name, kernel_dir, &mut found);
-    found.sort();
+    let found = kernel_locations(kernel_dir, name);
     let places = match found.as_slice() {
         [] => String::new(),
         places => format!(" `{name}` is a kernel at {}.", places.join(" and ")),
@@ -149,6 +147,15 @@ fn duplicate_kernel_note(d: &Diagnostic, kernel_dir: &Path) -> Option<String> {
          entry name with `#[kernel(name = \"<module>_{name}\")]` (each is still launched by its \
          path, `module::{name}`), or rename the functions"
     ))
+}
+
+/// `file:line` (relative to the crate) of each `#[kernel]` function named `name` in the kernel
+/// crate's `src/`, sorted.
+pub(crate) fn kernel_locations(kernel_dir: &Path, name: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    kernel_definitions(&kernel_dir.join("src"), name, kernel_dir, &mut found);
+    found.sort();
+    found
 }
 
 /// Appends `file:line` (relative to `root`) of each function named `name` under `dir` that a

@@ -67,12 +67,15 @@ mod error;
 mod fma;
 mod nested;
 mod ptx_text;
+pub use ptx_text::cpu_paths;
 mod ptxas;
 pub mod sass;
 mod text_table;
 mod toolchain;
 
-pub use builder::{BuiltPtx, PtxBuilder, PtxasMode, BUILD_VERBOSE_ENV, NVPTX_TARGET};
+pub use builder::{
+    BuiltPtx, PtxBuilder, PtxasMode, BUILD_VERBOSE_ENV, CPU_PATH_WARNING_ENV, NVPTX_TARGET,
+};
 pub use error::{BuildError, CargoFailure};
 pub use fma::{should_warn_without_fma, NO_FMA_WARNING_ENV};
 pub use nested::{SCRUBBED_ENV, SCRUBBED_ENV_PREFIXES};

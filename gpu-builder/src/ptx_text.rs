@@ -27,6 +27,26 @@ pub(crate) fn entry_names(ptx: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The prefix of the PTX variables in which `#[kernel]` records each kernel's CPU path.
+pub(crate) const CPU_PATH_PREFIX: &str = "__ferrocuda_cpu_path__";
+
+/// Each kernel's CPU path as `#[kernel]` recorded it in the PTX (`.global .b8
+/// __ferrocuda_cpu_path__<kernel>[n] = {...}`): (kernel, `elementwise`, `regions` or
+/// `coroutines: <why>`), in the PTX's order.
+pub fn cpu_paths(ptx: &str) -> Vec<(String, String)> {
+    ptx.lines()
+        .filter_map(|line| {
+            let rest = &line[line.find(CPU_PATH_PREFIX)? + CPU_PATH_PREFIX.len()..];
+            let kernel = &rest[..rest.find('[')?];
+            let bytes = rest[rest.find('{')? + 1..rest.rfind('}')?]
+                .split(',')
+                .map(|b| b.trim().parse::<u8>().ok())
+                .collect::<Option<Vec<u8>>>()?;
+            Some((kernel.to_string(), String::from_utf8(bytes).ok()?))
+        })
+        .collect()
+}
+
 /// Checks that the PTX is for `arch` and has at least one kernel.
 pub(crate) fn check(ptx: &str, arch: &str) -> Result<(), String> {
     match target(ptx) {
@@ -96,5 +116,24 @@ mod tests {
         assert!(ptx.starts_with(PLACEHOLDER_MARK));
         assert!(ptx.contains("`my_kernels`") && ptx.contains("DOCS_RS"));
         assert!(entry_names(&ptx).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod cpu_path_tests {
+    use super::*;
+
+    #[test]
+    fn the_cpu_paths_recorded_in_the_ptx_are_read_back() {
+        let ptx = ".visible .global .align 1 .b8 __ferrocuda_cpu_path__add[7] = {114, 101, 103, 105, 111, 110, 115};\n\
+                   .visible .global .align 1 .b8 __ferrocuda_cpu_path__odd_one[14] = {99, 111, 114, 111, 117, 116, 105, 110, 101, 115, 58, 32, 97, 98};\n\
+                   .visible .global .align 1 .b8 other[2] = {1, 2};\n";
+        assert_eq!(
+            cpu_paths(ptx),
+            [
+                ("add".to_string(), "regions".to_string()),
+                ("odd_one".to_string(), "coroutines: ab".to_string())
+            ]
+        );
     }
 }

@@ -435,9 +435,23 @@ pub(crate) fn expand_entry(
     };
     let CpuPathTokens {
         path,
+        summary,
         split_fn,
         owned,
     } = cpu;
+    // The CPU path in the PTX too, where the builder reads it (`BuiltPtx::cpu_paths`): a build
+    // script warns about kernels on coroutines, and `ferrocuda kernels --ptx` lists every path.
+    let path_record = format_ident!("{}{}", ferrocuda_cpu_path_prefix(), name);
+    let path_bytes = syn::LitByteStr::new(summary.as_bytes(), Span::call_site());
+    let path_len = summary.len();
+    let path_record = quote! {
+        #[cfg(target_arch = "nvptx64")]
+        #[doc(hidden)]
+        #[unsafe(no_mangle)]
+        #[used]
+        #[allow(non_upper_case_globals)]
+        static #path_record: [u8; #path_len] = *#path_bytes;
+    };
     let owned = owned.iter().map(ToString::to_string);
     let owned = quote!(.owned_outputs(&[#(#owned),*]));
     let regions_arg = crate::regions::regions_ident();
@@ -552,16 +566,25 @@ pub(crate) fn expand_entry(
         }
     }};
     Ok(Expanded {
-        ptx_entry,
+        ptx_entry: quote!(#ptx_entry #path_record),
         host_kernel,
         kernel_type: kernel_type(params),
     })
+}
+
+/// The name prefix of the PTX variable that records a kernel's CPU path (the entry's name
+/// follows); `ferrocuda_builder` reads these.
+fn ferrocuda_cpu_path_prefix() -> &'static str {
+    "__ferrocuda_cpu_path__"
 }
 
 /// How the CPU entry runs blocks: the `CpuPath` it reports, and the split function's body for
 /// the elementwise and region paths (none for the coroutine path).
 struct CpuPathTokens {
     path: TokenStream2,
+    /// The path in words, as the PTX records it for the builder: `elementwise`, `regions`, or
+    /// `coroutines: <why>`.
+    summary: String,
     split_fn: Option<TokenStream2>,
     /// The outputs the elementwise loop writes with plain stores in a 1D launch.
     owned: Vec<Ident>,
@@ -595,16 +618,19 @@ fn cpu_path(
                 .collect();
             CpuPathTokens {
                 path: quote!(::ferrocuda_std::abi::CpuPath::Elementwise),
+                summary: "elementwise".into(),
                 split_fn: Some(regions::elementwise(&stmts, &owned, &slices)),
                 owned,
             }
         }
         Plan::Regions(segs) => CpuPathTokens {
             path: quote!(::ferrocuda_std::abi::CpuPath::Regions),
+            summary: "regions".into(),
             split_fn: Some(regions::regions(&segs)),
             owned: Vec::new(),
         },
         Plan::Coroutines(why) => CpuPathTokens {
+            summary: format!("coroutines: {why}"),
             path: quote!(::ferrocuda_std::abi::CpuPath::Coroutines(#why)),
             split_fn: None,
             owned: Vec::new(),

@@ -26,7 +26,7 @@ pub fn main(options: Options<'_>) -> ExitCode {
     if options.archs.is_empty() && !options.sass && options.ptx.is_none() {
         println!("{}", ferrocuda::KERNELS_PTXAS_REPORT.trim_end());
         println!("\n(from the build; `ferrocuda kernels --arch sm_90` assembles for another GPU, `--sass` shows the machine code)");
-        print_cpu_paths();
+        print_cpu_paths(ferrocuda::KERNELS.source());
         return ExitCode::SUCCESS;
     }
     let disassembler = if options.sass {
@@ -64,7 +64,17 @@ fn report(
     ptx: Option<&Path>,
 ) -> ExitCode {
     let path = match ptx {
-        Some(path) => path.to_path_buf(),
+        Some(path) => {
+            match std::fs::read_to_string(path) {
+                Ok(text) => print_cpu_paths(&text),
+                Err(error) => {
+                    eprintln!("error: cannot read {}: {error}", path.display());
+                    return ExitCode::FAILURE;
+                }
+            }
+            println!();
+            path.to_path_buf()
+        }
         None => {
             let path = dir.join("ferrocuda-kernels.ptx");
             if let Err(error) = std::fs::create_dir_all(dir)
@@ -105,43 +115,19 @@ fn report(
     status
 }
 
-/// How the CPU executor runs each kernel of the library (`KernelInfo::cpu_path`, decided by
-/// `#[kernel]` from the kernel's body; docs/cpu-executor.md).
-fn print_cpu_paths() {
-    use ferrocuda::kernels::*;
-    let infos = [
-        *vector_add.info(),
-        *saxpy.info(),
-        *matrix_add.info(),
-        *reduce::dot_partial::<f32>().info(),
-        *reduce::sum_partial::<f32>().info(),
-        *matmul::matmul_naive::<f32>().info(),
-        *matmul::matmul_tiled::<f32>().info(),
-        *matmul::matmul_blocked.info(),
-        *convolution::convolve_2d.info(),
-        *transpose::transpose_naive::<f32>().info(),
-        *transpose::transpose_tiled::<f32>().info(),
-        *transpose_2d::transpose_2d_naive.info(),
-        *transpose_2d::transpose_2d_tiled.info(),
-        *finance::black_scholes.info(),
-        *monte_carlo::monte_carlo_pi.info(),
-        *monte_carlo::monte_carlo_option.info(),
-        *statistics::statistics_partial::<f32>().info(),
-        *statistics::statistics_merge::<f32>().info(),
-        *histogram::histogram.info(),
-        *group_by::group_by_shared.info(),
-        *group_by::group_by_global.info(),
-        *group_by::group_by_owned.info(),
-        *group_by::group_by_owned_finish.info(),
-        *group_by::group_by_finish.info(),
-    ];
+/// How the CPU executor runs each kernel of `ptx` (`KernelInfo::cpu_path`, decided by
+/// `#[kernel]` from the kernel's body and recorded in the PTX; docs/cpu-executor.md).
+fn print_cpu_paths(ptx: &str) {
+    let paths = ferrocuda_builder::cpu_paths(ptx);
+    if paths.is_empty() {
+        println!("\n(no CPU paths recorded in this PTX: it was not built from #[kernel] functions by this version)");
+        return;
+    }
     println!("\nCPU executor path of each kernel:");
-    for info in infos {
-        match info.cpu_path {
-            ferrocuda::CpuPath::Coroutines(why) => {
-                println!("  {:<22} {:<12} ({why})", info.name, info.cpu_path.name())
-            }
-            path => println!("  {:<22} {}", info.name, path.name()),
+    for (kernel, path) in paths {
+        match path.split_once(": ") {
+            Some((name, why)) => println!("  {kernel:<28} {name:<12} ({why})"),
+            None => println!("  {kernel:<28} {path}"),
         }
     }
 }
