@@ -55,7 +55,11 @@ impl Memory {
     /// that addresses are unique across devices (unified addressing) and an address of one
     /// device is never inside an allocation of another.
     pub fn of_device(capacity: u64, device: u32) -> Arc<Self> {
-        assert!(device < Self::MAX_DEVICES, "at most {} devices", Self::MAX_DEVICES);
+        assert!(
+            device < Self::MAX_DEVICES,
+            "at most {} devices",
+            Self::MAX_DEVICES
+        );
         let first_base = GLOBAL_BASE + u64::from(device) * (1 << 44);
         Arc::new(Memory {
             capacity,

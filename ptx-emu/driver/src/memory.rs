@@ -3,8 +3,8 @@
 
 use crate::ffi::{guard, id_of, put, Outcome};
 use crate::state::DRIVER;
-use cudarc::driver::sys::{CUdeviceptr, CUresult, CUstream};
 use cudarc::driver::sys::CUcontext;
+use cudarc::driver::sys::{CUdeviceptr, CUresult, CUstream};
 use ferrocuda_ptx_emu::{MemError, Memory};
 use std::ffi::{c_uchar, c_uint, c_ushort, c_void};
 use std::sync::Arc;
@@ -307,7 +307,8 @@ fn peer(
     let mut done = 0;
     while done < bytes {
         let n = PIECE.min(bytes - done);
-        from.read(src + done as u64, &mut buffer[..n]).map_err(code)?;
+        from.read(src + done as u64, &mut buffer[..n])
+            .map_err(code)?;
         to.write(dst + done as u64, &buffer[..n]).map_err(code)?;
         done += n;
     }
@@ -323,7 +324,9 @@ pub unsafe extern "C" fn cuMemcpyPeer(
     ByteCount: usize,
 ) -> CUresult {
     guard("cuMemcpyPeer", || {
-        peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, None)
+        peer(
+            dstDevice, dstContext, srcDevice, srcContext, ByteCount, None,
+        )
     })
 }
 
@@ -337,6 +340,13 @@ pub unsafe extern "C" fn cuMemcpyPeerAsync(
     hStream: CUstream,
 ) -> CUresult {
     guard("cuMemcpyPeerAsync", || {
-        peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, Some(hStream))
+        peer(
+            dstDevice,
+            dstContext,
+            srcDevice,
+            srcContext,
+            ByteCount,
+            Some(hStream),
+        )
     })
 }

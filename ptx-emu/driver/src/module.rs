@@ -248,7 +248,9 @@ pub unsafe extern "C" fn cuModuleUnload(hmod: CUmodule) -> CUresult {
             .context;
         state.usable(context)?;
         if let Some(loaded) = state.modules.remove(&id) {
-            DRIVER.memory_of(&state, context).unmap_module(&loaded.module);
+            DRIVER
+                .memory_of(&state, context)
+                .unmap_module(&loaded.module);
         }
         state.functions.retain(|_, f| f.module != id);
         Ok(())

@@ -75,7 +75,10 @@ fn each_device_has_its_own_memory_and_primary_context() {
         a.device_ptr(&zero.default_stream()).0,
         b.device_ptr(&one.default_stream()).0,
     );
-    assert_ne!(a_ptr, b_ptr, "unified addressing: addresses are unique across devices");
+    assert_ne!(
+        a_ptr, b_ptr,
+        "unified addressing: addresses are unique across devices"
+    );
     // A plain device-to-device copy in device 1's context does not reach device 0's memory.
     one.bind_to_thread().unwrap();
     // SAFETY: both addresses are live allocations of 12 bytes; the emulator checks them.
