@@ -130,6 +130,10 @@ pub(crate) struct GpuDevice {
     ordinal: usize,
     /// The context is the program's (`Device::from_cudarc`): ferrocuda never replaces it.
     borrowed: bool,
+    /// The program holds the primary context too (`Device::from_cudarc` of it returned this
+    /// device): after a fault it is never reset, since the program's own `CudaSlice`s in it
+    /// would then free addresses the reset context may hand out again.
+    primary_shared: std::sync::atomic::AtomicBool,
     label: String,
     properties: DeviceProperties,
     current: Mutex<Arc<GpuContext>>,
@@ -226,6 +230,7 @@ impl GpuDevice {
             id: NEXT_GPU_ID.fetch_add(1, Ordering::Relaxed),
             ordinal,
             borrowed,
+            primary_shared: std::sync::atomic::AtomicBool::new(false),
             label,
             properties,
             current: Mutex::new(Arc::new(GpuContext::new(ctx))),
@@ -253,7 +258,7 @@ impl GpuDevice {
         let Some(ctx) = faulted.as_ref() else {
             return;
         };
-        if Arc::strong_count(ctx) > 1 {
+        if Arc::strong_count(ctx) > 1 || self.primary_shared.load(Ordering::Relaxed) {
             return;
         }
         let device = ctx.cu_device();

@@ -14,6 +14,7 @@ use crate::stream::Stream;
 use cudarc::driver::{
     result, CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 /// Device memory of cudarc's lent to a launch (`&CudaSlice<T>`, `&mut CudaSlice<T>`): what the
@@ -76,6 +77,9 @@ impl GpuDevice {
         gpus.retain(|(_, gpu)| gpu.strong_count() > 0);
         let same = |gpu: &Arc<GpuDevice>| lock(&gpu.current).ctx.cu_ctx() == ctx.cu_ctx();
         if let Some(gpu) = gpus.iter().filter_map(|(_, gpu)| gpu.upgrade()).find(same) {
+            if ctx.is_primary() {
+                gpu.primary_shared.store(true, Ordering::Relaxed);
+            }
             return Ok(gpu);
         }
         let gpu = Arc::new(GpuDevice::in_context(ctx, true)?);
