@@ -88,7 +88,7 @@ check "kernels built to PTX from the packaged sources" packaged_kernels_built
 # check their own results.
 examples_run_on_the_gpu() {
   local example out
-  for example in vector_add library transpose_2d; do
+  for example in vector_add library transpose_2d cudarc_interop; do
     out=$(cargo run -q --example "$example") || return 1
     printf '%s\n' "$out"
     if ! grep -q "CUDA device 0" <<<"$out"; then

@@ -266,6 +266,39 @@ impl<T: Pod> DeviceBuffer<T> {
         self.whole_mut().copy_from_slice_of(&src.whole())
     }
 
+    /// A GPU buffer of `len` elements in `bytes` (memory of the program's, already allocated).
+    pub(crate) fn from_gpu_bytes(device: &Device, bytes: GpuBytes, len: usize) -> Self {
+        DeviceBuffer {
+            device: device.clone(),
+            _counted: device.count_existing(bytes.len_bytes()),
+            storage: Storage::Gpu { bytes, len },
+        }
+    }
+
+    /// A GPU buffer's bytes and length, taken out of it; `Err(self)` on the CPU executor.
+    pub(crate) fn into_gpu_bytes(self) -> std::result::Result<(Device, GpuBytes, usize), Self> {
+        match self.storage {
+            Storage::Gpu { bytes, len } => Ok((self.device, bytes, len)),
+            storage => Err(DeviceBuffer { storage, ..self }),
+        }
+    }
+
+    /// A GPU buffer's bytes.
+    pub(crate) fn gpu_bytes(&self) -> Option<&GpuBytes> {
+        match &self.storage {
+            Storage::Gpu { bytes, .. } => Some(bytes),
+            Storage::Host(_) => None,
+        }
+    }
+
+    /// A GPU buffer's bytes, to write.
+    pub(crate) fn gpu_bytes_mut(&mut self) -> Option<&mut GpuBytes> {
+        match &mut self.storage {
+            Storage::Gpu { bytes, .. } => Some(bytes),
+            Storage::Host(_) => None,
+        }
+    }
+
     /// Elements `range` in a new `Vec`. The caller checked the range.
     pub(crate) fn range_to_vec(&self, range: Range<usize>) -> Result<Vec<T>> {
         let len = range.len();

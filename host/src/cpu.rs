@@ -58,7 +58,10 @@ pub(crate) fn launch(
                 slots.push(ParamSlot::new(bytes.as_mut_ptr() as u64));
                 slots.push(ParamSlot::new(*len as u64));
             }
-            Arg::GpuSlice { .. } | Arg::GpuOutput { .. } => {
+            Arg::GpuSlice { .. }
+            | Arg::GpuOutput { .. }
+            | Arg::CudarcSlice { .. }
+            | Arg::CudarcOutput { .. } => {
                 return Err(Error::WrongDevice {
                     what: "a buffer",
                     owner: format!("CUDA device {}", arg.gpu_ordinal().unwrap_or_default()),

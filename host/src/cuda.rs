@@ -35,6 +35,7 @@ use std::time::Duration;
 type WrittenView<'a> = (&'a mut Option<CudaSlice<u8>>, usize);
 
 mod driver_library;
+mod interop;
 mod memory;
 mod modules;
 mod streams;
@@ -43,6 +44,7 @@ pub(crate) use driver_library::{
     describe, driver_candidates, driver_cuda_version, driver_library_path, driver_present,
     gpu_count, no_driver,
 };
+pub(crate) use interop::CudarcMemory;
 pub(crate) use memory::GpuBytes;
 pub(crate) use modules::{check_function_limits, LoadedModule};
 pub(crate) use streams::{GpuEvent, PinnedBytes};
@@ -118,9 +120,20 @@ impl GpuContext {
     }
 }
 
-/// One GPU, shared by all [`crate::Device`]s of its ordinal in the process.
+/// Ids of [`GpuDevice`]s, unique in the process: what buffers remember besides their context.
+static NEXT_GPU_ID: AtomicU64 = AtomicU64::new(1);
+
+/// One GPU, shared by all [`crate::Device`]s of its ordinal in the process; or one context of
+/// the program's own (`Device::from_cudarc`), shared by every `Device` made from it.
 pub(crate) struct GpuDevice {
+    id: u64,
     ordinal: usize,
+    /// The context is the program's (`Device::from_cudarc`): ferrocuda never replaces it.
+    borrowed: bool,
+    /// The program holds the primary context too (`Device::from_cudarc` of it returned this
+    /// device): after a fault it is never reset, since the program's own `CudaSlice`s in it
+    /// would then free addresses the reset context may hand out again.
+    primary_shared: std::sync::atomic::AtomicBool,
     label: String,
     properties: DeviceProperties,
     current: Mutex<Arc<GpuContext>>,
@@ -141,7 +154,8 @@ impl GpuDevice {
         if let Some(gpu) = gpus
             .iter()
             .filter(|(o, _)| *o == ordinal)
-            .find_map(|(_, gpu)| gpu.upgrade())
+            .filter_map(|(_, gpu)| gpu.upgrade())
+            .find(|gpu| !gpu.borrowed)
         {
             return Ok(gpu);
         }
@@ -165,6 +179,12 @@ impl GpuDevice {
         }
         let ctx =
             CudaContext::new(ordinal).map_err(|e| no_device(format!("cuCtxCreate failed: {e}")))?;
+        GpuDevice::in_context(ctx, false)
+    }
+
+    /// A device that runs its work in `ctx`; `borrowed`: the program's context, never replaced.
+    fn in_context(ctx: Arc<CudaContext>, borrowed: bool) -> Result<GpuDevice> {
+        let ordinal = ctx.ordinal();
         let query = |attr: Attr| -> Result<u32> {
             ctx.attribute(attr)
                 .map(|v| v.max(0) as u32)
@@ -207,7 +227,10 @@ impl GpuDevice {
             properties.name, properties.multiprocessors
         );
         Ok(GpuDevice {
+            id: NEXT_GPU_ID.fetch_add(1, Ordering::Relaxed),
             ordinal,
+            borrowed,
+            primary_shared: std::sync::atomic::AtomicBool::new(false),
             label,
             properties,
             current: Mutex::new(Arc::new(GpuContext::new(ctx))),
@@ -235,7 +258,7 @@ impl GpuDevice {
         let Some(ctx) = faulted.as_ref() else {
             return;
         };
-        if Arc::strong_count(ctx) > 1 {
+        if Arc::strong_count(ctx) > 1 || self.primary_shared.load(Ordering::Relaxed) {
             return;
         }
         let device = ctx.cu_device();
@@ -255,6 +278,13 @@ impl GpuDevice {
     /// Replaces `failed`, a context a kernel fault destroyed, with a new one (unless another
     /// thread already did). Says what happened, for [`Error::KernelFailed`].
     fn recover(&self, failed: &GpuContext) -> String {
+        if self.borrowed {
+            return "the context is your program's (`Device::from_cudarc`), so ferrocuda cannot \
+                    replace it: it stays faulted, every later call in it (ferrocuda's launches and \
+                    your cudarc objects alike) fails with this error, as CUDA defines; make a new \
+                    `CudaContext` and `Device::from_cudarc` of it, and upload the data again"
+                .into();
+        }
         let mut current = lock(&self.current);
         if current.id != failed.id {
             return "ferrocuda already made a new one after an earlier error; buffers and streams \
@@ -369,6 +399,24 @@ impl GpuDevice {
         Ok(())
     }
 
+    /// Refuses a stream of another GPU, or of another context on this one (`from_cudarc`).
+    pub(crate) fn check_stream_device(&self, stream: &Stream) -> Result<()> {
+        match stream.gpu_device() {
+            Some(gpu) if std::ptr::eq(&**gpu, self) => Ok(()),
+            other => Err(Error::WrongDevice {
+                what: "a stream",
+                owner: match other {
+                    Some(gpu) if gpu.ordinal == self.ordinal => {
+                        format!("CUDA device {} in another CUDA context", gpu.ordinal)
+                    }
+                    Some(gpu) => gpu.label.clone(),
+                    None => "the CPU executor".into(),
+                },
+                device: self.label.clone(),
+            }),
+        }
+    }
+
     fn stream_lost(&self) -> Error {
         Error::ContextLost {
             what: "a stream",
@@ -435,6 +483,9 @@ impl GpuDevice {
         cooperative: bool,
     ) -> Result<()> {
         let g = self.context();
+        if let Some(stream) = config.stream {
+            self.check_stream_device(stream)?;
+        }
         let (stream, trail) = match config.stream.and_then(Stream::cuda) {
             Some((_, context, _)) if context != g.id => return Err(self.stream_lost()),
             Some((stream, _, trail)) => (stream, trail),
@@ -467,6 +518,14 @@ impl GpuDevice {
                     }
                     None
                 }
+                Arg::CudarcSlice { slice, .. } => {
+                    self.check_cudarc(&g, "a cudarc slice", slice.cudarc_context())?;
+                    None
+                }
+                Arg::CudarcOutput { slice, .. } => {
+                    self.check_cudarc(&g, "a cudarc slice", slice.cudarc_context())?;
+                    None
+                }
                 Arg::Scalar(_) => None,
             });
         }
@@ -494,6 +553,22 @@ impl GpuDevice {
                             }
                             None => 0,
                         };
+                        slots.push(ParamSlot::new(ptr));
+                        slots.push(ParamSlot::new(*len as u64));
+                        continue;
+                    }
+                    // cudarc's guards order the launch after the slice's last writer (and
+                    // reader, for an output) on any stream, and record its use on this one.
+                    Arg::CudarcSlice { slice, len } => {
+                        let (ptr, guard) = slice.read_on(stream);
+                        guards.push(guard);
+                        slots.push(ParamSlot::new(ptr));
+                        slots.push(ParamSlot::new(*len as u64));
+                        continue;
+                    }
+                    Arg::CudarcOutput { slice, len } => {
+                        let (ptr, guard) = slice.write_on(stream);
+                        guards.push(guard);
                         slots.push(ParamSlot::new(ptr));
                         slots.push(ParamSlot::new(*len as u64));
                         continue;
@@ -541,7 +616,8 @@ impl GpuDevice {
                 false => "cuLaunchKernel",
             };
             // SAFETY: `check_abi` matched every packed slot against the PTX entry's parameter
-            // sizes; every pointer is a live device allocation of this context (`check_live`),
+            // sizes; every pointer is a live device allocation of this context (`check_live`;
+            // `check_cudarc` for a borrowed `CudaSlice`, whose whole length is passed),
             // or a view `offset` bytes into one, holding `len` elements from there (`check_args`
             // checked them against the allocation's size less the offset; host data was staged
             // above), and the guards keep cudarc's

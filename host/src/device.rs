@@ -242,7 +242,7 @@ impl Device {
         }
     }
 
-    fn from_parts(properties: DeviceProperties, backend: Backend) -> Device {
+    pub(crate) fn from_parts(properties: DeviceProperties, backend: Backend) -> Device {
         Device {
             inner: Arc::new(Inner {
                 properties,

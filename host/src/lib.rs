@@ -36,6 +36,7 @@ mod error;
 #[cfg(test)]
 mod error_tests;
 mod event;
+mod interop;
 mod kernel_handle;
 mod kernel_trail;
 mod launch;
@@ -53,6 +54,10 @@ pub use buffer::DeviceBuffer;
 pub use buffer_slice::{BufferSlice, BufferSliceMut};
 pub use cpu_options::{CpuOptions, PrintCapture, CHECKED_ENV};
 pub use cuda::LIBCUDA_ENV;
+/// The cudarc ferrocuda drives CUDA through, so that a program naming its types
+/// (`Device::from_cudarc`, `DeviceBuffer::from_cudarc`, `Stream::from_cudarc`) uses the same
+/// version: `ferrocuda_host::cudarc::driver::CudaContext`.
+pub use cudarc;
 pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV};
 pub use driver::DriverInfo;
 pub use error::{Error, Result};

@@ -113,6 +113,16 @@ impl Device {
             })
     }
 
+    /// Counts `bytes` that already exist (memory of the program's handed to ferrocuda,
+    /// `DeviceBuffer::from_cudarc`): in use and in the high-water mark, never refused.
+    pub(crate) fn count_existing(&self, bytes: usize) -> Reservation {
+        let _ = self.meter().try_take(bytes, None);
+        Reservation {
+            device: self.clone(),
+            bytes,
+        }
+    }
+
     /// Counts the device copies a GPU launch makes of its host arguments, for the launch's
     /// duration (the CPU executor uses host data in place, and its buffers are counted already).
     pub(crate) fn reserve_staging(&self, args: &[Arg<'_>]) -> Result<Reservation> {

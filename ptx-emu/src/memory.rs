@@ -19,6 +19,8 @@ const ALIGN: u64 = 256;
 /// so a stale pointer faults instead of reaching a newer allocation.
 pub struct Memory {
     capacity: u64,
+    /// Where its first allocation starts; lower addresses are modules' variables.
+    first_base: u64,
     table: RwLock<Table>,
 }
 
@@ -45,15 +47,33 @@ pub enum MemError {
 impl Memory {
     /// Device memory of `capacity` bytes in all.
     pub fn new(capacity: u64) -> Arc<Self> {
+        Memory::of_device(capacity, 0)
+    }
+
+    /// Device memory of `capacity` bytes of the `device`th GPU of a process (below
+    /// [`Memory::MAX_DEVICES`]): its allocations start 16 TiB after the previous device's, so
+    /// that addresses are unique across devices (unified addressing) and an address of one
+    /// device is never inside an allocation of another.
+    pub fn of_device(capacity: u64, device: u32) -> Arc<Self> {
+        assert!(
+            device < Self::MAX_DEVICES,
+            "at most {} devices",
+            Self::MAX_DEVICES
+        );
+        let first_base = GLOBAL_BASE + u64::from(device) * (1 << 44);
         Arc::new(Memory {
             capacity,
+            first_base,
             table: RwLock::new(Table {
                 live: BTreeMap::new(),
                 used: 0,
-                next_base: GLOBAL_BASE,
+                next_base: first_base,
             }),
         })
     }
+
+    /// The most devices [`Memory::of_device`] separates.
+    pub const MAX_DEVICES: u32 = 8;
 
     /// A new zeroed allocation of `bytes` bytes, 256-byte aligned; its device address. Zero bytes
     /// get a one-byte allocation (a unique address), as `malloc(0)` may; `cuMemAlloc`'s
@@ -84,7 +104,7 @@ impl Memory {
     pub fn free(&self, addr: u64) -> Result<(), MemError> {
         let mut table = self.write_table();
         // A module's variable (below every allocation) is the module's, not freed by address.
-        if addr < GLOBAL_BASE {
+        if addr < self.first_base {
             return Err(MemError::NotAllocated { addr });
         }
         let allocation = table

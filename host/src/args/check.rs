@@ -35,8 +35,10 @@ pub(crate) fn check_args(info: &KernelInfo, args: &[LaunchArg<'_>]) -> Result<()
 /// What is wrong with `arg` for `param`, if anything.
 fn check_arg(param: &Param, arg: &LaunchArg<'_>) -> core::result::Result<(), String> {
     let kind = match &arg.arg {
-        Arg::HostSlice { .. } | Arg::GpuSlice { .. } => ParamClass::Slice,
-        Arg::HostOutput { .. } | Arg::GpuOutput { .. } => ParamClass::Output,
+        Arg::HostSlice { .. } | Arg::GpuSlice { .. } | Arg::CudarcSlice { .. } => ParamClass::Slice,
+        Arg::HostOutput { .. } | Arg::GpuOutput { .. } | Arg::CudarcOutput { .. } => {
+            ParamClass::Output
+        }
         Arg::Scalar(_) => ParamClass::Scalar,
     };
     if kind != param.class {
@@ -84,6 +86,8 @@ fn check_arg(param: &Param, arg: &LaunchArg<'_>) -> core::result::Result<(), Str
         Arg::HostOutput { bytes, .. } => (bytes.len(), Some(bytes.as_ptr() as usize)),
         Arg::GpuSlice { buffer, offset, .. } => (buffer.len_bytes().saturating_sub(*offset), None),
         Arg::GpuOutput { buffer, offset, .. } => (buffer.len_bytes().saturating_sub(*offset), None),
+        Arg::CudarcSlice { slice, .. } => (slice.byte_len(), None),
+        Arg::CudarcOutput { slice, .. } => (slice.byte_len(), None),
         Arg::Scalar(_) => unreachable!("scalars returned above"),
     };
     if available < needed {

@@ -54,6 +54,20 @@ pub enum Arg<'a> {
         /// Number of elements.
         len: usize,
     },
+    /// cudarc's device memory the kernel reads (`&CudaSlice<T>`), of its whole length.
+    CudarcSlice {
+        /// The slice.
+        slice: &'a (dyn crate::cuda::CudarcMemory + 'static),
+        /// Number of elements.
+        len: usize,
+    },
+    /// cudarc's device memory the kernel writes (`&mut CudaSlice<T>`), of its whole length.
+    CudarcOutput {
+        /// The slice.
+        slice: &'a mut (dyn crate::cuda::CudarcMemory + 'static),
+        /// Number of elements.
+        len: usize,
+    },
     /// A value passed by value.
     Scalar(ParamSlot),
 }
@@ -65,7 +79,9 @@ impl Arg<'_> {
             Arg::HostSlice { len, .. }
             | Arg::HostOutput { len, .. }
             | Arg::GpuSlice { len, .. }
-            | Arg::GpuOutput { len, .. } => Some(*len),
+            | Arg::GpuOutput { len, .. }
+            | Arg::CudarcSlice { len, .. }
+            | Arg::CudarcOutput { len, .. } => Some(*len),
             Arg::Scalar(_) => None,
         }
     }
@@ -75,6 +91,8 @@ impl Arg<'_> {
         match self {
             Arg::GpuSlice { buffer, .. } => Some(buffer.ordinal()),
             Arg::GpuOutput { buffer, .. } => Some(buffer.ordinal()),
+            Arg::CudarcSlice { slice, .. } => Some(slice.cudarc_context().ordinal()),
+            Arg::CudarcOutput { slice, .. } => Some(slice.cudarc_context().ordinal()),
             _ => None,
         }
     }

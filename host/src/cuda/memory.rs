@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 pub struct GpuBytes {
     pub(super) slice: Option<CudaSlice<u8>>,
     pub(super) ordinal: usize,
+    /// The [`GpuDevice`] it belongs to (two may share a GPU: `Device::from_cudarc`).
+    pub(super) gpu: u64,
     /// The context it was allocated in.
     pub(super) context: u64,
     /// The streams other than the default one that queued work on it (see `streams.rs`).
@@ -50,6 +52,13 @@ impl GpuDevice {
             return Err(Error::WrongDevice {
                 what: "a buffer",
                 owner: format!("CUDA device {}", bytes.ordinal),
+                device: self.label.clone(),
+            });
+        }
+        if bytes.gpu != self.id {
+            return Err(Error::WrongDevice {
+                what: "a buffer",
+                owner: format!("CUDA device {} in another CUDA context", bytes.ordinal),
                 device: self.label.clone(),
             });
         }
@@ -94,6 +103,7 @@ impl GpuDevice {
         Ok(GpuBytes {
             slice,
             ordinal: self.ordinal,
+            gpu: self.id,
             context: g.id,
             used_on: Mutex::default(),
         })
@@ -113,6 +123,7 @@ impl GpuDevice {
         Ok(GpuBytes {
             slice,
             ordinal: self.ordinal,
+            gpu: self.id,
             context: g.id,
             used_on: Mutex::default(),
         })

@@ -92,6 +92,7 @@ impl GpuDevice {
         g: &super::GpuContext,
         stream: &'s crate::Stream,
     ) -> Result<(&'s Arc<CudaStream>, &'s Trail)> {
+        self.check_stream_device(stream)?;
         match stream.cuda() {
             Some((_, context, _)) if context != g.id => Err(self.stream_lost()),
             Some((cuda, _, trail)) => Ok((cuda, trail)),

@@ -13,16 +13,16 @@ use std::ffi::{c_int, c_uint};
 pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
     guard("cuDevicePrimaryCtxRetain", || {
         let mut state = DRIVER.state()?;
-        check_device(dev)?;
-        let id = match state.primary {
+        let device = check_device(dev)?;
+        let id = match state.primary.get(&device).copied() {
             Some((id, count)) => {
-                state.primary = Some((id, count + 1));
+                state.primary.insert(device, (id, count + 1));
                 id
             }
             None => {
-                let flags = state.primary_flags;
-                let id = state.new_context(flags);
-                state.primary = Some((id, 1));
+                let flags = state.primary_flags.get(&device).copied().unwrap_or(0);
+                let id = state.new_context(device, flags);
+                state.primary.insert(device, (id, 1));
                 id
             }
         };
@@ -35,11 +35,11 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUd
 pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
     guard("cuDevicePrimaryCtxRelease_v2", || {
         let mut state = DRIVER.state()?;
-        check_device(dev)?;
-        match state.primary {
-            Some((id, 1)) => state.destroy_context(id, &DRIVER.memory),
+        let device = check_device(dev)?;
+        match state.primary.get(&device).copied() {
+            Some((id, 1)) => state.destroy_context(id, &DRIVER.memories),
             Some((id, count)) => {
-                state.primary = Some((id, count - 1));
+                state.primary.insert(device, (id, count - 1));
                 Ok(())
             }
             None => Err(CUresult::CUDA_ERROR_INVALID_CONTEXT),
@@ -51,17 +51,17 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult
 pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
     guard("cuDevicePrimaryCtxReset_v2", || {
         let mut state = DRIVER.state()?;
-        check_device(dev)?;
+        let device = check_device(dev)?;
         // As the driver documents it: everything in the primary context is destroyed (memory,
         // modules, streams, events, a sticky fault), but resetting does not release it. Those
         // who retained it keep their count and the same handle, which works again as a fresh
         // context (the driver re-initialises the primary context on its next use).
-        match state.primary {
+        match state.primary.get(&device).copied() {
             Some((id, count)) => {
-                let flags = state.primary_flags;
-                state.destroy_context(id, &DRIVER.memory)?;
-                state.recreate_context(id, flags);
-                state.primary = Some((id, count));
+                let flags = state.primary_flags.get(&device).copied().unwrap_or(0);
+                state.destroy_context(id, &DRIVER.memories)?;
+                state.recreate_context(id, device, flags);
+                state.primary.insert(device, (id, count));
                 Ok(())
             }
             None => Ok(()),
@@ -77,11 +77,12 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(
 ) -> CUresult {
     guard("cuDevicePrimaryCtxGetState", || {
         let state = DRIVER.state()?;
-        check_device(dev)?;
+        let device = check_device(dev)?;
+        let set = state.primary_flags.get(&device).copied().unwrap_or(0);
         // SAFETY: the caller's pointers are valid for one write each (driver API contract).
         unsafe {
-            put(flags, state.primary_flags)?;
-            put(active, c_int::from(state.primary.is_some()))
+            put(flags, set)?;
+            put(active, c_int::from(state.primary.contains_key(&device)))
         }
     })
 }
@@ -90,8 +91,8 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(
 pub unsafe extern "C" fn cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: c_uint) -> CUresult {
     guard("cuDevicePrimaryCtxSetFlags_v2", || {
         let mut state = DRIVER.state()?;
-        check_device(dev)?;
-        state.primary_flags = flags;
+        let device = check_device(dev)?;
+        state.primary_flags.insert(device, flags);
         Ok(())
     })
 }
@@ -102,11 +103,11 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: c_u
 /// `pctx` is null or valid for one write.
 unsafe fn create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> Result<(), CUresult> {
     let mut state = DRIVER.state()?;
-    check_device(dev)?;
+    let device = check_device(dev)?;
     if pctx.is_null() {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    let id = state.new_context(flags);
+    let id = state.new_context(device, flags);
     state::push_current(id);
     // SAFETY: not null and valid for one write (the caller's contract).
     unsafe { put(pctx, handle(id)) }
@@ -166,11 +167,11 @@ pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: CUcontext) -> CUresult {
     guard("cuCtxDestroy_v2", || {
         let mut state = DRIVER.state()?;
         let id = id_of(ctx);
-        if state.primary.is_some_and(|(primary, _)| primary == id) {
+        if state.primary.values().any(|&(primary, _)| primary == id) {
             // The primary context is released, not destroyed.
             return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
         }
-        state.destroy_context(id, &DRIVER.memory)?;
+        state.destroy_context(id, &DRIVER.memories)?;
         if state::current() == Some(id) {
             state::pop_current();
         }
@@ -244,9 +245,10 @@ pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult {
     guard("cuCtxGetDevice", || {
-        DRIVER.state()?.current_usable()?;
+        let mut state = DRIVER.state()?;
+        let ordinal = state.current_usable()?.1.device;
         // SAFETY: the caller's pointer is valid for one write (driver API contract).
-        unsafe { put(device, 0) }
+        unsafe { put(device, ordinal as CUdevice) }
     })
 }
 

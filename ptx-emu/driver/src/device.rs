@@ -1,5 +1,6 @@
-//! Initialisation, the driver's version and the one virtual device: its name, identity and
-//! attributes (an sm_90 part with an H100/H200's limits, so launch checks behave as there).
+//! Initialisation, the driver's version and the virtual devices (`FERROCUDA_EMU_DEVICES`, default
+//! 1): their name, identity and attributes (an sm_90 part with an H100/H200's limits, so launch
+//! checks behave as there).
 
 use crate::ffi::{guard, put};
 use crate::state::{DEVICE_MEMORY_BYTES, DRIVER};
@@ -120,12 +121,12 @@ fn attribute(attribute: u32) -> Option<c_int> {
         .map(|&(_, value)| value)
 }
 
-/// Refuses any device but ordinal 0.
-pub(crate) fn check_device(dev: CUdevice) -> Result<(), CUresult> {
-    if dev == 0 {
-        Ok(())
-    } else {
-        Err(CUresult::CUDA_ERROR_INVALID_DEVICE)
+/// The device's ordinal, refusing any past the count (`FERROCUDA_EMU_DEVICES`, default 1).
+/// A device handle is its ordinal.
+pub(crate) fn check_device(dev: CUdevice) -> Result<usize, CUresult> {
+    match usize::try_from(dev) {
+        Ok(ordinal) if ordinal < DRIVER.device_count() => Ok(ordinal),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_DEVICE),
     }
 }
 
@@ -153,7 +154,7 @@ pub unsafe extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
     guard("cuDeviceGetCount", || {
         DRIVER.initialized()?;
         // SAFETY: the caller's pointer is valid for one write (driver API contract).
-        unsafe { put(count, 1) }
+        unsafe { put(count, DRIVER.device_count() as c_int) }
     })
 }
 
@@ -163,7 +164,7 @@ pub unsafe extern "C" fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> C
         DRIVER.initialized()?;
         check_device(ordinal)?;
         // SAFETY: the caller's pointer is valid for one write (driver API contract).
-        unsafe { put(device, 0) }
+        unsafe { put(device, ordinal) }
     })
 }
 
@@ -226,20 +227,21 @@ pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -
     })
 }
 
-/// A fixed UUID, "ferrocuda-ptxemu" in ASCII: the same device in every process.
-fn uuid() -> CUuuid {
-    CUuuid {
-        bytes: b"ferrocuda-ptxemu".map(|b| b as c_char),
-    }
+/// A fixed UUID per device, "ferrocuda-ptxemu" in ASCII with the ordinal added to the last
+/// byte: the same device in every process (device 0's is the one a single device always had).
+fn uuid(ordinal: usize) -> CUuuid {
+    let mut bytes = b"ferrocuda-ptxemu".map(|b| b as c_char);
+    bytes[15] += ordinal as c_char;
+    CUuuid { bytes }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuDeviceGetUuid(out: *mut CUuuid, dev: CUdevice) -> CUresult {
     guard("cuDeviceGetUuid", || {
         DRIVER.initialized()?;
-        check_device(dev)?;
+        let ordinal = check_device(dev)?;
         // SAFETY: the caller's pointer is valid for one write (driver API contract).
-        unsafe { put(out, uuid()) }
+        unsafe { put(out, uuid(ordinal)) }
     })
 }
 
@@ -247,4 +249,21 @@ pub unsafe extern "C" fn cuDeviceGetUuid(out: *mut CUuuid, dev: CUdevice) -> CUr
 pub unsafe extern "C" fn cuDeviceGetUuid_v2(out: *mut CUuuid, dev: CUdevice) -> CUresult {
     // SAFETY: the same contract as cuDeviceGetUuid.
     unsafe { cuDeviceGetUuid(out, dev) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceCanAccessPeer(
+    canAccessPeer: *mut c_int,
+    dev: CUdevice,
+    peerDev: CUdevice,
+) -> CUresult {
+    guard("cuDeviceCanAccessPeer", || {
+        DRIVER.initialized()?;
+        check_device(dev)?;
+        check_device(peerDev)?;
+        // Kernels reach only their own device's memory here; copies between devices
+        // (cuMemcpyPeer, cuMemcpyPeerAsync) work without peer access, as on hardware.
+        // SAFETY: the caller's pointer is valid for one write (driver API contract).
+        unsafe { put(canAccessPeer, 0) }
+    })
 }

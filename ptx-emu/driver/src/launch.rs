@@ -112,7 +112,9 @@ unsafe fn launch(
         true => LaunchKind::Cooperative,
         false => LaunchKind::Plain,
     };
-    let memory = &DRIVER.memory;
+    // The memory of the function's device: addresses of another device's are not in it.
+    let memory = DRIVER.memory_of(&*DRIVER.state()?, context).clone();
+    let memory = &memory;
     let outcome = launch_printing(&module, &info.name, dims, &args, memory, kind, &mut printed);
     // The kernel's printf buffer: a GPU's driver prints it at the next synchronisation; this
     // launch is over, so that is now.

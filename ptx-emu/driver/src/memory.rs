@@ -3,9 +3,11 @@
 
 use crate::ffi::{guard, id_of, put, Outcome};
 use crate::state::DRIVER;
+use cudarc::driver::sys::CUcontext;
 use cudarc::driver::sys::{CUdeviceptr, CUresult, CUstream};
-use ferrocuda_ptx_emu::MemError;
+use ferrocuda_ptx_emu::{MemError, Memory};
 use std::ffi::{c_uchar, c_uint, c_ushort, c_void};
+use std::sync::Arc;
 
 /// The code the driver gives for a failed memory operation.
 pub(crate) fn code(error: MemError) -> CUresult {
@@ -18,13 +20,15 @@ pub(crate) fn code(error: MemError) -> CUresult {
 }
 
 /// Checks that the work may run: the current context (`stream` 0 and `None`: the calling
-/// thread's) or the stream's, usable.
-fn check_context(stream: Option<CUstream>) -> Outcome {
+/// thread's) or the stream's, usable. Returns the memory of its device, the only one its work
+/// reaches.
+fn check_context(stream: Option<CUstream>) -> Result<Arc<Memory>, CUresult> {
     let mut state = DRIVER.state()?;
-    match stream {
-        None => state.current_usable().map(|_| ()),
-        Some(stream) => state.stream_context(id_of(stream)).map(|_| ()),
-    }
+    let id = match stream {
+        None => state.current_usable()?.0,
+        Some(stream) => state.stream_context(id_of(stream))?,
+    };
+    Ok(DRIVER.memory_of(&state, id).clone())
 }
 
 #[no_mangle]
@@ -35,7 +39,8 @@ pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) 
         if dptr.is_null() || bytesize == 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        let addr = DRIVER.memory.alloc(bytesize as u64).map_err(code)?;
+        let memory = &DRIVER.memories[context.device];
+        let addr = memory.alloc(bytesize as u64).map_err(code)?;
         context.allocations.insert(addr);
         // SAFETY: not null and valid for one write (driver API contract).
         unsafe { put(dptr, addr) }
@@ -55,15 +60,15 @@ pub unsafe extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
             .find(|c| c.allocations.contains(&dptr))
             .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
         owner.allocations.remove(&dptr);
-        DRIVER.memory.free(dptr).map_err(code)
+        DRIVER.memories[owner.device].free(dptr).map_err(code)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
     guard("cuMemGetInfo_v2", || {
-        DRIVER.state()?.current_usable()?;
-        let (free_bytes, total_bytes) = DRIVER.memory.info();
+        let device = DRIVER.state()?.current_usable()?.1.device;
+        let (free_bytes, total_bytes) = DRIVER.memories[device].info();
         // SAFETY: the caller's pointers are valid for one write each (driver API contract).
         unsafe { put(free, free_bytes as usize).and_then(|()| put(total, total_bytes as usize)) }
     })
@@ -79,7 +84,7 @@ unsafe fn htod(
     bytes: usize,
     stream: Option<CUstream>,
 ) -> Outcome {
-    check_context(stream)?;
+    let memory = check_context(stream)?;
     if bytes == 0 {
         return Ok(());
     }
@@ -88,7 +93,7 @@ unsafe fn htod(
     }
     // SAFETY: not null and valid for `bytes` bytes of reads (the caller's contract).
     let data = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) };
-    DRIVER.memory.write(dst, data).map_err(code)
+    memory.write(dst, data).map_err(code)
 }
 
 /// Device to host.
@@ -101,7 +106,7 @@ unsafe fn dtoh(
     bytes: usize,
     stream: Option<CUstream>,
 ) -> Outcome {
-    check_context(stream)?;
+    let memory = check_context(stream)?;
     if bytes == 0 {
         return Ok(());
     }
@@ -111,19 +116,19 @@ unsafe fn dtoh(
     // SAFETY: not null and valid for `bytes` bytes of writes (the caller's contract); the host
     // does not touch it during the call.
     let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<u8>(), bytes) };
-    DRIVER.memory.read(src, out).map_err(code)
+    memory.read(src, out).map_err(code)
 }
 
 fn dtod(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: Option<CUstream>) -> Outcome {
-    check_context(stream)?;
+    let memory = check_context(stream)?;
     if bytes == 0 {
         return Ok(());
     }
-    DRIVER.memory.copy(dst, src, bytes as u64).map_err(code)
+    memory.copy(dst, src, bytes as u64).map_err(code)
 }
 
 fn memset(dst: CUdeviceptr, pattern: &[u8], count: usize, stream: Option<CUstream>) -> Outcome {
-    check_context(stream)?;
+    let memory = check_context(stream)?;
     if count == 0 {
         return Ok(());
     }
@@ -131,7 +136,7 @@ fn memset(dst: CUdeviceptr, pattern: &[u8], count: usize, stream: Option<CUstrea
         // cuMemsetD16/D32 need an address aligned to their element.
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    DRIVER.memory.fill(dst, pattern, count as u64).map_err(code)
+    memory.fill(dst, pattern, count as u64).map_err(code)
 }
 
 #[no_mangle]
@@ -265,5 +270,83 @@ pub unsafe extern "C" fn cuMemsetD32Async(
 ) -> CUresult {
     guard("cuMemsetD32Async", || {
         memset(dstDevice, &ui.to_le_bytes(), N, Some(hStream))
+    })
+}
+
+/// Device to device across devices (or contexts): `bytes` bytes from `src` in `src_ctx`'s device
+/// memory to `dst` in `dst_ctx`'s, on `stream` (of any context; `None`: the calling thread's).
+/// Runs at once, as every copy here.
+fn peer(
+    dst: CUdeviceptr,
+    dst_ctx: CUcontext,
+    src: CUdeviceptr,
+    src_ctx: CUcontext,
+    bytes: usize,
+    stream: Option<CUstream>,
+) -> Outcome {
+    check_context(stream)?;
+    let (to, from) = {
+        let mut state = DRIVER.state()?;
+        for ctx in [dst_ctx, src_ctx] {
+            state.usable(id_of(ctx))?;
+        }
+        (
+            DRIVER.memory_of(&state, id_of(dst_ctx)).clone(),
+            DRIVER.memory_of(&state, id_of(src_ctx)).clone(),
+        )
+    };
+    if bytes == 0 {
+        return Ok(());
+    }
+    if Arc::ptr_eq(&to, &from) {
+        return to.copy(dst, src, bytes as u64).map_err(code);
+    }
+    // In pieces, so that a large copy does not hold a second copy of itself on the host.
+    const PIECE: usize = 1 << 20;
+    let mut buffer = vec![0u8; PIECE.min(bytes)];
+    let mut done = 0;
+    while done < bytes {
+        let n = PIECE.min(bytes - done);
+        from.read(src + done as u64, &mut buffer[..n])
+            .map_err(code)?;
+        to.write(dst + done as u64, &buffer[..n]).map_err(code)?;
+        done += n;
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeer(
+    dstDevice: CUdeviceptr,
+    dstContext: CUcontext,
+    srcDevice: CUdeviceptr,
+    srcContext: CUcontext,
+    ByteCount: usize,
+) -> CUresult {
+    guard("cuMemcpyPeer", || {
+        peer(
+            dstDevice, dstContext, srcDevice, srcContext, ByteCount, None,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeerAsync(
+    dstDevice: CUdeviceptr,
+    dstContext: CUcontext,
+    srcDevice: CUdeviceptr,
+    srcContext: CUcontext,
+    ByteCount: usize,
+    hStream: CUstream,
+) -> CUresult {
+    guard("cuMemcpyPeerAsync", || {
+        peer(
+            dstDevice,
+            dstContext,
+            srcDevice,
+            srcContext,
+            ByteCount,
+            Some(hStream),
+        )
     })
 }

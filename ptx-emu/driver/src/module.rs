@@ -184,7 +184,7 @@ unsafe fn load(image: *const c_void) -> Result<(usize, String), (CUresult, Strin
     let mut state = DRIVER.state().map_err(plain)?;
     let (context, _) = state.current_usable().map_err(plain)?;
     // Its variables in device memory, so that `cuModuleGetGlobal`'s address can be copied to.
-    DRIVER.memory.map_module(&module);
+    DRIVER.memory_of(&state, context).map_module(&module);
     let id = state.new_id();
     state.modules.insert(
         id,
@@ -275,7 +275,9 @@ pub unsafe extern "C" fn cuModuleUnload(hmod: CUmodule) -> CUresult {
             .context;
         state.usable(context)?;
         if let Some(loaded) = state.modules.remove(&id) {
-            DRIVER.memory.unmap_module(&loaded.module);
+            DRIVER
+                .memory_of(&state, context)
+                .unmap_module(&loaded.module);
         }
         state.functions.retain(|_, f| f.module != id);
         Ok(())

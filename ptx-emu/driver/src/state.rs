@@ -14,24 +14,60 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use std::time::Instant;
 
-/// Device memory of the virtual GPU: 4 GiB (backed by host memory as it is used).
+/// Device memory of each virtual GPU: 4 GiB (backed by host memory as it is used).
 pub(crate) const DEVICE_MEMORY_BYTES: u64 = 4 << 30;
+
+/// How many virtual GPUs the driver reports: 1 to 8, default 1.
+pub(crate) const DEVICES_ENV: &str = "FERROCUDA_EMU_DEVICES";
 
 /// The process's driver.
 pub(crate) struct Driver {
     initialized: AtomicBool,
-    /// Device memory, shared by every context (unified addressing: addresses are unique).
-    pub memory: Arc<Memory>,
+    /// Each device's memory, shared by every context of that device. Addresses are unique across
+    /// devices (unified addressing), and a kernel or copy of one device reaches only its own.
+    pub memories: Vec<Arc<Memory>>,
     state: Mutex<State>,
 }
 
 pub(crate) static DRIVER: LazyLock<Driver> = LazyLock::new(|| Driver {
     initialized: AtomicBool::new(false),
-    memory: Memory::new(DEVICE_MEMORY_BYTES),
+    memories: (0..device_count())
+        .map(|device| Memory::of_device(DEVICE_MEMORY_BYTES, device))
+        .collect(),
     state: Mutex::new(State::default()),
 });
 
+/// `FERROCUDA_EMU_DEVICES`, read once: a number from 1 to 8; anything else is reported and 1.
+fn device_count() -> u32 {
+    let Ok(text) = std::env::var(DEVICES_ENV) else {
+        return 1;
+    };
+    match text.trim().parse::<u32>() {
+        Ok(n) if (1..=Memory::MAX_DEVICES).contains(&n) => n,
+        _ => {
+            eprintln!(
+                "ferrocuda PTX emulator: {DEVICES_ENV}={text:?} is not a device count from 1 to \
+                 {}; using 1",
+                Memory::MAX_DEVICES
+            );
+            1
+        }
+    }
+}
+
 impl Driver {
+    /// How many devices there are.
+    pub fn device_count(&self) -> usize {
+        self.memories.len()
+    }
+
+    /// The memory of the device context `id` is on (device 0's for an unknown context: every
+    /// caller checked the context first).
+    pub fn memory_of(&self, state: &State, id: usize) -> &Arc<Memory> {
+        let device = state.contexts.get(&id).map_or(0, |c| c.device);
+        &self.memories[device]
+    }
+
     pub fn init(&self) {
         self.initialized.store(true, Ordering::SeqCst);
     }
@@ -56,6 +92,8 @@ impl Driver {
 /// One context.
 #[derive(Default)]
 pub(crate) struct Context {
+    /// The device (ordinal) it is on.
+    pub device: usize,
     /// The sticky error of a kernel fault in it.
     pub fault: Option<CUresult>,
     /// Start addresses of its allocations, freed with it.
@@ -98,9 +136,10 @@ pub(crate) struct Event {
 pub(crate) struct State {
     next_id: usize,
     pub contexts: HashMap<usize, Context>,
-    /// The primary context while it is active, and how many retain it.
-    pub primary: Option<(usize, u32)>,
-    pub primary_flags: u32,
+    /// Each device's primary context while it is active, and how many retain it, by device.
+    pub primary: HashMap<usize, (usize, u32)>,
+    /// Each device's primary context flags, by device (0 if never set).
+    pub primary_flags: HashMap<usize, u32>,
     pub modules: HashMap<usize, LoadedModule>,
     pub functions: HashMap<usize, Function>,
     pub streams: HashMap<usize, Stream>,
@@ -113,8 +152,8 @@ impl Default for State {
             // Stream handles 0x0, 0x1 and 0x2 mean the default streams; no id is ever that small.
             next_id: 0x1000,
             contexts: HashMap::new(),
-            primary: None,
-            primary_flags: 0,
+            primary: HashMap::new(),
+            primary_flags: HashMap::new(),
             modules: HashMap::new(),
             functions: HashMap::new(),
             streams: HashMap::new(),
@@ -197,11 +236,12 @@ impl State {
         Ok(id)
     }
 
-    pub fn new_context(&mut self, flags: u32) -> usize {
+    pub fn new_context(&mut self, device: usize, flags: u32) -> usize {
         let id = self.new_id();
         self.contexts.insert(
             id,
             Context {
+                device,
                 flags,
                 ..Context::default()
             },
@@ -211,10 +251,11 @@ impl State {
 
     /// A fresh, empty context under the id of one just destroyed (a reset primary context keeps
     /// its handle).
-    pub fn recreate_context(&mut self, id: usize, flags: u32) {
+    pub fn recreate_context(&mut self, id: usize, device: usize, flags: u32) {
         self.contexts.insert(
             id,
             Context {
+                device,
                 flags,
                 ..Context::default()
             },
@@ -223,11 +264,12 @@ impl State {
 
     /// Destroys context `id` with everything in it: its memory is freed, and its modules,
     /// functions, streams and events become invalid handles.
-    pub fn destroy_context(&mut self, id: usize, memory: &Memory) -> Outcome {
+    pub fn destroy_context(&mut self, id: usize, memories: &[Arc<Memory>]) -> Outcome {
         let context = self
             .contexts
             .remove(&id)
             .ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        let memory = &memories[context.device];
         for addr in context.allocations {
             // It was allocated in this context and not freed since: freeing cannot fail.
             let _ = memory.free(addr);
@@ -239,9 +281,7 @@ impl State {
         self.functions.retain(|_, f| f.context != id);
         self.streams.retain(|_, s| s.context != id);
         self.events.retain(|_, e| e.context != id);
-        if self.primary.is_some_and(|(primary, _)| primary == id) {
-            self.primary = None;
-        }
+        self.primary.retain(|_, (primary, _)| *primary != id);
         Ok(())
     }
 }

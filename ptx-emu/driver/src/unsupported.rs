@@ -3,7 +3,7 @@
 //! Enum and struct arguments are declared as same-sized integers: they are never read.
 
 use cudarc::driver::sys::{
-    CUcontext, CUdevice, CUdeviceptr, CUgraph, CUgraphExec, CUmemoryPool, CUresult, CUstream,
+    CUdevice, CUdeviceptr, CUgraph, CUgraphExec, CUmemoryPool, CUresult, CUstream,
 };
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
@@ -25,14 +25,14 @@ not_supported! {
     cuDeviceGetDefaultMemPool(*mut CUmemoryPool, CUdevice);
     cuDeviceSetMemPool(CUdevice, CUmemoryPool);
     cuMemPoolCreate(*mut CUmemoryPool, *const c_void);
-    // Host-registered, managed and peer memory (page-locked allocations: host_memory.rs).
+    // Host-registered and managed memory (page-locked allocations: host_memory.rs; copies
+    // between devices: memory.rs).
     cuMemHostRegister_v2(*mut c_void, usize, c_uint);
     cuMemHostUnregister(*mut c_void);
     cuMemAllocManaged(*mut CUdeviceptr, usize, c_uint);
     cuStreamAttachMemAsync(CUstream, CUdeviceptr, usize, c_uint);
     cuMemPrefetchAsync_v2(CUdeviceptr, usize, u64, c_uint, CUstream);
     cuMemAdvise_v2(CUdeviceptr, usize, c_uint, u64);
-    cuMemcpyPeerAsync(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, usize, CUstream);
     cuMemcpy(CUdeviceptr, CUdeviceptr, usize);
     cuMemcpyAsync(CUdeviceptr, CUdeviceptr, usize, CUstream);
     // Graphs and stream capture.
