@@ -438,3 +438,56 @@ fn both_copies_of_an_elementwise_body_share_one_shared_array() {
         }
     }
 }
+
+/// Every CPU path, and the GPU (the emulator in CI).
+fn every_machine(test: &str) -> Vec<(String, Module)> {
+    let mut devices: Vec<(String, Module)> = modules();
+    if let Some(gpu) = support::gpu_or_skip(test) {
+        devices.push(("the GPU".into(), gpu.load(support::test_kernels()).unwrap()));
+    }
+    devices
+}
+
+/// Issue 29, R1: a local that shadows a parameter is the local after a barrier, in straight
+/// code and as a split loop's bound (the split path read the parameter: 11 and 20 trips).
+#[test]
+fn r1_a_local_shadowing_a_parameter_is_the_local_on_every_path() {
+    for (name, module) in
+        every_machine("r1_a_local_shadowing_a_parameter_is_the_local_on_every_path")
+    {
+        let mut out = vec![0u32; 64];
+        launch!(module, shadowed_parameter[1, 64](10, &mut out)).unwrap();
+        assert!(out.iter().all(|&v| v == 21), "{name}: {out:?}");
+        launch!(module, shadowed_parameter_loops[1, 64](10, &mut out)).unwrap();
+        assert!(out.iter().all(|&v| v == 10), "{name}: loops {out:?}");
+    }
+}
+
+/// Issue 29, R2: a value an early `return` guards is not computed before it (launched with the
+/// empty input that makes it overflow, in this debug build), in a `let`, a `let mut` and a
+/// split loop's bound.
+#[test]
+fn r2_nothing_is_computed_above_the_return_that_guards_it() {
+    for (name, module) in every_machine("r2_nothing_is_computed_above_the_return_that_guards_it") {
+        let mut untouched = vec![7u32; 64];
+        launch!(module, guarded_by_return[1, 64](&[] as &[u32], &mut untouched))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(untouched.iter().all(|&v| v == 7), "{name}: {untouched:?}");
+        let (x, mut out) = ([3u32, 4, 5, 6], vec![0u32; 64]);
+        launch!(module, guarded_by_return[1, 64](&x, &mut out)).unwrap();
+        // last = 3, left = 3 - 3 trips = 0, trips = 3: x[3] + x[0] + 3.
+        assert!(out.iter().all(|&v| v == 6 + 3 + 3), "{name}: {out:?}");
+    }
+}
+
+/// Issue 29, R3: a SCREAMING_CASE local is a variable, not a constant: a value computed from it
+/// before it changes keeps the old value across a barrier (the split path recomputed it).
+#[test]
+fn r3_a_screaming_case_local_is_a_variable_on_every_path() {
+    for (name, module) in every_machine("r3_a_screaming_case_local_is_a_variable_on_every_path") {
+        let mut out = vec![0u32; 64];
+        launch!(module, screaming_case_local[1, 64](&mut out)).unwrap();
+        let want: Vec<u32> = (0..64).map(|t| t + 1005).collect();
+        assert_eq!(out, want, "{name}");
+    }
+}

@@ -323,3 +323,79 @@ pub fn race_missing_barrier_dynamic(x: &[f32], out: Out<f32>) {
 fn call_apart<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
+
+// Issue 29, R1–R3: what the split path's analysis got wrong by going by names' spellings and by
+// hoisting past a guard. Each has a known answer, and the same on every path.
+
+/// R1: `out[t] = 2n + 1`, through a local that shadows the parameter `n`, read after a barrier
+/// (the split path read the parameter: n + 1).
+#[kernel]
+pub fn shadowed_parameter(n: u32, out: Out<u32>) {
+    let t = thread::thread_idx().x as usize;
+    let n = n * 2;
+    thread::sync_threads();
+    let m = n + 1;
+    if t < out.len() {
+        out.set(t, m);
+    }
+}
+
+/// R1 in loops: `out[t]` counts the trips of a `for` and a `while` bounded by a local `n / 2`
+/// that shadows the parameter `n`, each trip with a barrier (so `n` trips in all, for even `n`).
+#[kernel]
+pub fn shadowed_parameter_loops(n: u32, out: Out<u32>) {
+    let t = thread::thread_idx().x as usize;
+    let n = n / 2;
+    let mut trips = 0u32;
+    for _k in 0..n {
+        trips += 1;
+        thread::sync_threads();
+    }
+    let mut k = 0u32;
+    while k < n {
+        trips += 1;
+        k += 1;
+        thread::sync_threads();
+    }
+    if t < out.len() {
+        out.set(t, trips);
+    }
+}
+
+/// R2: a value that overflows for an empty `x`, computed after the `return` that guards it, then
+/// a barrier (the split path computed it first: "attempt to subtract with overflow"). Also a
+/// `let mut` and a loop bound of the same kind. `out[t] = x[last] + trips` for a non-empty `x`.
+#[kernel]
+pub fn guarded_by_return(x: &[u32], out: Out<u32>) {
+    let t = thread::thread_idx().x as usize;
+    if x.is_empty() {
+        return;
+    }
+    let last = x.len() - 1;
+    let mut left = x.len() - 1;
+    thread::sync_threads();
+    let mut trips = 0u32;
+    for _k in 0..x.len() - 1 {
+        trips += 1;
+        left -= 1;
+        thread::sync_threads();
+    }
+    if t < out.len() {
+        out.set(t, x[last] + x[left] + trips);
+    }
+}
+
+/// R3: a SCREAMING_CASE local is a variable, not a constant: `v` keeps `t + 5` although `K`
+/// becomes 1000 before the barrier (the split path recomputed `v` with 1000). `out[t] = t + 1005`.
+#[kernel]
+#[allow(non_snake_case)]
+pub fn screaming_case_local(out: Out<u32>) {
+    let t = thread::thread_idx().x;
+    let mut K = 5u32;
+    let v = t + K;
+    K = 1000;
+    thread::sync_threads();
+    if (t as usize) < out.len() {
+        out.set(t as usize, v + K);
+    }
+}

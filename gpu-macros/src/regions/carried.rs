@@ -117,6 +117,7 @@ pub(super) fn restrict(carried: &[Carried], names: &[Ident]) -> Vec<Carried> {
 pub(super) fn recomputable_lets(
     stmts: &[Stmt],
     known: &mut BTreeMap<String, TokenStream2>,
+    bound: &BTreeSet<String>,
     rewrite: impl Fn(&Expr) -> Expr,
 ) {
     for stmt in stmts {
@@ -134,7 +135,7 @@ pub(super) fn recomputable_lets(
         };
         let value = single
             .zip(init)
-            .filter(|(_, init)| position_only(&init.expr, known));
+            .filter(|(_, init)| position_only(&init.expr, known, bound));
         match value {
             Some((name, init)) => {
                 let mut reads = BTreeSet::new();
@@ -180,26 +181,30 @@ const THREAD_FUNCTIONS: &[&str] = &[
     "grid_dim",
 ];
 
-/// Whether `expr` is a function of the thread's position alone (see [`recomputable_lets`]).
-fn position_only(expr: &Expr, known: &BTreeMap<String, TokenStream2>) -> bool {
+/// Whether `expr` is a function of the thread's position alone (see [`recomputable_lets`]). A
+/// name the body binds (`bound`) is a local, never a constant, whatever its case.
+fn position_only(
+    expr: &Expr,
+    known: &BTreeMap<String, TokenStream2>,
+    bound: &BTreeSet<String>,
+) -> bool {
+    let recurse = |e: &Expr| position_only(e, known, bound);
     match expr {
         Expr::Lit(_) => true,
-        Expr::Paren(e) => position_only(&e.expr, known),
-        Expr::Group(e) => position_only(&e.expr, known),
-        Expr::Cast(e) => position_only(&e.expr, known),
-        Expr::Field(e) => position_only(&e.base, known),
-        Expr::Unary(e) => !matches!(e.op, syn::UnOp::Deref(_)) && position_only(&e.expr, known),
+        Expr::Paren(e) => recurse(&e.expr),
+        Expr::Group(e) => recurse(&e.expr),
+        Expr::Cast(e) => recurse(&e.expr),
+        Expr::Field(e) => recurse(&e.base),
+        Expr::Unary(e) => !matches!(e.op, syn::UnOp::Deref(_)) && recurse(&e.expr),
         Expr::Binary(e) => {
             let by_variable = matches!(e.op, syn::BinOp::Div(_) | syn::BinOp::Rem(_))
                 && !matches!(&*e.right, Expr::Lit(_));
-            !by_variable
-                && !super::is_assignment(&e.op)
-                && position_only(&e.left, known)
-                && position_only(&e.right, known)
+            !by_variable && !super::is_assignment(&e.op) && recurse(&e.left) && recurse(&e.right)
         }
         Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
             let name = i.to_string();
-            known.contains_key(&name) || super::uniform::is_constant_name(&name)
+            known.contains_key(&name)
+                || (!bound.contains(&name) && super::uniform::is_constant_name(&name))
         }),
         // The forms `Rewrite` turns into the region loop's variables.
         Expr::Call(_) => call_path(expr).is_some_and(|names| {

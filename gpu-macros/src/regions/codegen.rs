@@ -159,6 +159,8 @@ struct Gen {
     counter: usize,
     /// Every carried variable's slots, declared at the top.
     slots: Vec<Ident>,
+    /// Every name the body binds: a local, never a constant, whatever its case.
+    bound: BTreeSet<String>,
 }
 
 impl Gen {
@@ -214,7 +216,7 @@ impl Gen {
         for name in prelude_binds {
             recompute.remove(&name.to_string());
         }
-        recomputable_lets(stmts, &mut recompute, |expr| {
+        recomputable_lets(stmts, &mut recompute, &self.bound, |expr| {
             let mut expr = expr.clone();
             Rewrite {
                 names: &self.names,
@@ -704,6 +706,7 @@ pub(crate) fn regions(segs: &[SegPlan]) -> TokenStream2 {
         names: Names::new(),
         counter: 0,
         slots: Vec::new(),
+        bound: super::bound_names(&segs),
     };
     let (code, _) = gen.segs(&segs, Vec::new(), Vec::new(), &BTreeSet::new(), None);
     let (regions, base_1d, slots) = (&gen.names.regions, &gen.names.base_1d, &gen.slots);

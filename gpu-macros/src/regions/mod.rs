@@ -448,6 +448,41 @@ fn collect_all_locals(block: &Block, names: &mut BTreeSet<String>) {
     Collect(names).visit_block(block);
 }
 
+/// Every name the segments bind anywhere (`let`s, loop and closure patterns, `match` arms),
+/// hoisted items' `let`s included.
+fn bound_names(segs: &[Seg]) -> BTreeSet<String> {
+    struct Collect<'a>(&'a mut BTreeSet<String>);
+    impl<'ast> Visit<'ast> for Collect<'_> {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0.insert(p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut names = BTreeSet::new();
+    for seg in segs {
+        let mut collect = Collect(&mut names);
+        match seg {
+            Seg::Items(stmts) | Seg::Code(stmts) | Seg::Uniform(stmts) => {
+                stmts.iter().for_each(|s| collect.visit_stmt(s))
+            }
+            Seg::While { cond, body, .. } => {
+                collect.visit_expr(cond);
+                names.extend(bound_names(body));
+            }
+            Seg::For {
+                pat, iter, body, ..
+            } => {
+                collect.visit_pat(pat);
+                collect.visit_expr(iter);
+                names.extend(bound_names(body));
+            }
+            Seg::Barrier(_) | Seg::Collective(_) => {}
+        }
+    }
+    names
+}
+
 /// The names a pattern binds, in order.
 fn pattern_names(pat: &Pat, names: &mut Vec<Ident>) {
     struct Collect<'a>(&'a mut Vec<Ident>);

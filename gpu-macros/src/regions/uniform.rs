@@ -8,6 +8,13 @@
 //! but the block's geometry, `len()` and a constant table's `view()`, no division or
 //! remainder, no indexing, no reads of shared memory. The name must be bound once in the body
 //! and not be a parameter's, so that hoisting changes no name's meaning.
+//!
+//! The analysis works on bindings, not on spellings: a name bound anywhere in the body (a
+//! `let`, a pattern, a closure's parameter) is never taken for a parameter or a constant there,
+//! whatever its case (`let n = n * 2;` shadows the parameter `n`; `let mut K = 5;` is no
+//! constant). And a value that can fail (arithmetic that overflows in a debug build) is not
+//! hoisted above a statement that may leave the body first (`if x.is_empty() { return; }`, a
+//! `?`, a macro such as `assert!`): the guard would no longer guard it.
 
 use super::{is_assignment, path_names, Seg};
 use std::collections::{BTreeMap, BTreeSet};
@@ -32,30 +39,48 @@ pub(super) fn hoist(
             FnArg::Receiver(_) => None,
         })
         .collect();
+    // A parameter's name bound in the body is the local's there (shadowing), not the parameter.
+    let params: BTreeSet<String> = params
+        .into_iter()
+        .filter(|name| !bindings.contains_key(name))
+        .collect();
     let mut uniform = Uniform {
         names: BTreeSet::new(),
         params: &params,
+        bound: &bindings,
     };
     let mut hoisted = Vec::new();
+    // Whether a statement before (not hoisted) may leave the body or panic first.
+    let mut guarded = false;
     for seg in segs.iter_mut() {
-        let Seg::Code(stmts) = seg else { continue };
+        let stmts = match seg {
+            Seg::Code(stmts) => stmts,
+            Seg::While { .. } | Seg::For { .. } => {
+                guarded |= seg_may_leave(seg);
+                continue;
+            }
+            _ => continue,
+        };
         stmts.retain(|stmt| {
-            let Stmt::Local(local) = stmt else {
-                return true;
+            let hoistable = match stmt {
+                Stmt::Local(local) => local.init.as_ref().is_some_and(|init| {
+                    let mut names = Vec::new();
+                    init.diverge.is_none()
+                        && simple_names(&local.pat, &mut names)
+                        && names.iter().all(|name| bindings.get(name) == Some(&1))
+                        && uniform.expr(&init.expr)
+                        && !(guarded && can_fail(&init.expr))
+                        && {
+                            uniform.names.extend(names);
+                            true
+                        }
+                }),
+                _ => false,
             };
-            let Some(init) = &local.init else {
-                return true;
-            };
-            let mut names = Vec::new();
-            let hoistable = init.diverge.is_none()
-                && simple_names(&local.pat, &mut names)
-                && names
-                    .iter()
-                    .all(|name| bindings.get(name) == Some(&1) && !params.contains(name))
-                && uniform.expr(&init.expr);
             if hoistable {
-                uniform.names.extend(names);
                 hoisted.push(stmt.clone());
+            } else {
+                guarded |= may_leave(stmt);
             }
             !hoistable
         });
@@ -85,16 +110,23 @@ fn variables(
     bindings: &BTreeMap<String, usize>,
 ) -> Vec<Stmt> {
     let plain = |name: &String| bindings.get(name) == Some(&1) && !uniform.params.contains(name);
-    // Candidates: the top-level `let mut`s with a block-uniform value, and the split `for`s'
-    // plain names.
+    // Candidates: the top-level `let mut`s with a block-uniform value (one that can fail only
+    // where no statement before may leave the body first), and the split `for`s' plain names.
     let mut lets = BTreeMap::new();
+    let mut guarded = false;
     for seg in segs.iter() {
-        let Seg::Code(stmts) = seg else { continue };
+        let Seg::Code(stmts) = seg else {
+            guarded |= seg_may_leave(seg);
+            continue;
+        };
         for stmt in stmts {
-            if let Some((name, init)) = mutable_let(stmt) {
-                if plain(&name) && uniform.expr(init) {
+            match mutable_let(stmt) {
+                Some((name, init))
+                    if plain(&name) && uniform.expr(init) && !(guarded && can_fail(init)) =>
+                {
                     lets.insert(name, stmt.clone());
                 }
+                _ => guarded |= may_leave(stmt),
             }
         }
     }
@@ -390,7 +422,85 @@ fn count_bindings(block: &Block, counts: &mut BTreeMap<String, usize>) {
 /// Which expressions are block-uniform, given the uniform names so far.
 struct Uniform<'a> {
     names: BTreeSet<String>,
+    /// The parameters the body does not rebind.
     params: &'a BTreeSet<String>,
+    /// Every name the body binds, and how often: never a parameter or a constant.
+    bound: &'a BTreeMap<String, usize>,
+}
+
+/// Whether `stmt` may leave the body (or the thread) before the statements after it: a
+/// `return`, a `?`, a `break` or `continue`, or a macro (`assert!`, `panic!`, ...) anywhere in it
+/// outside closures.
+fn may_leave(stmt: &Stmt) -> bool {
+    let mut find = Leaves(false);
+    find.visit_stmt(stmt);
+    find.0
+}
+
+/// [`may_leave`] for a split loop: its condition or iterator and its body.
+fn seg_may_leave(seg: &Seg) -> bool {
+    match seg {
+        Seg::Code(stmts) | Seg::Uniform(stmts) => stmts.iter().any(may_leave),
+        Seg::While { cond, body, .. } => {
+            let mut find = Leaves(false);
+            find.visit_expr(cond);
+            find.0 || body.iter().any(seg_may_leave)
+        }
+        Seg::For { iter, body, .. } => {
+            let mut find = Leaves(false);
+            find.visit_expr(iter);
+            find.0 || body.iter().any(seg_may_leave)
+        }
+        Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) => false,
+    }
+}
+
+struct Leaves(bool);
+
+impl<'ast> Visit<'ast> for Leaves {
+    fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+        self.0 = true;
+    }
+    fn visit_expr_try(&mut self, _: &'ast syn::ExprTry) {
+        self.0 = true;
+    }
+    fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
+        self.0 = true;
+    }
+    fn visit_expr_continue(&mut self, _: &'ast syn::ExprContinue) {
+        self.0 = true;
+    }
+    fn visit_macro(&mut self, _: &'ast syn::Macro) {
+        self.0 = true;
+    }
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// Whether evaluating `expr` can panic: arithmetic that overflows in a debug build (`+`, `-`,
+/// `*`, shifts, negation). The rest of what [`Uniform::expr`] accepts cannot.
+fn can_fail(expr: &Expr) -> bool {
+    struct Find(bool);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_expr_binary(&mut self, e: &'ast syn::ExprBinary) {
+            if matches!(
+                e.op,
+                BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Shl(_) | BinOp::Shr(_)
+            ) {
+                self.0 = true;
+            }
+            syn::visit::visit_expr_binary(self, e);
+        }
+        fn visit_expr_unary(&mut self, e: &'ast syn::ExprUnary) {
+            if matches!(e.op, UnOp::Neg(_)) {
+                self.0 = true;
+            }
+            syn::visit::visit_expr_unary(self, e);
+        }
+    }
+    let mut find = Find(false);
+    find.visit_expr(expr);
+    find.0
 }
 
 impl Uniform<'_> {
@@ -407,17 +517,27 @@ impl Uniform<'_> {
         }
     }
 
+    /// A path naming a constant or static item: `TABLE`, `module::TABLE` (a name the body binds
+    /// is a local, whatever its case).
+    fn constant_path(&self, expr: &Expr) -> bool {
+        let Expr::Path(path) = expr else { return false };
+        let names = path_names(path);
+        match names.as_slice() {
+            [name] if self.bound.contains_key(name) => false,
+            [.., last] => is_constant_name(last),
+            [] => false,
+        }
+    }
+
     fn expr(&self, expr: &Expr) -> bool {
         match expr {
             Expr::Lit(_) => true,
             Expr::Path(path) => {
                 let names = path_names(path);
                 match names.as_slice() {
-                    [name] => {
-                        self.params.contains(name)
-                            || self.names.contains(name)
-                            || is_constant_name(name)
-                    }
+                    // A local (bound in the body) is uniform only as one of the hoisted names.
+                    [name] if self.bound.contains_key(name) => self.names.contains(name),
+                    [name] => self.params.contains(name) || is_constant_name(name),
                     // `Self::N`, `module::N`, `u32::MAX`.
                     [.., last] => is_constant_name(last),
                     [] => false,
@@ -445,7 +565,7 @@ impl Uniform<'_> {
                     && (call.method == "len" && self.expr(&call.receiver)
                         // A constant table's view (`TABLE.view()`), the launch's table, the
                         // same in every thread.
-                        || call.method == "view" && is_constant_path(&call.receiver))
+                        || call.method == "view" && self.constant_path(&call.receiver))
             }
             Expr::Call(call) => {
                 let Expr::Path(path) = &*call.func else {
@@ -476,13 +596,6 @@ impl Uniform<'_> {
 }
 
 /// A path to a constant or a static: `TABLE`, `module::TABLE`.
-fn is_constant_path(expr: &Expr) -> bool {
-    let Expr::Path(path) = expr else { return false };
-    path_names(path)
-        .last()
-        .is_some_and(|name| is_constant_name(name))
-}
-
 /// A constant's or a static's name: `SCREAMING_CASE`.
 pub(super) fn is_constant_name(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_uppercase())
