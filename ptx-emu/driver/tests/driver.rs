@@ -451,3 +451,39 @@ fn page_locked_host_memory_is_page_aligned_copies_asynchronously_and_frees_once(
     let code = unsafe { sys::cuMemHostAlloc(&mut zero, 0, 0) };
     assert_eq!(code, CUresult::CUDA_ERROR_INVALID_VALUE);
 }
+
+/// Issue 29 (E1): cuModuleLoadData of PTX with 30,000 nested `{ }` scopes aborted the process
+/// (the parser recursed per scope); it loads now, and deeply nested brackets in an operand are
+/// CUDA_ERROR_INVALID_PTX with the reason in the log. On a thread with a 512 KiB stack, so that
+/// a recursion per level would overflow even at a tenth of the depth.
+#[test]
+fn deeply_nested_scopes_load_and_nested_operands_are_invalid_ptx() {
+    let ctx = own_context();
+    let depth = 30_000;
+    let nested = STORE_PTX.replace(
+        "\tret;\n",
+        &format!("{}\tret;\n{}", "{\n".repeat(depth), "}\n".repeat(depth)),
+    );
+    let braces = STORE_PTX.replace(
+        "\tret;\n",
+        &format!("\tmov.b64 {}%r1, 0;\n\tret;\n", "{".repeat(depth)),
+    );
+    let results = std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(move || {
+            let nested = load_with_log(&ctx, &nested);
+            let braces = load_with_log(&ctx, &braces);
+            (nested, braces)
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let ((code, log), (braces_code, braces_log)) = results;
+    assert_eq!(code, CUresult::CUDA_SUCCESS, "{log}");
+    assert_eq!(
+        braces_code,
+        CUresult::CUDA_ERROR_INVALID_PTX,
+        "{braces_log}"
+    );
+    assert!(braces_log.contains("nested"), "{braces_log}");
+}
