@@ -43,6 +43,8 @@ pub(crate) struct Grid<'a> {
     pub dynamic_shared_bytes: u32,
     /// What the launch's `vprintf` calls printed, each call's text whole.
     pub printed: std::sync::Mutex<Vec<u8>>,
+    /// `vprintf` calls dropped because their text did not fit in the printf buffer.
+    pub printf_dropped: std::sync::atomic::AtomicU64,
     /// A cooperative launch: every block runs at once, and yields now and then (`cooperative.rs`).
     pub cooperative: bool,
     /// A block faulted: the others stop (at their next yield, in a cooperative launch).

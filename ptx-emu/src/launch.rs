@@ -107,6 +107,7 @@ pub(crate) fn run(
         block: dims.block,
         dynamic_shared_bytes: dims.dynamic_shared_bytes,
         printed: Mutex::new(Vec::new()),
+        printf_dropped: AtomicU64::new(0),
         cooperative,
         stop: AtomicBool::new(false),
         ended_blocks: AtomicU64::new(0),
@@ -153,6 +154,14 @@ pub(crate) fn run(
             .for_each_init(Block::new, |block, index| run_one(block, index));
     }
     printed.append(&mut grid.printed.lock().unwrap_or_else(|p| p.into_inner()));
+    let dropped = grid.printf_dropped.into_inner();
+    if dropped > 0 {
+        eprintln!(
+            "ferrocuda PTX emulator: {name}: {dropped} printf call(s) dropped: their output did \
+             not fit in the launch's {} KiB printf buffer",
+            crate::printf::BUFFER / 1024
+        );
+    }
     match fault.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some((_, fault)) => Err(fault),
         None => Ok(LaunchStats {

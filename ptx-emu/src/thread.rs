@@ -374,12 +374,14 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                 let frame = t * size;
                 let pointer = |o: u32| crate::block::read_le(&block.frame, frame + o as usize, 8);
                 let (format, args) = (pointer(format), pointer(args));
-                if let Err(trouble) = crate::printf::vprintf(grid, block, t, format, args) {
-                    break Err(trouble);
-                }
+                let printed = match crate::printf::vprintf(grid, block, t, format, args) {
+                    Ok(printed) => printed,
+                    Err(trouble) => break Err(trouble),
+                };
                 if let Some(o) = ret {
-                    // Success; no caller of ours reads the count CUDA's returns.
-                    crate::block::write_le(&mut block.frame, frame + o as usize, 4, 0);
+                    // 0, or -1 for a call dropped (its text did not fit in the printf buffer).
+                    let code = if printed { 0 } else { u32::MAX as u64 };
+                    crate::block::write_le(&mut block.frame, frame + o as usize, 4, code);
                 }
             }
             Op::Ret => match block.threads[t].calls.pop() {
