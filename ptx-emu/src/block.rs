@@ -51,6 +51,8 @@ pub(crate) struct Grid<'a> {
     pub stop: std::sync::atomic::AtomicBool,
     /// Blocks of a cooperative launch that have ended.
     pub ended_blocks: std::sync::atomic::AtomicU64,
+    /// When the launch must have ended, and the time it was given (`launch::check_deadline`).
+    pub deadline: Option<(std::time::Instant, std::time::Duration)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

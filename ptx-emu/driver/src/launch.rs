@@ -9,9 +9,39 @@ use crate::module::registers;
 use crate::occupancy::{blocks_per_sm, Resources};
 use crate::state::DRIVER;
 use cudarc::driver::sys::{CUfunction, CUresult, CUstream};
-use ferrocuda_ptx_emu::{launch_printing, FaultKind, LaunchDims, LaunchKind};
+use ferrocuda_ptx_emu::{launch_with, FaultKind, LaunchDims, LaunchKind, LaunchOptions};
 use std::ffi::{c_uint, c_void};
-use std::time::Instant;
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+/// The environment variable that sets how long one launch may run on the emulator, in
+/// milliseconds (`0`: no deadline); [`DEFAULT_DEADLINE`] without it.
+pub(crate) const DEADLINE_ENV: &str = "FERROCUDA_EMU_DEADLINE_MS";
+
+/// A launch still running after 10 minutes fails with `CUDA_ERROR_LAUNCH_TIMEOUT`: far longer
+/// than any launch of the tests or the main job takes on the emulator, far shorter than CI's
+/// 90 minutes.
+pub(crate) const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
+
+/// [`DEADLINE_ENV`] read once per process (a value that is not a whole number of milliseconds
+/// is said on stderr and the default kept).
+static DEADLINE: LazyLock<Option<Duration>> = LazyLock::new(|| {
+    let Some(value) = std::env::var_os(DEADLINE_ENV) else {
+        return Some(DEFAULT_DEADLINE);
+    };
+    match value.to_str().and_then(|v| v.trim().parse::<u64>().ok()) {
+        Some(0) => None,
+        Some(ms) => Some(Duration::from_millis(ms)),
+        None => {
+            eprintln!(
+                "ferrocuda PTX emulator: {DEADLINE_ENV}={value:?} is not a whole number of \
+                 milliseconds; the deadline stays {} s",
+                DEFAULT_DEADLINE.as_secs()
+            );
+            Some(DEFAULT_DEADLINE)
+        }
+    }
+});
 
 /// The code the driver returns for a fault, and whether it is sticky (the context is lost).
 pub(crate) fn fault_code(kind: FaultKind) -> (CUresult, bool) {
@@ -23,6 +53,10 @@ pub(crate) fn fault_code(kind: FaultKind) -> (CUresult, bool) {
         FaultKind::Divergence => (CUresult::CUDA_ERROR_LAUNCH_FAILED, true),
         FaultKind::InvalidLaunch => (CUresult::CUDA_ERROR_INVALID_VALUE, false),
         FaultKind::Unsupported => (CUresult::CUDA_ERROR_NOT_SUPPORTED, false),
+        // A GPU's watchdog ends such a kernel with this, and the context is lost.
+        FaultKind::Timeout => (CUresult::CUDA_ERROR_LAUNCH_TIMEOUT, true),
+        // Nothing ran: the launch itself fails, as one the GPU cannot hold does.
+        FaultKind::OutOfResources => (CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, false),
     }
 }
 
@@ -112,8 +146,20 @@ unsafe fn launch(
         true => LaunchKind::Cooperative,
         false => LaunchKind::Plain,
     };
+    let options = LaunchOptions {
+        kind,
+        deadline: *DEADLINE,
+    };
     let memory = &DRIVER.memory;
-    let outcome = launch_printing(&module, &info.name, dims, &args, memory, kind, &mut printed);
+    let outcome = launch_with(
+        &module,
+        &info.name,
+        dims,
+        &args,
+        memory,
+        &options,
+        &mut printed,
+    );
     // The kernel's printf buffer: a GPU's driver prints it at the next synchronisation; this
     // launch is over, so that is now.
     ferrocuda_ptx_emu::write_printed(&printed);
@@ -138,8 +184,13 @@ unsafe fn launch(
             } else {
                 ""
             };
+            let hint = if fault.kind == FaultKind::Timeout {
+                format!(" ({DEADLINE_ENV} sets the deadline in milliseconds, 0 for none)")
+            } else {
+                String::new()
+            };
             eprintln!(
-                "ferrocuda PTX emulator: kernel {} failed with {code:?}{after}: {}",
+                "ferrocuda PTX emulator: kernel {} failed with {code:?}{after}: {}{hint}",
                 info.name, fault.message
             );
             if !sticky {

@@ -487,3 +487,93 @@ fn deeply_nested_scopes_load_and_nested_operands_are_invalid_ptx() {
     );
     assert!(braces_log.contains("nested"), "{braces_log}");
 }
+
+/// Runs the test `name` of this binary again in a child process with `env` set, and fails if
+/// it fails or runs past `limit` (then it is killed): for what a process reads once (the
+/// emulator's environment variables) and what must not hang the tests.
+fn in_a_child(name: &str, env: &[(&str, &str)], limit: std::time::Duration) -> String {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().unwrap();
+    let start = std::time::Instant::now();
+    let finished = loop {
+        if child.try_wait().unwrap().is_some() {
+            break true;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            break false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let output = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(finished, "{name} hung (killed after {limit:?}):\n{text}");
+    assert!(
+        output.status.success(),
+        "{name}: {}:\n{text}",
+        output.status
+    );
+    assert!(text.contains("test result: ok. 1 passed"), "{text}");
+    text
+}
+
+/// Set in the child processes of [`in_a_child`].
+const CHILD: &str = "FERROCUDA_EMU_DRIVER_TEST_CHILD";
+
+const SPIN_PTX: &str = ".version 6.0\n.target sm_70\n.address_size 64\n\n\
+    .visible .entry spin_for_ever()\n{\n$L_top:\n\tbra.uni $L_top;\n}\n";
+
+/// The emulator review's open item: a kernel that loops for ever hung its launch. The driver
+/// gives every launch a deadline (FERROCUDA_EMU_DEADLINE_MS, here 300 ms); past it the kernel
+/// fails as under a GPU's watchdog: CUDA_ERROR_LAUNCH_TIMEOUT, sticky, and the stderr line names
+/// the kernel.
+#[test]
+fn an_endless_kernel_fails_with_launch_timeout_at_the_deadline() {
+    if std::env::var_os(CHILD).is_none() {
+        let name = "an_endless_kernel_fails_with_launch_timeout_at_the_deadline";
+        let env = [("FERROCUDA_EMU_DEADLINE_MS", "300")];
+        let text = in_a_child(name, &env, std::time::Duration::from_secs(120));
+        assert!(
+            text.contains("kernel spin_for_ever failed with CUDA_ERROR_LAUNCH_TIMEOUT")
+                && text.contains("FERROCUDA_EMU_DEADLINE_MS"),
+            "{text}"
+        );
+        return;
+    }
+    let ctx = own_context();
+    let module = ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(SPIN_PTX))
+        .unwrap();
+    let spin = module.load_function("spin_for_ever").unwrap();
+    let stream = ctx.default_stream();
+    let config = cudarc::driver::LaunchConfig {
+        grid_dim: (4, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let start = std::time::Instant::now();
+    // SAFETY: the kernel takes no parameters and touches no memory.
+    let launched = unsafe { stream.launch_builder(&spin).launch(config) };
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    // Asynchronous on a GPU: the launch succeeds, the fault shows at the next call, and stays.
+    launched.unwrap();
+    let timeout = DriverError(CUresult::CUDA_ERROR_LAUNCH_TIMEOUT);
+    assert_eq!(stream.synchronize().unwrap_err(), timeout);
+    assert_eq!(stream.alloc_zeros::<u8>(4).unwrap_err(), timeout);
+    assert_eq!(
+        timeout.error_string().unwrap().to_str().unwrap(),
+        "the launch timed out and was terminated"
+    );
+}
