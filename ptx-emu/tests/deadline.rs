@@ -50,6 +50,7 @@ fn module() -> Module {
     Module::parse(PTX).unwrap()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run(
     d: &Device,
     module: &Module,

@@ -3,6 +3,7 @@
 //! returns. A fault makes the function's context sticky-faulted with the code hardware gives,
 //! and, as kernels are asynchronous on hardware, shows at the next call, not at the launch.
 
+use crate::deferred::{Launch, Work, DEFER};
 use crate::device::SM_COUNT;
 use crate::ffi::{guard, id_of, Outcome};
 use crate::module::registers;
@@ -140,6 +141,35 @@ unsafe fn launch(
         block,
         dynamic_shared_bytes: shared,
     };
+    let launch = Launch {
+        context,
+        module,
+        kernel: info.name,
+        dims,
+        params: args.iter().map(|a| a.to_vec()).collect(),
+        cooperative,
+    };
+    if *DEFER {
+        let work = Work::Launch(Box::new(launch));
+        DRIVER.state()?.defer(context, id_of(stream), work);
+        return Ok(());
+    }
+    run(&launch)
+}
+
+/// Runs a launch the checks passed: to its end, or to a fault, which is sticky on the launch's
+/// context (`Ok`) or the launch's error.
+pub(crate) fn run(launch: &Launch) -> Outcome {
+    let Launch {
+        context,
+        ref module,
+        ref kernel,
+        dims,
+        ref params,
+        cooperative,
+    } = *launch;
+    let (grid, block) = (dims.grid, dims.block);
+    let args: Vec<&[u8]> = params.iter().map(Vec::as_slice).collect();
     let start = Instant::now();
     let mut printed = Vec::new();
     let kind = match cooperative {
@@ -151,15 +181,7 @@ unsafe fn launch(
         deadline: *DEADLINE,
     };
     let memory = &DRIVER.memory;
-    let outcome = launch_with(
-        &module,
-        &info.name,
-        dims,
-        &args,
-        memory,
-        &options,
-        &mut printed,
-    );
+    let outcome = launch_with(module, kernel, dims, &args, memory, &options, &mut printed);
     // The kernel's printf buffer: a GPU's driver prints it at the next synchronisation; this
     // launch is over, so that is now.
     ferrocuda_ptx_emu::write_printed(&printed);
@@ -169,7 +191,7 @@ unsafe fn launch(
                 let seconds = start.elapsed().as_secs_f64();
                 eprintln!(
                     "ferrocuda PTX emulator: {} {grid:?}x{block:?}: {} instructions in {:.1} ms ({:.1} M/s)",
-                    info.name,
+                    kernel,
                     stats.instructions,
                     seconds * 1e3,
                     stats.instructions as f64 / seconds.max(1e-9) / 1e6
@@ -190,8 +212,8 @@ unsafe fn launch(
                 String::new()
             };
             eprintln!(
-                "ferrocuda PTX emulator: kernel {} failed with {code:?}{after}: {}{hint}",
-                info.name, fault.message
+                "ferrocuda PTX emulator: kernel {kernel} failed with {code:?}{after}: {}{hint}",
+                fault.message
             );
             if !sticky {
                 return Err(code);

@@ -15,6 +15,7 @@
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 mod context;
+mod deferred;
 mod device;
 mod errors;
 mod ffi;
