@@ -44,6 +44,12 @@ check "checked mode, kernel language and ops tests on the coroutine path (FERROC
   cargo test -q --test checked_mode --test kernel_language --test cpu_regions --test porting --test small_atomics --test ops_transpose \
   --test ops_matmul --test ops_group_by --test ops_statistics
 
+# The PTX emulator's deferred mode (docs/emulator.md): asynchronous copies and launches run only
+# when something waits for them, so a host that reads what it never waited for sees it unfinished.
+# The tests of streams, events, pending copies, page-locked buffers and the pipeline, again so.
+check "streams, pending copies, pinned buffers, buffer views, cudarc interop and the pipeline on the emulator in deferred mode (FERROCUDA_EMU_DEFER=1)" \
+  env FERROCUDA_EMU_DEFER=1 cargo test -q --test streams --test pipeline --test buffer_slices --test gpu_interop
+
 # Broken intra-doc links and the like are errors, as they would be on docs.rs.
 check "cargo doc --workspace --no-deps (RUSTDOCFLAGS=-D warnings)" \
   env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps

@@ -43,12 +43,16 @@ pub(crate) struct Grid<'a> {
     pub dynamic_shared_bytes: u32,
     /// What the launch's `vprintf` calls printed, each call's text whole.
     pub printed: std::sync::Mutex<Vec<u8>>,
+    /// `vprintf` calls dropped because their text did not fit in the printf buffer.
+    pub printf_dropped: std::sync::atomic::AtomicU64,
     /// A cooperative launch: every block runs at once, and yields now and then (`cooperative.rs`).
     pub cooperative: bool,
     /// A block faulted: the others stop (at their next yield, in a cooperative launch).
     pub stop: std::sync::atomic::AtomicBool,
     /// Blocks of a cooperative launch that have ended.
     pub ended_blocks: std::sync::atomic::AtomicU64,
+    /// When the launch must have ended, and the time it was given (`launch::check_deadline`).
+    pub deadline: Option<(std::time::Instant, std::time::Duration)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

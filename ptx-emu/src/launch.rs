@@ -4,14 +4,35 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::block::{Block, Grid};
+use crate::block::{Block, Grid, Trouble};
 use crate::cooperative;
 use crate::ir::Program;
 use crate::memory::Allocation;
-use crate::{Fault, FaultKind, KernelInfo, LaunchDims, LaunchStats, Memory};
+use crate::{Fault, FaultKind, KernelInfo, LaunchDims, LaunchOptions, LaunchStats, Memory};
+
+/// Instructions a thread runs between two looks at the clock (at a backward branch), and a
+/// block between two rounds of its scheduler that look: the deadline costs one comparison per
+/// backward branch.
+pub(crate) const DEADLINE_CHECK_EVERY: u64 = 1 << 16;
+
+/// A [`FaultKind::Timeout`] once the launch's deadline has passed.
+#[cold]
+pub(crate) fn check_deadline(grid: &Grid) -> Result<(), Trouble> {
+    match grid.deadline {
+        Some((at, given)) if Instant::now() >= at => Err(Trouble::new(
+            FaultKind::Timeout,
+            format!(
+                "still running after the launch's deadline of {:.3} s: a loop that never ends?",
+                given.as_secs_f64()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// Most shared memory one block may have (sm_90's opt-in limit).
 pub(crate) const MAX_SHARED_BYTES: u32 = 227 * 1024;
@@ -31,8 +52,10 @@ pub(crate) fn run(
     params: &[&[u8]],
     memory: &Memory,
     printed: &mut Vec<u8>,
-    cooperative: bool,
+    options: &LaunchOptions,
 ) -> Result<LaunchStats, Fault> {
+    let start = Instant::now();
+    let cooperative = options.kind == crate::LaunchKind::Cooperative;
     let name = &program.name;
     let max_threads = info.max_threads_per_block;
     let [bx, by, bz] = dims.block;
@@ -107,9 +130,13 @@ pub(crate) fn run(
         block: dims.block,
         dynamic_shared_bytes: dims.dynamic_shared_bytes,
         printed: Mutex::new(Vec::new()),
+        printf_dropped: AtomicU64::new(0),
         cooperative,
         stop: AtomicBool::new(false),
         ended_blocks: AtomicU64::new(0),
+        deadline: options
+            .deadline
+            .and_then(|given| Some((start.checked_add(given)?, given))),
     };
     let blocks = gx as u64 * gy as u64 * gz as u64;
     let instructions = AtomicU64::new(0);
@@ -125,7 +152,10 @@ pub(crate) fn run(
         ];
         block.reset(&grid, ctaid);
         block.instructions = 0;
-        let result = crate::schedule::run_block(&grid, block);
+        let result = match check_deadline(&grid) {
+            Ok(()) => crate::schedule::run_block(&grid, block),
+            Err(trouble) => Err((0, trouble)),
+        };
         instructions.fetch_add(block.instructions, Ordering::Relaxed);
         if let Err((t, trouble)) = result {
             // The first fault stops the others; a block stopped for it is not the fault.
@@ -146,13 +176,26 @@ pub(crate) fn run(
         }
     };
     if cooperative {
-        cooperative::run_blocks_at_once(&grid, blocks, run_one);
+        if let Err(message) = cooperative::run_blocks_at_once(&grid, blocks, run_one) {
+            return Err(Fault {
+                kind: FaultKind::OutOfResources,
+                message: format!("{name}: {message}"),
+            });
+        }
     } else {
         (0..blocks)
             .into_par_iter()
             .for_each_init(Block::new, |block, index| run_one(block, index));
     }
     printed.append(&mut grid.printed.lock().unwrap_or_else(|p| p.into_inner()));
+    let dropped = grid.printf_dropped.into_inner();
+    if dropped > 0 {
+        eprintln!(
+            "ferrocuda PTX emulator: {name}: {dropped} printf call(s) dropped: their output did \
+             not fit in the launch's {} KiB printf buffer",
+            crate::printf::BUFFER / 1024
+        );
+    }
     match fault.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some((_, fault)) => Err(fault),
         None => Ok(LaunchStats {

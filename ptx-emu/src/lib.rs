@@ -47,7 +47,8 @@
 //! `.approx` functions are computed in f64 and rounded once (within the ISA's stated error);
 //! integer division by zero gives all ones. Not modelled: memory ordering weaker than sequential
 //! consistency, `.f16` arithmetic (`cvt` between `.f16` and `.f32` is), textures, `bar.sync` with a thread count, recursion (refused at launch),
-//! and a watchdog (a kernel that loops forever runs forever, as on a GPU without one).
+//! and a watchdog by default (a kernel that loops forever runs forever, as on a GPU without
+//! one; [`LaunchOptions::deadline`] gives a launch one, which the driver always does).
 //!
 //! # The parser: why our own
 //! Evaluated on our PTX (the library's kernels and test-kernels, rustc 1.95 nvptx64): `ptx-syntax`
@@ -190,6 +191,12 @@ pub enum FaultKind {
     InvalidLaunch,
     /// An instruction the emulator does not implement: `CUDA_ERROR_NOT_SUPPORTED`.
     Unsupported,
+    /// Still running at the launch's deadline ([`LaunchOptions::deadline`]): a loop that never
+    /// ends, most likely. `CUDA_ERROR_LAUNCH_TIMEOUT`, as a GPU's watchdog gives it.
+    Timeout,
+    /// The host could not give the launch what it needs (a cooperative launch's host thread
+    /// per block); nothing ran: `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`.
+    OutOfResources,
 }
 
 /// How a launch failed, with a readable reason (kernel, block, thread, instruction, address).
@@ -250,6 +257,17 @@ pub enum LaunchKind {
     Cooperative,
 }
 
+/// How a launch runs: [`launch_with`]'s options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchOptions {
+    pub kind: LaunchKind,
+    /// How long the launch may run: past it, every thread stops at its next backward branch
+    /// (and every block before it starts) and the launch is a [`FaultKind::Timeout`]. The clock
+    /// is looked at every 65,536 instructions of a thread. `None`: no deadline (a kernel that
+    /// loops for ever runs for ever, as on a GPU without a watchdog).
+    pub deadline: Option<std::time::Duration>,
+}
+
 /// [`launch`] as `kind` says, with what the kernel prints appended to `printed` (each `vprintf`
 /// call's text whole, each thread's in its order), also when it faults.
 pub fn launch_printing(
@@ -259,6 +277,23 @@ pub fn launch_printing(
     params: &[&[u8]],
     memory: &Memory,
     kind: LaunchKind,
+    printed: &mut Vec<u8>,
+) -> Result<LaunchStats, Fault> {
+    let options = LaunchOptions {
+        kind,
+        deadline: None,
+    };
+    launch_with(module, kernel, dims, params, memory, &options, printed)
+}
+
+/// [`launch_printing`] with a deadline and the rest of [`LaunchOptions`].
+pub fn launch_with(
+    module: &Module,
+    kernel: &str,
+    dims: LaunchDims,
+    params: &[&[u8]],
+    memory: &Memory,
+    options: &LaunchOptions,
     printed: &mut Vec<u8>,
 ) -> Result<LaunchStats, Fault> {
     let Some(found) = module.kernels.iter().find(|(p, _)| p.name == kernel) else {
@@ -275,6 +310,6 @@ pub fn launch_printing(
         params,
         memory,
         printed,
-        kind == LaunchKind::Cooperative,
+        options,
     )
 }

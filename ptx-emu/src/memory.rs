@@ -133,6 +133,11 @@ impl Memory {
         }
     }
 
+    /// Whether `len` bytes at `addr` lie in one live allocation (what a copy there needs).
+    pub fn check(&self, addr: u64, len: u64) -> Result<(), MemError> {
+        self.find(addr, len).map(|_| ())
+    }
+
     /// Host to device: copies `data` to `addr`.
     pub fn write(&self, addr: u64, data: &[u8]) -> Result<(), MemError> {
         let (allocation, offset) = self.find(addr, data.len() as u64)?;

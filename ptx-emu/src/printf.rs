@@ -3,6 +3,13 @@
 //! `long long`, `double` and pointers 8, as CUDA C packs them), and the line is rendered as
 //! glibc's printf renders it. What a launch printed is kept in order per thread and written
 //! out when the launch ends (the driver's "printed at the next synchronisation").
+//!
+//! Limits, as CUDA's printf has them: a launch's output goes to a buffer of [`BUFFER`] bytes
+//! (`cudaLimitPrintfFifoSize`'s default); a call whose text does not fit in what is left of it
+//! is dropped whole (it returns -1) and the launch says on stderr how many were. Rendering stops
+//! as soon as a call's text outgrows the buffer, so no width, precision (`%.99999999999999999999d`)
+//! or count of conversions makes it run long or allocate more than the buffer. As on CUDA, a
+//! call takes at most [`MAX_ARGS`] arguments; a conversion past them is printed as written.
 
 use crate::block::{resolve, Block, Grid, Place, Trouble};
 use crate::ir::Space;
@@ -12,14 +19,26 @@ use crate::FaultKind;
 /// missing NUL must end somewhere).
 const MAX_STRING: usize = 64 * 1024;
 
-/// Runs `vprintf(format, args)` for thread `t`: appends the rendered text to the grid's output.
+/// Bytes of printf output one launch keeps: CUDA's default printf FIFO (1 MiB).
+pub(crate) const BUFFER: usize = 1 << 20;
+
+/// Arguments one printf call takes (CUDA's limit; later conversions are printed as written).
+const MAX_ARGS: usize = 32;
+
+/// Widths and precisions are clamped to this: anything wider gives a text longer than the
+/// buffer, which is dropped however much longer it would be.
+const MAX_FIELD: usize = BUFFER + 1;
+
+/// Runs `vprintf(format, args)` for thread `t`: appends the rendered text to the grid's output
+/// if it fits in what is left of the launch's [`BUFFER`]; whether it did (else the call is
+/// dropped, and counted in `grid.printf_dropped`).
 pub(crate) fn vprintf(
     grid: &Grid,
     block: &mut Block,
     t: usize,
     format: u64,
     args: u64,
-) -> Result<(), Trouble> {
+) -> Result<bool, Trouble> {
     let text = read_string(grid, block, t, format, usize::MAX)?;
     let mut reader = ArgReader {
         grid,
@@ -28,12 +47,23 @@ pub(crate) fn vprintf(
         base: args,
         offset: 0,
     };
-    let rendered = render(&text, &mut reader)?;
-    grid.printed
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .extend_from_slice(&rendered);
-    Ok(())
+    let left = {
+        let printed = grid.printed.lock().unwrap_or_else(|p| p.into_inner());
+        BUFFER.saturating_sub(printed.len())
+    };
+    let rendered = render(&text, &mut reader, left)?;
+    let mut printed = grid.printed.lock().unwrap_or_else(|p| p.into_inner());
+    match rendered {
+        Some(rendered) if printed.len() + rendered.len() <= BUFFER => {
+            printed.extend_from_slice(&rendered);
+            Ok(true)
+        }
+        _ => {
+            grid.printf_dropped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(false)
+        }
+    }
 }
 
 fn read_byte(grid: &Grid, block: &mut Block, t: usize, address: u64) -> Result<u8, Trouble> {
@@ -118,17 +148,52 @@ struct Spec {
     precision: Option<usize>,
 }
 
+/// Counts the arguments a call takes, refusing those past [`MAX_ARGS`].
+struct Counted<'a> {
+    args: &'a mut dyn Args,
+    taken: usize,
+}
+
+impl Counted<'_> {
+    /// The next argument, or `None` past the call's [`MAX_ARGS`].
+    fn next(&mut self, bytes: u64) -> Result<Option<u64>, Trouble> {
+        if self.taken == MAX_ARGS {
+            return Ok(None);
+        }
+        self.taken += 1;
+        self.args.next(bytes).map(Some)
+    }
+}
+
 /// Renders `format` as C's printf does: flags `-+ #0`, width and precision (`*` taking an
-/// `int`), lengths `hh h l ll z j t L`, conversions `d i u o x X c s p f F e E g G %`.
-fn render(format: &[u8], args: &mut dyn Args) -> Result<Vec<u8>, Trouble> {
-    let mut out = Vec::with_capacity(format.len() + 32);
+/// `int`), lengths `hh h l ll z j t L`, conversions `d i u o x X c s p f F e E g G %`. `None`
+/// once the text is longer than `limit` (the rest is not rendered).
+fn render(format: &[u8], args: &mut dyn Args, limit: usize) -> Result<Option<Vec<u8>>, Trouble> {
+    let mut args = Counted { args, taken: 0 };
+    let mut out = Vec::with_capacity((format.len() + 32).min(limit + 1));
     let mut i = 0;
     while i < format.len() {
+        if out.len() > limit {
+            return Ok(None);
+        }
         let c = format[i];
         i += 1;
         if c != b'%' {
             out.push(c);
             continue;
+        }
+        let start = i - 1;
+        // A conversion past the call's arguments is printed as written, from `%` on.
+        macro_rules! arg {
+            ($bytes:expr) => {
+                match args.next($bytes)? {
+                    Some(value) => value,
+                    None => {
+                        out.extend_from_slice(&format[start..i]);
+                        continue;
+                    }
+                }
+            };
         }
         let mut spec = Spec::default();
         while let Some(&flag) = format.get(i) {
@@ -143,10 +208,10 @@ fn render(format: &[u8], args: &mut dyn Args) -> Result<Vec<u8>, Trouble> {
             i += 1;
         }
         if format.get(i) == Some(&b'*') {
-            let width = args.next(4)? as u32 as i32;
-            spec.left |= width < 0;
-            spec.width = width.unsigned_abs() as usize;
             i += 1;
+            let width = arg!(4) as u32 as i32;
+            spec.left |= width < 0;
+            spec.width = (width.unsigned_abs() as usize).min(MAX_FIELD);
         } else {
             spec.width = number(format, &mut i);
         }
@@ -154,10 +219,15 @@ fn render(format: &[u8], args: &mut dyn Args) -> Result<Vec<u8>, Trouble> {
             i += 1;
             spec.precision = Some(if format.get(i) == Some(&b'*') {
                 i += 1;
-                (args.next(4)? as u32 as i32).max(0) as usize
+                // A negative precision is taken as none given (C's rule).
+                match arg!(4) as u32 as i32 {
+                    p if p < 0 => None,
+                    p => Some((p as usize).min(MAX_FIELD)),
+                }
             } else {
-                number(format, &mut i)
-            });
+                Some(number(format, &mut i))
+            })
+            .flatten();
         }
         let mut wide = false;
         while let Some(&length) = format.get(i) {
@@ -173,6 +243,17 @@ fn render(format: &[u8], args: &mut dyn Args) -> Result<Vec<u8>, Trouble> {
             break;
         };
         i += 1;
+        // The conversion's text is at least its width long, and for these at least its
+        // precision: past the buffer, the call cannot fit (and is not rendered further).
+        let precise = b"diuoxXfFeE".contains(&conversion)
+            || (spec.alternate && matches!(conversion, b'g' | b'G'));
+        let least = match spec.precision {
+            Some(p) if precise => spec.width.max(p),
+            _ => spec.width,
+        };
+        if conversion != b'%' && out.len() + least > limit {
+            return Ok(None);
+        }
         let int_bytes = if wide { 8 } else { 4 };
         let text: Vec<u8> = match conversion {
             b'%' => {
@@ -180,7 +261,7 @@ fn render(format: &[u8], args: &mut dyn Args) -> Result<Vec<u8>, Trouble> {
                 continue;
             }
             b'd' | b'i' => {
-                let raw = args.next(int_bytes)?;
+                let raw = arg!(int_bytes);
                 let value = if wide {
                     raw as i64
                 } else {
@@ -190,7 +271,7 @@ fn render(format: &[u8], args: &mut dyn Args) -> Result<Vec<u8>, Trouble> {
                 integer(value.unsigned_abs(), 10, false, sign, "", &spec)
             }
             b'u' | b'o' | b'x' | b'X' => {
-                let raw = args.next(int_bytes)?;
+                let raw = arg!(int_bytes);
                 let value = if wide { raw } else { raw as u32 as u64 };
                 let (base, upper, prefix) = match conversion {
                     b'u' => (10, false, ""),
@@ -216,18 +297,20 @@ fn render(format: &[u8], args: &mut dyn Args) -> Result<Vec<u8>, Trouble> {
                 };
                 integer(value, base, upper, "", prefix, &spec)
             }
-            b'c' => pad(vec![args.next(4)? as u8], &spec),
+            b'c' => pad(vec![arg!(4) as u8], &spec),
             b's' => {
-                let address = args.next(8)?;
+                let address = arg!(8);
                 let text = if address == 0 {
                     b"(null)".to_vec()
                 } else {
-                    args.string(address, spec.precision.unwrap_or(usize::MAX))?
+                    // No more of it than could fit in the buffer.
+                    let most = spec.precision.unwrap_or(usize::MAX).min(limit + 1);
+                    args.args.string(address, most)?
                 };
                 pad(text, &spec)
             }
             b'p' => {
-                let address = args.next(8)?;
+                let address = arg!(8);
                 let text = if address == 0 {
                     "(nil)".into()
                 } else {
@@ -236,7 +319,7 @@ fn render(format: &[u8], args: &mut dyn Args) -> Result<Vec<u8>, Trouble> {
                 pad(text.into_bytes(), &spec)
             }
             b'f' | b'F' | b'e' | b'E' | b'g' | b'G' => {
-                let value = f64::from_bits(args.next(8)?);
+                let value = f64::from_bits(arg!(8));
                 float(value, conversion, &spec)
             }
             other => {
@@ -248,16 +331,17 @@ fn render(format: &[u8], args: &mut dyn Args) -> Result<Vec<u8>, Trouble> {
         };
         out.extend_from_slice(&text);
     }
-    Ok(out)
+    Ok((out.len() <= limit).then_some(out))
 }
 
+/// A width or precision as written, at most [`MAX_FIELD`].
 fn number(format: &[u8], i: &mut usize) -> usize {
     let mut n = 0usize;
     while let Some(d) = format.get(*i).filter(|d| d.is_ascii_digit()) {
         n = n.saturating_mul(10).saturating_add((d - b'0') as usize);
         *i += 1;
     }
-    n
+    n.min(MAX_FIELD)
 }
 
 fn sign_of(negative: bool, spec: &Spec) -> &'static str {
@@ -280,8 +364,10 @@ fn integer(value: u64, base: u32, upper: bool, sign: &str, prefix: &str, spec: &
         if precision == 0 && value == 0 {
             digits.clear();
         }
-        while digits.len() < precision {
-            digits.insert(0, '0');
+        // Zeros in front up to the precision, in one pass.
+        let zeros = precision.saturating_sub(digits.len());
+        if zeros > 0 {
+            digits = "0".repeat(zeros) + &digits;
         }
     }
     if prefix == "0" && digits.starts_with('0') {
@@ -340,7 +426,10 @@ fn float(value: f64, conversion: u8, spec: &Spec) -> Vec<u8> {
         match conversion.to_ascii_lowercase() {
             b'f' => format!("{magnitude:.precision$}"),
             b'e' => exponent_form(magnitude, precision),
-            _ => general_form(magnitude, precision, spec.alternate),
+            // Without `#`, trailing zeros go: every double's exact decimal expansion has
+            // fewer than 800 significant digits, so more precision changes nothing.
+            _ if !spec.alternate => general_form(magnitude, precision.min(800), false),
+            _ => general_form(magnitude, precision, true),
         }
     };
     let body = if upper { body.to_uppercase() } else { body };
@@ -423,7 +512,8 @@ mod tests {
             offset: 0,
             strings: vec![(0x1000, b"hello"), (0x2000, b"")],
         };
-        String::from_utf8(render(format.as_bytes(), &mut args).unwrap()).unwrap()
+        let rendered = render(format.as_bytes(), &mut args, BUFFER).unwrap();
+        String::from_utf8(rendered.expect("fits in the buffer")).unwrap()
     }
 
     fn f(v: f64) -> (u8, u64) {
@@ -550,5 +640,87 @@ mod tests {
             "hello|   hello|hello |hel|(null)|ok|0xdead0|(nil)|100%"
         );
         assert_eq!(printf("[%s]", &[(8, 0x2000)]), "[]");
+    }
+
+    /// `render` of `format` within the whole buffer, or `None` when it does not fit; in a
+    /// thread, with a deadline, so that a regression to a quadratic or endless loop fails.
+    fn render_within(format: String, words: Vec<(u8, u64)>) -> Option<String> {
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            for (size, value) in words {
+                while bytes.len() % size as usize != 0 {
+                    bytes.push(0xee);
+                }
+                bytes.extend_from_slice(&value.to_le_bytes()[..size as usize]);
+            }
+            let mut args = Packed {
+                bytes,
+                offset: 0,
+                strings: vec![(0x1000, b"hello")],
+            };
+            let rendered = render(format.as_bytes(), &mut args, BUFFER).unwrap();
+            let _ = send.send(rendered.map(|r| String::from_utf8(r).unwrap()));
+        });
+        receive
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("rendered within 20 s")
+    }
+
+    /// Issue 29 (E2): `%.99999999999999999999d` padded one '0' at a time at the front, for
+    /// ever. Widths and precisions past the buffer are dropped calls now, found at once.
+    #[test]
+    fn huge_widths_and_precisions_are_dropped_calls_not_hangs() {
+        let seven = vec![(4, 7)];
+        for format in [
+            "%.99999999999999999999d",
+            "%99999999999999999999d",
+            "%.2000000d",
+            "%.2000000f",
+            "%#.2000000g",
+            "%2000000s",
+            "%-2000000c",
+        ] {
+            assert_eq!(
+                render_within(format.into(), seven.clone()),
+                None,
+                "{format}"
+            );
+        }
+        // `*` widths and precisions from the arguments, i32::MIN and i32::MAX included.
+        let min = i32::MIN as u32 as u64;
+        assert_eq!(render_within("%*d".into(), vec![(4, min), (4, 7)]), None);
+        assert_eq!(
+            render_within("%.*f".into(), vec![(4, i32::MAX as u64), (8, 1)]),
+            None
+        );
+        // Many conversions, each within the buffer, all together past it.
+        assert_eq!(render_within("%100000d".repeat(20), vec![(4, 1); 20]), None);
+        // A long %g precision without `#` is short text, and exact.
+        assert_eq!(
+            render_within("%.99999g".into(), vec![(8, 0.1f64.to_bits())]).unwrap(),
+            "0.1000000000000000055511151231257827021181583404541015625"
+        );
+    }
+
+    #[test]
+    fn precision_padding_and_negative_star_precision() {
+        let padded = render_within("%.100000d".into(), vec![(4, 42)]).unwrap();
+        assert_eq!(padded.len(), 100_000);
+        assert!(padded.starts_with("000") && padded.ends_with("042"));
+        let minus_one = (-1i32) as u32 as u64;
+        // A negative `*` precision is taken as none (C's rule).
+        assert_eq!(printf("[%.*d]", &[(4, minus_one), (4, 7)]), "[7]");
+        assert_eq!(printf("[%.*s]", &[(4, minus_one), (8, 0x1000)]), "[hello]");
+    }
+
+    /// As on CUDA: at most 32 arguments; a conversion past them is printed as written.
+    #[test]
+    fn conversions_past_32_arguments_are_printed_as_written() {
+        let words: Vec<(u8, u64)> = (0..40).map(|k| (4, k)).collect();
+        let text = printf(&"%d ".repeat(34), &words);
+        let want: String = (0..32).map(|k| format!("{k} ")).collect::<String>() + "%d %d ";
+        assert_eq!(text, want);
+        assert_eq!(printf("%*d|%d", &[(4, 3), (4, 1), (4, 2)]), "  1|2");
     }
 }

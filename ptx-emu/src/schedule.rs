@@ -13,7 +13,19 @@ use crate::FaultKind;
 /// Runs the whole block; on a fault, which thread and the trouble.
 pub(crate) fn run_block(grid: &Grid, block: &mut Block) -> Result<(), (usize, Trouble)> {
     let n = block.threads.len();
+    // A loop through barriers or warp collectives returns to this loop each time round.
+    let mut next_check = crate::launch::DEADLINE_CHECK_EVERY;
     loop {
+        if block.instructions >= next_check {
+            next_check = block.instructions + crate::launch::DEADLINE_CHECK_EVERY;
+            if let Err(trouble) = crate::launch::check_deadline(grid) {
+                let t = block
+                    .threads
+                    .iter()
+                    .position(|t| t.status != Status::Exited);
+                return Err((t.unwrap_or(0), trouble));
+            }
+        }
         for t in 0..n {
             if block.threads[t].status == Status::Ready {
                 thread::run(grid, block, t).map_err(|e| (t, e))?;

@@ -55,6 +55,8 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
     let n = program.registers as usize;
     let mut pc = block.threads[t].pc as usize;
     let mut executed = 0u64;
+    // A thread that never leaves this loop (an endless loop) goes through a backward branch.
+    let mut next_check = crate::launch::DEADLINE_CHECK_EVERY;
     let result = loop {
         let Some(instr) = code.get(pc) else {
             break Err(Trouble::new(
@@ -64,6 +66,8 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
         };
         if grid.cooperative && (executed + 1).is_multiple_of(crate::cooperative::YIELD_EVERY) {
             if let Err(trouble) = crate::cooperative::yield_now(grid, block) {
+                // Stopped before `instr`: the fault's pc (one back, below) is its.
+                pc += 1;
                 break Err(trouble);
             }
         }
@@ -339,12 +343,28 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                     v.wrapping_add(window)
                 };
             }
-            Op::Bra { target } => pc = target as usize,
+            Op::Bra { target } => {
+                if (target as usize) < pc && executed >= next_check {
+                    next_check = executed + crate::launch::DEADLINE_CHECK_EVERY;
+                    if let Err(trouble) = crate::launch::check_deadline(grid) {
+                        break Err(trouble);
+                    }
+                }
+                pc = target as usize;
+            }
             Op::BrxIdx { index, table } => {
                 let targets = &program.tables[table as usize];
                 let i = get(regs, index) as u32 as usize;
                 match targets.get(i) {
-                    Some(&target) => pc = target as usize,
+                    Some(&target) => {
+                        if (target as usize) < pc && executed >= next_check {
+                            next_check = executed + crate::launch::DEADLINE_CHECK_EVERY;
+                            if let Err(trouble) = crate::launch::check_deadline(grid) {
+                                break Err(trouble);
+                            }
+                        }
+                        pc = target as usize;
+                    }
                     None => {
                         break Err(Trouble::new(
                             FaultKind::IllegalAddress,
@@ -374,12 +394,14 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                 let frame = t * size;
                 let pointer = |o: u32| crate::block::read_le(&block.frame, frame + o as usize, 8);
                 let (format, args) = (pointer(format), pointer(args));
-                if let Err(trouble) = crate::printf::vprintf(grid, block, t, format, args) {
-                    break Err(trouble);
-                }
+                let printed = match crate::printf::vprintf(grid, block, t, format, args) {
+                    Ok(printed) => printed,
+                    Err(trouble) => break Err(trouble),
+                };
                 if let Some(o) = ret {
-                    // Success; no caller of ours reads the count CUDA's returns.
-                    crate::block::write_le(&mut block.frame, frame + o as usize, 4, 0);
+                    // 0, or -1 for a call dropped (its text did not fit in the printf buffer).
+                    let code = if printed { 0 } else { u32::MAX as u64 };
+                    crate::block::write_le(&mut block.frame, frame + o as usize, 4, code);
                 }
             }
             Op::Ret => match block.threads[t].calls.pop() {

@@ -87,3 +87,114 @@ fn errors_say_where() {
         "{error}"
     );
 }
+
+/// Runs `f` on a thread with a small stack (256 KiB), so that parsing that recursed per level of
+/// input nesting would overflow it (and abort the whole test process) at depths far below what
+/// the input gives.
+fn on_a_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(f)
+        .expect("a thread")
+        .join()
+        .expect("no panic")
+}
+
+const KERNEL_HEAD: &str = ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n";
+
+/// Issue 29 (E1): 30,000 nested `{ }` scopes overflowed the parser's stack (one recursion per
+/// scope): SIGABRT of the host process from cuModuleLoadData. Scopes are counted now.
+#[test]
+fn thirty_thousand_nested_scopes_parse_without_recursion() {
+    let depth = 30_000;
+    let text = format!(
+        "{KERNEL_HEAD}{}\tret;\n{}}}\n",
+        "{\n".repeat(depth),
+        "}\n".repeat(depth)
+    );
+    let module = on_a_small_stack(move || Module::parse(&text).map(|m| m.kernel_names()));
+    assert_eq!(module.expect("nested scopes are valid PTX"), ["k"]);
+    // Unbalanced either way is an error with a line, not a crash.
+    let open = format!("{KERNEL_HEAD}{}\tret;\n}}\n", "{\n".repeat(depth));
+    let error = on_a_small_stack(move || Module::parse(&open).err()).expect("an error");
+    assert!(error.to_string().contains("end of PTX"), "{error}");
+}
+
+/// The other places where input nests brackets (vector operands, addresses, call argument
+/// lists, initialisers, parameter lists): deeply nested, each is an error, never a recursion
+/// per level.
+#[test]
+fn deeply_nested_operands_and_initialisers_are_errors() {
+    let depth = 100_000;
+    let cases = [
+        (
+            "vector",
+            format!(
+                "{KERNEL_HEAD}.reg .b32 %r<2>;\nmov.b64 {}%r1{}, 0;\n}}\n",
+                "{".repeat(depth),
+                "}".repeat(depth)
+            ),
+        ),
+        (
+            "address",
+            format!(
+                "{KERNEL_HEAD}.reg .b32 %r<2>;\nld.global.u32 %r1, {}0{};\n}}\n",
+                "[".repeat(depth),
+                "]".repeat(depth)
+            ),
+        ),
+        (
+            "call",
+            format!(
+                "{KERNEL_HEAD}call f, {}0{};\n}}\n",
+                "(".repeat(depth),
+                ")".repeat(depth)
+            ),
+        ),
+        (
+            "initialiser",
+            format!(
+                ".version 7.0\n.target sm_70\n.global .u32 g[2] = {}1{};\n",
+                "{".repeat(depth),
+                "}".repeat(depth)
+            ),
+        ),
+        (
+            "parameters",
+            format!(
+                ".version 7.0\n.target sm_70\n.visible .entry k{}{}\n{{\nret;\n}}\n",
+                "(".repeat(depth),
+                ")".repeat(depth)
+            ),
+        ),
+        (
+            "vector in a scope",
+            format!(
+                "{KERNEL_HEAD}{}mov.b64 {}%r1, 0;\n}}\n",
+                "{\n".repeat(depth),
+                "{".repeat(depth)
+            ),
+        ),
+    ];
+    for (what, text) in cases {
+        let outcome = on_a_small_stack(move || Module::parse(&text).map(|_| ()));
+        assert!(outcome.is_err(), "{what}: parsed");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases().min(64)))]
+
+    /// Random runs of brackets, thousands deep, inside a kernel body: an error or a module,
+    /// never a stack overflow.
+    #[test]
+    fn random_deep_brackets_never_overflow(runs in proptest::collection::vec((0u8..6, 1usize..20_000), 1..6)) {
+        let mut text = String::from(KERNEL_HEAD);
+        for (kind, count) in runs {
+            let piece = ["{", "}", "[", "]", "(", "{\n.reg .b32 %r<1>;\n"][kind as usize];
+            text.push_str(&piece.repeat(count));
+        }
+        text.push_str("\n}\n");
+        on_a_small_stack(move || parse_all_the_way(&text));
+    }
+}

@@ -137,3 +137,54 @@ fn a_format_pointer_outside_every_allocation_faults() {
         "{fault}"
     );
 }
+
+/// `text` NUL-terminated, as a `.global` byte array named `name`.
+fn global_string(name: &str, text: &str) -> String {
+    let bytes: Vec<String> = text.bytes().chain([0]).map(|b| b.to_string()).collect();
+    format!(
+        ".global .align 1 .b8 {name}[{}] = {{{}}};",
+        bytes.len(),
+        bytes.join(", ")
+    )
+}
+
+/// Issue 29 (E2): a kernel printing `%.99999999999999999999d` never ended (the padding went one
+/// '0' at a time at the front). Its text cannot fit in the printf buffer: the call is dropped
+/// (vprintf returns -1) and the launch ends at once. In a thread with a deadline, so that a
+/// regression fails instead of hanging.
+#[test]
+fn a_huge_printf_precision_is_a_dropped_call_not_a_hang() {
+    let strings = global_string("fmt", "%.99999999999999999999d|%d\n");
+    let body = r#"
+	st.local.b32 [%SPL], %r1;
+	st.local.b32 [%SPL+4], %r1;
+	mov.u64 %rd6, fmt;
+	cvta.global.u64 %rd2, %rd6;"#;
+    let ptx = kernel(&strings, body);
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(run(&ptx, 0, 2).map_err(|f| f.to_string()));
+    });
+    let printed = receive
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the launch ended within 60 s")
+        .unwrap();
+    assert_eq!(printed, "");
+}
+
+/// Within the buffer, a long precision is printed whole (zeros in front, found in one pass).
+#[test]
+fn a_long_printf_precision_within_the_buffer_is_printed() {
+    let strings = global_string("fmt", "%.500000d\n");
+    let body = r#"
+	st.local.b32 [%SPL], 42;
+	mov.u64 %rd6, fmt;
+	cvta.global.u64 %rd2, %rd6;"#;
+    let printed = run(&kernel(&strings, body), 0, 1).unwrap();
+    assert_eq!(printed.len(), 500_001);
+    assert!(
+        printed.ends_with("00042\n"),
+        "{}",
+        &printed[printed.len() - 10..]
+    );
+}

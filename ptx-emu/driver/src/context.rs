@@ -34,6 +34,8 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUd
 #[no_mangle]
 pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
     guard("cuDevicePrimaryCtxRelease_v2", || {
+        // Work still queued (deferred mode) runs first, as CUDA waits for it.
+        let _ = crate::deferred::finish(None);
         let mut state = DRIVER.state()?;
         let device = check_device(dev)?;
         match state.primary.get(&device).copied() {
@@ -50,6 +52,8 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult
 #[no_mangle]
 pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
     guard("cuDevicePrimaryCtxReset_v2", || {
+        // Work still queued (deferred mode) runs first, as CUDA waits for it.
+        let _ = crate::deferred::finish(None);
         let mut state = DRIVER.state()?;
         let device = check_device(dev)?;
         // As the driver documents it: everything in the primary context is destroyed (memory,
@@ -165,6 +169,8 @@ pub unsafe extern "C" fn cuCtxCreate_v4(
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: CUcontext) -> CUresult {
     guard("cuCtxDestroy_v2", || {
+        // Work still queued (deferred mode) runs first, as CUDA waits for it.
+        let _ = crate::deferred::finish(None);
         let mut state = DRIVER.state()?;
         let id = id_of(ctx);
         if state.primary.values().any(|&(primary, _)| primary == id) {
@@ -236,9 +242,12 @@ pub unsafe extern "C" fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult {
 
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
-    // Work finished when it was queued: only a sticky fault is left to report.
+    // Work finished when it was queued (deferred mode: runs now); a sticky fault is left.
     guard("cuCtxSynchronize", || {
-        DRIVER.state()?.current_usable().map(|_| ())
+        let (context, _) = DRIVER.state()?.current_usable()?;
+        let ran = crate::deferred::finish(Some(context));
+        DRIVER.state()?.current_usable()?;
+        ran
     })
 }
 

@@ -77,6 +77,10 @@ const DESCRIPTIONS: &[(CUresult, &str)] = &[
         "unspecified launch failure",
     ),
     (
+        CUresult::CUDA_ERROR_LAUNCH_TIMEOUT,
+        "the launch timed out and was terminated",
+    ),
+    (
         CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
         "too many blocks in cooperative launch",
     ),

@@ -7,7 +7,7 @@ use crate::ffi::{guard, put};
 use crate::state::DRIVER;
 use cudarc::driver::sys::CUresult;
 use std::alloc::Layout;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::{c_uint, c_void};
 use std::sync::{LazyLock, Mutex};
 
@@ -15,10 +15,22 @@ use std::sync::{LazyLock, Mutex};
 const PAGE: usize = 4096;
 
 /// Live allocations: address → layout.
-static PINNED: LazyLock<Mutex<HashMap<usize, Layout>>> = LazyLock::new(Mutex::default);
+static PINNED: LazyLock<Mutex<BTreeMap<usize, Layout>>> = LazyLock::new(Mutex::default);
 
-fn pinned() -> std::sync::MutexGuard<'static, HashMap<usize, Layout>> {
+fn pinned() -> std::sync::MutexGuard<'static, BTreeMap<usize, Layout>> {
     PINNED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether `bytes` bytes at `address` lie in one page-locked allocation (deferred mode queues
+/// copies from and to those only).
+pub(crate) fn is_pinned(address: usize, bytes: usize) -> bool {
+    let table = pinned();
+    let Some((&start, layout)) = table.range(..=address).next_back() else {
+        return false;
+    };
+    address
+        .checked_add(bytes)
+        .is_some_and(|end| end <= start + layout.size())
 }
 
 /// `bytes` (> 0) page-aligned bytes, written to `out`.
@@ -68,6 +80,8 @@ pub unsafe extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, bytesize: usize
 pub unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
     guard("cuMemFreeHost", || {
         DRIVER.initialized()?;
+        // Queued copies may use it (deferred mode): they run first, as CUDA's free waits.
+        crate::deferred::finish(None)?;
         let layout = pinned()
             .remove(&p.addr())
             .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;

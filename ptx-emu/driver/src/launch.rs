@@ -3,15 +3,46 @@
 //! returns. A fault makes the function's context sticky-faulted with the code hardware gives,
 //! and, as kernels are asynchronous on hardware, shows at the next call, not at the launch.
 
+use crate::deferred::{Launch, Work, DEFER};
 use crate::device::SM_COUNT;
 use crate::ffi::{guard, id_of, Outcome};
 use crate::module::registers;
 use crate::occupancy::{blocks_per_sm, Resources};
 use crate::state::DRIVER;
 use cudarc::driver::sys::{CUfunction, CUresult, CUstream};
-use ferrocuda_ptx_emu::{launch_printing, FaultKind, LaunchDims, LaunchKind};
+use ferrocuda_ptx_emu::{launch_with, FaultKind, LaunchDims, LaunchKind, LaunchOptions};
 use std::ffi::{c_uint, c_void};
-use std::time::Instant;
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+/// The environment variable that sets how long one launch may run on the emulator, in
+/// milliseconds (`0`: no deadline); [`DEFAULT_DEADLINE`] without it.
+pub(crate) const DEADLINE_ENV: &str = "FERROCUDA_EMU_DEADLINE_MS";
+
+/// A launch still running after 10 minutes fails with `CUDA_ERROR_LAUNCH_TIMEOUT`: far longer
+/// than any launch of the tests or the main job takes on the emulator, far shorter than CI's
+/// 90 minutes.
+pub(crate) const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
+
+/// [`DEADLINE_ENV`] read once per process (a value that is not a whole number of milliseconds
+/// is said on stderr and the default kept).
+static DEADLINE: LazyLock<Option<Duration>> = LazyLock::new(|| {
+    let Some(value) = std::env::var_os(DEADLINE_ENV) else {
+        return Some(DEFAULT_DEADLINE);
+    };
+    match value.to_str().and_then(|v| v.trim().parse::<u64>().ok()) {
+        Some(0) => None,
+        Some(ms) => Some(Duration::from_millis(ms)),
+        None => {
+            eprintln!(
+                "ferrocuda PTX emulator: {DEADLINE_ENV}={value:?} is not a whole number of \
+                 milliseconds; the deadline stays {} s",
+                DEFAULT_DEADLINE.as_secs()
+            );
+            Some(DEFAULT_DEADLINE)
+        }
+    }
+});
 
 /// The code the driver returns for a fault, and whether it is sticky (the context is lost).
 pub(crate) fn fault_code(kind: FaultKind) -> (CUresult, bool) {
@@ -23,6 +54,10 @@ pub(crate) fn fault_code(kind: FaultKind) -> (CUresult, bool) {
         FaultKind::Divergence => (CUresult::CUDA_ERROR_LAUNCH_FAILED, true),
         FaultKind::InvalidLaunch => (CUresult::CUDA_ERROR_INVALID_VALUE, false),
         FaultKind::Unsupported => (CUresult::CUDA_ERROR_NOT_SUPPORTED, false),
+        // A GPU's watchdog ends such a kernel with this, and the context is lost.
+        FaultKind::Timeout => (CUresult::CUDA_ERROR_LAUNCH_TIMEOUT, true),
+        // Nothing ran: the launch itself fails, as one the GPU cannot hold does.
+        FaultKind::OutOfResources => (CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, false),
     }
 }
 
@@ -106,16 +141,48 @@ unsafe fn launch(
         block,
         dynamic_shared_bytes: shared,
     };
+    let launch = Launch {
+        context,
+        module,
+        kernel: info.name,
+        dims,
+        params: args.iter().map(|a| a.to_vec()).collect(),
+        cooperative,
+    };
+    if *DEFER {
+        let work = Work::Launch(Box::new(launch));
+        DRIVER.state()?.defer(context, id_of(stream), work);
+        return Ok(());
+    }
+    run(&launch)
+}
+
+/// Runs a launch the checks passed: to its end, or to a fault, which is sticky on the launch's
+/// context (`Ok`) or the launch's error.
+pub(crate) fn run(launch: &Launch) -> Outcome {
+    let Launch {
+        context,
+        ref module,
+        ref kernel,
+        dims,
+        ref params,
+        cooperative,
+    } = *launch;
+    let (grid, block) = (dims.grid, dims.block);
+    let args: Vec<&[u8]> = params.iter().map(Vec::as_slice).collect();
     let start = Instant::now();
     let mut printed = Vec::new();
     let kind = match cooperative {
         true => LaunchKind::Cooperative,
         false => LaunchKind::Plain,
     };
+    let options = LaunchOptions {
+        kind,
+        deadline: *DEADLINE,
+    };
     // The memory of the function's device: addresses of another device's are not in it.
     let memory = DRIVER.memory_of(&*DRIVER.state()?, context).clone();
-    let memory = &memory;
-    let outcome = launch_printing(&module, &info.name, dims, &args, memory, kind, &mut printed);
+    let outcome = launch_with(module, kernel, dims, &args, &memory, &options, &mut printed);
     // The kernel's printf buffer: a GPU's driver prints it at the next synchronisation; this
     // launch is over, so that is now.
     ferrocuda_ptx_emu::write_printed(&printed);
@@ -125,7 +192,7 @@ unsafe fn launch(
                 let seconds = start.elapsed().as_secs_f64();
                 eprintln!(
                     "ferrocuda PTX emulator: {} {grid:?}x{block:?}: {} instructions in {:.1} ms ({:.1} M/s)",
-                    info.name,
+                    kernel,
                     stats.instructions,
                     seconds * 1e3,
                     stats.instructions as f64 / seconds.max(1e-9) / 1e6
@@ -140,9 +207,14 @@ unsafe fn launch(
             } else {
                 ""
             };
+            let hint = if fault.kind == FaultKind::Timeout {
+                format!(" ({DEADLINE_ENV} sets the deadline in milliseconds, 0 for none)")
+            } else {
+                String::new()
+            };
             eprintln!(
-                "ferrocuda PTX emulator: kernel {} failed with {code:?}{after}: {}",
-                info.name, fault.message
+                "ferrocuda PTX emulator: kernel {kernel} failed with {code:?}{after}: {}{hint}",
+                fault.message
             );
             if !sticky {
                 return Err(code);

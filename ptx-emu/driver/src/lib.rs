@@ -1,7 +1,8 @@
 //! `libcuda.so` for tests: the CUDA driver API functions ferrocuda's host (through cudarc) calls,
 //! over the PTX emulator (`ferrocuda-ptx-emu`). One virtual GPU, "ferrocuda PTX emulator (sm_90)",
 //! whose kernels run on the calling thread; copies and launches finish before the call returns,
-//! so streams and events only keep order and time. A kernel fault makes the context sticky-faulted,
+//! so streams and events only keep order and time (with `FERROCUDA_EMU_DEFER=1`, asynchronous
+//! work waits in its stream until something needs it: `deferred.rs`). A kernel fault makes the context sticky-faulted,
 //! as on hardware. Functions it does not implement return `CUDA_ERROR_NOT_SUPPORTED`.
 //!
 //! Load it by its path (`FERROCUDA_LIBCUDA=.../libferrocuda_emu_cuda.so`: ferrocuda-host opens it
@@ -15,6 +16,7 @@
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 mod context;
+mod deferred;
 mod device;
 mod errors;
 mod ffi;

@@ -1,7 +1,17 @@
 //! Device memory: allocation in the current context, copies and memset. Asynchronous forms run
 //! at once on the calling thread (in order with everything else, which is all a stream promises).
+//!
+//! Deferred mode (`deferred.rs`): an asynchronous copy or memset is checked now and queued on its
+//! stream, except where CUDA makes it synchronous with the host: a copy from pageable host memory
+//! reads the host now (staged) and queues the device write; a copy to pageable host memory runs
+//! its stream's work and then itself before returning. Only page-locked host memory
+//! (`cuMemHostAlloc`) is read or written when the queued copy runs. Synchronous copies and
+//! memsets first run the legacy default stream's work and every blocking stream's, then
+//! themselves (CUDA lets the device-side ones return earlier; the emulator does not).
 
+use crate::deferred::{self, Work, DEFER};
 use crate::ffi::{guard, id_of, put, Outcome};
+use crate::host_memory::is_pinned;
 use crate::state::DRIVER;
 use cudarc::driver::sys::CUcontext;
 use cudarc::driver::sys::{CUdeviceptr, CUresult, CUstream};
@@ -20,15 +30,38 @@ pub(crate) fn code(error: MemError) -> CUresult {
 }
 
 /// Checks that the work may run: the current context (`stream` 0 and `None`: the calling
-/// thread's) or the stream's, usable. Returns the memory of its device, the only one its work
-/// reaches.
-fn check_context(stream: Option<CUstream>) -> Result<Arc<Memory>, CUresult> {
+/// thread's) or the stream's, usable: its id, and the memory of its device, the only one its
+/// work reaches.
+fn check_context(stream: Option<CUstream>) -> Result<(usize, Arc<Memory>), CUresult> {
     let mut state = DRIVER.state()?;
     let id = match stream {
         None => state.current_usable()?.0,
         Some(stream) => state.stream_context(id_of(stream))?,
     };
-    Ok(DRIVER.memory_of(&state, id).clone())
+    Ok((id, DRIVER.memory_of(&state, id).clone()))
+}
+
+/// Deferred mode: queues `work` on `stream` of `context` if it is asynchronous (`Some`), or
+/// runs what a synchronous call waits for (`None`) and gives `work` back to be done now.
+fn defer_or_wait(
+    context: usize,
+    stream: Option<CUstream>,
+    work: Work,
+) -> Result<Option<Work>, CUresult> {
+    if !*DEFER {
+        return Ok(Some(work));
+    }
+    match stream {
+        Some(stream) => {
+            DRIVER.state()?.defer(context, id_of(stream), work);
+            Ok(None)
+        }
+        None => {
+            deferred::finish_legacy(context)?;
+            DRIVER.state()?.usable(context)?;
+            Ok(Some(work))
+        }
+    }
 }
 
 #[no_mangle]
@@ -50,6 +83,8 @@ pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
     guard("cuMemFree_v2", || {
+        // As CUDA's: after the work that may still use it (deferred mode).
+        deferred::finish(None)?;
         let mut state = DRIVER.state()?;
         // In a faulted context this returns the sticky error; the memory goes with the context.
         state.current_usable()?;
@@ -84,13 +119,33 @@ unsafe fn htod(
     bytes: usize,
     stream: Option<CUstream>,
 ) -> Outcome {
-    let memory = check_context(stream)?;
+    let (context, memory) = check_context(stream)?;
     if bytes == 0 {
         return Ok(());
     }
     if src.is_null() {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
+    if *DEFER && stream.is_some() {
+        memory.check(dst, bytes as u64).map_err(code)?;
+        let work = if is_pinned(src.addr(), bytes) {
+            Work::HtoD {
+                dst,
+                src: src.addr(),
+                bytes,
+            }
+        } else {
+            // SAFETY: not null and valid for `bytes` bytes of reads (the caller's contract).
+            let data = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) };
+            Work::Write {
+                dst,
+                data: data.to_vec(),
+            }
+        };
+        defer_or_wait(context, stream, work)?;
+        return Ok(());
+    }
+    defer_or_wait(context, None, Work::Wait(Vec::new()))?;
     // SAFETY: not null and valid for `bytes` bytes of reads (the caller's contract).
     let data = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) };
     memory.write(dst, data).map_err(code)
@@ -106,12 +161,31 @@ unsafe fn dtoh(
     bytes: usize,
     stream: Option<CUstream>,
 ) -> Outcome {
-    let memory = check_context(stream)?;
+    let (context, memory) = check_context(stream)?;
     if bytes == 0 {
         return Ok(());
     }
     if dst.is_null() {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    if let Some(s) = stream.filter(|_| *DEFER) {
+        memory.check(src, bytes as u64).map_err(code)?;
+        if is_pinned(dst.addr(), bytes) {
+            let work = Work::DtoH {
+                dst: dst.addr(),
+                src,
+                bytes,
+            };
+            defer_or_wait(context, stream, work)?;
+            return Ok(());
+        }
+        // To pageable memory: CUDA returns once the copy is done, after its stream's work.
+        let key = deferred::key(context, id_of(s));
+        let targets = DRIVER.state()?.deferred.stream(key);
+        deferred::run_until(targets)?;
+        DRIVER.state()?.usable(context)?;
+    } else {
+        defer_or_wait(context, None, Work::Wait(Vec::new()))?;
     }
     // SAFETY: not null and valid for `bytes` bytes of writes (the caller's contract); the host
     // does not touch it during the call.
@@ -120,15 +194,23 @@ unsafe fn dtoh(
 }
 
 fn dtod(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: Option<CUstream>) -> Outcome {
-    let memory = check_context(stream)?;
+    let (context, memory) = check_context(stream)?;
     if bytes == 0 {
         return Ok(());
     }
-    memory.copy(dst, src, bytes as u64).map_err(code)
+    if *DEFER {
+        memory.check(src, bytes as u64).map_err(code)?;
+        memory.check(dst, bytes as u64).map_err(code)?;
+    }
+    let bytes = bytes as u64;
+    match defer_or_wait(context, stream, Work::DtoD { dst, src, bytes })? {
+        Some(_) => memory.copy(dst, src, bytes).map_err(code),
+        None => Ok(()),
+    }
 }
 
 fn memset(dst: CUdeviceptr, pattern: &[u8], count: usize, stream: Option<CUstream>) -> Outcome {
-    let memory = check_context(stream)?;
+    let (context, memory) = check_context(stream)?;
     if count == 0 {
         return Ok(());
     }
@@ -136,7 +218,22 @@ fn memset(dst: CUdeviceptr, pattern: &[u8], count: usize, stream: Option<CUstrea
         // cuMemsetD16/D32 need an address aligned to their element.
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    memory.fill(dst, pattern, count as u64).map_err(code)
+    let count = count as u64;
+    if *DEFER {
+        let bytes = count
+            .checked_mul(pattern.len() as u64)
+            .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        memory.check(dst, bytes).map_err(code)?;
+    }
+    let work = Work::Memset {
+        dst,
+        pattern: pattern.to_vec(),
+        count,
+    };
+    match defer_or_wait(context, stream, work)? {
+        Some(_) => memory.fill(dst, pattern, count).map_err(code),
+        None => Ok(()),
+    }
 }
 
 #[no_mangle]

@@ -266,6 +266,8 @@ impl ResultCode for CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuModuleUnload(hmod: CUmodule) -> CUresult {
     guard("cuModuleUnload", || {
+        // Work still queued (deferred mode) runs first, as CUDA waits for it.
+        let _ = crate::deferred::finish(None);
         let mut state = DRIVER.state()?;
         let id = id_of(hmod);
         let context = state

@@ -123,13 +123,20 @@ pub(crate) struct Function {
 
 pub(crate) struct Stream {
     pub context: usize,
+    /// Not `CU_STREAM_NON_BLOCKING`: synchronises with the legacy default stream.
+    pub blocking: bool,
 }
 
 pub(crate) struct Event {
     pub context: usize,
     pub timing: bool,
-    /// When it was last recorded (work runs synchronously, so that is when it completed).
+    /// When its latest record completed (at once, or in deferred mode when the work before it
+    /// ran); `None` while that record waits in its queue (`pending`), or before any.
     pub recorded: Option<Instant>,
+    /// Deferred mode: the queue and position of its latest record, until that has run.
+    pub pending: Option<(crate::deferred::Key, u64)>,
+    /// Deferred mode: a query found its record waiting (the next one runs it).
+    pub polled: bool,
 }
 
 /// Every live object, by handle id.
@@ -144,6 +151,8 @@ pub(crate) struct State {
     pub functions: HashMap<usize, Function>,
     pub streams: HashMap<usize, Stream>,
     pub events: HashMap<usize, Event>,
+    /// Deferred mode's queues of work (`deferred.rs`).
+    pub deferred: crate::deferred::Queues,
 }
 
 impl Default for State {
@@ -158,6 +167,7 @@ impl Default for State {
             functions: HashMap::new(),
             streams: HashMap::new(),
             events: HashMap::new(),
+            deferred: Default::default(),
         }
     }
 }
@@ -236,6 +246,18 @@ impl State {
         Ok(id)
     }
 
+    /// Queues `work` on stream handle `stream` of `context` (deferred mode); its position.
+    pub fn defer(
+        &mut self,
+        context: usize,
+        stream: usize,
+        work: crate::deferred::Work,
+    ) -> (crate::deferred::Key, u64) {
+        let key = crate::deferred::key(context, stream);
+        let blocking = self.streams.get(&key.1).is_some_and(|s| s.blocking);
+        self.deferred.push(key, blocking, work)
+    }
+
     pub fn new_context(&mut self, device: usize, flags: u32) -> usize {
         let id = self.new_id();
         self.contexts.insert(
@@ -282,6 +304,8 @@ impl State {
         self.streams.retain(|_, s| s.context != id);
         self.events.retain(|_, e| e.context != id);
         self.primary.retain(|_, (primary, _)| *primary != id);
+        // Work still queued in it (its destruction ran what it could first) goes with it.
+        self.deferred.queues.retain(|key, _| key.0 != id);
         Ok(())
     }
 }

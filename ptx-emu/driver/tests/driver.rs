@@ -569,3 +569,259 @@ fn the_linker_joins_ptx_inputs_into_a_module_that_runs() {
         sys::cuModuleUnload(module).result().unwrap();
     }
 }
+
+/// Issue 29 (E1): cuModuleLoadData of PTX with 30,000 nested `{ }` scopes aborted the process
+/// (the parser recursed per scope); it loads now, and deeply nested brackets in an operand are
+/// CUDA_ERROR_INVALID_PTX with the reason in the log. On a thread with a 512 KiB stack, so that
+/// a recursion per level would overflow even at a tenth of the depth.
+#[test]
+fn deeply_nested_scopes_load_and_nested_operands_are_invalid_ptx() {
+    let ctx = own_context();
+    let depth = 30_000;
+    let nested = STORE_PTX.replace(
+        "\tret;\n",
+        &format!("{}\tret;\n{}", "{\n".repeat(depth), "}\n".repeat(depth)),
+    );
+    let braces = STORE_PTX.replace(
+        "\tret;\n",
+        &format!("\tmov.b64 {}%r1, 0;\n\tret;\n", "{".repeat(depth)),
+    );
+    let results = std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(move || {
+            let nested = load_with_log(&ctx, &nested);
+            let braces = load_with_log(&ctx, &braces);
+            (nested, braces)
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let ((code, log), (braces_code, braces_log)) = results;
+    assert_eq!(code, CUresult::CUDA_SUCCESS, "{log}");
+    assert_eq!(
+        braces_code,
+        CUresult::CUDA_ERROR_INVALID_PTX,
+        "{braces_log}"
+    );
+    assert!(braces_log.contains("nested"), "{braces_log}");
+}
+
+/// Runs the test `name` of this binary again in a child process with `env` set, and fails if
+/// it fails or runs past `limit` (then it is killed): for what a process reads once (the
+/// emulator's environment variables) and what must not hang the tests.
+fn in_a_child(name: &str, env: &[(&str, &str)], limit: std::time::Duration) -> String {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().unwrap();
+    let start = std::time::Instant::now();
+    let finished = loop {
+        if child.try_wait().unwrap().is_some() {
+            break true;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            break false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let output = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(finished, "{name} hung (killed after {limit:?}):\n{text}");
+    assert!(
+        output.status.success(),
+        "{name}: {}:\n{text}",
+        output.status
+    );
+    assert!(text.contains("test result: ok. 1 passed"), "{text}");
+    text
+}
+
+/// Set in the child processes of [`in_a_child`].
+const CHILD: &str = "FERROCUDA_EMU_DRIVER_TEST_CHILD";
+
+const SPIN_PTX: &str = ".version 6.0\n.target sm_70\n.address_size 64\n\n\
+    .visible .entry spin_for_ever()\n{\n$L_top:\n\tbra.uni $L_top;\n}\n";
+
+/// The emulator review's open item: a kernel that loops for ever hung its launch. The driver
+/// gives every launch a deadline (FERROCUDA_EMU_DEADLINE_MS, here 300 ms); past it the kernel
+/// fails as under a GPU's watchdog: CUDA_ERROR_LAUNCH_TIMEOUT, sticky, and the stderr line names
+/// the kernel.
+#[test]
+fn an_endless_kernel_fails_with_launch_timeout_at_the_deadline() {
+    if std::env::var_os(CHILD).is_none() {
+        let name = "an_endless_kernel_fails_with_launch_timeout_at_the_deadline";
+        let env = [("FERROCUDA_EMU_DEADLINE_MS", "300")];
+        let text = in_a_child(name, &env, std::time::Duration::from_secs(120));
+        assert!(
+            text.contains("kernel spin_for_ever failed with CUDA_ERROR_LAUNCH_TIMEOUT")
+                && text.contains("FERROCUDA_EMU_DEADLINE_MS"),
+            "{text}"
+        );
+        return;
+    }
+    let ctx = own_context();
+    let module = ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(SPIN_PTX))
+        .unwrap();
+    let spin = module.load_function("spin_for_ever").unwrap();
+    let stream = ctx.default_stream();
+    let config = cudarc::driver::LaunchConfig {
+        grid_dim: (4, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let start = std::time::Instant::now();
+    // SAFETY: the kernel takes no parameters and touches no memory.
+    let launched = unsafe { stream.launch_builder(&spin).launch(config) };
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    // Asynchronous on a GPU: the launch succeeds, the fault shows at the next call, and stays.
+    launched.unwrap();
+    let timeout = DriverError(CUresult::CUDA_ERROR_LAUNCH_TIMEOUT);
+    assert_eq!(stream.synchronize().unwrap_err(), timeout);
+    assert_eq!(stream.alloc_zeros::<u8>(4).unwrap_err(), timeout);
+    assert_eq!(
+        timeout.error_string().unwrap().to_str().unwrap(),
+        "the launch timed out and was terminated"
+    );
+}
+
+/// Runs the calling test again in a child with FERROCUDA_EMU_DEFER=1 (read once per process);
+/// true in the child, where the test's body runs.
+fn deferred_child(name: &str) -> bool {
+    if std::env::var_os(CHILD).is_some() {
+        return true;
+    }
+    let env = [("FERROCUDA_EMU_DEFER", "1")];
+    in_a_child(name, &env, std::time::Duration::from_secs(120));
+    false
+}
+
+/// Deferred mode's raw calls: `code` must be CUDA_SUCCESS.
+fn ok(code: CUresult) {
+    assert_eq!(code, CUresult::CUDA_SUCCESS);
+}
+
+/// Deferred mode: a kernel and a download to page-locked memory on a stream have not happened
+/// until something waits for them; an event after them is not ready at the first query;
+/// synchronising the stream runs them in order.
+#[test]
+fn deferred_mode_leaves_a_download_unfinished_until_its_stream_is_synchronised() {
+    if !deferred_child(
+        "deferred_mode_leaves_a_download_unfinished_until_its_stream_is_synchronised",
+    ) {
+        return;
+    }
+    let ctx = own_context();
+    ctx.bind_to_thread().unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let device = stream.alloc_zeros::<u32>(1).unwrap();
+    stream.synchronize().unwrap();
+    let address = address_of(&device, &ctx);
+    let module = ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(STORE_PTX))
+        .unwrap();
+    let store = module.load_function("store_seven").unwrap();
+    let mut builder = stream.launch_builder(&store);
+    builder.arg(&address);
+    let one = cudarc::driver::LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (1, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the kernel stores 4 bytes at `address`, inside `device`.
+    unsafe { builder.launch(one) }.unwrap();
+    let mut host: *mut c_void = std::ptr::null_mut();
+    let raw = stream.cu_stream();
+    let mut event = std::ptr::null_mut();
+    // SAFETY: a 4-byte page-locked buffer, written by the queued copy only once it runs (the
+    // reads below are of what is there before and after, through volatile reads); the event
+    // and stream are live.
+    unsafe {
+        ok(sys::cuMemHostAlloc(&mut host, 4, 0));
+        let host = host.cast::<u32>();
+        host.write_volatile(0xAAAA_AAAA);
+        ok(sys::cuMemcpyDtoHAsync_v2(host.cast(), address, 4, raw));
+        ok(sys::cuEventCreate(&mut event, 0));
+        ok(sys::cuEventRecord(event, raw));
+        assert_eq!(
+            host.read_volatile(),
+            0xAAAA_AAAA,
+            "the download ran before a wait"
+        );
+        assert_eq!(sys::cuEventQuery(event), CUresult::CUDA_ERROR_NOT_READY);
+        assert_eq!(sys::cuStreamQuery(raw), CUresult::CUDA_ERROR_NOT_READY);
+        assert_eq!(host.read_volatile(), 0xAAAA_AAAA);
+        ok(sys::cuStreamSynchronize(raw));
+        assert_eq!(host.read_volatile(), 7, "the kernel, then the download");
+        ok(sys::cuEventQuery(event));
+        ok(sys::cuEventDestroy_v2(event));
+        ok(sys::cuMemFreeHost(host.cast()));
+    }
+}
+
+/// Deferred mode: a stream that waits on an event runs the other stream's work up to the
+/// event's record and no further; a synchronous copy does not wait for a non-blocking stream
+/// (as on CUDA), and a second query of an event finds it complete.
+#[test]
+fn deferred_mode_orders_streams_by_events_and_no_further() {
+    if !deferred_child("deferred_mode_orders_streams_by_events_and_no_further") {
+        return;
+    }
+    let ctx = own_context();
+    ctx.bind_to_thread().unwrap();
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let x = a.alloc_zeros::<u32>(1).unwrap();
+    let y = a.alloc_zeros::<u32>(1).unwrap();
+    a.synchronize().unwrap();
+    let (x, y) = (address_of(&x, &ctx), address_of(&y, &ctx));
+    let (raw_a, raw_b) = (a.cu_stream(), b.cu_stream());
+    let mut event = std::ptr::null_mut();
+    let read = |address| {
+        let mut value = 0u32;
+        // SAFETY: 4 bytes into `value` from a live 4-byte allocation.
+        ok(unsafe { sys::cuMemcpyDtoH_v2((&raw mut value).cast(), address, 4) });
+        value
+    };
+    // SAFETY: memsets and a copy of 4 bytes within live allocations; live streams and event.
+    unsafe {
+        ok(sys::cuEventCreate(&mut event, 0));
+        ok(sys::cuMemsetD32Async(x, 5, 1, raw_a));
+        ok(sys::cuEventRecord(event, raw_a));
+        ok(sys::cuMemsetD32Async(x, 9, 1, raw_a));
+        // A synchronous copy waits for the legacy default stream, not for non-blocking ones.
+        assert_eq!(
+            read(x),
+            0,
+            "a synchronous copy waited for a non-blocking stream"
+        );
+        ok(sys::cuStreamWaitEvent(raw_b, event, 0));
+        ok(sys::cuMemcpyDtoDAsync_v2(y, x, 4, raw_b));
+        ok(sys::cuStreamSynchronize(raw_b));
+        assert_eq!(read(y), 5, "b saw a's work up to the event");
+        assert_eq!(read(x), 5, "a's work after the event has not run");
+        ok(sys::cuStreamSynchronize(raw_a));
+        assert_eq!(read(x), 9);
+        // A fresh record after work: the first query says not ready, the second finds it done.
+        ok(sys::cuMemsetD32Async(x, 11, 1, raw_a));
+        ok(sys::cuEventRecord(event, raw_a));
+        assert_eq!(sys::cuEventQuery(event), CUresult::CUDA_ERROR_NOT_READY);
+        ok(sys::cuEventQuery(event));
+        assert_eq!(read(x), 11);
+        // cuCtxSynchronize runs everything.
+        ok(sys::cuMemsetD32Async(y, 13, 1, raw_b));
+        ok(sys::cuCtxSynchronize());
+        assert_eq!(read(y), 13);
+        ok(sys::cuEventDestroy_v2(event));
+    }
+}

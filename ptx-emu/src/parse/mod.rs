@@ -385,15 +385,21 @@ impl Parser {
     }
 
     /// Statements up to the matching `}`; nested `{ }` scopes are flattened (their registers are
-    /// the decoder's to scope).
+    /// the decoder's to scope). Nesting is counted, not recursed into, so no depth of it can
+    /// overflow the stack (input decides it: 30,000 nested scopes once did).
     fn body(&mut self, body: &mut Vec<Statement>) -> Result<(), ParseError> {
+        let mut depth = 0usize;
         loop {
             let line = self.line();
             if self.eat('}') {
-                return Ok(());
+                if depth == 0 {
+                    return Ok(());
+                }
+                depth -= 1;
+                continue;
             }
             if self.eat('{') {
-                self.body(body)?;
+                depth += 1;
                 continue;
             }
             if self.eat('@') {
@@ -532,8 +538,16 @@ impl Parser {
             return Ok(Operand::Address { base, offset });
         }
         if self.eat('{') {
+            // A vector's elements are registers, `_` or numbers, never vectors: no recursion,
+            // so nested braces cannot overflow the stack.
             let mut items = Vec::new();
             while !self.eat('}') {
+                if self.is('{') || self.is('[') {
+                    return Err(err(
+                        self.line(),
+                        "a vector operand's elements must be registers or numbers (nested `{` or `[`)",
+                    ));
+                }
                 items.push(self.operand()?);
                 self.eat(',');
             }
