@@ -1,6 +1,6 @@
 # The two commands of the README. Each first runs scripts/setup.sh, which installs only what is
 # missing (the kernel toolchain and ptxas).
-.PHONY: run test setup setup-sass bench bench-quick doctor compare-python test-numba
+.PHONY: run test setup setup-sass bench bench-quick doctor compare-python test-numba fuzz
 
 ## The seed's table: every workload on one CPU thread, the CPU executor and the GPU, verified.
 run: setup
@@ -40,3 +40,15 @@ compare-python: setup
 ## failed / errors / skipped per suite. Makes its own virtual environment under target/.
 test-numba:
 	@scripts/test-numba.sh
+
+## The split path's differential test on a new corpus: COUNT generated kernels (default 500) of
+## seed SEED (default 2), each on the split path, the coroutine path and the PTX emulator.
+SEED ?= 2
+COUNT ?= 500
+fuzz: setup
+	@mkdir -p target/fuzz
+	python3 tools/fuzz/gen_kernels.py --seed $(SEED) --count $(COUNT) > target/fuzz/corpus-$(SEED)-$(COUNT).rs
+	cargo build -q -p ferrocuda-ptx-emu-driver
+	FERROCUDA_FUZZ_CORPUS=$(CURDIR)/target/fuzz/corpus-$(SEED)-$(COUNT).rs \
+	FERROCUDA_LIBCUDA=$(CURDIR)/target/debug/libferrocuda_emu_cuda.so FERROCUDA_EXPECT_GPU=1 \
+	  cargo test --test fuzz_split_path

@@ -71,7 +71,7 @@ forget_packaged_builds() {
   done
 }
 forget_packaged_builds
-check "cargo package --workspace" cargo package --workspace --exclude test-kernels --exclude ferrocuda-ptx-emu --exclude ferrocuda-ptx-emu-driver --allow-dirty
+check "cargo package --workspace" cargo package --workspace --exclude test-kernels --exclude fuzz-kernels --exclude ferrocuda-ptx-emu --exclude ferrocuda-ptx-emu-driver --allow-dirty
 
 # ferrocuda's verification above ran its build.rs on the packaged sources, and that fails unless
 # the kernels build; this shows it was the packaged ferrocuda-kernels (found through `links`, in

@@ -66,8 +66,15 @@ fn warp_mask(op: &Op) -> Option<Src> {
     }
 }
 
+/// Whether two lanes' warp collectives meet: the same operation with the same qualifiers. They
+/// may be different instructions (PTX ISA, sm_70+: the lanes of the mask may execute different
+/// `shfl.sync`s); LLVM duplicates one into both arms of a branch.
 fn same_kind(a: &Op, b: &Op) -> bool {
-    std::mem::discriminant(a) == std::mem::discriminant(b)
+    match (a, b) {
+        (Op::Shfl { mode: x, .. }, Op::Shfl { mode: y, .. }) => x == y,
+        (Op::Vote { mode: x, .. }, Op::Vote { mode: y, .. }) => x == y,
+        _ => std::mem::discriminant(a) == std::mem::discriminant(b),
+    }
 }
 
 /// Completes every warp collective whose mask's lanes have all arrived; whether any did.
@@ -131,22 +138,22 @@ fn execute_warp(
     lanes: &[usize],
     mask: u32,
 ) -> Result<(), (usize, Trouble)> {
-    let op = op_at(grid, block, lanes[0]).clone();
-    match op {
-        Op::Shfl {
-            mode,
-            d,
-            p,
-            a,
-            b,
-            c,
-            ..
-        } => {
+    // Each lane reads and writes the registers of its own instruction (lanes may meet at
+    // different ones: `same_kind`).
+    match op_at(grid, block, lanes[0]).clone() {
+        Op::Shfl { mode, .. } => {
+            let operands: Vec<_> = lanes
+                .iter()
+                .map(|&t| match *op_at(grid, block, t) {
+                    Op::Shfl { d, p, a, b, c, .. } => (d, p, a, b, c),
+                    _ => unreachable!("the lanes met at a shfl (same_kind)"),
+                })
+                .collect();
             let mut values = [0u64; 32];
-            for &t in lanes {
+            for (&t, &(_, _, a, _, _)) in lanes.iter().zip(&operands) {
                 values[t % 32] = reg(grid, block, t, a);
             }
-            for &t in lanes {
+            for (&t, &(d, p, _, b, c)) in lanes.iter().zip(&operands) {
                 let lane = (t % 32) as i64;
                 let (bval, cval) = (
                     reg(grid, block, t, b) as u32 as i64,
@@ -179,11 +186,16 @@ fn execute_warp(
                 }
             }
         }
-        Op::Vote {
-            mode, d, p, negate, ..
-        } => {
+        Op::Vote { mode, .. } => {
+            let operands: Vec<_> = lanes
+                .iter()
+                .map(|&t| match *op_at(grid, block, t) {
+                    Op::Vote { d, p, negate, .. } => (d, p, negate),
+                    _ => unreachable!("the lanes met at a vote (same_kind)"),
+                })
+                .collect();
             let mut ballot = 0u32;
-            for &t in lanes {
+            for (&t, &(_, p, negate)) in lanes.iter().zip(&operands) {
                 if (reg(grid, block, t, p) & 1 == 1) != negate {
                     ballot |= 1 << (t % 32);
                 }
@@ -194,7 +206,7 @@ fn execute_warp(
                 VoteMode::Uni => (ballot == 0 || ballot == mask) as u64,
                 VoteMode::Ballot => ballot as u64,
             };
-            for &t in lanes {
+            for (&t, &(d, _, _)) in lanes.iter().zip(&operands) {
                 set(grid, block, t, d, result);
             }
         }

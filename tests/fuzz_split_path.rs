@@ -1,0 +1,92 @@
+//! Issue 29's differential test: every generated kernel of `fuzz-kernels` (tools/fuzz/
+//! gen_kernels.py: barriers in straight code, loops and branches, shadowing, `let` without a
+//! value, SCREAMING_CASE locals, early returns, `break`/`continue`, shared arrays, warp
+//! operations) gives the same bits on the CPU executor's split path, its coroutine path (both in
+//! checked mode) and a GPU (the PTX emulator in CI). The split path and the coroutine path must
+//! never disagree: R1-R3 were three ways they did. `make fuzz SEED=n COUNT=m` runs the same test
+//! on another corpus.
+
+mod support;
+
+use ferrocuda::{launch, CpuOptions, Device, Module, Ptx};
+use fuzz_kernels::{FOUND, GENERATED};
+use std::sync::OnceLock;
+
+/// The fuzz kernels' PTX, built once per test binary into `target/fuzz-kernels-ptx`.
+fn fuzz_ptx() -> &'static Ptx {
+    static PTX: OnceLock<Ptx> = OnceLock::new();
+    PTX.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let built = ferrocuda_builder::PtxBuilder::new(root.join("fuzz-kernels"))
+            .target_dir(root.join("target").join("fuzz-kernels-ptx"))
+            .warn_cpu_fallbacks(false)
+            .build()
+            .unwrap_or_else(|e| panic!("building fuzz-kernels to PTX failed:\n{e}"));
+        Ptx::new("fuzz-kernels", Box::leak(built.ptx.into_boxed_str()))
+    })
+}
+
+fn cpu(coroutines: bool) -> Module {
+    let options = CpuOptions {
+        checked: true,
+        force_coroutines: coroutines,
+        ..CpuOptions::default()
+    };
+    Device::cpu_with(options).unwrap().load(fuzz_ptx()).unwrap()
+}
+
+#[test]
+fn every_generated_kernel_gives_the_same_bits_on_the_split_path_the_coroutine_path_and_the_gpu() {
+    let test = "every_generated_kernel_gives_the_same_bits_on_the_split_path_the_coroutine_path_and_the_gpu";
+    let mut machines = vec![("split", cpu(false)), ("coroutines", cpu(true))];
+    if let Some(gpu) = support::gpu_or_skip(test) {
+        machines.push(("GPU", gpu.load(fuzz_ptx()).unwrap()));
+    }
+    // Two blocks of 64 threads (two warps each); x shorter than the grid, so x[i % len] wraps.
+    let x: Vec<u32> = (0..100u32)
+        .map(|k| k.wrapping_mul(2_654_435_761) ^ 0x5bd1e995)
+        .collect();
+    let mut disagreements = Vec::new();
+    for (k, &kernel) in GENERATED.iter().chain(FOUND).enumerate() {
+        for n in [0u32, 5, 13] {
+            let mut results = Vec::new();
+            for (name, module) in &machines {
+                let mut out = vec![0u32; 128];
+                let outcome = launch!(module, kernel[2, 64](&x, n, &mut out)).map(|()| out);
+                results.push((*name, outcome.map_err(|e| e.to_string())));
+            }
+            let (first, want) = &results[0];
+            for (name, got) in &results[1..] {
+                if got != want {
+                    disagreements.push(format!(
+                        "{} (#{k}) with n = {n}: {}",
+                        kernel.info().name,
+                        difference((first, want), (name, got))
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{} of {} runs disagree (each is a bug: keep its kernel, reduced, in fuzz-kernels/src/found.rs):\n{}",
+        disagreements.len(),
+        (GENERATED.len() + FOUND.len()) * 3,
+        disagreements.join("\n")
+    );
+}
+
+/// The first difference of two machines' outcomes, in a line.
+fn difference(
+    (a, x): (&str, &Result<Vec<u32>, String>),
+    (b, y): (&str, &Result<Vec<u32>, String>),
+) -> String {
+    match (x, y) {
+        (Ok(x), Ok(y)) => {
+            let i = x.iter().zip(y).position(|(p, q)| p != q).unwrap_or(0);
+            format!("out[{i}] is {} on {a}, {} on {b}", x[i], y[i])
+        }
+        (Err(e), _) => format!("{a} failed ({e}), {b} did not"),
+        (_, Err(e)) => format!("{b} failed ({e}), {a} did not"),
+    }
+}
