@@ -12,7 +12,7 @@
 use crate::deferred::{self, Work, DEFER};
 use crate::ffi::{guard, id_of, put, Outcome};
 use crate::host_memory::is_pinned;
-use crate::state::DRIVER;
+use crate::state::{current, DRIVER};
 use cudarc::driver::sys::CUcontext;
 use cudarc::driver::sys::{CUdeviceptr, CUresult, CUstream};
 use ferrocuda_ptx_emu::{MemError, Memory};
@@ -86,14 +86,22 @@ pub unsafe extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
         // As CUDA's: after the work that may still use it (deferred mode).
         deferred::finish(None)?;
         let mut state = DRIVER.state()?;
-        // In a faulted context this returns the sticky error; the memory goes with the context.
-        state.current_usable()?;
-        // Unified addressing: any live context's allocation may be freed from any context.
-        let owner = state
+        // Unified addressing: the context is found from the pointer, so any live context's
+        // allocation may be freed from any context, or with none current (as CUDA does).
+        let Some(owner) = state
             .contexts
             .values_mut()
             .find(|c| c.allocations.contains(&dptr))
-            .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        else {
+            return Err(match current() {
+                None => CUresult::CUDA_ERROR_INVALID_CONTEXT,
+                Some(_) => CUresult::CUDA_ERROR_INVALID_VALUE,
+            });
+        };
+        // In a faulted context this returns the sticky error; the memory goes with the context.
+        if let Some(fault) = owner.fault {
+            return Err(fault);
+        }
         owner.allocations.remove(&dptr);
         DRIVER.memories[owner.device].free(dptr).map_err(code)
     })

@@ -825,3 +825,41 @@ fn deferred_mode_orders_streams_by_events_and_no_further() {
         ok(sys::cuEventDestroy_v2(event));
     }
 }
+
+/// Numba frees memory from its deallocation queue with whatever context is current, or none:
+/// CUDA finds the context from the pointer (unified addressing). An unknown pointer with no
+/// context current is CUDA_ERROR_INVALID_CONTEXT.
+#[test]
+fn memory_is_freed_with_no_context_current_and_the_profiler_calls_succeed() {
+    let ctx = own_context();
+    ctx.bind_to_thread().unwrap();
+    let mut address: sys::CUdeviceptr = 0;
+    // SAFETY: one write to `address`; 256 bytes in the current context.
+    unsafe { sys::cuMemAlloc_v2(&mut address, 256) }
+        .result()
+        .unwrap();
+    let mut popped: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: pops the context bound above; one write to `popped`.
+    unsafe { sys::cuCtxPopCurrent_v2(&mut popped) }
+        .result()
+        .unwrap();
+    let mut now: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: one write to `now`.
+    unsafe { sys::cuCtxGetCurrent(&mut now) }.result().unwrap();
+    assert!(now.is_null(), "no context current");
+    // SAFETY: frees the allocation made above, once.
+    assert_eq!(
+        unsafe { sys::cuMemFree_v2(address) },
+        CUresult::CUDA_SUCCESS
+    );
+    // SAFETY: frees nothing (already freed; refused).
+    assert_eq!(
+        unsafe { sys::cuMemFree_v2(address) },
+        CUresult::CUDA_ERROR_INVALID_CONTEXT
+    );
+    // SAFETY: no arguments; no profiler is attached, so both do nothing.
+    unsafe {
+        assert_eq!(sys::cuProfilerStart(), CUresult::CUDA_SUCCESS);
+        assert_eq!(sys::cuProfilerStop(), CUresult::CUDA_SUCCESS);
+    }
+}
