@@ -863,3 +863,44 @@ fn memory_is_freed_with_no_context_current_and_the_profiler_calls_succeed() {
         assert_eq!(sys::cuProfilerStop(), CUresult::CUDA_SUCCESS);
     }
 }
+
+/// A module, stream or event that went with its destroyed context: unloading or destroying it
+/// succeeds once (Numba's deallocation queue does it after cuDevicePrimaryCtxReset), then it is
+/// an invalid handle.
+#[test]
+fn objects_of_a_destroyed_context_are_destroyed_once_without_error() {
+    emulator();
+    let mut ctx: sys::CUcontext = std::ptr::null_mut();
+    let mut stream: sys::CUstream = std::ptr::null_mut();
+    let mut event: sys::CUevent = std::ptr::null_mut();
+    let mut module: sys::CUmodule = std::ptr::null_mut();
+    let ptx = std::ffi::CString::new(STORE_PTX).unwrap();
+    // SAFETY: each call writes one handle to its out-pointer; the PTX is NUL-terminated.
+    unsafe {
+        sys::cuCtxCreate_v2(&mut ctx, 0, 0).result().unwrap();
+        sys::cuStreamCreate(&mut stream, 0).result().unwrap();
+        sys::cuEventCreate(&mut event, 0).result().unwrap();
+        sys::cuModuleLoadData(&mut module, ptx.as_ptr().cast())
+            .result()
+            .unwrap();
+        sys::cuCtxDestroy_v2(ctx).result().unwrap();
+    }
+    // SAFETY: the handles are stale; the driver recognises them and touches nothing.
+    unsafe {
+        assert_eq!(sys::cuStreamDestroy_v2(stream), CUresult::CUDA_SUCCESS);
+        assert_eq!(sys::cuEventDestroy_v2(event), CUresult::CUDA_SUCCESS);
+        assert_eq!(sys::cuModuleUnload(module), CUresult::CUDA_SUCCESS);
+        assert_eq!(
+            sys::cuStreamDestroy_v2(stream),
+            CUresult::CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            sys::cuEventDestroy_v2(event),
+            CUresult::CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            sys::cuModuleUnload(module),
+            CUresult::CUDA_ERROR_INVALID_HANDLE
+        );
+    }
+}
