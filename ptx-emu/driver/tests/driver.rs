@@ -904,3 +904,71 @@ fn objects_of_a_destroyed_context_are_destroyed_once_without_error() {
         );
     }
 }
+
+/// cuMemGetAddressRange and cuPointerGetAttribute answer for a pointer inside an allocation
+/// (Numba's views and array-interface imports), and refuse one in no allocation.
+#[test]
+fn a_pointer_inside_an_allocation_names_its_range_context_and_device() {
+    let ctx = own_context();
+    ctx.bind_to_thread().unwrap();
+    let mut base: sys::CUdeviceptr = 0;
+    // SAFETY: one write to `base`; 1000 bytes in the current context.
+    unsafe { sys::cuMemAlloc_v2(&mut base, 1000) }
+        .result()
+        .unwrap();
+    let inside = base + 100;
+    let (mut start, mut size): (sys::CUdeviceptr, usize) = (0, 0);
+    let mut kind: u32 = 0;
+    let mut pointer: sys::CUdeviceptr = 0;
+    let mut owner: sys::CUcontext = std::ptr::null_mut();
+    let mut current: sys::CUcontext = std::ptr::null_mut();
+    let mut ordinal: i32 = -1;
+    use sys::CUpointer_attribute as A;
+    // SAFETY: each out-pointer has the attribute's type and takes one write.
+    unsafe {
+        sys::cuMemGetAddressRange_v2(&mut start, &mut size, inside)
+            .result()
+            .unwrap();
+        let attr = |data: *mut c_void, a| sys::cuPointerGetAttribute(data, a, inside);
+        attr((&raw mut kind).cast(), A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+            .result()
+            .unwrap();
+        attr(
+            (&raw mut pointer).cast(),
+            A::CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+        )
+        .result()
+        .unwrap();
+        attr((&raw mut owner).cast(), A::CU_POINTER_ATTRIBUTE_CONTEXT)
+            .result()
+            .unwrap();
+        attr(
+            (&raw mut ordinal).cast(),
+            A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+        )
+        .result()
+        .unwrap();
+        sys::cuCtxGetCurrent(&mut current).result().unwrap();
+    }
+    assert_eq!((start, size), (base, 1000));
+    assert_eq!(kind, sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32);
+    assert_eq!(pointer, inside);
+    assert_eq!(owner, current);
+    assert_eq!(ordinal, 0);
+    // SAFETY: the allocation is freed once; the queries after it write nothing.
+    unsafe {
+        sys::cuMemFree_v2(base).result().unwrap();
+        assert_eq!(
+            sys::cuMemGetAddressRange_v2(&mut start, &mut size, inside),
+            CUresult::CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            sys::cuPointerGetAttribute(
+                (&raw mut pointer).cast(),
+                A::CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                inside
+            ),
+            CUresult::CUDA_ERROR_INVALID_VALUE
+        );
+    }
+}
