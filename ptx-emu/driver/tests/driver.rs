@@ -972,3 +972,26 @@ fn a_pointer_inside_an_allocation_names_its_range_context_and_device() {
         );
     }
 }
+
+/// PTX built with debug information (Numba's debug=True) ends with DWARF sections
+/// (`.section .debug_info { ... }`): they are skipped, and the module's kernels run.
+#[test]
+fn a_module_with_dwarf_sections_loads_and_runs() {
+    let ctx = own_context();
+    let ptx = format!(
+        "{STORE_PTX}\n\t.section\t.debug_abbrev\n\t{{\n.b8 1\n.b8 17\n.b8 0\n\t}}\n\
+         \t.section\t.debug_info\n\t{{\n.b32 50\n.b8 2\n.b64 $L__func_begin0\n\t}}\n\
+         \t.section\t.debug_macinfo\t{{\t}}\n"
+    );
+    let module = ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+        .expect("DWARF sections are skipped");
+    let kernel = module.load_function("store_seven").unwrap();
+    let stream = ctx.default_stream();
+    let out = stream.alloc_zeros::<u32>(1).unwrap();
+    let mut builder = stream.launch_builder(&kernel);
+    builder.arg(&out);
+    // SAFETY: the kernel stores one u32 through its pointer argument.
+    unsafe { builder.launch(cudarc::driver::LaunchConfig::for_num_elems(1)) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), [7]);
+}
