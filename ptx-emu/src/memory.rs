@@ -115,6 +115,14 @@ impl Memory {
         Ok(())
     }
 
+    /// The live allocation `addr` lies in (anywhere from its first byte to its last): its base
+    /// and length in bytes, as cuMemGetAddressRange and cuPointerGetAttribute report them.
+    pub fn range(&self, addr: u64) -> Option<(u64, u64)> {
+        let table = self.table.read().unwrap_or_else(|e| e.into_inner());
+        let (_, allocation) = table.live.range(..=addr).next_back()?;
+        (addr - allocation.base < allocation.len).then_some((allocation.base, allocation.len))
+    }
+
     /// Makes `module`'s variables (`.global`, `.const`) part of this memory, as a GPU's are of its
     /// device memory: copies to and from their addresses work from then on, and kernels see what
     /// was copied. They do not count against the capacity (a GPU loads them with the module).

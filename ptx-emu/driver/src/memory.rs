@@ -12,7 +12,7 @@
 use crate::deferred::{self, Work, DEFER};
 use crate::ffi::{guard, id_of, put, Outcome};
 use crate::host_memory::is_pinned;
-use crate::state::DRIVER;
+use crate::state::{current, DRIVER};
 use cudarc::driver::sys::CUcontext;
 use cudarc::driver::sys::{CUdeviceptr, CUresult, CUstream};
 use ferrocuda_ptx_emu::{MemError, Memory};
@@ -86,14 +86,22 @@ pub unsafe extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
         // As CUDA's: after the work that may still use it (deferred mode).
         deferred::finish(None)?;
         let mut state = DRIVER.state()?;
-        // In a faulted context this returns the sticky error; the memory goes with the context.
-        state.current_usable()?;
-        // Unified addressing: any live context's allocation may be freed from any context.
-        let owner = state
+        // Unified addressing: the context is found from the pointer, so any live context's
+        // allocation may be freed from any context, or with none current (as CUDA does).
+        let Some(owner) = state
             .contexts
             .values_mut()
             .find(|c| c.allocations.contains(&dptr))
-            .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        else {
+            return Err(match current() {
+                None => CUresult::CUDA_ERROR_INVALID_CONTEXT,
+                Some(_) => CUresult::CUDA_ERROR_INVALID_VALUE,
+            });
+        };
+        // In a faulted context this returns the sticky error; the memory goes with the context.
+        if let Some(fault) = owner.fault {
+            return Err(fault);
+        }
         owner.allocations.remove(&dptr);
         DRIVER.memories[owner.device].free(dptr).map_err(code)
     })
@@ -445,5 +453,77 @@ pub unsafe extern "C" fn cuMemcpyPeerAsync(
             ByteCount,
             Some(hStream),
         )
+    })
+}
+
+/// The allocation `dptr` lies in, on any device: its owning context's id, its device, base and
+/// length. A pointer inside an allocation counts (Numba asks about views' pointers).
+fn allocation_of(dptr: CUdeviceptr) -> Result<(usize, usize, u64, u64), CUresult> {
+    let state = DRIVER.state()?;
+    for (device, memory) in DRIVER.memories.iter().enumerate() {
+        if let Some((base, len)) = memory.range(dptr) {
+            let context = state
+                .contexts
+                .iter()
+                .find(|(_, c)| c.device == device && c.allocations.contains(&base))
+                .map(|(&id, _)| id)
+                .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+            return Ok((context, device, base, len));
+        }
+    }
+    Err(CUresult::CUDA_ERROR_INVALID_VALUE)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemGetAddressRange_v2(
+    pbase: *mut CUdeviceptr,
+    psize: *mut usize,
+    dptr: CUdeviceptr,
+) -> CUresult {
+    guard("cuMemGetAddressRange_v2", || {
+        let (_, _, base, len) = allocation_of(dptr)?;
+        // SAFETY: each pointer is null (not wanted) or valid for one write (driver API contract).
+        unsafe {
+            if !pbase.is_null() {
+                put(pbase, base)?;
+            }
+            if !psize.is_null() {
+                put(psize, len as usize)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Device allocations only (page-locked host memory is not mapped into the device's address
+/// space): the context, memory type (device), device pointer (the pointer itself), whether it is
+/// managed (never), the device ordinal, the allocation's start and size, whether it is mapped
+/// (always). Other attributes are CUDA_ERROR_NOT_SUPPORTED; a pointer in no allocation is
+/// CUDA_ERROR_INVALID_VALUE.
+#[no_mangle]
+pub unsafe extern "C" fn cuPointerGetAttribute(
+    data: *mut c_void,
+    attribute: c_uint,
+    ptr: CUdeviceptr,
+) -> CUresult {
+    guard("cuPointerGetAttribute", || {
+        if data.is_null() {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let (context, device, base, len) = allocation_of(ptr)?;
+        // SAFETY: `data` points to the attribute's type (driver API contract), one write.
+        unsafe {
+            match attribute {
+                1 => put(data.cast::<CUcontext>(), crate::ffi::handle(context)),
+                2 => put(data.cast::<c_uint>(), 2), // CU_MEMORYTYPE_DEVICE
+                3 => put(data.cast::<CUdeviceptr>(), ptr),
+                8 => put(data.cast::<c_uint>(), 0),
+                9 => put(data.cast::<i32>(), device as i32),
+                11 => put(data.cast::<CUdeviceptr>(), base),
+                12 => put(data.cast::<usize>(), len as usize),
+                13 => put(data.cast::<c_uint>(), 1),
+                _ => Err(CUresult::CUDA_ERROR_NOT_SUPPORTED),
+            }
+        }
     })
 }

@@ -270,6 +270,9 @@ pub unsafe extern "C" fn cuModuleUnload(hmod: CUmodule) -> CUresult {
         let _ = crate::deferred::finish(None);
         let mut state = DRIVER.state()?;
         let id = id_of(hmod);
+        if state.orphan(id) {
+            return Ok(());
+        }
         let context = state
             .modules
             .get(&id)

@@ -153,6 +153,9 @@ pub(crate) struct State {
     pub events: HashMap<usize, Event>,
     /// Deferred mode's queues of work (`deferred.rs`).
     pub deferred: crate::deferred::Queues,
+    /// Handles of modules, streams and events that went with their destroyed (or reset)
+    /// context: unloading or destroying one of them once more succeeds (see [`State::orphan`]).
+    pub orphans: HashSet<usize>,
 }
 
 impl Default for State {
@@ -168,6 +171,7 @@ impl Default for State {
             streams: HashMap::new(),
             events: HashMap::new(),
             deferred: Default::default(),
+            orphans: HashSet::new(),
         }
     }
 }
@@ -284,6 +288,15 @@ impl State {
         );
     }
 
+    /// Whether `handle` is a module, stream or event that went with its context, forgetting it:
+    /// its unload or destruction then succeeds once. CUDA leaves such a call undefined
+    /// (cuCtxDestroy); Numba's deallocation queue makes it after cuDevicePrimaryCtxReset (its
+    /// suites pass on GPUs), and an error there fails every later test, so the emulator answers
+    /// success; a second call is CUDA_ERROR_INVALID_HANDLE.
+    pub fn orphan(&mut self, handle: usize) -> bool {
+        self.orphans.remove(&handle)
+    }
+
     /// Destroys context `id` with everything in it: its memory is freed, and its modules,
     /// functions, streams and events become invalid handles.
     pub fn destroy_context(&mut self, id: usize, memories: &[Arc<Memory>]) -> Outcome {
@@ -299,10 +312,14 @@ impl State {
         for module in self.modules.values().filter(|m| m.context == id) {
             memory.unmap_module(&module.module);
         }
-        self.modules.retain(|_, m| m.context != id);
+        let orphans = &mut self.orphans;
+        self.modules
+            .retain(|&handle, m| m.context != id || !orphans.insert(handle));
         self.functions.retain(|_, f| f.context != id);
-        self.streams.retain(|_, s| s.context != id);
-        self.events.retain(|_, e| e.context != id);
+        self.streams
+            .retain(|&handle, s| s.context != id || !orphans.insert(handle));
+        self.events
+            .retain(|&handle, e| e.context != id || !orphans.insert(handle));
         self.primary.retain(|_, (primary, _)| *primary != id);
         // Work still queued in it (its destruction ran what it could first) goes with it.
         self.deferred.queues.retain(|key, _| key.0 != id);

@@ -46,6 +46,9 @@ pub unsafe extern "C" fn cuStreamDestroy_v2(hStream: CUstream) -> CUresult {
     guard("cuStreamDestroy_v2", || {
         let mut state = DRIVER.state()?;
         let id = id_of(hStream);
+        if state.orphan(id) {
+            return Ok(());
+        }
         let context = state
             .streams
             .get(&id)
@@ -325,6 +328,9 @@ pub unsafe extern "C" fn cuEventElapsedTime_v2(
 #[no_mangle]
 pub unsafe extern "C" fn cuEventDestroy_v2(hEvent: CUevent) -> CUresult {
     guard("cuEventDestroy_v2", || {
+        if DRIVER.state()?.orphan(id_of(hEvent)) {
+            return Ok(());
+        }
         check_event(hEvent)?;
         DRIVER.state()?.events.remove(&id_of(hEvent));
         Ok(())

@@ -43,12 +43,22 @@ not_supported! {
     cuGraphUpload(CUgraphExec, CUstream);
     cuGraphDestroy(CUgraph);
     cuGraphExecDestroy(CUgraphExec);
-    // Clusters, external memory, the profiler, entry points by name.
+    // Clusters, external memory, entry points by name.
     cuOccupancyAvailableDynamicSMemPerBlock(*mut usize, *mut c_void, c_int, c_int);
     cuOccupancyMaxActiveClusters(*mut c_int, *mut c_void, *const c_void);
     cuOccupancyMaxPotentialClusterSize(*mut c_int, *mut c_void, *const c_void);
     cuImportExternalMemory(*mut *mut c_void, *const c_void);
-    cuProfilerStart();
-    cuProfilerStop();
     cuGetProcAddress_v2(*const c_char, *mut *mut c_void, c_int, u64, *mut c_void);
+}
+
+/// The profiler's start: a success that does nothing, as CUDA's is without a profiler attached.
+#[no_mangle]
+pub extern "C" fn cuProfilerStart() -> CUresult {
+    CUresult::CUDA_SUCCESS
+}
+
+/// The profiler's stop: a success that does nothing (see [`cuProfilerStart`]).
+#[no_mangle]
+pub extern "C" fn cuProfilerStop() -> CUresult {
+    CUresult::CUDA_SUCCESS
 }

@@ -825,3 +825,173 @@ fn deferred_mode_orders_streams_by_events_and_no_further() {
         ok(sys::cuEventDestroy_v2(event));
     }
 }
+
+/// Numba frees memory from its deallocation queue with whatever context is current, or none:
+/// CUDA finds the context from the pointer (unified addressing). An unknown pointer with no
+/// context current is CUDA_ERROR_INVALID_CONTEXT.
+#[test]
+fn memory_is_freed_with_no_context_current_and_the_profiler_calls_succeed() {
+    let ctx = own_context();
+    ctx.bind_to_thread().unwrap();
+    let mut address: sys::CUdeviceptr = 0;
+    // SAFETY: one write to `address`; 256 bytes in the current context.
+    unsafe { sys::cuMemAlloc_v2(&mut address, 256) }
+        .result()
+        .unwrap();
+    let mut popped: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: pops the context bound above; one write to `popped`.
+    unsafe { sys::cuCtxPopCurrent_v2(&mut popped) }
+        .result()
+        .unwrap();
+    let mut now: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: one write to `now`.
+    unsafe { sys::cuCtxGetCurrent(&mut now) }.result().unwrap();
+    assert!(now.is_null(), "no context current");
+    // SAFETY: frees the allocation made above, once.
+    assert_eq!(
+        unsafe { sys::cuMemFree_v2(address) },
+        CUresult::CUDA_SUCCESS
+    );
+    // SAFETY: frees nothing (already freed; refused).
+    assert_eq!(
+        unsafe { sys::cuMemFree_v2(address) },
+        CUresult::CUDA_ERROR_INVALID_CONTEXT
+    );
+    // SAFETY: no arguments; no profiler is attached, so both do nothing.
+    unsafe {
+        assert_eq!(sys::cuProfilerStart(), CUresult::CUDA_SUCCESS);
+        assert_eq!(sys::cuProfilerStop(), CUresult::CUDA_SUCCESS);
+    }
+}
+
+/// A module, stream or event that went with its destroyed context: unloading or destroying it
+/// succeeds once (Numba's deallocation queue does it after cuDevicePrimaryCtxReset), then it is
+/// an invalid handle.
+#[test]
+fn objects_of_a_destroyed_context_are_destroyed_once_without_error() {
+    emulator();
+    let mut ctx: sys::CUcontext = std::ptr::null_mut();
+    let mut stream: sys::CUstream = std::ptr::null_mut();
+    let mut event: sys::CUevent = std::ptr::null_mut();
+    let mut module: sys::CUmodule = std::ptr::null_mut();
+    let ptx = std::ffi::CString::new(STORE_PTX).unwrap();
+    // SAFETY: each call writes one handle to its out-pointer; the PTX is NUL-terminated.
+    unsafe {
+        sys::cuCtxCreate_v2(&mut ctx, 0, 0).result().unwrap();
+        sys::cuStreamCreate(&mut stream, 0).result().unwrap();
+        sys::cuEventCreate(&mut event, 0).result().unwrap();
+        sys::cuModuleLoadData(&mut module, ptx.as_ptr().cast())
+            .result()
+            .unwrap();
+        sys::cuCtxDestroy_v2(ctx).result().unwrap();
+    }
+    // SAFETY: the handles are stale; the driver recognises them and touches nothing.
+    unsafe {
+        assert_eq!(sys::cuStreamDestroy_v2(stream), CUresult::CUDA_SUCCESS);
+        assert_eq!(sys::cuEventDestroy_v2(event), CUresult::CUDA_SUCCESS);
+        assert_eq!(sys::cuModuleUnload(module), CUresult::CUDA_SUCCESS);
+        assert_eq!(
+            sys::cuStreamDestroy_v2(stream),
+            CUresult::CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            sys::cuEventDestroy_v2(event),
+            CUresult::CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            sys::cuModuleUnload(module),
+            CUresult::CUDA_ERROR_INVALID_HANDLE
+        );
+    }
+}
+
+/// cuMemGetAddressRange and cuPointerGetAttribute answer for a pointer inside an allocation
+/// (Numba's views and array-interface imports), and refuse one in no allocation.
+#[test]
+fn a_pointer_inside_an_allocation_names_its_range_context_and_device() {
+    let ctx = own_context();
+    ctx.bind_to_thread().unwrap();
+    let mut base: sys::CUdeviceptr = 0;
+    // SAFETY: one write to `base`; 1000 bytes in the current context.
+    unsafe { sys::cuMemAlloc_v2(&mut base, 1000) }
+        .result()
+        .unwrap();
+    let inside = base + 100;
+    let (mut start, mut size): (sys::CUdeviceptr, usize) = (0, 0);
+    let mut kind: u32 = 0;
+    let mut pointer: sys::CUdeviceptr = 0;
+    let mut owner: sys::CUcontext = std::ptr::null_mut();
+    let mut current: sys::CUcontext = std::ptr::null_mut();
+    let mut ordinal: i32 = -1;
+    use sys::CUpointer_attribute as A;
+    // SAFETY: each out-pointer has the attribute's type and takes one write.
+    unsafe {
+        sys::cuMemGetAddressRange_v2(&mut start, &mut size, inside)
+            .result()
+            .unwrap();
+        let attr = |data: *mut c_void, a| sys::cuPointerGetAttribute(data, a, inside);
+        attr((&raw mut kind).cast(), A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+            .result()
+            .unwrap();
+        attr(
+            (&raw mut pointer).cast(),
+            A::CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+        )
+        .result()
+        .unwrap();
+        attr((&raw mut owner).cast(), A::CU_POINTER_ATTRIBUTE_CONTEXT)
+            .result()
+            .unwrap();
+        attr(
+            (&raw mut ordinal).cast(),
+            A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+        )
+        .result()
+        .unwrap();
+        sys::cuCtxGetCurrent(&mut current).result().unwrap();
+    }
+    assert_eq!((start, size), (base, 1000));
+    assert_eq!(kind, sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32);
+    assert_eq!(pointer, inside);
+    assert_eq!(owner, current);
+    assert_eq!(ordinal, 0);
+    // SAFETY: the allocation is freed once; the queries after it write nothing.
+    unsafe {
+        sys::cuMemFree_v2(base).result().unwrap();
+        assert_eq!(
+            sys::cuMemGetAddressRange_v2(&mut start, &mut size, inside),
+            CUresult::CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            sys::cuPointerGetAttribute(
+                (&raw mut pointer).cast(),
+                A::CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                inside
+            ),
+            CUresult::CUDA_ERROR_INVALID_VALUE
+        );
+    }
+}
+
+/// PTX built with debug information (Numba's debug=True) ends with DWARF sections
+/// (`.section .debug_info { ... }`): they are skipped, and the module's kernels run.
+#[test]
+fn a_module_with_dwarf_sections_loads_and_runs() {
+    let ctx = own_context();
+    let ptx = format!(
+        "{STORE_PTX}\n\t.section\t.debug_abbrev\n\t{{\n.b8 1\n.b8 17\n.b8 0\n\t}}\n\
+         \t.section\t.debug_info\n\t{{\n.b32 50\n.b8 2\n.b64 $L__func_begin0\n\t}}\n\
+         \t.section\t.debug_macinfo\t{{\t}}\n"
+    );
+    let module = ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+        .expect("DWARF sections are skipped");
+    let kernel = module.load_function("store_seven").unwrap();
+    let stream = ctx.default_stream();
+    let out = stream.alloc_zeros::<u32>(1).unwrap();
+    let mut builder = stream.launch_builder(&kernel);
+    builder.arg(&out);
+    // SAFETY: the kernel stores one u32 through its pointer argument.
+    unsafe { builder.launch(cudarc::driver::LaunchConfig::for_num_elems(1)) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), [7]);
+}

@@ -215,8 +215,24 @@ impl Parser {
         while let Some(Tok::Word(w)) = self.peek() {
             let w = w.clone();
             match w.as_str() {
-                ".version" | ".target" | ".address_size" | ".file" | ".section" | ".loc" => {
+                ".version" | ".target" | ".address_size" | ".file" | ".loc" => {
                     self.skip_line_directive();
+                    return Ok(());
+                }
+                ".section" => {
+                    // DWARF for a debugger (`.section .debug_info { .b8 1 ... }`, Numba's
+                    // debug=True): its name, then a block of data directives, all skipped.
+                    self.skip_line_directive();
+                    if self.eat('{') {
+                        let mut depth = 1;
+                        while depth > 0 {
+                            match self.next()? {
+                                Tok::Punct('{') => depth += 1,
+                                Tok::Punct('}') => depth -= 1,
+                                _ => {}
+                            }
+                        }
+                    }
                     return Ok(());
                 }
                 ".entry" | ".func" => {
