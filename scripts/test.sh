@@ -41,7 +41,7 @@ check() {
 # GPU halves do not depend on it and ran above).
 check "checked mode, kernel language and ops tests on the coroutine path (FERROCUDA_CPU_PATH=coroutine)" \
   env -u FERROCUDA_LIBCUDA -u FERROCUDA_EXPECT_GPU FERROCUDA_CPU_PATH=coroutine \
-  cargo test -q --test checked_mode --test kernel_language --test cpu_regions --test porting --test small_atomics --test ops_transpose \
+  cargo test -q --test checked_mode --test kernel_language --test cpu_regions --test porting --test small_atomics --test ports --test ops_transpose \
   --test ops_matmul --test ops_group_by --test ops_statistics
 
 # The PTX emulator's deferred mode (docs/emulator.md): asynchronous copies and launches run only
@@ -63,7 +63,7 @@ check "Numba's cudapy tests on the emulator (${#numba_modules[@]} modules, scrip
 check "cargo doc --workspace --no-deps (RUSTDOCFLAGS=-D warnings)" \
   env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
-# Packages every publishable crate (test-kernels is not one) and verifies each by building it from the packaged sources
+# Packages every publishable crate (test-kernels and the ports, examples/ports, are not) and verifies each by building it from the packaged sources
 # alone, the ferrocuda crates resolved from cargo's temporary registry: what crates.io users get.
 # `--allow-dirty`: this checks the working tree as it is (CI's checkout is clean anyway).
 # cargo treats registry crates as immutable: while the version stays the same it reuses its
@@ -80,7 +80,7 @@ forget_packaged_builds() {
   done
 }
 forget_packaged_builds
-check "cargo package --workspace" cargo package --workspace --exclude test-kernels --exclude fuzz-kernels --exclude ferrocuda-ptx-emu --exclude ferrocuda-ptx-emu-driver --allow-dirty
+check "cargo package --workspace" cargo package --workspace --exclude test-kernels --exclude fuzz-kernels --exclude ferrocuda-ports --exclude ports-kernels --exclude ferrocuda-ptx-emu --exclude ferrocuda-ptx-emu-driver --allow-dirty
 
 # ferrocuda's verification above ran its build.rs on the packaged sources, and that fails unless
 # the kernels build; this shows it was the packaged ferrocuda-kernels (found through `links`, in
