@@ -142,21 +142,28 @@ fn check_len(what: &'static str, expected: usize, actual: usize) -> Result<()> {
     })
 }
 
+/// `range`, `len` and `is_empty` of a view, the same for both kinds.
+macro_rules! view_extent {
+    () => {
+        /// The elements' range in the buffer.
+        pub fn range(&self) -> Range<usize> {
+            self.range.0..self.range.1
+        }
+
+        /// Number of elements.
+        pub fn len(&self) -> usize {
+            self.range.1 - self.range.0
+        }
+
+        /// Whether it has no elements.
+        pub fn is_empty(&self) -> bool {
+            self.len() == 0
+        }
+    };
+}
+
 impl<'a, T: Pod> BufferSlice<'a, T> {
-    /// The elements' range in the buffer.
-    pub fn range(&self) -> Range<usize> {
-        self.range.0..self.range.1
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.range.1 - self.range.0
-    }
-
-    /// Whether it has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+    view_extent!();
 
     /// The device the buffer lives on.
     pub fn device(&self) -> &'a Device {
@@ -199,20 +206,7 @@ impl<'a, T: Pod> BufferSlice<'a, T> {
 }
 
 impl<'a, T: Pod> BufferSliceMut<'a, T> {
-    /// The elements' range in the buffer.
-    pub fn range(&self) -> Range<usize> {
-        self.range.0..self.range.1
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.range.1 - self.range.0
-    }
-
-    /// Whether it has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+    view_extent!();
 
     /// The device the buffer lives on.
     pub fn device(&self) -> &Device {

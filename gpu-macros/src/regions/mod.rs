@@ -435,33 +435,29 @@ fn contains_return(expr: &Expr) -> bool {
     find.0
 }
 
+/// Collects every name a pattern binds (`let`s, closure and loop patterns, `match` arms),
+/// outside nested items.
+struct Bindings<'a>(&'a mut BTreeSet<String>);
+
+impl<'ast> Visit<'ast> for Bindings<'_> {
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        self.0.insert(p.ident.to_string());
+        syn::visit::visit_pat_ident(self, p);
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
 /// Every name bound by a `let` or closure parameter anywhere in `block`.
 fn collect_all_locals(block: &Block, names: &mut BTreeSet<String>) {
-    struct Collect<'a>(&'a mut BTreeSet<String>);
-    impl<'ast> Visit<'ast> for Collect<'_> {
-        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.0.insert(p.ident.to_string());
-            syn::visit::visit_pat_ident(self, p);
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
-    Collect(names).visit_block(block);
+    Bindings(names).visit_block(block);
 }
 
 /// Every name the segments bind anywhere (`let`s, loop and closure patterns, `match` arms),
 /// hoisted items' `let`s included.
 fn bound_names(segs: &[Seg]) -> BTreeSet<String> {
-    struct Collect<'a>(&'a mut BTreeSet<String>);
-    impl<'ast> Visit<'ast> for Collect<'_> {
-        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.0.insert(p.ident.to_string());
-            syn::visit::visit_pat_ident(self, p);
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
     let mut names = BTreeSet::new();
     for seg in segs {
-        let mut collect = Collect(&mut names);
+        let mut collect = Bindings(&mut names);
         match seg {
             Seg::Items(stmts) | Seg::Code(stmts) | Seg::Uniform(stmts) => {
                 stmts.iter().for_each(|s| collect.visit_stmt(s))
