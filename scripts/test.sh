@@ -7,6 +7,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# The extra runs below name --workspace like the first: cargo resolves a dependency's features
+# over the packages selected, so a run of the root package alone would build every dependency and
+# test binary a second time, with other features (gigabytes of disk, minutes of CPU).
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -41,14 +44,14 @@ check() {
 # GPU halves do not depend on it and ran above).
 check "checked mode, kernel language and ops tests on the coroutine path (FERROCUDA_CPU_PATH=coroutine)" \
   env -u FERROCUDA_LIBCUDA -u FERROCUDA_EXPECT_GPU FERROCUDA_CPU_PATH=coroutine \
-  cargo test -q --test checked_mode --test kernel_language --test cpu_regions --test porting --test small_atomics --test ports --test ops_transpose \
+  cargo test -q --workspace --test checked_mode --test kernel_language --test cpu_regions --test porting --test small_atomics --test ports --test ops_transpose \
   --test ops_matmul --test ops_group_by --test ops_statistics
 
 # The PTX emulator's deferred mode (docs/emulator.md): asynchronous copies and launches run only
 # when something waits for them, so a host that reads what it never waited for sees it unfinished.
 # The tests of streams, events, pending copies, page-locked buffers and the pipeline, again so.
 check "streams, pending copies, pinned buffers, buffer views, cudarc interop and the pipeline on the emulator in deferred mode (FERROCUDA_EMU_DEFER=1)" \
-  env FERROCUDA_EMU_DEFER=1 cargo test -q --test streams --test pipeline --test buffer_slices --test gpu_interop
+  env FERROCUDA_EMU_DEFER=1 cargo test -q --workspace --test streams --test pipeline --test buffer_slices --test gpu_interop
 
 # Numba's own kernel tests against the emulator's libcuda (docs/emulator.md, "Judged by Numba"):
 # a fixed list of cudapy modules that pass in full (atomics, complex math, constant memory, printf,
@@ -104,7 +107,8 @@ check "kernels built to PTX from the packaged sources" packaged_kernels_built
 examples_run_on_the_gpu() {
   local example out
   for example in vector_add library transpose_2d cudarc_interop; do
-    out=$(cargo run -q --example "$example") || return 1
+    cargo build -q --workspace --example "$example" || return 1
+    out=$("target/debug/examples/$example") || return 1
     printf '%s\n' "$out"
     if ! grep -q "CUDA device 0" <<<"$out"; then
       echo "the example $example did not run on CUDA device 0" >&2

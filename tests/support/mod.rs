@@ -122,6 +122,9 @@ pub fn cargo_for_user_crates(args: &[&str]) -> std::process::Command {
         // every config's rustflags, so the crate builds for plain x86-64 as a user's would, and
         // the CPU executor's run-time AVX2/FMA dispatch is what gives it speed.
         .env("RUSTFLAGS", "")
+        // No debug info: it changes nothing a test looks at and took most of the user crates'
+        // gigabyte of target directory.
+        .env("CARGO_PROFILE_DEV_DEBUG", "false")
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
     command
 }
