@@ -623,11 +623,19 @@ fn cpu_path(
                 owned,
             }
         }
-        Plan::Regions(segs) => CpuPathTokens {
-            path: quote!(::ferrocuda_std::abi::CpuPath::Regions),
-            summary: "regions".into(),
-            split_fn: Some(regions::regions(&segs)),
-            owned: Vec::new(),
+        Plan::Regions(segs) => match regions::regions(&segs) {
+            Ok(code) => CpuPathTokens {
+                path: quote!(::ferrocuda_std::abi::CpuPath::Regions),
+                summary: "regions".into(),
+                split_fn: Some(code),
+                owned: Vec::new(),
+            },
+            Err(why) => CpuPathTokens {
+                summary: format!("coroutines: {why}"),
+                path: quote!(::ferrocuda_std::abi::CpuPath::Coroutines(#why)),
+                split_fn: None,
+                owned: Vec::new(),
+            },
         },
         Plan::Coroutines(why) => CpuPathTokens {
             summary: format!("coroutines: {why}"),

@@ -386,6 +386,7 @@ pub mod half;
 pub mod math_f64;
 pub mod math_methods;
 pub mod print;
+pub mod leaving;
 pub mod regions;
 
 /// `out[i] = x[i] + x[i + 1]`, on the CPU executor's plain-store loop without checked mode: an

@@ -21,6 +21,9 @@ pub(super) struct Carried {
     /// Recomputable (`recomputable_lets`): the expression each region that reads it evaluates
     /// instead (it has no slots).
     pub(super) recompute: Option<TokenStream2>,
+    /// Declared by a `let` without a value and not assigned yet (`unassigned`): it has no
+    /// slots, and the next region that names it declares it again with this `let`.
+    pub(super) unassigned: Option<TokenStream2>,
 }
 
 /// The names of `stmts`' top-level `let`s whose value can never change: bound without `mut`

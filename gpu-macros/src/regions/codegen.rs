@@ -2,7 +2,8 @@
 //! region loops with the slots of their carried variables and their trip decisions.
 
 use super::carried::{fixed_lets, recomputable_lets, restrict, Carried};
-use super::{declared, path_names, pattern_names, Seg, SegPlan};
+use super::unassigned::{self, State};
+use super::{declared, path_names, pattern_names, Seg, SegPlan, Targets};
 use proc_macro2::{Span, TokenStream as TokenStream2, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
 use std::collections::{BTreeMap, BTreeSet};
@@ -50,6 +51,8 @@ pub(super) struct Names {
     /// A trip decision's vote.
     go: Ident,
     label: syn::Lifetime,
+    /// The block a thread leaving a split loop's trip jumps out of (`break`/`continue`).
+    leave: syn::Lifetime,
 }
 
 impl Names {
@@ -62,6 +65,7 @@ impl Names {
             linear: id("__ferrocuda_linear"),
             go: id("__ferrocuda_go"),
             label: syn::Lifetime::new("'__ferrocuda_region", Span::mixed_site()),
+            leave: syn::Lifetime::new("'__ferrocuda_leave", Span::mixed_site()),
         }
     }
     pub(super) fn label(&self) -> syn::Lifetime {
@@ -70,11 +74,71 @@ impl Names {
 }
 
 /// Rewrites, in code a region runs per thread: `return` into leaving the region (`on_return`),
-/// and the thread functions into the loop's variables (outside closures, which may outlive an
-/// iteration).
+/// `break` and `continue` out of the split loops around it into leaving the trip
+/// (`Regions::leave`, then out of the region), and the thread functions into the loop's
+/// variables (outside closures, which may outlive an iteration).
 struct Rewrite<'a> {
     names: &'a Names,
     on_return: TokenStream2,
+    /// The labels of the split loops around the region, outermost first, that `break` and
+    /// `continue` may leave (`None`: none, the code is no region's statements).
+    loops: Option<&'a [Option<String>]>,
+    /// The loops and labelled blocks entered inside the statement being rewritten.
+    targets: Targets,
+    /// The depths of the split loops the rewritten code leaves.
+    left_to: BTreeSet<usize>,
+}
+
+impl<'a> Rewrite<'a> {
+    fn new(names: &'a Names, on_return: TokenStream2) -> Self {
+        Rewrite {
+            names,
+            on_return,
+            loops: None,
+            targets: Targets::default(),
+            left_to: BTreeSet::new(),
+        }
+    }
+
+    /// Runs `f` inside a loop (`is_loop`) or labelled block of the statement.
+    fn entered(&mut self, label: Option<&syn::Label>, is_loop: bool, f: impl FnOnce(&mut Self)) {
+        let saved = self.targets.clone();
+        self.targets.depth += usize::from(is_loop);
+        if let Some(label) = label {
+            self.targets.labels.push(label.name.ident.to_string());
+        }
+        f(self);
+        self.targets = saved;
+    }
+
+    /// The code of a `break` (`is_break`) or `continue` with `label` at `span` that leaves the
+    /// statement for a split loop around the region, if it does.
+    fn leave(
+        &mut self,
+        label: Option<&syn::Lifetime>,
+        is_break: bool,
+        span: Span,
+    ) -> Option<Expr> {
+        let loops = self.loops?;
+        if !self.targets.leaves(label) {
+            return None;
+        }
+        let depth = match label {
+            None => loops.len().checked_sub(1)?,
+            Some(label) => {
+                let name = label.ident.to_string();
+                loops.iter().rposition(|l| l.as_deref() == Some(name.as_str()))?
+            }
+        };
+        self.left_to.insert(depth);
+        let code = 2 * depth as u32 + u32::from(is_break);
+        let (regions, linear, leave) = (&self.names.regions, &self.names.linear, &self.names.leave);
+        let site = quote_spanned!(span=> ::core::panic::Location::caller());
+        Some(syn::parse_quote_spanned! {span=> {
+            #regions.leave(#linear, #code, #site);
+            break #leave;
+        }})
+    }
 }
 
 impl VisitMut for Rewrite<'_> {
@@ -91,6 +155,40 @@ impl VisitMut for Rewrite<'_> {
                     *expr = replacement;
                     return;
                 }
+            }
+            Expr::Break(b) if b.expr.is_none() => {
+                if let Some(code) = self.leave(b.label.as_ref(), true, b.span()) {
+                    *expr = code;
+                }
+                return;
+            }
+            Expr::Continue(c) => {
+                if let Some(code) = self.leave(c.label.as_ref(), false, c.span()) {
+                    *expr = code;
+                }
+                return;
+            }
+            Expr::While(w) => {
+                let label = w.label.clone();
+                self.entered(label.as_ref(), true, |s| syn::visit_mut::visit_expr_while_mut(s, w));
+                return;
+            }
+            Expr::Loop(l) => {
+                let label = l.label.clone();
+                self.entered(label.as_ref(), true, |s| syn::visit_mut::visit_expr_loop_mut(s, l));
+                return;
+            }
+            Expr::ForLoop(f) => {
+                // The iterator is evaluated outside the loop.
+                self.visit_expr_mut(&mut f.expr);
+                let label = f.label.clone();
+                self.entered(label.as_ref(), true, |s| s.visit_block_mut(&mut f.body));
+                return;
+            }
+            Expr::Block(b) if b.label.is_some() => {
+                let label = b.label.clone();
+                self.entered(label.as_ref(), false, |s| s.visit_block_mut(&mut b.block));
+                return;
             }
             _ => {}
         }
@@ -135,9 +233,16 @@ impl Rewrite<'_> {
     }
 }
 
-/// The statements of `stmts` rewritten for a region, each ending in `;`.
-pub(super) fn region_code(stmts: &[Stmt], names: &Names, on_return: TokenStream2) -> TokenStream2 {
-    let mut rewrite = Rewrite { names, on_return };
+/// The statements of `stmts` rewritten for a region, each ending in `;`, and the depths of the
+/// split loops around it (`loops`: their labels) that a `break` or `continue` in them leaves.
+pub(super) fn region_code(
+    stmts: &[Stmt],
+    names: &Names,
+    on_return: TokenStream2,
+    loops: &[Option<String>],
+) -> (TokenStream2, BTreeSet<usize>) {
+    let mut rewrite = Rewrite::new(names, on_return);
+    rewrite.loops = Some(loops);
     let mut out = TokenStream2::new();
     for stmt in stmts {
         let mut stmt = stmt.clone();
@@ -147,7 +252,7 @@ pub(super) fn region_code(stmts: &[Stmt], names: &Names, on_return: TokenStream2
             stmt => out.extend(stmt.into_token_stream()),
         }
     }
-    out
+    (out, rewrite.left_to)
 }
 
 /// Code generation for [`Plan::Regions`]. Every carried variable's slots are made once at the
@@ -161,6 +266,22 @@ struct Gen {
     slots: Vec<Ident>,
     /// Every name the body binds: a local, never a constant, whatever its case.
     bound: BTreeSet<String>,
+    /// The split loops around the code being generated, outermost first.
+    loops: Vec<LoopCtx>,
+    /// Why the body cannot take the split path after all (found while generating it).
+    error: Option<String>,
+}
+
+/// A split loop around the code being generated.
+struct LoopCtx {
+    /// The kernel's label of the loop (`'outer`), which a `break`/`continue` may name.
+    user: Option<String>,
+    /// The generated loop's label.
+    label: syn::Lifetime,
+    /// The names its head carries: where a thread leaving a trip puts them back.
+    head: Vec<Ident>,
+    /// Whether a `break` or `continue` leaves it.
+    left: bool,
 }
 
 impl Gen {
@@ -186,12 +307,26 @@ impl Gen {
         carried_out: &[Ident],
         barrier_after: Option<Span>,
     ) -> (TokenStream2, Vec<Carried>) {
+        // A `let` without a value that nothing after it in the region names is declared again
+        // by the region that names it (`unassigned`): here it could not infer its type.
+        let mut dropped: BTreeMap<String, TokenStream2> = BTreeMap::new();
+        let mut kept: Vec<Stmt> = Vec::new();
+        for (j, stmt) in stmts.iter().enumerate() {
+            if let Some(name) = unassigned::declares_unassigned(stmt) {
+                if !stmts[j + 1..].iter().any(|s| unassigned::mentions(s, &name)) {
+                    dropped.insert(name, stmt.to_token_stream());
+                    continue;
+                }
+            }
+            kept.push(stmt.clone());
+        }
+        let stmts = &kept[..];
         let mut used = BTreeSet::new();
         idents_of(prelude.clone(), &mut used);
         stmts
             .iter()
             .for_each(|s| idents_of(s.to_token_stream(), &mut used));
-        let bound: BTreeSet<String> = declared(stmts)
+        let mut bound: BTreeSet<String> = declared(stmts)
             .iter()
             .chain(prelude_binds)
             .map(ToString::to_string)
@@ -200,6 +335,12 @@ impl Gen {
             .iter()
             .filter(|c| used.contains(&c.name.to_string()))
             .collect();
+        // Declared again here, unassigned: the region binds them.
+        bound.extend(
+            read.iter()
+                .filter(|c| c.unassigned.is_some())
+                .map(|c| c.name.to_string()),
+        );
         let mut fixed: BTreeSet<String> = carried_in
             .iter()
             .filter(|c| c.fixed)
@@ -218,18 +359,59 @@ impl Gen {
         }
         recomputable_lets(stmts, &mut recompute, &self.bound, |expr| {
             let mut expr = expr.clone();
-            Rewrite {
-                names: &self.names,
-                on_return: TokenStream2::new(),
-            }
-            .visit_expr_mut(&mut expr);
+            Rewrite::new(&self.names, TokenStream2::new()).visit_expr_mut(&mut expr);
             expr
         });
         let (mut after, mut written) = (Vec::new(), Vec::new());
         for name in carried_out {
+            let key = name.to_string();
+            // A `let` without a value's name: what it holds at the region's end.
+            let incoming = read
+                .iter()
+                .find(|c| c.name == *name && c.unassigned.is_some());
+            let state = if dropped.contains_key(&key) {
+                Some(State::Unassigned)
+            } else {
+                unassigned::state_after(stmts, &key, incoming.map(|_| State::Unassigned))
+            };
+            match state {
+                Some(State::Unsure) => {
+                    self.error.get_or_insert_with(|| {
+                        format!(
+                            "a `let` without a value (`{name}`) assigned where #[kernel] cannot \
+                             follow it (in a loop, or an `if` without `else`), and named after a \
+                             barrier"
+                        )
+                    });
+                    continue;
+                }
+                Some(State::Unassigned) => {
+                    let decl = dropped
+                        .get(&key)
+                        .cloned()
+                        .or_else(|| {
+                            stmts.iter().rev().find_map(|s| {
+                                (unassigned::declares_unassigned(s).as_deref() == Some(&*key))
+                                    .then(|| s.to_token_stream())
+                            })
+                        })
+                        .or_else(|| incoming.and_then(|c| c.unassigned.clone()));
+                    if let Some(decl) = decl {
+                        after.push(Carried {
+                            name: name.clone(),
+                            slots: self.fresh("unassigned"),
+                            fixed: false,
+                            recompute: None,
+                            unassigned: Some(decl),
+                        });
+                    }
+                    continue;
+                }
+                Some(State::Assigned) | None => {}
+            }
             let carried = if let Some(expr) = recompute
-                .get(&name.to_string())
-                .filter(|_| bound.contains(&name.to_string()))
+                .get(&key)
+                .filter(|_| bound.contains(&key))
             {
                 // No slots: each region that reads it recomputes it.
                 Carried {
@@ -237,20 +419,22 @@ impl Gen {
                     slots: self.fresh("recomputed"),
                     fixed: true,
                     recompute: Some(expr.clone()),
+                    unassigned: None,
                 }
-            } else if bound.contains(&name.to_string()) {
+            } else if bound.contains(&key) {
                 let slots = self.fresh("slots");
                 self.slots.push(slots.clone());
                 let carried = Carried {
                     name: name.clone(),
                     slots,
-                    fixed: fixed.contains(&name.to_string()),
+                    fixed: fixed.contains(&key),
                     recompute: None,
+                    unassigned: None,
                 };
                 written.push(carried.clone());
                 carried
             } else if let Some(c) = carried_in.iter().find(|c| c.name == *name) {
-                if read.iter().any(|r| r.name == *name) && !c.fixed {
+                if read.iter().any(|r| r.name == *name) && !c.fixed && c.unassigned.is_none() {
                     written.push(c.clone());
                 }
                 c.clone()
@@ -266,7 +450,8 @@ impl Gen {
             #regions.returned();
             break #label;
         };
-        let code = region_code(stmts, &self.names, on_return);
+        let loops: Vec<Option<String>> = self.loops.iter().map(|l| l.user.clone()).collect();
+        let (code, left_to) = region_code(stmts, &self.names, on_return, &loops);
         let barrier_after = match barrier_after {
             Some(span) => {
                 quote_spanned!(span=> ::core::option::Option::Some(::core::panic::Location::caller()))
@@ -279,7 +464,14 @@ impl Gen {
                 slots,
                 fixed,
                 recompute,
+                unassigned,
             } = carried;
+            if let Some(decl) = unassigned {
+                return quote! {
+                    #[allow(unused_mut)]
+                    #decl
+                };
+            }
             if let Some(expr) = recompute {
                 return quote! {
                     #[allow(unused_variables)]
@@ -295,7 +487,8 @@ impl Gen {
                 #[allow(unused_mut, unused_variables)]
                 // SAFETY: `linear` is one of the block's threads, which has not returned
                 // (`run_region` runs no other), so it ran to its end every region since the one
-                // that filled this slot; no region since emptied it (the generator reads a
+                // that filled this slot, or left that region's loop trip after putting back what
+                // it had taken (below); no region since emptied it (the generator reads a
                 // variable only from the slots it knows hold it, and moves it back in, or to no
                 // later region; a fixed one it only copies).
                 let mut #name = unsafe { #value };
@@ -312,13 +505,8 @@ impl Gen {
             }
         });
         let warp_operations = super::has_warp_operation(stmts);
-        let code = quote! {
-            // `move`: a copy of everything it captures (slots, parameters, hoisted `let`s, all
-            // `Copy`), for `run_region` to keep in registers. `inline(always)`: into the loop
-            // over the threads (LLVM left a big region, e.g. one dispatching on a radius, as a
-            // call per thread: a frame, its captures reloaded, no overlap between threads).
-            #regions.run_region(#barrier_after, #warp_operations, #[inline(always)] move |#linear: usize, #tid: ::ferrocuda_std::Dim3| -> bool {
-                #(#reads)*
+        let body = if left_to.is_empty() {
+            quote! {
                 #[allow(unused_labels)]
                 #label: {
                     #prelude
@@ -327,9 +515,89 @@ impl Gen {
                     return true;
                 }
                 false
+            }
+        } else {
+            // A thread leaving the trip (`break`/`continue`) puts back in their slots the
+            // variables it took that the loop's head carries (where the loop's next trip, or
+            // the code after it, reads them); the rest die with the trip. They were bound
+            // before the blocks below (a loop body may not shadow them, `check_scopes`).
+            let heads: BTreeSet<String> = left_to
+                .iter()
+                .flat_map(|&depth| self.loops[depth].head.iter().map(ToString::to_string))
+                .collect();
+            let back: Vec<&&Carried> = read
+                .iter()
+                .filter(|c| {
+                    !c.fixed
+                        && c.recompute.is_none()
+                        && c.unassigned.is_none()
+                        && heads.contains(&c.name.to_string())
+                })
+                .collect();
+            let put_back = (!back.is_empty()).then(|| {
+                let (names, slots) = (back.iter().map(|c| &c.name), back.iter().map(|c| &c.slots));
+                quote! {
+                    // SAFETY: `linear` is one of the block's threads (`run_region` passes no
+                    // other).
+                    unsafe { #(#slots.put(#linear, #names);)* }
+                }
+            });
+            let leave = &self.names.leave;
+            quote! {
+                #[allow(unused_labels)]
+                #leave: {
+                    #[allow(unused_labels)]
+                    #label: {
+                        #prelude
+                        #code
+                        #write
+                        return true;
+                    }
+                    return false;
+                }
+                #put_back
+                true
+            }
+        };
+        let code = quote! {
+            // `move`: a copy of everything it captures (slots, parameters, hoisted `let`s, all
+            // `Copy`), for `run_region` to keep in registers. `inline(always)`: into the loop
+            // over the threads (LLVM left a big region, e.g. one dispatching on a radius, as a
+            // call per thread: a frame, its captures reloaded, no overlap between threads).
+            #regions.run_region(#barrier_after, #warp_operations, #[inline(always)] move |#linear: usize, #tid: ::ferrocuda_std::Dim3| -> bool {
+                #(#reads)*
+                #body
             });
         };
         (code, after)
+    }
+
+    /// After a region in split loops that threads may leave: when every thread that has not
+    /// returned has left (`Regions::left`), the block goes where the innermost went.
+    fn leave_check(&self) -> TokenStream2 {
+        if !self.loops.iter().any(|l| l.left) {
+            return TokenStream2::new();
+        }
+        let regions = &self.names.regions;
+        let arms = self
+            .loops
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.left)
+            .map(|(depth, l)| {
+                let label = &l.label;
+                let (next, out) = (2 * depth as u32 + 1, 2 * depth as u32 + 2);
+                quote! {
+                    #next => continue #label,
+                    #out => break #label,
+                }
+            });
+        quote! {
+            match #regions.left() {
+                #(#arms)*
+                _ => {}
+            }
+        }
     }
 
     /// Checks that `carried` holds each of `end` (the variables a loop's head carries) in the
@@ -412,6 +680,7 @@ impl Gen {
                         barrier_after,
                     );
                     out.extend(code);
+                    out.extend(self.leave_check());
                     carried = now;
                 }
                 Seg::Barrier(span) => {
@@ -478,11 +747,7 @@ impl Gen {
             Seg::For { pat, iter, .. } => {
                 let (it, item) = (self.fresh("iter"), self.fresh("item"));
                 let mut rewritten = (**iter).clone();
-                Rewrite {
-                    names: &self.names,
-                    on_return: TokenStream2::new(),
-                }
-                .visit_expr_mut(&mut rewritten);
+                Rewrite::new(&self.names, TokenStream2::new()).visit_expr_mut(&mut rewritten);
                 let init: Stmt = syn::parse_quote! {
                     let (#it, #item) = (::core::iter::IntoIterator::into_iter(#rewritten), ::core::option::Option::None);
                 };
@@ -517,11 +782,7 @@ impl Gen {
             }
             Seg::While { cond, .. } => {
                 let mut rewritten = (**cond).clone();
-                Rewrite {
-                    names: &self.names,
-                    on_return: TokenStream2::new(),
-                }
-                .visit_expr_mut(&mut rewritten);
+                Rewrite::new(&self.names, TokenStream2::new()).visit_expr_mut(&mut rewritten);
                 let go = &self.names.go;
                 let decide = quote!(let #go: bool = #rewritten;);
                 (
@@ -546,29 +807,69 @@ impl Gen {
         body_scope.extend(head_names.iter().cloned());
         body_scope.extend(prelude_binds.iter().cloned());
         let later = after_trip(body, &prelude_binds, &used);
+        let (depth, label) = self.enter_loop(seg, &head_names);
         let (body_code, end) = self.segs_with_prelude(
             body,
             head.clone(),
             body_scope,
             &later,
-            &head_names,
+            &trip_end(&head),
             (body_prelude, &prelude_binds),
         );
-        if let Err(error) = Self::close(&end, &head) {
+        let left = self.loops.pop().is_some_and(|l| l.left);
+        if let Err(error) = Self::close(&reunassigned(end, &head), &head) {
             out.extend(error);
         }
         let loop_site = quote_spanned!(span=> ::core::panic::Location::caller());
         let barrier_site = quote_spanned!(first_barrier=> ::core::panic::Location::caller());
+        let depth_lit = depth as u32;
+        let (next_trip, after_loop) = self.trip_steps(left, depth_lit);
+        // Named only where a `break` or `continue` leaves it (else the label would be unused).
+        let label = left.then(|| quote!(#label:));
         out.extend(quote! {
-            loop {
+            #label loop {
+                #next_trip
                 #decide_region
-                if !#regions.decide(#loop_site, #barrier_site) {
+                if !#regions.decide(#depth_lit, #loop_site, #barrier_site) {
                     break;
                 }
                 #body_code
             }
+            #after_loop
         });
         (out, head)
+    }
+
+    /// Enters the split loop `seg`, whose head carries `head`: its depth and the generated
+    /// loop's label. The caller pops `self.loops` after its body.
+    fn enter_loop(&mut self, seg: &Seg, head: &[Ident]) -> (usize, syn::Lifetime) {
+        let exits = seg.exits().cloned().unwrap_or_default();
+        self.counter += 1;
+        let label = syn::Lifetime::new(
+            &format!("'__ferrocuda_loop_{}", self.counter),
+            Span::mixed_site(),
+        );
+        self.loops.push(LoopCtx {
+            user: exits.label,
+            label: label.clone(),
+            head: head.to_vec(),
+            left: exits.left,
+        });
+        (self.loops.len() - 1, label)
+    }
+
+    /// The block's steps at the start of each trip of a split loop at `depth` and after it,
+    /// where threads may leave it (`left`): the threads that left the last trip by `continue`
+    /// run again, and after the loop those that left it by `break`.
+    fn trip_steps(&self, left: bool, depth: u32) -> (TokenStream2, TokenStream2) {
+        if !left {
+            return (TokenStream2::new(), TokenStream2::new());
+        }
+        let regions = &self.names.regions;
+        (
+            quote!(#regions.next_trip(#depth);),
+            quote!(#regions.after_loop(#depth);),
+        )
     }
 
     /// A split loop whose condition or iterator is block-uniform (`uniform`): the block decides
@@ -586,35 +887,67 @@ impl Gen {
         let regions = self.names.regions.clone();
         let head = restrict(carried, head_names);
         let head_names: Vec<Ident> = head.iter().map(|c| c.name.clone()).collect();
-        let body = match seg {
-            Seg::While { body, .. } | Seg::For { body, .. } => body,
+        let (body, span) = match seg {
+            Seg::While { body, span, .. } | Seg::For { body, span, .. } => (body, *span),
             _ => unreachable!("a loop segment"),
         };
         let later = after_trip(body, &[], used);
+        let (depth, label) = self.enter_loop(seg, &head_names);
         let (body_code, end) = self.segs(
             body,
             head.clone(),
             scope.to_vec(),
             &later,
-            Some(&head_names),
+            Some(&trip_end(&head)),
         );
+        let left = self.loops.pop().is_some_and(|l| l.left);
         let mut out = TokenStream2::new();
-        if let Err(error) = Self::close(&end, &head) {
+        if let Err(error) = Self::close(&reunassigned(end, &head), &head) {
             out.extend(error);
         }
+        let depth = depth as u32;
+        let (next_trip, after_loop) = self.trip_steps(left, depth);
+        // A thread that left by `break` waits after the loop: another trip is divergence.
+        let another_trip = left.then(|| {
+            let loop_site = quote_spanned!(span=> ::core::panic::Location::caller());
+            quote!(#regions.another_trip(#depth, #loop_site);)
+        });
         out.extend(match seg {
-            Seg::While { cond, .. } => quote! {
+            // No `break` or `continue` leaves it: the plain loop.
+            Seg::While { cond, .. } if !left => quote! {
                 while #regions.running() && (#cond) {
                     #body_code
                 }
             },
-            Seg::For { pat, iter, .. } => quote! {
+            Seg::For { pat, iter, .. } if !left => quote! {
                 for #pat in #iter {
                     if !#regions.running() {
                         break;
                     }
                     #body_code
                 }
+            },
+            Seg::While { cond, .. } => quote! {
+                #label: loop {
+                    #next_trip
+                    if !(#regions.running() && (#cond)) {
+                        break;
+                    }
+                    #another_trip
+                    #body_code
+                }
+                #after_loop
+            },
+            Seg::For { pat, iter, .. } => quote! {
+                #label: for #pat in #iter {
+                    #next_trip
+                    if !#regions.running() {
+                        break;
+                    }
+                    #another_trip
+                    #body_code
+                }
+                #after_loop
             },
             _ => unreachable!("a loop segment"),
         });
@@ -675,6 +1008,26 @@ fn after_trip(body: &[Seg], binds: &[Ident], used: &BTreeSet<String>) -> BTreeSe
     used.difference(&inner).cloned().collect()
 }
 
+/// The names a loop body's last region leaves for the next trip: the head's, less those its
+/// head holds unassigned (`let` without a value before the loop: each trip declares them
+/// again where it names them, as Rust's check sees them there, maybe unassigned).
+fn trip_end(head: &[Carried]) -> Vec<Ident> {
+    head.iter()
+        .filter(|c| c.unassigned.is_none())
+        .map(|c| c.name.clone())
+        .collect()
+}
+
+/// `end` (what a loop body's regions leave) with the head's unassigned names as the head has
+/// them (see [`trip_end`]).
+fn reunassigned(mut end: Vec<Carried>, head: &[Carried]) -> Vec<Carried> {
+    for h in head.iter().filter(|c| c.unassigned.is_some()) {
+        end.retain(|c| c.name != h.name);
+        end.push(h.clone());
+    }
+    end
+}
+
 /// Keeps the last of each name.
 fn dedup_last(names: &mut Vec<Ident>) {
     let mut seen = BTreeSet::new();
@@ -698,8 +1051,10 @@ fn first_barrier(segs: &[Seg]) -> Option<Span> {
     })
 }
 
-/// The body of the split function for [`Plan::Regions`].
-pub(crate) fn regions(segs: &[SegPlan]) -> TokenStream2 {
+/// The body of the split function for [`Plan::Regions`], or why the body cannot take the
+/// split path after all (found while generating it: a `let` without a value assigned where the
+/// generator cannot follow it).
+pub(crate) fn regions(segs: &[SegPlan]) -> Result<TokenStream2, String> {
     let segs: Vec<&Seg> = segs.iter().map(|s| &s.0).collect();
     let segs: Vec<Seg> = segs.into_iter().map(clone_seg).collect();
     let mut gen = Gen {
@@ -707,16 +1062,21 @@ pub(crate) fn regions(segs: &[SegPlan]) -> TokenStream2 {
         counter: 0,
         slots: Vec::new(),
         bound: super::bound_names(&segs),
+        loops: Vec::new(),
+        error: None,
     };
     let (code, _) = gen.segs(&segs, Vec::new(), Vec::new(), &BTreeSet::new(), None);
+    if let Some(why) = gen.error {
+        return Err(why);
+    }
     let (regions, base_1d, slots) = (&gen.names.regions, &gen.names.base_1d, &gen.slots);
-    quote! {
+    Ok(quote! {
         let #regions: &::ferrocuda_std::cpu::Regions = #regions;
         #[allow(unused_variables)]
         let #base_1d = #regions.base_1d();
         #(let #slots = #regions.slots();)*
         #code
-    }
+    })
 }
 
 fn clone_seg(seg: &Seg) -> Seg {
@@ -731,11 +1091,13 @@ fn clone_seg(seg: &Seg) -> Seg {
             body,
             span,
             uniform,
+            exits,
         } => Seg::While {
             cond: cond.clone(),
             body: body.iter().map(clone_seg).collect(),
             span: *span,
             uniform: *uniform,
+            exits: exits.clone(),
         },
         Seg::For {
             pat,
@@ -743,12 +1105,14 @@ fn clone_seg(seg: &Seg) -> Seg {
             body,
             span,
             uniform,
+            exits,
         } => Seg::For {
             pat: pat.clone(),
             iter: iter.clone(),
             body: body.iter().map(clone_seg).collect(),
             span: *span,
             uniform: *uniform,
+            exits: exits.clone(),
         },
     }
 }

@@ -20,7 +20,7 @@ pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident], slices: &[Ident]) -> 
         .cloned()
         .partition(|stmt| matches!(stmt, Stmt::Item(_)));
     let label = names.label();
-    let first_code = region_code(&stmts, &names, quote!(break #label;));
+    let (first_code, _) = region_code(&stmts, &names, quote!(break #label;), &[]);
     let plain = loop_nest(&stmts, &names, None);
     let Names {
         regions,
@@ -102,7 +102,7 @@ pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident], slices: &[Ident]) -> 
 /// without masks.
 fn loop_nest(stmts: &[Stmt], names: &Names, lengths: Option<&[TokenStream2]>) -> TokenStream2 {
     let label = names.label();
-    let code = region_code(stmts, names, quote!(break #label;));
+    let (code, _) = region_code(stmts, names, quote!(break #label;), &[]);
     let Names {
         regions,
         tid,

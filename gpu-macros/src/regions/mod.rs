@@ -11,15 +11,22 @@
 //! warp operations' neighbours), and takes them as barrier-free; a barrier or warp operation
 //! reached inside a region moves the rest of that region onto coroutines at run time
 //! (`ferrocuda_std::cpu`'s fallback). A barrier of the body itself anywhere else than above (inside
-//! an `if`, a closure, a `loop`), `break`/`continue` out of a split loop, a grid sync or a mutable
-//! parameter keep the coroutine path, and [`plan`] says why. A body with no barrier is one
-//! region: the elementwise loop. Items declared in the body (`const`, `static`, `use`, `fn`)
+//! an `if`, a closure, a `loop`), a grid sync or a mutable parameter keep the coroutine path, and
+//! [`plan`] says why. A body with no barrier is one region: the elementwise loop.
+//!
+//! `break`, `continue` and `return` may leave a split loop from anywhere in its regions (in an
+//! `if`, a `match`, a nested loop without a barrier; labelled or not): the thread stops running
+//! the trip's regions and waits where it went (`Regions::leave`); when every thread that has not
+//! returned is waiting, the block goes there (after the loop, or its next trip), and a thread
+//! others do not follow to a barrier is barrier divergence, as on the coroutine path. A `let`
+//! without a value is cut into one `let` per name and carried once assigned (`unassigned`). Items declared in the body (`const`, `static`, `use`, `fn`)
 //! are hoisted above the regions, and so are block-uniform `let`s (`uniform`).
 
 mod carried;
 mod codegen;
 mod collective;
 mod elementwise;
+mod unassigned;
 mod uniform;
 
 pub(crate) use codegen::{regions, regions_ident};
@@ -31,6 +38,9 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Block, Expr, ExprPath, FnArg, Ident, Pat, Stmt, Token};
+
+/// How deep split loops a `break`/`continue` may leave can nest (`ferrocuda_std::cpu`'s limit).
+const MAX_LEAVE_DEPTH: usize = 8;
 
 /// The part of a kernel body between two boundaries, or a boundary.
 enum Seg {
@@ -54,6 +64,7 @@ enum Seg {
         body: Vec<Seg>,
         span: Span,
         uniform: bool,
+        exits: Exits,
     },
     /// `for pat in iter { body }` with a barrier in `body`; `uniform`: `iter` is block-uniform
     /// and `pat` binds plain names, so the block steps the iterator once per trip (`uniform`).
@@ -63,7 +74,28 @@ enum Seg {
         body: Vec<Seg>,
         span: Span,
         uniform: bool,
+        exits: Exits,
     },
+}
+
+/// How threads may leave a split loop other than by its condition.
+#[derive(Clone, Default)]
+pub(crate) struct Exits {
+    /// The loop's label (`'outer: for ...`), which a `break`/`continue` may name.
+    pub(crate) label: Option<String>,
+    /// Some `break` or `continue` in its body (or a nested loop's) leaves it: threads may wait
+    /// after it or at its next trip while others run.
+    pub(crate) left: bool,
+}
+
+impl Seg {
+    /// A split loop's exits.
+    fn exits(&self) -> Option<&Exits> {
+        match self {
+            Seg::While { exits, .. } | Seg::For { exits, .. } => Some(exits),
+            _ => None,
+        }
+    }
 }
 
 /// What the CPU expansion does with a body.
@@ -107,8 +139,8 @@ pub(crate) fn plan(
         .iter()
         .cloned()
         .partition(|stmt| matches!(stmt, Stmt::Item(_)));
-    let mut segs = match structure(&stmts, &locals, false) {
-        Ok(segs) => segs,
+    let mut segs = match structure(&stmts, &locals, &[]) {
+        Ok((segs, _)) => segs,
         Err(why) => return Plan::Coroutines(why),
     };
     match segs.as_slice() {
@@ -161,20 +193,46 @@ fn barrier_stmt(stmt: &Stmt) -> Option<Span> {
     (is_barrier && call.args.is_empty()).then(|| call.span())
 }
 
-/// Cuts `stmts` into segments; `in_loop`: inside a split loop (no `break`/`continue` may leave
-/// a statement).
-fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result<Vec<Seg>, String> {
+/// Cuts `stmts` into segments; `loops`: the labels of the split loops around them, outermost
+/// first. Returns the segments and the depths (indices in `loops`) of the loops a `break` or
+/// `continue` in them leaves.
+fn structure(
+    stmts: &[Stmt],
+    locals: &BTreeSet<String>,
+    loops: &[Option<String>],
+) -> Result<(Vec<Seg>, BTreeSet<usize>), String> {
     let mut segs = Vec::new();
     let mut code = Vec::new();
+    let mut targets = BTreeSet::new();
     let flush = |code: &mut Vec<Stmt>, segs: &mut Vec<Seg>| {
         if !code.is_empty() {
             segs.push(Seg::Code(std::mem::take(code)));
         }
     };
+    // A split loop of these statements: its body's segments, and whether a `break`/`continue`
+    // leaves it (the targets further out go to the caller).
+    let split_loop = |label: &Option<syn::Label>,
+                          body: &Block,
+                          targets: &mut BTreeSet<usize>|
+     -> Result<(Vec<Seg>, Exits), String> {
+        let label = label.as_ref().map(|l| l.name.ident.to_string());
+        let depth = loops.len();
+        if depth >= MAX_LEAVE_DEPTH {
+            return Err(format!("split loops nested deeper than {MAX_LEAVE_DEPTH}"));
+        }
+        let inner: Vec<Option<String>> = loops.iter().cloned().chain([label.clone()]).collect();
+        let (body, mut left) = structure(&body.stmts, locals, &inner)?;
+        let exits = Exits {
+            label,
+            left: left.remove(&depth),
+        };
+        targets.extend(left);
+        Ok((body, exits))
+    };
     for stmt in stmts {
         if let Some(call) = collective::call_stmt(stmt) {
             for arg in &call.args {
-                check_code_expr(arg, locals, in_loop)?;
+                check_code_expr(arg, locals)?;
             }
             let (put, site, take) = call.split();
             code.push(put);
@@ -190,50 +248,72 @@ fn structure(stmts: &[Stmt], locals: &BTreeSet<String>, in_loop: bool) -> Result
         }
         match stmt {
             Stmt::Expr(Expr::While(w), _) if has_barrier(&w.body) => {
-                if w.label.is_some() || !w.attrs.is_empty() {
-                    return Err("a labelled loop with a barrier".into());
+                if !w.attrs.is_empty() {
+                    return Err("a loop with a barrier and attributes".into());
                 }
-                check_code_expr(&w.cond, locals, false)?;
+                check_code_expr(&w.cond, locals)?;
                 if contains_return(&w.cond) {
                     return Err("a return in a loop condition".into());
                 }
                 flush(&mut code, &mut segs);
+                let (body, exits) = split_loop(&w.label, &w.body, &mut targets)?;
                 segs.push(Seg::While {
                     cond: w.cond.clone(),
-                    body: structure(&w.body.stmts, locals, true)?,
+                    body,
                     span: w.while_token.span,
                     uniform: false,
+                    exits,
                 });
             }
             Stmt::Expr(Expr::ForLoop(f), _) if has_barrier(&f.body) => {
-                if f.label.is_some() || !f.attrs.is_empty() {
-                    return Err("a labelled loop with a barrier".into());
+                if !f.attrs.is_empty() {
+                    return Err("a loop with a barrier and attributes".into());
                 }
-                check_code_expr(&f.expr, locals, false)?;
+                check_code_expr(&f.expr, locals)?;
                 if contains_return(&f.expr) {
                     return Err("a return in a loop's iterator".into());
                 }
                 flush(&mut code, &mut segs);
+                let (body, exits) = split_loop(&f.label, &f.body, &mut targets)?;
                 segs.push(Seg::For {
                     pat: f.pat.clone(),
                     iter: f.expr.clone(),
-                    body: structure(&f.body.stmts, locals, true)?,
+                    body,
                     span: f.for_token.span,
                     uniform: false,
+                    exits,
                 });
             }
             Stmt::Item(_) => return Err("an item declared inside a loop with a barrier".into()),
             Stmt::Local(local) if local.init.is_none() => {
-                return Err("a `let` without a value".into());
+                // One `let` per name, each carried once assigned (`unassigned`).
+                code.extend(unassigned::normalize(local)?);
             }
             _ => {
-                check_stmt(stmt, locals, in_loop)?;
+                let leaves = check_stmt(stmt, locals)?;
+                for (label, _) in leaves {
+                    let depth = match &label {
+                        None => loops.len().checked_sub(1),
+                        Some(label) => loops.iter().rposition(|l| l.as_ref() == Some(label)),
+                    };
+                    match depth {
+                        Some(depth) => {
+                            targets.insert(depth);
+                        }
+                        None => {
+                            return Err(
+                                "a `break` or `continue` out of a loop #[kernel] did not split"
+                                    .into(),
+                            )
+                        }
+                    }
+                }
                 code.push(stmt.clone());
             }
         }
     }
     flush(&mut code, &mut segs);
-    Ok(segs)
+    Ok((segs, targets))
 }
 
 /// Whether `stmts` call a warp operation (other than the lane and warp queries).
@@ -263,16 +343,25 @@ fn has_barrier(block: &Block) -> bool {
     scan.barriers > 0
 }
 
-fn check_stmt(stmt: &Stmt, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), String> {
+/// Checks that `stmt` can be in a region; returns the `break`s and `continue`s that leave it
+/// (each with its label, if it has one, and whether it is a `break`).
+fn check_stmt(stmt: &Stmt, locals: &BTreeSet<String>) -> Result<Vec<(Option<String>, bool)>, String> {
     let mut scan = Scan::new(locals);
     scan.visit_stmt(stmt);
-    scan.verdict(in_loop)
+    scan.verdict()?;
+    Ok(scan.leaves)
 }
 
-fn check_code_expr(expr: &Expr, locals: &BTreeSet<String>, in_loop: bool) -> Result<(), String> {
+/// Checks that `expr` (a loop's condition or iterator, a collective's arguments) can be
+/// evaluated by a region: nothing in it leaves a loop.
+fn check_code_expr(expr: &Expr, locals: &BTreeSet<String>) -> Result<(), String> {
     let mut scan = Scan::new(locals);
     scan.visit_expr(expr);
-    scan.verdict(in_loop)
+    scan.verdict()?;
+    if !scan.leaves.is_empty() {
+        return Err("a `break` or `continue` in a loop's head or a collective's arguments".into());
+    }
+    Ok(())
 }
 
 /// What a statement contains that matters for splitting.
@@ -283,10 +372,31 @@ struct Scan<'a> {
     barriers: usize,
     /// Why the statement cannot be in a region.
     refuse: Option<String>,
-    /// Loops (and labelled blocks) entered, for `break`/`continue`.
-    loop_depth: usize,
-    /// A `break` or `continue` outside every loop of the statement.
-    escapes: bool,
+    /// Where `break`/`continue` go: see [`Targets`].
+    targets: Targets,
+    /// The `break`s and `continue`s that leave the statement: label, and whether a `break`.
+    leaves: Vec<(Option<String>, bool)>,
+}
+
+/// The loops and labelled blocks entered inside a statement, to tell a `break` or `continue`
+/// that stays in it from one that leaves it (for a split loop around it). The same rules for
+/// the planner's scan and the code generator's rewrite.
+#[derive(Default, Clone)]
+pub(super) struct Targets {
+    /// Loops entered (a closure counts as one: nothing leaves it).
+    pub(super) depth: usize,
+    /// The labels of the loops and blocks entered.
+    pub(super) labels: Vec<String>,
+}
+
+impl Targets {
+    /// Whether a `break`/`continue` with `label` leaves the statement.
+    pub(super) fn leaves(&self, label: Option<&syn::Lifetime>) -> bool {
+        match label {
+            None => self.depth == 0,
+            Some(label) => !self.labels.contains(&label.ident.to_string()),
+        }
+    }
 }
 
 impl<'a> Scan<'a> {
@@ -297,15 +407,12 @@ impl<'a> Scan<'a> {
         }
     }
 
-    fn verdict(&self, in_loop: bool) -> Result<(), String> {
+    fn verdict(&self) -> Result<(), String> {
         if self.barriers > 0 {
             return Err("a barrier inside an `if`, `match`, block, closure or `loop`".into());
         }
         if let Some(why) = &self.refuse {
             return Err(why.clone());
-        }
-        if in_loop && self.escapes {
-            return Err("a `break` or `continue` out of a loop with a barrier".into());
         }
         Ok(())
     }
@@ -332,6 +439,16 @@ impl<'a> Scan<'a> {
         if segments.iter().any(|s| s == "grid") {
             self.refuse(format!("a grid operation (`{}`)", segments.join("::")));
         }
+    }
+
+    fn with_targets(&mut self, label: Option<&syn::Label>, is_loop: bool, f: impl FnOnce(&mut Self)) {
+        let saved = self.targets.clone();
+        self.targets.depth += usize::from(is_loop);
+        if let Some(label) = label {
+            self.targets.labels.push(label.name.ident.to_string());
+        }
+        f(self);
+        self.targets = saved;
     }
 }
 
@@ -360,9 +477,15 @@ impl<'ast> Visit<'ast> for Scan<'_> {
     }
     fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
         // `break`/`continue` in a closure cannot leave it.
-        let depth = std::mem::replace(&mut self.loop_depth, 1);
+        let saved = std::mem::replace(
+            &mut self.targets,
+            Targets {
+                depth: 1,
+                labels: Vec::new(),
+            },
+        );
         syn::visit::visit_expr_closure(self, closure);
-        self.loop_depth = depth;
+        self.targets = saved;
     }
     fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {
         self.refuse("an async block");
@@ -375,29 +498,34 @@ impl<'ast> Visit<'ast> for Scan<'_> {
         }
     }
     fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
-        self.loop_depth += 1;
-        syn::visit::visit_expr_while(self, e);
-        self.loop_depth -= 1;
+        self.with_targets(e.label.as_ref(), true, |s| syn::visit::visit_expr_while(s, e));
     }
     fn visit_expr_for_loop(&mut self, e: &'ast syn::ExprForLoop) {
-        self.loop_depth += 1;
-        syn::visit::visit_expr_for_loop(self, e);
-        self.loop_depth -= 1;
+        // The iterator is evaluated outside the loop.
+        self.visit_pat(&e.pat);
+        self.visit_expr(&e.expr);
+        self.with_targets(e.label.as_ref(), true, |s| s.visit_block(&e.body));
     }
     fn visit_expr_loop(&mut self, e: &'ast syn::ExprLoop) {
-        self.loop_depth += 1;
-        syn::visit::visit_expr_loop(self, e);
-        self.loop_depth -= 1;
+        self.with_targets(e.label.as_ref(), true, |s| syn::visit::visit_expr_loop(s, e));
+    }
+    fn visit_expr_block(&mut self, e: &'ast syn::ExprBlock) {
+        self.with_targets(e.label.as_ref(), false, |s| syn::visit::visit_expr_block(s, e));
     }
     fn visit_expr_break(&mut self, e: &'ast syn::ExprBreak) {
-        if self.loop_depth == 0 || e.label.is_some() {
-            self.escapes = true;
+        if self.targets.leaves(e.label.as_ref()) {
+            if e.expr.is_some() {
+                self.refuse("a `break` with a value out of a loop with a barrier");
+            }
+            let label = e.label.as_ref().map(|l| l.ident.to_string());
+            self.leaves.push((label, true));
         }
         syn::visit::visit_expr_break(self, e);
     }
     fn visit_expr_continue(&mut self, e: &'ast syn::ExprContinue) {
-        if self.loop_depth == 0 || e.label.is_some() {
-            self.escapes = true;
+        if self.targets.leaves(e.label.as_ref()) {
+            let label = e.label.as_ref().map(|l| l.ident.to_string());
+            self.leaves.push((label, false));
         }
     }
     fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {

@@ -143,7 +143,7 @@ fn variables(
         candidates: &candidates,
         changed: BTreeSet::new(),
     };
-    scan(segs, &candidates, &mut assignments, &mut uses);
+    scan(segs, &candidates, &mut assignments, &mut uses, false);
     let mut names: BTreeSet<String> = candidates.difference(&uses.changed).cloned().collect();
     // A `for` name is assigned never (it is not `mut`); drop what depends on a dropped name
     // until nothing changes.
@@ -237,18 +237,27 @@ fn assignment<'s>(stmt: &'s Stmt, candidates: &BTreeSet<String>) -> Option<(Stri
 }
 
 /// Collects the top-level assignments to `candidates` in the code segments of `segs` (at any
-/// depth of split loops), and every other use that may change one (`uses`).
+/// depth of split loops), and every other use that may change one (`uses`). `left`: `segs`
+/// are (in) the body of a split loop that a `break` or `continue` may leave: a thread that
+/// leaves a trip skips the assignments after that point, which the others make, so a
+/// variable assigned there is not the block's (it counts as changed).
 fn scan(
     segs: &[Seg],
     candidates: &BTreeSet<String>,
     assignments: &mut Vec<(String, Expr)>,
     uses: &mut Uses,
+    left: bool,
 ) {
     for seg in segs {
+        let left = left || seg.exits().is_some_and(|exits| exits.left);
         match seg {
             Seg::Code(stmts) => {
                 for stmt in stmts {
                     match assignment(stmt, candidates) {
+                        Some((name, _)) if left => {
+                            uses.changed.insert(name);
+                            uses.visit_stmt(stmt);
+                        }
                         Some((name, value)) => {
                             uses.visit_expr(value);
                             assignments.push((name, value.clone()));
@@ -259,11 +268,11 @@ fn scan(
             }
             Seg::While { cond, body, .. } => {
                 uses.visit_expr(cond);
-                scan(body, candidates, assignments, uses);
+                scan(body, candidates, assignments, uses, left);
             }
             Seg::For { iter, body, .. } => {
                 uses.visit_expr(iter);
-                scan(body, candidates, assignments, uses);
+                scan(body, candidates, assignments, uses, left);
             }
             Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) | Seg::Uniform(_) => {}
         }
@@ -357,6 +366,7 @@ fn split_assignments(segs: &mut Vec<Seg>, names: &BTreeSet<String>, uniform: &Un
                 cond,
                 mut body,
                 span,
+                exits,
                 ..
             } => {
                 split_assignments(&mut body, names, uniform);
@@ -366,6 +376,7 @@ fn split_assignments(segs: &mut Vec<Seg>, names: &BTreeSet<String>, uniform: &Un
                     body,
                     span,
                     uniform: uniform_cond,
+                    exits,
                 });
             }
             Seg::For {
@@ -373,6 +384,7 @@ fn split_assignments(segs: &mut Vec<Seg>, names: &BTreeSet<String>, uniform: &Un
                 iter,
                 mut body,
                 span,
+                exits,
                 ..
             } => {
                 split_assignments(&mut body, names, uniform);
@@ -385,6 +397,7 @@ fn split_assignments(segs: &mut Vec<Seg>, names: &BTreeSet<String>, uniform: &Un
                     body,
                     span,
                     uniform: uniform_iter,
+                    exits,
                 });
             }
             seg => out.push(seg),

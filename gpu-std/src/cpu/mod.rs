@@ -36,7 +36,7 @@ pub(crate) use outputs::{check_output, output_shadow, value_bits, OutputShadow};
 pub use outputs::{with_output_checks, OutputShadows};
 pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use print::{with_print_capture, PrintCapture};
-pub use regions::{run_regions, Regions, MAX_BLOCK_THREADS};
+pub use regions::{run_regions, Regions, MAX_BLOCK_THREADS, MAX_LEAVE_DEPTH};
 pub use shared::{shared_array, SharedSite};
 pub use slots::Slots;
 pub use stack_guard::DEFAULT_STACK_BYTES;

@@ -22,6 +22,7 @@ use crate::thread::Dim3;
 use core::cell::{Cell, RefCell};
 use core::panic::Location;
 use std::format;
+use std::string::String;
 use std::vec::Vec;
 
 /// Threads of a row between two deadline check points in a region's loop after its first
@@ -56,6 +57,16 @@ pub struct Regions {
     stack_bytes: usize,
     /// Threads that returned (they skip every later region).
     returned: Cell<usize>,
+    /// Per thread: 0, or 1 + the code of the `break`/`continue` by which it left the rest of
+    /// a split loop's trip ([`Regions::leave`]); such a thread is also not alive until the block
+    /// gets where it went.
+    park: Vec<Cell<u8>>,
+    /// Threads that left by `break`/`continue` and wait where they went (see `park`).
+    parked: Cell<usize>,
+    /// How many of `parked` by each code (`2 · depth + is_break`).
+    park_counts: [Cell<u32>; 2 * MAX_LEAVE_DEPTH],
+    /// The first thread to leave since none waited, with the site of its `break`/`continue`.
+    first_park: Cell<(usize, Option<&'static Location<'static>>)>,
     /// The loop-trip votes of the current decision: how many voted, how many for another trip,
     /// and a thread of each side.
     voted: Cell<usize>,
@@ -124,9 +135,10 @@ impl Regions {
             stack_bytes: self.stack_bytes,
         };
         let _lent = fallback::lend(&fallback);
-        // While no thread has returned, every flag is set: the loops run each thread without
-        // reading its flag, and clear the flag of one that returns in this region.
-        let all_alive = self.returned.get() == 0;
+        // While no thread has returned or left the loop's trip, every flag is set: the loops run
+        // each thread without reading its flag, and clear the flag of one that returns (or
+        // leaves) in this region.
+        let all_alive = self.returned.get() == 0 && self.parked.get() == 0;
         // Checked after each thread until one runs the region to its end: a barrier reached
         // before then switches the block to coroutines; one reached after is divergence.
         let mut rest = self.threads;
@@ -317,10 +329,17 @@ impl Regions {
     }
 
     /// A barrier, `sync_threads()` at `site`, after a region: `true` if the block goes on;
-    /// `false` if every thread has returned. Some returned and some not is barrier divergence.
+    /// `false` if every thread has returned. Some returned and some not is barrier divergence,
+    /// and so is a thread that left the loop's trip by `break`/`continue` (it never gets here).
     #[inline]
     pub fn barrier(&self, site: &'static Location<'static>) -> bool {
         interrupt::poll_deadline();
+        if self.parked.get() != 0 {
+            let waiting = self.threads - self.returned.get() - self.parked.get();
+            self.parked_divergence(&format!(
+                "{waiting} threads waiting at sync_threads() at {site}"
+            ));
+        }
         match self.returned.get() {
             0 => {
                 shared::next_epoch();
@@ -336,6 +355,130 @@ impl Regions {
                 raise(Dim3::new(0, 0, 0), KernelBug::BarrierDivergence { detail })
             }
         }
+    }
+
+    /// Thread `linear` leaves the rest of a split loop's trip: `code` is `2 · depth + 1` for a
+    /// `break` out of the split loop at `depth` (0: the outermost), `2 · depth` for a
+    /// `continue` of it, at `site`. It runs no region until the block gets there: after that
+    /// loop, or at its next trip (see [`Regions::left`]); a barrier it would skip reached by
+    /// others is barrier divergence.
+    #[inline]
+    pub fn leave(&self, linear: usize, code: u32, site: &'static Location<'static>) {
+        let depth = (code / 2) as usize;
+        assert!(
+            depth < MAX_LEAVE_DEPTH,
+            "a `break`/`continue` out of split loops nested deeper than {MAX_LEAVE_DEPTH}"
+        );
+        self.alive[linear].set(false);
+        self.park[linear].set(code as u8 + 1);
+        if self.parked.get() == 0 {
+            self.first_park.set((linear, Some(site)));
+        }
+        self.parked.set(self.parked.get() + 1);
+        let count = &self.park_counts[code as usize];
+        count.set(count.get() + 1);
+    }
+
+    /// After a region in a split loop that threads may leave: 0 while some thread that has not
+    /// returned still runs the trip (or none left); else (every such thread left) 1 + the code
+    /// of the jump the block makes: `2 · depth + 1` for a `break` out of the split loop at
+    /// `depth`, `2 · depth` for its next trip, where `depth` is the innermost loop some thread
+    /// went to (the others went further out, and wait), and the next trip if any went there.
+    #[inline(always)]
+    pub fn left(&self) -> u32 {
+        let parked = self.parked.get();
+        if parked == 0 || parked + self.returned.get() < self.threads {
+            return 0;
+        }
+        self.innermost_leave()
+    }
+
+    #[cold]
+    fn innermost_leave(&self) -> u32 {
+        let counts = &self.park_counts;
+        let depth = (0..MAX_LEAVE_DEPTH)
+            .rev()
+            .find(|&d| counts[2 * d].get() + counts[2 * d + 1].get() != 0)
+            .expect("a thread left");
+        let code = if counts[2 * depth].get() != 0 {
+            2 * depth
+        } else {
+            2 * depth + 1
+        };
+        code as u32 + 1
+    }
+
+    /// The start of a trip of the split loop at `depth`: the threads that left its last trip by
+    /// `continue` run again.
+    #[inline(always)]
+    pub fn next_trip(&self, depth: u32) {
+        if self.parked.get() != 0 {
+            self.unpark(2 * depth);
+        }
+    }
+
+    /// After the split loop at `depth`: the threads that left it by `break` run again.
+    #[inline(always)]
+    pub fn after_loop(&self, depth: u32) {
+        if self.parked.get() != 0 {
+            self.unpark(2 * depth + 1);
+            self.unpark(2 * depth);
+        }
+    }
+
+    /// Every thread that left by `code` runs again.
+    #[cold]
+    fn unpark(&self, code: u32) {
+        let count = &self.park_counts[code as usize];
+        if count.get() == 0 {
+            return;
+        }
+        let mark = code as u8 + 1;
+        for (park, alive) in self.park.iter().zip(&self.alive) {
+            if park.get() == mark {
+                park.set(0);
+                alive.set(true);
+            }
+        }
+        self.parked.set(self.parked.get() - count.get() as usize);
+        count.set(0);
+        if self.parked.get() != 0 {
+            let first = self.park.iter().position(|p| p.get() != 0).unwrap_or(0);
+            self.first_park.set((first, None));
+        }
+    }
+
+    /// A block-uniform split loop at `depth` (at `loop_site`) goes round again: a thread that
+    /// left it by `break` is divergence (it waits after the loop, the others go on to its
+    /// barriers).
+    #[inline(always)]
+    pub fn another_trip(&self, depth: u32, loop_site: &'static Location<'static>) {
+        if self.parked.get() != 0 && self.park_counts[2 * depth as usize + 1].get() != 0 {
+            self.parked_divergence(&format!(
+                "the block goes round the loop at {loop_site} again"
+            ));
+        }
+    }
+
+    /// Barrier divergence between `others` (what the running threads do) and the threads that
+    /// left a loop's trip.
+    #[cold]
+    fn parked_divergence(&self, others: &str) -> ! {
+        let d = self.block.block_dim;
+        let (first, site) = self.first_park.get();
+        let code = self.park[first].get().wrapping_sub(1);
+        let how = if code % 2 == 1 { "break" } else { "continue" };
+        let site = match site {
+            Some(site) => format!(" at {site}"),
+            None => String::new(),
+        };
+        let detail = format!(
+            "{others}, but {} threads left the loop by `{how}`{site} (first: thread {}) and \
+             never reach it",
+            self.parked.get(),
+            linear_to_dim(first, d)
+        );
+        raise(linear_to_dim(first, d), KernelBug::BarrierDivergence { detail })
     }
 
     /// Records the running thread `linear`'s decision of a loop with a barrier in it: another
@@ -354,14 +497,20 @@ impl Regions {
     }
 
     /// The block's decision from the votes: every thread that has not returned must agree (a
-    /// loop with a barrier in it must be block-uniform); else barrier divergence.
+    /// loop with a barrier in it must be block-uniform); else barrier divergence. `depth`: the
+    /// loop's among the split loops around it (0: the outermost); a thread that left it by
+    /// `break` votes no.
     #[inline]
     pub fn decide(
         &self,
+        depth: u32,
         loop_site: &'static Location<'static>,
         barrier_site: &'static Location<'static>,
     ) -> bool {
         let (voted, yes) = (self.voted.replace(0), self.yes.replace(0));
+        if yes > 0 {
+            self.another_trip(depth, loop_site);
+        }
         if yes == voted {
             return voted > 0;
         }
@@ -386,6 +535,10 @@ impl Regions {
 /// The most threads a block may have: CUDA's limit, and the CPU device's (its
 /// `max_threads_per_block`, which every launch is checked against).
 pub const MAX_BLOCK_THREADS: u32 = 1024;
+
+/// How deep split loops a `break`/`continue` leaves may nest (`#[kernel]` keeps deeper ones on
+/// coroutines).
+pub const MAX_LEAVE_DEPTH: usize = 8;
 
 /// Runs a block of a kernel that `#[kernel]` split at its barriers: `regions` is the generated
 /// sequence of region loops, on a guarded stack of the block's stack size.
@@ -420,6 +573,10 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
             alive: (0..threads).map(|_| Cell::new(true)).collect(),
             stack_bytes,
             returned: Cell::new(0),
+            park: (0..threads).map(|_| Cell::new(0)).collect(),
+            parked: Cell::new(0),
+            park_counts: Default::default(),
+            first_park: Cell::new((0, None)),
             voted: Cell::new(0),
             yes: Cell::new(0),
             yes_thread: Cell::new(0),
@@ -441,10 +598,12 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
                 })
             });
             shared::begin_block(&first);
-            // A thread marked not alive has returned (`returned` counted it): the flags need
-            // setting again only then.
-            if state.returned.replace(0) != 0 {
+            // A thread marked not alive has returned (`returned` counted it) or left a loop's
+            // trip (`parked`, none once a block is done): the flags need setting again only then.
+            if state.returned.replace(0) != 0 || state.parked.replace(0) != 0 {
                 state.alive.iter().for_each(|alive| alive.set(true));
+                state.park.iter().for_each(|park| park.set(0));
+                state.park_counts.iter().for_each(|count| count.set(0));
             }
             regions(&mut state);
             // The block's slots died with the call (they borrow `state`).
