@@ -2,7 +2,9 @@
 //! a barrier per thread (a kernel doing `rounds` barriers in a block-uniform loop), the
 //! elementwise vector add of 16M floats against a plain `rayon` `par_iter` loop (the stand-in for
 //! Numba's parallel CPU loop) and a single-thread loop, and the one-element-per-thread block scan
-//! of 10M values against a sequential scan.
+//! of 10M values against a sequential scan; and (issue 30) kernels that leave a loop with
+//! barriers by `break`, or declare a `let` without a value, beside the same kernels written
+//! without (`leaving`), on the split path and on coroutines (where they ran before).
 //!
 //! `cargo bench --bench cpu_executor`; under `cargo test` every routine runs once at test sizes.
 
@@ -14,6 +16,9 @@ use ferrocuda::kernels::vector_add;
 use ferrocuda::{launch, CpuOptions, Device, LaunchConfig};
 use rayon::prelude::*;
 use std::hint::black_box;
+use test_kernels::leaving::{
+    break_between_barriers, declared_before_assigned_after, declared_with_values, stop_by_bound,
+};
 use test_kernels::regions::{barrier_rounds, block_scan, SCAN_BLOCK};
 
 /// Whether criterion runs for real (`--bench`): else every size is a test size.
@@ -128,5 +133,45 @@ fn scan_10m(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, barriers, vector_add_16m, scan_10m);
+/// A loop with two barriers per trip left by a block-uniform `break` between them (hotspot's
+/// pyramid loop) against the same loop bounded instead, and srad's `let (n, s, w, e);` assigned
+/// after barriers against `let`s with values: each pair side by side, on both paths.
+fn leaving(c: &mut Criterion) {
+    let (blocks, threads, rounds) = if full() { (512u32, 256u32, 16u32) } else { (2, 64, 4) };
+    let stop = rounds - 2;
+    let n = (blocks * threads) as usize;
+    let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+    let mut group = c.benchmark_group("leaving");
+    group.throughput(Throughput::Elements(n as u64));
+    group.sample_size(10);
+    for (path, coroutines) in paths() {
+        let module = executor(coroutines).load(support::test_kernels()).unwrap();
+        let mut want = vec![0u32; n];
+        let mut out = vec![0u32; n];
+        launch!(module, stop_by_bound[blocks, threads](&x, &mut want, rounds, stop)).unwrap();
+        for (name, kernel) in [("break", break_between_barriers), ("bound", stop_by_bound)] {
+            group.bench_function(BenchmarkId::new(name, path), |bench| {
+                launch!(module, kernel[blocks, threads](&x, &mut out, rounds, stop)).unwrap();
+                assert_eq!(out, want, "{name} {path}");
+                bench.iter(|| {
+                    launch!(module, kernel[blocks, threads](&x, &mut out, rounds, stop)).unwrap()
+                })
+            });
+        }
+        launch!(module, declared_with_values[blocks, threads](&x, &mut want)).unwrap();
+        for (name, kernel) in [
+            ("let without value", declared_before_assigned_after),
+            ("let with value", declared_with_values),
+        ] {
+            group.bench_function(BenchmarkId::new(name, path), |bench| {
+                launch!(module, kernel[blocks, threads](&x, &mut out)).unwrap();
+                assert_eq!(out, want, "{name} {path}");
+                bench.iter(|| launch!(module, kernel[blocks, threads](&x, &mut out)).unwrap())
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, barriers, vector_add_16m, scan_10m, leaving);
 criterion_main!(benches);

@@ -85,7 +85,7 @@ fn cpu_paths() {
     assert_eq!(
         paths,
         [
-            "calculate_temp: Coroutines(\"a `break` or `continue` out of a loop with a barrier\")",
+            "calculate_temp: Regions",
             "needle_cuda_shared_1: Regions",
             "needle_cuda_shared_2: Regions",
             "Kernel: Elementwise",

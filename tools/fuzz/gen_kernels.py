@@ -4,9 +4,12 @@
 R1-R3 of issue 29 were three bugs of one kind: the split path (the kernel cut at its barriers)
 and the coroutine path disagreeing. This writes kernels that combine the shapes that kind of
 bug lives in -- barriers in straight code, in split `for` and `while` loops and in branches;
-shadowed parameters and locals; `let` without a value; SCREAMING_CASE locals; early `return`,
-`break` and `continue` on block-uniform conditions; block-uniform and per-thread values; shared
-arrays; warp shuffles and votes -- each deterministic (wrapping arithmetic, no race, no division
+shadowed parameters and locals; `let` without a value (assigned in the same region, after a
+barrier, in every trip of a loop, as a tuple); SCREAMING_CASE locals; early `return`; `break`,
+`continue` and `return` out of loops with barriers on block-uniform conditions (in an `if`, a
+`match`, labelled out of nested loops) and `continue` on per-thread ones with no barrier after
+it in the trip; block-uniform and per-thread values; shared arrays; warp shuffles and votes --
+each deterministic (wrapping arithmetic, no race, no division
 by a variable), so every machine must give the same bits. tests/fuzz_split_path.rs runs each on
 the split path, the coroutine path and the PTX emulator.
 
@@ -186,21 +189,91 @@ class Gen:
         out.extend("    " + s for s in body)
         out.append("}")
 
-    def loop_body(self, body, depth, k):
+    def leave(self, k, label=None):
+        """A `break`, `continue` or `return` out of the loop of `k`, on a block-uniform
+        condition, in one of several shapes."""
+        r = self.rng
+        c = r.randrange(3)
+        jump = r.choice(["break", "continue"]) + (f" {label}" if label else "")
+        shape = r.random()
+        if shape < 0.4:
+            return [f"if {k} == {c} {{ {jump}; }}"]
+        if shape < 0.6:
+            # Inside an `if` on a per-thread condition that every thread meets.
+            return [f"if acc != 7 || t < {BLOCK} {{", f"    if {k} == {c} && n % 2 == {r.randrange(2)} {{ {jump}; }}", "}"]
+        if shape < 0.8:
+            return [f"match {k} {{", f"    {c} => {jump},", "    _ => acc = acc.wrapping_add(1),", "}"]
+        # Every thread returns, writing first.
+        return [f"if {k} == {c} && n % 3 == {r.randrange(3)} {{",
+                "    if i < out.len() { out.set(i, acc ^ 0xface); }",
+                "    return;",
+                "}"]
+
+    def stmt_assigned_after_barrier(self, out):
+        # `let` without a value declared before a barrier, assigned after it (as a tuple or
+        # one name), read later.
+        a, b = self.name("w"), self.name("w")
+        cond = self.rng.choice(["t % 2 == 0", "n % 2 == 0", f"acc > {self.const()}"])
+        if self.rng.random() < 0.5:
+            out.append(f"let ({a}, {b}): (u32, u32);")
+            out.append("thread::sync_threads();")
+            out.append(f"if {cond} {{ ({a}, {b}) = ({self.thread_expr()}, t); }} else {{ {a} = {self.const()}; {b} = acc; }}")
+        else:
+            out.append(f"let {a};")
+            out.append(f"let {b}: u32;")
+            out.append("thread::sync_threads();")
+            out.append(f"match t % 3 {{ 0 => {{ {a} = {self.thread_expr()}; {b} = 1; }} 1 => {{ {a} = acc; {b} = n; }} _ => {{ {a} = {self.const()}u32; {b} = t; }} }}")
+        if self.rng.random() < 0.5:
+            out.append("thread::sync_threads();")
+        out.append(f"acc = acc.wrapping_add({a}) ^ {b};")
+
+    def loop_body(self, body, depth, k, label=None):
         r = self.rng
         for _ in range(r.randrange(1, 4)):
             choice = r.random()
-            if choice < 0.35:
+            if choice < 0.3:
                 self.stmt_barrier(body)
             elif choice < 0.5:
-                body.append(f"if {k} == {r.randrange(3)} {{ {r.choice(['break', 'continue'])}; }}")
+                body.extend(self.leave(k, label if r.random() < 0.5 else None))
             elif choice < 0.6:
                 self.stmt_shared(body)
+            elif choice < 0.7:
+                # Assigned in every trip after a barrier, declared before the loop.
+                body.append("thread::sync_threads();")
+                body.append(f"carried = {self.thread_expr()};")
+                body.append("acc ^= carried;")
+                self.uses_carried = True
             else:
                 self.simple(body, depth + 1)
         body.append(f"acc = acc.wrapping_add({k});")
         if "thread::sync_threads();" not in body:
             body.append("thread::sync_threads();")
+        if r.random() < 0.25:
+            # A per-thread `continue` with no barrier after it in the trip: every thread meets
+            # the others at the next trip's decision (not a divergence).
+            body.append(f"if t % {r.choice([2, 3, 5])} == 0 {{ continue; }}")
+            body.append(f"acc ^= {k}.wrapping_mul(3);")
+
+    def stmt_labelled_nest(self, out):
+        # Nested split loops left from the inner one by a labelled `break`/`continue`.
+        a, b = self.name("k"), self.name("k")
+        label = f"'l{self.fresh}"
+        saved_t, saved_u = list(self.thread_vals), list(self.uniform_vals)
+        self.uniform_vals += [a, b]
+        out.append(f"{label}: for {a} in 0..{self.rng.choice(['n % 4', '3u32'])} {{")
+        out.append(f"    for {b} in 0..2u32 {{")
+        out.append("        thread::sync_threads();")
+        inner = []
+        self.simple(inner, 1)
+        out.extend("        " + s for s in inner)
+        jump = self.rng.choice(["break", "continue"])
+        out.append(f"        if {a} == {self.rng.randrange(3)} && {b} == {self.rng.randrange(2)} {{ {jump} {label}; }}")
+        out.append(f"        acc = acc.wrapping_add({a} ^ {b});")
+        out.append("        thread::sync_threads();")
+        out.append("    }")
+        out.append(f"    acc = acc.rotate_left({a} + 1);")
+        out.append("}")
+        self.thread_vals, self.uniform_vals = saved_t, saved_u
 
     def stmt_return(self, out):
         # A block-uniform early return: every thread of the block leaves, writing first.
@@ -217,8 +290,10 @@ class Gen:
             self.stmt_let(out)
         elif r < 0.75:
             self.stmt_shadow(out)
-        elif r < 0.9 or depth > 0:
+        elif r < 0.83 or depth > 0:
             self.stmt_let_without_value(out)
+        elif r < 0.9:
+            self.stmt_assigned_after_barrier(out)
         else:
             self.stmt_if(out, depth)
 
@@ -244,17 +319,23 @@ class Gen:
             self.stmt_uniform_if_barrier(out)
         elif r < 0.90:
             self.stmt_uniform_let(out)
-        elif r < 0.95:
+        elif r < 0.93:
             self.stmt_guarded(out)
+        elif r < 0.97:
+            self.stmt_labelled_nest(out)
         else:
             self.stmt_if(out, 0)
 
     def kernel(self, index):
         self.thread_vals = ["t", "acc"]
         self.uniform_vals = ["n"]
+        self.uses_carried = False
         body = []
         for _ in range(self.rng.randrange(3, 10)):
             self.top(body)
+        if self.uses_carried:
+            # A `let` without a value before the loops that assign it in every trip.
+            body.insert(0, "let mut carried: u32;")
         lines = [
             f"/// Generated kernel {index}.",
             "#[kernel]",

@@ -5,14 +5,15 @@
 //! `index_e` first and overwrites it at the image's edge, so at the edge it reads outside the
 //! image (index_n is negative in the first block row). Rust's bounds checks stop that thread, so
 //! here the edge's value is loaded instead of, not after, the out-of-bounds one: the same result.
+//! `srad_cuda_1` declares `n, s, w, e` at its top without values and assigns them in the
+//! original's nine cases after its barriers (issue 30: such a `let` once kept a kernel off the
+//! CPU executor's split path).
 
 use ferrocuda_std::prelude::*;
 
 /// `BLOCK_SIZE`: 16×16 blocks; the image's sides are multiples of it.
 pub const BLOCK_SIZE: usize = 16;
 const B: i32 = BLOCK_SIZE as i32;
-
-type Tile<'b> = Shared<'b, [f32; BLOCK_SIZE]>;
 
 /// Directional derivatives and the saturated diffusion coefficient of each pixel.
 #[kernel(block(BLOCK_SIZE, BLOCK_SIZE))]
@@ -38,6 +39,8 @@ pub fn srad_cuda_1(
     let index_s = cols * B * by + B * bx + cols * B + tx;
     let index_w = cols * B * by + B * bx + cols * ty - 1;
     let index_e = cols * B * by + B * bx + cols * ty + B;
+    // The original's `float n, w, e, s, ...;`, assigned after the barriers.
+    let (n, s, w, e);
 
     let temp = shared!([[f32; BLOCK_SIZE]; BLOCK_SIZE]);
     let temp_result = shared!([[f32; BLOCK_SIZE]; BLOCK_SIZE]);
@@ -89,7 +92,62 @@ pub fn srad_cuda_1(
     thread::sync_threads();
 
     let jc = temp.get2(y, x);
-    let (n, s, w, e) = derivatives(temp, north, south, west, east, x, y, jc);
+    let last = BLOCK_SIZE - 1;
+    if y == 0 && x == 0 {
+        // nw
+        n = north.get2(y, x) - jc;
+        s = temp.get2(y + 1, x) - jc;
+        w = west.get2(y, x) - jc;
+        e = temp.get2(y, x + 1) - jc;
+    } else if y == 0 && x == last {
+        // ne
+        n = north.get2(y, x) - jc;
+        s = temp.get2(y + 1, x) - jc;
+        w = temp.get2(y, x - 1) - jc;
+        e = east.get2(y, x) - jc;
+    } else if y == last && x == last {
+        // se
+        n = temp.get2(y - 1, x) - jc;
+        s = south.get2(y, x) - jc;
+        w = temp.get2(y, x - 1) - jc;
+        e = east.get2(y, x) - jc;
+    } else if y == last && x == 0 {
+        // sw
+        n = temp.get2(y - 1, x) - jc;
+        s = south.get2(y, x) - jc;
+        w = west.get2(y, x) - jc;
+        e = temp.get2(y, x + 1) - jc;
+    } else if y == 0 {
+        // n
+        n = north.get2(y, x) - jc;
+        s = temp.get2(y + 1, x) - jc;
+        w = temp.get2(y, x - 1) - jc;
+        e = temp.get2(y, x + 1) - jc;
+    } else if x == last {
+        // e
+        n = temp.get2(y - 1, x) - jc;
+        s = temp.get2(y + 1, x) - jc;
+        w = temp.get2(y, x - 1) - jc;
+        e = east.get2(y, x) - jc;
+    } else if y == last {
+        // s
+        n = temp.get2(y - 1, x) - jc;
+        s = south.get2(y, x) - jc;
+        w = temp.get2(y, x - 1) - jc;
+        e = temp.get2(y, x + 1) - jc;
+    } else if x == 0 {
+        // w
+        n = temp.get2(y - 1, x) - jc;
+        s = temp.get2(y + 1, x) - jc;
+        w = west.get2(y, x) - jc;
+        e = temp.get2(y, x + 1) - jc;
+    } else {
+        // the data elements which are not on the borders
+        n = temp.get2(y - 1, x) - jc;
+        s = temp.get2(y + 1, x) - jc;
+        w = temp.get2(y, x - 1) - jc;
+        e = temp.get2(y, x + 1) - jc;
+    }
 
     let g2 = (n * n + s * s + w * w + e * e) / (jc * jc);
     let l = (n + s + w + e) / jc;
@@ -108,44 +166,6 @@ pub fn srad_cuda_1(
     w_c.set(index, w);
     s_c.set(index, s);
     n_c.set(index, n);
-}
-
-/// `n, s, w, e`: the neighbours less `jc`, from the tile or, at the tile's sides, from the halos
-/// (the original's nine cases, corners first).
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn derivatives(
-    temp: Tile,
-    north: Tile,
-    south: Tile,
-    west: Tile,
-    east: Tile,
-    x: usize,
-    y: usize,
-    jc: f32,
-) -> (f32, f32, f32, f32) {
-    let last = BLOCK_SIZE - 1;
-    let n = if y == 0 {
-        north.get2(y, x)
-    } else {
-        temp.get2(y - 1, x)
-    };
-    let s = if y == last {
-        south.get2(y, x)
-    } else {
-        temp.get2(y + 1, x)
-    };
-    let w = if x == 0 {
-        west.get2(y, x)
-    } else {
-        temp.get2(y, x - 1)
-    };
-    let e = if x == last {
-        east.get2(y, x)
-    } else {
-        temp.get2(y, x + 1)
-    };
-    (n - jc, s - jc, w - jc, e - jc)
 }
 
 /// The divergence and the image update (equ 58, 61), `J` in place.
