@@ -48,20 +48,27 @@ fn every_generated_kernel_gives_the_same_bits_on_the_split_path_the_coroutine_pa
         })
         .collect();
     fallbacks.sort();
+    let mut reasons: Vec<(usize, &String)> = Vec::new();
+    for why in &fallbacks {
+        match reasons.last_mut() {
+            Some((count, last)) if *last == why => *count += 1,
+            _ => reasons.push((1, why)),
+        }
+    }
     println!(
-        "{} of {} generated kernels on coroutines: {fallbacks:?}",
+        "{} of {} generated kernels on coroutines: {reasons:?}",
         fallbacks.len(),
         GENERATED.len()
     );
     assert!(
         fallbacks.len() * 4 <= GENERATED.len(),
-        "more than a quarter of the generated kernels on coroutines: {fallbacks:?}"
+        "more than a quarter of the generated kernels on coroutines: {reasons:?}"
     );
     assert!(
         !fallbacks
             .iter()
             .any(|why| why.contains("`break`") || why.contains("`let` without a value")),
-        "a generated `break`/`continue` or `let` without a value fell back: {fallbacks:?}"
+        "a generated `break`/`continue` or `let` without a value fell back: {reasons:?}"
     );
     let mut machines = vec![("split", cpu(false)), ("coroutines", cpu(true))];
     if let Some(gpu) = support::gpu_or_skip(test) {

@@ -222,20 +222,22 @@ pub fn fuzz_0006(x: &[u32], n: u32, out: Out<u32>) {
         return;
     }
     let g27 = n - 6;
-    if n % 3 == 0 {
-        acc = (v26 ^ v26.rotate_left(30));
+    let mut K28 = 64u32;
+    let v29 = t + K28;
+    K28 = K28.wrapping_mul(7);
+    acc = acc.wrapping_add(K28);
+    for k30 in 0..n % 4 {
+        acc = v29.wrapping_add(v26);
+        let w31: u32;
+        if t % 2 == 0 { w31 = (v26 ^ acc.rotate_left(30)); } else { w31 = 7; }
+        acc ^= w31;
+        acc = acc.wrapping_add(k30);
         thread::sync_threads();
+        if t % 2 == 0 { continue; }
+        acc ^= k30.wrapping_mul(3);
     }
-    let n = (n % 5);
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
-    thread::sync_threads();
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g28 = n - 14;
+    acc = if v26 % 2 == 0 { t } else { v26.wrapping_sub(t) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -248,21 +250,33 @@ pub fn fuzz_0007(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    acc = acc.wrapping_mul(11).wrapping_add(n);
-    for k29 in 0..3u32 {
+    thread::sync_threads();
+    if acc % 2 == 1 {
+        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    }
+    for k32 in 0..3u32 {
+        let n = n.wrapping_add(7);
         thread::sync_threads();
-        carried = acc.wrapping_add(acc);
-        acc ^= carried;
-        acc = acc.wrapping_add(k29);
+        acc = t.wrapping_add(acc);
+        acc = acc.wrapping_add(k32);
+    }
+    if n % 3 == 0 {
+        acc = (t ^ t.rotate_left(2));
+        thread::sync_threads();
+    }
+    if n % 2 == 0 {
+        acc = t.wrapping_add(acc);
+        thread::sync_threads();
+    }
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     thread::sync_threads();
-    let u30 = (n & 0xffff) + 4;
-    if n % 3 == 0 {
+    if t < 55 {
+        let v33 = acc.wrapping_mul(13).wrapping_add(t);
         acc = t.wrapping_add(n);
-        thread::sync_threads();
     }
-    acc = acc.wrapping_add(u30);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -275,28 +289,30 @@ pub fn fuzz_0008(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K31 = 11u32;
-    let v32 = t + K31;
-    K31 = K31.wrapping_mul(2);
-    acc = acc.wrapping_add(K31);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
-    if n % 3 == 0 {
-        acc = acc.wrapping_mul(2654435769).wrapping_add(t);
-        thread::sync_threads();
-    }
-    let u33 = (n ^ 64);
-    for k34 in 0..3u32 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
-        thread::sync_threads();
-        if k34 == 0 && n % 3 == 0 {
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
+    thread::sync_threads();
+    for k34 in 0..n % 4 {
+        if k34 == 1 && n % 3 == 2 {
             if i < out.len() { out.set(i, acc ^ 0xface); }
             return;
         }
         acc = acc.wrapping_add(k34);
+        thread::sync_threads();
     }
-    let v32 = v32.wrapping_mul(255).wrapping_add(t);
+    let v35 = (acc ^ t.rotate_left(26));
+    for k36 in 0..n.wrapping_mul(5) % 5 {
+        if k36 == 2 { continue; }
+        acc = acc.wrapping_add(k36);
+        thread::sync_threads();
+    }
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    acc = (t ^ t.rotate_left(25));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
+    thread::sync_threads();
     let n = (n & 0xff) * 4;
     if i < out.len() {
         out.set(i, acc);
@@ -310,19 +326,38 @@ pub fn fuzz_0009(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    'l36: for k35 in 0..n % 4 {
-        for k36 in 0..2u32 {
+    let u37 = (thread::block_dim().x).wrapping_add(n);
+    'l39: for k38 in 0..n % 4 {
+        for k39 in 0..2u32 {
             thread::sync_threads();
-            acc = (acc ^ k35.rotate_left(26));
-            if k35 == 2 && k36 == 0 { continue 'l36; }
-            acc = acc.wrapping_add(k35 ^ k36);
+            let v40 = (acc ^ t.rotate_left(18));
+            if k38 == 1 && k39 == 0 { break 'l39; }
+            acc = acc.wrapping_add(k38 ^ k39);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k35 + 1);
+        acc = acc.rotate_left(k38 + 1);
     }
-    acc = (acc ^ t.rotate_left(13));
-    thread::sync_threads();
+    'l42: for k41 in 0..3u32 {
+        for k42 in 0..2u32 {
+            thread::sync_threads();
+            let v43 = (t ^ k42.rotate_left(15));
+            if k41 == 0 && k42 == 1 { break 'l42; }
+            acc = acc.wrapping_add(k41 ^ k42);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k41 + 1);
+    }
+    acc = acc.wrapping_mul(1000).wrapping_add(n);
+    for k44 in 0..n % 4 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k44);
+    }
+    for k45 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        acc = (t ^ u37.rotate_left(28));
+        if k45 == 2 { continue; }
+        acc = acc.wrapping_add(k45);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -335,28 +370,57 @@ pub fn fuzz_0010(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u37 = n.wrapping_mul(2);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
-    thread::sync_threads();
-    for k38 in 0..n % 4 {
-        acc = (t ^ n.rotate_left(6));
-        acc = x[(t as usize) % x.len()].wrapping_add(k38);
-        acc = (acc ^ u37.rotate_left(10));
-        acc = acc.wrapping_add(k38);
+    let mut carried: u32;
+    acc = x[(acc as usize) % x.len()].wrapping_add(n);
+    for k46 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
         thread::sync_threads();
-    }
-    let mut k39 = 0u32;
-    while k39 < 2u32 {
-        k39 += 1;
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(k39);
+        acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+        thread::sync_threads();
+        if k46 == 1 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k46);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
-    thread::sync_threads();
+    let mut k47 = 0u32;
+    while k47 < n % 3 {
+        k47 += 1;
+        acc = acc.wrapping_mul(1).wrapping_add(n);
+        thread::sync_threads();
+        carried = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        acc ^= carried;
+        acc = acc.wrapping_add(k47);
+        if t % 3 == 0 { continue; }
+        acc ^= k47.wrapping_mul(3);
+    }
+    let mut K48 = 13u32;
+    let v49 = t + K48;
+    K48 = K48.wrapping_mul(1000);
+    acc = acc.wrapping_add(K48);
+    for k50 in 0..n % 4 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
+        thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k50);
+    }
+    let mut k51 = 0u32;
+    while k51 < n % 3 {
+        k51 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k51);
+        if t % 2 == 0 { continue; }
+        acc ^= k51.wrapping_mul(3);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -369,33 +433,32 @@ pub fn fuzz_0011(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    let n = (n & 0xff) * 2;
-    thread::sync_threads();
-    for k40 in 0..3u32 {
-        if k40 == 0 { continue; }
-        let w41: u32;
-        if t % 2 == 0 { w41 = t.wrapping_add(n); } else { w41 = 64; }
-        acc ^= w41;
-        acc = acc.wrapping_add(k40);
+    let mut carried: u32;
+    let mut k52 = 0u32;
+    while k52 < 2u32 {
+        k52 += 1;
+        if k52 == 0 { continue; }
         thread::sync_threads();
+        let v53 = acc.wrapping_mul(64).wrapping_add(acc);
+        acc = acc.wrapping_add(k52);
     }
-    if n % 3 == 0 {
-        acc = acc.wrapping_add(n);
-        thread::sync_threads();
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
     thread::sync_threads();
-    tile.set(t as usize, acc);
+    let v54 = t.wrapping_mul(7).wrapping_add(acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
-    thread::sync_threads();
+    for k55 in 0..n % 4 {
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = if t % 2 == 0 { k55 } else { t.wrapping_sub(k55) };
+        acc ^= carried;
+        acc = acc.wrapping_add(k55);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -408,45 +471,33 @@ pub fn fuzz_0012(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k42 = 0u32;
-    while k42 < 2u32 {
-        k42 += 1;
+    for k56 in 0..3u32 {
         thread::sync_threads();
-        carried = (acc ^ acc.rotate_left(0));
-        acc ^= carried;
-        acc = acc.wrapping_add(k42);
+        acc = acc.wrapping_add(k56);
+        if t % 5 == 0 { continue; }
+        acc ^= k56.wrapping_mul(3);
     }
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    'l44: for k43 in 0..3u32 {
-        for k44 in 0..2u32 {
-            thread::sync_threads();
-            let n = (thread::block_dim().x).wrapping_add(k44);
-            if k43 == 1 && k44 == 0 { continue 'l44; }
-            acc = acc.wrapping_add(k43 ^ k44);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k43 + 1);
-    }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let mut k45 = 0u32;
-    while k45 < 2u32 {
-        k45 += 1;
+    thread::sync_threads();
+    let v57 = acc.wrapping_add(t);
+    let mut K58 = 1u32;
+    let v59 = t + K58;
+    K58 = K58.wrapping_mul(5);
+    acc = acc.wrapping_add(K58);
+    let mut k60 = 0u32;
+    while k60 < 2u32 {
+        k60 += 1;
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        carried = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-        acc ^= carried;
+        acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
         thread::sync_threads();
-        let w46: u32;
-        if acc > 13 { w46 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w46 = 3; }
-        acc ^= w46;
-        acc = acc.wrapping_add(k45);
+        let v57 = v57.wrapping_mul(1000).wrapping_add(t);
+        acc = acc.wrapping_mul(5).wrapping_add(t);
+        acc = acc.wrapping_add(k60);
     }
-    let v47 = x[(acc as usize) % x.len()].wrapping_add(t);
-    let v48 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 11) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -459,32 +510,12 @@ pub fn fuzz_0013(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-    let mut k49 = 0u32;
-    while k49 < 2u32 {
-        k49 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = x[(acc as usize) % x.len()].wrapping_add(acc);
-        acc ^= carried;
-        acc = acc.wrapping_add(k49);
-    }
-    let w50: u32;
-    if n % 2 == 0 { w50 = t.wrapping_add(acc); } else { w50 = 255; }
-    acc ^= w50;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
-    thread::sync_threads();
+    acc = (acc ^ t.rotate_left(16));
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
+    let w61: u32;
+    if n % 2 == 0 { w61 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w61 = 3; }
+    acc ^= w61;
+    let u62 = (n & 0xffff) + 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -497,26 +528,19 @@ pub fn fuzz_0014(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K51 = 5u32;
-    let v52 = t + K51;
-    K51 = K51.wrapping_mul(2);
-    acc = acc.wrapping_add(K51);
-    let mut k53 = 0u32;
-    while k53 < n % 3 {
-        k53 += 1;
-        match k53 {
-            2 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
+    let mut carried: u32;
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    for k63 in 0..n % 4 {
         thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k53);
+        carried = x[(acc as usize) % x.len()].wrapping_add(acc);
+        acc ^= carried;
+        if k63 == 1 { break; }
+        acc = acc.wrapping_add(k63);
     }
-    let u54 = (n & 0xffff) + 6;
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    let mut K64 = 3u32;
+    let v65 = t + K64;
+    K64 = K64.wrapping_mul(11);
+    acc = acc.wrapping_add(K64);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -529,12 +553,28 @@ pub fn fuzz_0015(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u55 = n.rotate_left(21);
-    let n = (n & 0xff) * 2;
-    if n % 3 == 0 {
-        acc = (acc ^ acc.rotate_left(16));
+    let mut carried: u32;
+    for k66 in 0..n % 4 {
         thread::sync_threads();
+        thread::sync_threads();
+        carried = t.wrapping_mul(3).wrapping_add(n);
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k66);
+        if t % 3 == 0 { continue; }
+        acc ^= k66.wrapping_mul(3);
     }
+    let u67 = (n & 0xffff) + 2;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
+    thread::sync_threads();
+    let u68 = u67.wrapping_add(2);
+    acc = (t ^ n.rotate_left(7));
+    let (w69, w70): (u32, u32);
+    thread::sync_threads();
+    if acc > 64 { (w69, w70) = (acc.wrapping_add(u68), t); } else { w69 = 3; w70 = acc; }
+    acc = acc.wrapping_add(w69) ^ w70;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -547,42 +587,34 @@ pub fn fuzz_0016(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    for k56 in 0..3u32 {
+    for k71 in 0..(n % 4) % 5 {
         thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k56);
-    }
-    let mut k57 = 0u32;
-    while k57 < n % 3 {
-        k57 += 1;
-        if acc != 7 || t < 64 {
-            if k57 == 2 && n % 2 == 1 { break; }
+        if k71 == 0 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
         }
-        acc = acc.wrapping_add(k57);
-        thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k57.wrapping_mul(3);
+        acc = acc.wrapping_add(k71);
     }
-    let mut k58 = 0u32;
-    while k58 < 2u32 {
-        k58 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k58);
-        if t % 2 == 0 { continue; }
-        acc ^= k58.wrapping_mul(3);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    thread::sync_threads();
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    acc = t.wrapping_add(acc);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 24);
-    let mut k59 = 0u32;
-    while k59 < 2u32 {
-        k59 += 1;
-        thread::sync_threads();
-        carried = acc.wrapping_mul(1000).wrapping_add(n);
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k59);
+    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    if acc % 2 == 1 {
+        let w72: u32;
+        if t % 2 == 0 { w72 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w72 = 7; }
+        acc ^= w72;
+        let w73: u32;
+        if acc > 2654435769 { w73 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w73 = 7; }
+        acc ^= w73;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -596,19 +628,46 @@ pub fn fuzz_0017(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v60 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    let (w61, w62): (u32, u32);
-    thread::sync_threads();
-    if acc > 13 { (w61, w62) = (acc.wrapping_add(t), t); } else { w61 = 3; w62 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w61) ^ w62;
-    let v63 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    acc = acc.wrapping_add(v63);
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    for k74 in 0..(n ^ 3) % 5 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k74);
+        if t % 3 == 0 { continue; }
+        acc ^= k74.wrapping_mul(3);
     }
+    'l76: for k75 in 0..n % 4 {
+        for k76 in 0..2u32 {
+            thread::sync_threads();
+            let w77: u32;
+            if acc > 64 { w77 = acc.wrapping_add(t); } else { w77 = 1000; }
+            acc ^= w77;
+            if k75 == 0 && k76 == 0 { break 'l76; }
+            acc = acc.wrapping_add(k75 ^ k76);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k75 + 1);
+    }
+    let mut k78 = 0u32;
+    while k78 < n % 3 {
+        k78 += 1;
+        acc = acc.wrapping_mul(2654435769).wrapping_add(acc);
+        let v79 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+        acc = acc.wrapping_mul(7).wrapping_add(t);
+        acc = acc.wrapping_add(k78);
+        thread::sync_threads();
+        if t % 5 == 0 { continue; }
+        acc ^= k78.wrapping_mul(3);
+    }
+    let mut K80 = 64u32;
+    let v81 = t + K80;
+    K80 = K80.wrapping_mul(31);
+    acc = acc.wrapping_add(K80);
+    let v81 = v81.wrapping_mul(1).wrapping_add(t);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -622,24 +681,9 @@ pub fn fuzz_0018(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = (acc ^ t.rotate_left(16));
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n % 3 == 0 {
-        acc = (t ^ acc.rotate_left(13));
-        thread::sync_threads();
-    }
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g64 = n - 14;
-    let mut K65 = 255u32;
-    let v66 = t + K65;
-    K65 = K65.wrapping_mul(31);
-    acc = acc.wrapping_add(K65);
+    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    let u82 = (n & 0xffff) + 5;
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 5);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -652,14 +696,42 @@ pub fn fuzz_0019(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w67: u32;
-    if acc > 64 { w67 = t.wrapping_mul(2654435769).wrapping_add(acc); } else { w67 = 11; }
-    acc ^= w67;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    acc = x[(t as usize) % x.len()].wrapping_add(t);
+    let mut carried: u32;
+    let mut k83 = 0u32;
+    while k83 < 2u32 {
+        k83 += 1;
+        thread::sync_threads();
+        carried = (t ^ acc.rotate_left(25));
+        acc ^= carried;
+        let w84: u32;
+        if t % 2 == 0 { w84 = (t ^ t.rotate_left(24)); } else { w84 = 31; }
+        acc ^= w84;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k83);
+    }
+    let mut k85 = 0u32;
+    while k85 < 2u32 {
+        k85 += 1;
+        if k85 == 1 { continue; }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k85);
+    }
+    let mut K86 = 11u32;
+    let v87 = t + K86;
+    K86 = K86.wrapping_mul(3);
+    acc = acc.wrapping_add(K86);
+    for k88 in 0..3u32 {
+        if k88 == 0 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = t.wrapping_add(acc);
+        acc = acc.wrapping_add(k88);
+        thread::sync_threads();
+        if t % 2 == 0 { continue; }
+        acc ^= k88.wrapping_mul(3);
+    }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 13);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -672,20 +744,38 @@ pub fn fuzz_0020(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let v89 = (t ^ n.rotate_left(27));
+    let n = n.wrapping_mul(2654435769);
+    let mut K90 = 2654435769u32;
+    let v91 = t + K90;
+    K90 = K90.wrapping_mul(1);
+    acc = acc.wrapping_add(K90);
+    let mut K92 = 1000u32;
+    let v93 = t + K92;
+    K92 = K92.wrapping_mul(1000);
+    acc = acc.wrapping_add(K92);
+    let v94 = x[(v91 as usize) % x.len()].wrapping_add(v89);
+    let (w95, w96): (u32, u32);
     thread::sync_threads();
-    thread::sync_threads();
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    if t % 2 == 0 { (w95, w96) = (x[(v94 as usize) % x.len()].wrapping_add(acc), t); } else { w95 = 2654435769; w96 = acc; }
+    acc = acc.wrapping_add(w95) ^ w96;
     if acc % 2 == 1 {
-        let w68: u32;
-        if t % 2 == 0 { w68 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w68 = 7; }
-        acc ^= w68;
-        let w69: u32;
-        if acc > 2654435769 { w69 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w69 = 7; }
-        acc ^= w69;
+        let w97: u32;
+        if n % 2 == 0 { w97 = (v91 ^ t.rotate_left(22)); } else { w97 = 1; }
+        acc ^= w97;
+    }
+    for k98 in 0..n % 4 {
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k98);
+    }
+    let mut k99 = 0u32;
+    while k99 < n % 3 {
+        k99 += 1;
+        let v100 = (v91 ^ v89.rotate_left(30));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k99);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -699,47 +789,25 @@ pub fn fuzz_0021(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k70 in 0..(n ^ 3) % 5 {
-        tile.set(t as usize, acc);
+    let mut carried: u32;
+    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    let v101 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 4);
+    let mut k102 = 0u32;
+    while k102 < n % 3 {
+        k102 += 1;
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k70);
-        if t % 3 == 0 { continue; }
-        acc ^= k70.wrapping_mul(3);
+        carried = v101.wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k102);
+        if t % 2 == 0 { continue; }
+        acc ^= k102.wrapping_mul(3);
     }
-    'l72: for k71 in 0..n % 4 {
-        for k72 in 0..2u32 {
-            thread::sync_threads();
-            let w73: u32;
-            if acc > 64 { w73 = acc.wrapping_add(t); } else { w73 = 1000; }
-            acc ^= w73;
-            if k71 == 0 && k72 == 0 { break 'l72; }
-            acc = acc.wrapping_add(k71 ^ k72);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k71 + 1);
-    }
-    let mut k74 = 0u32;
-    while k74 < n % 3 {
-        k74 += 1;
-        acc = acc.wrapping_mul(2654435769).wrapping_add(acc);
-        let v75 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        acc = acc.wrapping_mul(7).wrapping_add(t);
-        acc = acc.wrapping_add(k74);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k74.wrapping_mul(3);
-    }
-    let mut K76 = 64u32;
-    let v77 = t + K76;
-    K76 = K76.wrapping_mul(31);
-    acc = acc.wrapping_add(K76);
-    let v77 = v77.wrapping_mul(1).wrapping_add(t);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
-    thread::sync_threads();
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    let mut K103 = 7u32;
+    let v104 = t + K103;
+    K103 = K103.wrapping_mul(255);
+    acc = acc.wrapping_add(K103);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -752,9 +820,10 @@ pub fn fuzz_0022(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    let u78 = (n & 0xffff) + 5;
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 5);
+    acc = acc.wrapping_add(acc);
+    acc = (t ^ acc.rotate_left(2));
+    let n = (n & 0xff) * 3;
+    let v105 = (t ^ t.rotate_left(21));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -767,41 +836,16 @@ pub fn fuzz_0023(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k79 = 0u32;
-    while k79 < 2u32 {
-        k79 += 1;
-        thread::sync_threads();
-        carried = (t ^ acc.rotate_left(25));
-        acc ^= carried;
-        let w80: u32;
-        if t % 2 == 0 { w80 = (t ^ t.rotate_left(24)); } else { w80 = 31; }
-        acc ^= w80;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k79);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    let mut k81 = 0u32;
-    while k81 < 2u32 {
-        k81 += 1;
-        if k81 == 1 { continue; }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k81);
+    let g106 = n - 14;
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    if n % 3 == 0 {
-        acc = (t ^ n.rotate_left(26));
-        thread::sync_threads();
-    }
-    'l83: for k82 in 0..3u32 {
-        for k83 in 0..2u32 {
-            thread::sync_threads();
-            let n = k82.rotate_left(25);
-            if k82 == 0 && k83 == 0 { break 'l83; }
-            acc = acc.wrapping_add(k82 ^ k83);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k82 + 1);
-    }
-    acc = x[(t as usize) % x.len()].wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -814,33 +858,23 @@ pub fn fuzz_0024(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l85: for k84 in 0..3u32 {
-        for k85 in 0..2u32 {
-            thread::sync_threads();
-            let n = (n & 0xff) * 2;
-            if k84 == 2 && k85 == 1 { break 'l85; }
-            acc = acc.wrapping_add(k84 ^ k85);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k84 + 1);
+    thread::sync_threads();
+    let v107 = (acc ^ n.rotate_left(25));
+    let u108 = n.wrapping_mul(64);
+    thread::sync_threads();
+    let v109 = x[(v107 as usize) % x.len()].wrapping_add(v107);
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    if n % 2 == 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(n);
-        thread::sync_threads();
+    if t < 46 {
+        let v107 = v107.wrapping_mul(1000).wrapping_add(t);
     }
-    if n % 2 == 0 {
-        acc = x[(t as usize) % x.len()].wrapping_add(n);
-        thread::sync_threads();
-    }
-    let v86 = acc.wrapping_add(acc);
-    let n = (n & 0xff) * 2;
-    let mut K87 = 255u32;
-    let v88 = t + K87;
-    K87 = K87.wrapping_mul(11);
-    acc = acc.wrapping_add(K87);
-    let u89 = (n & 0xffff) + 1;
-    acc = (acc ^ v88.rotate_left(8));
-    let v90 = x[(t as usize) % x.len()].wrapping_add(n);
+    acc = (acc ^ u108.rotate_left(30));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -854,42 +888,29 @@ pub fn fuzz_0025(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    thread::sync_threads();
-    let mut k91 = 0u32;
-    while k91 < 2u32 {
-        k91 += 1;
+    let w110: u32;
+    if n % 2 == 0 { w110 = (t ^ n.rotate_left(17)); } else { w110 = 1000; }
+    acc ^= w110;
+    let mut k111 = 0u32;
+    while k111 < n % 3 {
+        k111 += 1;
+        let w112: u32;
+        if t % 2 == 0 { w112 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w112 = 1; }
+        acc ^= w112;
+        let v113 = x[(acc as usize) % x.len()].wrapping_add(acc);
         thread::sync_threads();
-        match k91 {
-            1 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k91);
-        if t % 5 == 0 { continue; }
-        acc ^= k91.wrapping_mul(3);
-    }
-    let mut k92 = 0u32;
-    while k92 < n % 3 {
-        k92 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 34) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k92);
-    }
-    let mut k93 = 0u32;
-    while k93 < n % 3 {
-        k93 += 1;
-        thread::sync_threads();
-        carried = acc.wrapping_mul(2).wrapping_add(acc);
+        carried = t.wrapping_add(t);
         acc ^= carried;
-        thread::sync_threads();
-        carried = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k93);
-        if t % 2 == 0 { continue; }
-        acc ^= k93.wrapping_mul(3);
+        acc = acc.wrapping_add(k111);
     }
-    acc = acc.wrapping_add(acc);
+    if n % 2 == 0 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(n);
+        thread::sync_threads();
+    }
+    if n % 2 == 0 {
+        acc = t.wrapping_mul(64).wrapping_add(t);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -902,50 +923,15 @@ pub fn fuzz_0026(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
+    let mut K114 = 2654435769u32;
+    let v115 = t + K114;
+    K114 = K114.wrapping_mul(11);
+    acc = acc.wrapping_add(K114);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    for k94 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        if k94 == 1 { break; }
-        acc = t.wrapping_add(n);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k94);
-        if t % 5 == 0 { continue; }
-        acc ^= k94.wrapping_mul(3);
-    }
-    acc = t.wrapping_add(acc);
-    let mut k95 = 0u32;
-    while k95 < 2u32 {
-        k95 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k95);
-    }
-    if t < 16 {
-        let v96 = (acc ^ n.rotate_left(25));
-        let w97: u32;
-        if n % 2 == 0 { w97 = v96.wrapping_mul(1).wrapping_add(acc); } else { w97 = 5; }
-        acc ^= w97;
-    }
-    let v98 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
     thread::sync_threads();
-    let v98 = v98.wrapping_mul(2).wrapping_add(t);
-    let mut k99 = 0u32;
-    while k99 < 2u32 {
-        k99 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
-        thread::sync_threads();
-        let n = (n & 0xff) * 4;
-        thread::sync_threads();
-        carried = (t ^ n.rotate_left(23));
-        acc ^= carried;
-        acc = acc.wrapping_add(k99);
-        if t % 3 == 0 { continue; }
-        acc ^= k99.wrapping_mul(3);
-    }
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -959,53 +945,48 @@ pub fn fuzz_0027(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
-    thread::sync_threads();
-    if acc % 2 == 1 {
-        let n = n.wrapping_add(1000);
-        let v100 = x[(acc as usize) % x.len()].wrapping_add(acc);
-    }
-    for k101 in 0..n % 4 {
-        thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
-        thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k101);
-    }
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g102 = n - 14;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
-    thread::sync_threads();
-    if n % 2 == 0 {
-        acc = t.wrapping_mul(64).wrapping_add(t);
-        thread::sync_threads();
-    }
-    acc = (acc ^ g102.rotate_left(22));
-    let mut k103 = 0u32;
-    while k103 < n % 3 {
-        k103 += 1;
+    let mut k116 = 0u32;
+    while k116 < n % 3 {
+        k116 += 1;
         if acc != 7 || t < 64 {
-            if k103 == 1 && n % 2 == 0 { continue; }
+            if k116 == 1 && n % 2 == 0 { continue; }
         }
         thread::sync_threads();
         carried = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
         acc ^= carried;
         thread::sync_threads();
-        acc = acc.wrapping_add(k103);
+        acc = acc.wrapping_add(k116);
     }
     acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    if acc % 2 == 1 {
+        let v117 = t.wrapping_add(acc);
+    }
+    if t < 42 {
+        let w118: u32;
+        if acc > 31 { w118 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w118 = 31; }
+        acc ^= w118;
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
+    thread::sync_threads();
+    for k119 in 0..n % 4 {
+        thread::sync_threads();
+        thread::sync_threads();
+        let n = (n & 0xff) * 2;
+        acc = acc.wrapping_add(k119);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+    thread::sync_threads();
+    for k120 in 0..n % 4 {
+        let w121: u32;
+        if t % 2 == 0 { w121 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w121 = 5; }
+        acc ^= w121;
+        acc = acc.wrapping_add(k120);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1018,55 +999,48 @@ pub fn fuzz_0028(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w104;
-    let w105: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w104 = t.wrapping_add(acc); w105 = 1; } 1 => { w104 = acc; w105 = n; } _ => { w104 = 5u32; w105 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w104) ^ w105;
-    'l107: for k106 in 0..n % 4 {
-        for k107 in 0..2u32 {
-            thread::sync_threads();
-            let w108: u32;
-            if acc > 31 { w108 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w108 = 31; }
-            acc ^= w108;
-            if k106 == 2 && k107 == 0 { continue 'l107; }
-            acc = acc.wrapping_add(k106 ^ k107);
-            thread::sync_threads();
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let mut k122 = 0u32;
+    while k122 < n % 3 {
+        k122 += 1;
+        if k122 == 2 { break; }
+        acc = acc.wrapping_add(k122);
+        thread::sync_threads();
+    }
+    let mut k123 = 0u32;
+    while k123 < 2u32 {
+        k123 += 1;
+        acc = (t ^ t.rotate_left(29));
+        acc = acc.wrapping_add(k123);
+        thread::sync_threads();
+    }
+    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let mut K124 = 64u32;
+    let v125 = t + K124;
+    K124 = K124.wrapping_mul(3);
+    acc = acc.wrapping_add(K124);
+    let mut k126 = 0u32;
+    while k126 < 2u32 {
+        k126 += 1;
+        if acc != 7 || t < 64 {
+            if k126 == 0 && n % 2 == 0 { continue; }
         }
-        acc = acc.rotate_left(k106 + 1);
-    }
-    for k109 in 0..n % 4 {
-        thread::sync_threads();
-        thread::sync_threads();
-        let n = (n & 0xff) * 2;
-        acc = acc.wrapping_add(k109);
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
-    thread::sync_threads();
-    for k110 in 0..n % 4 {
-        let w111: u32;
-        if t % 2 == 0 { w111 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w111 = 5; }
-        acc ^= w111;
-        acc = acc.wrapping_add(k110);
+        acc = acc.wrapping_add(k126);
         thread::sync_threads();
     }
-    'l113: for k112 in 0..n % 4 {
-        for k113 in 0..2u32 {
-            thread::sync_threads();
-            let n = (n & 0xff) * 2;
-            if k112 == 0 && k113 == 0 { continue 'l113; }
-            acc = acc.wrapping_add(k112 ^ k113);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k112 + 1);
+    let mut k127 = 0u32;
+    while k127 < 2u32 {
+        k127 += 1;
+        acc = if acc % 2 == 0 { v125 } else { acc.wrapping_sub(v125) };
+        if k127 == 0 { continue; }
+        acc = acc.wrapping_add(k127);
+        thread::sync_threads();
+        if t % 5 == 0 { continue; }
+        acc ^= k127.wrapping_mul(3);
     }
-    let mut K114 = 1u32;
-    let v115 = t + K114;
-    K114 = K114.wrapping_mul(7);
-    acc = acc.wrapping_add(K114);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1079,26 +1053,22 @@ pub fn fuzz_0029(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 39) % 64) as usize));
-    thread::sync_threads();
-    let v116 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    if n % 2 == 0 {
-        acc = v116.wrapping_mul(2654435769).wrapping_add(n);
+    for k128 in 0..(n % 4) % 5 {
         thread::sync_threads();
+        acc = acc.wrapping_add(k128);
     }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    for k117 in 0..3u32 {
-        thread::sync_threads();
-        if k117 == 0 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k117);
-        if t % 2 == 0 { continue; }
-        acc ^= k117.wrapping_mul(3);
+    let n = (n & 0xff) * 4;
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g129 = n - 6;
+    acc = acc.wrapping_mul(2654435769).wrapping_add(n);
+    thread::sync_threads();
+    let v130 = acc.wrapping_mul(64).wrapping_add(t);
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -1112,34 +1082,41 @@ pub fn fuzz_0030(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k118 in 0..3u32 {
-        acc = t.wrapping_add(acc);
-        let v119 = t.wrapping_mul(1000).wrapping_add(acc);
-        acc = acc.wrapping_add(k118);
+    let mut K131 = 255u32;
+    let v132 = t + K131;
+    K131 = K131.wrapping_mul(2);
+    acc = acc.wrapping_add(K131);
+    for k133 in 0..n % 4 {
+        acc = if acc % 2 == 0 { k133 } else { acc.wrapping_sub(k133) };
+        tile.set(t as usize, acc);
         thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
+        thread::sync_threads();
+        let w134: u32;
+        if n % 2 == 0 { w134 = v132.wrapping_add(k133); } else { w134 = 2654435769; }
+        acc ^= w134;
+        acc = acc.wrapping_add(k133);
+        if t % 2 == 0 { continue; }
+        acc ^= k133.wrapping_mul(3);
     }
-    acc = acc.wrapping_mul(2654435769).wrapping_add(acc);
+    if t < 48 {
+        let v135 = if t % 2 == 0 { v132 } else { t.wrapping_sub(v132) };
+        let v136 = x[(v135 as usize) % x.len()].wrapping_add(v132);
+    }
     thread::sync_threads();
-    let v120 = acc.wrapping_mul(64).wrapping_add(t);
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    let w137;
+    let w138: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w137 = x[(acc as usize) % x.len()].wrapping_add(t); w138 = 1; } 1 => { w137 = acc; w138 = n; } _ => { w137 = 2654435769u32; w138 = t; } }
+    acc = acc.wrapping_add(w137) ^ w138;
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    if n % 2 == 0 {
-        acc = if v120 % 2 == 0 { v120 } else { v120.wrapping_sub(v120) };
-        thread::sync_threads();
-    }
-    let w121: u32;
-    if t % 2 == 0 { w121 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w121 = 5; }
-    acc ^= w121;
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
-    thread::sync_threads();
+    let g139 = n - 1;
+    let n = (thread::block_dim().x).wrapping_add(g139);
+    let v140 = x[(v132 as usize) % x.len()].wrapping_add(t);
+    let n = g139.wrapping_add(1);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1152,66 +1129,31 @@ pub fn fuzz_0031(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t < 17 {
-        let n = (n & 0xff) * 2;
-        let n = (n & 0xff) * 3;
-    }
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    if n % 3 == 0 {
-        acc = x[(t as usize) % x.len()].wrapping_add(t);
-        thread::sync_threads();
-    }
-    if n % 2 == 0 {
-        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-        thread::sync_threads();
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
-    thread::sync_threads();
-    let v122 = t.wrapping_add(acc);
-    if n % 2 == 0 {
-        acc = if t % 2 == 0 { v122 } else { t.wrapping_sub(v122) };
-        thread::sync_threads();
-    }
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 32.
-#[kernel]
-pub fn fuzz_0032(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
     if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
     thread::sync_threads();
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
     thread::sync_threads();
-    'l124: for k123 in 0..3u32 {
-        for k124 in 0..2u32 {
+    'l142: for k141 in 0..3u32 {
+        for k142 in 0..2u32 {
             thread::sync_threads();
-            acc = acc.wrapping_mul(2654435769).wrapping_add(k124);
-            if k123 == 0 && k124 == 1 { continue 'l124; }
-            acc = acc.wrapping_add(k123 ^ k124);
+            acc = acc.wrapping_mul(2654435769).wrapping_add(k142);
+            if k141 == 0 && k142 == 1 { continue 'l142; }
+            acc = acc.wrapping_add(k141 ^ k142);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k123 + 1);
+        acc = acc.rotate_left(k141 + 1);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 34) % 64) as usize));
     thread::sync_threads();
-    let mut K125 = 255u32;
-    let v126 = t + K125;
-    K125 = K125.wrapping_mul(255);
-    acc = acc.wrapping_add(K125);
-    let v127 = (t ^ t.rotate_left(21));
+    let mut K143 = 255u32;
+    let v144 = t + K143;
+    K143 = K143.wrapping_mul(255);
+    acc = acc.wrapping_add(K143);
+    let v145 = (t ^ t.rotate_left(21));
     if n % 5 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
@@ -1225,18 +1167,18 @@ pub fn fuzz_0032(x: &[u32], n: u32, out: Out<u32>) {
     }
 }
 
-/// Generated kernel 33.
+/// Generated kernel 32.
 #[kernel]
-pub fn fuzz_0033(x: &[u32], n: u32, out: Out<u32>) {
+pub fn fuzz_0032(x: &[u32], n: u32, out: Out<u32>) {
     let tile = shared!([u32; 64]);
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u128 = (n & 0xffff) + 8;
-    let v129 = (t ^ u128.rotate_left(26));
+    let u146 = (n & 0xffff) + 8;
+    let v147 = (t ^ u146.rotate_left(26));
     if t < 33 {
         acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        acc = (v129 ^ t.rotate_left(10));
+        acc = (v147 ^ t.rotate_left(10));
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
@@ -1252,26 +1194,26 @@ pub fn fuzz_0033(x: &[u32], n: u32, out: Out<u32>) {
     }
 }
 
-/// Generated kernel 34.
+/// Generated kernel 33.
 #[kernel]
-pub fn fuzz_0034(x: &[u32], n: u32, out: Out<u32>) {
+pub fn fuzz_0033(x: &[u32], n: u32, out: Out<u32>) {
     let tile = shared!([u32; 64]);
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let n = (n & 0xff) * 4;
-    let w130: u32;
-    if t % 2 == 0 { w130 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w130 = 1; }
-    acc ^= w130;
+    let w148: u32;
+    if t % 2 == 0 { w148 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w148 = 1; }
+    acc ^= w148;
     if n % 11 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let mut k131 = 0u32;
-    while k131 < 2u32 {
-        k131 += 1;
+    let mut k149 = 0u32;
+    while k149 < 2u32 {
+        k149 += 1;
         acc = (t ^ n.rotate_left(7));
-        acc = acc.wrapping_add(k131);
+        acc = acc.wrapping_add(k149);
         thread::sync_threads();
     }
     if i < out.len() {
@@ -1279,9 +1221,9 @@ pub fn fuzz_0034(x: &[u32], n: u32, out: Out<u32>) {
     }
 }
 
-/// Generated kernel 35.
+/// Generated kernel 34.
 #[kernel]
-pub fn fuzz_0035(x: &[u32], n: u32, out: Out<u32>) {
+pub fn fuzz_0034(x: &[u32], n: u32, out: Out<u32>) {
     let tile = shared!([u32; 64]);
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
@@ -1299,26 +1241,59 @@ pub fn fuzz_0035(x: &[u32], n: u32, out: Out<u32>) {
     acc = (acc ^ n.rotate_left(30));
     acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
     thread::sync_threads();
-    let v132 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let mut k133 = 0u32;
-    while k133 < 2u32 {
-        k133 += 1;
+    let v150 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let mut k151 = 0u32;
+    while k151 < 2u32 {
+        k151 += 1;
         if acc != 7 || t < 64 {
-            if k133 == 2 && n % 2 == 1 { continue; }
+            if k151 == 2 && n % 2 == 1 { continue; }
         }
         thread::sync_threads();
-        carried = if acc % 2 == 0 { v132 } else { acc.wrapping_sub(v132) };
+        carried = if acc % 2 == 0 { v150 } else { acc.wrapping_sub(v150) };
         acc ^= carried;
-        let w134: u32;
-        if n % 2 == 0 { w134 = (t ^ n.rotate_left(30)); } else { w134 = 2654435769; }
-        acc ^= w134;
-        acc = acc.wrapping_add(k133);
+        let w152: u32;
+        if n % 2 == 0 { w152 = (t ^ n.rotate_left(30)); } else { w152 = 2654435769; }
+        acc ^= w152;
+        acc = acc.wrapping_add(k151);
     }
-    let (w135, w136): (u32, u32);
+    let (w153, w154): (u32, u32);
     thread::sync_threads();
-    if acc > 1 { (w135, w136) = ((t ^ v132.rotate_left(3)), t); } else { w135 = 13; w136 = acc; }
+    if acc > 1 { (w153, w154) = ((t ^ v150.rotate_left(3)), t); } else { w153 = 13; w154 = acc; }
     thread::sync_threads();
-    acc = acc.wrapping_add(w135) ^ w136;
+    acc = acc.wrapping_add(w153) ^ w154;
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 35.
+#[kernel]
+pub fn fuzz_0035(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    thread::sync_threads();
+    let u155 = (x.len() as u32).wrapping_add(n);
+    'l157: for k156 in 0..3u32 {
+        for k157 in 0..2u32 {
+            thread::sync_threads();
+            acc = (t ^ k156.rotate_left(23));
+            if k156 == 1 && k157 == 1 { continue 'l157; }
+            acc = acc.wrapping_add(k156 ^ k157);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k156 + 1);
+    }
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g158 = n - 6;
+    let mut K159 = 2u32;
+    let v160 = t + K159;
+    K159 = K159.wrapping_mul(5);
+    acc = acc.wrapping_add(K159);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1331,27 +1306,38 @@ pub fn fuzz_0036(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    let u137 = (x.len() as u32).wrapping_add(n);
-    'l139: for k138 in 0..3u32 {
-        for k139 in 0..2u32 {
+    let mut carried: u32;
+    'l162: for k161 in 0..n % 4 {
+        for k162 in 0..2u32 {
             thread::sync_threads();
-            acc = (t ^ k138.rotate_left(23));
-            if k138 == 1 && k139 == 1 { continue 'l139; }
-            acc = acc.wrapping_add(k138 ^ k139);
+            let n = k162.rotate_left(19);
+            if k161 == 2 && k162 == 1 { break 'l162; }
+            acc = acc.wrapping_add(k161 ^ k162);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k138 + 1);
+        acc = acc.rotate_left(k161 + 1);
     }
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 11) % 64) as usize));
+    thread::sync_threads();
+    let mut k163 = 0u32;
+    while k163 < n % 3 {
+        k163 += 1;
+        if k163 == 2 { continue; }
+        thread::sync_threads();
+        carried = x[(acc as usize) % x.len()].wrapping_add(n);
+        acc ^= carried;
+        acc = acc.wrapping_add(k163);
+        if t % 3 == 0 { continue; }
+        acc ^= k163.wrapping_mul(3);
+    }
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g140 = n - 6;
-    if n % 2 == 0 {
-        acc = if t % 2 == 0 { u137 } else { t.wrapping_sub(u137) };
-        thread::sync_threads();
-    }
+    acc = acc.wrapping_add(acc);
+    let v164 = t.wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1364,26 +1350,22 @@ pub fn fuzz_0037(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k141 = 0u32;
-    while k141 < n % 3 {
-        k141 += 1;
-        match k141 {
-            0 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_mul(31).wrapping_add(acc);
+    acc = t.wrapping_add(t);
+    for k165 in 0..3u32 {
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(k141);
-    }
-    for k142 in 0..n % 4 {
-        let n = (n & 0xff) * 4;
+        acc = acc.wrapping_add(tile.get(((t + 34) % 64) as usize));
         thread::sync_threads();
-        acc = acc.wrapping_add(k142);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k165);
+        if t % 2 == 0 { continue; }
+        acc ^= k165.wrapping_mul(3);
     }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    if t % 3 == 0 {
-        let n = (n & 0xff) * 4;
-    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
+    thread::sync_threads();
+    let v166 = x[(acc as usize) % x.len()].wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1396,27 +1378,12 @@ pub fn fuzz_0038(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_mul(7).wrapping_add(acc);
-    let v143 = t.wrapping_add(t);
+    acc = t.wrapping_mul(5).wrapping_add(t);
     thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
-    thread::sync_threads();
-    for k144 in 0..n % 4 {
-        let w145: u32;
-        if t % 2 == 0 { w145 = (acc ^ acc.rotate_left(2)); } else { w145 = 11; }
-        acc ^= w145;
-        acc = acc.wrapping_add(k144);
-        thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k144.wrapping_mul(3);
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
-    thread::sync_threads();
-    acc = t.wrapping_add(acc);
+    let mut K167 = 1u32;
+    let v168 = t + K167;
+    K167 = K167.wrapping_mul(11);
+    acc = acc.wrapping_add(K167);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1429,35 +1396,47 @@ pub fn fuzz_0039(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 2 == 0 {
-        acc = acc.wrapping_mul(7).wrapping_add(n);
+    let (w169, w170): (u32, u32);
+    thread::sync_threads();
+    if t % 2 == 0 { (w169, w170) = (x[(acc as usize) % x.len()].wrapping_add(acc), t); } else { w169 = 5; w170 = acc; }
+    acc = acc.wrapping_add(w169) ^ w170;
+    let mut k171 = 0u32;
+    while k171 < n % 3 {
+        k171 += 1;
         thread::sync_threads();
+        acc = acc.wrapping_add(k171);
     }
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    if acc % 2 == 1 {
+        let v172 = t.wrapping_mul(1).wrapping_add(n);
+        acc = x[(acc as usize) % x.len()].wrapping_add(n);
     }
-    let mut K146 = 11u32;
-    let v147 = t + K146;
-    K146 = K146.wrapping_mul(11);
-    acc = acc.wrapping_add(K146);
+    if acc % 2 == 1 {
+        let n = (x.len() as u32).wrapping_add(n);
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
-    thread::sync_threads();
-    let u148 = (n & 0xffff) + 7;
-    let w149: u32;
-    if n % 2 == 0 { w149 = x[(v147 as usize) % x.len()].wrapping_add(v147); } else { w149 = 31; }
-    acc ^= w149;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
     thread::sync_threads();
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
     thread::sync_threads();
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 5);
+    'l174: for k173 in 0..n % 4 {
+        for k174 in 0..2u32 {
+            thread::sync_threads();
+            let v175 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+            if k173 == 0 && k174 == 1 { break 'l174; }
+            acc = acc.wrapping_add(k173 ^ k174);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k173 + 1);
+    }
+    let mut k176 = 0u32;
+    while k176 < n % 3 {
+        k176 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k176);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1470,31 +1449,29 @@ pub fn fuzz_0040(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k150 in 0..n % 4 {
-        thread::sync_threads();
-        if k150 == 1 { continue; }
-        if k150 == 1 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
+    let n = (n & 0xff) * 3;
+    let u177 = n.rotate_left(12);
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    'l179: for k178 in 0..3u32 {
+        for k179 in 0..2u32 {
+            thread::sync_threads();
+            let w180: u32;
+            if acc > 64 { w180 = acc.wrapping_mul(1000).wrapping_add(n); } else { w180 = 13; }
+            acc ^= w180;
+            if k178 == 1 && k179 == 0 { break 'l179; }
+            acc = acc.wrapping_add(k178 ^ k179);
+            thread::sync_threads();
         }
-        acc = acc.wrapping_add(k150);
+        acc = acc.rotate_left(k178 + 1);
     }
-    let mut k151 = 0u32;
-    while k151 < 2u32 {
-        k151 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        let n = (n & 0xff) * 4;
-        acc = acc.wrapping_add(k151);
-        if t % 3 == 0 { continue; }
-        acc ^= k151.wrapping_mul(3);
-    }
-    acc = (t ^ t.rotate_left(19));
-    for k152 in 0..n % 4 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k152);
-    }
+    let w181;
+    let w182: u32;
     thread::sync_threads();
+    match t % 3 { 0 => { w181 = (t ^ n.rotate_left(14)); w182 = 1; } 1 => { w181 = acc; w182 = n; } _ => { w181 = 2654435769u32; w182 = t; } }
+    acc = acc.wrapping_add(w181) ^ w182;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1507,10 +1484,10 @@ pub fn fuzz_0041(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    acc = acc.wrapping_mul(7).wrapping_add(n);
     acc = acc.wrapping_mul(255).wrapping_add(acc);
     acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
     thread::sync_threads();
-    acc = (t ^ t.rotate_left(31));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1523,21 +1500,18 @@ pub fn fuzz_0042(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v153 = t.wrapping_add(n);
-    tile.set(t as usize, acc);
+    let mut K183 = 3u32;
+    let v184 = t + K183;
+    K183 = K183.wrapping_mul(5);
+    acc = acc.wrapping_add(K183);
+    let v185 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    let n = (n & 0xff) * 2;
+    let w186;
+    let w187: u32;
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
+    match t % 3 { 0 => { w186 = v184.wrapping_mul(64).wrapping_add(v185); w187 = 1; } 1 => { w186 = acc; w187 = n; } _ => { w186 = 31u32; w187 = t; } }
     thread::sync_threads();
-    acc = x[(v153 as usize) % x.len()].wrapping_add(t);
-    for k154 in 0..n % 4 {
-        match k154 {
-            2 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        let v155 = (acc ^ v153.rotate_left(4));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k154);
-    }
+    acc = acc.wrapping_add(w186) ^ w187;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1550,31 +1524,35 @@ pub fn fuzz_0043(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    if t % 3 == 0 {
-        acc = acc.wrapping_add(acc);
-        acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    let mut k188 = 0u32;
+    while k188 < 2u32 {
+        k188 += 1;
+        if k188 == 0 { continue; }
+        acc = acc.wrapping_mul(3).wrapping_add(t);
+        if k188 == 1 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k188);
+        thread::sync_threads();
     }
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    thread::sync_threads();
+    let mut k189 = 0u32;
+    while k189 < n % 3 {
+        k189 += 1;
+        if k189 == 0 { continue; }
+        acc = acc.wrapping_add(k189);
+        thread::sync_threads();
     }
-    let g156 = n - 1;
-    thread::sync_threads();
-    let mut K157 = 2654435769u32;
-    let v158 = t + K157;
-    K157 = K157.wrapping_mul(255);
-    acc = acc.wrapping_add(K157);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 20);
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
-    thread::sync_threads();
+    for k190 in 0..3u32 {
+        if k190 == 2 { break; }
+        acc = acc.wrapping_add(k190);
+        thread::sync_threads();
+    }
+    if n % 2 == 0 {
+        acc = t.wrapping_add(n);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1587,44 +1565,23 @@ pub fn fuzz_0044(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k159 = 0u32;
-    while k159 < n % 3 {
-        k159 += 1;
-        acc = acc.wrapping_mul(5).wrapping_add(n);
+    let v191 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let mut K192 = 255u32;
+    let v193 = t + K192;
+    K192 = K192.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K192);
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let v194 = t.wrapping_mul(11).wrapping_add(v191);
+    let mut k195 = 0u32;
+    while k195 < 2u32 {
+        k195 += 1;
+        if k195 == 0 { break; }
+        acc = acc.wrapping_add(k195);
         thread::sync_threads();
-        acc = acc.wrapping_add(k159);
-        if t % 5 == 0 { continue; }
-        acc ^= k159.wrapping_mul(3);
     }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g160 = n - 1;
-    for k161 in 0..(thread::block_dim().x).wrapping_add(g160) % 5 {
-        thread::sync_threads();
-        let w162: u32;
-        if t % 2 == 0 { w162 = acc.wrapping_mul(31).wrapping_add(t); } else { w162 = 3; }
-        acc ^= w162;
-        acc = acc.wrapping_add(k161);
-        if t % 2 == 0 { continue; }
-        acc ^= k161.wrapping_mul(3);
-    }
-    'l164: for k163 in 0..3u32 {
-        for k164 in 0..2u32 {
-            thread::sync_threads();
-            let w165: u32;
-            if acc > 3 { w165 = if acc % 2 == 0 { g160 } else { acc.wrapping_sub(g160) }; } else { w165 = 1; }
-            acc ^= w165;
-            if k163 == 2 && k164 == 0 { continue 'l164; }
-            acc = acc.wrapping_add(k163 ^ k164);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k163 + 1);
-    }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    thread::sync_threads();
+    let v196 = x[(v191 as usize) % x.len()].wrapping_add(acc);
+    acc = if v194 % 2 == 0 { t } else { v194.wrapping_sub(t) };
+    let v197 = v193.wrapping_mul(11).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1639,24 +1596,24 @@ pub fn fuzz_0045(x: &[u32], n: u32, out: Out<u32>) {
     let mut acc = x[i % x.len()];
     thread::sync_threads();
     if t % 3 == 0 {
-        let v166 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-        let w167: u32;
-        if n % 2 == 0 { w167 = (v166 ^ acc.rotate_left(0)); } else { w167 = 2; }
-        acc ^= w167;
+        let v198 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+        let w199: u32;
+        if n % 2 == 0 { w199 = (v198 ^ acc.rotate_left(0)); } else { w199 = 2; }
+        acc ^= w199;
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
     thread::sync_threads();
-    let mut k168 = 0u32;
-    while k168 < n % 3 {
-        k168 += 1;
-        let v169 = acc.wrapping_add(acc);
+    let mut k200 = 0u32;
+    while k200 < n % 3 {
+        k200 += 1;
+        let v201 = acc.wrapping_add(acc);
         acc = acc.wrapping_mul(31).wrapping_add(acc);
         if acc != 7 || t < 64 {
-            if k168 == 2 && n % 2 == 1 { break; }
+            if k200 == 2 && n % 2 == 1 { break; }
         }
-        acc = acc.wrapping_add(k168);
+        acc = acc.wrapping_add(k200);
         thread::sync_threads();
     }
     if i < out.len() {
@@ -1675,8 +1632,8 @@ pub fn fuzz_0046(x: &[u32], n: u32, out: Out<u32>) {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g170 = n - 1;
-    let u171 = (n % 3);
+    let g202 = n - 1;
+    let u203 = (n % 3);
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
@@ -1703,27 +1660,27 @@ pub fn fuzz_0047(x: &[u32], n: u32, out: Out<u32>) {
     let mut acc = x[i % x.len()];
     let mut carried: u32;
     thread::sync_threads();
-    let v172 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let v204 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
     acc = x[(t as usize) % x.len()].wrapping_add(acc);
-    let mut k173 = 0u32;
-    while k173 < n % 3 {
-        k173 += 1;
+    let mut k205 = 0u32;
+    while k205 < n % 3 {
+        k205 += 1;
         thread::sync_threads();
         carried = (acc ^ t.rotate_left(9));
         acc ^= carried;
-        acc = acc.wrapping_add(k173);
+        acc = acc.wrapping_add(k205);
     }
-    'l175: for k174 in 0..3u32 {
-        for k175 in 0..2u32 {
+    'l207: for k206 in 0..3u32 {
+        for k207 in 0..2u32 {
             thread::sync_threads();
-            acc = (acc ^ k175.rotate_left(19));
-            if k174 == 1 && k175 == 1 { continue 'l175; }
-            acc = acc.wrapping_add(k174 ^ k175);
+            acc = (acc ^ k207.rotate_left(19));
+            if k206 == 1 && k207 == 1 { continue 'l207; }
+            acc = acc.wrapping_add(k206 ^ k207);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k174 + 1);
+        acc = acc.rotate_left(k206 + 1);
     }
-    let v176 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    let v208 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1736,24 +1693,24 @@ pub fn fuzz_0048(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k177 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        if k177 == 2 { break; }
+    for k209 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        if k209 == 2 { break; }
         tile.set(t as usize, acc);
         thread::sync_threads();
         acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
         thread::sync_threads();
-        acc = acc.wrapping_add(k177);
+        acc = acc.wrapping_add(k209);
     }
-    let w178: u32;
-    if t % 2 == 0 { w178 = (acc ^ acc.rotate_left(22)); } else { w178 = 11; }
-    acc ^= w178;
-    for k179 in 0..3u32 {
+    let w210: u32;
+    if t % 2 == 0 { w210 = (acc ^ acc.rotate_left(22)); } else { w210 = 11; }
+    acc ^= w210;
+    for k211 in 0..3u32 {
         acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
         if acc != 7 || t < 64 {
-            if k179 == 1 && n % 2 == 1 { break; }
+            if k211 == 1 && n % 2 == 1 { break; }
         }
         thread::sync_threads();
-        acc = acc.wrapping_add(k179);
+        acc = acc.wrapping_add(k211);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -1767,20 +1724,20 @@ pub fn fuzz_0049(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w180: u32;
-    if n % 2 == 0 { w180 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w180 = 1000; }
-    acc ^= w180;
-    'l182: for k181 in 0..3u32 {
-        for k182 in 0..2u32 {
+    let w212: u32;
+    if n % 2 == 0 { w212 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w212 = 1000; }
+    acc ^= w212;
+    'l214: for k213 in 0..3u32 {
+        for k214 in 0..2u32 {
             thread::sync_threads();
-            let w183: u32;
-            if t % 2 == 0 { w183 = t.wrapping_mul(64).wrapping_add(acc); } else { w183 = 2; }
-            acc ^= w183;
-            if k181 == 2 && k182 == 0 { continue 'l182; }
-            acc = acc.wrapping_add(k181 ^ k182);
+            let w215: u32;
+            if t % 2 == 0 { w215 = t.wrapping_mul(64).wrapping_add(acc); } else { w215 = 2; }
+            acc ^= w215;
+            if k213 == 2 && k214 == 0 { continue 'l214; }
+            acc = acc.wrapping_add(k213 ^ k214);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k181 + 1);
+        acc = acc.rotate_left(k213 + 1);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
@@ -1803,9 +1760,9 @@ pub fn fuzz_0050(x: &[u32], n: u32, out: Out<u32>) {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    for k184 in 0..3u32 {
+    for k216 in 0..3u32 {
         acc = acc.wrapping_mul(5).wrapping_add(acc);
-        acc = acc.wrapping_add(k184);
+        acc = acc.wrapping_add(k216);
         thread::sync_threads();
     }
     if n % 5 == 1 {
@@ -1817,21 +1774,21 @@ pub fn fuzz_0050(x: &[u32], n: u32, out: Out<u32>) {
         acc = x[(t as usize) % x.len()].wrapping_add(t);
         acc = (acc ^ n.rotate_left(30));
     }
-    let v185 = (acc ^ acc.rotate_left(27));
-    'l187: for k186 in 0..n % 4 {
-        for k187 in 0..2u32 {
+    let v217 = (acc ^ acc.rotate_left(27));
+    'l219: for k218 in 0..n % 4 {
+        for k219 in 0..2u32 {
             thread::sync_threads();
             acc = t.wrapping_mul(5).wrapping_add(acc);
-            if k186 == 1 && k187 == 1 { continue 'l187; }
-            acc = acc.wrapping_add(k186 ^ k187);
+            if k218 == 1 && k219 == 1 { continue 'l219; }
+            acc = acc.wrapping_add(k218 ^ k219);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k186 + 1);
+        acc = acc.rotate_left(k218 + 1);
     }
-    for k188 in 0..3u32 {
+    for k220 in 0..3u32 {
         thread::sync_threads();
         thread::sync_threads();
-        acc = acc.wrapping_add(k188);
+        acc = acc.wrapping_add(k220);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
@@ -1857,33 +1814,33 @@ pub fn fuzz_0051(x: &[u32], n: u32, out: Out<u32>) {
     if t < 46 {
         acc = x[(t as usize) % x.len()].wrapping_add(n);
     }
-    'l190: for k189 in 0..n % 4 {
-        for k190 in 0..2u32 {
+    'l222: for k221 in 0..n % 4 {
+        for k222 in 0..2u32 {
             thread::sync_threads();
-            let v191 = t.wrapping_add(n);
-            if k189 == 0 && k190 == 1 { continue 'l190; }
-            acc = acc.wrapping_add(k189 ^ k190);
+            let v223 = t.wrapping_add(n);
+            if k221 == 0 && k222 == 1 { continue 'l222; }
+            acc = acc.wrapping_add(k221 ^ k222);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k189 + 1);
+        acc = acc.rotate_left(k221 + 1);
     }
-    let v192 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    for k193 in 0..n % 4 {
+    let v224 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    for k225 in 0..n % 4 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k193);
+        acc = acc.wrapping_add(k225);
     }
-    let mut k194 = 0u32;
-    while k194 < n % 3 {
-        k194 += 1;
-        match k194 {
+    let mut k226 = 0u32;
+    while k226 < n % 3 {
+        k226 += 1;
+        match k226 {
             0 => break,
             _ => acc = acc.wrapping_add(1),
         }
-        acc = acc.wrapping_add(k194);
+        acc = acc.wrapping_add(k226);
         thread::sync_threads();
     }
-    let v195 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    let v196 = if v192 % 2 == 0 { v195 } else { v192.wrapping_sub(v195) };
+    let v227 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    let v228 = if v224 % 2 == 0 { v227 } else { v224.wrapping_sub(v227) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1897,11 +1854,11 @@ pub fn fuzz_0052(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     thread::sync_threads();
-    let mut k197 = 0u32;
-    while k197 < 2u32 {
-        k197 += 1;
+    let mut k229 = 0u32;
+    while k229 < 2u32 {
+        k229 += 1;
         thread::sync_threads();
-        acc = acc.wrapping_add(k197);
+        acc = acc.wrapping_add(k229);
     }
     thread::sync_threads();
     if i < out.len() {
@@ -1925,7 +1882,7 @@ pub fn fuzz_0053(x: &[u32], n: u32, out: Out<u32>) {
     acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
     if t % 3 == 0 {
         acc = acc.wrapping_add(n);
-        let v198 = x[(t as usize) % x.len()].wrapping_add(acc);
+        let v230 = x[(t as usize) % x.len()].wrapping_add(acc);
     }
     if n % 7 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
@@ -1944,22 +1901,22 @@ pub fn fuzz_0054(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     if acc % 2 == 1 {
-        let w199: u32;
-        if t % 2 == 0 { w199 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w199 = 13; }
-        acc ^= w199;
+        let w231: u32;
+        if t % 2 == 0 { w231 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w231 = 13; }
+        acc ^= w231;
     }
     let n = (n & 0xff) * 2;
-    for k200 in 0..n.wrapping_mul(64) % 5 {
+    for k232 in 0..n.wrapping_mul(64) % 5 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k200);
+        acc = acc.wrapping_add(k232);
         if t % 5 == 0 { continue; }
-        acc ^= k200.wrapping_mul(3);
+        acc ^= k232.wrapping_mul(3);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
     thread::sync_threads();
-    let u201 = (n & 0xffff) + 5;
+    let u233 = (n & 0xffff) + 5;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1972,14 +1929,14 @@ pub fn fuzz_0055(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k202 in 0..n.wrapping_mul(13) % 5 {
-        let w203: u32;
-        if n % 2 == 0 { w203 = acc.wrapping_mul(64).wrapping_add(n); } else { w203 = 5; }
-        acc ^= w203;
-        acc = acc.wrapping_add(k202);
+    for k234 in 0..n.wrapping_mul(13) % 5 {
+        let w235: u32;
+        if n % 2 == 0 { w235 = acc.wrapping_mul(64).wrapping_add(n); } else { w235 = 5; }
+        acc ^= w235;
+        acc = acc.wrapping_add(k234);
         thread::sync_threads();
         if t % 2 == 0 { continue; }
-        acc ^= k202.wrapping_mul(3);
+        acc ^= k234.wrapping_mul(3);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
@@ -1991,10 +1948,10 @@ pub fn fuzz_0055(x: &[u32], n: u32, out: Out<u32>) {
     thread::sync_threads();
     acc = x[(acc as usize) % x.len()].wrapping_add(t);
     thread::sync_threads();
-    let mut K204 = 2654435769u32;
-    let v205 = t + K204;
-    K204 = K204.wrapping_mul(7);
-    acc = acc.wrapping_add(K204);
+    let mut K236 = 2654435769u32;
+    let v237 = t + K236;
+    K236 = K236.wrapping_mul(7);
+    acc = acc.wrapping_add(K236);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2007,22 +1964,22 @@ pub fn fuzz_0056(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K206 = 2654435769u32;
-    let v207 = t + K206;
-    K206 = K206.wrapping_mul(1000);
-    acc = acc.wrapping_add(K206);
+    let mut K238 = 2654435769u32;
+    let v239 = t + K238;
+    K238 = K238.wrapping_mul(1000);
+    acc = acc.wrapping_add(K238);
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
     thread::sync_threads();
-    let mut K208 = 13u32;
-    let v209 = t + K208;
-    K208 = K208.wrapping_mul(31);
-    acc = acc.wrapping_add(K208);
-    for k210 in 0..n.rotate_left(18) % 5 {
+    let mut K240 = 13u32;
+    let v241 = t + K240;
+    K240 = K240.wrapping_mul(31);
+    acc = acc.wrapping_add(K240);
+    for k242 in 0..n.rotate_left(18) % 5 {
         thread::sync_threads();
-        if k210 == 1 { break; }
-        acc = acc.wrapping_add(k210);
+        if k242 == 1 { break; }
+        acc = acc.wrapping_add(k242);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2037,26 +1994,26 @@ pub fn fuzz_0057(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    'l212: for k211 in 0..3u32 {
-        for k212 in 0..2u32 {
+    'l244: for k243 in 0..3u32 {
+        for k244 in 0..2u32 {
             thread::sync_threads();
-            let v213 = acc.wrapping_mul(1000).wrapping_add(t);
-            if k211 == 0 && k212 == 0 { continue 'l212; }
-            acc = acc.wrapping_add(k211 ^ k212);
+            let v245 = acc.wrapping_mul(1000).wrapping_add(t);
+            if k243 == 0 && k244 == 0 { continue 'l244; }
+            acc = acc.wrapping_add(k243 ^ k244);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k211 + 1);
+        acc = acc.rotate_left(k243 + 1);
     }
     thread::sync_threads();
-    for k214 in 0..(n ^ 7) % 5 {
-        if k214 == 2 && n % 3 == 2 {
+    for k246 in 0..(n ^ 7) % 5 {
+        if k246 == 2 && n % 3 == 2 {
             if i < out.len() { out.set(i, acc ^ 0xface); }
             return;
         }
-        acc = acc.wrapping_add(k214);
+        acc = acc.wrapping_add(k246);
         thread::sync_threads();
         if t % 5 == 0 { continue; }
-        acc ^= k214.wrapping_mul(3);
+        acc ^= k246.wrapping_mul(3);
     }
     if n % 5 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
@@ -2071,14 +2028,14 @@ pub fn fuzz_0057(x: &[u32], n: u32, out: Out<u32>) {
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
     thread::sync_threads();
-    for k215 in 0..n % 4 {
+    for k247 in 0..n % 4 {
         thread::sync_threads();
         carried = (t ^ t.rotate_left(5));
         acc ^= carried;
         thread::sync_threads();
         carried = acc.wrapping_add(t);
         acc ^= carried;
-        acc = acc.wrapping_add(k215);
+        acc = acc.wrapping_add(k247);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2093,28 +2050,28 @@ pub fn fuzz_0058(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     thread::sync_threads();
-    for k216 in 0..(n ^ 1000) % 5 {
-        let n = k216.rotate_left(0);
-        acc = acc.wrapping_add(k216);
+    for k248 in 0..(n ^ 1000) % 5 {
+        let n = k248.rotate_left(0);
+        acc = acc.wrapping_add(k248);
         thread::sync_threads();
     }
-    let mut k217 = 0u32;
-    while k217 < n % 3 {
-        k217 += 1;
-        let w218: u32;
-        if n % 2 == 0 { w218 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }; } else { w218 = 255; }
-        acc ^= w218;
-        acc = acc.wrapping_add(k217);
+    let mut k249 = 0u32;
+    while k249 < n % 3 {
+        k249 += 1;
+        let w250: u32;
+        if n % 2 == 0 { w250 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }; } else { w250 = 255; }
+        acc ^= w250;
+        acc = acc.wrapping_add(k249);
         thread::sync_threads();
         if t % 3 == 0 { continue; }
-        acc ^= k217.wrapping_mul(3);
+        acc ^= k249.wrapping_mul(3);
     }
     if n < 1 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g219 = n - 1;
-    let v220 = acc.wrapping_mul(2654435769).wrapping_add(t);
+    let g251 = n - 1;
+    let v252 = acc.wrapping_mul(2654435769).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2127,14 +2084,14 @@ pub fn fuzz_0059(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k221 = 0u32;
-    while k221 < 2u32 {
-        k221 += 1;
+    let mut k253 = 0u32;
+    while k253 < 2u32 {
+        k253 += 1;
         thread::sync_threads();
         thread::sync_threads();
-        acc = acc.wrapping_add(k221);
+        acc = acc.wrapping_add(k253);
         if t % 5 == 0 { continue; }
-        acc ^= k221.wrapping_mul(3);
+        acc ^= k253.wrapping_mul(3);
     }
     acc ^= warp::shfl_down_sync(u32::MAX, acc, 15);
     acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
@@ -2157,13 +2114,13 @@ pub fn fuzz_0060(x: &[u32], n: u32, out: Out<u32>) {
     let mut acc = x[i % x.len()];
     acc = acc.wrapping_mul(64).wrapping_add(t);
     acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    for k222 in 0..(n ^ 64) % 5 {
-        let v223 = x[(acc as usize) % x.len()].wrapping_add(n);
+    for k254 in 0..(n ^ 64) % 5 {
+        let v255 = x[(acc as usize) % x.len()].wrapping_add(n);
         tile.set(t as usize, acc);
         thread::sync_threads();
         acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
         thread::sync_threads();
-        acc = acc.wrapping_add(k222);
+        acc = acc.wrapping_add(k254);
     }
     acc = (t ^ acc.rotate_left(14));
     tile.set(t as usize, acc);
@@ -2174,20 +2131,20 @@ pub fn fuzz_0060(x: &[u32], n: u32, out: Out<u32>) {
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
     thread::sync_threads();
-    for k224 in 0..3u32 {
+    for k256 in 0..3u32 {
         thread::sync_threads();
         thread::sync_threads();
-        let w225: u32;
-        if t % 2 == 0 { w225 = acc.wrapping_mul(64).wrapping_add(acc); } else { w225 = 2; }
-        acc ^= w225;
-        acc = acc.wrapping_add(k224);
+        let w257: u32;
+        if t % 2 == 0 { w257 = acc.wrapping_mul(64).wrapping_add(acc); } else { w257 = 2; }
+        acc ^= w257;
+        acc = acc.wrapping_add(k256);
         if t % 2 == 0 { continue; }
-        acc ^= k224.wrapping_mul(3);
+        acc ^= k256.wrapping_mul(3);
     }
-    let (w226, w227): (u32, u32);
+    let (w258, w259): (u32, u32);
     thread::sync_threads();
-    if t % 2 == 0 { (w226, w227) = (x[(t as usize) % x.len()].wrapping_add(t), t); } else { w226 = 3; w227 = acc; }
-    acc = acc.wrapping_add(w226) ^ w227;
+    if t % 2 == 0 { (w258, w259) = (x[(t as usize) % x.len()].wrapping_add(t), t); } else { w258 = 3; w259 = acc; }
+    acc = acc.wrapping_add(w258) ^ w259;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2200,31 +2157,31 @@ pub fn fuzz_0061(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k228 in 0..(n ^ 5) % 5 {
-        if k228 == 1 && n % 3 == 1 {
+    for k260 in 0..(n ^ 5) % 5 {
+        if k260 == 1 && n % 3 == 1 {
             if i < out.len() { out.set(i, acc ^ 0xface); }
             return;
         }
         thread::sync_threads();
-        acc = acc.wrapping_add(k228);
+        acc = acc.wrapping_add(k260);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
     thread::sync_threads();
-    for k229 in 0..3u32 {
-        match k229 {
+    for k261 in 0..3u32 {
+        match k261 {
             1 => break,
             _ => acc = acc.wrapping_add(1),
         }
-        let w230: u32;
-        if n % 2 == 0 { w230 = (t ^ n.rotate_left(2)); } else { w230 = 255; }
-        acc ^= w230;
+        let w262: u32;
+        if n % 2 == 0 { w262 = (t ^ n.rotate_left(2)); } else { w262 = 255; }
+        acc ^= w262;
         tile.set(t as usize, acc);
         thread::sync_threads();
         acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
         thread::sync_threads();
-        acc = acc.wrapping_add(k229);
+        acc = acc.wrapping_add(k261);
     }
     acc = x[(acc as usize) % x.len()].wrapping_add(n);
     if i < out.len() {
@@ -2244,25 +2201,25 @@ pub fn fuzz_0062(x: &[u32], n: u32, out: Out<u32>) {
     acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
     thread::sync_threads();
     acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    for k231 in 0..(n ^ 1000) % 5 {
+    for k263 in 0..(n ^ 1000) % 5 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k231);
+        acc = acc.wrapping_add(k263);
     }
-    let mut k232 = 0u32;
-    while k232 < 2u32 {
-        k232 += 1;
+    let mut k264 = 0u32;
+    while k264 < 2u32 {
+        k264 += 1;
         if acc != 7 || t < 64 {
-            if k232 == 0 && n % 2 == 0 { continue; }
+            if k264 == 0 && n % 2 == 0 { continue; }
         }
         thread::sync_threads();
         thread::sync_threads();
-        acc = acc.wrapping_add(k232);
+        acc = acc.wrapping_add(k264);
     }
-    let v233 = acc.wrapping_mul(31).wrapping_add(t);
-    let u234 = (n & 0xffff) + 6;
-    let v235 = if t % 2 == 0 { v233 } else { t.wrapping_sub(v233) };
+    let v265 = acc.wrapping_mul(31).wrapping_add(t);
+    let u266 = (n & 0xffff) + 6;
+    let v267 = if t % 2 == 0 { v265 } else { t.wrapping_sub(v265) };
     if n % 2 == 0 {
-        acc = if t % 2 == 0 { v235 } else { t.wrapping_sub(v235) };
+        acc = if t % 2 == 0 { v267 } else { t.wrapping_sub(v267) };
         thread::sync_threads();
     }
     if i < out.len() {
@@ -2286,23 +2243,23 @@ pub fn fuzz_0063(x: &[u32], n: u32, out: Out<u32>) {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g236 = n - 1;
+    let g268 = n - 1;
     acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
     if n % 2 == 0 {
-        acc = (acc ^ g236.rotate_left(30));
+        acc = (acc ^ g268.rotate_left(30));
         thread::sync_threads();
     }
-    'l238: for k237 in 0..3u32 {
-        for k238 in 0..2u32 {
+    'l270: for k269 in 0..3u32 {
+        for k270 in 0..2u32 {
             thread::sync_threads();
-            let w239: u32;
-            if n % 2 == 0 { w239 = (acc ^ acc.rotate_left(14)); } else { w239 = 1; }
-            acc ^= w239;
-            if k237 == 1 && k238 == 1 { break 'l238; }
-            acc = acc.wrapping_add(k237 ^ k238);
+            let w271: u32;
+            if n % 2 == 0 { w271 = (acc ^ acc.rotate_left(14)); } else { w271 = 1; }
+            acc ^= w271;
+            if k269 == 1 && k270 == 1 { break 'l270; }
+            acc = acc.wrapping_add(k269 ^ k270);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k237 + 1);
+        acc = acc.rotate_left(k269 + 1);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2317,10 +2274,10 @@ pub fn fuzz_0064(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     thread::sync_threads();
-    let mut K240 = 255u32;
-    let v241 = t + K240;
-    K240 = K240.wrapping_mul(7);
-    acc = acc.wrapping_add(K240);
+    let mut K272 = 255u32;
+    let v273 = t + K272;
+    K272 = K272.wrapping_mul(7);
+    acc = acc.wrapping_add(K272);
     acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
     acc = x[(t as usize) % x.len()].wrapping_add(acc);
     if i < out.len() {
@@ -2341,35 +2298,35 @@ pub fn fuzz_0065(x: &[u32], n: u32, out: Out<u32>) {
         return;
     }
     acc = (acc ^ n.rotate_left(13));
-    for k242 in 0..n % 4 {
-        match k242 {
+    for k274 in 0..n % 4 {
+        match k274 {
             1 => continue,
             _ => acc = acc.wrapping_add(1),
         }
-        let v243 = (acc ^ acc.rotate_left(3));
-        let w244: u32;
-        if acc > 2 { w244 = v243.wrapping_mul(255).wrapping_add(v243); } else { w244 = 2654435769; }
-        acc ^= w244;
-        acc = acc.wrapping_add(k242);
+        let v275 = (acc ^ acc.rotate_left(3));
+        let w276: u32;
+        if acc > 2 { w276 = v275.wrapping_mul(255).wrapping_add(v275); } else { w276 = 2654435769; }
+        acc ^= w276;
+        acc = acc.wrapping_add(k274);
         thread::sync_threads();
     }
-    let mut k245 = 0u32;
-    while k245 < n % 3 {
-        k245 += 1;
+    let mut k277 = 0u32;
+    while k277 < n % 3 {
+        k277 += 1;
         acc = t.wrapping_mul(7).wrapping_add(t);
         thread::sync_threads();
         carried = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
         acc ^= carried;
-        acc = acc.wrapping_add(k245);
+        acc = acc.wrapping_add(k277);
         if t % 3 == 0 { continue; }
-        acc ^= k245.wrapping_mul(3);
+        acc ^= k277.wrapping_mul(3);
     }
     acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-    for k246 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        if k246 == 0 { break; }
+    for k278 in 0..(x.len() as u32).wrapping_add(n) % 5 {
+        if k278 == 0 { break; }
         thread::sync_threads();
-        let v247 = acc.wrapping_add(n);
-        acc = acc.wrapping_add(k246);
+        let v279 = acc.wrapping_add(n);
+        acc = acc.wrapping_add(k278);
     }
     acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     if i < out.len() {
@@ -2384,26 +2341,35 @@ pub fn fuzz_0066(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k248 = 0u32;
-    while k248 < n % 3 {
-        k248 += 1;
+    let mut carried: u32;
+    let mut k280 = 0u32;
+    while k280 < n % 3 {
+        k280 += 1;
         let n = (x.len() as u32).wrapping_add(n);
         let n = (n & 0xff) * 4;
-        let w249: u32;
-        if t % 2 == 0 { w249 = acc.wrapping_add(acc); } else { w249 = 3; }
-        acc ^= w249;
-        acc = acc.wrapping_add(k248);
+        let w281: u32;
+        if t % 2 == 0 { w281 = acc.wrapping_add(acc); } else { w281 = 3; }
+        acc ^= w281;
+        acc = acc.wrapping_add(k280);
         thread::sync_threads();
     }
-    if n % 3 == 0 {
-        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    let mut K282 = 64u32;
+    let v283 = t + K282;
+    K282 = K282.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K282);
+    for k284 in 0..n.rotate_left(16) % 5 {
+        let v285 = v283.wrapping_mul(3).wrapping_add(n);
+        acc = acc.wrapping_add(k284);
         thread::sync_threads();
     }
-    if n % 3 == 0 {
-        acc = t.wrapping_mul(64).wrapping_add(acc);
+    for k286 in 0..3u32 {
         thread::sync_threads();
+        thread::sync_threads();
+        carried = x[(acc as usize) % x.len()].wrapping_add(acc);
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k286);
     }
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2416,25 +2382,14 @@ pub fn fuzz_0067(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
-    thread::sync_threads();
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    if acc % 2 == 1 {
+        let v287 = t.wrapping_add(t);
     }
-    let g250 = n - 14;
-    let w251;
-    let w252: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w251 = acc.wrapping_add(n); w252 = 1; } 1 => { w251 = acc; w252 = n; } _ => { w251 = 1000u32; w252 = t; } }
-    acc = acc.wrapping_add(w251) ^ w252;
+    let mut K288 = 2u32;
+    let v289 = t + K288;
+    K288 = K288.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K288);
     let n = (n & 0xff) * 3;
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    if t < 4 {
-        acc = acc.wrapping_add(acc);
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2447,55 +2402,36 @@ pub fn fuzz_0068(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K253 = 13u32;
-    let v254 = t + K253;
-    K253 = K253.wrapping_mul(255);
-    acc = acc.wrapping_add(K253);
-    let mut k255 = 0u32;
-    while k255 < n % 3 {
-        k255 += 1;
-        tile.set(t as usize, acc);
+    for k290 in 0..(n ^ 255) % 5 {
+        let w291: u32;
+        if t % 2 == 0 { w291 = acc.wrapping_add(t); } else { w291 = 1000; }
+        acc ^= w291;
+        acc = acc.wrapping_add(k290);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k255);
+        if t % 3 == 0 { continue; }
+        acc ^= k290.wrapping_mul(3);
     }
-    let u256 = (n & 0xffff) + 6;
-    'l258: for k257 in 0..n % 4 {
-        for k258 in 0..2u32 {
-            thread::sync_threads();
-            let w259: u32;
-            if n % 2 == 0 { w259 = t.wrapping_add(n); } else { w259 = 2654435769; }
-            acc ^= w259;
-            if k257 == 2 && k258 == 1 { continue 'l258; }
-            acc = acc.wrapping_add(k257 ^ k258);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k257 + 1);
-    }
-    for k260 in 0..u256.rotate_left(19) % 5 {
+    for k292 in 0..n.rotate_left(19) % 5 {
         tile.set(t as usize, acc);
         thread::sync_threads();
         acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
         thread::sync_threads();
-        acc = acc.wrapping_add(k260);
+        acc = acc.wrapping_add(k292);
     }
-    let w261;
-    let w262: u32;
+    let w293;
+    let w294: u32;
     thread::sync_threads();
-    match t % 3 { 0 => { w261 = (v254 ^ acc.rotate_left(7)); w262 = 1; } 1 => { w261 = acc; w262 = n; } _ => { w261 = 7u32; w262 = t; } }
-    acc = acc.wrapping_add(w261) ^ w262;
-    if t < 18 {
-        let w263: u32;
-        if t % 2 == 0 { w263 = x[(v254 as usize) % x.len()].wrapping_add(n); } else { w263 = 1000; }
-        acc ^= w263;
-    }
+    match t % 3 { 0 => { w293 = (t ^ acc.rotate_left(23)); w294 = 1; } 1 => { w293 = acc; w294 = n; } _ => { w293 = 5u32; w294 = t; } }
     thread::sync_threads();
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    acc = acc.wrapping_add(w293) ^ w294;
+    let mut k295 = 0u32;
+    while k295 < n % 3 {
+        k295 += 1;
+        thread::sync_threads();
+        let v296 = x[(t as usize) % x.len()].wrapping_add(acc);
+        let v297 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+        acc = acc.wrapping_add(k295);
     }
-    let g264 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2508,17 +2444,20 @@ pub fn fuzz_0069(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    for k265 in 0..3u32 {
-        let w266: u32;
-        if n % 2 == 0 { w266 = acc.wrapping_add(t); } else { w266 = 5; }
-        acc ^= w266;
-        acc = acc.wrapping_add(k265);
+    let n = (x.len() as u32).wrapping_add(n);
+    let w298: u32;
+    if t % 2 == 0 { w298 = t.wrapping_mul(13).wrapping_add(t); } else { w298 = 2; }
+    acc ^= w298;
+    let mut k299 = 0u32;
+    while k299 < n % 3 {
+        k299 += 1;
         thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k265.wrapping_mul(3);
+        acc = acc.wrapping_add(k299);
     }
-    let n = n.rotate_left(22);
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2531,34 +2470,36 @@ pub fn fuzz_0070(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let mut carried: u32;
+    for k300 in 0..n % 4 {
+        thread::sync_threads();
+        carried = (acc ^ acc.rotate_left(27));
+        acc ^= carried;
+        acc = acc.wrapping_add(k300);
     }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if t < 22 {
-        acc = (t ^ t.rotate_left(23));
-    }
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    'l268: for k267 in 0..3u32 {
-        for k268 in 0..2u32 {
+    acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
+    thread::sync_threads();
+    let mut K301 = 2u32;
+    let v302 = t + K301;
+    K301 = K301.wrapping_mul(1);
+    acc = acc.wrapping_add(K301);
+    'l304: for k303 in 0..3u32 {
+        for k304 in 0..2u32 {
             thread::sync_threads();
-            acc = x[(acc as usize) % x.len()].wrapping_add(k267);
-            if k267 == 1 && k268 == 0 { continue 'l268; }
-            acc = acc.wrapping_add(k267 ^ k268);
+            let v305 = x[(v302 as usize) % x.len()].wrapping_add(n);
+            if k303 == 1 && k304 == 0 { continue 'l304; }
+            acc = acc.wrapping_add(k303 ^ k304);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k267 + 1);
+        acc = acc.rotate_left(k303 + 1);
     }
     if n < 6 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g269 = n - 6;
+    let g306 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2571,28 +2512,28 @@ pub fn fuzz_0071(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k270 in 0..n.wrapping_mul(2654435769) % 5 {
-        let v271 = acc.wrapping_add(k270);
-        acc = acc.wrapping_add(k270);
+    for k307 in 0..n.wrapping_mul(2654435769) % 5 {
+        let v308 = acc.wrapping_add(k307);
+        acc = acc.wrapping_add(k307);
         thread::sync_threads();
     }
     if n % 5 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let mut k272 = 0u32;
-    while k272 < 2u32 {
-        k272 += 1;
+    let mut k309 = 0u32;
+    while k309 < 2u32 {
+        k309 += 1;
         thread::sync_threads();
         let n = (n & 0xff) * 4;
-        acc = acc.wrapping_add(k272);
+        acc = acc.wrapping_add(k309);
     }
-    let mut k273 = 0u32;
-    while k273 < 2u32 {
-        k273 += 1;
+    let mut k310 = 0u32;
+    while k310 < 2u32 {
+        k310 += 1;
         thread::sync_threads();
-        if k273 == 1 { break; }
-        acc = acc.wrapping_add(k273);
+        if k310 == 1 { break; }
+        acc = acc.wrapping_add(k310);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2609,21 +2550,21 @@ pub fn fuzz_0072(x: &[u32], n: u32, out: Out<u32>) {
     thread::sync_threads();
     thread::sync_threads();
     acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    'l275: for k274 in 0..3u32 {
-        for k275 in 0..2u32 {
+    'l312: for k311 in 0..3u32 {
+        for k312 in 0..2u32 {
             thread::sync_threads();
             let n = n.wrapping_add(255);
-            if k274 == 2 && k275 == 1 { break 'l275; }
-            acc = acc.wrapping_add(k274 ^ k275);
+            if k311 == 2 && k312 == 1 { break 'l312; }
+            acc = acc.wrapping_add(k311 ^ k312);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k274 + 1);
+        acc = acc.rotate_left(k311 + 1);
     }
     acc = t.wrapping_mul(11).wrapping_add(n);
-    for k276 in 0..n.wrapping_mul(1) % 5 {
+    for k313 in 0..n.wrapping_mul(1) % 5 {
         let n = (n & 0xff) * 3;
-        if k276 == 0 { break; }
-        acc = acc.wrapping_add(k276);
+        if k313 == 0 { break; }
+        acc = acc.wrapping_add(k313);
         thread::sync_threads();
     }
     acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
@@ -2639,21 +2580,21 @@ pub fn fuzz_0073(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K277 = 13u32;
-    let v278 = t + K277;
-    K277 = K277.wrapping_mul(1000);
-    acc = acc.wrapping_add(K277);
+    let mut K314 = 13u32;
+    let v315 = t + K314;
+    K314 = K314.wrapping_mul(1000);
+    acc = acc.wrapping_add(K314);
     if t % 3 == 0 {
         let n = (thread::block_dim().x).wrapping_add(n);
-        let w279: u32;
-        if n % 2 == 0 { w279 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w279 = 3; }
-        acc ^= w279;
+        let w316: u32;
+        if n % 2 == 0 { w316 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w316 = 3; }
+        acc ^= w316;
     }
     if n % 2 == 0 {
         acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
         thread::sync_threads();
     }
-    let v280 = (t ^ n.rotate_left(6));
+    let v317 = (t ^ n.rotate_left(6));
     let n = (n & 0xff) * 2;
     if i < out.len() {
         out.set(i, acc);
@@ -2667,27 +2608,27 @@ pub fn fuzz_0074(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v281 = x[(t as usize) % x.len()].wrapping_add(t);
-    acc = (v281 ^ n.rotate_left(21));
-    let v282 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    let v318 = x[(t as usize) % x.len()].wrapping_add(t);
+    acc = (v318 ^ n.rotate_left(21));
+    let v319 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
     thread::sync_threads();
     if t < 18 {
-        let v283 = v281.wrapping_mul(1000).wrapping_add(n);
-        let v284 = t.wrapping_mul(5).wrapping_add(t);
+        let v320 = v318.wrapping_mul(1000).wrapping_add(n);
+        let v321 = t.wrapping_mul(5).wrapping_add(t);
     }
     if n % 5 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let mut k285 = 0u32;
-    while k285 < n % 3 {
-        k285 += 1;
+    let mut k322 = 0u32;
+    while k322 < n % 3 {
+        k322 += 1;
         thread::sync_threads();
         thread::sync_threads();
         thread::sync_threads();
-        acc = acc.wrapping_add(k285);
+        acc = acc.wrapping_add(k322);
     }
-    acc = (acc ^ v282.rotate_left(19));
+    acc = (acc ^ v319.rotate_left(19));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2700,19 +2641,19 @@ pub fn fuzz_0075(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K286 = 11u32;
-    let v287 = t + K286;
-    K286 = K286.wrapping_mul(255);
-    acc = acc.wrapping_add(K286);
+    let mut K323 = 11u32;
+    let v324 = t + K323;
+    K323 = K323.wrapping_mul(255);
+    acc = acc.wrapping_add(K323);
     if acc % 2 == 1 {
-        let w288: u32;
-        if t % 2 == 0 { w288 = acc.wrapping_add(t); } else { w288 = 31; }
-        acc ^= w288;
+        let w325: u32;
+        if t % 2 == 0 { w325 = acc.wrapping_add(t); } else { w325 = 31; }
+        acc ^= w325;
     }
-    let (w289, w290): (u32, u32);
+    let (w326, w327): (u32, u32);
     thread::sync_threads();
-    if n % 2 == 0 { (w289, w290) = (x[(t as usize) % x.len()].wrapping_add(n), t); } else { w289 = 11; w290 = acc; }
-    acc = acc.wrapping_add(w289) ^ w290;
+    if n % 2 == 0 { (w326, w327) = (x[(t as usize) % x.len()].wrapping_add(n), t); } else { w326 = 11; w327 = acc; }
+    acc = acc.wrapping_add(w326) ^ w327;
     if n % 5 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
@@ -2736,14 +2677,14 @@ pub fn fuzz_0076(x: &[u32], n: u32, out: Out<u32>) {
     let mut acc = x[i % x.len()];
     let n = (n & 0xff) * 3;
     acc = acc.wrapping_mul(3).wrapping_add(acc);
-    for k291 in 0..3u32 {
+    for k328 in 0..3u32 {
         acc = (t ^ acc.rotate_left(7));
-        let v292 = t.wrapping_add(n);
+        let v329 = t.wrapping_add(n);
         let n = (n & 0xff) * 2;
-        acc = acc.wrapping_add(k291);
+        acc = acc.wrapping_add(k328);
         thread::sync_threads();
         if t % 2 == 0 { continue; }
-        acc ^= k291.wrapping_mul(3);
+        acc ^= k328.wrapping_mul(3);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2758,9 +2699,9 @@ pub fn fuzz_0077(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    let v293 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let v294 = t.wrapping_mul(1000).wrapping_add(t);
-    let u295 = n.wrapping_mul(11);
+    let v330 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let v331 = t.wrapping_mul(1000).wrapping_add(t);
+    let u332 = n.wrapping_mul(11);
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
@@ -2769,20 +2710,20 @@ pub fn fuzz_0077(x: &[u32], n: u32, out: Out<u32>) {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g296 = n - 14;
-    for k297 in 0..n % 4 {
+    let g333 = n - 14;
+    for k334 in 0..n % 4 {
         thread::sync_threads();
-        carried = v294.wrapping_add(u295);
+        carried = v331.wrapping_add(u332);
         acc ^= carried;
-        acc = if v293 % 2 == 0 { k297 } else { v293.wrapping_sub(k297) };
-        acc = acc.wrapping_add(k297);
+        acc = if v330 % 2 == 0 { k334 } else { v330.wrapping_sub(k334) };
+        acc = acc.wrapping_add(k334);
     }
-    acc = v294.wrapping_mul(7).wrapping_add(n);
-    for k298 in 0..n % 4 {
-        let v299 = (t ^ g296.rotate_left(3));
-        let v299 = v299.wrapping_mul(1).wrapping_add(t);
-        let v300 = v294.wrapping_mul(1000).wrapping_add(v294);
-        acc = acc.wrapping_add(k298);
+    acc = v331.wrapping_mul(7).wrapping_add(n);
+    for k335 in 0..n % 4 {
+        let v336 = (t ^ g333.rotate_left(3));
+        let v336 = v336.wrapping_mul(1).wrapping_add(t);
+        let v337 = v331.wrapping_mul(1000).wrapping_add(v331);
+        acc = acc.wrapping_add(k335);
         thread::sync_threads();
     }
     if n % 5 == 0 {
@@ -2804,32 +2745,32 @@ pub fn fuzz_0078(x: &[u32], n: u32, out: Out<u32>) {
     let mut carried: u32;
     if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
     let n = n.rotate_left(12);
-    let w301;
-    let w302: u32;
+    let w338;
+    let w339: u32;
     thread::sync_threads();
-    match t % 3 { 0 => { w301 = (t ^ acc.rotate_left(9)); w302 = 1; } 1 => { w301 = acc; w302 = n; } _ => { w301 = 64u32; w302 = t; } }
+    match t % 3 { 0 => { w338 = (t ^ acc.rotate_left(9)); w339 = 1; } 1 => { w338 = acc; w339 = n; } _ => { w338 = 64u32; w339 = t; } }
     thread::sync_threads();
-    acc = acc.wrapping_add(w301) ^ w302;
+    acc = acc.wrapping_add(w338) ^ w339;
     acc = acc.wrapping_add(acc);
-    for k303 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+    for k340 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
         thread::sync_threads();
-        carried = acc.wrapping_mul(255).wrapping_add(k303);
+        carried = acc.wrapping_mul(255).wrapping_add(k340);
         acc ^= carried;
         thread::sync_threads();
-        acc = acc.wrapping_add(k303);
+        acc = acc.wrapping_add(k340);
     }
-    for k304 in 0..(n % 3) % 5 {
-        match k304 {
+    for k341 in 0..(n % 3) % 5 {
+        match k341 {
             2 => break,
             _ => acc = acc.wrapping_add(1),
         }
-        acc = acc.wrapping_add(k304);
+        acc = acc.wrapping_add(k341);
         thread::sync_threads();
     }
     if acc % 2 == 1 {
-        let w305: u32;
-        if t % 2 == 0 { w305 = acc.wrapping_mul(1).wrapping_add(acc); } else { w305 = 255; }
-        acc ^= w305;
+        let w342: u32;
+        if t % 2 == 0 { w342 = acc.wrapping_mul(1).wrapping_add(acc); } else { w342 = 255; }
+        acc ^= w342;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2847,16 +2788,16 @@ pub fn fuzz_0079(x: &[u32], n: u32, out: Out<u32>) {
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
     thread::sync_threads();
-    let mut k306 = 0u32;
-    while k306 < n % 3 {
-        k306 += 1;
-        let w307: u32;
-        if acc > 7 { w307 = (t ^ acc.rotate_left(14)); } else { w307 = 11; }
-        acc ^= w307;
+    let mut k343 = 0u32;
+    while k343 < n % 3 {
+        k343 += 1;
+        let w344: u32;
+        if acc > 7 { w344 = (t ^ acc.rotate_left(14)); } else { w344 = 11; }
+        acc ^= w344;
         thread::sync_threads();
-        acc = acc.wrapping_add(k306);
+        acc = acc.wrapping_add(k343);
         if t % 2 == 0 { continue; }
-        acc ^= k306.wrapping_mul(3);
+        acc ^= k343.wrapping_mul(3);
     }
     if n % 11 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
@@ -2883,51 +2824,51 @@ pub fn fuzz_0080(x: &[u32], n: u32, out: Out<u32>) {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g308 = n - 6;
-    'l310: for k309 in 0..n % 4 {
-        for k310 in 0..2u32 {
+    let g345 = n - 6;
+    'l347: for k346 in 0..n % 4 {
+        for k347 in 0..2u32 {
             thread::sync_threads();
-            let w311: u32;
-            if t % 2 == 0 { w311 = acc.wrapping_add(n); } else { w311 = 13; }
-            acc ^= w311;
-            if k309 == 1 && k310 == 1 { break 'l310; }
-            acc = acc.wrapping_add(k309 ^ k310);
+            let w348: u32;
+            if t % 2 == 0 { w348 = acc.wrapping_add(n); } else { w348 = 13; }
+            acc ^= w348;
+            if k346 == 1 && k347 == 1 { break 'l347; }
+            acc = acc.wrapping_add(k346 ^ k347);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k309 + 1);
+        acc = acc.rotate_left(k346 + 1);
     }
     if n % 5 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    for k312 in 0..n % 4 {
-        let w313: u32;
-        if acc > 64 { w313 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w313 = 2654435769; }
-        acc ^= w313;
+    for k349 in 0..n % 4 {
+        let w350: u32;
+        if acc > 64 { w350 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w350 = 2654435769; }
+        acc ^= w350;
         acc = t.wrapping_mul(255).wrapping_add(acc);
-        let v314 = acc.wrapping_add(n);
-        acc = acc.wrapping_add(k312);
+        let v351 = acc.wrapping_add(n);
+        acc = acc.wrapping_add(k349);
         thread::sync_threads();
         if t % 3 == 0 { continue; }
-        acc ^= k312.wrapping_mul(3);
+        acc ^= k349.wrapping_mul(3);
     }
-    'l316: for k315 in 0..3u32 {
-        for k316 in 0..2u32 {
+    'l353: for k352 in 0..3u32 {
+        for k353 in 0..2u32 {
             thread::sync_threads();
-            let n = (g308 ^ 11);
-            if k315 == 1 && k316 == 0 { break 'l316; }
-            acc = acc.wrapping_add(k315 ^ k316);
+            let n = (g345 ^ 11);
+            if k352 == 1 && k353 == 0 { break 'l353; }
+            acc = acc.wrapping_add(k352 ^ k353);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k315 + 1);
+        acc = acc.rotate_left(k352 + 1);
     }
     thread::sync_threads();
-    let mut k317 = 0u32;
-    while k317 < n % 3 {
-        k317 += 1;
+    let mut k354 = 0u32;
+    while k354 < n % 3 {
+        k354 += 1;
         thread::sync_threads();
         thread::sync_threads();
-        acc = acc.wrapping_add(k317);
+        acc = acc.wrapping_add(k354);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2941,16 +2882,16 @@ pub fn fuzz_0081(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w318: u32;
-    if t % 2 == 0 { w318 = acc.wrapping_mul(255).wrapping_add(n); } else { w318 = 255; }
-    acc ^= w318;
-    let u319 = (n & 0xffff) + 3;
-    let w320: u32;
-    if n % 2 == 0 { w320 = t.wrapping_mul(255).wrapping_add(u319); } else { w320 = 3; }
-    acc ^= w320;
-    for k321 in 0..n % 4 {
+    let w355: u32;
+    if t % 2 == 0 { w355 = acc.wrapping_mul(255).wrapping_add(n); } else { w355 = 255; }
+    acc ^= w355;
+    let u356 = (n & 0xffff) + 3;
+    let w357: u32;
+    if n % 2 == 0 { w357 = t.wrapping_mul(255).wrapping_add(u356); } else { w357 = 3; }
+    acc ^= w357;
+    for k358 in 0..n % 4 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k321);
+        acc = acc.wrapping_add(k358);
     }
     thread::sync_threads();
     if n % 3 == 0 {
@@ -2977,19 +2918,19 @@ pub fn fuzz_0082(x: &[u32], n: u32, out: Out<u32>) {
     thread::sync_threads();
     acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     let n = (n % 7);
-    let v322 = acc.wrapping_add(n);
-    for k323 in 0..n % 4 {
-        let w324: u32;
-        if acc > 64 { w324 = t.wrapping_mul(2654435769).wrapping_add(t); } else { w324 = 1; }
-        acc ^= w324;
+    let v359 = acc.wrapping_add(n);
+    for k360 in 0..n % 4 {
+        let w361: u32;
+        if acc > 64 { w361 = t.wrapping_mul(2654435769).wrapping_add(t); } else { w361 = 1; }
+        acc ^= w361;
         if acc != 7 || t < 64 {
-            if k323 == 2 && n % 2 == 0 { continue; }
+            if k360 == 2 && n % 2 == 0 { continue; }
         }
-        acc = if v322 % 2 == 0 { k323 } else { v322.wrapping_sub(k323) };
-        acc = acc.wrapping_add(k323);
+        acc = if v359 % 2 == 0 { k360 } else { v359.wrapping_sub(k360) };
+        acc = acc.wrapping_add(k360);
         thread::sync_threads();
         if t % 2 == 0 { continue; }
-        acc ^= k323.wrapping_mul(3);
+        acc ^= k360.wrapping_mul(3);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3003,7 +2944,7 @@ pub fn fuzz_0083(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k325 in 0..3u32 {
+    for k362 in 0..3u32 {
         tile.set(t as usize, acc);
         thread::sync_threads();
         acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
@@ -3012,7 +2953,7 @@ pub fn fuzz_0083(x: &[u32], n: u32, out: Out<u32>) {
         thread::sync_threads();
         acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
         thread::sync_threads();
-        acc = acc.wrapping_add(k325);
+        acc = acc.wrapping_add(k362);
     }
     let n = (n & 0xff) * 3;
     if n % 7 == 0 {
@@ -3032,40 +2973,40 @@ pub fn fuzz_0084(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k326 = 0u32;
-    while k326 < n % 3 {
-        k326 += 1;
-        if k326 == 0 && n % 3 == 2 {
+    let mut k363 = 0u32;
+    while k363 < n % 3 {
+        k363 += 1;
+        if k363 == 0 && n % 3 == 2 {
             if i < out.len() { out.set(i, acc ^ 0xface); }
             return;
         }
-        let v327 = x[(acc as usize) % x.len()].wrapping_add(acc);
+        let v364 = x[(acc as usize) % x.len()].wrapping_add(acc);
         let n = (x.len() as u32).wrapping_add(n);
-        acc = acc.wrapping_add(k326);
+        acc = acc.wrapping_add(k363);
         thread::sync_threads();
     }
-    for k328 in 0..n % 4 {
-        let w329: u32;
-        if acc > 2654435769 { w329 = acc.wrapping_add(k328); } else { w329 = 64; }
-        acc ^= w329;
-        acc = (t ^ k328.rotate_left(19));
-        if k328 == 1 && n % 3 == 2 {
+    for k365 in 0..n % 4 {
+        let w366: u32;
+        if acc > 2654435769 { w366 = acc.wrapping_add(k365); } else { w366 = 64; }
+        acc ^= w366;
+        acc = (t ^ k365.rotate_left(19));
+        if k365 == 1 && n % 3 == 2 {
             if i < out.len() { out.set(i, acc ^ 0xface); }
             return;
         }
-        acc = acc.wrapping_add(k328);
+        acc = acc.wrapping_add(k365);
         thread::sync_threads();
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
     thread::sync_threads();
-    let u330 = (n ^ 7);
+    let u367 = (n ^ 7);
     if t < 57 {
-        let v331 = t.wrapping_mul(5).wrapping_add(n);
+        let v368 = t.wrapping_mul(5).wrapping_add(n);
         acc = x[(t as usize) % x.len()].wrapping_add(n);
     }
-    acc = t.wrapping_mul(255).wrapping_add(u330);
+    acc = t.wrapping_mul(255).wrapping_add(u367);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3078,34 +3019,34 @@ pub fn fuzz_0085(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k332 in 0..(n ^ 3) % 5 {
-        if k332 == 0 { break; }
-        let v333 = (acc ^ t.rotate_left(22));
-        if k332 == 1 { continue; }
-        acc = acc.wrapping_add(k332);
+    for k369 in 0..(n ^ 3) % 5 {
+        if k369 == 0 { break; }
+        let v370 = (acc ^ t.rotate_left(22));
+        if k369 == 1 { continue; }
+        acc = acc.wrapping_add(k369);
         thread::sync_threads();
     }
-    let mut k334 = 0u32;
-    while k334 < 2u32 {
-        k334 += 1;
+    let mut k371 = 0u32;
+    while k371 < 2u32 {
+        k371 += 1;
         thread::sync_threads();
-        let w335: u32;
-        if acc > 11 { w335 = t.wrapping_mul(1).wrapping_add(n); } else { w335 = 13; }
-        acc ^= w335;
-        if k334 == 1 { break; }
-        acc = acc.wrapping_add(k334);
+        let w372: u32;
+        if acc > 11 { w372 = t.wrapping_mul(1).wrapping_add(n); } else { w372 = 13; }
+        acc ^= w372;
+        if k371 == 1 { break; }
+        acc = acc.wrapping_add(k371);
     }
     thread::sync_threads();
-    for k336 in 0..n % 4 {
+    for k373 in 0..n % 4 {
         tile.set(t as usize, acc);
         thread::sync_threads();
         acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
         thread::sync_threads();
         if acc != 7 || t < 64 {
-            if k336 == 0 && n % 2 == 1 { continue; }
+            if k373 == 0 && n % 2 == 1 { continue; }
         }
-        if k336 == 0 { break; }
-        acc = acc.wrapping_add(k336);
+        if k373 == 0 { break; }
+        acc = acc.wrapping_add(k373);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
@@ -3132,7 +3073,7 @@ pub fn fuzz_0086(x: &[u32], n: u32, out: Out<u32>) {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g337 = n - 6;
+    let g374 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3145,44 +3086,44 @@ pub fn fuzz_0087(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K338 = 5u32;
-    let v339 = t + K338;
-    K338 = K338.wrapping_mul(2);
-    acc = acc.wrapping_add(K338);
+    let mut K375 = 5u32;
+    let v376 = t + K375;
+    K375 = K375.wrapping_mul(2);
+    acc = acc.wrapping_add(K375);
     acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let mut K340 = 2u32;
-    let v341 = t + K340;
-    K340 = K340.wrapping_mul(5);
-    acc = acc.wrapping_add(K340);
-    for k342 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        if k342 == 2 { continue; }
-        acc = acc.wrapping_add(k342);
+    let mut K377 = 2u32;
+    let v378 = t + K377;
+    K377 = K377.wrapping_mul(5);
+    acc = acc.wrapping_add(K377);
+    for k379 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        if k379 == 2 { continue; }
+        acc = acc.wrapping_add(k379);
         thread::sync_threads();
     }
-    let mut k343 = 0u32;
-    while k343 < 2u32 {
-        k343 += 1;
-        let w344: u32;
-        if t % 2 == 0 { w344 = acc.wrapping_mul(3).wrapping_add(v339); } else { w344 = 3; }
-        acc ^= w344;
-        acc = acc.wrapping_add(k343);
+    let mut k380 = 0u32;
+    while k380 < 2u32 {
+        k380 += 1;
+        let w381: u32;
+        if t % 2 == 0 { w381 = acc.wrapping_mul(3).wrapping_add(v376); } else { w381 = 3; }
+        acc ^= w381;
+        acc = acc.wrapping_add(k380);
         thread::sync_threads();
     }
     if n < 1 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g345 = n - 1;
-    let v346 = if v341 % 2 == 0 { v341 } else { v341.wrapping_sub(v341) };
-    'l348: for k347 in 0..3u32 {
-        for k348 in 0..2u32 {
+    let g382 = n - 1;
+    let v383 = if v378 % 2 == 0 { v378 } else { v378.wrapping_sub(v378) };
+    'l385: for k384 in 0..3u32 {
+        for k385 in 0..2u32 {
             thread::sync_threads();
-            let v349 = x[(v341 as usize) % x.len()].wrapping_add(v339);
-            if k347 == 1 && k348 == 0 { break 'l348; }
-            acc = acc.wrapping_add(k347 ^ k348);
+            let v386 = x[(v378 as usize) % x.len()].wrapping_add(v376);
+            if k384 == 1 && k385 == 0 { break 'l385; }
+            acc = acc.wrapping_add(k384 ^ k385);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k347 + 1);
+        acc = acc.rotate_left(k384 + 1);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
@@ -3205,18 +3146,18 @@ pub fn fuzz_0088(x: &[u32], n: u32, out: Out<u32>) {
     acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
     thread::sync_threads();
     let n = (n & 0xff) * 3;
-    let w350;
-    let w351: u32;
+    let w387;
+    let w388: u32;
     thread::sync_threads();
-    match t % 3 { 0 => { w350 = t.wrapping_mul(7).wrapping_add(n); w351 = 1; } 1 => { w350 = acc; w351 = n; } _ => { w350 = 13u32; w351 = t; } }
+    match t % 3 { 0 => { w387 = t.wrapping_mul(7).wrapping_add(n); w388 = 1; } 1 => { w387 = acc; w388 = n; } _ => { w387 = 13u32; w388 = t; } }
     thread::sync_threads();
-    acc = acc.wrapping_add(w350) ^ w351;
+    acc = acc.wrapping_add(w387) ^ w388;
     thread::sync_threads();
     if n < 1 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g352 = n - 1;
+    let g389 = n - 1;
     if n % 2 == 0 {
         acc = x[(acc as usize) % x.len()].wrapping_add(t);
         thread::sync_threads();
@@ -3237,28 +3178,28 @@ pub fn fuzz_0089(x: &[u32], n: u32, out: Out<u32>) {
         acc = x[(t as usize) % x.len()].wrapping_add(n);
         thread::sync_threads();
     }
-    let mut K353 = 255u32;
-    let v354 = t + K353;
-    K353 = K353.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K353);
-    acc = (v354 ^ acc.rotate_left(1));
-    let mut k355 = 0u32;
-    while k355 < 2u32 {
-        k355 += 1;
-        if k355 == 0 { break; }
+    let mut K390 = 255u32;
+    let v391 = t + K390;
+    K390 = K390.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K390);
+    acc = (v391 ^ acc.rotate_left(1));
+    let mut k392 = 0u32;
+    while k392 < 2u32 {
+        k392 += 1;
+        if k392 == 0 { break; }
         acc = acc.wrapping_add(t);
         thread::sync_threads();
-        acc = acc.wrapping_add(k355);
+        acc = acc.wrapping_add(k392);
     }
-    'l357: for k356 in 0..3u32 {
-        for k357 in 0..2u32 {
+    'l394: for k393 in 0..3u32 {
+        for k394 in 0..2u32 {
             thread::sync_threads();
-            let v358 = t.wrapping_mul(7).wrapping_add(acc);
-            if k356 == 2 && k357 == 0 { break 'l357; }
-            acc = acc.wrapping_add(k356 ^ k357);
+            let v395 = t.wrapping_mul(7).wrapping_add(acc);
+            if k393 == 2 && k394 == 0 { break 'l394; }
+            acc = acc.wrapping_add(k393 ^ k394);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k356 + 1);
+        acc = acc.rotate_left(k393 + 1);
     }
     let n = (n & 0xff) * 2;
     if i < out.len() {
@@ -3295,29 +3236,29 @@ pub fn fuzz_0091(x: &[u32], n: u32, out: Out<u32>) {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g359 = n - 1;
+    let g396 = n - 1;
     thread::sync_threads();
-    'l361: for k360 in 0..n % 4 {
-        for k361 in 0..2u32 {
+    'l398: for k397 in 0..n % 4 {
+        for k398 in 0..2u32 {
             thread::sync_threads();
             acc = t.wrapping_add(acc);
-            if k360 == 1 && k361 == 1 { break 'l361; }
-            acc = acc.wrapping_add(k360 ^ k361);
+            if k397 == 1 && k398 == 1 { break 'l398; }
+            acc = acc.wrapping_add(k397 ^ k398);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k360 + 1);
+        acc = acc.rotate_left(k397 + 1);
     }
-    'l363: for k362 in 0..n % 4 {
-        for k363 in 0..2u32 {
+    'l400: for k399 in 0..n % 4 {
+        for k400 in 0..2u32 {
             thread::sync_threads();
-            let w364: u32;
-            if n % 2 == 0 { w364 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w364 = 64; }
-            acc ^= w364;
-            if k362 == 2 && k363 == 0 { break 'l363; }
-            acc = acc.wrapping_add(k362 ^ k363);
+            let w401: u32;
+            if n % 2 == 0 { w401 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w401 = 64; }
+            acc ^= w401;
+            if k399 == 2 && k400 == 0 { break 'l400; }
+            acc = acc.wrapping_add(k399 ^ k400);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k362 + 1);
+        acc = acc.rotate_left(k399 + 1);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3362,24 +3303,24 @@ pub fn fuzz_0093(x: &[u32], n: u32, out: Out<u32>) {
         acc = acc.wrapping_add(t);
         thread::sync_threads();
     }
-    let u365 = (n & 0xffff) + 4;
-    for k366 in 0..(u365 ^ 2654435769) % 5 {
+    let u402 = (n & 0xffff) + 4;
+    for k403 in 0..(u402 ^ 2654435769) % 5 {
         thread::sync_threads();
-        carried = acc.wrapping_mul(31).wrapping_add(u365);
+        carried = acc.wrapping_mul(31).wrapping_add(u402);
         acc ^= carried;
-        acc = acc.wrapping_add(k366);
+        acc = acc.wrapping_add(k403);
     }
-    acc = x[(t as usize) % x.len()].wrapping_add(u365);
-    for k367 in 0..3u32 {
-        let w368: u32;
-        if t % 2 == 0 { w368 = t.wrapping_add(u365); } else { w368 = 1000; }
-        acc ^= w368;
-        let v369 = x[(acc as usize) % x.len()].wrapping_add(t);
-        let v370 = if v369 % 2 == 0 { u365 } else { v369.wrapping_sub(u365) };
-        acc = acc.wrapping_add(k367);
+    acc = x[(t as usize) % x.len()].wrapping_add(u402);
+    for k404 in 0..3u32 {
+        let w405: u32;
+        if t % 2 == 0 { w405 = t.wrapping_add(u402); } else { w405 = 1000; }
+        acc ^= w405;
+        let v406 = x[(acc as usize) % x.len()].wrapping_add(t);
+        let v407 = if v406 % 2 == 0 { u402 } else { v406.wrapping_sub(u402) };
+        acc = acc.wrapping_add(k404);
         thread::sync_threads();
         if t % 3 == 0 { continue; }
-        acc ^= k367.wrapping_mul(3);
+        acc ^= k404.wrapping_mul(3);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3422,13 +3363,16 @@ pub fn fuzz_0095(x: &[u32], n: u32, out: Out<u32>) {
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
     thread::sync_threads();
-    if n % 3 == 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-        thread::sync_threads();
+    let mut K408 = 7u32;
+    let v409 = t + K408;
+    K408 = K408.wrapping_mul(13);
+    acc = acc.wrapping_add(K408);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
+    let u410 = n.wrapping_mul(64);
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    let v371 = t.wrapping_mul(2654435769).wrapping_add(acc);
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3441,16 +3385,34 @@ pub fn fuzz_0096(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
+    thread::sync_threads();
+    'l412: for k411 in 0..n % 4 {
+        for k412 in 0..2u32 {
+            thread::sync_threads();
+            let w413: u32;
+            if acc > 31 { w413 = x[(t as usize) % x.len()].wrapping_add(k411); } else { w413 = 13; }
+            acc ^= w413;
+            if k411 == 2 && k412 == 1 { continue 'l412; }
+            acc = acc.wrapping_add(k411 ^ k412);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k411 + 1);
     }
-    let g372 = n - 14;
-    let v373 = (t ^ g372.rotate_left(20));
     acc ^= warp::shfl_down_sync(u32::MAX, acc, 3);
-    acc = x[(t as usize) % x.len()].wrapping_add(g372);
+    acc = x[(t as usize) % x.len()].wrapping_add(n);
     acc ^= warp::shfl_down_sync(u32::MAX, acc, 30);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
+    thread::sync_threads();
+    let n = (n % 5);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3463,34 +3425,30 @@ pub fn fuzz_0097(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 1 {
+    if n % 5 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let mut k374 = 0u32;
-    while k374 < 2u32 {
-        k374 += 1;
-        thread::sync_threads();
-        if acc != 7 || t < 64 {
-            if k374 == 1 && n % 2 == 1 { continue; }
-        }
-        if k374 == 2 { continue; }
-        acc = acc.wrapping_add(k374);
-        if t % 3 == 0 { continue; }
-        acc ^= k374.wrapping_mul(3);
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    thread::sync_threads();
-    let u375 = (n & 0xffff) + 7;
+    let u414 = (n & 0xffff) + 7;
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
     thread::sync_threads();
-    let mut k376 = 0u32;
-    while k376 < 2u32 {
-        k376 += 1;
+    let mut k415 = 0u32;
+    while k415 < 2u32 {
+        k415 += 1;
         acc = x[(t as usize) % x.len()].wrapping_add(n);
-        acc = acc.wrapping_add(k376);
+        acc = acc.wrapping_add(k415);
         thread::sync_threads();
+    }
+    acc = x[(acc as usize) % x.len()].wrapping_add(n);
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3504,25 +3462,22 @@ pub fn fuzz_0098(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k377 in 0..n % 4 {
+    thread::sync_threads();
+    for k416 in 0..3u32 {
+        if k416 == 1 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k416);
         thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k377);
-        if t % 5 == 0 { continue; }
-        acc ^= k377.wrapping_mul(3);
     }
+    let v417 = x[(acc as usize) % x.len()].wrapping_add(acc);
+    acc = v417.wrapping_mul(13).wrapping_add(v417);
+    thread::sync_threads();
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
     thread::sync_threads();
-    let mut K378 = 11u32;
-    let v379 = t + K378;
-    K378 = K378.wrapping_mul(3);
-    acc = acc.wrapping_add(K378);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 26);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3535,21 +3490,26 @@ pub fn fuzz_0099(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u380 = (n & 0xffff) + 4;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
-    thread::sync_threads();
-    let v381 = x[(acc as usize) % x.len()].wrapping_add(n);
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    if n % 3 == 0 {
-        acc = t.wrapping_mul(1).wrapping_add(v381);
-        thread::sync_threads();
+    let u418 = n.wrapping_add(1);
+    'l420: for k419 in 0..3u32 {
+        for k420 in 0..2u32 {
+            thread::sync_threads();
+            acc = (acc ^ n.rotate_left(17));
+            if k419 == 1 && k420 == 0 { break 'l420; }
+            acc = acc.wrapping_add(k419 ^ k420);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k419 + 1);
     }
+    let w421;
+    let w422: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w421 = acc.wrapping_mul(3).wrapping_add(acc); w422 = 1; } 1 => { w421 = acc; w422 = n; } _ => { w421 = 5u32; w422 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w421) ^ w422;
+    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3562,33 +3522,10 @@ pub fn fuzz_0100(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k382 in 0..3u32 {
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k382);
-    }
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    let u383 = (n ^ 5);
-    let w384: u32;
-    if t % 2 == 0 { w384 = x[(t as usize) % x.len()].wrapping_add(u383); } else { w384 = 31; }
-    acc ^= w384;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
-    thread::sync_threads();
-    if t % 3 == 0 {
-        acc = acc.wrapping_mul(11).wrapping_add(u383);
-        acc = (acc ^ u383.rotate_left(29));
-    }
+    acc = (acc ^ n.rotate_left(31));
+    acc = (acc ^ acc.rotate_left(29));
     acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3601,42 +3538,35 @@ pub fn fuzz_0101(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k385 in 0..3u32 {
-        tile.set(t as usize, acc);
+    for k423 in 0..n % 4 {
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k385);
-        if t % 2 == 0 { continue; }
-        acc ^= k385.wrapping_mul(3);
+        let v424 = t.wrapping_add(t);
+        acc = acc.wrapping_add(k423);
+        if t % 3 == 0 { continue; }
+        acc ^= k423.wrapping_mul(3);
     }
-    acc = acc.wrapping_add(acc);
+    let v425 = acc.wrapping_add(acc);
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
     thread::sync_threads();
-    let u386 = (thread::block_dim().x).wrapping_add(n);
+    let u426 = (thread::block_dim().x).wrapping_add(n);
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 7) % 64) as usize));
     thread::sync_threads();
     thread::sync_threads();
-    let mut k387 = 0u32;
-    while k387 < n % 3 {
-        k387 += 1;
+    let mut k427 = 0u32;
+    while k427 < n % 3 {
+        k427 += 1;
         acc = (t ^ t.rotate_left(20));
         thread::sync_threads();
-        acc = acc.wrapping_add(k387);
+        acc = acc.wrapping_add(k427);
     }
-    for k388 in 0..(x.len() as u32).wrapping_add(n) % 5 {
+    for k428 in 0..(x.len() as u32).wrapping_add(n) % 5 {
         thread::sync_threads();
         thread::sync_threads();
-        acc = acc.wrapping_add(k388);
+        acc = acc.wrapping_add(k428);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3652,25 +3582,25 @@ pub fn fuzz_0102(x: &[u32], n: u32, out: Out<u32>) {
     let mut acc = x[i % x.len()];
     acc ^= warp::shfl_down_sync(u32::MAX, acc, 31);
     thread::sync_threads();
-    let v389 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    let w390;
-    let w391: u32;
+    let v429 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    let w430;
+    let w431: u32;
     thread::sync_threads();
-    match t % 3 { 0 => { w390 = (t ^ n.rotate_left(29)); w391 = 1; } 1 => { w390 = acc; w391 = n; } _ => { w390 = 31u32; w391 = t; } }
-    acc = acc.wrapping_add(w390) ^ w391;
-    for k392 in 0..(x.len() as u32).wrapping_add(n) % 5 {
+    match t % 3 { 0 => { w430 = (t ^ n.rotate_left(29)); w431 = 1; } 1 => { w430 = acc; w431 = n; } _ => { w430 = 31u32; w431 = t; } }
+    acc = acc.wrapping_add(w430) ^ w431;
+    for k432 in 0..(x.len() as u32).wrapping_add(n) % 5 {
         thread::sync_threads();
         tile.set(t as usize, acc);
         thread::sync_threads();
         acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
         thread::sync_threads();
-        acc = acc.wrapping_add(k392);
+        acc = acc.wrapping_add(k432);
     }
     if n % 2 == 0 {
-        acc = if acc % 2 == 0 { v389 } else { acc.wrapping_sub(v389) };
+        acc = if acc % 2 == 0 { v429 } else { acc.wrapping_sub(v429) };
         thread::sync_threads();
     }
-    let u393 = (n % 3);
+    let u433 = (n % 3);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3688,13 +3618,13 @@ pub fn fuzz_0103(x: &[u32], n: u32, out: Out<u32>) {
     acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
     thread::sync_threads();
     acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
-    let u394 = n.rotate_left(11);
+    let u434 = n.rotate_left(11);
     acc = x[(t as usize) % x.len()].wrapping_add(acc);
     if n < 6 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g395 = n - 6;
+    let g435 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3712,7 +3642,7 @@ pub fn fuzz_0104(x: &[u32], n: u32, out: Out<u32>) {
     acc = (t ^ t.rotate_left(11));
     if t < 50 {
         let n = (n & 0xff) * 3;
-        let v396 = (t ^ acc.rotate_left(9));
+        let v436 = (t ^ acc.rotate_left(9));
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3732,8 +3662,8 @@ pub fn fuzz_0105(x: &[u32], n: u32, out: Out<u32>) {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g397 = n - 14;
-    let v398 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    let g437 = n - 14;
+    let v438 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
     acc = t.wrapping_mul(13).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
@@ -3747,28 +3677,28 @@ pub fn fuzz_0106(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l400: for k399 in 0..n % 4 {
-        for k400 in 0..2u32 {
+    'l440: for k439 in 0..n % 4 {
+        for k440 in 0..2u32 {
             thread::sync_threads();
-            let v401 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-            if k399 == 0 && k400 == 0 { break 'l400; }
-            acc = acc.wrapping_add(k399 ^ k400);
+            let v441 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+            if k439 == 0 && k440 == 0 { break 'l440; }
+            acc = acc.wrapping_add(k439 ^ k440);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k399 + 1);
+        acc = acc.rotate_left(k439 + 1);
     }
     acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    'l403: for k402 in 0..3u32 {
-        for k403 in 0..2u32 {
+    'l443: for k442 in 0..3u32 {
+        for k443 in 0..2u32 {
             thread::sync_threads();
-            let w404: u32;
-            if n % 2 == 0 { w404 = acc.wrapping_add(n); } else { w404 = 11; }
-            acc ^= w404;
-            if k402 == 0 && k403 == 1 { break 'l403; }
-            acc = acc.wrapping_add(k402 ^ k403);
+            let w444: u32;
+            if n % 2 == 0 { w444 = acc.wrapping_add(n); } else { w444 = 11; }
+            acc ^= w444;
+            if k442 == 0 && k443 == 1 { break 'l443; }
+            acc = acc.wrapping_add(k442 ^ k443);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k402 + 1);
+        acc = acc.rotate_left(k442 + 1);
     }
     acc = x[(acc as usize) % x.len()].wrapping_add(t);
     if n % 11 == 2 {
@@ -3794,34 +3724,34 @@ pub fn fuzz_0107(x: &[u32], n: u32, out: Out<u32>) {
         return;
     }
     acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-    for k405 in 0..3u32 {
-        if k405 == 2 && n % 3 == 2 {
+    for k445 in 0..3u32 {
+        if k445 == 2 && n % 3 == 2 {
             if i < out.len() { out.set(i, acc ^ 0xface); }
             return;
         }
         thread::sync_threads();
         let n = (n & 0xff) * 2;
-        acc = acc.wrapping_add(k405);
+        acc = acc.wrapping_add(k445);
     }
-    for k406 in 0..n % 4 {
+    for k446 in 0..n % 4 {
         if acc != 7 || t < 64 {
-            if k406 == 1 && n % 2 == 0 { break; }
+            if k446 == 1 && n % 2 == 0 { break; }
         }
         thread::sync_threads();
         carried = x[(acc as usize) % x.len()].wrapping_add(acc);
         acc ^= carried;
         thread::sync_threads();
-        acc = acc.wrapping_add(k406);
+        acc = acc.wrapping_add(k446);
     }
-    let mut k407 = 0u32;
-    while k407 < n % 3 {
-        k407 += 1;
-        match k407 {
+    let mut k447 = 0u32;
+    while k447 < n % 3 {
+        k447 += 1;
+        match k447 {
             0 => break,
             _ => acc = acc.wrapping_add(1),
         }
         thread::sync_threads();
-        acc = acc.wrapping_add(k407);
+        acc = acc.wrapping_add(k447);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3852,15 +3782,15 @@ pub fn fuzz_0108(x: &[u32], n: u32, out: Out<u32>) {
     acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
     thread::sync_threads();
     thread::sync_threads();
-    let mut K408 = 13u32;
-    let v409 = t + K408;
-    K408 = K408.wrapping_mul(255);
-    acc = acc.wrapping_add(K408);
+    let mut K448 = 13u32;
+    let v449 = t + K448;
+    K448 = K448.wrapping_mul(255);
+    acc = acc.wrapping_add(K448);
     let n = (n & 0xff) * 2;
-    for k410 in 0..n.wrapping_mul(13) % 5 {
+    for k450 in 0..n.wrapping_mul(13) % 5 {
         thread::sync_threads();
         thread::sync_threads();
-        acc = acc.wrapping_add(k410);
+        acc = acc.wrapping_add(k450);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3879,17 +3809,17 @@ pub fn fuzz_0109(x: &[u32], n: u32, out: Out<u32>) {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g411 = n - 14;
-    let mut k412 = 0u32;
-    while k412 < 2u32 {
-        k412 += 1;
-        let w413: u32;
-        if t % 2 == 0 { w413 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w413 = 2654435769; }
-        acc ^= w413;
+    let g451 = n - 14;
+    let mut k452 = 0u32;
+    while k452 < 2u32 {
+        k452 += 1;
+        let w453: u32;
+        if t % 2 == 0 { w453 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w453 = 2654435769; }
+        acc ^= w453;
         thread::sync_threads();
-        acc = acc.wrapping_add(k412);
+        acc = acc.wrapping_add(k452);
         if t % 2 == 0 { continue; }
-        acc ^= k412.wrapping_mul(3);
+        acc ^= k452.wrapping_mul(3);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3904,31 +3834,34 @@ pub fn fuzz_0110(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     thread::sync_threads();
-    'l415: for k414 in 0..n % 4 {
-        for k415 in 0..2u32 {
+    'l455: for k454 in 0..n % 4 {
+        for k455 in 0..2u32 {
             thread::sync_threads();
-            let v416 = (acc ^ k415.rotate_left(23));
-            if k414 == 0 && k415 == 1 { continue 'l415; }
-            acc = acc.wrapping_add(k414 ^ k415);
+            let v456 = (acc ^ k455.rotate_left(23));
+            if k454 == 0 && k455 == 1 { continue 'l455; }
+            acc = acc.wrapping_add(k454 ^ k455);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k414 + 1);
+        acc = acc.rotate_left(k454 + 1);
     }
     if n < 6 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g417 = n - 6;
+    let g457 = n - 6;
     if t % 3 == 0 {
-        let n = (g417 % 5);
+        let n = (g457 % 5);
         let n = n.rotate_left(22);
     }
-    if n % 3 == 0 {
-        acc = t.wrapping_add(acc);
-        thread::sync_threads();
+    let mut K458 = 31u32;
+    let v459 = t + K458;
+    K458 = K458.wrapping_mul(64);
+    acc = acc.wrapping_add(K458);
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let v418 = t.wrapping_add(g417);
-    if n % 5 == 1 {
+    if n % 11 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
@@ -3944,31 +3877,13 @@ pub fn fuzz_0111(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    thread::sync_threads();
+    let v460 = acc.wrapping_mul(11).wrapping_add(acc);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
     thread::sync_threads();
-    if n % 3 == 0 {
-        acc = acc.wrapping_add(n);
-        thread::sync_threads();
-    }
-    let v419 = acc.wrapping_mul(13).wrapping_add(t);
     thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
-    thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    'l421: for k420 in 0..n % 4 {
-        for k421 in 0..2u32 {
-            thread::sync_threads();
-            let v422 = if v419 % 2 == 0 { acc } else { v419.wrapping_sub(acc) };
-            if k420 == 2 && k421 == 0 { continue 'l421; }
-            acc = acc.wrapping_add(k420 ^ k421);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k420 + 1);
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3981,9 +3896,37 @@ pub fn fuzz_0112(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let u461 = n.rotate_left(17);
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g462 = n - 1;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
+    thread::sync_threads();
+    let mut K463 = 5u32;
+    let v464 = t + K463;
+    K463 = K463.wrapping_mul(5);
+    acc = acc.wrapping_add(K463);
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+    thread::sync_threads();
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    'l466: for k465 in 0..n % 4 {
+        for k466 in 0..2u32 {
+            thread::sync_threads();
+            let v467 = if v464 % 2 == 0 { n } else { v464.wrapping_sub(n) };
+            if k465 == 2 && k466 == 0 { continue 'l466; }
+            acc = acc.wrapping_add(k465 ^ k466);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k465 + 1);
+    }
     acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    let n = (n % 7);
-    acc = t.wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3996,30 +3939,16 @@ pub fn fuzz_0113(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    'l424: for k423 in 0..n % 4 {
-        for k424 in 0..2u32 {
-            thread::sync_threads();
-            let w425: u32;
-            if t % 2 == 0 { w425 = if t % 2 == 0 { n } else { t.wrapping_sub(n) }; } else { w425 = 2; }
-            acc ^= w425;
-            if k423 == 1 && k424 == 1 { continue 'l424; }
-            acc = acc.wrapping_add(k423 ^ k424);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k423 + 1);
-    }
-    let v426 = acc.wrapping_add(t);
-    let mut k427 = 0u32;
-    while k427 < n % 3 {
-        k427 += 1;
-        acc = v426.wrapping_add(n);
+    let v468 = x[(t as usize) % x.len()].wrapping_add(t);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
+    thread::sync_threads();
+    acc = if v468 % 2 == 0 { t } else { v468.wrapping_sub(t) };
+    for k469 in 0..3u32 {
         thread::sync_threads();
-        carried = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k427);
+        acc = acc.wrapping_add(k469);
     }
-    let u428 = n.wrapping_mul(255);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4033,33 +3962,35 @@ pub fn fuzz_0114(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    let mut K429 = 31u32;
-    let v430 = t + K429;
-    K429 = K429.wrapping_mul(1000);
-    acc = acc.wrapping_add(K429);
-    let mut k431 = 0u32;
-    while k431 < 2u32 {
-        k431 += 1;
+    let mut K470 = 2u32;
+    let v471 = t + K470;
+    K470 = K470.wrapping_mul(255);
+    acc = acc.wrapping_add(K470);
+    let mut K472 = 7u32;
+    let v473 = t + K472;
+    K472 = K472.wrapping_mul(11);
+    acc = acc.wrapping_add(K472);
+    let v474 = v473.wrapping_add(t);
+    let mut k475 = 0u32;
+    while k475 < n % 3 {
+        k475 += 1;
+        acc = v474.wrapping_add(v473);
         thread::sync_threads();
-        acc = acc.wrapping_add(k431);
-    }
-    thread::sync_threads();
-    for k432 in 0..n % 4 {
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = acc.wrapping_add(n);
+        carried = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
         acc ^= carried;
+        acc = acc.wrapping_add(k475);
+    }
+    let u476 = n.wrapping_mul(255);
+    for k477 in 0..3u32 {
+        match k477 {
+            1 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        if k477 == 2 { break; }
+        acc = acc.wrapping_add(k477);
         thread::sync_threads();
-        acc = acc.wrapping_add(k432);
-        if t % 5 == 0 { continue; }
-        acc ^= k432.wrapping_mul(3);
     }
-    thread::sync_threads();
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    let v474 = v474.wrapping_mul(64).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4072,58 +4003,48 @@ pub fn fuzz_0115(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k433 = 0u32;
-    while k433 < 2u32 {
-        k433 += 1;
-        if k433 == 2 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
+    'l479: for k478 in 0..n % 4 {
+        for k479 in 0..2u32 {
+            thread::sync_threads();
+            acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+            if k478 == 2 && k479 == 0 { break 'l479; }
+            acc = acc.wrapping_add(k478 ^ k479);
+            thread::sync_threads();
         }
-        if k433 == 1 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
+        acc = acc.rotate_left(k478 + 1);
+    }
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    for k480 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        acc = (t ^ acc.rotate_left(16));
+        let w481: u32;
+        if acc > 13 { w481 = x[(t as usize) % x.len()].wrapping_add(acc); } else { w481 = 255; }
+        acc ^= w481;
+        acc = acc.wrapping_add(k480);
+        thread::sync_threads();
+    }
+    let (w482, w483): (u32, u32);
+    thread::sync_threads();
+    if t % 2 == 0 { (w482, w483) = (if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }, t); } else { w482 = 11; w483 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w482) ^ w483;
+    for k484 in 0..n % 4 {
+        thread::sync_threads();
+        match k484 {
+            0 => break,
+            _ => acc = acc.wrapping_add(1),
         }
-        acc = acc.wrapping_add(k433);
-        thread::sync_threads();
+        acc = acc.wrapping_add(k484);
     }
-    if t < 53 {
-        let v434 = acc.wrapping_mul(3).wrapping_add(t);
-    }
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let mut K435 = 3u32;
-    let v436 = t + K435;
-    K435 = K435.wrapping_mul(3);
-    acc = acc.wrapping_add(K435);
-    let u437 = (n & 0xffff) + 8;
-    for k438 in 0..n.wrapping_mul(5) % 5 {
-        let w439: u32;
-        if acc > 2654435769 { w439 = x[(acc as usize) % x.len()].wrapping_add(k438); } else { w439 = 13; }
-        acc ^= w439;
-        let v440 = v436.wrapping_mul(11).wrapping_add(u437);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k438);
-        if t % 2 == 0 { continue; }
-        acc ^= k438.wrapping_mul(3);
-    }
-    for k441 in 0..n % 4 {
-        if acc != 7 || t < 64 {
-            if k441 == 0 && n % 2 == 1 { continue; }
-        }
-        acc = acc.wrapping_add(k441);
-        thread::sync_threads();
-    }
-    let mut k442 = 0u32;
-    while k442 < n % 3 {
-        k442 += 1;
-        thread::sync_threads();
-        carried = (v436 ^ v436.rotate_left(23));
-        acc ^= carried;
-        let w443: u32;
-        if acc > 13 { w443 = v436.wrapping_mul(5).wrapping_add(acc); } else { w443 = 2; }
-        acc ^= w443;
-        acc = acc.wrapping_add(k442);
-    }
+    let u485 = (x.len() as u32).wrapping_add(n);
+    let u486 = (n & 0xffff) + 8;
+    let mut K487 = 13u32;
+    let v488 = t + K487;
+    K487 = K487.wrapping_mul(64);
+    acc = acc.wrapping_add(K487);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4136,26 +4057,14 @@ pub fn fuzz_0116(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    thread::sync_threads();
-    let v444 = acc.wrapping_add(acc);
-    thread::sync_threads();
-    acc = x[(acc as usize) % x.len()].wrapping_add(v444);
-    let mut k445 = 0u32;
-    while k445 < 2u32 {
-        k445 += 1;
-        if k445 == 1 { continue; }
-        let w446: u32;
-        if t % 2 == 0 { w446 = v444.wrapping_mul(5).wrapping_add(acc); } else { w446 = 2654435769; }
-        acc ^= w446;
-        tile.set(t as usize, acc);
+    let mut K489 = 1u32;
+    let v490 = t + K489;
+    K489 = K489.wrapping_mul(13);
+    acc = acc.wrapping_add(K489);
+    let v490 = v490.wrapping_mul(64).wrapping_add(t);
+    if n % 3 == 0 {
+        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k445);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -4169,24 +4078,40 @@ pub fn fuzz_0117(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    }
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    'l448: for k447 in 0..n % 4 {
-        for k448 in 0..2u32 {
+    'l492: for k491 in 0..3u32 {
+        for k492 in 0..2u32 {
             thread::sync_threads();
-            acc = x[(acc as usize) % x.len()].wrapping_add(t);
-            if k447 == 2 && k448 == 0 { continue 'l448; }
-            acc = acc.wrapping_add(k447 ^ k448);
+            let w493: u32;
+            if acc > 13 { w493 = t.wrapping_add(acc); } else { w493 = 7; }
+            acc ^= w493;
+            if k491 == 2 && k492 == 0 { continue 'l492; }
+            acc = acc.wrapping_add(k491 ^ k492);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k447 + 1);
+        acc = acc.rotate_left(k491 + 1);
     }
-    acc = acc.wrapping_mul(255).wrapping_add(t);
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    thread::sync_threads();
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
+    }
+    let g494 = n - 6;
+    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    let u495 = g494.wrapping_mul(7);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    for k496 in 0..n % 4 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
+        thread::sync_threads();
+        acc = (t ^ g494.rotate_left(9));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k496);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -4200,26 +4125,25 @@ pub fn fuzz_0118(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 11 == 0 {
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
+    thread::sync_threads();
+    for k497 in 0..(n % 7) % 5 {
+        let w498: u32;
+        if n % 2 == 0 { w498 = (acc ^ t.rotate_left(0)); } else { w498 = 1; }
+        acc ^= w498;
+        let v499 = if acc % 2 == 0 { k497 } else { acc.wrapping_sub(k497) };
+        thread::sync_threads();
+        acc = acc.wrapping_add(k497);
+        if t % 3 == 0 { continue; }
+        acc ^= k497.wrapping_mul(3);
+    }
+    if n % 11 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g449 = n - 1;
-    let (w450, w451): (u32, u32);
-    thread::sync_threads();
-    if acc > 13 { (w450, w451) = ((t ^ g449.rotate_left(9)), t); } else { w450 = 3; w451 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w450) ^ w451;
-    thread::sync_threads();
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 28);
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    thread::sync_threads();
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 14);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4232,47 +4156,10 @@ pub fn fuzz_0119(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k452 = 0u32;
-    while k452 < n % 3 {
-        k452 += 1;
-        if k452 == 0 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        thread::sync_threads();
-        match k452 {
-            1 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k452);
-        if t % 3 == 0 { continue; }
-        acc ^= k452.wrapping_mul(3);
-    }
-    if n % 2 == 0 {
-        acc = (t ^ acc.rotate_left(29));
-        thread::sync_threads();
-    }
-    let mut k453 = 0u32;
-    while k453 < 2u32 {
-        k453 += 1;
-        if acc != 7 || t < 64 {
-            if k453 == 0 && n % 2 == 0 { break; }
-        }
-        acc = acc.wrapping_add(k453);
-        thread::sync_threads();
-    }
-    let mut k454 = 0u32;
-    while k454 < n % 3 {
-        k454 += 1;
-        thread::sync_threads();
-        carried = (t ^ t.rotate_left(30));
-        acc ^= carried;
-        if k454 == 0 { continue; }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k454);
-    }
-    let u455 = (n & 0xffff) + 1;
+    acc = x[(t as usize) % x.len()].wrapping_add(t);
+    thread::sync_threads();
+    let u500 = (n & 0xffff) + 3;
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4285,16 +4172,38 @@ pub fn fuzz_0120(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = (t ^ t.rotate_left(27));
+    let mut carried: u32;
+    if t % 3 == 0 {
+        acc = acc.wrapping_mul(11).wrapping_add(t);
+        acc = (acc ^ acc.rotate_left(22));
+    }
+    if t < 27 {
+        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    }
     if n < 6 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g456 = n - 6;
-    let mut K457 = 7u32;
-    let v458 = t + K457;
-    K457 = K457.wrapping_mul(2);
-    acc = acc.wrapping_add(K457);
+    let g501 = n - 6;
+    let mut k502 = 0u32;
+    while k502 < 2u32 {
+        k502 += 1;
+        if acc != 7 || t < 64 {
+            if k502 == 0 && n % 2 == 0 { break; }
+        }
+        acc = acc.wrapping_add(k502);
+        thread::sync_threads();
+    }
+    let mut k503 = 0u32;
+    while k503 < n % 3 {
+        k503 += 1;
+        thread::sync_threads();
+        carried = (t ^ acc.rotate_left(30));
+        acc ^= carried;
+        if k503 == 0 { continue; }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k503);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4307,22 +4216,38 @@ pub fn fuzz_0121(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    acc = acc.wrapping_add(n);
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let n = (n & 0xff) * 3;
-    if n % 2 == 0 {
-        acc = (acc ^ n.rotate_left(7));
+    let u504 = (n & 0xffff) + 1;
+    acc = x[(t as usize) % x.len()].wrapping_add(t);
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g505 = n - 6;
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g506 = n - 6;
+    let mut K507 = 7u32;
+    let v508 = t + K507;
+    K507 = K507.wrapping_mul(2);
+    acc = acc.wrapping_add(K507);
+    let mut k509 = 0u32;
+    while k509 < n % 3 {
+        k509 += 1;
+        if k509 == 2 { continue; }
         thread::sync_threads();
+        acc = acc.wrapping_add(k509);
     }
-    if t < 11 {
-        let w459: u32;
-        if acc > 3 { w459 = acc.wrapping_add(acc); } else { w459 = 1; }
-        acc ^= w459;
-        let v460 = acc.wrapping_mul(255).wrapping_add(n);
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let v461 = (acc ^ acc.rotate_left(29));
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let v510 = (acc ^ t.rotate_left(19));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4335,24 +4260,35 @@ pub fn fuzz_0122(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
     thread::sync_threads();
-    thread::sync_threads();
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g511 = n - 1;
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
+    let mut K512 = 3u32;
+    let v513 = t + K512;
+    K512 = K512.wrapping_mul(255);
+    acc = acc.wrapping_add(K512);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
     thread::sync_threads();
-    acc = acc.wrapping_add(n);
-    for k462 in 0..n % 4 {
-        thread::sync_threads();
-        carried = (t ^ t.rotate_left(21));
-        acc ^= carried;
-        acc = acc.wrapping_add(k462);
-        if t % 5 == 0 { continue; }
-        acc ^= k462.wrapping_mul(3);
+    if t < 11 {
+        let w514: u32;
+        if acc > 3 { w514 = acc.wrapping_add(n); } else { w514 = 1; }
+        acc ^= w514;
+        let v515 = v513.wrapping_mul(255).wrapping_add(n);
     }
-    let n = (n & 0xff) * 4;
-    let u463 = (n & 0xffff) + 1;
+    let v516 = (acc ^ n.rotate_left(29));
+    for k517 in 0..n % 4 {
+        let v516 = v516.wrapping_mul(7).wrapping_add(t);
+        let n = (k517 % 3);
+        acc = acc.wrapping_add(k517);
+        thread::sync_threads();
+    }
+    let u518 = (n & 0xffff) + 4;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4365,18 +4301,34 @@ pub fn fuzz_0123(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 2 == 0 {
-        acc = (t ^ t.rotate_left(7));
+    let mut k519 = 0u32;
+    while k519 < n % 3 {
+        k519 += 1;
+        let n = (n & 0xff) * 4;
         thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k519);
     }
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g520 = n - 1;
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g521 = n - 1;
+    let v522 = (t ^ t.rotate_left(7));
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
     thread::sync_threads();
     if n % 2 == 0 {
-        acc = (acc ^ n.rotate_left(6));
+        acc = (acc ^ g520.rotate_left(6));
         thread::sync_threads();
     }
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4389,24 +4341,19 @@ pub fn fuzz_0124(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k464 = 0u32;
-    while k464 < 2u32 {
-        k464 += 1;
-        let v465 = acc.wrapping_add(n);
-        acc = acc.wrapping_add(k464);
-        thread::sync_threads();
+    let (w523, w524): (u32, u32);
+    thread::sync_threads();
+    if n % 2 == 0 { (w523, w524) = (x[(acc as usize) % x.len()].wrapping_add(t), t); } else { w523 = 11; w524 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w523) ^ w524;
+    let n = (n & 0xff) * 4;
+    let u525 = n.wrapping_add(13);
+    thread::sync_threads();
+    acc = x[(t as usize) % x.len()].wrapping_add(n);
+    let v526 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    if t % 3 == 0 {
+        let v527 = acc.wrapping_add(u525);
     }
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
-    thread::sync_threads();
-    let u466 = (n % 4);
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4419,47 +4366,45 @@ pub fn fuzz_0125(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v467 = acc.wrapping_mul(2).wrapping_add(n);
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let mut carried: u32;
+    'l529: for k528 in 0..3u32 {
+        for k529 in 0..2u32 {
+            thread::sync_threads();
+            let n = k528.wrapping_add(31);
+            if k528 == 0 && k529 == 0 { break 'l529; }
+            acc = acc.wrapping_add(k528 ^ k529);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k528 + 1);
     }
-    acc = acc.wrapping_mul(2).wrapping_add(t);
-    if t % 3 == 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-        acc = x[(t as usize) % x.len()].wrapping_add(t);
+    if acc % 2 == 1 {
+        let w530: u32;
+        if acc > 5 { w530 = t.wrapping_add(acc); } else { w530 = 13; }
+        acc ^= w530;
     }
-    let mut k468 = 0u32;
-    while k468 < n % 3 {
-        k468 += 1;
-        let v467 = v467.wrapping_mul(2654435769).wrapping_add(t);
-        acc = acc.wrapping_add(k468);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
+    thread::sync_threads();
+    let n = (thread::block_dim().x).wrapping_add(n);
+    let w531;
+    let w532: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w531 = (acc ^ n.rotate_left(3)); w532 = 1; } 1 => { w531 = acc; w532 = n; } _ => { w531 = 2u32; w532 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w531) ^ w532;
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    for k533 in 0..n.wrapping_add(1) % 5 {
         thread::sync_threads();
-    }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
-    for k469 in 0..n % 4 {
-        let w470: u32;
-        if acc > 13 { w470 = x[(t as usize) % x.len()].wrapping_add(k469); } else { w470 = 2654435769; }
-        acc ^= w470;
+        carried = (t ^ k533.rotate_left(1));
+        acc ^= carried;
+        if k533 == 0 { break; }
         tile.set(t as usize, acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
+        acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
         thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k469);
+        acc = acc.wrapping_add(k533);
     }
-    let mut k471 = 0u32;
-    while k471 < n % 3 {
-        k471 += 1;
-        match k471 {
-            2 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(acc);
-        acc = acc.wrapping_add(k471);
-        thread::sync_threads();
-    }
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4472,41 +4417,33 @@ pub fn fuzz_0126(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let mut k534 = 0u32;
+    while k534 < n % 3 {
+        k534 += 1;
+        thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k534);
+    }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 24);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g535 = n - 14;
+    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    if n % 3 == 0 {
-        acc = (t ^ n.rotate_left(3));
-        thread::sync_threads();
-    }
-    if t % 3 == 0 {
-        let n = (n % 3);
-    }
-    for k472 in 0..n % 4 {
-        acc = acc.wrapping_mul(255).wrapping_add(acc);
-        acc = acc.wrapping_add(k472);
-        thread::sync_threads();
-    }
+    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
     thread::sync_threads();
-    let u473 = (n & 0xffff) + 2;
-    for k474 in 0..(u473 ^ 255) % 5 {
-        let w475: u32;
-        if acc > 31 { w475 = t.wrapping_add(n); } else { w475 = 1000; }
-        acc ^= w475;
-        acc = (acc ^ acc.rotate_left(20));
-        acc = acc.wrapping_add(k474);
-        thread::sync_threads();
-    }
-    for k476 in 0..n % 4 {
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k476);
-        if t % 2 == 0 { continue; }
-        acc ^= k476.wrapping_mul(3);
-    }
     if n < 6 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g477 = n - 6;
+    let g536 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4519,14 +4456,29 @@ pub fn fuzz_0127(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        let w478: u32;
-        if acc > 64 { w478 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w478 = 255; }
-        acc ^= w478;
-        let v479 = acc.wrapping_mul(255).wrapping_add(n);
-    }
-    let u480 = (thread::block_dim().x).wrapping_add(n);
+    let v537 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    let u538 = (n & 0xffff) + 8;
+    tile.set(t as usize, acc);
     thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
+    thread::sync_threads();
+    let v537 = v537.wrapping_mul(1).wrapping_add(t);
+    let mut k539 = 0u32;
+    while k539 < n % 3 {
+        k539 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k539);
+        if t % 2 == 0 { continue; }
+        acc ^= k539.wrapping_mul(3);
+    }
+    if acc % 2 == 1 {
+        let w540: u32;
+        if acc > 64 { w540 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w540 = 255; }
+        acc ^= w540;
+        let v541 = acc.wrapping_mul(255).wrapping_add(u538);
+    }
+    let u542 = (thread::block_dim().x).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4539,7 +4491,9 @@ pub fn fuzz_0128(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n ^ 1000);
+    if t < 23 {
+        let n = (n & 0xff) * 4;
+    }
     thread::sync_threads();
     let n = (n & 0xff) * 4;
     tile.set(t as usize, acc);
@@ -4547,17 +4501,6 @@ pub fn fuzz_0128(x: &[u32], n: u32, out: Out<u32>) {
     acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
     thread::sync_threads();
     let n = (n & 0xff) * 4;
-    let u481 = (thread::block_dim().x).wrapping_add(n);
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    for k482 in 0..n.wrapping_add(13) % 5 {
-        thread::sync_threads();
-        let v483 = (acc ^ acc.rotate_left(2));
-        acc = acc.wrapping_add(k482);
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4570,6 +4513,33 @@ pub fn fuzz_0129(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let mut K543 = 31u32;
+    let v544 = t + K543;
+    K543 = K543.wrapping_mul(7);
+    acc = acc.wrapping_add(K543);
+    for k545 in 0..n % 4 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
+        thread::sync_threads();
+        match k545 {
+            2 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        let w546: u32;
+        if n % 2 == 0 { w546 = t.wrapping_add(t); } else { w546 = 13; }
+        acc ^= w546;
+        acc = acc.wrapping_add(k545);
+    }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 24);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 17) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+    thread::sync_threads();
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
@@ -4578,15 +4548,10 @@ pub fn fuzz_0129(x: &[u32], n: u32, out: Out<u32>) {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let v484 = t.wrapping_mul(2654435769).wrapping_add(t);
+    let v547 = t.wrapping_mul(2654435769).wrapping_add(t);
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
-    thread::sync_threads();
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -4600,30 +4565,26 @@ pub fn fuzz_0130(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 4;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    for k485 in 0..n % 4 {
-        let w486: u32;
-        if n % 2 == 0 { w486 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w486 = 1; }
-        acc ^= w486;
-        acc = acc.wrapping_add(k485);
-        thread::sync_threads();
+    let mut carried: u32;
+    acc = t.wrapping_mul(2654435769).wrapping_add(acc);
+    let mut K548 = 3u32;
+    let v549 = t + K548;
+    K548 = K548.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K548);
+    let v550 = x[(acc as usize) % x.len()].wrapping_add(t);
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let u487 = (n & 0xffff) + 4;
     thread::sync_threads();
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
-    thread::sync_threads();
+    let mut k551 = 0u32;
+    while k551 < 2u32 {
+        k551 += 1;
+        thread::sync_threads();
+        carried = v549.wrapping_add(v549);
+        acc ^= carried;
+        acc = acc.wrapping_add(k551);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4636,29 +4597,37 @@ pub fn fuzz_0131(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w488: u32;
-    if n % 2 == 0 { w488 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }; } else { w488 = 255; }
-    acc ^= w488;
-    if acc % 2 == 1 {
-        let w489: u32;
-        if acc > 1000 { w489 = t.wrapping_add(t); } else { w489 = 255; }
-        acc ^= w489;
-        acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    }
-    let mut K490 = 64u32;
-    let v491 = t + K490;
-    K490 = K490.wrapping_mul(3);
-    acc = acc.wrapping_add(K490);
-    let u492 = (n & 0xffff) + 4;
-    thread::sync_threads();
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g493 = n - 14;
-    if n % 2 == 0 {
-        acc = (acc ^ v491.rotate_left(15));
+    let mut carried: u32;
+    let mut k552 = 0u32;
+    while k552 < 2u32 {
+        k552 += 1;
         thread::sync_threads();
+        carried = acc.wrapping_add(acc);
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(t);
+        acc = acc.wrapping_add(k552);
+    }
+    acc = acc.wrapping_add(acc);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
+    thread::sync_threads();
+    for k553 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        let v554 = acc.wrapping_mul(3).wrapping_add(acc);
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k553);
+    }
+    let v555 = acc.wrapping_mul(3).wrapping_add(n);
+    thread::sync_threads();
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -4672,43 +4641,33 @@ pub fn fuzz_0132(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v494 = x[(t as usize) % x.len()].wrapping_add(t);
-    let mut k495 = 0u32;
-    while k495 < 2u32 {
-        k495 += 1;
+    let mut k556 = 0u32;
+    while k556 < n % 3 {
+        k556 += 1;
+        acc = t.wrapping_mul(31).wrapping_add(t);
+        let n = (thread::block_dim().x).wrapping_add(n);
+        acc = acc.wrapping_add(k556);
         thread::sync_threads();
-        if k495 == 2 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k495);
     }
-    'l497: for k496 in 0..3u32 {
-        for k497 in 0..2u32 {
-            thread::sync_threads();
-            acc = (acc ^ acc.rotate_left(4));
-            if k496 == 0 && k497 == 1 { continue 'l497; }
-            acc = acc.wrapping_add(k496 ^ k497);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k496 + 1);
+    let mut k557 = 0u32;
+    while k557 < 2u32 {
+        k557 += 1;
+        acc = t.wrapping_add(acc);
+        let v558 = (t ^ n.rotate_left(6));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k557);
+        if t % 5 == 0 { continue; }
+        acc ^= k557.wrapping_mul(3);
     }
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    for k559 in 0..n % 4 {
+        let v560 = acc.wrapping_add(t);
+        acc = acc.wrapping_add(k559);
+        thread::sync_threads();
     }
-    let g498 = n - 14;
-    let n = (n & 0xff) * 2;
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
     thread::sync_threads();
-    let u499 = (n & 0xffff) + 5;
-    if t % 3 == 0 {
-        let w500: u32;
-        if t % 2 == 0 { w500 = v494.wrapping_add(acc); } else { w500 = 1000; }
-        acc ^= w500;
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4721,23 +4680,38 @@ pub fn fuzz_0133(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k501 = 0u32;
-    while k501 < 2u32 {
-        k501 += 1;
+    for k561 in 0..n.wrapping_add(2654435769) % 5 {
         thread::sync_threads();
-        if k501 == 0 { break; }
-        acc = acc.wrapping_add(k501);
+        acc = acc.wrapping_add(k561);
     }
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    acc = acc.wrapping_add(t);
+    for k562 in 0..n % 4 {
+        if k562 == 2 { break; }
+        if acc != 7 || t < 64 {
+            if k562 == 0 && n % 2 == 1 { break; }
+        }
+        acc = acc.wrapping_add(k562);
+        thread::sync_threads();
+        if t % 2 == 0 { continue; }
+        acc ^= k562.wrapping_mul(3);
     }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
-    let n = (n & 0xff) * 2;
-    let u502 = n.wrapping_add(1000);
-    let w503: u32;
-    if t % 2 == 0 { w503 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w503 = 64; }
-    acc ^= w503;
+    if t % 3 == 0 {
+        let n = (n & 0xff) * 4;
+    }
+    acc = acc.wrapping_add(n);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
+    thread::sync_threads();
+    let mut K563 = 1000u32;
+    let v564 = t + K563;
+    K563 = K563.wrapping_mul(3);
+    acc = acc.wrapping_add(K563);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+    thread::sync_threads();
+    acc = v564.wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4750,13 +4724,34 @@ pub fn fuzz_0134(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    let v504 = acc.wrapping_mul(64).wrapping_add(acc);
+    acc = (t ^ n.rotate_left(26));
+    for k565 in 0..n % 4 {
+        if acc != 7 || t < 64 {
+            if k565 == 2 && n % 2 == 0 { continue; }
+        }
+        acc = acc.wrapping_add(k565);
+        thread::sync_threads();
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
     thread::sync_threads();
-    thread::sync_threads();
+    let mut k566 = 0u32;
+    while k566 < n % 3 {
+        k566 += 1;
+        thread::sync_threads();
+        acc = t.wrapping_add(n);
+        let v567 = x[(acc as usize) % x.len()].wrapping_add(n);
+        acc = acc.wrapping_add(k566);
+    }
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    for k568 in 0..(x.len() as u32).wrapping_add(n) % 5 {
+        let v569 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+        let v570 = x[(t as usize) % x.len()].wrapping_add(v569);
+        acc = acc.wrapping_add(k568);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4769,56 +4764,25 @@ pub fn fuzz_0135(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let v571 = acc.wrapping_add(n);
+    if acc % 2 == 1 {
+        let v571 = v571.wrapping_mul(255).wrapping_add(t);
     }
-    let g505 = n - 14;
-    for k506 in 0..3u32 {
+    let mut k572 = 0u32;
+    while k572 < 2u32 {
+        k572 += 1;
+        if k572 == 0 { break; }
+        if k572 == 1 { break; }
+        let w573: u32;
+        if n % 2 == 0 { w573 = t.wrapping_mul(7).wrapping_add(acc); } else { w573 = 1000; }
+        acc ^= w573;
+        acc = acc.wrapping_add(k572);
         thread::sync_threads();
-        carried = x[(acc as usize) % x.len()].wrapping_add(g505);
-        acc ^= carried;
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = t.wrapping_add(n);
-        acc ^= carried;
-        acc = acc.wrapping_add(k506);
-        if t % 5 == 0 { continue; }
-        acc ^= k506.wrapping_mul(3);
     }
-    let mut k507 = 0u32;
-    while k507 < n % 3 {
-        k507 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 18) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k507);
-    }
-    let v508 = if t % 2 == 0 { g505 } else { t.wrapping_sub(g505) };
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 11) % 64) as usize));
     thread::sync_threads();
-    let mut k509 = 0u32;
-    while k509 < 2u32 {
-        k509 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k509);
-    }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if n % 3 == 0 {
-        acc = (acc ^ acc.rotate_left(10));
-        thread::sync_threads();
-    }
-    for k510 in 0..3u32 {
-        acc = if t % 2 == 0 { g505 } else { t.wrapping_sub(g505) };
-        acc = t.wrapping_mul(13).wrapping_add(n);
-        acc = acc.wrapping_add(k510);
-        thread::sync_threads();
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4831,19 +4795,15 @@ pub fn fuzz_0136(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k511 in 0..3u32 {
-        thread::sync_threads();
-        acc = (acc ^ t.rotate_left(13));
-        acc = acc.wrapping_add(k511);
+    let u574 = (n & 0xffff) + 6;
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let (w512, w513): (u32, u32);
+    let n = u574.wrapping_add(2);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    if t % 2 == 0 { (w512, w513) = (t.wrapping_mul(7).wrapping_add(acc), t); } else { w512 = 255; w513 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w512) ^ w513;
-    thread::sync_threads();
-    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-    acc = t.wrapping_add(t);
+    acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -4857,39 +4817,32 @@ pub fn fuzz_0137(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    acc = acc.wrapping_mul(255).wrapping_add(acc);
+    'l576: for k575 in 0..n % 4 {
+        for k576 in 0..2u32 {
+            thread::sync_threads();
+            let v577 = if t % 2 == 0 { k575 } else { t.wrapping_sub(k575) };
+            if k575 == 1 && k576 == 1 { break 'l576; }
+            acc = acc.wrapping_add(k575 ^ k576);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k575 + 1);
     }
-    let g514 = n - 6;
-    let w515: u32;
-    if acc > 2654435769 { w515 = x[(acc as usize) % x.len()].wrapping_add(g514); } else { w515 = 2; }
-    acc ^= w515;
-    thread::sync_threads();
-    let (w516, w517): (u32, u32);
-    thread::sync_threads();
-    if n % 2 == 0 { (w516, w517) = (acc.wrapping_add(acc), t); } else { w516 = 31; w517 = acc; }
-    acc = acc.wrapping_add(w516) ^ w517;
-    for k518 in 0..(g514 ^ 7) % 5 {
+    let u578 = (n & 0xffff) + 5;
+    if n % 3 == 0 {
+        acc = t.wrapping_mul(64).wrapping_add(n);
         thread::sync_threads();
-        let v519 = x[(t as usize) % x.len()].wrapping_add(k518);
+    }
+    let mut k579 = 0u32;
+    while k579 < n % 3 {
+        k579 += 1;
         thread::sync_threads();
-        acc = acc.wrapping_add(k518);
+        let w580: u32;
+        if acc > 1000 { w580 = t.wrapping_add(t); } else { w580 = 2654435769; }
+        acc ^= w580;
+        acc = acc.wrapping_add(k579);
     }
-    for k520 in 0..n.wrapping_add(3) % 5 {
-        let w521: u32;
-        if t % 2 == 0 { w521 = (t ^ k520.rotate_left(2)); } else { w521 = 2; }
-        acc ^= w521;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k520);
-        if t % 2 == 0 { continue; }
-        acc ^= k520.wrapping_mul(3);
-    }
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g522 = n - 14;
+    let u581 = n.rotate_left(0);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4902,24 +4855,21 @@ pub fn fuzz_0138(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 4;
-    if n % 3 == 0 {
-        acc = (t ^ t.rotate_left(24));
-        thread::sync_threads();
+    let mut K582 = 1u32;
+    let v583 = t + K582;
+    K582 = K582.wrapping_mul(64);
+    acc = acc.wrapping_add(K582);
+    let u584 = (n & 0xffff) + 2;
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
+    let g585 = n - 6;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
     thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(acc);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -4933,32 +4883,9 @@ pub fn fuzz_0139(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
-    thread::sync_threads();
-    for k523 in 0..3u32 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 58) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(t);
-        let w524: u32;
-        if n % 2 == 0 { w524 = (acc ^ acc.rotate_left(24)); } else { w524 = 1; }
-        acc ^= w524;
-        acc = acc.wrapping_add(k523);
-    }
-    if t < 45 {
-        let n = (n & 0xff) * 3;
-    }
-    for k525 in 0..n % 4 {
-        thread::sync_threads();
-        let w526: u32;
-        if t % 2 == 0 { w526 = (acc ^ acc.rotate_left(18)); } else { w526 = 2; }
-        acc ^= w526;
-        acc = (t ^ k525.rotate_left(24));
-        acc = acc.wrapping_add(k525);
-    }
+    acc = t.wrapping_mul(64).wrapping_add(acc);
+    acc = t.wrapping_mul(31).wrapping_add(acc);
+    let n = (n & 0xff) * 4;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4971,16 +4898,38 @@ pub fn fuzz_0140(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let (w527, w528): (u32, u32);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    if acc > 1 { (w527, w528) = (acc.wrapping_add(t), t); } else { w527 = 3; w528 = acc; }
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
     thread::sync_threads();
-    acc = acc.wrapping_add(w527) ^ w528;
-    let u529 = (n & 0xffff) + 2;
-    if n % 7 == 1 {
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    for k586 in 0..(x.len() as u32).wrapping_add(n) % 5 {
+        thread::sync_threads();
+        acc = x[(t as usize) % x.len()].wrapping_add(k586);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k586);
+    }
+    for k587 in 0..(x.len() as u32).wrapping_add(n) % 5 {
+        if acc != 7 || t < 64 {
+            if k587 == 0 && n % 2 == 1 { break; }
+        }
+        if k587 == 0 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k587);
+        thread::sync_threads();
+    }
+    if n % 5 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    let mut K588 = 2u32;
+    let v589 = t + K588;
+    K588 = K588.wrapping_mul(1000);
+    acc = acc.wrapping_add(K588);
+    let v590 = if v589 % 2 == 0 { t } else { v589.wrapping_sub(t) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4993,28 +4942,27 @@ pub fn fuzz_0141(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k530 = 0u32;
-    while k530 < 2u32 {
-        k530 += 1;
-        let v531 = t.wrapping_mul(64).wrapping_add(n);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k530);
+    let v591 = (acc ^ n.rotate_left(26));
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let v532 = (acc ^ n.rotate_left(13));
-    let u533 = (n & 0xffff) + 3;
-    let u534 = (u533 & 0xffff) + 5;
-    let mut K535 = 2654435769u32;
-    let v536 = t + K535;
-    K535 = K535.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K535);
-    let n = (n & 0xff) * 2;
-    let w537: u32;
-    if acc > 1 { w537 = v536.wrapping_mul(2654435769).wrapping_add(u533); } else { w537 = 11; }
-    acc ^= w537;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
-    thread::sync_threads();
+    let w592: u32;
+    if t % 2 == 0 { w592 = x[(t as usize) % x.len()].wrapping_add(v591); } else { w592 = 31; }
+    acc ^= w592;
+    'l594: for k593 in 0..n % 4 {
+        for k594 in 0..2u32 {
+            thread::sync_threads();
+            acc = v591.wrapping_mul(3).wrapping_add(v591);
+            if k593 == 2 && k594 == 0 { break 'l594; }
+            acc = acc.wrapping_add(k593 ^ k594);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k593 + 1);
+    }
+    acc = t.wrapping_mul(7).wrapping_add(n);
+    let u595 = n.rotate_left(10);
+    acc = if v591 % 2 == 0 { t } else { v591.wrapping_sub(t) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5027,34 +4975,17 @@ pub fn fuzz_0142(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k538 = 0u32;
-    while k538 < 2u32 {
-        k538 += 1;
-        let v539 = acc.wrapping_add(t);
-        thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k538);
-    }
-    let v540 = acc.wrapping_add(acc);
-    for k541 in 0..n % 4 {
-        if acc != 7 || t < 64 {
-            if k541 == 2 && n % 2 == 0 { continue; }
-        }
-        acc = acc.wrapping_add(k541);
-        thread::sync_threads();
-    }
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let w596: u32;
+    if acc > 1 { w596 = acc.wrapping_mul(2654435769).wrapping_add(n); } else { w596 = 11; }
+    acc ^= w596;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
     thread::sync_threads();
-    let u542 = (n & 0xffff) + 1;
-    thread::sync_threads();
-    thread::sync_threads();
-    let u543 = (u542 ^ 11);
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5067,49 +4998,27 @@ pub fn fuzz_0143(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    'l545: for k544 in 0..n % 4 {
-        for k545 in 0..2u32 {
-            thread::sync_threads();
-            let w546: u32;
-            if acc > 11 { w546 = acc.wrapping_mul(5).wrapping_add(t); } else { w546 = 1000; }
-            acc ^= w546;
-            if k544 == 0 && k545 == 0 { break 'l545; }
-            acc = acc.wrapping_add(k544 ^ k545);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k544 + 1);
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let n = (n & 0xff) * 2;
-    let u547 = n.rotate_left(13);
-    if t % 3 == 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-        acc = acc.wrapping_add(n);
-    }
-    for k548 in 0..(n ^ 64) % 5 {
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    thread::sync_threads();
+    let v597 = acc.wrapping_add(acc);
+    for k598 in 0..n % 4 {
         if acc != 7 || t < 64 {
-            if k548 == 0 && n % 2 == 0 { break; }
+            if k598 == 2 && n % 2 == 0 { continue; }
         }
-        thread::sync_threads();
-        carried = if acc % 2 == 0 { u547 } else { acc.wrapping_sub(u547) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k548);
-    }
-    let mut k549 = 0u32;
-    while k549 < 2u32 {
-        k549 += 1;
-        if k549 == 2 { continue; }
-        acc = (t ^ t.rotate_left(15));
-        acc = acc.wrapping_add(k549);
+        acc = acc.wrapping_add(k598);
         thread::sync_threads();
     }
-    let mut k550 = 0u32;
-    while k550 < 2u32 {
-        k550 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k550);
-    }
-    acc = (acc ^ n.rotate_left(14));
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+    thread::sync_threads();
+    let u599 = (n & 0xffff) + 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5122,15 +5031,17 @@ pub fn fuzz_0144(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-    let n = (n & 0xff) * 3;
-    for k551 in 0..(n ^ 2654435769) % 5 {
-        if acc != 7 || t < 64 {
-            if k551 == 2 && n % 2 == 0 { continue; }
-        }
-        acc = acc.wrapping_add(k551);
-        thread::sync_threads();
+    if t < 2 {
+        let v600 = acc.wrapping_add(n);
+        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
     }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+    thread::sync_threads();
+    let n = (n % 4);
+    let n = n.wrapping_mul(255);
+    let v601 = (t ^ n.rotate_left(25));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5143,22 +5054,18 @@ pub fn fuzz_0145(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K552 = 13u32;
-    let v553 = t + K552;
-    K552 = K552.wrapping_mul(1000);
-    acc = acc.wrapping_add(K552);
-    thread::sync_threads();
-    if t % 3 == 0 {
-        let v553 = v553.wrapping_mul(64).wrapping_add(t);
+    for k602 in 0..n.wrapping_add(7) % 5 {
+        thread::sync_threads();
+        let v603 = acc.wrapping_add(t);
+        acc = acc.wrapping_add(k602);
     }
-    let v554 = x[(t as usize) % x.len()].wrapping_add(t);
-    if t < 14 {
-        let n = (n & 0xff) * 2;
-    }
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    let u604 = (n & 0xffff) + 4;
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
+    let g605 = n - 14;
+    acc = if acc % 2 == 0 { u604 } else { acc.wrapping_sub(u604) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5171,45 +5078,31 @@ pub fn fuzz_0146(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 4;
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g555 = n - 14;
-    let mut K556 = 11u32;
-    let v557 = t + K556;
-    K556 = K556.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K556);
-    let mut K558 = 13u32;
-    let v559 = t + K558;
-    K558 = K558.wrapping_mul(31);
-    acc = acc.wrapping_add(K558);
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g560 = n - 6;
-    let u561 = (thread::block_dim().x).wrapping_add(n);
-    let (w562, w563): (u32, u32);
+    let u606 = (n & 0xffff) + 5;
     thread::sync_threads();
-    if n % 2 == 0 { (w562, w563) = (if t % 2 == 0 { t } else { t.wrapping_sub(t) }, t); } else { w562 = 11; w563 = acc; }
-    acc = acc.wrapping_add(w562) ^ w563;
-    let (w564, w565): (u32, u32);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    if n % 2 == 0 { (w564, w565) = (acc.wrapping_mul(2654435769).wrapping_add(g560), t); } else { w564 = 1; w565 = acc; }
-    acc = acc.wrapping_add(w564) ^ w565;
-    'l567: for k566 in 0..n % 4 {
-        for k567 in 0..2u32 {
+    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
+    thread::sync_threads();
+    'l608: for k607 in 0..n % 4 {
+        for k608 in 0..2u32 {
             thread::sync_threads();
-            let w568: u32;
-            if acc > 1000 { w568 = acc.wrapping_add(acc); } else { w568 = 5; }
-            acc ^= w568;
-            if k566 == 1 && k567 == 0 { continue 'l567; }
-            acc = acc.wrapping_add(k566 ^ k567);
+            acc = (t ^ k608.rotate_left(31));
+            if k607 == 1 && k608 == 0 { break 'l608; }
+            acc = acc.wrapping_add(k607 ^ k608);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k566 + 1);
+        acc = acc.rotate_left(k607 + 1);
+    }
+    acc = x[(acc as usize) % x.len()].wrapping_add(u606);
+    let n = (n & 0xff) * 3;
+    for k609 in 0..(u606 ^ 2654435769) % 5 {
+        if acc != 7 || t < 64 {
+            if k609 == 2 && n % 2 == 0 { continue; }
+        }
+        acc = acc.wrapping_add(k609);
+        thread::sync_threads();
     }
     if i < out.len() {
         out.set(i, acc);
@@ -5219,6 +5112,86 @@ pub fn fuzz_0146(x: &[u32], n: u32, out: Out<u32>) {
 /// Generated kernel 147.
 #[kernel]
 pub fn fuzz_0147(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let mut K610 = 13u32;
+    let v611 = t + K610;
+    K610 = K610.wrapping_mul(1000);
+    acc = acc.wrapping_add(K610);
+    thread::sync_threads();
+    if t % 3 == 0 {
+        let v611 = v611.wrapping_mul(64).wrapping_add(t);
+    }
+    let v612 = x[(t as usize) % x.len()].wrapping_add(t);
+    if t < 14 {
+        let n = (n & 0xff) * 2;
+    }
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 148.
+#[kernel]
+pub fn fuzz_0148(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let n = (n & 0xff) * 4;
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g613 = n - 14;
+    let mut K614 = 11u32;
+    let v615 = t + K614;
+    K614 = K614.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K614);
+    let mut K616 = 13u32;
+    let v617 = t + K616;
+    K616 = K616.wrapping_mul(31);
+    acc = acc.wrapping_add(K616);
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g618 = n - 6;
+    let u619 = (thread::block_dim().x).wrapping_add(n);
+    let (w620, w621): (u32, u32);
+    thread::sync_threads();
+    if n % 2 == 0 { (w620, w621) = (if t % 2 == 0 { t } else { t.wrapping_sub(t) }, t); } else { w620 = 11; w621 = acc; }
+    acc = acc.wrapping_add(w620) ^ w621;
+    let (w622, w623): (u32, u32);
+    thread::sync_threads();
+    if n % 2 == 0 { (w622, w623) = (acc.wrapping_mul(2654435769).wrapping_add(g618), t); } else { w622 = 1; w623 = acc; }
+    acc = acc.wrapping_add(w622) ^ w623;
+    'l625: for k624 in 0..n % 4 {
+        for k625 in 0..2u32 {
+            thread::sync_threads();
+            let w626: u32;
+            if acc > 1000 { w626 = acc.wrapping_add(acc); } else { w626 = 5; }
+            acc ^= w626;
+            if k624 == 1 && k625 == 0 { continue 'l625; }
+            acc = acc.wrapping_add(k624 ^ k625);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k624 + 1);
+    }
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 149.
+#[kernel]
+pub fn fuzz_0149(x: &[u32], n: u32, out: Out<u32>) {
     let tile = shared!([u32; 64]);
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
@@ -5236,81 +5209,25 @@ pub fn fuzz_0147(x: &[u32], n: u32, out: Out<u32>) {
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
     thread::sync_threads();
-    let mut k569 = 0u32;
-    while k569 < 2u32 {
-        k569 += 1;
+    let mut k627 = 0u32;
+    while k627 < 2u32 {
+        k627 += 1;
         let n = (n % 4);
-        acc = acc.wrapping_add(k569);
+        acc = acc.wrapping_add(k627);
         thread::sync_threads();
     }
-    let mut k570 = 0u32;
-    while k570 < 2u32 {
-        k570 += 1;
-        let w571: u32;
-        if t % 2 == 0 { w571 = t.wrapping_add(n); } else { w571 = 13; }
-        acc ^= w571;
+    let mut k628 = 0u32;
+    while k628 < 2u32 {
+        k628 += 1;
+        let w629: u32;
+        if t % 2 == 0 { w629 = t.wrapping_add(n); } else { w629 = 13; }
+        acc ^= w629;
         thread::sync_threads();
-        acc = acc.wrapping_add(k570);
+        acc = acc.wrapping_add(k628);
     }
     acc = (acc ^ n.rotate_left(27));
     if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    let v572 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 148.
-#[kernel]
-pub fn fuzz_0148(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    for k573 in 0..3u32 {
-        if acc != 7 || t < 64 {
-            if k573 == 0 && n % 2 == 0 { continue; }
-        }
-        let w574: u32;
-        if acc > 13 { w574 = t.wrapping_add(t); } else { w574 = 13; }
-        acc ^= w574;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k573);
-    }
-    'l576: for k575 in 0..n % 4 {
-        for k576 in 0..2u32 {
-            thread::sync_threads();
-            let v577 = (acc ^ k576.rotate_left(25));
-            if k575 == 0 && k576 == 1 { continue 'l576; }
-            acc = acc.wrapping_add(k575 ^ k576);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k575 + 1);
-    }
-    for k578 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        thread::sync_threads();
-        acc = (t ^ acc.rotate_left(2));
-        acc = acc.wrapping_add(k578);
-        if t % 5 == 0 { continue; }
-        acc ^= k578.wrapping_mul(3);
-    }
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 149.
-#[kernel]
-pub fn fuzz_0149(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 2;
-    if t % 3 == 0 {
-        let v579 = t.wrapping_mul(1000).wrapping_add(t);
-    }
-    let v580 = (t ^ acc.rotate_left(23));
+    let v630 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5323,24 +5240,32 @@ pub fn fuzz_0150(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let u581 = (n & 0xffff) + 6;
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g582 = n - 1;
-    let n = (n & 0xff) * 4;
-    for k583 in 0..(g582 ^ 13) % 5 {
+    for k631 in 0..3u32 {
+        if acc != 7 || t < 64 {
+            if k631 == 0 && n % 2 == 0 { continue; }
+        }
+        let w632: u32;
+        if acc > 13 { w632 = t.wrapping_add(t); } else { w632 = 13; }
+        acc ^= w632;
         thread::sync_threads();
+        acc = acc.wrapping_add(k631);
+    }
+    'l634: for k633 in 0..n % 4 {
+        for k634 in 0..2u32 {
+            thread::sync_threads();
+            let v635 = (acc ^ k634.rotate_left(25));
+            if k633 == 0 && k634 == 1 { continue 'l634; }
+            acc = acc.wrapping_add(k633 ^ k634);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k633 + 1);
+    }
+    for k636 in 0..(x.len() as u32).wrapping_add(n) % 5 {
         thread::sync_threads();
-        carried = acc.wrapping_mul(5).wrapping_add(acc);
-        acc ^= carried;
-        acc = acc.wrapping_add(k583);
+        acc = (t ^ acc.rotate_left(2));
+        acc = acc.wrapping_add(k636);
+        if t % 5 == 0 { continue; }
+        acc ^= k636.wrapping_mul(3);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -5354,32 +5279,11 @@ pub fn fuzz_0151(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    for k584 in 0..n.rotate_left(10) % 5 {
-        thread::sync_threads();
-        carried = t.wrapping_mul(64).wrapping_add(t);
-        acc ^= carried;
-        thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k584);
+    let n = (n & 0xff) * 2;
+    if t % 3 == 0 {
+        let v637 = t.wrapping_mul(1000).wrapping_add(t);
     }
-    if t < 30 {
-        let n = (n & 0xff) * 3;
-        acc = acc.wrapping_mul(2).wrapping_add(t);
-    }
-    'l586: for k585 in 0..n % 4 {
-        for k586 in 0..2u32 {
-            thread::sync_threads();
-            let v587 = acc.wrapping_mul(5).wrapping_add(n);
-            if k585 == 1 && k586 == 0 { break 'l586; }
-            acc = acc.wrapping_add(k585 ^ k586);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k585 + 1);
-    }
+    let v638 = (t ^ acc.rotate_left(23));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5392,30 +5296,25 @@ pub fn fuzz_0152(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k588 in 0..n.wrapping_add(1) % 5 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
-        thread::sync_threads();
-        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k588);
+    let mut carried: u32;
+    let u639 = (n & 0xffff) + 6;
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    if t % 3 == 0 {
-        let w589: u32;
-        if n % 2 == 0 { w589 = acc.wrapping_add(n); } else { w589 = 1; }
-        acc ^= w589;
-        acc = x[(t as usize) % x.len()].wrapping_add(acc);
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
-    thread::sync_threads();
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let u590 = (n & 0xffff) + 7;
+    let g640 = n - 1;
+    let n = (n & 0xff) * 4;
+    for k641 in 0..(g640 ^ 13) % 5 {
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = acc.wrapping_mul(5).wrapping_add(acc);
+        acc ^= carried;
+        acc = acc.wrapping_add(k641);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5428,28 +5327,32 @@ pub fn fuzz_0153(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v591 = x[(acc as usize) % x.len()].wrapping_add(acc);
-    'l593: for k592 in 0..n % 4 {
-        for k593 in 0..2u32 {
+    let mut carried: u32;
+    for k642 in 0..n.rotate_left(10) % 5 {
+        thread::sync_threads();
+        carried = t.wrapping_mul(64).wrapping_add(t);
+        acc ^= carried;
+        thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k642);
+    }
+    if t < 30 {
+        let n = (n & 0xff) * 3;
+        acc = acc.wrapping_mul(2).wrapping_add(t);
+    }
+    'l644: for k643 in 0..n % 4 {
+        for k644 in 0..2u32 {
             thread::sync_threads();
-            let v594 = x[(v591 as usize) % x.len()].wrapping_add(n);
-            if k592 == 2 && k593 == 0 { continue 'l593; }
-            acc = acc.wrapping_add(k592 ^ k593);
+            let v645 = acc.wrapping_mul(5).wrapping_add(n);
+            if k643 == 1 && k644 == 0 { break 'l644; }
+            acc = acc.wrapping_add(k643 ^ k644);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k592 + 1);
+        acc = acc.rotate_left(k643 + 1);
     }
-    thread::sync_threads();
-    acc = (t ^ n.rotate_left(31));
-    let w595;
-    let w596: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w595 = (v591 ^ v591.rotate_left(15)); w596 = 1; } 1 => { w595 = acc; w596 = n; } _ => { w595 = 3u32; w596 = t; } }
-    acc = acc.wrapping_add(w595) ^ w596;
-    let mut K597 = 2u32;
-    let v598 = t + K597;
-    K597 = K597.wrapping_mul(1000);
-    acc = acc.wrapping_add(K597);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5462,21 +5365,30 @@ pub fn fuzz_0154(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K599 = 3u32;
-    let v600 = t + K599;
-    K599 = K599.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K599);
+    for k646 in 0..n.wrapping_add(1) % 5 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
+        thread::sync_threads();
+        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k646);
+    }
+    if t % 3 == 0 {
+        let w647: u32;
+        if n % 2 == 0 { w647 = acc.wrapping_add(n); } else { w647 = 1; }
+        acc ^= w647;
+        acc = x[(t as usize) % x.len()].wrapping_add(acc);
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
     thread::sync_threads();
-    let mut k601 = 0u32;
-    while k601 < 2u32 {
-        k601 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k601);
-    }
-    let u602 = n.wrapping_mul(3);
+    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let u648 = (n & 0xffff) + 7;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5489,9 +5401,70 @@ pub fn fuzz_0155(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k603 in 0..n % 4 {
+    let v649 = x[(acc as usize) % x.len()].wrapping_add(acc);
+    'l651: for k650 in 0..n % 4 {
+        for k651 in 0..2u32 {
+            thread::sync_threads();
+            let v652 = x[(v649 as usize) % x.len()].wrapping_add(n);
+            if k650 == 2 && k651 == 0 { continue 'l651; }
+            acc = acc.wrapping_add(k650 ^ k651);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k650 + 1);
+    }
+    thread::sync_threads();
+    acc = (t ^ n.rotate_left(31));
+    let w653;
+    let w654: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w653 = (v649 ^ v649.rotate_left(15)); w654 = 1; } 1 => { w653 = acc; w654 = n; } _ => { w653 = 3u32; w654 = t; } }
+    acc = acc.wrapping_add(w653) ^ w654;
+    let mut K655 = 2u32;
+    let v656 = t + K655;
+    K655 = K655.wrapping_mul(1000);
+    acc = acc.wrapping_add(K655);
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 156.
+#[kernel]
+pub fn fuzz_0156(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let mut K657 = 3u32;
+    let v658 = t + K657;
+    K657 = K657.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K657);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
+    thread::sync_threads();
+    let mut k659 = 0u32;
+    while k659 < 2u32 {
+        k659 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k659);
+    }
+    let u660 = n.wrapping_mul(3);
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 157.
+#[kernel]
+pub fn fuzz_0157(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    for k661 in 0..n % 4 {
         acc = acc.wrapping_mul(13).wrapping_add(acc);
-        acc = acc.wrapping_add(k603);
+        acc = acc.wrapping_add(k661);
         thread::sync_threads();
     }
     tile.set(t as usize, acc);
@@ -5507,9 +5480,9 @@ pub fn fuzz_0155(x: &[u32], n: u32, out: Out<u32>) {
     acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
     thread::sync_threads();
     if t < 39 {
-        let w604: u32;
-        if acc > 2654435769 { w604 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w604 = 255; }
-        acc ^= w604;
+        let w662: u32;
+        if acc > 2654435769 { w662 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w662 = 255; }
+        acc ^= w662;
     }
     if n % 2 == 0 {
         acc = t.wrapping_mul(1).wrapping_add(t);
@@ -5524,9 +5497,9 @@ pub fn fuzz_0155(x: &[u32], n: u32, out: Out<u32>) {
     }
 }
 
-/// Generated kernel 156.
+/// Generated kernel 158.
 #[kernel]
-pub fn fuzz_0156(x: &[u32], n: u32, out: Out<u32>) {
+pub fn fuzz_0158(x: &[u32], n: u32, out: Out<u32>) {
     let tile = shared!([u32; 64]);
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
@@ -5540,71 +5513,14 @@ pub fn fuzz_0156(x: &[u32], n: u32, out: Out<u32>) {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let w605: u32;
-    if acc > 31 { w605 = acc.wrapping_add(t); } else { w605 = 1; }
-    acc ^= w605;
+    let w663: u32;
+    if acc > 31 { w663 = acc.wrapping_add(t); } else { w663 = 1; }
+    acc ^= w663;
     acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
     thread::sync_threads();
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 157.
-#[kernel]
-pub fn fuzz_0157(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if t % 3 == 0 {
-        let v606 = (acc ^ t.rotate_left(8));
-    }
-    let mut K607 = 7u32;
-    let v608 = t + K607;
-    K607 = K607.wrapping_mul(1);
-    acc = acc.wrapping_add(K607);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 158.
-#[kernel]
-pub fn fuzz_0158(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    for k609 in 0..3u32 {
-        acc = acc.wrapping_add(n);
-        acc = acc.wrapping_add(k609);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k609.wrapping_mul(3);
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let mut k610 = 0u32;
-    while k610 < n % 3 {
-        k610 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k610);
-    }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5617,40 +5533,18 @@ pub fn fuzz_0159(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k611 in 0..n.wrapping_mul(11) % 5 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 12) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k611);
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    acc = t.wrapping_mul(1000).wrapping_add(acc);
-    let mut K612 = 11u32;
-    let v613 = t + K612;
-    K612 = K612.wrapping_mul(2);
-    acc = acc.wrapping_add(K612);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    for k614 in 0..(n % 3) % 5 {
-        thread::sync_threads();
-        if k614 == 0 { continue; }
-        acc = acc.wrapping_add(k614);
+    if t % 3 == 0 {
+        let v664 = (acc ^ t.rotate_left(8));
     }
-    acc = x[(acc as usize) % x.len()].wrapping_add(n);
-    let mut k615 = 0u32;
-    while k615 < 2u32 {
-        k615 += 1;
-        let w616: u32;
-        if acc > 64 { w616 = x[(t as usize) % x.len()].wrapping_add(n); } else { w616 = 7; }
-        acc ^= w616;
-        acc = acc.wrapping_add(k615);
-        thread::sync_threads();
-    }
-    let n = (n & 0xff) * 3;
-    let v617 = t.wrapping_mul(5).wrapping_add(v613);
+    let mut K665 = 7u32;
+    let v666 = t + K665;
+    K665 = K665.wrapping_mul(1);
+    acc = acc.wrapping_add(K665);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5663,19 +5557,98 @@ pub fn fuzz_0160(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    for k667 in 0..3u32 {
+        acc = acc.wrapping_add(n);
+        acc = acc.wrapping_add(k667);
+        thread::sync_threads();
+        if t % 5 == 0 { continue; }
+        acc ^= k667.wrapping_mul(3);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let mut k668 = 0u32;
+    while k668 < n % 3 {
+        k668 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k668);
+    }
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 161.
+#[kernel]
+pub fn fuzz_0161(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    for k669 in 0..n.wrapping_mul(11) % 5 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 12) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k669);
+    }
+    acc = t.wrapping_mul(1000).wrapping_add(acc);
+    let mut K670 = 11u32;
+    let v671 = t + K670;
+    K670 = K670.wrapping_mul(2);
+    acc = acc.wrapping_add(K670);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    thread::sync_threads();
+    for k672 in 0..(n % 3) % 5 {
+        thread::sync_threads();
+        if k672 == 0 { continue; }
+        acc = acc.wrapping_add(k672);
+    }
+    acc = x[(acc as usize) % x.len()].wrapping_add(n);
+    let mut k673 = 0u32;
+    while k673 < 2u32 {
+        k673 += 1;
+        let w674: u32;
+        if acc > 64 { w674 = x[(t as usize) % x.len()].wrapping_add(n); } else { w674 = 7; }
+        acc ^= w674;
+        acc = acc.wrapping_add(k673);
+        thread::sync_threads();
+    }
+    let n = (n & 0xff) * 3;
+    let v675 = t.wrapping_mul(5).wrapping_add(v671);
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 162.
+#[kernel]
+pub fn fuzz_0162(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
     if n % 11 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    'l619: for k618 in 0..n % 4 {
-        for k619 in 0..2u32 {
+    'l677: for k676 in 0..n % 4 {
+        for k677 in 0..2u32 {
             thread::sync_threads();
-            let v620 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-            if k618 == 1 && k619 == 1 { break 'l619; }
-            acc = acc.wrapping_add(k618 ^ k619);
+            let v678 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+            if k676 == 1 && k677 == 1 { break 'l677; }
+            acc = acc.wrapping_add(k676 ^ k677);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k618 + 1);
+        acc = acc.rotate_left(k676 + 1);
     }
     if n % 7 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
@@ -5691,77 +5664,6 @@ pub fn fuzz_0160(x: &[u32], n: u32, out: Out<u32>) {
     }
 }
 
-/// Generated kernel 161.
-#[kernel]
-pub fn fuzz_0161(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    for k621 in 0..n % 4 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k621);
-    }
-    for k622 in 0..3u32 {
-        thread::sync_threads();
-        carried = (t ^ t.rotate_left(0));
-        acc ^= carried;
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-        acc = acc.wrapping_add(k622);
-    }
-    let mut k623 = 0u32;
-    while k623 < 2u32 {
-        k623 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k623);
-    }
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    let (w624, w625): (u32, u32);
-    thread::sync_threads();
-    if acc > 3 { (w624, w625) = (t.wrapping_mul(3).wrapping_add(acc), t); } else { w624 = 1; w625 = acc; }
-    acc = acc.wrapping_add(w624) ^ w625;
-    acc = t.wrapping_add(n);
-    if acc % 2 == 1 {
-        let n = (n & 0xff) * 2;
-        acc = (acc ^ t.rotate_left(22));
-    }
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 162.
-#[kernel]
-pub fn fuzz_0162(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    let v626 = (t ^ t.rotate_left(12));
-    let n = (n % 3);
-    let mut k627 = 0u32;
-    while k627 < 2u32 {
-        k627 += 1;
-        acc = v626.wrapping_add(t);
-        acc = t.wrapping_add(n);
-        if k627 == 2 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k627);
-        thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k627.wrapping_mul(3);
-    }
-    thread::sync_threads();
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
 /// Generated kernel 163.
 #[kernel]
 pub fn fuzz_0163(x: &[u32], n: u32, out: Out<u32>) {
@@ -5769,36 +5671,35 @@ pub fn fuzz_0163(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K628 = 11u32;
-    let v629 = t + K628;
-    K628 = K628.wrapping_mul(5);
-    acc = acc.wrapping_add(K628);
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    let v630 = x[(v629 as usize) % x.len()].wrapping_add(t);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
-    thread::sync_threads();
-    let mut k631 = 0u32;
-    while k631 < 2u32 {
-        k631 += 1;
+    let mut carried: u32;
+    for k679 in 0..n % 4 {
         thread::sync_threads();
-        if acc != 7 || t < 64 {
-            if k631 == 2 && n % 2 == 1 { continue; }
-        }
-        acc = acc.wrapping_add(k631);
-        if t % 3 == 0 { continue; }
-        acc ^= k631.wrapping_mul(3);
+        acc = acc.wrapping_add(k679);
+    }
+    for k680 in 0..3u32 {
+        thread::sync_threads();
+        carried = (t ^ t.rotate_left(0));
+        acc ^= carried;
+        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+        acc = acc.wrapping_add(k680);
+    }
+    let mut k681 = 0u32;
+    while k681 < 2u32 {
+        k681 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k681);
+    }
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let (w682, w683): (u32, u32);
+    thread::sync_threads();
+    if acc > 3 { (w682, w683) = (t.wrapping_mul(3).wrapping_add(acc), t); } else { w682 = 1; w683 = acc; }
+    acc = acc.wrapping_add(w682) ^ w683;
+    acc = t.wrapping_add(n);
+    if acc % 2 == 1 {
+        let n = (n & 0xff) * 2;
+        acc = (acc ^ t.rotate_left(22));
     }
     if i < out.len() {
         out.set(i, acc);
@@ -5812,29 +5713,23 @@ pub fn fuzz_0164(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        acc = acc.wrapping_mul(13).wrapping_add(n);
-    }
-    for k632 in 0..3u32 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 63) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k632);
-    }
-    'l634: for k633 in 0..3u32 {
-        for k634 in 0..2u32 {
-            thread::sync_threads();
-            let w635: u32;
-            if n % 2 == 0 { w635 = (acc ^ n.rotate_left(16)); } else { w635 = 255; }
-            acc ^= w635;
-            if k633 == 1 && k634 == 1 { break 'l634; }
-            acc = acc.wrapping_add(k633 ^ k634);
-            thread::sync_threads();
+    let v684 = (t ^ t.rotate_left(12));
+    let n = (n % 3);
+    let mut k685 = 0u32;
+    while k685 < 2u32 {
+        k685 += 1;
+        acc = v684.wrapping_add(t);
+        acc = t.wrapping_add(n);
+        if k685 == 2 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
         }
-        acc = acc.rotate_left(k633 + 1);
+        acc = acc.wrapping_add(k685);
+        thread::sync_threads();
+        if t % 2 == 0 { continue; }
+        acc ^= k685.wrapping_mul(3);
     }
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5847,31 +5742,37 @@ pub fn fuzz_0165(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let mut K686 = 11u32;
+    let v687 = t + K686;
+    K686 = K686.wrapping_mul(5);
+    acc = acc.wrapping_add(K686);
+    thread::sync_threads();
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
     thread::sync_threads();
-    let mut K636 = 1u32;
-    let v637 = t + K636;
-    K636 = K636.wrapping_mul(1);
-    acc = acc.wrapping_add(K636);
-    let mut k638 = 0u32;
-    while k638 < 2u32 {
-        k638 += 1;
+    let v688 = x[(v687 as usize) % x.len()].wrapping_add(t);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
+    thread::sync_threads();
+    let mut k689 = 0u32;
+    while k689 < 2u32 {
+        k689 += 1;
         thread::sync_threads();
-        acc = acc.wrapping_add(k638);
+        if acc != 7 || t < 64 {
+            if k689 == 2 && n % 2 == 1 { continue; }
+        }
+        acc = acc.wrapping_add(k689);
         if t % 3 == 0 { continue; }
-        acc ^= k638.wrapping_mul(3);
+        acc ^= k689.wrapping_mul(3);
     }
-    if n % 2 == 0 {
-        acc = if v637 % 2 == 0 { acc } else { v637.wrapping_sub(acc) };
-        thread::sync_threads();
-    }
-    thread::sync_threads();
-    let v639 = (v637 ^ t.rotate_left(11));
-    let w640: u32;
-    if acc > 1 { w640 = t.wrapping_mul(64).wrapping_add(n); } else { w640 = 11; }
-    acc ^= w640;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5884,22 +5785,29 @@ pub fn fuzz_0166(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u641 = (n & 0xffff) + 1;
-    let mut K642 = 31u32;
-    let v643 = t + K642;
-    K642 = K642.wrapping_mul(31);
-    acc = acc.wrapping_add(K642);
-    let w644;
-    let w645: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w644 = t.wrapping_mul(7).wrapping_add(n); w645 = 1; } 1 => { w644 = acc; w645 = n; } _ => { w644 = 11u32; w645 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w644) ^ w645;
-    for k646 in 0..n % 4 {
-        let v647 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-        acc = acc.wrapping_add(k646);
-        thread::sync_threads();
+    if acc % 2 == 1 {
+        acc = acc.wrapping_mul(13).wrapping_add(n);
     }
+    for k690 in 0..3u32 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 63) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k690);
+    }
+    'l692: for k691 in 0..3u32 {
+        for k692 in 0..2u32 {
+            thread::sync_threads();
+            let w693: u32;
+            if n % 2 == 0 { w693 = (acc ^ n.rotate_left(16)); } else { w693 = 255; }
+            acc ^= w693;
+            if k691 == 1 && k692 == 1 { break 'l692; }
+            acc = acc.wrapping_add(k691 ^ k692);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k691 + 1);
+    }
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5908,6 +5816,71 @@ pub fn fuzz_0166(x: &[u32], n: u32, out: Out<u32>) {
 /// Generated kernel 167.
 #[kernel]
 pub fn fuzz_0167(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
+    thread::sync_threads();
+    let mut K694 = 1u32;
+    let v695 = t + K694;
+    K694 = K694.wrapping_mul(1);
+    acc = acc.wrapping_add(K694);
+    let mut k696 = 0u32;
+    while k696 < 2u32 {
+        k696 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k696);
+        if t % 3 == 0 { continue; }
+        acc ^= k696.wrapping_mul(3);
+    }
+    if n % 2 == 0 {
+        acc = if v695 % 2 == 0 { acc } else { v695.wrapping_sub(acc) };
+        thread::sync_threads();
+    }
+    thread::sync_threads();
+    let v697 = (v695 ^ t.rotate_left(11));
+    let w698: u32;
+    if acc > 1 { w698 = t.wrapping_mul(64).wrapping_add(n); } else { w698 = 11; }
+    acc ^= w698;
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 168.
+#[kernel]
+pub fn fuzz_0168(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let u699 = (n & 0xffff) + 1;
+    let mut K700 = 31u32;
+    let v701 = t + K700;
+    K700 = K700.wrapping_mul(31);
+    acc = acc.wrapping_add(K700);
+    let w702;
+    let w703: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w702 = t.wrapping_mul(7).wrapping_add(n); w703 = 1; } 1 => { w702 = acc; w703 = n; } _ => { w702 = 11u32; w703 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w702) ^ w703;
+    for k704 in 0..n % 4 {
+        let v705 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+        acc = acc.wrapping_add(k704);
+        thread::sync_threads();
+    }
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 169.
+#[kernel]
+pub fn fuzz_0169(x: &[u32], n: u32, out: Out<u32>) {
     let tile = shared!([u32; 64]);
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
@@ -5926,63 +5899,6 @@ pub fn fuzz_0167(x: &[u32], n: u32, out: Out<u32>) {
     }
 }
 
-/// Generated kernel 168.
-#[kernel]
-pub fn fuzz_0168(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    let mut k648 = 0u32;
-    while k648 < n % 3 {
-        k648 += 1;
-        thread::sync_threads();
-        if k648 == 1 { continue; }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k648);
-    }
-    let u649 = (n ^ 31);
-    thread::sync_threads();
-    let v650 = (acc ^ t.rotate_left(17));
-    acc = if v650 % 2 == 0 { v650 } else { v650.wrapping_sub(v650) };
-    let mut K651 = 11u32;
-    let v652 = t + K651;
-    K651 = K651.wrapping_mul(31);
-    acc = acc.wrapping_add(K651);
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 169.
-#[kernel]
-pub fn fuzz_0169(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    for k653 in 0..n % 4 {
-        if k653 == 0 { break; }
-        acc = acc.wrapping_add(k653);
-        thread::sync_threads();
-    }
-    let mut k654 = 0u32;
-    while k654 < n % 3 {
-        k654 += 1;
-        let v655 = (acc ^ t.rotate_left(30));
-        acc = acc.wrapping_add(k654);
-        thread::sync_threads();
-    }
-    let v656 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    let mut K657 = 64u32;
-    let v658 = t + K657;
-    K657 = K657.wrapping_mul(2);
-    acc = acc.wrapping_add(K657);
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
 /// Generated kernel 170.
 #[kernel]
 pub fn fuzz_0170(x: &[u32], n: u32, out: Out<u32>) {
@@ -5990,25 +5906,22 @@ pub fn fuzz_0170(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
-    thread::sync_threads();
-    let mut k659 = 0u32;
-    while k659 < 2u32 {
-        k659 += 1;
+    let mut k706 = 0u32;
+    while k706 < n % 3 {
+        k706 += 1;
         thread::sync_threads();
-        acc = acc.wrapping_add(k659);
-    }
-    let n = (n & 0xff) * 2;
-    let mut K660 = 2u32;
-    let v661 = t + K660;
-    K660 = K660.wrapping_mul(1);
-    acc = acc.wrapping_add(K660);
-    if n % 3 == 0 {
-        acc = x[(v661 as usize) % x.len()].wrapping_add(acc);
+        if k706 == 1 { continue; }
         thread::sync_threads();
+        acc = acc.wrapping_add(k706);
     }
+    let u707 = (n ^ 31);
+    thread::sync_threads();
+    let v708 = (acc ^ t.rotate_left(17));
+    acc = if v708 % 2 == 0 { v708 } else { v708.wrapping_sub(v708) };
+    let mut K709 = 11u32;
+    let v710 = t + K709;
+    K709 = K709.wrapping_mul(31);
+    acc = acc.wrapping_add(K709);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6021,26 +5934,23 @@ pub fn fuzz_0171(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 12);
-    let mut k662 = 0u32;
-    while k662 < 2u32 {
-        k662 += 1;
-        let w663: u32;
-        if t % 2 == 0 { w663 = acc.wrapping_mul(1).wrapping_add(acc); } else { w663 = 11; }
-        acc ^= w663;
-        match k662 {
-            1 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k662);
+    for k711 in 0..n % 4 {
+        if k711 == 0 { break; }
+        acc = acc.wrapping_add(k711);
         thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k662.wrapping_mul(3);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
-    thread::sync_threads();
+    let mut k712 = 0u32;
+    while k712 < n % 3 {
+        k712 += 1;
+        let v713 = (acc ^ t.rotate_left(30));
+        acc = acc.wrapping_add(k712);
+        thread::sync_threads();
+    }
+    let v714 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    let mut K715 = 64u32;
+    let v716 = t + K715;
+    K715 = K715.wrapping_mul(2);
+    acc = acc.wrapping_add(K715);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6055,46 +5965,21 @@ pub fn fuzz_0172(x: &[u32], n: u32, out: Out<u32>) {
     let mut acc = x[i % x.len()];
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
     thread::sync_threads();
-    for k664 in 0..n % 4 {
-        let w665: u32;
-        if acc > 3 { w665 = x[(acc as usize) % x.len()].wrapping_add(k664); } else { w665 = 11; }
-        acc ^= w665;
-        acc = acc.wrapping_add(k664);
+    let mut k717 = 0u32;
+    while k717 < 2u32 {
+        k717 += 1;
         thread::sync_threads();
+        acc = acc.wrapping_add(k717);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
-    thread::sync_threads();
-    let w666: u32;
-    if n % 2 == 0 { w666 = acc.wrapping_add(n); } else { w666 = 11; }
-    acc ^= w666;
-    let mut k667 = 0u32;
-    while k667 < n % 3 {
-        k667 += 1;
-        thread::sync_threads();
-        acc = x[(acc as usize) % x.len()].wrapping_add(t);
-        acc = acc.wrapping_add(k667);
-        if t % 2 == 0 { continue; }
-        acc ^= k667.wrapping_mul(3);
-    }
-    let mut K668 = 2654435769u32;
-    let v669 = t + K668;
-    K668 = K668.wrapping_mul(1);
-    acc = acc.wrapping_add(K668);
-    for k670 in 0..n % 4 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k670);
-    }
-    let mut k671 = 0u32;
-    while k671 < n % 3 {
-        k671 += 1;
-        if acc != 7 || t < 64 {
-            if k671 == 1 && n % 2 == 0 { break; }
-        }
-        acc = acc.wrapping_add(k671);
+    let n = (n & 0xff) * 2;
+    let mut K718 = 2u32;
+    let v719 = t + K718;
+    K718 = K718.wrapping_mul(1);
+    acc = acc.wrapping_add(K718);
+    if n % 3 == 0 {
+        acc = x[(v719 as usize) % x.len()].wrapping_add(acc);
         thread::sync_threads();
     }
     if i < out.len() {
@@ -6109,32 +5994,25 @@ pub fn fuzz_0173(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    for k672 in 0..3u32 {
-        tile.set(t as usize, acc);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 12);
+    let mut k720 = 0u32;
+    while k720 < 2u32 {
+        k720 += 1;
+        let w721: u32;
+        if t % 2 == 0 { w721 = acc.wrapping_mul(1).wrapping_add(acc); } else { w721 = 11; }
+        acc ^= w721;
+        match k720 {
+            1 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k720);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k672);
-    }
-    if t < 22 {
-        let w673: u32;
-        if n % 2 == 0 { w673 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w673 = 3; }
-        acc ^= w673;
-    }
-    for k674 in 0..n % 4 {
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = t.wrapping_add(acc);
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k674);
-        if t % 3 == 0 { continue; }
-        acc ^= k674.wrapping_mul(3);
+        if t % 5 == 0 { continue; }
+        acc ^= k720.wrapping_mul(3);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -6148,27 +6026,50 @@ pub fn fuzz_0174(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v675 = x[(t as usize) % x.len()].wrapping_add(n);
-    for k676 in 0..n.wrapping_mul(1000) % 5 {
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k676);
-    }
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    for k677 in 0..n % 4 {
-        if k677 == 0 { break; }
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k677);
-    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
+    thread::sync_threads();
+    for k722 in 0..n % 4 {
+        let w723: u32;
+        if acc > 3 { w723 = x[(acc as usize) % x.len()].wrapping_add(k722); } else { w723 = 11; }
+        acc ^= w723;
+        acc = acc.wrapping_add(k722);
+        thread::sync_threads();
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
+    thread::sync_threads();
+    let w724: u32;
+    if n % 2 == 0 { w724 = acc.wrapping_add(n); } else { w724 = 11; }
+    acc ^= w724;
+    let mut k725 = 0u32;
+    while k725 < n % 3 {
+        k725 += 1;
+        thread::sync_threads();
+        acc = x[(acc as usize) % x.len()].wrapping_add(t);
+        acc = acc.wrapping_add(k725);
+        if t % 2 == 0 { continue; }
+        acc ^= k725.wrapping_mul(3);
+    }
+    let mut K726 = 2654435769u32;
+    let v727 = t + K726;
+    K726 = K726.wrapping_mul(1);
+    acc = acc.wrapping_add(K726);
+    for k728 in 0..n % 4 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k728);
+    }
+    let mut k729 = 0u32;
+    while k729 < n % 3 {
+        k729 += 1;
+        if acc != 7 || t < 64 {
+            if k729 == 1 && n % 2 == 0 { break; }
+        }
+        acc = acc.wrapping_add(k729);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6181,25 +6082,33 @@ pub fn fuzz_0175(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_add(acc);
-    let mut k678 = 0u32;
-    while k678 < 2u32 {
-        k678 += 1;
+    let mut carried: u32;
+    for k730 in 0..3u32 {
+        tile.set(t as usize, acc);
         thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
         thread::sync_threads();
-        acc = acc.wrapping_add(k678);
-        if t % 3 == 0 { continue; }
-        acc ^= k678.wrapping_mul(3);
+        acc = acc.wrapping_add(k730);
     }
+    if t < 22 {
+        let w731: u32;
+        if n % 2 == 0 { w731 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w731 = 3; }
+        acc ^= w731;
+    }
+    for k732 in 0..n % 4 {
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = t.wrapping_add(acc);
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k732);
+        if t % 3 == 0 { continue; }
+        acc ^= k732.wrapping_mul(3);
+    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let u679 = (n & 0xffff) + 6;
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let u680 = (x.len() as u32).wrapping_add(n);
-    let n = n.wrapping_mul(1);
-    let mut K681 = 1u32;
-    let v682 = t + K681;
-    K681 = K681.wrapping_mul(255);
-    acc = acc.wrapping_add(K681);
+    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6212,32 +6121,26 @@ pub fn fuzz_0176(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n % 5 == 2 {
+    let v733 = x[(t as usize) % x.len()].wrapping_add(n);
+    for k734 in 0..n.wrapping_mul(1000) % 5 {
+        thread::sync_threads();
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k734);
+    }
+    if n % 7 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let mut k683 = 0u32;
-    while k683 < 2u32 {
-        k683 += 1;
+    for k735 in 0..n % 4 {
+        if k735 == 0 { break; }
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        carried = acc.wrapping_add(t);
-        acc ^= carried;
-        acc = acc.wrapping_add(k683);
+        acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k735);
     }
-    let v684 = t.wrapping_add(t);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
-    thread::sync_threads();
-    if t % 3 == 0 {
-        acc = acc.wrapping_mul(11).wrapping_add(v684);
-    }
-    acc = x[(acc as usize) % x.len()].wrapping_add(v684);
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -6251,9 +6154,25 @@ pub fn fuzz_0177(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    let u685 = n.rotate_left(12);
+    acc = t.wrapping_add(acc);
+    let mut k736 = 0u32;
+    while k736 < 2u32 {
+        k736 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k736);
+        if t % 3 == 0 { continue; }
+        acc ^= k736.wrapping_mul(3);
+    }
     thread::sync_threads();
+    let u737 = (n & 0xffff) + 6;
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let u738 = (x.len() as u32).wrapping_add(n);
+    let n = n.wrapping_mul(1);
+    let mut K739 = 1u32;
+    let v740 = t + K739;
+    K739 = K739.wrapping_mul(255);
+    acc = acc.wrapping_add(K739);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6266,32 +6185,33 @@ pub fn fuzz_0178(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k686 in 0..n.rotate_left(28) % 5 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k686);
+    let mut carried: u32;
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    acc = (t ^ n.rotate_left(4));
-    for k687 in 0..3u32 {
+    let mut k741 = 0u32;
+    while k741 < 2u32 {
+        k741 += 1;
         thread::sync_threads();
-        acc = acc.wrapping_add(k687);
+        carried = acc.wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k741);
     }
+    let v742 = t.wrapping_add(t);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
     thread::sync_threads();
-    for k688 in 0..3u32 {
-        acc = acc.wrapping_mul(2654435769).wrapping_add(k688);
-        let v689 = x[(acc as usize) % x.len()].wrapping_add(k688);
-        acc = acc.wrapping_add(k688);
-        thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k688.wrapping_mul(3);
+    if t % 3 == 0 {
+        acc = acc.wrapping_mul(11).wrapping_add(v742);
     }
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    let mut K690 = 5u32;
-    let v691 = t + K690;
-    K690 = K690.wrapping_mul(3);
-    acc = acc.wrapping_add(K690);
+    acc = x[(acc as usize) % x.len()].wrapping_add(v742);
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6304,27 +6224,9 @@ pub fn fuzz_0179(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l693: for k692 in 0..3u32 {
-        for k693 in 0..2u32 {
-            thread::sync_threads();
-            let n = (n & 0xff) * 2;
-            if k692 == 0 && k693 == 1 { break 'l693; }
-            acc = acc.wrapping_add(k692 ^ k693);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k692 + 1);
-    }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    tile.set(t as usize, acc);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    let u743 = n.rotate_left(12);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    if n % 3 == 0 {
-        acc = (t ^ acc.rotate_left(12));
-        thread::sync_threads();
-    }
-    let v694 = (t ^ n.rotate_left(6));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6337,45 +6239,32 @@ pub fn fuzz_0180(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    let w695;
-    let w696: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w695 = x[(t as usize) % x.len()].wrapping_add(acc); w696 = 1; } 1 => { w695 = acc; w696 = n; } _ => { w695 = 31u32; w696 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w695) ^ w696;
-    let mut k697 = 0u32;
-    while k697 < 2u32 {
-        k697 += 1;
-        match k697 {
-            0 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        if k697 == 1 { continue; }
-        acc = acc.wrapping_add(k697);
+    for k744 in 0..n.rotate_left(28) % 5 {
         thread::sync_threads();
+        acc = acc.wrapping_add(k744);
     }
-    'l699: for k698 in 0..n % 4 {
-        for k699 in 0..2u32 {
-            thread::sync_threads();
-            let w700: u32;
-            if t % 2 == 0 { w700 = x[(t as usize) % x.len()].wrapping_add(t); } else { w700 = 11; }
-            acc ^= w700;
-            if k698 == 1 && k699 == 0 { continue 'l699; }
-            acc = acc.wrapping_add(k698 ^ k699);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k698 + 1);
-    }
-    if n % 2 == 0 {
-        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    acc = (t ^ n.rotate_left(4));
+    for k745 in 0..3u32 {
         thread::sync_threads();
+        acc = acc.wrapping_add(k745);
     }
-    let mut K701 = 64u32;
-    let v702 = t + K701;
-    K701 = K701.wrapping_mul(13);
-    acc = acc.wrapping_add(K701);
+    tile.set(t as usize, acc);
     thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+    thread::sync_threads();
+    for k746 in 0..3u32 {
+        acc = acc.wrapping_mul(2654435769).wrapping_add(k746);
+        let v747 = x[(acc as usize) % x.len()].wrapping_add(k746);
+        acc = acc.wrapping_add(k746);
+        thread::sync_threads();
+        if t % 2 == 0 { continue; }
+        acc ^= k746.wrapping_mul(3);
+    }
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    let mut K748 = 5u32;
+    let v749 = t + K748;
+    K748 = K748.wrapping_mul(3);
+    acc = acc.wrapping_add(K748);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6388,25 +6277,37 @@ pub fn fuzz_0181(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k703 in 0..n.wrapping_mul(31) % 5 {
-        if k703 == 0 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
+    'l751: for k750 in 0..3u32 {
+        for k751 in 0..2u32 {
+            thread::sync_threads();
+            let n = (n & 0xff) * 2;
+            if k750 == 0 && k751 == 1 { break 'l751; }
+            acc = acc.wrapping_add(k750 ^ k751);
+            thread::sync_threads();
         }
-        thread::sync_threads();
-        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-        acc = acc.wrapping_add(k703);
+        acc = acc.rotate_left(k750 + 1);
     }
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
     thread::sync_threads();
     thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let v704 = t.wrapping_mul(13).wrapping_add(n);
-    if acc % 2 == 1 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(n);
+    let mut K752 = 31u32;
+    let v753 = t + K752;
+    K752 = K752.wrapping_mul(5);
+    acc = acc.wrapping_add(K752);
+    'l755: for k754 in 0..n % 4 {
+        for k755 in 0..2u32 {
+            thread::sync_threads();
+            let w756: u32;
+            if n % 2 == 0 { w756 = v753.wrapping_add(t); } else { w756 = 7; }
+            acc ^= w756;
+            if k754 == 0 && k755 == 1 { continue 'l755; }
+            acc = acc.wrapping_add(k754 ^ k755);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k754 + 1);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -6420,20 +6321,20 @@ pub fn fuzz_0182(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K705 = 31u32;
-    let v706 = t + K705;
-    K705 = K705.wrapping_mul(7);
-    acc = acc.wrapping_add(K705);
-    let v707 = if v706 % 2 == 0 { n } else { v706.wrapping_sub(n) };
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
-    thread::sync_threads();
-    acc = v707.wrapping_mul(11).wrapping_add(n);
-    if acc % 2 == 1 {
-        let v706 = v706.wrapping_mul(2).wrapping_add(t);
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    thread::sync_threads();
+    let g757 = n - 14;
+    acc = x[(t as usize) % x.len()].wrapping_add(n);
+    for k758 in 0..3u32 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k758);
+    }
+    let mut K759 = 11u32;
+    let v760 = t + K759;
+    K759 = K759.wrapping_mul(11);
+    acc = acc.wrapping_add(K759);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6446,14 +6347,32 @@ pub fn fuzz_0183(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t < 29 {
-        acc = t.wrapping_mul(5).wrapping_add(acc);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 21);
+    let mut K761 = 2u32;
+    let v762 = t + K761;
+    K761 = K761.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K761);
+    if n % 2 == 0 {
+        acc = acc.wrapping_add(v762);
+        thread::sync_threads();
     }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let mut K708 = 7u32;
-    let v709 = t + K708;
-    K708 = K708.wrapping_mul(31);
-    acc = acc.wrapping_add(K708);
+    if n % 2 == 0 {
+        acc = v762.wrapping_add(v762);
+        thread::sync_threads();
+    }
+    for k763 in 0..3u32 {
+        thread::sync_threads();
+        if k763 == 2 { continue; }
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k763);
+    }
+    if n % 3 == 0 {
+        acc = x[(t as usize) % x.len()].wrapping_add(t);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6466,16 +6385,37 @@ pub fn fuzz_0184(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g710 = n - 6;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 63) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
     thread::sync_threads();
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let mut k764 = 0u32;
+    while k764 < 2u32 {
+        k764 += 1;
+        if acc != 7 || t < 64 {
+            if k764 == 1 && n % 2 == 0 { continue; }
+        }
+        let w765: u32;
+        if t % 2 == 0 { w765 = (acc ^ t.rotate_left(24)); } else { w765 = 5; }
+        acc ^= w765;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k764);
+    }
+    let u766 = (n % 5);
+    let mut K767 = 31u32;
+    let v768 = t + K767;
+    K767 = K767.wrapping_mul(7);
+    acc = acc.wrapping_add(K767);
+    let v769 = if v768 % 2 == 0 { n } else { v768.wrapping_sub(n) };
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+    thread::sync_threads();
+    acc = v769.wrapping_mul(11).wrapping_add(n);
+    if acc % 2 == 1 {
+        let v768 = v768.wrapping_mul(2).wrapping_add(t);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6488,22 +6428,24 @@ pub fn fuzz_0185(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let mut k770 = 0u32;
+    while k770 < n % 3 {
+        k770 += 1;
+        acc = (t ^ acc.rotate_left(15));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k770);
+    }
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
     thread::sync_threads();
+    if n % 3 == 0 {
+        acc = acc.wrapping_mul(64).wrapping_add(acc);
+        thread::sync_threads();
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
     thread::sync_threads();
-    let v711 = (acc ^ t.rotate_left(28));
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    if n % 3 == 0 {
-        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-        thread::sync_threads();
-    }
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let u712 = (n & 0xffff) + 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6516,15 +6458,23 @@ pub fn fuzz_0186(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    let w713;
-    let w714: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w713 = acc.wrapping_add(t); w714 = 1; } 1 => { w713 = acc; w714 = n; } _ => { w713 = 255u32; w714 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w713) ^ w714;
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if t % 3 == 0 {
+        acc = (acc ^ t.rotate_left(24));
+        acc = acc.wrapping_mul(7).wrapping_add(acc);
+    }
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let mut k771 = 0u32;
+    while k771 < n % 3 {
+        k771 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k771);
+        if t % 5 == 0 { continue; }
+        acc ^= k771.wrapping_mul(3);
+    }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 25);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6537,48 +6487,18 @@ pub fn fuzz_0187(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 1);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 63) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
     thread::sync_threads();
-    let v715 = (t ^ n.rotate_left(6));
-    let mut k716 = 0u32;
-    while k716 < n % 3 {
-        k716 += 1;
-        let v717 = v715.wrapping_add(v715);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k716);
-        if t % 2 == 0 { continue; }
-        acc ^= k716.wrapping_mul(3);
-    }
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut k718 = 0u32;
-    while k718 < n % 3 {
-        k718 += 1;
-        let n = (n & 0xff) * 4;
-        let w719: u32;
-        if n % 2 == 0 { w719 = (acc ^ t.rotate_left(31)); } else { w719 = 31; }
-        acc ^= w719;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 63) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k718);
-    }
-    for k720 in 0..3u32 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k720);
-        if t % 3 == 0 { continue; }
-        acc ^= k720.wrapping_mul(3);
-    }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 9);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
-    thread::sync_threads();
+    let u772 = (thread::block_dim().x).wrapping_add(n);
+    let w773: u32;
+    if t % 2 == 0 { w773 = t.wrapping_add(n); } else { w773 = 5; }
+    acc ^= w773;
+    let w774: u32;
+    if acc > 1000 { w774 = x[(t as usize) % x.len()].wrapping_add(n); } else { w774 = 1000; }
+    acc ^= w774;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6591,28 +6511,34 @@ pub fn fuzz_0188(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K721 = 3u32;
-    let v722 = t + K721;
-    K721 = K721.wrapping_mul(255);
-    acc = acc.wrapping_add(K721);
-    if n % 3 == 0 {
-        acc = (acc ^ v722.rotate_left(16));
+    let mut carried: u32;
+    let v775 = acc.wrapping_add(n);
+    for k776 in 0..n.wrapping_add(3) % 5 {
+        thread::sync_threads();
+        carried = acc.wrapping_mul(255).wrapping_add(t);
+        acc ^= carried;
+        thread::sync_threads();
+        acc = if v775 % 2 == 0 { acc } else { v775.wrapping_sub(acc) };
+        acc = acc.wrapping_add(k776);
+    }
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    for k777 in 0..n.wrapping_mul(11) % 5 {
+        if k777 == 0 { continue; }
+        let v778 = x[(v775 as usize) % x.len()].wrapping_add(acc);
+        acc = acc.wrapping_add(k777);
         thread::sync_threads();
     }
-    for k723 in 0..(n ^ 5) % 5 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 17) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k723);
+    if t < 5 {
+        let w779: u32;
+        if acc > 2654435769 { w779 = (v775 ^ v775.rotate_left(16)); } else { w779 = 64; }
+        acc ^= w779;
+        let v780 = (acc ^ acc.rotate_left(14));
     }
-    let mut k724 = 0u32;
-    while k724 < n % 3 {
-        k724 += 1;
-        let n = (n & 0xff) * 4;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k724);
+    let u781 = n.wrapping_mul(5);
+    if t < 20 {
+        let w782: u32;
+        if acc > 31 { w782 = acc.wrapping_mul(2).wrapping_add(v775); } else { w782 = 1000; }
+        acc ^= w782;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -6627,19 +6553,48 @@ pub fn fuzz_0189(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g783 = n - 6;
     thread::sync_threads();
     acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
-    for k725 in 0..3u32 {
+    for k784 in 0..3u32 {
         thread::sync_threads();
         carried = t.wrapping_mul(3).wrapping_add(n);
         acc ^= carried;
-        let v726 = t.wrapping_add(t);
-        acc = acc.wrapping_add(k725);
+        let v785 = if t % 2 == 0 { k784 } else { t.wrapping_sub(k784) };
+        acc = acc.wrapping_add(k784);
+        if t % 5 == 0 { continue; }
+        acc ^= k784.wrapping_mul(3);
     }
-    acc = x[(t as usize) % x.len()].wrapping_add(t);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 18);
+    let mut k786 = 0u32;
+    while k786 < 2u32 {
+        k786 += 1;
+        thread::sync_threads();
+        let n = (g783 ^ 255);
+        acc = acc.wrapping_add(k786);
+        if t % 5 == 0 { continue; }
+        acc ^= k786.wrapping_mul(3);
+    }
+    let mut k787 = 0u32;
+    while k787 < 2u32 {
+        k787 += 1;
+        match k787 {
+            0 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k787);
+        if t % 5 == 0 { continue; }
+        acc ^= k787.wrapping_mul(3);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6652,30 +6607,19 @@ pub fn fuzz_0190(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 3 == 0 {
-        acc = x[(t as usize) % x.len()].wrapping_add(acc);
-        thread::sync_threads();
-    }
-    let mut K727 = 255u32;
-    let v728 = t + K727;
-    K727 = K727.wrapping_mul(31);
-    acc = acc.wrapping_add(K727);
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    acc = v728.wrapping_mul(3).wrapping_add(t);
-    for k729 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        if k729 == 2 { continue; }
-        acc = acc.wrapping_add(k729);
+    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    let mut k788 = 0u32;
+    while k788 < n % 3 {
+        k788 += 1;
+        let w789: u32;
+        if n % 2 == 0 { w789 = x[(t as usize) % x.len()].wrapping_add(t); } else { w789 = 2; }
+        acc ^= w789;
         thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k729.wrapping_mul(3);
-    }
-    let mut k730 = 0u32;
-    while k730 < 2u32 {
-        k730 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k730);
+        acc = acc.wrapping_add(k788);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
@@ -6707,7 +6651,7 @@ pub fn fuzz_0191(x: &[u32], n: u32, out: Out<u32>) {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let u731 = (x.len() as u32).wrapping_add(n);
+    let u790 = (x.len() as u32).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6720,31 +6664,31 @@ pub fn fuzz_0192(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k732 in 0..n.wrapping_mul(3) % 5 {
+    for k791 in 0..n.wrapping_mul(3) % 5 {
         thread::sync_threads();
         thread::sync_threads();
         thread::sync_threads();
-        acc = acc.wrapping_add(k732);
+        acc = acc.wrapping_add(k791);
         if t % 2 == 0 { continue; }
-        acc ^= k732.wrapping_mul(3);
+        acc ^= k791.wrapping_mul(3);
     }
-    let u733 = (n & 0xffff) + 4;
+    let u792 = (n & 0xffff) + 4;
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
     thread::sync_threads();
-    let mut k734 = 0u32;
-    while k734 < n % 3 {
-        k734 += 1;
+    let mut k793 = 0u32;
+    while k793 < n % 3 {
+        k793 += 1;
         thread::sync_threads();
         if acc != 7 || t < 64 {
-            if k734 == 2 && n % 2 == 0 { break; }
+            if k793 == 2 && n % 2 == 0 { break; }
         }
         tile.set(t as usize, acc);
         thread::sync_threads();
         acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
         thread::sync_threads();
-        acc = acc.wrapping_add(k734);
+        acc = acc.wrapping_add(k793);
     }
     acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
     if i < out.len() {
@@ -6760,25 +6704,25 @@ pub fn fuzz_0193(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     acc = acc.wrapping_mul(2).wrapping_add(acc);
-    let u735 = (n & 0xffff) + 5;
-    let mut K736 = 13u32;
-    let v737 = t + K736;
-    K736 = K736.wrapping_mul(3);
-    acc = acc.wrapping_add(K736);
-    let u738 = (n & 0xffff) + 1;
-    let mut k739 = 0u32;
-    while k739 < 2u32 {
-        k739 += 1;
+    let u794 = (n & 0xffff) + 5;
+    let mut K795 = 13u32;
+    let v796 = t + K795;
+    K795 = K795.wrapping_mul(3);
+    acc = acc.wrapping_add(K795);
+    let u797 = (n & 0xffff) + 1;
+    let mut k798 = 0u32;
+    while k798 < 2u32 {
+        k798 += 1;
         thread::sync_threads();
-        acc = acc.wrapping_add(u735);
-        let v737 = v737.wrapping_mul(1).wrapping_add(t);
-        acc = acc.wrapping_add(k739);
+        acc = acc.wrapping_add(u794);
+        let v796 = v796.wrapping_mul(1).wrapping_add(t);
+        acc = acc.wrapping_add(k798);
     }
     if t % 3 == 0 {
         let n = (n & 0xff) * 4;
-        let w740: u32;
-        if n % 2 == 0 { w740 = v737.wrapping_add(u738); } else { w740 = 11; }
-        acc ^= w740;
+        let w799: u32;
+        if n % 2 == 0 { w799 = v796.wrapping_add(u797); } else { w799 = 11; }
+        acc ^= w799;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -6798,7 +6742,7 @@ pub fn fuzz_0194(x: &[u32], n: u32, out: Out<u32>) {
     acc = acc.wrapping_add(tile.get(((t + 16) % 64) as usize));
     thread::sync_threads();
     thread::sync_threads();
-    let v741 = acc.wrapping_mul(13).wrapping_add(t);
+    let v800 = acc.wrapping_mul(13).wrapping_add(t);
     if n % 7 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
@@ -6807,21 +6751,21 @@ pub fn fuzz_0194(x: &[u32], n: u32, out: Out<u32>) {
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
     thread::sync_threads();
-    let w742;
-    let w743: u32;
+    let w801;
+    let w802: u32;
     thread::sync_threads();
-    match t % 3 { 0 => { w742 = (v741 ^ n.rotate_left(6)); w743 = 1; } 1 => { w742 = acc; w743 = n; } _ => { w742 = 13u32; w743 = t; } }
-    acc = acc.wrapping_add(w742) ^ w743;
-    let mut k744 = 0u32;
-    while k744 < 2u32 {
-        k744 += 1;
+    match t % 3 { 0 => { w801 = (v800 ^ n.rotate_left(6)); w802 = 1; } 1 => { w801 = acc; w802 = n; } _ => { w801 = 13u32; w802 = t; } }
+    acc = acc.wrapping_add(w801) ^ w802;
+    let mut k803 = 0u32;
+    while k803 < 2u32 {
+        k803 += 1;
         thread::sync_threads();
         carried = (acc ^ t.rotate_left(20));
         acc ^= carried;
-        if k744 == 1 { break; }
-        acc = acc.wrapping_add(k744);
+        if k803 == 1 { break; }
+        acc = acc.wrapping_add(k803);
         if t % 3 == 0 { continue; }
-        acc ^= k744.wrapping_mul(3);
+        acc ^= k803.wrapping_mul(3);
     }
     thread::sync_threads();
     if i < out.len() {
@@ -6837,15 +6781,15 @@ pub fn fuzz_0195(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    let (w745, w746): (u32, u32);
+    let (w804, w805): (u32, u32);
     thread::sync_threads();
-    if n % 2 == 0 { (w745, w746) = ((acc ^ t.rotate_left(14)), t); } else { w745 = 13; w746 = acc; }
-    acc = acc.wrapping_add(w745) ^ w746;
-    let v747 = acc.wrapping_add(acc);
+    if n % 2 == 0 { (w804, w805) = ((acc ^ t.rotate_left(14)), t); } else { w804 = 13; w805 = acc; }
+    acc = acc.wrapping_add(w804) ^ w805;
+    let v806 = acc.wrapping_add(acc);
     let n = n.wrapping_add(64);
-    let mut k748 = 0u32;
-    while k748 < n % 3 {
-        k748 += 1;
+    let mut k807 = 0u32;
+    while k807 < n % 3 {
+        k807 += 1;
         thread::sync_threads();
         thread::sync_threads();
         carried = t.wrapping_add(acc);
@@ -6853,22 +6797,22 @@ pub fn fuzz_0195(x: &[u32], n: u32, out: Out<u32>) {
         thread::sync_threads();
         carried = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
         acc ^= carried;
-        acc = acc.wrapping_add(k748);
+        acc = acc.wrapping_add(k807);
         if t % 2 == 0 { continue; }
-        acc ^= k748.wrapping_mul(3);
+        acc ^= k807.wrapping_mul(3);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
     thread::sync_threads();
-    acc = (v747 ^ v747.rotate_left(2));
+    acc = (v806 ^ v806.rotate_left(2));
     if n % 5 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    for k749 in 0..3u32 {
+    for k808 in 0..3u32 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k749);
+        acc = acc.wrapping_add(k808);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -6890,22 +6834,22 @@ pub fn fuzz_0196(x: &[u32], n: u32, out: Out<u32>) {
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
     thread::sync_threads();
-    let u750 = n.wrapping_mul(1000);
-    let mut k751 = 0u32;
-    while k751 < n % 3 {
-        k751 += 1;
+    let u809 = n.wrapping_mul(1000);
+    let mut k810 = 0u32;
+    while k810 < n % 3 {
+        k810 += 1;
         acc = t.wrapping_mul(3).wrapping_add(acc);
         acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        acc = acc.wrapping_add(k751);
+        acc = acc.wrapping_add(k810);
         thread::sync_threads();
         if t % 3 == 0 { continue; }
-        acc ^= k751.wrapping_mul(3);
+        acc ^= k810.wrapping_mul(3);
     }
     acc = t.wrapping_add(t);
     thread::sync_threads();
-    for k752 in 0..n % 4 {
+    for k811 in 0..n % 4 {
         acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-        acc = acc.wrapping_add(k752);
+        acc = acc.wrapping_add(k811);
         thread::sync_threads();
     }
     if i < out.len() {
@@ -6920,31 +6864,31 @@ pub fn fuzz_0197(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K753 = 64u32;
-    let v754 = t + K753;
-    K753 = K753.wrapping_mul(255);
-    acc = acc.wrapping_add(K753);
-    acc = (v754 ^ n.rotate_left(1));
-    let mut K755 = 2654435769u32;
-    let v756 = t + K755;
-    K755 = K755.wrapping_mul(31);
-    acc = acc.wrapping_add(K755);
+    let mut K812 = 64u32;
+    let v813 = t + K812;
+    K812 = K812.wrapping_mul(255);
+    acc = acc.wrapping_add(K812);
+    acc = (v813 ^ n.rotate_left(1));
+    let mut K814 = 2654435769u32;
+    let v815 = t + K814;
+    K814 = K814.wrapping_mul(31);
+    acc = acc.wrapping_add(K814);
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
     thread::sync_threads();
-    let mut k757 = 0u32;
-    while k757 < n % 3 {
-        k757 += 1;
-        acc = acc.wrapping_add(v756);
-        acc = acc.wrapping_add(k757);
+    let mut k816 = 0u32;
+    while k816 < n % 3 {
+        k816 += 1;
+        acc = acc.wrapping_add(v815);
+        acc = acc.wrapping_add(k816);
         thread::sync_threads();
     }
     if n % 2 == 0 {
-        acc = v754.wrapping_mul(1000).wrapping_add(n);
+        acc = v813.wrapping_mul(1000).wrapping_add(n);
         thread::sync_threads();
     }
-    let v758 = x[(acc as usize) % x.len()].wrapping_add(v754);
+    let v817 = x[(acc as usize) % x.len()].wrapping_add(v813);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6958,38 +6902,38 @@ pub fn fuzz_0198(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    let v759 = acc.wrapping_add(acc);
+    let v818 = acc.wrapping_add(acc);
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
     thread::sync_threads();
-    let mut k760 = 0u32;
-    while k760 < n % 3 {
-        k760 += 1;
-        let w761: u32;
-        if n % 2 == 0 { w761 = v759.wrapping_mul(5).wrapping_add(acc); } else { w761 = 1000; }
-        acc ^= w761;
+    let mut k819 = 0u32;
+    while k819 < n % 3 {
+        k819 += 1;
+        let w820: u32;
+        if n % 2 == 0 { w820 = v818.wrapping_mul(5).wrapping_add(acc); } else { w820 = 1000; }
+        acc ^= w820;
         thread::sync_threads();
-        carried = (v759 ^ v759.rotate_left(31));
+        carried = (v818 ^ v818.rotate_left(31));
         acc ^= carried;
-        acc = acc.wrapping_add(k760);
+        acc = acc.wrapping_add(k819);
     }
     if t % 3 == 0 {
-        let v762 = acc.wrapping_mul(7).wrapping_add(n);
+        let v821 = acc.wrapping_mul(7).wrapping_add(n);
     }
     if n < 14 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g763 = n - 14;
-    for k764 in 0..n % 4 {
+    let g822 = n - 14;
+    for k823 in 0..n % 4 {
         if acc != 7 || t < 64 {
-            if k764 == 0 && n % 2 == 1 { continue; }
+            if k823 == 0 && n % 2 == 1 { continue; }
         }
-        acc = acc.wrapping_add(k764);
+        acc = acc.wrapping_add(k823);
         thread::sync_threads();
     }
-    let u765 = (n & 0xffff) + 6;
+    let u824 = (n & 0xffff) + 6;
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -7003,16 +6947,16 @@ pub fn fuzz_0199(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w766: u32;
-    if n % 2 == 0 { w766 = (acc ^ acc.rotate_left(12)); } else { w766 = 255; }
-    acc ^= w766;
+    let w825: u32;
+    if n % 2 == 0 { w825 = (acc ^ acc.rotate_left(12)); } else { w825 = 255; }
+    acc ^= w825;
     if n % 7 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
     acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
     let n = (n & 0xff) * 2;
-    let u767 = (thread::block_dim().x).wrapping_add(n);
+    let u826 = (thread::block_dim().x).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
