@@ -10,6 +10,7 @@ pub mod bfs;
 pub mod fdtd2d;
 pub mod hotspot;
 pub mod kmeans;
+pub mod lud;
 pub mod nw;
 pub mod srad;
 
