@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::quote_spanned;
 use syn::spanned::Spanned;
-use syn::{Block, FnArg, ItemFn, Pat, Stmt, Type};
+use syn::{Block, Expr, FnArg, ItemFn, Pat, Stmt, Type};
 
 /// The integer types of parameters refreshed (`opaque` has a move for each).
 const INTEGERS: [&str; 10] = [
@@ -55,9 +55,10 @@ pub(crate) fn refresh_at_barriers(function: &ItemFn, block: &Block) -> Block {
         return block.clone();
     }
     let mut stmts = Vec::with_capacity(block.stmts.len());
-    for stmt in &block.stmts {
+    for (k, stmt) in block.stmts.iter().enumerate() {
         stmts.push(stmt.clone());
-        if crate::regions::barrier_stmt(stmt).is_some() {
+        if crate::regions::barrier_stmt(stmt).is_some() && block.stmts[k + 1..].iter().any(is_loop)
+        {
             for name in &names {
                 let refresh: TokenStream2 = quote_spanned! {stmt.span()=>
                     #[allow(unused_variables)]
@@ -71,4 +72,13 @@ pub(crate) fn refresh_at_barriers(function: &ItemFn, block: &Block) -> Block {
         brace_token: block.brace_token,
         stmts,
     }
+}
+
+/// Whether `stmt` is a loop (`for`, `while`, `loop`): what LLVM unrolls into the many equal
+/// values a refresh keeps from living on.
+fn is_loop(stmt: &Stmt) -> bool {
+    matches!(
+        stmt,
+        Stmt::Expr(Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_), _)
+    )
 }
