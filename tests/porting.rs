@@ -6,7 +6,9 @@
 mod support;
 
 use ferrocuda::{launch, Error};
-use test_kernels::porting::{read_shifted_i32, smooth_i32, with_flags, SMOOTH_BLOCK};
+use test_kernels::porting::{
+    read_shifted_i32, smooth_i32, transpose_tiles_i32, with_flags, SMOOTH_BLOCK, TILE,
+};
 
 #[test]
 fn i32_and_u32_indices_and_in_place_updates_match_the_reference() {
@@ -65,6 +67,43 @@ fn a_negative_i32_index_is_an_error_saying_it_was_negative() {
     };
     assert_eq!(thread.x, 0, "{error}");
     assert!(message.contains("a negative index (-1)"), "{message}");
+}
+
+/// Issue 30, point 7: 2D shared tiles indexed in `i32` (`Shared::get2`/`set2`), on every device,
+/// against the transpose done on the host; a negative tile row is an error that says so.
+#[test]
+fn i32_indexed_shared_tiles_transpose_and_a_negative_row_is_reported() {
+    const TEST: &str = "i32_indexed_shared_tiles_transpose_and_a_negative_row_is_reported";
+    let (tiles_x, tiles_y) = (3usize, 2usize);
+    let width = tiles_x * TILE;
+    let x = support::random_f32(&mut support::rng().0, width * tiles_y * TILE);
+    let mut want = vec![0.0f32; x.len()];
+    for (k, w) in want.iter_mut().enumerate() {
+        let (row, col) = (k / width, k % width);
+        let (r0, c0) = (row - row % TILE, col - col % TILE);
+        *w = x[(r0 + col % TILE) * width + c0 + row % TILE];
+    }
+    let grid = (tiles_x as u32, tiles_y as u32);
+    for module in support::on_every_device(TEST, support::test_kernels()) {
+        let mut out = vec![0.0f32; x.len()];
+        launch!(module, transpose_tiles_i32[grid, (TILE, TILE)](&x, &mut out, width as i32, 0))
+            .unwrap();
+        assert_eq!(out, want, "{}", module.device());
+    }
+    let module = ferrocuda::Device::cpu_checked(true)
+        .load(support::test_kernels())
+        .unwrap();
+    let mut out = vec![0.0f32; x.len()];
+    let error =
+        launch!(module, transpose_tiles_i32[grid, (TILE, TILE)](&x, &mut out, width as i32, -1))
+            .unwrap_err();
+    let Error::KernelPanicked { message, .. } = &error else {
+        panic!("{error}");
+    };
+    assert!(
+        message.contains("the rows of a shared array") && message.contains("a negative index (-1)"),
+        "{message}"
+    );
 }
 
 /// Issue 30, point 5: `bool` parameters (one byte each, made a `bool` by `!= 0`), on every

@@ -231,6 +231,7 @@ pub(crate) fn expand_entry(
     let substitution = &entry.substitution;
     let block = crate::math_methods::route_math_methods(&function.block);
     let ptx_block = rewrite_shared(&block, &name_str, Target::Ptx, substitution)?;
+    let ptx_block = crate::rematerialize::refresh_at_barriers(function, &ptx_block);
     let host_block = rewrite_shared(&block, &name_str, Target::Host, substitution)?;
     let arg_names: Vec<&Ident> = params.iter().map(|p| &p.name).collect();
     // The block's scope, lent by the entry to each run of the body: `shared!` arrays, dynamic

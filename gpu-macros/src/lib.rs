@@ -19,6 +19,7 @@ mod options;
 mod owned_outputs;
 mod pod;
 mod regions;
+mod rematerialize;
 mod shared;
 mod signature;
 #[cfg(test)]

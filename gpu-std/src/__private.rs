@@ -138,3 +138,44 @@ pub unsafe fn out_array_from_raw<'a, T: bytemuck::Pod, const D: usize>(
     // SAFETY: forwarded to the caller.
     unsafe { OutArray::from_parts(out_from_raw(scope, ptr, len), shape, strides) }
 }
+
+/// `x`, through a register move that LLVM cannot see through or merge with another: what
+/// `#[kernel]` passes the integer parameters through after each top-level barrier of the PTX
+/// body, so that index arithmetic after the barrier is computed there rather than kept live
+/// from before it (gpu-macros' `rematerialize`). The identity on the host.
+#[inline(always)]
+pub fn opaque<T: Opaque>(x: T) -> T {
+    x.opaque()
+}
+
+/// The integer types [`opaque`] moves.
+pub trait Opaque: Copy {
+    /// See [`opaque`].
+    fn opaque(self) -> Self;
+}
+
+macro_rules! opaque_through {
+    ($reg:ident, $via:ty, $mov:literal: $($t:ty),*) => {$(
+        impl Opaque for $t {
+            #[inline(always)]
+            fn opaque(self) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let moved: $via;
+                    // SAFETY: a register move; touches no memory. Not `pure`: two moves of one
+                    // value must stay two values.
+                    unsafe {
+                        core::arch::asm!($mov, out($reg) moved, in($reg) self as $via,
+                                         options(nomem, nostack, preserves_flags))
+                    };
+                    moved as $t
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                self
+            }
+        }
+    )*};
+}
+
+opaque_through!(reg32, u32, "mov.b32 {0}, {1};": i8, i16, i32, u8, u16, u32);
+opaque_through!(reg64, u64, "mov.b64 {0}, {1};": i64, isize, u64, usize);

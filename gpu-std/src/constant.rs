@@ -11,6 +11,8 @@
 //!
 //! A table nobody set reads as zeros, on the GPU (the driver zeroes `.const`) and on the CPU.
 
+use crate::index::ElementIndex;
+
 /// The most bytes of `.const` a table may have: what every CUDA GPU has for constant memory.
 pub const CONSTANT_MEMORY_BYTES: usize = 64 * 1024;
 
@@ -148,10 +150,10 @@ impl<T: ConstElement, const N: usize> ConstTable<T, N> {
     /// Element `index` (a shorthand for `view().get(index)`).
     ///
     /// # Panics
-    /// If `index >= N` (on the GPU: traps).
+    /// If `index` is negative or `>= N` (on the GPU: traps).
     #[inline(always)]
     #[track_caller]
-    pub fn get(&self, index: usize) -> T {
+    pub fn get<I: ElementIndex>(&self, index: I) -> T {
         self.view().get(index)
     }
 }
@@ -168,16 +170,14 @@ pub struct ConstView<T, const N: usize> {
 }
 
 impl<T: ConstElement, const N: usize> ConstView<T, N> {
-    /// Element `index`.
+    /// Element `index` (a `usize`, or any [`ElementIndex`]: `u32`, `i32`, ...).
     ///
     /// # Panics
-    /// If `index >= N` (on the GPU: traps).
+    /// If `index` is negative or `>= N` (on the GPU: traps).
     #[inline(always)]
     #[track_caller]
-    pub fn get(&self, index: usize) -> T {
-        if index >= N {
-            crate::mem::out_of_bounds("a constant table", index, N);
-        }
+    pub fn get<I: ElementIndex>(&self, index: I) -> T {
+        let index = crate::index::checked_index(index, N, "a constant table");
         // SAFETY: `index < N`, checked just above.
         unsafe { self.get_unchecked(index) }
     }

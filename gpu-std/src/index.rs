@@ -31,6 +31,23 @@ pub trait ElementIndex: Copy + sealed::Sealed {
     fn to_index(self) -> usize;
 }
 
+/// `index` as a `usize` if it is below `len`; panics (on the GPU: traps) naming `what` if not.
+///
+/// The compare is in 64 bits, also for an `i32` or `u32` index: compared in its own width (one
+/// 32-bit compare against `len` clamped to the type) it took fewer registers only where LLVM
+/// kept many indices live (Rodinia nw before `#[kernel]` refreshed parameters at barriers), and
+/// 2 to 4 more in small kernels, whose sign-extended indices LLVM folds into one address
+/// computation (docs/ports.md, "Registers").
+#[inline(always)]
+#[track_caller]
+pub(crate) fn checked_index<I: ElementIndex>(index: I, len: usize, what: &str) -> usize {
+    let index = index.to_index();
+    if index >= len {
+        crate::mem::out_of_bounds(what, index, len);
+    }
+    index
+}
+
 macro_rules! unsigned_index {
     ($($t:ty),*) => {$(
         impl sealed::Sealed for $t {}

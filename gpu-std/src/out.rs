@@ -113,10 +113,7 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     #[inline(always)]
     #[track_caller]
     pub fn set<I: ElementIndex>(&self, index: I, value: T) {
-        let index = index.to_index();
-        if index >= self.len {
-            crate::mem::out_of_bounds("an output", index, self.len);
-        }
+        let index = self.checked(index);
         // SAFETY: `index` is in bounds, checked just above.
         unsafe { self.set_unchecked(index, value) }
     }
@@ -128,10 +125,7 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     #[inline(always)]
     #[track_caller]
     pub fn get<I: ElementIndex>(&self, index: I) -> T {
-        let index = index.to_index();
-        if index >= self.len {
-            crate::mem::out_of_bounds("an output", index, self.len);
-        }
+        let index = self.checked(index);
         // SAFETY: `index` is in bounds, checked just above.
         unsafe { self.get_unchecked(index) }
     }
@@ -160,13 +154,21 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
     #[inline(always)]
     #[track_caller]
     pub fn at<I: ElementIndex>(&self, index: I) -> OutElement<'_, 'a, T> {
-        let index = index.to_index();
+        let index = self.checked(index);
         OutElement {
-            value: self.get(index),
+            // SAFETY: `index` is in bounds, checked just above.
+            value: unsafe { self.get_unchecked(index) },
             out: self,
             index,
             at: core::panic::Location::caller(),
         }
+    }
+
+    /// `index` as a `usize` if it is in bounds; panics (on the GPU: traps) if not.
+    #[inline(always)]
+    #[track_caller]
+    fn checked<I: ElementIndex>(&self, index: I) -> usize {
+        crate::index::checked_index(index, self.len, "an output")
     }
 
     /// Writes `value` at `index` without checking the index.

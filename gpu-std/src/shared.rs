@@ -5,7 +5,7 @@
 //! the multiprocessor and is as fast as a register file, which is what tiled and reduction
 //! kernels are built on. Threads see each other's writes after a `sync_threads()`.
 
-use crate::index::ElementIndex;
+use crate::index::{checked_index, ElementIndex};
 use core::marker::PhantomData;
 
 /// A block's shared-memory array of `T`: a handle every thread of the block holds, with indexed
@@ -188,8 +188,7 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
     #[inline(always)]
     #[track_caller]
     pub fn get<I: ElementIndex>(&self, index: I) -> T {
-        let index = index.to_index();
-        self.check(index, Access::Read);
+        let index = self.checked(index, Access::Read);
         // SAFETY: `index` is in bounds, checked just above.
         #[cfg(target_arch = "nvptx64")]
         unsafe {
@@ -209,8 +208,7 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
     #[inline(always)]
     #[track_caller]
     pub fn set<I: ElementIndex>(&self, index: I, value: T) {
-        let index = index.to_index();
-        self.check(index, Access::Write);
+        let index = self.checked(index, Access::Write);
         // SAFETY: `index` is in bounds, checked just above.
         #[cfg(target_arch = "nvptx64")]
         unsafe {
@@ -227,6 +225,14 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
     #[inline(always)]
     pub fn as_mut_ptr(&self) -> *mut T {
         self.ptr
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn checked<I: ElementIndex>(&self, index: I, access: Access) -> usize {
+        let index = checked_index(index, self.len, "a shared array");
+        self.check_part::<T>(index, access);
+        index
     }
 
     #[inline(always)]
@@ -304,14 +310,15 @@ impl<T> Shared<'_, T> {
 /// the whole row. On the CPU, checked mode tracks each element on its own, so threads writing
 /// different columns of one row do not race.
 impl<T: bytemuck::Pod, const M: usize> Shared<'_, [T; M]> {
-    /// Reads element `[row][col]`.
+    /// Reads element `[row][col]` (each a `usize`, or any [`ElementIndex`]: `u32`, `i32`, ...).
     ///
     /// # Panics
-    /// If `row >= self.len()` or `col >= M` (on the GPU: traps). In CPU checked mode, also on a
-    /// race or a read of an element no thread of the block has written.
+    /// If `row` or `col` is negative, `row >= self.len()` or `col >= M` (on the GPU: traps). In
+    /// CPU checked mode, also on a race or a read of an element no thread of the block has
+    /// written.
     #[inline(always)]
     #[track_caller]
-    pub fn get2(&self, row: usize, col: usize) -> T {
+    pub fn get2<R: ElementIndex, C: ElementIndex>(&self, row: R, col: C) -> T {
         let flat = self.check2(row, col, Access::Read);
         let base = self.ptr as *mut T;
         // SAFETY: `flat` is in bounds, checked just above: the rows are contiguous `[T; M]`s.
@@ -326,14 +333,14 @@ impl<T: bytemuck::Pod, const M: usize> Shared<'_, [T; M]> {
         }
     }
 
-    /// Writes `value` at element `[row][col]`.
+    /// Writes `value` at element `[row][col]` (any [`ElementIndex`]s).
     ///
     /// # Panics
-    /// If `row >= self.len()` or `col >= M` (on the GPU: traps). In CPU checked mode, also on a
-    /// race.
+    /// If `row` or `col` is negative, `row >= self.len()` or `col >= M` (on the GPU: traps). In
+    /// CPU checked mode, also on a race.
     #[inline(always)]
     #[track_caller]
-    pub fn set2(&self, row: usize, col: usize, value: T) {
+    pub fn set2<R: ElementIndex, C: ElementIndex>(&self, row: R, col: C, value: T) {
         let flat = self.check2(row, col, Access::Write);
         let base = self.ptr as *mut T;
         // SAFETY: `flat` is in bounds, checked just above.
@@ -351,13 +358,9 @@ impl<T: bytemuck::Pod, const M: usize> Shared<'_, [T; M]> {
     /// Bounds-checks `[row][col]` (and, in checked mode, the access); its index among the `T`s.
     #[inline(always)]
     #[track_caller]
-    fn check2(&self, row: usize, col: usize, access: Access) -> usize {
-        if row >= self.len {
-            crate::mem::out_of_bounds("the rows of a shared array", row, self.len);
-        }
-        if col >= M {
-            crate::mem::out_of_bounds("a row of a shared array", col, M);
-        }
+    fn check2<R: ElementIndex, C: ElementIndex>(&self, row: R, col: C, access: Access) -> usize {
+        let row = checked_index(row, self.len, "the rows of a shared array");
+        let col = checked_index(col, M, "a row of a shared array");
         let flat = row * M + col;
         self.check_part::<T>(flat, access);
         flat

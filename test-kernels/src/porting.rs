@@ -35,6 +35,24 @@ pub fn read_shifted_i32(x: &[f32], out: Out<f32>, shift: i32) {
     }
 }
 
+/// The side of [`transpose_tiles_i32`]'s blocks and shared tile.
+pub const TILE: usize = 8;
+
+/// Each `TILE × TILE` tile of `x` (row-major, `width` columns) transposed in place in `out`,
+/// through a shared tile indexed in `i32` on both axes (`Shared::get2`/`set2` take any
+/// `ElementIndex`, as `Out` and slices do). `shift` moves the tile read's row: 0 in use, -1
+/// plants a negative index in thread `(0, 0)`.
+#[kernel(block(TILE, TILE))]
+pub fn transpose_tiles_i32(x: &[f32], out: Out<f32>, width: i32, shift: i32) {
+    let tile = shared!([[f32; TILE]; TILE]);
+    let (t, b) = (thread::thread_idx(), thread::block_idx());
+    let (tx, ty) = (t.x as i32, t.y as i32);
+    let (x0, y0) = (b.x as i32 * TILE as i32, b.y as i32 * TILE as i32);
+    tile.set2(ty, tx, x.at((y0 + ty) * width + x0 + tx));
+    thread::sync_threads();
+    out.set((y0 + ty) * width + x0 + tx, tile.get2(tx + shift, ty));
+}
+
 /// `out[i] = if negate { -x[i] } else { x[i] } * scale`, or `x[i]` untouched when `!apply`:
 /// `bool` parameters, as CUDA kernels take them.
 #[kernel(same_len(x, out))]

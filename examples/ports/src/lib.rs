@@ -1,5 +1,5 @@
-//! Six CUDA programs nobody here wrote, ported to ferrocuda as a user would port them (issue 30):
-//! Rodinia's hotspot, nw, bfs, srad v2 and kmeans and PolyBench/GPU's fdtd-2d. The kernels are the
+//! Seven CUDA programs nobody here wrote, ported to ferrocuda as a user would port them (issue 30):
+//! Rodinia's hotspot, nw, bfs, srad v2, kmeans and lud and PolyBench/GPU's fdtd-2d. The kernels are the
 //! `ports-kernels` crate (`kernels/`), built to PTX by `build.rs`; each module here is one
 //! program's host side, as its `.cu` file's: a seeded input, the driver loop (the launches and
 //! copies of the original, in its order), and an independent CPU reference (f64 where the
@@ -18,6 +18,7 @@ pub mod bfs;
 pub mod fdtd2d;
 pub mod hotspot;
 pub mod kmeans;
+pub mod lud;
 pub mod nw;
 pub mod srad;
 

@@ -174,7 +174,7 @@ pub(super) fn path_names(path: &ExprPath) -> Vec<String> {
 }
 
 /// The barrier, if `stmt` is `sync_threads();` (`thread::`, `ferrocuda_std::thread::` or bare).
-fn barrier_stmt(stmt: &Stmt) -> Option<Span> {
+pub(crate) fn barrier_stmt(stmt: &Stmt) -> Option<Span> {
     let Stmt::Expr(Expr::Call(call), Some(_)) = stmt else {
         return None;
     };
