@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::ir::{Program, Space};
 use crate::memory::Allocation;
+use crate::profile::{LaneAccess, Profile};
 use crate::shared::SharedMemory;
 use crate::FaultKind;
 
@@ -53,6 +54,8 @@ pub(crate) struct Grid<'a> {
     pub ended_blocks: std::sync::atomic::AtomicU64,
     /// When the launch must have ended, and the time it was given (`launch::check_deadline`).
     pub deadline: Option<(std::time::Instant, std::time::Duration)>,
+    /// Counters on: blocks run warp by warp in lockstep (`lockstep.rs`).
+    pub profile: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +87,10 @@ pub(crate) struct Block {
     pub instructions: u64,
     /// Yields of a cooperative block since every other block ended (`cooperative.rs`).
     pub yields_alone: u32,
+    /// A profiled launch's counters for this block (`lockstep.rs`); `None` without counters.
+    pub profile: Option<Box<Profile>>,
+    /// Where each lane's access of the current warp instruction went (profiled launches).
+    pub lane_access: [LaneAccess; 32],
 }
 
 impl Block {
@@ -98,6 +105,8 @@ impl Block {
             frame: Vec::new(),
             instructions: 0,
             yields_alone: 0,
+            profile: None,
+            lane_access: [LaneAccess::default(); 32],
         }
     }
 

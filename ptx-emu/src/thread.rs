@@ -7,6 +7,7 @@ use crate::block::{
     read_le, resolve, write_le, Block, Grid, Place, Status, Trouble, LOCAL_WINDOW, SHARED_WINDOW,
 };
 use crate::ir::*;
+use crate::profile::{Landed, LaneAccess};
 use crate::shared::Conflict;
 use crate::FaultKind;
 
@@ -49,7 +50,14 @@ fn special(grid: &Grid, block: &Block, t: usize, which: Special) -> u64 {
 
 /// Runs thread `t` of `block` from its pc until it stops. `Ok(())` when it exited or waits at a
 /// collective (its status says which).
-pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Trouble> {
+///
+/// `PROFILE` (the lockstep scheduler of `lockstep.rs`): runs one instruction only, and notes
+/// where a memory access landed in `block.lane_access`; without it, none of that is compiled in.
+pub(crate) fn run<const PROFILE: bool>(
+    grid: &Grid,
+    block: &mut Block,
+    t: usize,
+) -> Result<(), Trouble> {
     let program = grid.program;
     let code = &program.code[..];
     let n = program.registers as usize;
@@ -75,6 +83,9 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
         if let Some((p, negated)) = instr.guard {
             if (regs[p as usize] & 1 == 1) == negated {
                 pc += 1;
+                if PROFILE {
+                    break Ok(());
+                }
                 continue;
             }
         }
@@ -264,6 +275,9 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                     Ok(p) => p,
                     Err(e) => break Err(e),
                 };
+                if PROFILE {
+                    record(grid, block, t, &place, len);
+                }
                 if let Err(e) = load(grid, block, t, place, access, &d) {
                     break Err(e);
                 }
@@ -284,6 +298,9 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                     Ok(p) => p,
                     Err(e) => break Err(e),
                 };
+                if PROFILE {
+                    record(grid, block, t, &place, len);
+                }
                 if let Err(e) = store(grid, block, t, place, access, &values) {
                     break Err(e);
                 }
@@ -306,6 +323,9 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                     Ok(p) => p,
                     Err(e) => break Err(e),
                 };
+                if PROFILE {
+                    record(grid, block, t, &place, size);
+                }
                 let update = |old: u64| atomic_update(op, ty, old, b, c);
                 let old = match place {
                     Place::Global(i, offset) => {
@@ -445,6 +465,9 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                 break Err(Trouble::new(FaultKind::Unsupported, what.to_string()))
             }
         }
+        if PROFILE {
+            break Ok(());
+        }
     };
     if result.is_err() {
         pc -= 1;
@@ -452,6 +475,22 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
     block.threads[t].pc = pc as u32;
     block.instructions += executed;
     result
+}
+
+/// Notes where lane `t`'s access went, for the profile's warp instruction.
+#[inline]
+fn record(grid: &Grid, block: &mut Block, t: usize, place: &Place, bytes: u64) {
+    let (space, address) = match *place {
+        Place::Global(i, offset) => (Landed::Global, grid.globals[i].base + offset),
+        Place::Shared(o) => (Landed::Shared, o as u64),
+        Place::Local(o) => (Landed::Local, o as u64),
+        Place::KernelParam(o) | Place::Frame(o) => (Landed::Param, o as u64),
+    };
+    block.lane_access[t % 32] = LaneAccess {
+        space,
+        address,
+        bytes: bytes as u32,
+    };
 }
 
 fn load(
