@@ -56,6 +56,9 @@ pub(crate) struct Grid<'a> {
     pub deadline: Option<(std::time::Instant, std::time::Duration)>,
     /// Counters on: blocks run warp by warp in lockstep (`lockstep.rs`).
     pub profile: bool,
+    /// With counters on, the pcs where lanes may join (branch and call targets): a profiled
+    /// lane's run stops before one (`lockstep.rs`). Empty without counters.
+    pub joins: Vec<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,8 +92,10 @@ pub(crate) struct Block {
     pub yields_alone: u32,
     /// A profiled launch's counters for this block (`lockstep.rs`); `None` without counters.
     pub profile: Option<Box<Profile>>,
-    /// Where each lane's access of the current warp instruction went (profiled launches).
-    pub lane_access: [LaneAccess; 32],
+    /// Profiled launches: each lane's memory accesses in its current run (`lockstep.rs`), and
+    /// the pc of the last instruction the run stepped through.
+    pub lane_trace: Vec<Vec<LaneAccess>>,
+    pub lane_last: [u32; 32],
 }
 
 impl Block {
@@ -106,7 +111,8 @@ impl Block {
             instructions: 0,
             yields_alone: 0,
             profile: None,
-            lane_access: [LaneAccess::default(); 32],
+            lane_trace: vec![Vec::new(); 32],
+            lane_last: [0; 32],
         }
     }
 

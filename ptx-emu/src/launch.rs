@@ -139,6 +139,11 @@ pub(crate) fn run(
             .deadline
             .and_then(|given| Some((start.checked_add(given)?, given))),
         profile: options.profile,
+        joins: if options.profile {
+            crate::lockstep::joins(program)
+        } else {
+            Vec::new()
+        },
     };
     let blocks = gx as u64 * gy as u64 * gz as u64;
     let instructions = AtomicU64::new(0);

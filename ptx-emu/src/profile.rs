@@ -215,6 +215,8 @@ pub fn ratio(a: u64, b: u64) -> Option<f64> {
 /// Where one lane's memory access of the current warp instruction landed.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct LaneAccess {
+    /// The instruction's pc.
+    pub pc: u32,
     /// The space it resolved to (a generic address's real one).
     pub space: Landed,
     /// The address: a device address for global, the offset in the block's shared memory.
@@ -231,69 +233,63 @@ pub(crate) enum Landed {
     Param,
 }
 
-/// One warp instruction as the lockstep scheduler saw it.
-pub(crate) struct WarpStep<'a> {
-    pub op: &'a Op,
-    /// Lanes that stepped through the instruction (active), and those not predicated off.
-    pub active: u32,
-    pub pred_on: u32,
-    /// Each lane's pc after the step.
-    pub next_pc: &'a [u32; 32],
-    /// Each pred-on lane's access, for memory instructions.
-    pub accesses: &'a [LaneAccess; 32],
+/// Whether `op` ends a run of a profiled lane: control flow (after it lanes may be at
+/// different places) or a collective (the block's scheduler completes it).
+#[inline]
+pub(crate) fn ends_run(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Bra { .. }
+            | Op::BrxIdx { .. }
+            | Op::Call { .. }
+            | Op::Ret
+            | Op::Exit
+            | Op::Trap
+            | Op::BarSync { .. }
+            | Op::BarRed { .. }
+            | Op::BarWarpSync { .. }
+            | Op::Shfl { .. }
+            | Op::Vote { .. }
+    )
 }
 
-fn lanes(mask: u32) -> impl Iterator<Item = usize> {
-    (0..32).filter(move |l| mask & (1 << l) != 0)
-}
-
-/// Counts one warp instruction.
-pub(crate) fn commit(p: &mut Profile, step: &WarpStep) {
+/// Counts one warp instruction executed by the lanes of `active`; `accesses` are the
+/// accesses of its lanes that were not predicated off, for a memory instruction.
+pub(crate) fn commit(p: &mut Profile, op: &Op, active: u32, accesses: &[LaneAccess]) {
     p.warp_instructions += 1;
-    p.thread_instructions += step.active.count_ones() as u64;
-    p.thread_instructions_pred_on += step.pred_on.count_ones() as u64;
-    let landed = lanes(step.pred_on).next().map(|l| step.accesses[l].space);
-    let class = classify(step.op, landed);
-    p.by_class[class as usize] += 1;
-    match step.op {
-        Op::Bra { .. } | Op::BrxIdx { .. } => {
-            p.branches += 1;
-            let mut targets = lanes(step.active).map(|l| step.next_pc[l]);
-            let first = targets.next();
-            if targets.any(|t| Some(t) != first) {
-                p.divergent_branches += 1;
-            }
-        }
-        Op::Ld { .. } | Op::St { .. } if step.pred_on != 0 => {
-            let store = matches!(step.op, Op::St { .. });
-            match landed {
-                Some(Landed::Global) => {
-                    let traffic = if store {
-                        &mut p.global_stores
-                    } else {
-                        &mut p.global_loads
-                    };
-                    global(traffic, step);
-                }
-                Some(Landed::Shared) => {
-                    let traffic = if store {
-                        &mut p.shared_stores
-                    } else {
-                        &mut p.shared_loads
-                    };
-                    shared(traffic, step);
-                }
+    p.thread_instructions += active.count_ones() as u64;
+    let landed = accesses.first().map(|a| a.space);
+    p.by_class[classify(op, landed) as usize] += 1;
+    if accesses.is_empty() {
+        return;
+    }
+    match op {
+        Op::Ld { .. } | Op::St { .. } => {
+            let store = matches!(op, Op::St { .. });
+            match (landed, store) {
+                (Some(Landed::Global), false) => global(&mut p.global_loads, accesses),
+                (Some(Landed::Global), true) => global(&mut p.global_stores, accesses),
+                (Some(Landed::Shared), false) => shared(&mut p.shared_loads, accesses),
+                (Some(Landed::Shared), true) => shared(&mut p.shared_stores, accesses),
                 _ => {}
             }
         }
-        Op::Atom { .. } if step.pred_on != 0 => {
+        Op::Atom { .. } => {
             p.atomic_requests += 1;
-            p.atomic_lanes += step.pred_on.count_ones() as u64;
+            p.atomic_lanes += accesses.len() as u64;
             let mut addresses = [0u64; 32];
-            let n = gather(&mut addresses, step, |a| a.address);
+            let n = gather(&mut addresses, accesses, |a| a.address);
             p.atomic_same_address += (n - distinct(&mut addresses[..n])) as u64;
         }
         _ => {}
+    }
+}
+
+/// Counts a branch warp instruction whose active lanes went on to `targets`.
+pub(crate) fn commit_branch(p: &mut Profile, targets: &[u32]) {
+    p.branches += 1;
+    if targets.iter().any(|&t| t != targets[0]) {
+        p.divergent_branches += 1;
     }
 }
 
@@ -308,42 +304,40 @@ pub(crate) fn commit_collective(p: &mut Profile, class: InstrClass, active: u32)
     }
 }
 
-/// The pred-on lanes' values of `f`, into `out`; how many.
-fn gather(out: &mut [u64; 32], step: &WarpStep, f: impl Fn(&LaneAccess) -> u64) -> usize {
-    let mut n = 0;
-    for l in lanes(step.pred_on) {
-        out[n] = f(&step.accesses[l]);
-        n += 1;
+/// `f` of each access, into `out`; how many.
+fn gather(out: &mut [u64; 32], accesses: &[LaneAccess], f: impl Fn(&LaneAccess) -> u64) -> usize {
+    for (o, a) in out.iter_mut().zip(accesses) {
+        *o = f(a);
     }
-    n
+    accesses.len().min(32)
 }
 
-/// Distinct values of `values` (sorted in place).
+/// Distinct values of `values` (sorted in place). Lanes usually access memory in lane order, so
+/// the values are often sorted already.
 fn distinct(values: &mut [u64]) -> usize {
-    values.sort_unstable();
+    if !values.is_sorted() {
+        values.sort_unstable();
+    }
     values.windows(2).filter(|w| w[0] != w[1]).count() + usize::from(!values.is_empty())
 }
 
 /// Global accesses are aligned to their size (up to 32 bytes, `ld.v4.f64`; a misaligned one
 /// faults), so each lane's falls in one 32-byte sector.
-fn global(traffic: &mut GlobalTraffic, step: &WarpStep) {
+fn global(traffic: &mut GlobalTraffic, accesses: &[LaneAccess]) {
     let mut sectors = [0u64; 32];
-    let n = gather(&mut sectors, step, |a| a.address >> 5);
+    let n = gather(&mut sectors, accesses, |a| a.address >> 5);
     traffic.requests += 1;
     traffic.sectors += distinct(&mut sectors[..n]) as u64;
-    traffic.bytes_requested += lanes(step.pred_on)
-        .map(|l| step.accesses[l].bytes as u64)
-        .sum::<u64>();
+    traffic.bytes_requested += accesses.iter().map(|a| a.bytes as u64).sum::<u64>();
 }
 
 /// Bank conflicts as CUDA counts them for 32 banks of 4 bytes: a request takes as many
 /// wavefronts as the most distinct words one bank must deliver; lanes reading the same word
 /// share it (broadcast). A 64- or 128-bit access covers 2 or 4 words.
-fn shared(traffic: &mut SharedTraffic, step: &WarpStep) {
+fn shared(traffic: &mut SharedTraffic, accesses: &[LaneAccess]) {
     let mut words = [0u64; 128];
     let mut n = 0;
-    for l in lanes(step.pred_on) {
-        let a = &step.accesses[l];
+    for a in accesses.iter().take(32) {
         let first = a.address >> 2;
         let last = (a.address + a.bytes.max(1) as u64 - 1) >> 2;
         for w in first..=last.min(first + 3) {
