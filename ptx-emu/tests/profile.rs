@@ -319,3 +319,104 @@ fn the_library_transposes_show_their_known_access_patterns() {
     assert_eq!(tiled.shared_stores.wavefronts, tiled.shared_stores.requests);
     assert_eq!(tiled.barrier_instructions, (rows * cols / 32) as u64 / 4);
 }
+
+/// The emulator's counters as `ferrocuda::profile` reads them from a launch record.
+fn counters(p: &Profile) -> ferrocuda::profile::Counters {
+    let global = |t: &ferrocuda_ptx_emu::GlobalTraffic| ferrocuda::profile::GlobalTraffic {
+        requests: t.requests,
+        sectors: t.sectors,
+        bytes_requested: t.bytes_requested,
+    };
+    let shared = |t: &ferrocuda_ptx_emu::SharedTraffic| ferrocuda::profile::SharedTraffic {
+        requests: t.requests,
+        wavefronts: t.wavefronts,
+        ideal_wavefronts: t.ideal_wavefronts,
+    };
+    ferrocuda::profile::Counters {
+        warp_instructions: p.warp_instructions,
+        by_class: InstrClass::ALL
+            .iter()
+            .map(|&c| (c.name().to_string(), p.class(c)))
+            .collect(),
+        thread_instructions: p.thread_instructions,
+        thread_instructions_pred_on: p.thread_instructions_pred_on,
+        branches: p.branches,
+        divergent_branches: p.divergent_branches,
+        global_loads: global(&p.global_loads),
+        global_stores: global(&p.global_stores),
+        shared_loads: shared(&p.shared_loads),
+        shared_stores: shared(&p.shared_stores),
+        atomic_requests: p.atomic_requests,
+        atomic_lanes: p.atomic_lanes,
+        atomic_same_address: p.atomic_same_address,
+        barrier_instructions: p.barrier_instructions,
+        blocks: p.blocks,
+    }
+}
+
+/// The seed's lesson, 1024² f32 on an H200 (estimated): the naive transpose's column writes
+/// against the tiled one's row writes, and the tile's padding against none. Prints the table
+/// README.md shows (`cargo test -p ferrocuda-ptx-emu --test profile -- --nocapture lesson`).
+#[test]
+fn the_transpose_lesson() {
+    let side = 1024;
+    let naive_16 = transpose("transpose_naive", side, side, [16, 16, 1], [16, 16]);
+    let naive_32 = transpose("transpose_naive", side, side, [32, 8, 1], [32, 8]);
+    let padded = transpose("transpose_tiled", side, side, [32, 8, 1], [32, 32]);
+    let unpadded = {
+        let d = Device::new();
+        let input: Vec<f32> = (0..side * side).map(|i| i as f32).collect();
+        let (inb, out) = (d.upload(&input), d.zeros::<f32>(input.len()));
+        let args = [Arg::Slice(inb), Arg::Slice(out), value(side), value(side)];
+        let grid = [side / 32, side / 32, 1];
+        let m = test_kernels();
+        let p = d
+            .profile(m, "transpose_tiled_unpadded", grid, [32, 8, 1], &args)
+            .unwrap();
+        let got = d.download::<f32>(out);
+        for (i, &v) in got.iter().enumerate() {
+            let (r, c) = (i / side as usize, i % side as usize);
+            assert_eq!(v, input[c * side as usize + r]);
+        }
+        p
+    };
+    let requests = (side * side / 32) as u64;
+    // A warp of a 16 × 16 block spans two rows of threads: its 32 column writes fall in pairs
+    // into 16 sectors; of a 32-wide block, into 32.
+    assert_eq!(naive_16.global_stores.sectors, 16 * requests);
+    assert_eq!(naive_32.global_stores.sectors, 32 * requests);
+    for tiled in [&padded, &unpadded] {
+        assert_eq!(tiled.global_stores.sectors, 4 * requests);
+        assert_eq!(tiled.global_loads.sectors, 4 * requests);
+        assert_eq!(tiled.shared_stores.wavefronts, requests);
+    }
+    // Reading a tile column: 32 banks with the padding, one bank 32 times without.
+    assert_eq!(padded.shared_loads.wavefronts, requests);
+    assert_eq!(unpadded.shared_loads.wavefronts, 32 * requests);
+    let h200 = ferrocuda::profile::gpu("h200").unwrap();
+    println!("| kernel (1024² f32) | block | store sectors/request | shared wavefronts/request (loads) | estimated time on an H200 |");
+    println!("|---|---|---|---|---|");
+    for (name, block, p) in [
+        ("transpose_naive", "16 × 16", &naive_16),
+        ("transpose_naive", "32 × 8", &naive_32),
+        ("transpose_tiled (padded tile)", "32 × 8", &padded),
+        (
+            "transpose_tiled_unpadded (test kernel)",
+            "32 × 8",
+            &unpadded,
+        ),
+    ] {
+        let c = counters(p);
+        let e = ferrocuda::profile::estimate(h200, &c, p.blocks);
+        let shared = match c.shared_loads.requests {
+            0 => "-".to_string(),
+            r => format!("{:.0}", c.shared_loads.wavefronts as f64 / r as f64),
+        };
+        println!(
+            "| {name} | {block} | {:.0} | {shared} | {:.1} µs ({}) |",
+            c.store_sectors_per_request().unwrap(),
+            e.seconds * 1e6,
+            e.bound()
+        );
+    }
+}

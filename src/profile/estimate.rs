@@ -8,6 +8,8 @@ use super::Counters;
 const ISSUE_PER_SM_PER_CLOCK: f64 = 4.0;
 /// Special-function (MUFU) lane operations per SM per clock (16 per SM: 4 per scheduler).
 const SFU_PER_SM_PER_CLOCK: f64 = 16.0;
+/// Shared-memory wavefronts per SM per clock: one pass through the 32 banks (128 bytes).
+const WAVEFRONTS_PER_SM_PER_CLOCK: f64 = 1.0;
 
 /// One launch's estimated time on a GPU, with its terms.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -17,7 +19,8 @@ pub struct Estimate {
     /// Global memory sectors × 32 bytes over DRAM bandwidth.
     pub memory_seconds: f64,
     /// The slowest of: warp instructions over the SMs' issue rate, FP32, FP64 and special
-    /// function lanes over their throughputs, on the SMs the grid occupies.
+    /// function lanes over their throughputs, and shared-memory wavefronts (bank conflicts
+    /// included) at one per SM per clock, on the SMs the grid occupies.
     pub compute_seconds: f64,
 }
 
@@ -45,7 +48,10 @@ pub fn estimate(gpu: &Gpu, c: &Counters, blocks: u64) -> Estimate {
     let fp32 = class("fp32") * 32.0 / (gpu.fp32_flops / 2.0 * share);
     let fp64 = class("fp64") * 32.0 / (gpu.fp64_flops / 2.0 * share);
     let sfu = class("special") * 32.0 / (gpu.sms as f64 * SFU_PER_SM_PER_CLOCK * clock);
-    let compute_seconds = issue.max(fp32).max(fp64).max(sfu);
+    let wavefronts = c.shared_loads.wavefronts + c.shared_stores.wavefronts;
+    let shared =
+        wavefronts as f64 / (gpu.sms as f64 * WAVEFRONTS_PER_SM_PER_CLOCK * clock);
+    let compute_seconds = issue.max(fp32).max(fp64).max(sfu).max(shared);
     Estimate {
         seconds: memory_seconds.max(compute_seconds),
         memory_seconds,

@@ -79,11 +79,46 @@ const fn sm(
 
 /// The GPUs `--gpu` knows: `[DRAM GB/s, boost GHz, FP32 TFLOPS, FP64 TFLOPS]` each.
 pub const GPUS: [Gpu; 5] = [
-    sm("h200", "NVIDIA H200 SXM (141 GB HBM3e)", (9, 0), 132, 228, [4800.0, 1.98, 67.0, 34.0]),
-    sm("h100", "NVIDIA H100 SXM5 (80 GB HBM3)", (9, 0), 132, 228, [3350.0, 1.98, 67.0, 34.0]),
-    sm("a100", "NVIDIA A100 SXM4 (80 GB HBM2e)", (8, 0), 108, 164, [2039.0, 1.41, 19.5, 9.7]),
-    sm("v100", "NVIDIA V100 SXM2 (32 GB HBM2)", (7, 0), 80, 96, [900.0, 1.53, 15.7, 7.8]),
-    sm("rtx2070", "NVIDIA GeForce RTX 2070 (8 GB GDDR6)", (7, 5), 36, 64, [448.0, 1.62, 7.46, 0.233]),
+    sm(
+        "h200",
+        "NVIDIA H200 SXM (141 GB HBM3e)",
+        (9, 0),
+        132,
+        228,
+        [4800.0, 1.98, 67.0, 34.0],
+    ),
+    sm(
+        "h100",
+        "NVIDIA H100 SXM5 (80 GB HBM3)",
+        (9, 0),
+        132,
+        228,
+        [3350.0, 1.98, 67.0, 34.0],
+    ),
+    sm(
+        "a100",
+        "NVIDIA A100 SXM4 (80 GB HBM2e)",
+        (8, 0),
+        108,
+        164,
+        [2039.0, 1.41, 19.5, 9.7],
+    ),
+    sm(
+        "v100",
+        "NVIDIA V100 SXM2 (32 GB HBM2)",
+        (7, 0),
+        80,
+        96,
+        [900.0, 1.53, 15.7, 7.8],
+    ),
+    sm(
+        "rtx2070",
+        "NVIDIA GeForce RTX 2070 (8 GB GDDR6)",
+        (7, 5),
+        36,
+        64,
+        [448.0, 1.62, 7.46, 0.233],
+    ),
 ];
 
 /// The GPU called `name` (any case), or an error listing the known ones.
@@ -179,7 +214,10 @@ mod tests {
         assert_eq!(regs.fraction, 0.5);
         // 48 KiB + 1 KiB reserved per block: 228 / 49 = 4 blocks of 4 warps.
         let shared = occupancy(h200, 128, 32, 48 * 1024).unwrap();
-        assert_eq!((shared.blocks_per_sm, shared.limiter), (4, Limiter::SharedMemory));
+        assert_eq!(
+            (shared.blocks_per_sm, shared.limiter),
+            (4, Limiter::SharedMemory)
+        );
         assert_eq!(shared.fraction, 16.0 / 64.0);
         // Blocks of 32 threads: at most 32 blocks, 32 warps of 64.
         let small = occupancy(h200, 32, 16, 0).unwrap();

@@ -93,7 +93,9 @@ fn profile_with(
              FERROCUDA_LIBCUDA=$PWD/target/debug/libferrocuda_emu_cuda.so"
         ));
     }
-    let kernels = device.load(&ferrocuda::KERNELS).map_err(|e| e.to_string())?;
+    let kernels = device
+        .load(&ferrocuda::KERNELS)
+        .map_err(|e| e.to_string())?;
     let twins = cuda_c::load(&device);
     let mut notes = Vec::new();
     if let Err(why) = &twins {
@@ -104,7 +106,10 @@ fn profile_with(
         .filter(|r| wanted(r.name(), only))
         .collect();
     if recipes.is_empty() {
-        return Err(format!("no workload's name contains {:?}", only.unwrap_or("")));
+        return Err(format!(
+            "no workload's name contains {:?}",
+            only.unwrap_or("")
+        ));
     }
     let mut rows = Vec::new();
     let mut offset = 0;
@@ -164,8 +169,17 @@ fn print_table(gpu: &Gpu, rows: &[Row]) {
         gpu.board
     );
     let header = [
-        "workload", "kernel", "launches", "warp instr", "SIMT", "branch eff", "ld sect/req",
-        "st sect/req", "shared wf/req", "occupancy", "est. time",
+        "workload",
+        "kernel",
+        "launches",
+        "warp instr",
+        "SIMT",
+        "branch eff",
+        "ld sect/req",
+        "st sect/req",
+        "shared wf/req",
+        "occupancy",
+        "est. time",
     ];
     let mut table: Vec<Vec<String>> = vec![header.map(String::from).to_vec()];
     for row in rows {
@@ -188,7 +202,13 @@ fn print_table(gpu: &Gpu, rows: &[Row]) {
         ]);
     }
     let widths: Vec<usize> = (0..header.len())
-        .map(|i| table.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .map(|i| {
+            table
+                .iter()
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for row in &table {
         let cells: Vec<String> = row
@@ -233,5 +253,8 @@ fn print_json(gpu: &Gpu, rows: &[Row]) {
         })
         .collect();
     let report = json!({"gpu": gpu.name, "rows": rows});
-    println!("{}", serde_json::to_string_pretty(&report).expect("JSON of numbers and strings"));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&report).expect("JSON of numbers and strings")
+    );
 }
