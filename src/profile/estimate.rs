@@ -49,8 +49,7 @@ pub fn estimate(gpu: &Gpu, c: &Counters, blocks: u64) -> Estimate {
     let fp64 = class("fp64") * 32.0 / (gpu.fp64_flops / 2.0 * share);
     let sfu = class("special") * 32.0 / (gpu.sms as f64 * SFU_PER_SM_PER_CLOCK * clock);
     let wavefronts = c.shared_loads.wavefronts + c.shared_stores.wavefronts;
-    let shared =
-        wavefronts as f64 / (gpu.sms as f64 * WAVEFRONTS_PER_SM_PER_CLOCK * clock);
+    let shared = wavefronts as f64 / (gpu.sms as f64 * WAVEFRONTS_PER_SM_PER_CLOCK * clock);
     let compute_seconds = issue.max(fp32).max(fp64).max(sfu).max(shared);
     Estimate {
         seconds: memory_seconds.max(compute_seconds),
