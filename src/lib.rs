@@ -59,6 +59,7 @@
 #![warn(missing_docs)]
 
 pub mod ops;
+pub mod profile;
 pub mod workloads;
 
 pub use ferrocuda_host::*;

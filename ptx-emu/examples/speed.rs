@@ -1,11 +1,13 @@
 //! How fast the emulator runs the library's kernels: PTX instructions per second (summed over
 //! all threads) for a few kernels at test-like sizes, on all cores and on one.
 //!
-//! `cargo run --release -p ferrocuda-ptx-emu --example speed` (the PTX ferrocuda ships).
+//! `cargo run --release -p ferrocuda-ptx-emu --example speed` (the PTX ferrocuda ships); with
+//! `-- --profile`, the same launches with the counters on (`LaunchOptions::profile`), to
+//! measure what profiling costs.
 
 use std::time::Instant;
 
-use ferrocuda_ptx_emu::{launch, LaunchDims, Memory, Module};
+use ferrocuda_ptx_emu::{launch_with, LaunchDims, LaunchKind, LaunchOptions, Memory, Module};
 
 /// A kernel, its grid and block, and its parameters' bytes.
 type Case = (&'static str, [u32; 3], [u32; 3], Vec<Vec<u8>>);
@@ -82,6 +84,12 @@ fn main() {
         1u64.to_le_bytes().to_vec(),
     ];
     cases.push(("monte_carlo_pi", [64, 1, 1], [256, 1, 1], pi));
+    let options = LaunchOptions {
+        kind: LaunchKind::Plain,
+        deadline: None,
+        profile: std::env::args().any(|a| a == "--profile"),
+    };
+    println!("counters {}", if options.profile { "on" } else { "off" });
     for threads in [0usize, 1] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -98,7 +106,17 @@ fn main() {
             };
             let start = Instant::now();
             let stats = pool
-                .install(|| launch(&module, kernel, dims, &refs, &memory))
+                .install(|| {
+                    launch_with(
+                        &module,
+                        kernel,
+                        dims,
+                        &refs,
+                        &memory,
+                        &options,
+                        &mut Vec::new(),
+                    )
+                })
                 .unwrap_or_else(|f| panic!("{f}"));
             let seconds = start.elapsed().as_secs_f64();
             let rate = stats.instructions as f64 / seconds;

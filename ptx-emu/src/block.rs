@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::ir::{Program, Space};
 use crate::memory::Allocation;
+use crate::profile::{LaneAccess, Profile};
 use crate::shared::SharedMemory;
 use crate::FaultKind;
 
@@ -53,6 +54,11 @@ pub(crate) struct Grid<'a> {
     pub ended_blocks: std::sync::atomic::AtomicU64,
     /// When the launch must have ended, and the time it was given (`launch::check_deadline`).
     pub deadline: Option<(std::time::Instant, std::time::Duration)>,
+    /// Counters on: blocks run warp by warp in lockstep (`lockstep.rs`).
+    pub profile: bool,
+    /// With counters on, the pcs where lanes may join (branch and call targets): a profiled
+    /// lane's run stops before one (`lockstep.rs`). Empty without counters.
+    pub joins: Vec<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +90,12 @@ pub(crate) struct Block {
     pub instructions: u64,
     /// Yields of a cooperative block since every other block ended (`cooperative.rs`).
     pub yields_alone: u32,
+    /// A profiled launch's counters for this block (`lockstep.rs`); `None` without counters.
+    pub profile: Option<Box<Profile>>,
+    /// Profiled launches: each lane's memory accesses in its current run (`lockstep.rs`), and
+    /// the pc of the last instruction the run stepped through.
+    pub lane_trace: Vec<Vec<LaneAccess>>,
+    pub lane_last: [u32; 32],
 }
 
 impl Block {
@@ -98,6 +110,9 @@ impl Block {
             frame: Vec::new(),
             instructions: 0,
             yields_alone: 0,
+            profile: None,
+            lane_trace: vec![Vec::new(); 32],
+            lane_last: [0; 32],
         }
     }
 

@@ -12,6 +12,7 @@ use crate::block::{Block, Grid, Trouble};
 use crate::cooperative;
 use crate::ir::Program;
 use crate::memory::Allocation;
+use crate::profile::Profile;
 use crate::{Fault, FaultKind, KernelInfo, LaunchDims, LaunchOptions, LaunchStats, Memory};
 
 /// Instructions a thread runs between two looks at the clock (at a backward branch), and a
@@ -137,9 +138,16 @@ pub(crate) fn run(
         deadline: options
             .deadline
             .and_then(|given| Some((start.checked_add(given)?, given))),
+        profile: options.profile,
+        joins: if options.profile {
+            crate::lockstep::joins(program)
+        } else {
+            Vec::new()
+        },
     };
     let blocks = gx as u64 * gy as u64 * gz as u64;
     let instructions = AtomicU64::new(0);
+    let profile = Mutex::new(Profile::default());
     let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
     let run_one = |block: &mut Block, index: u64| {
         if grid.stop.load(Ordering::Relaxed) {
@@ -152,11 +160,22 @@ pub(crate) fn run(
         ];
         block.reset(&grid, ctaid);
         block.instructions = 0;
+        if grid.profile && block.profile.is_none() {
+            block.profile = Some(Box::default());
+        }
         let result = match check_deadline(&grid) {
             Ok(()) => crate::schedule::run_block(&grid, block),
             Err(trouble) => Err((0, trouble)),
         };
         instructions.fetch_add(block.instructions, Ordering::Relaxed);
+        if let Some(counted) = block.profile.as_deref_mut() {
+            counted.blocks = 1;
+            profile
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .add(counted);
+            *counted = Profile::default();
+        }
         if let Err((t, trouble)) = result {
             // The first fault stops the others; a block stopped for it is not the fault.
             if grid.stop.swap(true, Ordering::Relaxed) && trouble.what == cooperative::STOPPED {
@@ -200,6 +219,9 @@ pub(crate) fn run(
         Some((_, fault)) => Err(fault),
         None => Ok(LaunchStats {
             instructions: instructions.into_inner(),
+            profile: grid
+                .profile
+                .then(|| profile.into_inner().unwrap_or_else(|p| p.into_inner())),
         }),
     }
 }

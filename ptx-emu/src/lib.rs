@@ -66,15 +66,18 @@ mod cooperative;
 mod decode;
 mod ir;
 mod launch;
+mod lockstep;
 mod memory;
 mod module;
 mod parse;
 mod printf;
+mod profile;
 mod schedule;
 mod shared;
 mod thread;
 
 pub use memory::{MemError, Memory};
+pub use profile::{ratio, GlobalTraffic, InstrClass, Profile, SharedTraffic};
 
 /// A parsed PTX module: its kernels (`.entry`), functions (`.func`) and module-scope variables.
 pub struct Module {
@@ -165,11 +168,13 @@ pub struct LaunchDims {
     pub dynamic_shared_bytes: u32,
 }
 
-/// What one launch executed (for the emulator's own speed measurements).
+/// What one launch executed (for the emulator's own speed measurements, and its counters).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LaunchStats {
     /// PTX instructions executed, summed over all threads.
     pub instructions: u64,
+    /// The launch's counters, when [`LaunchOptions::profile`] asked for them.
+    pub profile: Option<Profile>,
 }
 
 /// What kind of fault a launch ended with; the driver maps each to the `CUresult` hardware gives.
@@ -266,6 +271,11 @@ pub struct LaunchOptions {
     /// is looked at every 65,536 instructions of a thread. `None`: no deadline (a kernel that
     /// loops for ever runs for ever, as on a GPU without a watchdog).
     pub deadline: Option<std::time::Duration>,
+    /// Count what the launch executes, warp instruction by warp instruction, as Nsight Compute
+    /// would ([`Profile`], in [`LaunchStats::profile`]). Each warp then runs in lockstep (the
+    /// lanes at the lowest pc together), which is slower; without it nothing is counted and
+    /// nothing costs.
+    pub profile: bool,
 }
 
 /// [`launch`] as `kind` says, with what the kernel prints appended to `printed` (each `vprintf`
@@ -282,6 +292,7 @@ pub fn launch_printing(
     let options = LaunchOptions {
         kind,
         deadline: None,
+        profile: false,
     };
     launch_with(module, kernel, dims, params, memory, &options, printed)
 }

@@ -7,6 +7,7 @@
 
 use crate::block::{Block, Grid, Status, Trouble};
 use crate::ir::*;
+use crate::profile::{commit_collective, InstrClass};
 use crate::thread;
 use crate::FaultKind;
 
@@ -26,9 +27,13 @@ pub(crate) fn run_block(grid: &Grid, block: &mut Block) -> Result<(), (usize, Tr
                 return Err((t.unwrap_or(0), trouble));
             }
         }
-        for t in 0..n {
-            if block.threads[t].status == Status::Ready {
-                thread::run(grid, block, t).map_err(|e| (t, e))?;
+        if block.profile.is_some() {
+            crate::lockstep::run_warps(grid, block)?;
+        } else {
+            for t in 0..n {
+                if block.threads[t].status == Status::Ready {
+                    thread::run::<false>(grid, block, t).map_err(|e| (t, e))?;
+                }
             }
         }
         if block.threads.iter().all(|t| t.status == Status::Exited) {
@@ -216,6 +221,9 @@ fn execute_warp(
         block.threads[t].pc += 1;
         block.threads[t].status = Status::Ready;
     }
+    if let Some(profile) = block.profile.as_deref_mut() {
+        commit_collective(profile, InstrClass::WarpCollective, lanes.len() as u32);
+    }
     Ok(())
 }
 
@@ -246,6 +254,15 @@ fn release_barrier(grid: &Grid, block: &mut Block) -> bool {
             count += v as u64;
             all &= v;
             any |= v;
+        }
+    }
+    if let Some(profile) = block.profile.as_deref_mut() {
+        // One barrier warp instruction per warp with a lane waiting at it.
+        for warp in block.threads.chunks(32) {
+            let waiting = warp.iter().filter(|t| t.status == Status::Waiting).count();
+            if waiting > 0 {
+                commit_collective(profile, InstrClass::Barrier, waiting as u32);
+            }
         }
     }
     for t in 0..n {

@@ -7,6 +7,7 @@ use crate::block::{
     read_le, resolve, write_le, Block, Grid, Place, Status, Trouble, LOCAL_WINDOW, SHARED_WINDOW,
 };
 use crate::ir::*;
+use crate::profile::{ends_run, Landed, LaneAccess};
 use crate::shared::Conflict;
 use crate::FaultKind;
 
@@ -49,7 +50,16 @@ fn special(grid: &Grid, block: &Block, t: usize, which: Special) -> u64 {
 
 /// Runs thread `t` of `block` from its pc until it stops. `Ok(())` when it exited or waits at a
 /// collective (its status says which).
-pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Trouble> {
+///
+/// `PROFILE` (the lockstep scheduler of `lockstep.rs`): stops after control flow or at a
+/// collective (a straight run of code), notes where each memory access landed in
+/// `block.lane_trace` and the last pc in `block.lane_last`; without it, none of that is
+/// compiled in.
+pub(crate) fn run<const PROFILE: bool>(
+    grid: &Grid,
+    block: &mut Block,
+    t: usize,
+) -> Result<(), Trouble> {
     let program = grid.program;
     let code = &program.code[..];
     let n = program.registers as usize;
@@ -57,6 +67,7 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
     let mut executed = 0u64;
     // A thread that never leaves this loop (an endless loop) goes through a backward branch.
     let mut next_check = crate::launch::DEADLINE_CHECK_EVERY;
+    let mut last = pc;
     let result = loop {
         let Some(instr) = code.get(pc) else {
             break Err(Trouble::new(
@@ -71,10 +82,20 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                 break Err(trouble);
             }
         }
+        if PROFILE {
+            if pc != last && grid.joins[pc] {
+                // Where lanes may join: the lockstep scheduler brings them together.
+                break Ok(());
+            }
+            last = pc;
+        }
         let regs = &mut block.registers[t * n..(t + 1) * n];
         if let Some((p, negated)) = instr.guard {
             if (regs[p as usize] & 1 == 1) == negated {
                 pc += 1;
+                if PROFILE && ends_run(&instr.op) {
+                    break Ok(());
+                }
                 continue;
             }
         }
@@ -264,6 +285,9 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                     Ok(p) => p,
                     Err(e) => break Err(e),
                 };
+                if PROFILE {
+                    record(grid, block, t, pc - 1, &place, len);
+                }
                 if let Err(e) = load(grid, block, t, place, access, &d) {
                     break Err(e);
                 }
@@ -284,6 +308,9 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                     Ok(p) => p,
                     Err(e) => break Err(e),
                 };
+                if PROFILE {
+                    record(grid, block, t, pc - 1, &place, len);
+                }
                 if let Err(e) = store(grid, block, t, place, access, &values) {
                     break Err(e);
                 }
@@ -306,6 +333,9 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                     Ok(p) => p,
                     Err(e) => break Err(e),
                 };
+                if PROFILE {
+                    record(grid, block, t, pc - 1, &place, size);
+                }
                 let update = |old: u64| atomic_update(op, ty, old, b, c);
                 let old = match place {
                     Place::Global(i, offset) => {
@@ -445,13 +475,36 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                 break Err(Trouble::new(FaultKind::Unsupported, what.to_string()))
             }
         }
+        if PROFILE && ends_run(&instr.op) {
+            break Ok(());
+        }
     };
+    if PROFILE {
+        block.lane_last[t % 32] = last as u32;
+    }
     if result.is_err() {
         pc -= 1;
     }
     block.threads[t].pc = pc as u32;
     block.instructions += executed;
     result
+}
+
+/// Notes where lane `t`'s access went, for the profile's warp instruction.
+#[inline]
+fn record(grid: &Grid, block: &mut Block, t: usize, pc: usize, place: &Place, bytes: u64) {
+    let (space, address) = match *place {
+        Place::Global(i, offset) => (Landed::Global, grid.globals[i].base + offset),
+        Place::Shared(o) => (Landed::Shared, o as u64),
+        Place::Local(o) => (Landed::Local, o as u64),
+        Place::KernelParam(o) | Place::Frame(o) => (Landed::Param, o as u64),
+    };
+    block.lane_trace[t % 32].push(LaneAccess {
+        pc: pc as u32,
+        space,
+        address,
+        bytes: bytes as u32,
+    });
 }
 
 fn load(

@@ -69,6 +69,7 @@ fn run(
     let options = LaunchOptions {
         kind,
         deadline: Some(deadline),
+        profile: false,
     };
     let mut printed = Vec::new();
     launch_with(

@@ -179,6 +179,7 @@ pub(crate) fn run(launch: &Launch) -> Outcome {
     let options = LaunchOptions {
         kind,
         deadline: *DEADLINE,
+        profile: crate::profile::wanted(),
     };
     // The memory of the function's device: addresses of another device's are not in it.
     let memory = DRIVER.memory_of(&*DRIVER.state()?, context).clone();
@@ -188,6 +189,10 @@ pub(crate) fn run(launch: &Launch) -> Outcome {
     ferrocuda_ptx_emu::write_printed(&printed);
     match outcome {
         Ok(stats) => {
+            if let (Some(counters), Some(info)) = (&stats.profile, module.kernel(kernel)) {
+                let registers = info.registers.min(255);
+                crate::profile::append(&crate::profile::record(&info, registers, dims, counters));
+            }
             if stats_wanted() {
                 let seconds = start.elapsed().as_secs_f64();
                 eprintln!(

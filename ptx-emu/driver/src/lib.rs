@@ -26,6 +26,7 @@ mod link;
 mod memory;
 mod module;
 mod occupancy;
+mod profile;
 mod ptx_header;
 mod ptx_link;
 mod ptx_opcodes;

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use ferrocuda_ptx_emu::{launch, Fault, LaunchDims, LaunchStats, Memory, Module};
+use ferrocuda_ptx_emu::{launch, Fault, LaunchDims, LaunchStats, Memory, Module, Profile};
 
 /// `crate_dir` built to PTX into `target/<target>`, or the file `env` names.
 fn build(crate_dir: &str, target: &str, env: &str) -> String {
@@ -125,6 +125,35 @@ impl Device {
             &refs,
             &self.memory,
         )
+    }
+
+    /// [`Device::launch`] with the counters on: the launch's [`Profile`].
+    pub fn profile(
+        &self,
+        module: &Module,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        args: &[Arg],
+    ) -> Result<Profile, Fault> {
+        let params = pack(args);
+        let refs: Vec<&[u8]> = params.iter().map(Vec::as_slice).collect();
+        let options = ferrocuda_ptx_emu::LaunchOptions {
+            kind: ferrocuda_ptx_emu::LaunchKind::Plain,
+            deadline: None,
+            profile: true,
+        };
+        let dims = dims(grid, block, 0);
+        let stats = ferrocuda_ptx_emu::launch_with(
+            module,
+            kernel,
+            dims,
+            &refs,
+            &self.memory,
+            &options,
+            &mut Vec::new(),
+        )?;
+        Ok(stats.profile.expect("a profiled launch has counters"))
     }
 
     /// [`Device::launch`], keeping what the kernel prints in `printed`.

@@ -5,6 +5,7 @@
 mod chart;
 mod doctor;
 mod kernels;
+mod profile;
 mod run;
 mod streamed;
 mod timeline;
@@ -47,6 +48,26 @@ enum Command {
         /// Report on this PTX file (e.g. your kernel crate's) instead of the built-in kernels.
         #[arg(long, value_name = "FILE")]
         ptx: Option<std::path::PathBuf>,
+    },
+    /// How each workload's kernels would run on a GPU, without one: runs them once on the PTX
+    /// emulator with its counters on (warp instructions, SIMT and branch efficiency, global
+    /// sectors per request, shared-memory bank conflicts) and estimates, for `--gpu`,
+    /// theoretical occupancy and time (an estimate: docs/profile.md). Needs
+    /// FERROCUDA_LIBCUDA=.../libferrocuda_emu_cuda.so.
+    Profile {
+        /// The GPU to estimate for: h200, h100, a100, v100 or rtx2070.
+        #[arg(long, default_value = "h200")]
+        gpu: String,
+        /// Only the workloads (or, with `--from`, kernels) whose name contains this text.
+        #[arg(long)]
+        only: Option<String>,
+        /// Print JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// The launches your own program recorded (run it with FERROCUDA_EMU_PROFILE=FILE on
+        /// the emulator) instead of the workloads.
+        #[arg(long, value_name = "FILE")]
+        from: Option<std::path::PathBuf>,
     },
     /// Check the NVIDIA driver, the GPUs, the embedded PTX and the kernel toolchain; say where
     /// kernels will run, and how to fix what does not work. Exits 1 only if the device kernels
@@ -93,6 +114,17 @@ fn main() -> ExitCode {
             out_dir: args.out,
         }),
         Command::Doctor { json } => doctor::main(json),
+        Command::Profile {
+            gpu,
+            only,
+            json,
+            from,
+        } => profile::main(profile::Options {
+            gpu,
+            only,
+            json,
+            from,
+        }),
         Command::Kernels { arch, sass, ptx } => kernels::main(kernels::Options {
             archs: &arch,
             sass,
