@@ -122,6 +122,10 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                     arith::int(IntOp::Add, ty, arith::int(op, ty, x, y), z)
                 };
             }
+            Op::Sad { ty, d, a, b, c } => {
+                let diff = arith::int(IntOp::AbsDiff, ty, get(regs, a), get(regs, b));
+                regs[d as usize] = arith::int(IntOp::Add, ty, diff, get(regs, c));
+            }
             Op::IntUn { op, ty, d, a } => regs[d as usize] = arith::int_unary(op, ty, get(regs, a)),
             Op::Float {
                 op,
@@ -434,7 +438,9 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
             | Op::BarRed { .. }
             | Op::BarWarpSync { .. }
             | Op::Shfl { .. }
-            | Op::Vote { .. } => {
+            | Op::Vote { .. }
+            | Op::Match { .. }
+            | Op::ActiveMask { .. } => {
                 pc -= 1;
                 executed -= 1;
                 block.threads[t].status = Status::Waiting;
