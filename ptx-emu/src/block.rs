@@ -53,6 +53,9 @@ pub(crate) struct Grid<'a> {
     pub ended_blocks: std::sync::atomic::AtomicU64,
     /// When the launch must have ended, and the time it was given (`launch::check_deadline`).
     pub deadline: Option<(std::time::Instant, std::time::Duration)>,
+    /// Whether shared memory is checked for races and reads of bytes never stored to
+    /// ([`crate::Checks::Strict`]).
+    pub shared_checks: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

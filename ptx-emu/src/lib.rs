@@ -40,9 +40,14 @@
 //!   zero shared memory; the emulator does, and faults instead of letting a kernel rely on it):
 //!   [`FaultKind::IllegalAddress`].
 //!
+//! The one-past-the-end, uninitialized-shared and race checks go beyond a GPU's (as
+//! compute-sanitizer's do); a [`Memory`] made with [`Checks::Gpu`] checks only what a GPU does,
+//! for code written against GPUs that relies on the rest passing.
+//!
 //! Choices where PTX leaves the result undefined, and why: a `shfl.sync` whose source lane is
 //! outside the mask gives the executing lane's own value (a partial warp's reduction reads it
-//! and discards it; the CPU executor does the same); threads that have exited count as arrived
+//! and discards it; the CPU executor does the same); `activemask` names the lanes of the warp
+//! waiting at the same instruction once none of the warp can run further; threads that have exited count as arrived
 //! at a barrier (as on sm_70+ hardware), so `if (i >= n) return;` before a barrier runs;
 //! `.approx` functions are computed in f64 and rounded once (within the ISA's stated error);
 //! integer division by zero gives all ones. Not modelled: memory ordering weaker than sequential
@@ -74,7 +79,7 @@ mod schedule;
 mod shared;
 mod thread;
 
-pub use memory::{MemError, Memory};
+pub use memory::{Checks, MemError, Memory};
 
 /// A parsed PTX module: its kernels (`.entry`), functions (`.func`) and module-scope variables.
 pub struct Module {

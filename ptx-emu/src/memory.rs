@@ -19,6 +19,7 @@ const ALIGN: u64 = 256;
 /// so a stale pointer faults instead of reaching a newer allocation.
 pub struct Memory {
     capacity: u64,
+    checks: Checks,
     /// Where its first allocation starts; lower addresses are modules' variables.
     first_base: u64,
     table: RwLock<Table>,
@@ -28,6 +29,22 @@ struct Table {
     live: BTreeMap<u64, Arc<Allocation>>,
     used: u64,
     next_base: u64,
+}
+
+/// How strictly a device checks its kernels. A GPU faults only on an address nothing is mapped
+/// at (or a misaligned one); the emulator by default also faults on what would pass unnoticed on
+/// a GPU, as CUDA's compute-sanitizer does, so that a kernel's bug shows on the emulator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Checks {
+    /// The default: an access one past an allocation's last byte faults, and so do a read of
+    /// shared memory no thread of the block has stored to and a shared-memory race.
+    #[default]
+    Strict,
+    /// What a GPU checks, for code written against GPUs that relies on what they let pass
+    /// (Numba's test suites do): a kernel may access up to the end of its allocation's 256-byte
+    /// granule (a GPU's allocations are that aligned, so nothing else lies there); shared memory
+    /// reads what is there (zeros until stored to) and races are not checked.
+    Gpu,
 }
 
 /// Why a [`Memory`] operation failed; the driver maps each to a `CUresult`.
@@ -55,6 +72,11 @@ impl Memory {
     /// that addresses are unique across devices (unified addressing) and an address of one
     /// device is never inside an allocation of another.
     pub fn of_device(capacity: u64, device: u32) -> Arc<Self> {
+        Memory::of_device_checked(capacity, device, Checks::Strict)
+    }
+
+    /// [`Memory::of_device`] whose kernels are checked as `checks` says.
+    pub fn of_device_checked(capacity: u64, device: u32, checks: Checks) -> Arc<Self> {
         assert!(
             device < Self::MAX_DEVICES,
             "at most {} devices",
@@ -63,6 +85,7 @@ impl Memory {
         let first_base = GLOBAL_BASE + u64::from(device) * (1 << 44);
         Arc::new(Memory {
             capacity,
+            checks,
             first_base,
             table: RwLock::new(Table {
                 live: BTreeMap::new(),
@@ -70,6 +93,11 @@ impl Memory {
                 next_base: first_base,
             }),
         })
+    }
+
+    /// How this device checks its kernels.
+    pub fn checks(&self) -> Checks {
+        self.checks
     }
 
     /// The most devices [`Memory::of_device`] separates.
@@ -95,7 +123,7 @@ impl Memory {
         table.used += rounded;
         table
             .live
-            .insert(base, Arc::new(Allocation::zeroed(base, len)));
+            .insert(base, Arc::new(Allocation::zeroed(base, len, self.checks)));
         Ok(base)
     }
 
@@ -254,15 +282,18 @@ pub(crate) struct Allocation {
     /// compare-and-swap of the aligned 32-bit word around the element (PTX has no 8-bit
     /// atomics; CUDA libraries do this), which for the last element may reach up to 3 bytes past
     /// `len`; a GPU's allocations are padded to 256 bytes, so that is never a fault there.
-    /// Copies from the host still stop at `len`.
+    /// Copies from the host still stop at `len`. With [`Checks::Gpu`], the 256-byte granule.
     reach: u64,
     words: Box<[AtomicU64]>,
 }
 
 impl Allocation {
-    pub(crate) fn zeroed(base: u64, len: u64) -> Self {
-        let words = (0..len.div_ceil(8)).map(|_| AtomicU64::new(0)).collect();
-        let reach = len.next_multiple_of(4);
+    pub(crate) fn zeroed(base: u64, len: u64, checks: Checks) -> Self {
+        let reach = match checks {
+            Checks::Strict => len.next_multiple_of(4),
+            Checks::Gpu => len.next_multiple_of(ALIGN),
+        };
+        let words = (0..reach.div_ceil(8)).map(|_| AtomicU64::new(0)).collect();
         Allocation {
             base,
             len,
@@ -390,7 +421,7 @@ mod tests {
     /// compare-and-swap of that word), no further; the host's copies stop at the length.
     #[test]
     fn kernels_reach_the_word_around_the_last_byte() {
-        let one = Allocation::zeroed(1 << 20, 1);
+        let one = Allocation::zeroed(1 << 20, 1, Checks::Strict);
         assert!(one.contains(1 << 20, 4));
         assert!(!one.contains((1 << 20) + 4, 1));
         assert!(!one.contains(1 << 20, 8));

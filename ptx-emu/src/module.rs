@@ -50,7 +50,7 @@ pub(crate) fn load(ptx: &str) -> Result<Module, ParseError> {
         let len = (v.bytes as u64).max(1);
         let base =
             NEXT_MODULE_ADDRESS.fetch_add(len.next_multiple_of(256) + 256, Ordering::Relaxed);
-        let allocation = Allocation::zeroed(base, len);
+        let allocation = Allocation::zeroed(base, len, crate::Checks::Strict);
         if v.init.len() as u64 * v.element_bytes as u64 > v.bytes as u64 {
             return Err(err(
                 v.line,

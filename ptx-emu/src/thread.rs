@@ -1,6 +1,6 @@
 //! One thread's instruction loop: runs it until it exits, faults, or reaches a collective
-//! instruction (barrier, shuffle, vote) that the block's scheduler completes for all its
-//! participants together.
+//! instruction (barrier, shuffle, vote, match, activemask) that the block's scheduler completes
+//! for all its participants together.
 
 use crate::arith::{self, mask, sext};
 use crate::block::{
@@ -316,8 +316,10 @@ pub(crate) fn run(grid: &Grid, block: &mut Block, t: usize) -> Result<(), Troubl
                         grid.globals[i].atomic(offset, ty.bytes as u32, update)
                     }
                     Place::Shared(o) => {
-                        if let Err(conflict) = block.shared.atomic(o, size as usize) {
-                            break Err(conflict_trouble(conflict, t, false));
+                        if grid.shared_checks {
+                            if let Err(conflict) = block.shared.atomic(o, size as usize) {
+                                break Err(conflict_trouble(conflict, t, false));
+                            }
                         }
                         let old = read_le(&block.shared.bytes, o, size as usize);
                         write_le(&mut block.shared.bytes, o, size as usize, update(old));
@@ -484,7 +486,7 @@ fn load(
             *v = sext(*v, access.bytes) as u64;
         }
     }
-    if let Place::Shared(o) = place {
+    if let (&Place::Shared(o), true) = (&place, grid.shared_checks) {
         block
             .shared
             .read(t as u32, o, size * access.n as usize)
@@ -505,7 +507,7 @@ fn store(
     values: &[u64; 4],
 ) -> Result<(), Trouble> {
     let size = access.bytes as usize;
-    if let Place::Shared(o) = place {
+    if let (&Place::Shared(o), true) = (&place, grid.shared_checks) {
         block
             .shared
             .write(t as u32, o, size * access.n as usize)
