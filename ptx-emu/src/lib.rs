@@ -78,6 +78,7 @@ mod printf;
 mod schedule;
 mod shared;
 mod thread;
+mod words;
 
 pub use memory::{Checks, MemError, Memory};
 
