@@ -110,8 +110,12 @@ pub struct KernelInfo {
     pub static_shared_bytes: u32,
     /// Bytes of `.local` per thread.
     pub local_bytes: u32,
-    /// Registers per thread (an estimate from the declared registers; for occupancy only).
+    /// Registers per thread (an estimate from the declared registers, at most `.maxnreg`, as
+    /// ptxas spills to fit it; for occupancy only).
     pub registers: u32,
+    /// Bytes of `.const` variables in the module (ptxas counts those the kernel uses; the
+    /// emulator all of the module's).
+    pub const_bytes: u32,
     /// Most threads per block (`.maxntid` if given, else 1024).
     pub max_threads_per_block: u32,
 }

@@ -173,7 +173,7 @@ fn lanes_meet_at_different_shuffle_instructions() {
     // Even lane l gets its odd neighbour's l + 1 + 1000; odd lane l its even neighbour's l - 1 + 100.
     for (l, got) in run(&module, &[0; 32]).iter().enumerate() {
         let l = l as u32;
-        let want = if l % 2 == 0 {
+        let want = if l.is_multiple_of(2) {
             l + 1 + 1000
         } else {
             l - 1 + 100
