@@ -24,6 +24,11 @@ export NUMBA_CUDA_USE_NVIDIA_BINDING=0
 export NUMBA_CUDA_DRIVER=$PWD/target/debug/libferrocuda_emu_cuda.so
 # The suites' own tests of the simulator are not ours to run.
 unset NUMBA_ENABLE_CUDASIM
+# The suites are written against GPUs and rely on what a GPU lets pass (test_localmem stores past
+# a one-element array, test_sm reads shared memory never stored to): check kernels as a GPU
+# does (docs/emulator.md, "How strictly kernels are checked"). FERROCUDA_EMU_CHECKS=strict runs
+# them under the emulator's own checks.
+export FERROCUDA_EMU_CHECKS=${FERROCUDA_EMU_CHECKS:-gpu}
 
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(cudadrv cudapy)

@@ -58,6 +58,8 @@ pub(crate) fn int(op: IntOp, t: Ty, a: u64, b: u64) -> u64 {
             .map_or(ua >> (b as u32 & 63), |_| 0),
         IntOp::AddSat => (sa as i32).saturating_add(sb as i32) as u32 as u64,
         IntOp::SubSat => (sa as i32).saturating_sub(sb as i32) as u32 as u64,
+        IntOp::AbsDiff if signed => sa.abs_diff(sb),
+        IntOp::AbsDiff => ua.abs_diff(ub),
     };
     r & m
 }

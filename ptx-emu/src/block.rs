@@ -16,6 +16,10 @@ use crate::FaultKind;
 pub(crate) const SHARED_WINDOW: u64 = 0x5000_1000_0000;
 /// Generic addresses of each thread's local window: `cvta.local` adds this.
 pub(crate) const LOCAL_WINDOW: u64 = 0x6000_1000_0000;
+/// How far each window reaches (past any block's shared or thread's local memory). Generic
+/// addresses outside them are global: host memory mapped at its own address (a heap address
+/// such as 0x55..., `Memory::alloc_host`) is reached there, so the windows stay narrow.
+pub(crate) const WINDOW_BYTES: u64 = 1 << 40;
 
 /// What stopped a thread, before the block adds where.
 #[derive(Debug)]
@@ -59,6 +63,9 @@ pub(crate) struct Grid<'a> {
     /// With counters on, the pcs where lanes may join (branch and call targets): a profiled
     /// lane's run stops before one (`lockstep.rs`). Empty without counters.
     pub joins: Vec<bool>,
+    /// Whether shared memory is checked for races and reads of bytes never stored to
+    /// ([`crate::Checks::Strict`]).
+    pub shared_checks: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,7 +207,7 @@ pub(crate) fn resolve(
     };
     match space {
         Space::Generic => {
-            if (SHARED_WINDOW..LOCAL_WINDOW).contains(&address) {
+            if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_BYTES).contains(&address) {
                 return within(SHARED_WINDOW, block.shared_len)
                     .map(|o| Place::Shared(o as usize))
                     .ok_or_else(|| {
@@ -211,7 +218,7 @@ pub(crate) fn resolve(
                     });
             }
             let local = grid.program.local_bytes as usize;
-            if (LOCAL_WINDOW..LOCAL_WINDOW + (1 << 40)).contains(&address) {
+            if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_BYTES).contains(&address) {
                 return within(LOCAL_WINDOW, local)
                     .map(|o| Place::Local(t * local + o as usize))
                     .ok_or_else(|| {

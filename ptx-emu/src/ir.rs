@@ -71,6 +71,8 @@ pub(crate) enum IntOp {
     /// `add.sat.s32`, `sub.sat.s32`: clamped to the s32 range.
     AddSat,
     SubSat,
+    /// `|a - b|`, compared at the type's signedness (the inner part of `sad`).
+    AbsDiff,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,6 +179,12 @@ pub(crate) enum VoteMode {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MatchMode {
+    Any,
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Special {
     Tid(u8),
     Ntid(u8),
@@ -268,6 +276,14 @@ pub(crate) enum Op {
     Mad {
         hi: bool,
         wide: bool,
+        ty: Ty,
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    /// `sad`: `c + |a - b|`.
+    Sad {
         ty: Ty,
         d: Reg,
         a: Src,
@@ -468,6 +484,20 @@ pub(crate) enum Op {
         p: Src,
         negate: bool,
         mask: Src,
+    },
+    /// `match.any.sync` / `match.all.sync` on a `.b32` (`wide` false) or `.b64` value.
+    Match {
+        mode: MatchMode,
+        wide: bool,
+        d: Reg,
+        p: Option<Reg>,
+        a: Src,
+        mask: Src,
+    },
+    /// `activemask.b32`: the lanes of the warp that execute this instruction together. The
+    /// scheduler answers it once no lane of the warp can run further (docs/emulator.md).
+    ActiveMask {
+        d: Reg,
     },
     /// `membar`, `fence`: a block runs on one host thread and global memory is sequentially
     /// consistent enough (atomic words), so ordering needs no work.

@@ -40,9 +40,14 @@
 //!   zero shared memory; the emulator does, and faults instead of letting a kernel rely on it):
 //!   [`FaultKind::IllegalAddress`].
 //!
+//! The one-past-the-end, uninitialized-shared and race checks go beyond a GPU's (as
+//! compute-sanitizer's do); a [`Memory`] made with [`Checks::Gpu`] checks only what a GPU does,
+//! for code written against GPUs that relies on the rest passing.
+//!
 //! Choices where PTX leaves the result undefined, and why: a `shfl.sync` whose source lane is
 //! outside the mask gives the executing lane's own value (a partial warp's reduction reads it
-//! and discards it; the CPU executor does the same); threads that have exited count as arrived
+//! and discards it; the CPU executor does the same); `activemask` names the lanes of the warp
+//! waiting at the same instruction once none of the warp can run further; threads that have exited count as arrived
 //! at a barrier (as on sm_70+ hardware), so `if (i >= n) return;` before a barrier runs;
 //! `.approx` functions are computed in f64 and rounded once (within the ISA's stated error);
 //! integer division by zero gives all ones. Not modelled: memory ordering weaker than sequential
@@ -75,8 +80,9 @@ mod profile;
 mod schedule;
 mod shared;
 mod thread;
+mod words;
 
-pub use memory::{MemError, Memory};
+pub use memory::{Checks, MemError, Memory};
 pub use profile::{ratio, GlobalTraffic, InstrClass, Profile, SharedTraffic};
 
 /// A parsed PTX module: its kernels (`.entry`), functions (`.func`) and module-scope variables.
@@ -107,8 +113,12 @@ pub struct KernelInfo {
     pub static_shared_bytes: u32,
     /// Bytes of `.local` per thread.
     pub local_bytes: u32,
-    /// Registers per thread (an estimate from the declared registers; for occupancy only).
+    /// Registers per thread (an estimate from the declared registers, at most `.maxnreg`, as
+    /// ptxas spills to fit it; for occupancy only).
     pub registers: u32,
+    /// Bytes of `.const` variables in the module (ptxas counts those the kernel uses; the
+    /// emulator all of the module's).
+    pub const_bytes: u32,
     /// Most threads per block (`.maxntid` if given, else 1024).
     pub max_threads_per_block: u32,
 }

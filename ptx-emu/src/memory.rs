@@ -3,8 +3,10 @@
 //! without a data race on the host (a racy kernel gets some interleaving, never UB here).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
+
+use crate::words::Words;
 
 /// Where the first allocation starts: far from 0 (a null or small-integer pointer never hits an
 /// allocation) and below 2^47 like a real device pointer.
@@ -12,6 +14,8 @@ pub(crate) const GLOBAL_BASE: u64 = 0x7f00_0000_0000;
 /// Allocations are 256-byte aligned (as `cuMemAlloc` promises) and separated by at least one
 /// unmapped 256-byte gap, so that one past the end of one allocation is never inside the next.
 const ALIGN: u64 = 256;
+/// Host memory the emulator hands out is page-aligned, as the driver's page-locked memory is.
+const PAGE: usize = 4096;
 
 /// Device memory of a fixed capacity: a set of live allocations, each with its own bounds. Shared
 /// between the driver (allocation, copies, memset) and running kernels (loads, stores, atomics);
@@ -19,6 +23,7 @@ const ALIGN: u64 = 256;
 /// so a stale pointer faults instead of reaching a newer allocation.
 pub struct Memory {
     capacity: u64,
+    checks: Checks,
     /// Where its first allocation starts; lower addresses are modules' variables.
     first_base: u64,
     table: RwLock<Table>,
@@ -28,6 +33,22 @@ struct Table {
     live: BTreeMap<u64, Arc<Allocation>>,
     used: u64,
     next_base: u64,
+}
+
+/// How strictly a device checks its kernels. A GPU faults only on an address nothing is mapped
+/// at (or a misaligned one); the emulator by default also faults on what would pass unnoticed on
+/// a GPU, as CUDA's compute-sanitizer does, so that a kernel's bug shows on the emulator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Checks {
+    /// The default: an access one past an allocation's last byte faults, and so do a read of
+    /// shared memory no thread of the block has stored to and a shared-memory race.
+    #[default]
+    Strict,
+    /// What a GPU checks, for code written against GPUs that relies on what they let pass
+    /// (Numba's test suites do): a kernel may access up to the end of its allocation's 256-byte
+    /// granule (a GPU's allocations are that aligned, so nothing else lies there); shared memory
+    /// reads what is there (zeros until stored to) and races are not checked.
+    Gpu,
 }
 
 /// Why a [`Memory`] operation failed; the driver maps each to a `CUresult`.
@@ -42,6 +63,12 @@ pub enum MemError {
     /// `addr` is not the start of a live allocation (free).
     #[error("{addr:#x} is not the start of a live allocation")]
     NotAllocated { addr: u64 },
+    /// Host memory to map at `[addr, addr + len)` overlaps a live allocation.
+    #[error("{len} bytes at {addr:#x} overlap a live allocation")]
+    Overlaps { addr: u64, len: u64 },
+    /// Host memory to map is not whole 8-byte words at an 8-byte aligned address.
+    #[error("{len} bytes at {addr:#x} are not whole 8-byte aligned words")]
+    NotWords { addr: u64, len: u64 },
 }
 
 impl Memory {
@@ -55,6 +82,11 @@ impl Memory {
     /// that addresses are unique across devices (unified addressing) and an address of one
     /// device is never inside an allocation of another.
     pub fn of_device(capacity: u64, device: u32) -> Arc<Self> {
+        Memory::of_device_checked(capacity, device, Checks::Strict)
+    }
+
+    /// [`Memory::of_device`] whose kernels are checked as `checks` says.
+    pub fn of_device_checked(capacity: u64, device: u32, checks: Checks) -> Arc<Self> {
         assert!(
             device < Self::MAX_DEVICES,
             "at most {} devices",
@@ -63,6 +95,7 @@ impl Memory {
         let first_base = GLOBAL_BASE + u64::from(device) * (1 << 44);
         Arc::new(Memory {
             capacity,
+            checks,
             first_base,
             table: RwLock::new(Table {
                 live: BTreeMap::new(),
@@ -70,6 +103,11 @@ impl Memory {
                 next_base: first_base,
             }),
         })
+    }
+
+    /// How this device checks its kernels.
+    pub fn checks(&self) -> Checks {
+        self.checks
     }
 
     /// The most devices [`Memory::of_device`] separates.
@@ -90,28 +128,107 @@ impl Memory {
                 free,
             });
         };
-        let base = table.next_base;
+        // Host memory mapped at its own address may lie in the device's range: step past it.
+        let mut base = table.next_base;
+        while let Some(end) = overlap(&table, base, rounded + ALIGN) {
+            base = end.next_multiple_of(ALIGN) + ALIGN;
+        }
         table.next_base = base + rounded + ALIGN;
         table.used += rounded;
         table
             .live
-            .insert(base, Arc::new(Allocation::zeroed(base, len)));
+            .insert(base, Arc::new(Allocation::zeroed(base, len, self.checks)));
         Ok(base)
+    }
+
+    /// A new zeroed, page-aligned allocation of `bytes` bytes of host memory whose device
+    /// address is its host address (as mapped and managed memory have under unified
+    /// addressing): the host reads and writes it through that pointer, kernels and copies
+    /// through this memory, and both see the same bytes. It does not count against the
+    /// capacity. Freed by [`Memory::free`].
+    pub fn alloc_host(&self, bytes: u64) -> Result<u64, MemError> {
+        let len = bytes.max(1);
+        let out_of_memory = MemError::OutOfMemory {
+            requested: bytes,
+            free: 0,
+        };
+        let words = usize::try_from(len.next_multiple_of(ALIGN) / 8)
+            .ok()
+            .and_then(|n| Words::zeroed(n, PAGE))
+            .ok_or(out_of_memory)?;
+        let base = words.address();
+        let allocation = Allocation::with_words(base, len, self.checks, words, true);
+        self.insert_host(allocation)
+    }
+
+    /// Maps the host program's `bytes` bytes at `ptr` into this memory at the same address
+    /// (`cuMemHostRegister`): kernels and copies reach them there. They must be whole 8-byte
+    /// words at an 8-byte aligned address (the emulator's memory is 64-bit atomic words), and
+    /// a kernel reaches exactly them, whatever [`Checks`] says. Undone by [`Memory::free`].
+    ///
+    /// # Safety
+    /// The bytes stay valid, and are not accessed while a kernel runs except through this
+    /// memory, until they are freed here and every launch that saw them has ended.
+    pub unsafe fn register_host(&self, ptr: *mut u8, bytes: u64) -> Result<u64, MemError> {
+        let addr = ptr.addr() as u64;
+        let not_words = MemError::NotWords { addr, len: bytes };
+        let Some(start) = std::ptr::NonNull::new(ptr) else {
+            return Err(not_words);
+        };
+        if bytes == 0 || !addr.is_multiple_of(8) || !bytes.is_multiple_of(8) {
+            return Err(not_words);
+        }
+        let count = usize::try_from(bytes / 8).map_err(|_| not_words)?;
+        // SAFETY: aligned and whole words (checked); valid as long as the caller promises.
+        let words = unsafe { Words::borrowed(start, count) };
+        let mut allocation = Allocation::with_words(addr, bytes, Checks::Strict, words, true);
+        allocation.reach = bytes;
+        self.insert_host(allocation)
+    }
+
+    fn insert_host(&self, allocation: Allocation) -> Result<u64, MemError> {
+        let (base, len) = (allocation.base, allocation.reach);
+        // Not where generic addresses mean a block's shared or a thread's local memory.
+        use crate::block::{LOCAL_WINDOW, SHARED_WINDOW, WINDOW_BYTES};
+        let end = base.saturating_add(len);
+        let in_window = |start: u64| base < start + WINDOW_BYTES && start < end;
+        let mut table = self.write_table();
+        if in_window(SHARED_WINDOW)
+            || in_window(LOCAL_WINDOW)
+            || overlap(&table, base, len).is_some()
+        {
+            return Err(MemError::Overlaps { addr: base, len });
+        }
+        table.live.insert(base, Arc::new(allocation));
+        Ok(base)
+    }
+
+    /// The host-backed allocation ([`Memory::alloc_host`], [`Memory::register_host`]) `addr`
+    /// lies in: its base and length.
+    pub fn host_range(&self, addr: u64) -> Option<(u64, u64)> {
+        let table = self.table.read().unwrap_or_else(|e| e.into_inner());
+        let (_, allocation) = table.live.range(..=addr).next_back()?;
+        (allocation.host && addr - allocation.base < allocation.len)
+            .then_some((allocation.base, allocation.len))
     }
 
     /// Frees the allocation that starts at `addr`. A kernel still running keeps its bytes alive
     /// until it ends; the address is never handed out again.
     pub fn free(&self, addr: u64) -> Result<(), MemError> {
         let mut table = self.write_table();
-        // A module's variable (below every allocation) is the module's, not freed by address.
-        if addr < self.first_base {
+        // A module's variable (below every allocation) is the module's, not freed by address;
+        // host memory mapped at its own address may lie anywhere.
+        let host = table.live.get(&addr).is_some_and(|a| a.host);
+        if addr < self.first_base && !host {
             return Err(MemError::NotAllocated { addr });
         }
         let allocation = table
             .live
             .remove(&addr)
             .ok_or(MemError::NotAllocated { addr })?;
-        table.used -= allocation.len.next_multiple_of(ALIGN);
+        if !allocation.host {
+            table.used -= allocation.len.next_multiple_of(ALIGN);
+        }
         Ok(())
     }
 
@@ -246,6 +363,20 @@ impl Memory {
     }
 }
 
+/// The end of the first live allocation (by its kernels' reach) that `[base, base + len)`
+/// overlaps, if any.
+fn overlap(table: &Table, base: u64, len: u64) -> Option<u64> {
+    let end = base.saturating_add(len);
+    let before = table.live.range(..=base).next_back();
+    let after = table.live.range(base..end).next();
+    [before, after]
+        .into_iter()
+        .flatten()
+        .map(|(_, a)| (a.base, a.base + a.reach.max(a.len)))
+        .find(|&(start, stop)| start < end && base < stop)
+        .map(|(_, stop)| stop)
+}
+
 /// One allocation's bytes, little-endian in 64-bit atomic words.
 pub(crate) struct Allocation {
     pub(crate) base: u64,
@@ -254,20 +385,34 @@ pub(crate) struct Allocation {
     /// compare-and-swap of the aligned 32-bit word around the element (PTX has no 8-bit
     /// atomics; CUDA libraries do this), which for the last element may reach up to 3 bytes past
     /// `len`; a GPU's allocations are padded to 256 bytes, so that is never a fault there.
-    /// Copies from the host still stop at `len`.
+    /// Copies from the host still stop at `len`. With [`Checks::Gpu`], the 256-byte granule.
     reach: u64,
-    words: Box<[AtomicU64]>,
+    words: Words,
+    /// Host memory mapped at its own address ([`Memory::alloc_host`], [`Memory::register_host`]).
+    pub(crate) host: bool,
 }
 
 impl Allocation {
-    pub(crate) fn zeroed(base: u64, len: u64) -> Self {
-        let words = (0..len.div_ceil(8)).map(|_| AtomicU64::new(0)).collect();
-        let reach = len.next_multiple_of(4);
+    pub(crate) fn zeroed(base: u64, len: u64, checks: Checks) -> Self {
+        let words = usize::try_from(len.next_multiple_of(ALIGN) / 8)
+            .ok()
+            .and_then(|n| Words::zeroed(n, 8))
+            .unwrap_or_else(|| panic!("no host memory for a {len}-byte allocation"));
+        Allocation::with_words(base, len, checks, words, false)
+    }
+
+    /// `len` bytes at `base` in `words` (which hold at least `len` rounded up to 256 bytes).
+    fn with_words(base: u64, len: u64, checks: Checks, words: Words, host: bool) -> Self {
+        let reach = match checks {
+            Checks::Strict => len.next_multiple_of(4),
+            Checks::Gpu => len.next_multiple_of(ALIGN),
+        };
         Allocation {
             base,
             len,
             reach,
             words,
+            host,
         }
     }
 
@@ -285,14 +430,17 @@ impl Allocation {
     /// Loads `size` (1, 2, 4 or 8) bytes at `offset`, which is `size`-aligned and in bounds.
     #[inline]
     pub(crate) fn load(&self, offset: u64, size: u32) -> u64 {
-        let word = self.words[(offset / 8) as usize].load(Ordering::Relaxed);
+        let word = self
+            .words
+            .get((offset / 8) as usize)
+            .load(Ordering::Relaxed);
         extract(word, offset, size)
     }
 
     /// Stores the low `size` (1, 2, 4 or 8) bytes of `value` at `offset` (aligned, in bounds).
     #[inline]
     pub(crate) fn store(&self, offset: u64, size: u32, value: u64) {
-        let word = &self.words[(offset / 8) as usize];
+        let word = self.words.get((offset / 8) as usize);
         if size == 8 {
             word.store(value, Ordering::Relaxed);
         } else {
@@ -307,7 +455,7 @@ impl Allocation {
     /// returns the old value. Sound and linearisable across host threads (a CAS loop on the word).
     #[inline]
     pub(crate) fn atomic(&self, offset: u64, size: u32, update: impl Fn(u64) -> u64) -> u64 {
-        let word = &self.words[(offset / 8) as usize];
+        let word = self.words.get((offset / 8) as usize);
         let (shift, mask) = lane(offset, size);
         let previous = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
             let new = update((old & mask) >> shift);
@@ -342,7 +490,9 @@ impl Allocation {
     pub(crate) fn read_bytes(&self, offset: u64, out: &mut [u8]) {
         let mut at = offset;
         for piece in pieces(offset, out.len()) {
-            let word = self.words[(at / 8) as usize]
+            let word = self
+                .words
+                .get((at / 8) as usize)
                 .load(Ordering::Relaxed)
                 .to_le_bytes();
             let start = (at % 8) as usize;
@@ -390,7 +540,7 @@ mod tests {
     /// compare-and-swap of that word), no further; the host's copies stop at the length.
     #[test]
     fn kernels_reach_the_word_around_the_last_byte() {
-        let one = Allocation::zeroed(1 << 20, 1);
+        let one = Allocation::zeroed(1 << 20, 1, Checks::Strict);
         assert!(one.contains(1 << 20, 4));
         assert!(!one.contains((1 << 20) + 4, 1));
         assert!(!one.contains(1 << 20, 8));

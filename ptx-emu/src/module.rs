@@ -50,7 +50,7 @@ pub(crate) fn load(ptx: &str) -> Result<Module, ParseError> {
         let len = (v.bytes as u64).max(1);
         let base =
             NEXT_MODULE_ADDRESS.fetch_add(len.next_multiple_of(256) + 256, Ordering::Relaxed);
-        let allocation = Allocation::zeroed(base, len);
+        let allocation = Allocation::zeroed(base, len, crate::Checks::Strict);
         if v.init.len() as u64 * v.element_bytes as u64 > v.bytes as u64 {
             return Err(err(
                 v.line,
@@ -75,6 +75,11 @@ pub(crate) fn load(ptx: &str) -> Result<Module, ParseError> {
         functions,
         source,
     };
+    let const_bytes = ast
+        .variables
+        .iter()
+        .filter(|v| v.space == ".const")
+        .fold(0u32, |sum, v| sum.saturating_add(v.bytes));
     let mut kernels = Vec::new();
     for entry in ast.functions.iter().filter(|f| f.is_entry) {
         let program = decode_kernel(&module_symbols, entry)?;
@@ -90,7 +95,11 @@ pub(crate) fn load(ptx: &str) -> Result<Module, ParseError> {
                 .collect(),
             static_shared_bytes: program.static_shared_bytes,
             local_bytes: program.local_bytes,
-            registers: program.registers.min(255),
+            registers: program
+                .registers
+                .min(entry.max_registers.unwrap_or(255))
+                .min(255),
+            const_bytes,
             max_threads_per_block: entry.max_threads.unwrap_or(1024).min(1024),
         };
         kernels.push((program, info));
@@ -100,4 +109,21 @@ pub(crate) fn load(ptx: &str) -> Result<Module, ParseError> {
         globals,
         global_names,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Module;
+
+    /// `CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES` comes from here: the module's `.const` bytes, not
+    /// its `.global` ones; `.maxnreg` caps the register estimate.
+    #[test]
+    fn kernels_report_the_module_s_constant_bytes_and_their_register_limit() {
+        let ptx = ".version 7.0\n.target sm_70\n.address_size 64\n\
+            .const .align 8 .b8 table[80];\n.const .align 4 .u32 one = 1;\n.global .u32 g[100];\n\
+            .visible .entry k() .maxnreg 40 { .reg .b32 %r<200>; ret; }\n";
+        let info = Module::parse(ptx).unwrap().kernel("k").unwrap();
+        assert_eq!(info.const_bytes, 84);
+        assert_eq!(info.registers, 40);
+    }
 }

@@ -1,8 +1,9 @@
 //! Running one block: every thread runs on its own until it exits or reaches a collective
 //! (independent thread scheduling, as on Volta and later); then the collectives whose
 //! participants have all arrived complete together: warp-level ones (`shfl.sync`, `vote.sync`,
-//! `bar.warp.sync`) when every lane of their mask waits at one, barriers when every non-exited
-//! thread of the block does. A mask naming a lane that exited or does not exist, and a state
+//! `match.sync`, `bar.warp.sync`) when every lane of their mask waits at one, barriers when every
+//! non-exited thread of the block does; `activemask` when no lane of its warp can run further.
+//! A mask naming a lane that exited or does not exist, and a state
 //! where nothing can proceed (a barrier not all threads reach), are faults, never a hang.
 
 use crate::block::{Block, Grid, Status, Trouble};
@@ -66,7 +67,10 @@ fn set(grid: &Grid, block: &mut Block, t: usize, d: Reg, v: u64) {
 
 fn warp_mask(op: &Op) -> Option<Src> {
     match op {
-        Op::Shfl { mask, .. } | Op::Vote { mask, .. } | Op::BarWarpSync { mask } => Some(*mask),
+        Op::Shfl { mask, .. }
+        | Op::Vote { mask, .. }
+        | Op::Match { mask, .. }
+        | Op::BarWarpSync { mask } => Some(*mask),
         _ => None,
     }
 }
@@ -78,6 +82,14 @@ fn same_kind(a: &Op, b: &Op) -> bool {
     match (a, b) {
         (Op::Shfl { mode: x, .. }, Op::Shfl { mode: y, .. }) => x == y,
         (Op::Vote { mode: x, .. }, Op::Vote { mode: y, .. }) => x == y,
+        (
+            Op::Match {
+                mode: x, wide: w, ..
+            },
+            Op::Match {
+                mode: y, wide: v, ..
+            },
+        ) => x == y && w == v,
         _ => std::mem::discriminant(a) == std::mem::discriminant(b),
     }
 }
@@ -91,6 +103,10 @@ fn release_warp_collectives(grid: &Grid, block: &mut Block) -> Result<bool, (usi
             continue;
         }
         let op = op_at(grid, block, t);
+        if let Op::ActiveMask { .. } = op {
+            progress |= release_active_mask(grid, block, t);
+            continue;
+        }
         let Some(mask_src) = warp_mask(op) else {
             continue;
         };
@@ -102,8 +118,18 @@ fn release_warp_collectives(grid: &Grid, block: &mut Block) -> Result<bool, (usi
                 "warp-level mask {mask:#010x} does not name the executing lane {lane}"
             )));
         }
+        // `match.sync` waits for the non-exited lanes of its mask (PTX ISA) and its result names
+        // them; the other collectives fault on a lane that exited or does not exist.
+        let participants = if matches!(op, Op::Match { .. }) {
+            let gone = |l: usize| {
+                warp * 32 + l >= n || block.threads[warp * 32 + l].status == Status::Exited
+            };
+            mask & !(0..32).filter(|&l| gone(l)).fold(0u32, |m, l| m | 1 << l)
+        } else {
+            mask
+        };
         let mut complete = true;
-        for l in (0..32).filter(|l| mask & (1 << l) != 0) {
+        for l in (0..32).filter(|l| participants & (1 << l) != 0) {
             let other = warp * 32 + l;
             if other >= n {
                 return Err(divergence(format!(
@@ -126,15 +152,55 @@ fn release_warp_collectives(grid: &Grid, block: &mut Block) -> Result<bool, (usi
         }
         if complete {
             let lanes: Vec<usize> = (0..32)
-                .filter(|l| mask & (1 << l) != 0)
+                .filter(|l| participants & (1 << l) != 0)
                 .map(|l| warp * 32 + l)
                 .collect();
-            execute_warp(grid, block, &lanes, mask)?;
+            execute_warp(grid, block, &lanes, participants)?;
             block.shared.warp_syncs[warp] += 1;
             progress = true;
         }
     }
     Ok(progress)
+}
+
+/// Answers the `activemask` thread `t` waits at, once no lane of its warp can run further: the
+/// lanes waiting at that same instruction are the active ones (the most a GPU's reconvergence
+/// could give; PTX leaves which lanes execute together to the hardware). It synchronises
+/// nothing. Whether it did.
+fn release_active_mask(grid: &Grid, block: &mut Block, t: usize) -> bool {
+    let warp = t / 32 * 32..(t / 32 * 32 + 32).min(block.threads.len());
+    if warp
+        .clone()
+        .any(|l| block.threads[l].status == Status::Ready)
+    {
+        return false;
+    }
+    let pc = block.threads[t].pc;
+    let lanes: Vec<usize> = warp
+        .filter(|&l| block.threads[l].status == Status::Waiting && block.threads[l].pc == pc)
+        .collect();
+    let mask = lanes.iter().fold(0u32, |m, &l| m | 1 << (l % 32));
+    for l in lanes {
+        if let Op::ActiveMask { d } = *op_at(grid, block, l) {
+            set(grid, block, l, d, mask as u64);
+        }
+        block.threads[l].pc += 1;
+        block.threads[l].status = Status::Ready;
+    }
+    true
+}
+
+/// `match.sync`'s result for one lane: the lanes of `mask` whose value equals `lane`'s (`.any`),
+/// or `mask` if all of them do and 0 otherwise, with the predicate (`.all`).
+fn match_lanes(mode: MatchMode, values: &[u64; 32], mask: u32, lane: usize) -> (u32, bool) {
+    let same = (0..32)
+        .filter(|&l| mask & (1 << l) != 0 && values[l] == values[lane])
+        .fold(0u32, |m, l| m | 1 << l);
+    match mode {
+        MatchMode::Any => (same, true),
+        MatchMode::All if same == mask => (mask, true),
+        MatchMode::All => (0, false),
+    }
 }
 
 fn execute_warp(
@@ -213,6 +279,27 @@ fn execute_warp(
             };
             for (&t, &(d, _, _)) in lanes.iter().zip(&operands) {
                 set(grid, block, t, d, result);
+            }
+        }
+        Op::Match { mode, wide, .. } => {
+            let operands: Vec<_> = lanes
+                .iter()
+                .map(|&t| match *op_at(grid, block, t) {
+                    Op::Match { d, p, a, .. } => (d, p, a),
+                    _ => unreachable!("the lanes met at a match (same_kind)"),
+                })
+                .collect();
+            let width = if wide { u64::MAX } else { u32::MAX as u64 };
+            let mut values = [0u64; 32];
+            for (&t, &(_, _, a)) in lanes.iter().zip(&operands) {
+                values[t % 32] = reg(grid, block, t, a) & width;
+            }
+            for (&t, &(d, p, _)) in lanes.iter().zip(&operands) {
+                let (result, all) = match_lanes(mode, &values, mask, t % 32);
+                set(grid, block, t, d, result as u64);
+                if let Some(p) = p {
+                    set(grid, block, t, p, all as u64);
+                }
             }
         }
         _ => {}

@@ -1,6 +1,6 @@
 //! One thread's instruction loop: runs it until it exits, faults, or reaches a collective
-//! instruction (barrier, shuffle, vote) that the block's scheduler completes for all its
-//! participants together.
+//! instruction (barrier, shuffle, vote, match, activemask) that the block's scheduler completes
+//! for all its participants together.
 
 use crate::arith::{self, mask, sext};
 use crate::block::{
@@ -142,6 +142,10 @@ pub(crate) fn run<const PROFILE: bool>(
                     let op = if hi { IntOp::MulHi } else { IntOp::MulLo };
                     arith::int(IntOp::Add, ty, arith::int(op, ty, x, y), z)
                 };
+            }
+            Op::Sad { ty, d, a, b, c } => {
+                let diff = arith::int(IntOp::AbsDiff, ty, get(regs, a), get(regs, b));
+                regs[d as usize] = arith::int(IntOp::Add, ty, diff, get(regs, c));
             }
             Op::IntUn { op, ty, d, a } => regs[d as usize] = arith::int_unary(op, ty, get(regs, a)),
             Op::Float {
@@ -342,8 +346,10 @@ pub(crate) fn run<const PROFILE: bool>(
                         grid.globals[i].atomic(offset, ty.bytes as u32, update)
                     }
                     Place::Shared(o) => {
-                        if let Err(conflict) = block.shared.atomic(o, size as usize) {
-                            break Err(conflict_trouble(conflict, t, false));
+                        if grid.shared_checks {
+                            if let Err(conflict) = block.shared.atomic(o, size as usize) {
+                                break Err(conflict_trouble(conflict, t, false));
+                            }
                         }
                         let old = read_le(&block.shared.bytes, o, size as usize);
                         write_le(&mut block.shared.bytes, o, size as usize, update(old));
@@ -464,7 +470,9 @@ pub(crate) fn run<const PROFILE: bool>(
             | Op::BarRed { .. }
             | Op::BarWarpSync { .. }
             | Op::Shfl { .. }
-            | Op::Vote { .. } => {
+            | Op::Vote { .. }
+            | Op::Match { .. }
+            | Op::ActiveMask { .. } => {
                 pc -= 1;
                 executed -= 1;
                 block.threads[t].status = Status::Waiting;
@@ -531,7 +539,7 @@ fn load(
             *v = sext(*v, access.bytes) as u64;
         }
     }
-    if let Place::Shared(o) = place {
+    if let (&Place::Shared(o), true) = (&place, grid.shared_checks) {
         block
             .shared
             .read(t as u32, o, size * access.n as usize)
@@ -552,7 +560,7 @@ fn store(
     values: &[u64; 4],
 ) -> Result<(), Trouble> {
     let size = access.bytes as usize;
-    if let Place::Shared(o) = place {
+    if let (&Place::Shared(o), true) = (&place, grid.shared_checks) {
         block
             .shared
             .write(t as u32, o, size * access.n as usize)

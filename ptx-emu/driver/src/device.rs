@@ -103,11 +103,13 @@ fn attribute(attribute: u32) -> Option<c_int> {
             A::CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO,
             2,
         ),
-        // What the emulator does not have: host-mapped, managed and pooled memory, clusters.
-        (A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 0),
-        (A::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 0),
+        // Host-mapped and managed memory are the same bytes for host and kernels
+        // (host_memory.rs), but the host may not touch managed memory while a kernel runs.
+        (A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 1),
+        (A::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 1),
         (A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, 0),
         (A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, 0),
+        // What the emulator does not have: pooled memory, clusters.
         (A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0),
         (
             A::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,

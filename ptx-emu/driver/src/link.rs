@@ -247,7 +247,10 @@ pub unsafe extern "C" fn cuLinkComplete(
         }
         let (pointer, size) = with_link(state, |link| {
             let linked = match crate::ptx_link::link(&link.inputs) {
-                Ok(linked) => linked,
+                Ok(linked) => match link.logs.max_registers {
+                    Some(max) => crate::ptx_link::cap_registers(&linked, max),
+                    None => linked,
+                },
                 Err(why) => {
                     link.logs
                         .error(&format!("{why}\nptxas fatal   : linking failed"));

@@ -23,9 +23,10 @@ use std::sync::Arc;
 pub(crate) fn code(error: MemError) -> CUresult {
     match error {
         MemError::OutOfMemory { .. } => CUresult::CUDA_ERROR_OUT_OF_MEMORY,
-        MemError::OutOfBounds { .. } | MemError::NotAllocated { .. } => {
-            CUresult::CUDA_ERROR_INVALID_VALUE
-        }
+        MemError::OutOfBounds { .. }
+        | MemError::NotAllocated { .. }
+        | MemError::Overlaps { .. }
+        | MemError::NotWords { .. } => CUresult::CUDA_ERROR_INVALID_VALUE,
     }
 }
 
@@ -457,16 +458,25 @@ pub unsafe extern "C" fn cuMemcpyPeerAsync(
 }
 
 /// The allocation `dptr` lies in, on any device: its owning context's id, its device, base and
-/// length. A pointer inside an allocation counts (Numba asks about views' pointers).
+/// length. A pointer inside an allocation counts (Numba asks about views' pointers); so does
+/// page-locked host memory (mapped at its own address) of the current context's device.
 fn allocation_of(dptr: CUdeviceptr) -> Result<(usize, usize, u64, u64), CUresult> {
     let state = DRIVER.state()?;
     for (device, memory) in DRIVER.memories.iter().enumerate() {
         if let Some((base, len)) = memory.range(dptr) {
+            // Page-locked host memory belongs to no context: the current one answers for it.
+            let page_locked = || {
+                current().filter(|id| {
+                    memory.host_range(dptr).is_some()
+                        && state.contexts.get(id).is_some_and(|c| c.device == device)
+                })
+            };
             let context = state
                 .contexts
                 .iter()
                 .find(|(_, c)| c.device == device && c.allocations.contains(&base))
                 .map(|(&id, _)| id)
+                .or_else(page_locked)
                 .ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
             return Ok((context, device, base, len));
         }
@@ -495,11 +505,23 @@ pub unsafe extern "C" fn cuMemGetAddressRange_v2(
     })
 }
 
-/// Device allocations only (page-locked host memory is not mapped into the device's address
-/// space): the context, memory type (device), device pointer (the pointer itself), whether it is
-/// managed (never), the device ordinal, the allocation's start and size, whether it is mapped
+/// Device, managed and page-locked host allocations (`allocation_of`): the context, memory type
+/// (host for page-locked memory, else device), device pointer (the pointer itself), whether it
+/// is managed, the device ordinal, the allocation's start and size, whether it is mapped
 /// (always). Other attributes are CUDA_ERROR_NOT_SUPPORTED; a pointer in no allocation is
 /// CUDA_ERROR_INVALID_VALUE.
+/// Host memory mapped at its own address (`cuMemHostAlloc`, `cuMemHostRegister`,
+/// `cuMemAllocManaged`), and whether it is managed (a context owns it).
+fn host_backed(device: usize, base: u64) -> Result<(bool, bool), CUresult> {
+    let host = DRIVER.memories[device].host_range(base).is_some();
+    let owned = DRIVER
+        .state()?
+        .contexts
+        .values()
+        .any(|c| c.device == device && c.allocations.contains(&base));
+    Ok((host, host && owned))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuPointerGetAttribute(
     data: *mut c_void,
@@ -511,13 +533,15 @@ pub unsafe extern "C" fn cuPointerGetAttribute(
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
         let (context, device, base, len) = allocation_of(ptr)?;
+        let (host, managed) = host_backed(device, base)?;
         // SAFETY: `data` points to the attribute's type (driver API contract), one write.
         unsafe {
             match attribute {
                 1 => put(data.cast::<CUcontext>(), crate::ffi::handle(context)),
-                2 => put(data.cast::<c_uint>(), 2), // CU_MEMORYTYPE_DEVICE
+                // CU_MEMORYTYPE_HOST for page-locked memory, else CU_MEMORYTYPE_DEVICE.
+                2 => put(data.cast::<c_uint>(), if host && !managed { 1 } else { 2 }),
                 3 => put(data.cast::<CUdeviceptr>(), ptr),
-                8 => put(data.cast::<c_uint>(), 0),
+                8 => put(data.cast::<c_uint>(), managed as c_uint),
                 9 => put(data.cast::<i32>(), device as i32),
                 11 => put(data.cast::<CUdeviceptr>(), base),
                 12 => put(data.cast::<usize>(), len as usize),

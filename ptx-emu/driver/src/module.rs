@@ -10,7 +10,7 @@ use cudarc::driver::sys::{CUdeviceptr, CUmodule, CUresult};
 use cudarc::driver::sys::{CUfunction, CUfunction_attribute as F, CUjit_option as J};
 use ferrocuda_ptx_emu::Module;
 use std::collections::HashMap;
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::sync::Arc;
 
 /// Where the caller wants the JIT's logs (the log options of `cuModuleLoadDataEx` and
@@ -20,11 +20,14 @@ pub(crate) struct JitLogs {
     info: Option<(*mut c_char, usize, usize)>,
     error: Option<(*mut c_char, usize, usize)>,
     values: *mut *mut c_void,
+    /// `CU_JIT_MAX_REGISTERS`: the most registers per thread the code may use
+    /// ([`crate::ptx_link::cap_registers`]).
+    pub max_registers: Option<u32>,
 }
 
-/// The log options among `options`/`optionValues`. Every other option (optimisation level,
-/// register limits, targets, verbosity) steers machine code generation, which an interpreter
-/// has none of.
+/// The log options and the register limit among `options`/`optionValues`. Every other option
+/// (optimisation level, targets, verbosity) steers machine code generation, which an
+/// interpreter has none of.
 ///
 /// # Safety
 /// Both arrays hold `count` entries, and the log buffers and option arrays stay valid while the
@@ -59,6 +62,8 @@ pub(crate) unsafe fn jit_logs(
             J::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
         ),
         values,
+        // Integer options travel in the pointer slots.
+        max_registers: find(J::CU_JIT_MAX_REGISTERS).map(|i| pairs[i].1.addr() as u32),
     })
 }
 
@@ -220,7 +225,17 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
         // SAFETY: both arrays hold numOptions entries, valid for this call (the caller's
         // contract).
         let logs = unsafe { jit_logs(numOptions, options, optionValues) }?;
-        // SAFETY: the caller's image is NUL-terminated PTX (driver API contract).
+        // A register limit is the loaded PTX's `.maxnreg` (the image is text: `load` checks it).
+        let capped = match (logs.max_registers, image.is_null()) {
+            (Some(max), false) => {
+                // SAFETY: the caller's image is NUL-terminated (driver API contract).
+                let text = unsafe { CStr::from_ptr(image.cast::<c_char>()) }.to_string_lossy();
+                CString::new(crate::ptx_link::cap_registers(&text, max)).ok()
+            }
+            _ => None,
+        };
+        let image = capped.as_ref().map_or(image, |c| c.as_ptr().cast());
+        // SAFETY: the caller's image, or its capped copy, is NUL-terminated PTX.
         let loaded = unsafe { load(image) };
         match &loaded {
             Ok((_, info)) => logs.info(info),
@@ -409,7 +424,7 @@ pub unsafe extern "C" fn cuFuncGetAttribute(
                 F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
                 info.static_shared_bytes,
             ),
-            (F::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, 0),
+            (F::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, info.const_bytes),
             (F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, info.local_bytes),
             (F::CU_FUNC_ATTRIBUTE_NUM_REGS, registers(function)),
             (F::CU_FUNC_ATTRIBUTE_PTX_VERSION, ptx_version as u32),

@@ -15,6 +15,33 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// `ptx` with `.maxnreg max` on every kernel (`.entry`): what ptxas does to machine code for a
+/// register limit (`CU_JIT_MAX_REGISTERS`, Numba's `max_registers`), said in PTX for the
+/// emulator's loader, which then reports at most `max` registers. A kernel's parameter list
+/// holds no parentheses, so its `)` is the first after its `(`.
+pub(crate) fn cap_registers(ptx: &str, max: u32) -> String {
+    let text = strip_comments(ptx);
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find(".entry") {
+        let after = at + ".entry".len();
+        let header = rest[after..].find('(').and_then(|open| {
+            let name = rest[after..after + open].trim();
+            let named = !name.is_empty() && name.bytes().all(is_ident);
+            let close = rest[after + open..].find(')')?;
+            named.then_some(after + open + close + 1)
+        });
+        let end = header.unwrap_or(after);
+        out.push_str(&rest[..end]);
+        if header.is_some() {
+            out.push_str(&format!(" .maxnreg {max}"));
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// One module-scope declaration or definition of an input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Symbol {
@@ -450,6 +477,25 @@ mod tests {
         let linked = linked.unwrap();
         assert_eq!(linked.matches(".extern .func").count(), 1, "{linked}");
         assert!(link(&[]).is_err());
+    }
+
+    #[test]
+    fn a_register_limit_caps_every_kernel_and_nothing_else() {
+        let ptx = ".version 7.0\n.target sm_70\n.address_size 64\n\
+            .visible .entry first(.param .u64 p) { .reg .b32 %r<100>; ret; }\n\
+            // not a kernel: .entry fake(\n.visible .func helper() { ret; }\n\
+            .visible .entry second(.param .u64 p)\n{ .reg .b64 %rd<100>; ret; }\n";
+        let capped = cap_registers(ptx, 38);
+        assert_eq!(capped.matches(".maxnreg 38").count(), 2, "{capped}");
+        assert_eq!(capped.replace(" .maxnreg 38", ""), strip_comments(ptx));
+        let (before, after) = (
+            ferrocuda_ptx_emu::Module::parse(ptx).unwrap(),
+            ferrocuda_ptx_emu::Module::parse(&capped).unwrap(),
+        );
+        for kernel in ["first", "second"] {
+            assert!(before.kernel(kernel).unwrap().registers > 38, "{kernel}");
+            assert_eq!(after.kernel(kernel).unwrap().registers, 38, "{kernel}");
+        }
     }
 
     #[test]

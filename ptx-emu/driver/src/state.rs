@@ -7,7 +7,7 @@
 
 use crate::ffi::Outcome;
 use cudarc::driver::sys::CUresult;
-use ferrocuda_ptx_emu::{KernelInfo, Memory, Module};
+use ferrocuda_ptx_emu::{Checks, KernelInfo, Memory, Module};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +19,9 @@ pub(crate) const DEVICE_MEMORY_BYTES: u64 = 4 << 30;
 
 /// How many virtual GPUs the driver reports: 1 to 8, default 1.
 pub(crate) const DEVICES_ENV: &str = "FERROCUDA_EMU_DEVICES";
+
+/// How kernels are checked: `strict` (the default) or `gpu` ([`Checks`], docs/emulator.md).
+pub(crate) const CHECKS_ENV: &str = "FERROCUDA_EMU_CHECKS";
 
 /// The process's driver.
 pub(crate) struct Driver {
@@ -32,7 +35,7 @@ pub(crate) struct Driver {
 pub(crate) static DRIVER: LazyLock<Driver> = LazyLock::new(|| Driver {
     initialized: AtomicBool::new(false),
     memories: (0..device_count())
-        .map(|device| Memory::of_device(DEVICE_MEMORY_BYTES, device))
+        .map(|device| Memory::of_device_checked(DEVICE_MEMORY_BYTES, device, checks()))
         .collect(),
     state: Mutex::new(State::default()),
 });
@@ -51,6 +54,21 @@ fn device_count() -> u32 {
                 Memory::MAX_DEVICES
             );
             1
+        }
+    }
+}
+
+/// `FERROCUDA_EMU_CHECKS`, read once: `strict` or `gpu`; anything else is reported and strict.
+fn checks() -> Checks {
+    match std::env::var(CHECKS_ENV).as_deref().map(str::trim) {
+        Err(_) | Ok("strict") => Checks::Strict,
+        Ok("gpu") => Checks::Gpu,
+        Ok(other) => {
+            eprintln!(
+                "ferrocuda PTX emulator: {CHECKS_ENV}={other:?} is neither \"strict\" nor \"gpu\"; \
+                 using strict"
+            );
+            Checks::Strict
         }
     }
 }

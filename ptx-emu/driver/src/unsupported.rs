@@ -25,11 +25,8 @@ not_supported! {
     cuDeviceGetDefaultMemPool(*mut CUmemoryPool, CUdevice);
     cuDeviceSetMemPool(CUdevice, CUmemoryPool);
     cuMemPoolCreate(*mut CUmemoryPool, *const c_void);
-    // Host-registered and managed memory (page-locked allocations: host_memory.rs; copies
-    // between devices: memory.rs).
-    cuMemHostRegister_v2(*mut c_void, usize, c_uint);
-    cuMemHostUnregister(*mut c_void);
-    cuMemAllocManaged(*mut CUdeviceptr, usize, c_uint);
+    // Managed memory's hints and stream attachment (host and managed memory: host_memory.rs;
+    // copies between devices: memory.rs).
     cuStreamAttachMemAsync(CUstream, CUdeviceptr, usize, c_uint);
     cuMemPrefetchAsync_v2(CUdeviceptr, usize, u64, c_uint, CUstream);
     cuMemAdvise_v2(CUdeviceptr, usize, c_uint, u64);

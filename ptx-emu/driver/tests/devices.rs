@@ -6,29 +6,18 @@
 
 use cudarc::driver::sys::{self, CUresult};
 use cudarc::driver::{result, CudaContext, DevicePtr, DevicePtrMut, PushKernelArg};
-use std::sync::{Arc, Once};
+use std::sync::Arc;
+
+mod support;
 
 const DEVICES: usize = 3;
 
 /// Loads the emulator once, with `FERROCUDA_EMU_DEVICES` set before anything reads it.
 fn emulator() {
-    static LOADED: Once = Once::new();
-    LOADED.call_once(|| {
+    support::load_emulator(|| {
         // SAFETY (edition 2021: a safe call): set before the library is loaded, in the Once that
         // every test waits for, so no other thread of this binary reads the environment then.
         std::env::set_var("FERROCUDA_EMU_DEVICES", DEVICES.to_string());
-        let exe = std::env::current_exe().expect("the test binary's path");
-        let path = exe.with_file_name("libferrocuda_emu_cuda.so");
-        // SAFETY: the emulator's initialisers are Rust statics' and sound to run.
-        let library = unsafe { libloading::Library::new(&path) }.unwrap_or_else(|e| {
-            panic!(
-                "{}: {e} (cargo build -p ferrocuda-ptx-emu-driver)",
-                path.display()
-            )
-        });
-        std::mem::forget(library);
-        // SAFETY: only dlopens; the emulator is loaded under the soname cudarc asks for.
-        assert!(unsafe { sys::is_culib_present() });
     });
 }
 

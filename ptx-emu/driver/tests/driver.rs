@@ -2,39 +2,15 @@
 //! trips, memset, out of memory, events, module loading with the JIT's logs, and a faulting
 //! kernel that leaves its context sticky-faulted while a new context works.
 //!
-//! Every test opens the emulator's library by its path first: its soname is `libcuda.so`, so
-//! cudarc's `dlopen("libcuda.so")` then finds it, never a real driver.
+//! Every test opens the emulator's library by its path first (`support::load_emulator`).
 
 use cudarc::driver::sys::{self, CUjit_option, CUresult};
 use cudarc::driver::{result, CudaContext, DriverError, PushKernelArg};
 use std::ffi::c_void;
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 
-/// Loads the emulator once per process: the one cargo built for this test, next to it in
-/// target/<profile>/deps.
-fn emulator() {
-    static LOADED: Once = Once::new();
-    LOADED.call_once(|| {
-        let exe = std::env::current_exe().expect("the test binary's path");
-        let path = exe.with_file_name("libferrocuda_emu_cuda.so");
-        // SAFETY: the emulator's initialisers are Rust statics' and sound to run.
-        let library = unsafe { libloading::Library::new(&path) }.unwrap_or_else(|e| {
-            panic!(
-                "{}: {e} (cargo build -p ferrocuda-ptx-emu-driver)",
-                path.display()
-            )
-        });
-        std::mem::forget(library);
-        // SAFETY: only dlopens; the emulator is loaded under the soname cudarc asks for.
-        assert!(unsafe { sys::is_culib_present() });
-    });
-}
-
-/// A context of its own (not the primary one), so a test's fault never reaches another test.
-fn own_context() -> Arc<CudaContext> {
-    emulator();
-    CudaContext::new_non_primary(0, 0).expect("a new context")
-}
+mod support;
+use support::own_context;
 
 const STORE_PTX: &str = ".version 6.0\n.target sm_70\n.address_size 64\n\n\
     .visible .entry store_seven(.param .u64 p)\n{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<2>;\n\n\
@@ -293,7 +269,7 @@ fn a_faulting_kernel_leaves_its_context_sticky_and_a_new_context_works() {
 
 #[test]
 fn functions_the_emulator_lacks_say_not_supported() {
-    emulator();
+    support::load_emulator(|| {});
     result::init().unwrap();
     let mut ptr = 0;
     // SAFETY: writes one device pointer (it does not: the call is not supported).
@@ -311,7 +287,7 @@ fn functions_the_emulator_lacks_say_not_supported() {
 #[test]
 fn a_reset_primary_context_keeps_its_handle_and_retain_count_and_works_again() {
     // The only test of this binary that uses the primary context.
-    emulator();
+    support::load_emulator(|| {});
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.default_stream();
     let lost = stream.alloc_zeros::<u32>(4).unwrap();
@@ -869,7 +845,7 @@ fn memory_is_freed_with_no_context_current_and_the_profiler_calls_succeed() {
 /// an invalid handle.
 #[test]
 fn objects_of_a_destroyed_context_are_destroyed_once_without_error() {
-    emulator();
+    support::load_emulator(|| {});
     let mut ctx: sys::CUcontext = std::ptr::null_mut();
     let mut stream: sys::CUstream = std::ptr::null_mut();
     let mut event: sys::CUevent = std::ptr::null_mut();

@@ -233,6 +233,20 @@ impl<'a> Decoder<'a> {
                     }
                 }
             }
+            // d = c + |a - b| (PTX ISA, integer arithmetic: sad).
+            "sad" => {
+                need(4)?;
+                let t = last_ty
+                    .filter(|t| matches!(t.kind, Kind::Signed | Kind::Unsigned))
+                    .ok_or_else(unsupported)?;
+                Op::Sad {
+                    ty: t,
+                    d: self.dst(scope, &o[0])?,
+                    a: self.src(scope, &o[1], t)?,
+                    b: self.src(scope, &o[2], t)?,
+                    c: self.src(scope, &o[3], t)?,
+                }
+            }
             "selp" => {
                 need(4)?;
                 let t = last_ty.ok_or_else(unsupported)?;

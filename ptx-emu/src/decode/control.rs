@@ -2,6 +2,11 @@
 
 use super::*;
 
+const U32: Ty = Ty {
+    kind: Kind::Unsigned,
+    bytes: 4,
+};
+
 impl<'a> Decoder<'a> {
     pub(super) fn control(&mut self, scope: &mut Scope<'a>, c: &Opcode<'a>) -> Result<Op, String> {
         let (parts, o, last_ty) = (&c.parts, c.operands, c.last_ty());
@@ -99,11 +104,8 @@ impl<'a> Decoder<'a> {
             }
             "brx" => {
                 need(2)?;
-                let u32t = Ty {
-                    kind: Kind::Unsigned,
-                    bytes: 4,
-                };
-                let index = self.src(scope, &o[0], u32t)?;
+
+                let index = self.src(scope, &o[0], U32)?;
                 let Operand::Name(table) = &o[1] else {
                     return Err("brx.idx needs a table".into());
                 };
@@ -119,14 +121,10 @@ impl<'a> Decoder<'a> {
             "trap" | "brkpt" => Op::Trap,
             "membar" | "fence" => Op::Nop,
             "bar" | "barrier" => {
-                let u32t = Ty {
-                    kind: Kind::Unsigned,
-                    bytes: 4,
-                };
                 if has("warp") {
                     need(1)?;
                     Op::BarWarpSync {
-                        mask: self.src(scope, &o[0], u32t)?,
+                        mask: self.src(scope, &o[0], U32)?,
                     }
                 } else if has("red") {
                     need(3)?;
@@ -138,7 +136,7 @@ impl<'a> Decoder<'a> {
                         return Err(unsupported());
                     }
                     let d = self.dst(scope, &o[0])?;
-                    let id = self.src(scope, &o[1], u32t)?;
+                    let id = self.src(scope, &o[1], U32)?;
                     let (p, negate) = self.pred_src(scope, o.last().unwrap_or(&o[2]))?;
                     Op::BarRed {
                         op,
@@ -152,7 +150,7 @@ impl<'a> Decoder<'a> {
                         return Err("unsupported: bar.sync with a thread count".into());
                     }
                     let id = match o.first() {
-                        Some(op) => self.src(scope, op, u32t)?,
+                        Some(op) => self.src(scope, op, U32)?,
                         None => Src::Imm(0),
                     };
                     Op::BarSync { id }
@@ -162,10 +160,7 @@ impl<'a> Decoder<'a> {
             }
             "shfl" => {
                 need(5)?;
-                let u32t = Ty {
-                    kind: Kind::Unsigned,
-                    bytes: 4,
-                };
+
                 let mode = match parts.get(2).copied() {
                     Some("up") => ShflMode::Up,
                     Some("down") => ShflMode::Down,
@@ -186,10 +181,10 @@ impl<'a> Decoder<'a> {
                     mode,
                     d,
                     p,
-                    a: self.src(scope, &o[1], u32t)?,
-                    b: self.src(scope, &o[2], u32t)?,
-                    c: self.src(scope, &o[3], u32t)?,
-                    mask: self.src(scope, &o[4], u32t)?,
+                    a: self.src(scope, &o[1], U32)?,
+                    b: self.src(scope, &o[2], U32)?,
+                    c: self.src(scope, &o[3], U32)?,
+                    mask: self.src(scope, &o[4], U32)?,
                 }
             }
             "vote" => {
@@ -203,20 +198,48 @@ impl<'a> Decoder<'a> {
                 };
                 let d = self.dst(scope, &o[0])?;
                 let (p, negate) = self.pred_src(scope, &o[1])?;
-                let mask = self.src(
-                    scope,
-                    &o[2],
-                    Ty {
-                        kind: Kind::Unsigned,
-                        bytes: 4,
-                    },
-                )?;
+                let mask = self.src(scope, &o[2], U32)?;
                 Op::Vote {
                     mode,
                     d,
                     p,
                     negate,
                     mask,
+                }
+            }
+            // match.any.sync.type d, a, membermask; match.all.sync.type d[|p], a, membermask.
+            "match" => {
+                need(3)?;
+                let mode = match parts.get(1).copied() {
+                    Some("any") => MatchMode::Any,
+                    Some("all") => MatchMode::All,
+                    _ => return Err(unsupported()),
+                };
+                let t = last_ty
+                    .filter(|t| t.kind != Kind::Float && matches!(t.bytes, 4 | 8))
+                    .ok_or_else(unsupported)?;
+                if !has("sync") {
+                    return Err(unsupported());
+                }
+                let (d, p) = match &o[0] {
+                    Operand::Pair(d, p) if mode == MatchMode::All => {
+                        (self.register(scope, d)?, Some(self.register(scope, p)?))
+                    }
+                    other => (self.dst(scope, other)?, None),
+                };
+                Op::Match {
+                    mode,
+                    wide: t.bytes == 8,
+                    d,
+                    p,
+                    a: self.src(scope, &o[1], t)?,
+                    mask: self.src(scope, &o[2], U32)?,
+                }
+            }
+            "activemask" => {
+                need(1)?;
+                Op::ActiveMask {
+                    d: self.dst(scope, &o[0])?,
                 }
             }
             _ => return Err(unsupported()),

@@ -466,9 +466,8 @@ impl<'a> Decoder<'a> {
         };
         match c.parts[0] {
             "ld" | "st" | "ldu" | "atom" | "red" | "bra" | "brx" | "call" | "ret" | "exit"
-            | "trap" | "brkpt" | "membar" | "fence" | "bar" | "barrier" | "shfl" | "vote" => {
-                self.control(scope, &c)
-            }
+            | "trap" | "brkpt" | "membar" | "fence" | "bar" | "barrier" | "shfl" | "vote"
+            | "match" | "activemask" => self.control(scope, &c),
             _ => self.arithmetic(scope, &c),
         }
     }

@@ -87,6 +87,8 @@ pub(crate) struct Function {
     pub returns: Vec<Variable>,
     pub params: Vec<Variable>,
     pub max_threads: Option<u32>,
+    /// `.maxnreg`: the most registers per thread (the smallest, if given twice).
+    pub max_registers: Option<u32>,
     pub body: Vec<Statement>,
     pub line: usize,
 }
@@ -362,7 +364,7 @@ impl Parser {
         } else {
             Vec::new()
         };
-        let mut max_threads = None;
+        let (mut max_threads, mut max_registers) = (None, None);
         while let Some(Tok::Word(w)) = self.peek() {
             let w = w.clone();
             self.at += 1;
@@ -375,6 +377,9 @@ impl Parser {
                     }
                 }
                 max_threads = Some(product);
+            } else if w == ".maxnreg" {
+                let n = self.number()? as u32;
+                max_registers = Some(max_registers.map_or(n, |m: u32| m.min(n)));
             } else {
                 while matches!(self.peek(), Some(Tok::Number(_))) || self.is(',') {
                     self.at += 1;
@@ -393,6 +398,7 @@ impl Parser {
             returns,
             params,
             max_threads,
+            max_registers,
             body,
             line,
         };

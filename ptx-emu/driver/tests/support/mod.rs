@@ -1,0 +1,34 @@
+//! What the driver's test binaries share: opening the emulator's library by its path first. Its
+//! soname is `libcuda.so`, so cudarc's `dlopen("libcuda.so")` then finds it, never a real driver.
+#![allow(dead_code)]
+
+use cudarc::driver::sys;
+use cudarc::driver::CudaContext;
+use std::sync::{Arc, Once};
+
+/// Loads the emulator once per process: the one cargo built for this test, next to it in
+/// target/<profile>/deps. `before` runs first, once (to set the environment it reads).
+pub fn load_emulator(before: impl FnOnce()) {
+    static LOADED: Once = Once::new();
+    LOADED.call_once(|| {
+        before();
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let path = exe.with_file_name("libferrocuda_emu_cuda.so");
+        // SAFETY: the emulator's initialisers are Rust statics' and sound to run.
+        let library = unsafe { libloading::Library::new(&path) }.unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (cargo build -p ferrocuda-ptx-emu-driver)",
+                path.display()
+            )
+        });
+        std::mem::forget(library);
+        // SAFETY: only dlopens; the emulator is loaded under the soname cudarc asks for.
+        assert!(unsafe { sys::is_culib_present() });
+    });
+}
+
+/// A context of its own (not the primary one), so a test's fault never reaches another test.
+pub fn own_context() -> Arc<CudaContext> {
+    load_emulator(|| {});
+    CudaContext::new_non_primary(0, 0).expect("a new context")
+}
