@@ -13,7 +13,7 @@ use ferrocuda::kernels::finance::black_scholes;
 use ferrocuda::kernels::vector_add;
 use ferrocuda::ops::{Pipeline, SpanKind, Timeline};
 use ferrocuda::{launch, Device, DeviceKind, Error, Module, KERNELS};
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::{Mutex, MutexGuard};
 
 /// One test at a time: the fault test replaces a GPU's context, which its `Device`s share.
 fn one_at_a_time() -> MutexGuard<'static, ()> {
@@ -21,26 +21,9 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The kernels on every GPU, or `None` (skipped) with fewer than two.
+/// The kernels on every GPU, or `None` (skipped) with fewer than two (two on the emulator).
 fn every_gpu(test: &str) -> Option<Vec<Module>> {
-    static ENV: Once = Once::new();
-    ENV.call_once(|| {
-        if std::env::var_os("FERROCUDA_EMU_DEVICES").is_none() {
-            // Set before the driver is first loaded (every GPU test passes here first, and the
-            // CPU test loads no driver); only the emulator reads it.
-            std::env::set_var("FERROCUDA_EMU_DEVICES", "2");
-        }
-    });
-    support::gpu_or_skip(test)?;
-    let all = Device::all().unwrap();
-    if all.len() < 2 {
-        assert!(
-            !all[0].properties().is_emulator(),
-            "the emulator was asked for 2 devices"
-        );
-        support::say_skipped(test, &format!("{} GPU, two needed", all.len()));
-        return None;
-    }
+    let all = support::two_gpus_or_skip(test)?;
     Some(all.iter().map(|d| d.load(&KERNELS).unwrap()).collect())
 }
 
@@ -286,25 +269,8 @@ fn a_fault_on_the_second_device_names_its_chunk_with_earlier_chunks_written() {
                 ))
             })
             .unwrap_err();
-        let message = error.to_string();
-        println!("{streams} streams per device: {message}");
-        assert!(
-            matches!(&error, Error::ChunkFailed { chunk, .. } if *chunk == k),
-            "{message}"
-        );
-        assert!(
-            message.contains("chunk 3 of 7 (elements 48 to 64)"),
-            "{message}"
-        );
-        assert_eq!(
-            &out[..k * chunk_len],
-            &x[..k * chunk_len],
-            "chunks before k written"
-        );
-        assert!(
-            out[k * chunk_len..].iter().all(|&v| v == untouched),
-            "chunk k and later untouched"
-        );
+        println!("{streams} streams per device: {error}");
+        support::assert_failed_in_chunk(&error, k, chunk_len, &x, &out, untouched);
     }
     // Every device carries on.
     let ones = vec![1.0f32; 50];
