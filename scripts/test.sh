@@ -50,8 +50,8 @@ check "checked mode, kernel language and ops tests on the coroutine path (FERROC
 # The PTX emulator's deferred mode (docs/emulator.md): asynchronous copies and launches run only
 # when something waits for them, so a host that reads what it never waited for sees it unfinished.
 # The tests of streams, events, pending copies, page-locked buffers and the pipeline, again so.
-check "streams, pending copies, pinned buffers, buffer views, cudarc interop and the pipeline on the emulator in deferred mode (FERROCUDA_EMU_DEFER=1)" \
-  env FERROCUDA_EMU_DEFER=1 cargo test -q --workspace --test streams --test pipeline --test buffer_slices --test gpu_interop
+check "streams, pending copies, pinned buffers, buffer views, cudarc interop and the pipeline (one and two devices) on the emulator in deferred mode (FERROCUDA_EMU_DEFER=1)" \
+  env FERROCUDA_EMU_DEFER=1 cargo test -q --workspace --test streams --test pipeline --test pipeline_multi_device --test buffer_slices --test gpu_interop
 
 # Numba's own kernel tests against the emulator's libcuda (docs/emulator.md, "Judged by Numba"):
 # a fixed list of cudapy modules that pass in full (atomics, complex math, constant memory, printf,

@@ -6,35 +6,11 @@
 mod support;
 
 use ferrocuda::kernels::saxpy;
-use ferrocuda::{launch, Device, Error, KERNELS};
-use std::sync::Once;
-
-/// Every GPU, or `None` (skipped) with fewer than two.
-fn two_or_more(test: &str) -> Option<Vec<Device>> {
-    static ENV: Once = Once::new();
-    ENV.call_once(|| {
-        if std::env::var_os("FERROCUDA_EMU_DEVICES").is_none() {
-            // Set before the driver is first loaded (every test passes here first); only the
-            // emulator reads it.
-            std::env::set_var("FERROCUDA_EMU_DEVICES", "2");
-        }
-    });
-    support::gpu_or_skip(test)?;
-    let all = Device::all().unwrap();
-    if all.len() < 2 {
-        assert!(
-            !all[0].properties().is_emulator(),
-            "the emulator was asked for 2 devices"
-        );
-        support::say_skipped(test, &format!("{} GPU, two needed", all.len()));
-        return None;
-    }
-    Some(all)
-}
+use ferrocuda::{launch, Error, KERNELS};
 
 #[test]
 fn every_gpu_is_listed_and_runs_kernels_on_its_own_memory() {
-    let Some(all) = two_or_more("every_gpu_is_listed") else {
+    let Some(all) = support::two_gpus_or_skip("every_gpu_is_listed") else {
         return;
     };
     for (ordinal, device) in all.iter().enumerate() {
@@ -55,7 +31,7 @@ fn every_gpu_is_listed_and_runs_kernels_on_its_own_memory() {
 
 #[test]
 fn peer_copies_move_buffers_between_gpus_in_order_with_their_work() {
-    let Some(all) = two_or_more("peer_copies_move_buffers_between_gpus") else {
+    let Some(all) = support::two_gpus_or_skip("peer_copies_move_buffers_between_gpus") else {
         return;
     };
     let (zero, one) = (&all[0], &all[1]);

@@ -265,8 +265,9 @@ fn the_streamed_row_runs_over_its_memory_limit_in_chunks_and_draws_the_timeline(
         row["overlap"].is_null() && row["bandwidth_share"].is_null(),
         "{row}"
     );
-    // CUDA C's half of the row needs a GPU.
+    // CUDA C's half of the row and the one-and-two-GPU comparison need a GPU.
     assert_eq!(row["cuda_c"]["absent"], "no GPU", "{row}");
+    assert_eq!(row["devices"]["absent"], "no GPU", "{row}");
     let svg = std::fs::read_to_string(dir.join("timeline.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("stream 2"), "{svg}");
     let table = support::stdout_of(
@@ -281,6 +282,103 @@ fn the_streamed_row_runs_over_its_memory_limit_in_chunks_and_draws_the_timeline(
     );
     assert!(table.contains("ops::Pipeline, "), "{table}");
     assert!(table.contains("  CUDA C: none, no GPU"), "{table}");
+    assert!(
+        table.contains("  on 1 and 2 GPUs: not run, no GPU"),
+        "{table}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The streamed row of `ferrocuda --tiny --only streamed`, as JSON and as the table, with the
+/// emulator asked for `devices` GPUs.
+fn streamed_row_on(devices: &str, dir: &std::path::Path) -> (Value, String) {
+    let run = |json: bool| {
+        let mut command = support::ferrocuda();
+        command
+            .args(["--tiny", "--only", "streamed", "--out"])
+            .arg(dir)
+            .env("FERROCUDA_EMU_DEVICES", devices);
+        if json {
+            command.arg("--json");
+        }
+        support::stdout_of(&mut command)
+    };
+    let report: Value = serde_json::from_str(&run(true)).unwrap();
+    (report["streamed"].clone(), run(false))
+}
+
+#[test]
+fn the_streamed_row_runs_on_one_gpu_and_on_two_side_by_side_counting_chunks_and_copies() {
+    let Some(gpu) = support::gpu_or_skip("the_streamed_row_runs_on_one_gpu_and_on_two") else {
+        return;
+    };
+    let dir = out_dir("streamed-devices");
+    let emulated = gpu.properties().is_emulator();
+    if emulated {
+        // One emulated GPU: the comparison says how to get two.
+        let (row, table) = streamed_row_on("1", &dir);
+        let why = row["devices"]["absent"].as_str().unwrap_or_default();
+        assert!(why.contains("FERROCUDA_EMU_DEVICES=2"), "{row}");
+        assert!(
+            table.contains("on 1 and 2 GPUs: not run, 1 GPU, two needed"),
+            "{table}"
+        );
+    }
+    let (row, table) = streamed_row_on("2", &dir);
+    assert!(row["failure"].is_null(), "{row}");
+    if !emulated && ferrocuda::Device::all().unwrap().len() < 2 {
+        assert!(
+            row["devices"]["absent"]
+                .as_str()
+                .unwrap()
+                .contains("two needed"),
+            "{row}"
+        );
+        return;
+    }
+    let spread = &row["devices"]["measured"];
+    assert_eq!(spread["emulated"], emulated, "{row}");
+    let (options, _) = workloads::streamed_size(Scale::Tiny);
+    let runs = spread["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{row}");
+    for (run, devices) in runs.iter().zip([1, 2]) {
+        assert_eq!(run["devices"], devices, "{run}");
+        // Times on real GPUs only.
+        assert_eq!(run["seconds"].is_null(), emulated, "{run}");
+        let count = |v: &Value| v.as_u64().unwrap() as usize;
+        let (chunks, chunk_len) = (count(&run["chunks"]), count(&run["chunk_len"]));
+        assert_eq!(chunks, options.div_ceil(chunk_len), "{run}");
+        assert!(chunks > devices, "{run}");
+        let per_device = run["per_device"].as_array().unwrap();
+        assert_eq!(per_device.len(), devices, "{run}");
+        for (d, work) in per_device.iter().enumerate() {
+            // Chunk k on GPU k mod devices: its chunks and their options.
+            let mine: Vec<usize> = (d..chunks).step_by(devices).collect();
+            let elements: usize = mine
+                .iter()
+                .map(|&k| chunk_len.min(options - k * chunk_len))
+                .sum();
+            assert!(
+                work["device"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("CUDA device {d}")),
+                "{work}"
+            );
+            assert_eq!(count(&work["chunks"]), mine.len(), "{work}");
+            assert_eq!(count(&work["elements"]), elements, "{work}");
+            // Three inputs in and two outputs out per chunk, 4 bytes an element each.
+            assert_eq!(count(&work["uploads"]), 3 * mine.len(), "{work}");
+            assert_eq!(count(&work["downloads"]), 2 * mine.len(), "{work}");
+            assert_eq!(count(&work["bytes"]), 20 * elements, "{work}");
+        }
+    }
+    assert!(
+        table.contains("  on 1 and 2 GPUs (ops::Pipeline::across"),
+        "{table}"
+    );
+    assert!(table.contains("    2 GPUs: "), "{table}");
+    assert!(table.contains("      CUDA device 1"), "{table}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -214,37 +214,7 @@ fn a_fault_in_chunk_k_names_it_with_earlier_chunks_written_and_later_ones_untouc
                 .unwrap_err();
             let message = error.to_string();
             println!("{device}, {streams} streams: {message}");
-            match &error {
-                Error::ChunkFailed {
-                    chunk,
-                    chunks,
-                    source,
-                    ..
-                } => {
-                    assert_eq!((*chunk, *chunks), (k, n.div_ceil(chunk_len)), "{message}");
-                    assert!(
-                        matches!(
-                            **source,
-                            Error::KernelFailed { .. } | Error::KernelPanicked { .. }
-                        ),
-                        "{message}"
-                    );
-                }
-                other => panic!("expected ChunkFailed, got {other}"),
-            }
-            assert!(
-                message.contains("chunk 3 of 7 (elements 48 to 64)"),
-                "{message}"
-            );
-            assert_eq!(
-                &out[..k * chunk_len],
-                &x[..k * chunk_len],
-                "chunks before k written"
-            );
-            assert!(
-                out[k * chunk_len..].iter().all(|&v| v == untouched),
-                "chunk k and later untouched"
-            );
+            support::assert_failed_in_chunk(&error, k, chunk_len, &x, &out, untouched);
         }
         // In the short last chunk: its own elements are named.
         let mut x: Vec<f32> = (0..n).map(|i| i as f32).collect();

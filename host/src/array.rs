@@ -142,7 +142,7 @@ fn checked_shape(view: &'static str, shape: Shape, len: usize) -> Result<Shape> 
 }
 
 /// A shape that holds exactly `len` contiguous elements.
-fn exact_shape<const D: usize>(
+pub(crate) fn exact_shape<const D: usize>(
     view: &'static str,
     extents: [usize; D],
     len: usize,

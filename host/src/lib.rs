@@ -42,6 +42,8 @@ mod kernel_trail;
 mod launch;
 pub mod memory_meter;
 mod module;
+#[cfg(feature = "ndarray")]
+mod ndarray_args;
 pub mod nvrtc;
 mod pending;
 mod pinned;
@@ -71,6 +73,10 @@ pub use kernel_handle::KernelHandle;
 pub use launch::{DimComponent, LaunchConfig, LaunchDims};
 pub use memory_meter::DEVICE_MEMORY_LIMIT_ENV;
 pub use module::{Module, Ptx, PtxCheck};
+/// The ndarray whose views convert to kernel arguments (the `ndarray` feature:
+/// `Array2::try_from(view)`, `Out2::try_from(view_mut)`), so that a program names one version.
+#[cfg(feature = "ndarray")]
+pub use ndarray;
 pub use pending::Pending;
 pub use pinned::PinnedBuffer;
 pub use stream::Stream;

@@ -34,7 +34,9 @@ pub use finance::{black_scholes, european_option_monte_carlo, OptionEstimates, O
 pub use group_by::{group_by, group_by_shared_max_keys, GroupStats};
 pub use matmul::{matmul, Matmul, MatmulShape};
 pub use monte_carlo::{monte_carlo_pi, Estimate};
-pub use pipeline::{Chunk, Pipeline, Span, SpanKind, Timeline, DEFAULT_STREAMS, MAX_STREAMS};
+pub use pipeline::{
+    Chunk, DeviceWork, Pipeline, Span, SpanKind, Timeline, DEFAULT_STREAMS, MAX_STREAMS,
+};
 pub use reduce::{dot, sum};
 pub use statistics::{statistics, Statistics};
 pub use transpose::{transpose, Transpose};

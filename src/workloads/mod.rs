@@ -30,7 +30,10 @@ mod streamed;
 mod transpose;
 mod vector_add;
 
-pub use streamed::{run_streamed, streamed_size, Streamed, StreamedRun};
+pub use streamed::{
+    run_streamed, run_streamed_devices, streamed_size, SpreadRun, Streamed, StreamedDevices,
+    StreamedRun,
+};
 
 use crate::ops::{Filter, Matmul, Transpose};
 use crate::{Module, Result};

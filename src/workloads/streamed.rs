@@ -7,7 +7,7 @@
 use super::finance::{BlackScholes, RATE, VOLATILITY};
 use super::{Scale, Verdict};
 use crate::kernels::finance::black_scholes as black_scholes_kernel;
-use crate::ops::{Pipeline, Timeline};
+use crate::ops::{Chunk, Pipeline, Timeline};
 use crate::{launch, Device, Error, Event, Module, Result};
 use std::time::{Duration, Instant};
 
@@ -83,19 +83,7 @@ pub fn run_streamed(kernels: &Module, scale: Scale) -> Result<Streamed> {
     let timeline = Pipeline::new(&capped_kernels).timeline(true).run(
         &[&data.spot, &data.strike, &data.years],
         &mut [&mut call, &mut put],
-        |chunk| {
-            let blocks = chunk.len().div_ceil(256);
-            let [s, k, t] = chunk.inputs else {
-                unreachable!("three inputs")
-            };
-            let [c, p] = chunk.outputs else {
-                unreachable!("two outputs")
-            };
-            launch!(
-                capped_kernels,
-                black_scholes_kernel[blocks, 256, chunk.stream](s, k, t, RATE, VOLATILITY, c, p)
-            )
-        },
+        price_chunk,
     )?;
     let pipelined = StreamedRun {
         seconds: start.elapsed().as_secs_f64(),
@@ -131,6 +119,21 @@ pub fn run_streamed(kernels: &Module, scale: Scale) -> Result<Streamed> {
 
 /// Calls and puts.
 type Prices = (Vec<f32>, Vec<f32>);
+
+/// The pipeline's body: Black-Scholes over one chunk, with the kernels of the chunk's device.
+fn price_chunk(chunk: Chunk<'_, f32>) -> Result<()> {
+    let blocks = chunk.len().div_ceil(256);
+    let [s, k, t] = chunk.inputs else {
+        unreachable!("three inputs")
+    };
+    let [c, p] = chunk.outputs else {
+        unreachable!("two outputs")
+    };
+    launch!(
+        chunk.kernels,
+        black_scholes_kernel[blocks, 256, chunk.stream](s, k, t, RATE, VOLATILITY, c, p)
+    )
+}
 
 /// Uploads the inputs, launches once over all options, copies the prices back.
 fn one_shot(kernels: &Module, data: &BlackScholes) -> Result<(Prices, StreamedRun)> {
@@ -184,4 +187,80 @@ fn pinned_bandwidth(device: &Device, scale: Scale) -> Result<f64> {
     };
     let [up, down] = &mut per_direction;
     Ok((rate(up) + rate(down)) / 2.0)
+}
+
+/// One pipelined run of [`StreamedDevices`].
+#[derive(Clone, Debug)]
+pub struct SpreadRun {
+    /// Devices the chunks were spread over.
+    pub devices: usize,
+    /// Seconds from host inputs to host outputs (a GPU's only mean something).
+    pub seconds: f64,
+    /// Its chunks, and each device's chunks and copies ([`Timeline::per_device`]).
+    pub timeline: Timeline,
+}
+
+/// The streamed row's pipeline on one GPU and spread over several (`ops::Pipeline::across`):
+/// the same options, each device under the row's memory limit.
+#[derive(Clone, Debug)]
+pub struct StreamedDevices {
+    /// Options priced.
+    pub options: usize,
+    /// The memory limit of each device, bytes.
+    pub limit: usize,
+    /// On the first GPU alone, then on all of them.
+    pub runs: Vec<SpreadRun>,
+    /// The spread prices against one GPU's (bit for bit) and the f64 reference.
+    pub verdict: Verdict,
+}
+
+/// Runs the streamed row's pipeline on the first of `gpus` (the same kernels loaded on each
+/// GPU), then over all of them.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for fewer than two modules; allocation, copy and launch errors.
+pub fn run_streamed_devices(gpus: &[Module], scale: Scale) -> Result<StreamedDevices> {
+    if gpus.len() < 2 {
+        return Err(Error::InvalidInput {
+            op: "run_streamed_devices",
+            detail: format!("{} GPU given; the comparison needs two or more", gpus.len()),
+        });
+    }
+    let (options, limit) = streamed_size(scale);
+    let data = BlackScholes::with_options(options);
+    let capped = gpus
+        .iter()
+        .map(|k| k.device().with_memory_limit(Some(limit)).load(k.ptx()))
+        .collect::<Result<Vec<_>>>()?;
+    let mut runs = Vec::new();
+    let mut prices: Vec<Prices> = Vec::new();
+    for devices in [1, capped.len()] {
+        let (mut call, mut put) = (vec![0.0f32; options], vec![0.0f32; options]);
+        let start = Instant::now();
+        let timeline = Pipeline::across(&capped[..devices]).run(
+            &[&data.spot, &data.strike, &data.years],
+            &mut [&mut call, &mut put],
+            price_chunk,
+        )?;
+        runs.push(SpreadRun {
+            devices,
+            seconds: start.elapsed().as_secs_f64(),
+            timeline,
+        });
+        prices.push((call, put));
+    }
+    let verdict = match &prices[..] {
+        [alone, spread] if alone != spread => Err(format!(
+            "the prices on {} GPUs differ from one GPU's",
+            capped.len()
+        )),
+        [_, (call, put)] => data.check(call, put),
+        _ => unreachable!("two runs"),
+    };
+    Ok(StreamedDevices {
+        options,
+        limit,
+        runs,
+        verdict,
+    })
 }

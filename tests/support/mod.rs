@@ -68,6 +68,78 @@ pub fn gpu_or_skip(test: &str) -> Option<Device> {
     }
 }
 
+/// Every GPU, or `None` (skipped) with fewer than two. On the PTX emulator a test binary gets
+/// two (`FERROCUDA_EMU_DEVICES=2`, unless set already): the variable is set before the driver is
+/// first loaded, so every test of a binary that calls this must call it before any other GPU
+/// use. On hardware with one GPU the test skips.
+pub fn two_gpus_or_skip(test: &str) -> Option<Vec<Device>> {
+    static ENV: std::sync::Once = std::sync::Once::new();
+    ENV.call_once(|| {
+        if std::env::var_os("FERROCUDA_EMU_DEVICES").is_none() {
+            // Only the emulator reads it, when it is loaded.
+            std::env::set_var("FERROCUDA_EMU_DEVICES", "2");
+        }
+    });
+    gpu_or_skip(test)?;
+    let all = Device::all().unwrap();
+    if all.len() < 2 {
+        assert!(
+            !all[0].properties().is_emulator(),
+            "the emulator was asked for 2 devices"
+        );
+        say_skipped(test, &format!("{} GPU, two needed", all.len()));
+        return None;
+    }
+    Some(all)
+}
+
+/// Checks a pipeline run over `x` that failed in chunk `k` (chunks of `chunk_len`): the error is
+/// `ChunkFailed` naming the chunk, its elements and the kernel's fault, the outputs of the chunks
+/// before it are written (`out` equals `x` there, as `assert_non_negative` copies) and the rest
+/// still hold `untouched`.
+pub fn assert_failed_in_chunk(
+    error: &ferrocuda::Error,
+    k: usize,
+    chunk_len: usize,
+    x: &[f32],
+    out: &[f32],
+    untouched: f32,
+) {
+    use ferrocuda::Error;
+    let (n, message) = (x.len(), error.to_string());
+    match error {
+        Error::ChunkFailed {
+            chunk,
+            chunks,
+            source,
+            ..
+        } => {
+            assert_eq!((*chunk, *chunks), (k, n.div_ceil(chunk_len)), "{message}");
+            assert!(
+                matches!(
+                    **source,
+                    Error::KernelFailed { .. } | Error::KernelPanicked { .. }
+                ),
+                "{message}"
+            );
+        }
+        other => panic!("expected ChunkFailed, got {other}"),
+    }
+    let elements = format!(
+        "chunk {k} of {} (elements {} to {})",
+        n.div_ceil(chunk_len),
+        k * chunk_len,
+        ((k + 1) * chunk_len).min(n)
+    );
+    assert!(message.contains(&elements), "{message}");
+    let written = k * chunk_len;
+    assert_eq!(&out[..written], &x[..written], "chunks before k written");
+    assert!(
+        out[written..].iter().all(|&v| v == untouched),
+        "chunk k and later untouched"
+    );
+}
+
 /// `full` on a GPU, `emulated` on the PTX emulator (ptx-emu/driver, docs/emulator.md): an
 /// interpreter takes minutes where a GPU takes milliseconds, so GPU tests shrink their largest
 /// inputs there. The same kernels and code paths run; the test's output says which size ran.

@@ -1,12 +1,16 @@
 //! The main job's streamed row (`ferrocuda::workloads::run_streamed`): measured on the GPU, or
 //! on the CPU executor without one (the PTX emulator's times say nothing, and its pipeline is
 //! checked by tests/pipeline.rs), printed under the table, kept in the JSON, and drawn as
-//! `timeline.svg` next to `speedups.svg`.
+//! `timeline.svg` next to `speedups.svg`. Where there are two GPUs (two emulated ones too), the
+//! pipeline again on one and spread over two ([`spread`]).
+
+mod spread;
 
 use crate::run::show_time;
 use ferrocuda::workloads::{run_streamed, Scale, Streamed};
 use ferrocuda::Module;
 use serde::Serialize;
+use spread::Spread;
 use std::path::{Path, PathBuf};
 
 /// The row's name (`--only` matches it).
@@ -34,6 +38,8 @@ pub struct StreamedRow {
     /// The same row with the project's CUDA C `black_scholes` in the same pipeline, on the same
     /// GPU.
     cuda_c: CudaCStreamed,
+    /// The pipeline on one GPU and spread over two.
+    devices: Spread,
     #[serde(skip)]
     measured: Option<Streamed>,
 }
@@ -80,6 +86,7 @@ pub fn measure(
             Err(error) => CudaCStreamed::Failed(error.to_string()),
         },
     };
+    let devices = spread::measure(gpu, scale);
     let device = kernels.device().to_string();
     let measured = run_streamed(kernels, scale);
     let failure = match &measured {
@@ -111,12 +118,13 @@ pub fn measure(
         bandwidth_share: row.and_then(|r| r.bandwidth_share),
         failure,
         cuda_c,
+        devices,
         measured,
     }
 }
 
 /// Bytes in MiB, or KiB below one MiB.
-fn mib(bytes: usize) -> String {
+pub(crate) fn mib(bytes: usize) -> String {
     match bytes {
         0..0x10_0000 => format!("{:.1} KiB", bytes as f64 / 1024.0),
         _ => format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64),
@@ -126,7 +134,9 @@ fn mib(bytes: usize) -> String {
 impl StreamedRow {
     /// Whether it ran and its prices were right (the CUDA C ones too, where they ran).
     pub fn is_right(&self) -> bool {
-        self.failure.is_none() && !matches!(self.cuda_c, CudaCStreamed::Failed(_))
+        self.failure.is_none()
+            && !matches!(self.cuda_c, CudaCStreamed::Failed(_))
+            && self.devices.is_right()
     }
 
     /// The lines under the main table.
@@ -181,6 +191,7 @@ impl StreamedRow {
             CudaCStreamed::Failed(why) => println!("  CUDA C: FAILED: {why}"),
             CudaCStreamed::Absent(why) => println!("  CUDA C: none, {why}"),
         }
+        self.devices.print();
     }
 
     /// Writes `timeline.svg` into `dir`.

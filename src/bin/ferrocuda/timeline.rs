@@ -16,7 +16,9 @@ pub fn write_svg(path: &Path, timeline: &Timeline, device: &str) -> Result<(), S
 }
 
 fn draw(path: &Path, timeline: &Timeline, device: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let lanes = timeline.streams.clamp(1, timeline.chunks.max(1));
+    // One lane per stream of every device: stream s is on device s mod devices.
+    let devices = timeline.devices.max(1);
+    let lanes = (timeline.streams * devices).clamp(1, timeline.chunks.max(1));
     let root = SVGBackend::new(path, (1100, 160 + 60 * lanes as u32)).into_drawing_area();
     root.fill(&WHITE)?;
     let end_ms = timeline
@@ -43,6 +45,9 @@ fn draw(path: &Path, timeline: &Timeline, device: &str) -> Result<(), Box<dyn st
         .y_labels(2 * lanes + 1)
         .x_desc("ms from the pipeline's start")
         .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) if devices > 1 => {
+                format!("device {} stream {}", i % devices, i / devices)
+            }
             SegmentValue::CenterOf(i) => format!("stream {i}"),
             _ => String::new(),
         })
