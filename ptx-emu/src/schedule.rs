@@ -8,6 +8,8 @@
 use crate::block::{Block, Grid, Status, Trouble};
 use crate::ir::*;
 use crate::thread;
+
+mod tensor;
 use crate::FaultKind;
 
 /// Runs the whole block; on a fault, which thread and the trouble.
@@ -62,7 +64,20 @@ fn set(grid: &Grid, block: &mut Block, t: usize, d: Reg, v: u64) {
 fn warp_mask(op: &Op) -> Option<Src> {
     match op {
         Op::Shfl { mask, .. } | Op::Vote { mask, .. } | Op::BarWarpSync { mask } => Some(*mask),
+        // `.sync.aligned`: every lane of the warp executes the same instruction.
+        Op::Mma { .. } | Op::Ldmatrix { .. } => Some(Src::Imm(u32::MAX as u64)),
         _ => None,
+    }
+}
+
+/// How a fault names a warp collective's participants.
+fn mask_name(op: &Op, mask: u32) -> String {
+    match op {
+        Op::Mma { .. } => "mma.sync.aligned (a collective of all 32 lanes of the warp)".into(),
+        Op::Ldmatrix { .. } => {
+            "ldmatrix.sync.aligned (a collective of all 32 lanes of the warp)".into()
+        }
+        _ => format!("warp-level mask {mask:#010x}"),
     }
 }
 
@@ -73,6 +88,19 @@ fn same_kind(a: &Op, b: &Op) -> bool {
     match (a, b) {
         (Op::Shfl { mode: x, .. }, Op::Shfl { mode: y, .. }) => x == y,
         (Op::Vote { mode: x, .. }, Op::Vote { mode: y, .. }) => x == y,
+        (Op::Mma { kind: x, .. }, Op::Mma { kind: y, .. }) => x == y,
+        (
+            Op::Ldmatrix {
+                count: x,
+                trans: tx,
+                ..
+            },
+            Op::Ldmatrix {
+                count: y,
+                trans: ty,
+                ..
+            },
+        ) => (x, tx) == (y, ty),
         _ => std::mem::discriminant(a) == std::mem::discriminant(b),
     }
 }
@@ -92,9 +120,10 @@ fn release_warp_collectives(grid: &Grid, block: &mut Block) -> Result<bool, (usi
         let mask = reg(grid, block, t, mask_src) as u32;
         let (warp, lane) = (t / 32, t % 32);
         let divergence = |what: String| (t, Trouble::new(FaultKind::Divergence, what));
+        let name = mask_name(op, mask);
         if mask & (1 << lane) == 0 {
             return Err(divergence(format!(
-                "warp-level mask {mask:#010x} does not name the executing lane {lane}"
+                "{name} does not name the executing lane {lane}"
             )));
         }
         let mut complete = true;
@@ -102,13 +131,13 @@ fn release_warp_collectives(grid: &Grid, block: &mut Block) -> Result<bool, (usi
             let other = warp * 32 + l;
             if other >= n {
                 return Err(divergence(format!(
-                    "warp-level mask {mask:#010x} names lane {l}, which does not exist (the block has {n} threads)"
+                    "{name} names lane {l}, which does not exist (the block has {n} threads)"
                 )));
             }
             match block.threads[other].status {
                 Status::Exited => {
                     return Err(divergence(format!(
-                        "warp-level mask {mask:#010x} names lane {l}, which has exited"
+                        "{name} names lane {l}, which has exited"
                     )))
                 }
                 Status::Waiting => {
@@ -210,6 +239,8 @@ fn execute_warp(
                 set(grid, block, t, d, result);
             }
         }
+        Op::Mma { kind, .. } => tensor::mma(grid, block, lanes, kind),
+        Op::Ldmatrix { count, trans, .. } => tensor::ldmatrix(grid, block, lanes, count, trans)?,
         _ => {}
     }
     for &t in lanes {
