@@ -43,6 +43,7 @@
 extern crate std;
 
 pub mod array;
+pub mod async_copy;
 pub mod atomic;
 pub mod block;
 pub mod constant;
@@ -54,6 +55,7 @@ pub mod hint;
 pub mod index;
 pub mod math;
 mod mem;
+pub mod mma;
 mod number;
 pub mod out;
 pub mod print;

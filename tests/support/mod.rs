@@ -52,6 +52,27 @@ pub fn test_kernels() -> &'static Ptx {
     })
 }
 
+/// `test-kernels` with its `sm80` feature (the tensor-core kernels), built to PTX for sm_80 into
+/// `target/test-kernels-sm80-ptx`, or the file `FERROCUDA_TEST_KERNELS_SM80_PTX` names.
+pub fn test_kernels_sm80() -> &'static Ptx {
+    static PTX: OnceLock<Ptx> = OnceLock::new();
+    PTX.get_or_init(|| {
+        if let Some(path) = std::env::var_os("FERROCUDA_TEST_KERNELS_SM80_PTX") {
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("FERROCUDA_TEST_KERNELS_SM80_PTX={path:?}: {e}"));
+            return Ptx::new("test-kernels-sm80", Box::leak(text.into_boxed_str()));
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let built = ferrocuda_builder::PtxBuilder::new(root.join("test-kernels"))
+            .arch("sm_80")
+            .features(["sm80"])
+            .target_dir(root.join("target").join("test-kernels-sm80-ptx"))
+            .build()
+            .unwrap_or_else(|e| panic!("building test-kernels (sm80) to PTX failed:\n{e}"));
+        Ptx::new("test-kernels-sm80", Box::leak(built.ptx.into_boxed_str()))
+    })
+}
+
 /// GPU 0, or `None` after saying (for `test`) why it was skipped. Under `FERROCUDA_EXPECT_GPU`
 /// (the GPU machine's script) a missing GPU fails the test instead.
 pub fn gpu_or_skip(test: &str) -> Option<Device> {
