@@ -3,7 +3,7 @@
 //!
 //! | input `T` | shape (M×N×K) | [`FragA`] (16×K) | [`FragB`] (K×8) | [`FragC`] |
 //! |---|---|---|---|---|
-//! | [`f16`], [`bf16`] | m16n8k16 | 8 elements per lane | 4 | 4 × `f32` |
+//! | [`f16`](struct@f16), [`bf16`] | m16n8k16 | 8 elements per lane | 4 | 4 × `f32` |
 //! | `f32`, used as tf32 | m16n8k8 | 4 | 2 | 4 × `f32` |
 //! | `i8`, `u8` | m16n8k32 | 16 | 8 | 4 × `i32` |
 //!
@@ -56,7 +56,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// The input element types of [`mma`]: [`f16`], [`bf16`], `f32` (as tf32), `i8`, `u8`.
+/// The input element types of [`mma`]: [`f16`](struct@f16), [`bf16`], `f32` (as tf32), `i8`, `u8`.
 pub trait MmaInput: bytemuck::Pod + sealed::Sealed {
     /// The accumulator type: `f32`, or `i32` for the integer inputs.
     type Acc: bytemuck::Pod + Default;
