@@ -14,7 +14,10 @@ fn sm80_kernels_on_an_sm70_gpu_are_gpu_too_old() {
     let emulator = std::env::var_os("FERROCUDA_LIBCUDA")
         .is_some_and(|path| path.to_string_lossy().contains("ferrocuda_emu_cuda"));
     if !emulator {
-        support::say_skipped(test, "needs the PTX emulator (FERROCUDA_LIBCUDA) to emulate an sm_70");
+        support::say_skipped(
+            test,
+            "needs the PTX emulator (FERROCUDA_LIBCUDA) to emulate an sm_70",
+        );
         return;
     }
     // SAFETY: the only test of this binary, before it (or anything) starts the driver: no other
@@ -34,5 +37,6 @@ fn sm80_kernels_on_an_sm70_gpu_are_gpu_too_old() {
         Ok(_) => panic!("sm_80 PTX loaded on an sm_70"),
     }
     // The crate's sm_70 build, without the tensor-core kernels, loads.
-    gpu.load(support::test_kernels()).expect("sm_70 PTX on an sm_70");
+    gpu.load(support::test_kernels())
+        .expect("sm_70 PTX on an sm_70");
 }

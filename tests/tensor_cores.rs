@@ -7,24 +7,12 @@
 
 mod support;
 
-use ferrocuda::{bf16, f16, launch, CpuOptions, Device, Error, KernelBug, Module};
+use ferrocuda::{bf16, f16, launch, Error, KernelBug, Module};
 use rand::Rng;
 use test_kernels::tensor_cores::*;
 
-/// CPU split (checked and not) and CPU coroutines.
 fn cpu_modules() -> Vec<(String, Module)> {
-    let ptx = support::test_kernels_sm80();
-    let mut all = Vec::new();
-    for (checked, coroutines) in [(false, false), (true, false), (true, true)] {
-        let options = CpuOptions {
-            checked,
-            force_coroutines: coroutines,
-            ..CpuOptions::default()
-        };
-        let name = format!("cpu checked={checked} coroutines={coroutines}");
-        all.push((name, Device::cpu_with(options).unwrap().load(ptx).unwrap()));
-    }
-    all
+    support::cpu_modules(support::test_kernels_sm80())
 }
 
 /// [`cpu_modules`], and the GPU when there is one.

@@ -133,14 +133,21 @@ pub struct FragC<A> {
     pub values: [A; 4],
 }
 
-/// Packs the elements `value(i)` of a fragment of `n` elements into registers.
+/// This lane's `n` fragment elements packed into registers: element `i` is
+/// `element(position(kind, lane, i))`.
 #[inline(always)]
-fn pack<T: MmaInput, const R: usize>(n: usize, mut value: impl FnMut(usize) -> T) -> [u32; R] {
+fn pack<T: MmaInput, const R: usize>(
+    n: usize,
+    position: fn(Kind, usize, usize) -> (usize, usize),
+    mut element: impl FnMut(usize, usize) -> T,
+) -> [u32; R] {
+    let lane = crate::warp::lane_id() as usize;
     let bits = T::KIND.bits();
     let per = 32 / bits;
     let mut regs = [0u32; R];
     for i in 0..n {
-        regs[i / per] |= value(i).to_bits() << (bits * (i % per));
+        let (r, c) = position(T::KIND, lane, i);
+        regs[i / per] |= element(r, c).to_bits() << (bits * (i % per));
     }
     regs
 }
@@ -158,13 +165,9 @@ impl<T: MmaInput> FragA<T> {
     /// The fragment of the matrix whose element (row, column) is `element(row, column)`: called
     /// for this lane's elements only.
     #[inline(always)]
-    pub fn from_fn(mut element: impl FnMut(usize, usize) -> T) -> Self {
-        let lane = crate::warp::lane_id();
+    pub fn from_fn(element: impl FnMut(usize, usize) -> T) -> Self {
         FragA {
-            regs: pack::<T, 4>(Self::ELEMENTS, |i| {
-                let (r, c) = Self::position(lane, i);
-                element(r, c)
-            }),
+            regs: pack::<T, 4>(Self::ELEMENTS, a_position, element),
             _t: PhantomData,
         }
     }
@@ -221,13 +224,9 @@ impl<T: MmaInput> FragB<T> {
 
     /// The fragment of the matrix whose element (row, column) is `element(row, column)`.
     #[inline(always)]
-    pub fn from_fn(mut element: impl FnMut(usize, usize) -> T) -> Self {
-        let lane = crate::warp::lane_id();
+    pub fn from_fn(element: impl FnMut(usize, usize) -> T) -> Self {
         FragB {
-            regs: pack::<T, 2>(Self::ELEMENTS, |i| {
-                let (r, c) = Self::position(lane, i);
-                element(r, c)
-            }),
+            regs: pack::<T, 2>(Self::ELEMENTS, b_position, element),
             _t: PhantomData,
         }
     }

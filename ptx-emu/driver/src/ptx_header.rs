@@ -5,7 +5,6 @@
 /// CUDA C column's compiler, `make setup`) writes.
 pub(crate) const NEWEST_ISA: (u32, u32) = (8, 8);
 
-
 /// Why the JIT refuses the module before reading its code.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum HeaderError {
