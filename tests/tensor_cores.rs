@@ -178,3 +178,46 @@ fn a_lane_that_skips_the_mma_is_warp_divergence() {
         );
     }
 }
+
+#[test]
+fn matmul_on_tensor_cores_at_ragged_sizes() {
+    let (mut rng, seed) = support::rng();
+    // Whole tiles, ragged in every dimension, rows not 16-byte aligned (k, n not multiples of 8),
+    // one k-step, many.
+    for (m, n, k) in [(64, 64, 64), (37, 45, 50), (1, 8, 16), (33, 31, 7), (20, 40, 96)] {
+        let a: Vec<f16> = random(&mut rng, m * k).into_iter().map(f16::from_f32).collect();
+        let b: Vec<f16> = random(&mut rng, k * n).into_iter().map(f16::from_f32).collect();
+        let mut results: Vec<(String, Vec<f32>)> = Vec::new();
+        for (name, module) in modules("matmul_on_tensor_cores_at_ragged_sizes") {
+            let mut c = vec![f32::NAN; m * n];
+            let grid = (n.div_ceil(32) as u32, m.div_ceil(32) as u32);
+            launch!(
+                module,
+                matmul_f16_tc[grid, 128](&a, &b, &mut c, m as u32, n as u32, k as u32)
+            )
+            .unwrap();
+            results.push((format!("{name} {m}x{n}x{k} (seed {seed})"), c));
+        }
+        // The f64 reference and the bound of a k-long sum in the documented order.
+        let (first, first_c) = &results[0];
+        for (name, c) in &results {
+            for i in 0..m {
+                for j in 0..n {
+                    let products = (0..k).map(|x| a[i * k + x].to_f64() * b[x * n + j].to_f64());
+                    let want: f64 = products.clone().sum();
+                    let bound = k as f64 * 2f64.powi(-24) * products.map(f64::abs).sum::<f64>();
+                    let got = c[i * n + j];
+                    assert!(
+                        (got as f64 - want).abs() <= bound,
+                        "{name}: c[{i}][{j}] = {got}, want {want} (bound {bound:e})"
+                    );
+                    assert_eq!(
+                        got.to_bits(),
+                        first_c[i * n + j].to_bits(),
+                        "{name} against {first}: c[{i}][{j}]"
+                    );
+                }
+            }
+        }
+    }
+}
