@@ -184,9 +184,21 @@ fn matmul_on_tensor_cores_at_ragged_sizes() {
     let (mut rng, seed) = support::rng();
     // Whole tiles, ragged in every dimension, rows not 16-byte aligned (k, n not multiples of 8),
     // one k-step, many.
-    for (m, n, k) in [(64, 64, 64), (37, 45, 50), (1, 8, 16), (33, 31, 7), (20, 40, 96)] {
-        let a: Vec<f16> = random(&mut rng, m * k).into_iter().map(f16::from_f32).collect();
-        let b: Vec<f16> = random(&mut rng, k * n).into_iter().map(f16::from_f32).collect();
+    for (m, n, k) in [
+        (64, 64, 64),
+        (37, 45, 50),
+        (1, 8, 16),
+        (33, 31, 7),
+        (20, 40, 96),
+    ] {
+        let a: Vec<f16> = random(&mut rng, m * k)
+            .into_iter()
+            .map(f16::from_f32)
+            .collect();
+        let b: Vec<f16> = random(&mut rng, k * n)
+            .into_iter()
+            .map(f16::from_f32)
+            .collect();
         let mut results: Vec<(String, Vec<f32>)> = Vec::new();
         for (name, module) in modules("matmul_on_tensor_cores_at_ragged_sizes") {
             let mut c = vec![f32::NAN; m * n];
