@@ -2,12 +2,21 @@
 //! memory and two barriers per tile step, so every block runs cooperatively) against the naive
 //! one (no barrier: the fast path), each with checked mode off and on, beside a plain loop.
 //! The GPU columns of these workloads belong to the workload benches; this one measures what
-//! block cooperation and the simulator's checks cost.
+//! block cooperation and the simulator's checks cost. Beside them, matmul_blocked (the library's
+//! fast f32 kernel) and test-kernels' `matmul_f16_tc` (tensor cores: f16 inputs, f32
+//! accumulators, one warp rendezvous per `mma` on the CPU).
+
+#[path = "../tests/support/mod.rs"]
+#[allow(dead_code)]
+mod support;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use ferrocuda::kernels::matmul::{matmul_naive, matmul_tiled, TILE};
-use ferrocuda::{launch, Device};
+use ferrocuda::kernels::matmul::{
+    matmul_blocked, matmul_naive, matmul_tiled, BLOCKED_M, BLOCKED_N, BLOCKED_THREADS, TILE,
+};
+use ferrocuda::{f16, launch, Device};
 use std::hint::black_box;
+use test_kernels::tensor_cores::matmul_f16_tc;
 
 const N: usize = 256;
 
@@ -49,6 +58,36 @@ fn bench(c: &mut Criterion) {
                 launch!(kernels, matmul_naive[grid, block](&a, &b, &mut out, n, n, n)).unwrap()
             })
         });
+        let blocked_grid = ((N / BLOCKED_N) as u32, (N / BLOCKED_M) as u32);
+        group.bench_function(BenchmarkId::new("executor blocked", mode), |bench| {
+            bench.iter(|| {
+                launch!(
+                    kernels,
+                    matmul_blocked[blocked_grid, BLOCKED_THREADS](&a, &b, &mut out, n, n, n)
+                )
+                .unwrap()
+            })
+        });
+        let tensor = Device::cpu_checked(checked)
+            .load(support::test_kernels_sm80())
+            .unwrap();
+        let (a16, b16): (Vec<f16>, Vec<f16>) = (
+            a.iter().map(|&x| f16::from_f32(x)).collect(),
+            b.iter().map(|&x| f16::from_f32(x)).collect(),
+        );
+        let tc_grid = ((N / 32) as u32, (N / 32) as u32);
+        group.bench_function(
+            BenchmarkId::new("executor tensor cores f16", mode),
+            |bench| {
+                bench.iter(|| {
+                    launch!(
+                        tensor,
+                        matmul_f16_tc[tc_grid, 128](&a16, &b16, &mut out, n, n, n)
+                    )
+                    .unwrap()
+                })
+            },
+        );
     }
     group.finish();
 }

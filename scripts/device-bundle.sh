@@ -23,7 +23,7 @@ cp target/release/ferrocuda "$bundle/ferrocuda"
 cp target/release/examples/vector_add "$bundle/example-vector_add"
 cp target/release/examples/library "$bundle/example-library"
 # Every test with a GPU part (they skip on the CPU here, and must pass there).
-tests=(gpu gpu_faults gpu_cooperation doctor main_job math_kernel math_default_kernel cuda_c cpu_executor cooperative_kernels checked_mode ptx kernel_language launch_config streams pipeline device_memory_limit)
+tests=(gpu gpu_faults gpu_cooperation tensor_cores doctor main_job math_kernel math_default_kernel cuda_c cpu_executor cooperative_kernels checked_mode ptx kernel_language launch_config streams pipeline device_memory_limit)
 for t in tests/ops_*.rs; do tests+=("$(basename "$t" .rs)"); done
 executables test --release --no-run "${tests[@]/#/--test=}" | while read -r name exe; do
   cp "$exe" "$bundle/test-$name"
@@ -32,6 +32,10 @@ done
 # to the tests through FERROCUDA_TEST_KERNELS_PTX).
 cargo test --release --test gpu_faults -- --exact test_kernels_build_to_ptx
 cp target/test-kernels-ptx/test_kernels.ptx "$bundle/fault-kernels.ptx"
+# The tensor-core kernels (test-kernels' sm80 feature, PTX for sm_80), for tests/tensor_cores.rs
+# (FERROCUDA_TEST_KERNELS_SM80_PTX): its CPU run here builds them.
+cargo test --release --test tensor_cores -- --exact tf32_tile
+cp target/test-kernels-sm80-ptx/test_kernels.ptx "$bundle/tensor-core-kernels.ptx"
 executables bench --no-run --bench workloads --bench matmul | while read -r name exe; do
   cp "$exe" "$bundle/bench-$name"
 done

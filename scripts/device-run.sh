@@ -11,8 +11,9 @@ mkdir -p "$out/results"
 log="$out/device.log"
 export FERROCUDA_EXPECT_GPU=1 FERROCUDA_DEVICE=cuda
 # For tests/doctor.rs and tests/main_job.rs (the ferrocuda binary) and tests/gpu_faults.rs (the
-# planted-fault kernels).
+# planted-fault kernels), tests/tensor_cores.rs (the sm_80 kernels).
 export FERROCUDA_BIN="$PWD/$bundle/ferrocuda" FERROCUDA_TEST_KERNELS_PTX="$PWD/$bundle/fault-kernels.ptx"
+export FERROCUDA_TEST_KERNELS_SM80_PTX="$PWD/$bundle/tensor-core-kernels.ptx"
 
 # The CUDA C column's NVRTC: the toolkit's, where the dynamic linker does not find it by name.
 if [ -z "${FERROCUDA_NVRTC:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then

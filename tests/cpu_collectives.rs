@@ -5,22 +5,11 @@
 
 mod support;
 
-use ferrocuda::{launch, CpuOptions, CpuPath, Device, Error, KernelBug, Module, Ptx};
+use ferrocuda::{launch, CpuPath, Error, KernelBug, Module, Ptx};
 use test_kernels::collectives::*;
 
-/// CPU split (checked and not) and CPU coroutines (checked).
 fn cpu_modules(ptx: &'static Ptx) -> Vec<(String, Module)> {
-    let mut all = Vec::new();
-    for (checked, coroutines) in [(false, false), (true, false), (true, true)] {
-        let options = CpuOptions {
-            checked,
-            force_coroutines: coroutines,
-            ..CpuOptions::default()
-        };
-        let name = format!("cpu checked={checked} coroutines={coroutines}");
-        all.push((name, Device::cpu_with(options).unwrap().load(ptx).unwrap()));
-    }
-    all
+    support::cpu_modules(ptx)
 }
 
 /// [`cpu_modules`], and the GPU when there is one.

@@ -11,8 +11,10 @@
 //!
 //! Threads of a block cooperate through [`shared!`] arrays and [`dynamic_shared`] memory
 //! ([`Shared<T>`]), [`thread::sync_threads()`], atomics on [`Out`] and [`Shared`] ([`atomic`]) and
-//! warp operations ([`warp`]). On the CPU executor all of these behave as on the GPU, and checked
-//! mode reports shared-memory races, uninitialized shared reads and divergent barriers.
+//! warp operations ([`warp`]); a warp multiplies matrix tiles on the tensor cores ([`mma`], sm_80+)
+//! with tiles staged by asynchronous copies ([`async_copy`]). On the CPU executor all of these
+//! behave as on the GPU, and checked mode reports shared-memory races, uninitialized shared reads
+//! and divergent barriers and warp operations.
 //!
 //! Kernels compute with [`math`] (`exp`, `ln`, `sqrt`, `sin`, `pow`, `erfc`, the normal CDF, … for
 //! f32 and f64 at CUDA's accuracy, `x.exp()` as a method too, a bit-reproducible f32 tier, and
@@ -43,6 +45,7 @@
 extern crate std;
 
 pub mod array;
+pub mod async_copy;
 pub mod atomic;
 pub mod block;
 pub mod constant;
@@ -54,6 +57,7 @@ pub mod hint;
 pub mod index;
 pub mod math;
 mod mem;
+pub mod mma;
 mod number;
 pub mod out;
 pub mod print;

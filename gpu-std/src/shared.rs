@@ -221,6 +221,14 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
         }
     }
 
+    /// Element `index`'s shared-window address (no bounds check), for instructions that take
+    /// one (`ldmatrix`, `cp.async`).
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    pub(crate) fn window_at(&self, index: usize) -> u32 {
+        ptx::element::<T>(self.window, index)
+    }
+
     /// The first element's address, for raw access in `unsafe` code (not checked for races).
     #[inline(always)]
     pub fn as_mut_ptr(&self) -> *mut T {

@@ -83,6 +83,8 @@ pub(crate) struct ThreadState {
     pub calls: Vec<(u32, u32)>,
     /// The allocation the last global access hit (an index into `Grid::globals`).
     pub last_global: usize,
+    /// Its `cp.async` copies in flight.
+    pub async_copies: crate::async_copy::AsyncCopies,
 }
 
 /// A block in flight; reused from block to block on one host thread.
@@ -135,6 +137,7 @@ impl Block {
             status: Status::Ready,
             calls: Vec::new(),
             last_global: 0,
+            async_copies: Default::default(),
         }));
         self.registers.clear();
         self.registers.resize(n * p.registers as usize, 0);

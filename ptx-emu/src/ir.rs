@@ -207,6 +207,23 @@ pub(crate) enum Special {
     Zero,
 }
 
+/// The element types of an `mma.sync.aligned` (`mma.rs`): each fixes the shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MmaKind {
+    /// `m16n8k16.row.col.f32.f16.f16.f32`.
+    F16,
+    /// `m16n8k16.row.col.f32.bf16.bf16.f32`.
+    Bf16,
+    /// `m16n8k8.row.col.f32.tf32.tf32.f32`.
+    Tf32,
+    /// `m16n8k32.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32`.
+    I8 {
+        a_signed: bool,
+        b_signed: bool,
+        saturate: bool,
+    },
+}
+
 /// `base + offset` in `space`; `base` is a register or, when `None`, the offset is absolute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Addr {
@@ -498,6 +515,37 @@ pub(crate) enum Op {
     /// scheduler answers it once no lane of the warp can run further (docs/emulator.md).
     ActiveMask {
         d: Reg,
+    },
+    /// `mma.sync.aligned`: a collective of the whole warp (`mma.rs`); `a`, `b`, `c` are the
+    /// fragments' 32-bit registers (only the first 2 of `b` are used).
+    Mma {
+        kind: MmaKind,
+        d: [Reg; 4],
+        a: [Src; 4],
+        b: [Src; 2],
+        c: [Src; 4],
+    },
+    /// `ldmatrix.sync.aligned.m8n8.x{count}{.trans}.b16`: a collective of the whole warp.
+    Ldmatrix {
+        count: u8,
+        trans: bool,
+        d: [Reg; 4],
+        addr: Addr,
+    },
+    /// `cp.async.{ca,cg}.shared.global [dst], [src], bytes{, src_size}`: queued on the thread
+    /// until a `cp.async.wait_group`/`wait_all` completes its group (`async_copy.rs`).
+    CpAsync {
+        bytes: u8,
+        dst: Addr,
+        src: Addr,
+        src_size: Option<Src>,
+    },
+    /// `cp.async.commit_group`.
+    CpAsyncCommit,
+    /// `cp.async.wait_group pending` (`Some`), or `cp.async.wait_all` (`None`: every copy,
+    /// committed or not).
+    CpAsyncWait {
+        pending: Option<u32>,
     },
     /// `membar`, `fence`: a block runs on one host thread and global memory is sequentially
     /// consistent enough (atomic words), so ordering needs no work.

@@ -17,7 +17,8 @@
 //! every thread runs on its own until it exits or reaches a collective (independent thread
 //! scheduling, as on Volta and later), and a collective completes when all its participants
 //! wait at one: `shfl.sync`/`vote.sync`/`bar.warp.sync` when every lane of the mask does,
-//! `bar.sync`/`bar.red` when every thread of the block that has not exited does. Measured with
+//! `mma.sync`/`ldmatrix` when all 32 lanes of the warp do, `bar.sync`/`bar.red` when every
+//! thread of the block that has not exited does (tensor cores: docs/emulator.md). Measured with
 //! `examples/speed.rs` (release, this project's 2-core machine, shared): 50 to 70 million PTX
 //! instructions per second per host thread on vector_add, matmul, transpose and dot_partial.
 //!
@@ -66,6 +67,7 @@
 //! line it stopped.
 
 mod arith;
+mod async_copy;
 mod block;
 mod cooperative;
 mod decode;
@@ -73,6 +75,7 @@ mod ir;
 mod launch;
 mod lockstep;
 mod memory;
+mod mma;
 mod module;
 mod parse;
 mod printf;

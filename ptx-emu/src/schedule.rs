@@ -10,6 +10,8 @@ use crate::block::{Block, Grid, Status, Trouble};
 use crate::ir::*;
 use crate::profile::{commit_collective, InstrClass};
 use crate::thread;
+
+mod tensor;
 use crate::FaultKind;
 
 /// Runs the whole block; on a fault, which thread and the trouble.
@@ -71,7 +73,20 @@ fn warp_mask(op: &Op) -> Option<Src> {
         | Op::Vote { mask, .. }
         | Op::Match { mask, .. }
         | Op::BarWarpSync { mask } => Some(*mask),
+        // `.sync.aligned`: every lane of the warp executes the same instruction.
+        Op::Mma { .. } | Op::Ldmatrix { .. } => Some(Src::Imm(u32::MAX as u64)),
         _ => None,
+    }
+}
+
+/// How a fault names a warp collective's participants.
+fn mask_name(op: &Op, mask: u32) -> String {
+    match op {
+        Op::Mma { .. } => "mma.sync.aligned (a collective of all 32 lanes of the warp)".into(),
+        Op::Ldmatrix { .. } => {
+            "ldmatrix.sync.aligned (a collective of all 32 lanes of the warp)".into()
+        }
+        _ => format!("warp-level mask {mask:#010x}"),
     }
 }
 
@@ -90,6 +105,19 @@ fn same_kind(a: &Op, b: &Op) -> bool {
                 mode: y, wide: v, ..
             },
         ) => x == y && w == v,
+        (Op::Mma { kind: x, .. }, Op::Mma { kind: y, .. }) => x == y,
+        (
+            Op::Ldmatrix {
+                count: x,
+                trans: tx,
+                ..
+            },
+            Op::Ldmatrix {
+                count: y,
+                trans: ty,
+                ..
+            },
+        ) => (x, tx) == (y, ty),
         _ => std::mem::discriminant(a) == std::mem::discriminant(b),
     }
 }
@@ -113,9 +141,10 @@ fn release_warp_collectives(grid: &Grid, block: &mut Block) -> Result<bool, (usi
         let mask = reg(grid, block, t, mask_src) as u32;
         let (warp, lane) = (t / 32, t % 32);
         let divergence = |what: String| (t, Trouble::new(FaultKind::Divergence, what));
+        let name = mask_name(op, mask);
         if mask & (1 << lane) == 0 {
             return Err(divergence(format!(
-                "warp-level mask {mask:#010x} does not name the executing lane {lane}"
+                "{name} does not name the executing lane {lane}"
             )));
         }
         // `match.sync` waits for the non-exited lanes of its mask (PTX ISA) and its result names
@@ -133,13 +162,13 @@ fn release_warp_collectives(grid: &Grid, block: &mut Block) -> Result<bool, (usi
             let other = warp * 32 + l;
             if other >= n {
                 return Err(divergence(format!(
-                    "warp-level mask {mask:#010x} names lane {l}, which does not exist (the block has {n} threads)"
+                    "{name} names lane {l}, which does not exist (the block has {n} threads)"
                 )));
             }
             match block.threads[other].status {
                 Status::Exited => {
                     return Err(divergence(format!(
-                        "warp-level mask {mask:#010x} names lane {l}, which has exited"
+                        "{name} names lane {l}, which has exited"
                     )))
                 }
                 Status::Waiting => {
@@ -302,6 +331,8 @@ fn execute_warp(
                 }
             }
         }
+        Op::Mma { kind, .. } => tensor::mma(grid, block, lanes, kind),
+        Op::Ldmatrix { count, trans, .. } => tensor::ldmatrix(grid, block, lanes, count, trans)?,
         _ => {}
     }
     for &t in lanes {

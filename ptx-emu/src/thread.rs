@@ -452,13 +452,47 @@ pub(crate) fn run<const PROFILE: bool>(
                     pc = back as usize;
                 }
                 None => {
+                    if let Err(e) = crate::async_copy::complete(grid, block, t, None) {
+                        break Err(e);
+                    }
                     block.threads[t].status = Status::Exited;
                     break Ok(());
                 }
             },
             Op::Exit => {
+                if let Err(e) = crate::async_copy::complete(grid, block, t, None) {
+                    break Err(e);
+                }
                 block.threads[t].status = Status::Exited;
                 break Ok(());
+            }
+            Op::CpAsync {
+                bytes,
+                dst,
+                src,
+                src_size,
+            } => {
+                let at = |a: Addr| {
+                    a.base
+                        .map_or(0, |r| regs[r as usize])
+                        .wrapping_add(a.offset as u64)
+                };
+                let addresses = (at(dst), at(src));
+                let src_bytes = src_size.map_or(bytes as u64, |s| get(regs, s) as u32 as u64);
+                if let Err(e) =
+                    crate::async_copy::issue(grid, block, t, bytes, addresses, src_bytes)
+                {
+                    break Err(e);
+                }
+            }
+            Op::CpAsyncCommit => block.threads[t].async_copies.commit(),
+            Op::CpAsyncWait { pending } => {
+                if pending.is_none() {
+                    block.threads[t].async_copies.commit();
+                }
+                if let Err(e) = crate::async_copy::complete(grid, block, t, pending) {
+                    break Err(e);
+                }
             }
             Op::Trap => {
                 break Err(Trouble::new(
@@ -472,7 +506,9 @@ pub(crate) fn run<const PROFILE: bool>(
             | Op::Shfl { .. }
             | Op::Vote { .. }
             | Op::Match { .. }
-            | Op::ActiveMask { .. } => {
+            | Op::ActiveMask { .. }
+            | Op::Mma { .. }
+            | Op::Ldmatrix { .. } => {
                 pc -= 1;
                 executed -= 1;
                 block.threads[t].status = Status::Waiting;
@@ -584,7 +620,11 @@ fn store(
     Ok(())
 }
 
-fn conflict_trouble((offset, conflict): (usize, Conflict), t: usize, writing: bool) -> Trouble {
+pub(crate) fn conflict_trouble(
+    (offset, conflict): (usize, Conflict),
+    t: usize,
+    writing: bool,
+) -> Trouble {
     let (other, other_wrote) = match conflict {
         Conflict::Uninitialized => {
             let what = format!(

@@ -37,19 +37,54 @@ pub fn on_ci() -> bool {
 /// file, that PTX (the GPU machine has no Rust toolchain: scripts/device-bundle.sh builds it here).
 pub fn test_kernels() -> &'static Ptx {
     static PTX: OnceLock<Ptx> = OnceLock::new();
+    PTX.get_or_init(|| test_kernels_built("test-kernels", "FERROCUDA_TEST_KERNELS_PTX", None))
+}
+
+/// `test-kernels` with its `sm80` feature (the tensor-core kernels), built to PTX for sm_80 into
+/// `target/test-kernels-sm80-ptx`, or the file `FERROCUDA_TEST_KERNELS_SM80_PTX` names.
+pub fn test_kernels_sm80() -> &'static Ptx {
+    static PTX: OnceLock<Ptx> = OnceLock::new();
     PTX.get_or_init(|| {
-        if let Some(path) = std::env::var_os("FERROCUDA_TEST_KERNELS_PTX") {
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("FERROCUDA_TEST_KERNELS_PTX={path:?}: {e}"));
-            return Ptx::new("test-kernels", Box::leak(text.into_boxed_str()));
-        }
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let built = ferrocuda_builder::PtxBuilder::new(root.join("test-kernels"))
-            .target_dir(root.join("target").join("test-kernels-ptx"))
-            .build()
-            .unwrap_or_else(|e| panic!("building test-kernels to PTX failed:\n{e}"));
-        Ptx::new("test-kernels", Box::leak(built.ptx.into_boxed_str()))
+        test_kernels_built(
+            "test-kernels-sm80",
+            "FERROCUDA_TEST_KERNELS_SM80_PTX",
+            Some(("sm_80", "sm80")),
+        )
     })
+}
+
+/// `test-kernels` as PTX named `name` (also its target directory's), from the file `env` names
+/// or built, with `(arch, feature)` where given.
+fn test_kernels_built(name: &'static str, env: &str, sm: Option<(&str, &str)>) -> Ptx {
+    if let Some(path) = std::env::var_os(env) {
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{env}={path:?}: {e}"));
+        return Ptx::new(name, Box::leak(text.into_boxed_str()));
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut builder = ferrocuda_builder::PtxBuilder::new(root.join("test-kernels"))
+        .target_dir(root.join("target").join(format!("{name}-ptx")));
+    if let Some((arch, feature)) = sm {
+        builder = builder.arch(arch).features([feature]);
+    }
+    let built = builder
+        .build()
+        .unwrap_or_else(|e| panic!("building {name} to PTX failed:\n{e}"));
+    Ptx::new(name, Box::leak(built.ptx.into_boxed_str()))
+}
+
+/// The CPU executor's paths for `ptx`, named: split (checked and not) and coroutines (checked).
+pub fn cpu_modules(ptx: &'static Ptx) -> Vec<(String, ferrocuda::Module)> {
+    let mut all = Vec::new();
+    for (checked, coroutines) in [(false, false), (true, false), (true, true)] {
+        let options = ferrocuda::CpuOptions {
+            checked,
+            force_coroutines: coroutines,
+            ..ferrocuda::CpuOptions::default()
+        };
+        let name = format!("cpu checked={checked} coroutines={coroutines}");
+        all.push((name, Device::cpu_with(options).unwrap().load(ptx).unwrap()));
+    }
+    all
 }
 
 /// GPU 0, or `None` after saying (for `test`) why it was skipped. Under `FERROCUDA_EXPECT_GPU`

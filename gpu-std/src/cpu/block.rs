@@ -48,6 +48,9 @@ pub(crate) enum WarpOp {
     /// Every lane gets every lane's value (see [`gathered`]): a whole warp reduction in one
     /// suspension instead of six shuffles.
     Gather,
+    /// A tensor-core `mma` of the whole warp (`crate::mma`): each lane's value points to its
+    /// operands, which the release multiplies.
+    Mma(crate::mma::Kind),
 }
 
 impl WarpOp {
@@ -62,6 +65,7 @@ impl WarpOp {
             WarpOp::Ballot => "ballot_sync",
             WarpOp::Sync => "sync_warp",
             WarpOp::Gather => "warp::reduce",
+            WarpOp::Mma(_) => "mma::mma",
         }
     }
 }
@@ -532,6 +536,12 @@ impl Scheduler {
             }
             self.gathered[warp] = values;
         }
+        if let WarpOp::Mma(kind) = op {
+            // SAFETY: every lane of the warp waits in `mma::host::mma` (the same operation, full
+            // mask) with a pointer to its live operands as its value, and none runs until it is
+            // readied below.
+            unsafe { crate::mma::host::release(kind, &values) };
+        }
         for lane in lanes(mask) {
             let arg = args[lane] as usize;
             let result = match op {
@@ -542,7 +552,7 @@ impl Scheduler {
                 WarpOp::All => u64::from(ballot == mask),
                 WarpOp::Any => u64::from(ballot != 0),
                 WarpOp::Ballot => u64::from(ballot),
-                WarpOp::Sync | WarpOp::Gather => 0,
+                WarpOp::Sync | WarpOp::Gather | WarpOp::Mma(_) => 0,
             };
             self.ready(base + lane, result);
         }

@@ -15,6 +15,31 @@ pub(crate) const DEVICE_NAME: &str = "ferrocuda PTX emulator";
 /// knows PTX ISA up to 8.8 (NVRTC 12.9's PTX, the main job's CUDA C, loads).
 pub(crate) const DRIVER_VERSION: c_int = 12090;
 
+/// The compute capability the devices report, as the `.target` number: 90 (sm_90), or what
+/// `FERROCUDA_EMU_SM` says (70, 75, 80, 86, 89 or 90), so that tests can see how the host treats
+/// PTX built for a newer GPU (`Error::GpuTooOld` for sm_80 tensor-core kernels on an sm_70).
+pub(crate) const SM_ENV: &str = "FERROCUDA_EMU_SM";
+
+/// [`SM_ENV`], read once; anything else is reported and 90.
+pub(crate) fn device_sm() -> u32 {
+    static SM: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *SM.get_or_init(|| {
+        let Ok(text) = std::env::var(SM_ENV) else {
+            return 90;
+        };
+        match text.trim().parse::<u32>() {
+            Ok(sm) if [70, 75, 80, 86, 89, 90].contains(&sm) => sm,
+            _ => {
+                eprintln!(
+                    "ferrocuda PTX emulator: {SM_ENV}={text:?} is not one of 70, 75, 80, 86, 89, \
+                     90; using 90"
+                );
+                90
+            }
+        }
+    })
+}
+
 pub(crate) const SM_COUNT: i32 = 132;
 pub(crate) const MAX_THREADS_PER_BLOCK: i32 = 1024;
 pub(crate) const MAX_THREADS_PER_SM: i32 = 2048;
@@ -79,8 +104,14 @@ fn attribute(attribute: u32) -> Option<c_int> {
             A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
             MAX_BLOCKS_PER_SM,
         ),
-        (A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9),
-        (A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0),
+        (
+            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            (device_sm() / 10) as c_int,
+        ),
+        (
+            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+            (device_sm() % 10) as c_int,
+        ),
         (A::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT, 0),
         (A::CU_DEVICE_ATTRIBUTE_INTEGRATED, 0),
         (A::CU_DEVICE_ATTRIBUTE_TCC_DRIVER, 0),
@@ -214,8 +245,9 @@ pub unsafe extern "C" fn cuDeviceComputeCapability(
     guard("cuDeviceComputeCapability", || {
         DRIVER.initialized()?;
         check_device(dev)?;
+        let sm = device_sm() as c_int;
         // SAFETY: the caller's pointers are valid for one write each (driver API contract).
-        unsafe { put(major, 9).and_then(|()| put(minor, 0)) }
+        unsafe { put(major, sm / 10).and_then(|()| put(minor, sm % 10)) }
     })
 }
 

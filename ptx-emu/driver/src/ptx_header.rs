@@ -5,9 +5,6 @@
 /// CUDA C column's compiler, `make setup`) writes.
 pub(crate) const NEWEST_ISA: (u32, u32) = (8, 8);
 
-/// The device's compute capability as the `.target` number (sm_90).
-const DEVICE_SM: u32 = 90;
-
 /// Why the JIT refuses the module before reading its code.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum HeaderError {
@@ -19,6 +16,11 @@ pub(crate) enum HeaderError {
 
 /// The `.version` as major * 10 + minor, or why the JIT refuses the module.
 pub(crate) fn check(ptx: &str) -> Result<i32, HeaderError> {
+    check_for(ptx, crate::device::device_sm())
+}
+
+/// [`check`] for a device of compute capability `device_sm` (`.target` number).
+fn check_for(ptx: &str, device_sm: u32) -> Result<i32, HeaderError> {
     let mut version = None;
     for (index, line) in ptx.lines().enumerate() {
         let line_no = index + 1;
@@ -51,10 +53,11 @@ pub(crate) fn check(ptx: &str) -> Result<i32, HeaderError> {
                         .strip_prefix("sm_")
                         .map(|n| n.trim_end_matches(['a', 'f']))
                         .and_then(|n| n.parse::<u32>().ok());
-                    if sm.is_some_and(|sm| sm > DEVICE_SM) {
+                    if sm.is_some_and(|sm| sm > device_sm) {
                         return Err(HeaderError::Invalid(format!(
                             "ptxas application ptx input, line {line_no}; fatal   : SM version \
-                             specified by .target ({target}) is higher than the device's (sm_90)"
+                             specified by .target ({target}) is higher than the device's \
+                             (sm_{device_sm})"
                         )));
                     }
                 }
@@ -80,6 +83,11 @@ mod tests {
         let ptx = |v: &str, t: &str| format!("//\n.version {v}\n.target {t}\n.address_size 64\n");
         assert_eq!(check(&ptx("6.0", "sm_70")), Ok(60));
         assert_eq!(check(&ptx("8.8", "sm_90a")), Ok(88));
+        // An emulated sm_70 (FERROCUDA_EMU_SM=70) refuses sm_80 PTX, as ptxas would.
+        assert!(
+            matches!(check_for(&ptx("7.0", "sm_80"), 70), Err(HeaderError::Invalid(m)) if m.contains("(sm_70)"))
+        );
+        assert_eq!(check_for(&ptx("7.0", "sm_70"), 70), Ok(70));
         assert!(
             matches!(check(&ptx("9.0", "sm_70")), Err(HeaderError::TooNewVersion(m)) if m.contains("line 2") && m.contains("9.0"))
         );

@@ -10,6 +10,7 @@ use crate::ParseError;
 
 mod arithmetic;
 mod control;
+mod tensor;
 
 /// What a module-scope symbol stands for when used as a value or address.
 #[derive(Debug, Clone, Copy)]
@@ -468,6 +469,7 @@ impl<'a> Decoder<'a> {
             "ld" | "st" | "ldu" | "atom" | "red" | "bra" | "brx" | "call" | "ret" | "exit"
             | "trap" | "brkpt" | "membar" | "fence" | "bar" | "barrier" | "shfl" | "vote"
             | "match" | "activemask" => self.control(scope, &c),
+            "mma" | "ldmatrix" | "cp" => self.tensor(scope, &c),
             _ => self.arithmetic(scope, &c),
         }
     }

@@ -1,0 +1,157 @@
+//! Asynchronous copies from global to shared memory (PTX `cp.async`, sm_80 and newer), so a
+//! kernel can load its next tile while it computes on the current one (double buffering).
+//!
+//! ```ignore
+//! copy_async::<f16, 16>(&tile, t * 8, a, row * k + col);  // 8 f16 from `a` to `tile`
+//! commit_async_copies();                                  // closes a group
+//! // ... compute on the other buffer ...
+//! wait_async_copies::<0>();                               // this thread's groups have landed
+//! sync_threads();                                         // and everyone else's
+//! ```
+//!
+//! Each thread waits only for its own copies: a `sync_threads()` after the wait makes the tile
+//! whole for the block. On the GPU a copy may land any time before its wait; the PTX emulator
+//! lands it at the wait (so a missing wait shows there, as a read of unwritten shared memory or
+//! a race); the CPU executor lands it at once (checked mode records the writes as this
+//! thread's).
+//!
+//! PTX with these needs sm_80 (`ferrocuda_builder::PtxBuilder::arch("sm_80")`).
+
+use crate::shared::Shared;
+
+/// Starts copying `BYTES` (4, 8 or 16) bytes, `BYTES / size_of::<T>()` elements, from
+/// `src[src_index..]` to `dst` at `dst_index`. Elements past the end of `src` are not read: the
+/// copy fills them with zeros (a ragged edge tile needs no branch).
+///
+/// # Panics
+/// If the destination elements reach past `dst`, or `dst_index` or `src_index` is not a
+/// multiple of the copy's elements (both ends must be `BYTES`-aligned; on the GPU: traps).
+#[inline(always)]
+#[track_caller]
+pub fn copy_async<T: bytemuck::Pod, const BYTES: usize>(
+    dst: &Shared<T>,
+    dst_index: usize,
+    src: &[T],
+    src_index: usize,
+) {
+    const {
+        assert!(
+            BYTES == 4 || BYTES == 8 || BYTES == 16,
+            "cp.async copies 4, 8 or 16 bytes"
+        );
+        assert!(
+            BYTES.is_multiple_of(core::mem::size_of::<T>()),
+            "the copy must hold whole elements"
+        );
+    }
+    let n = BYTES / core::mem::size_of::<T>();
+    if dst_index + n > dst.len() {
+        crate::mem::out_of_bounds("a shared array", dst_index + n - 1, dst.len());
+    }
+    if !dst_index.is_multiple_of(n) || !src_index.is_multiple_of(n) {
+        misaligned(BYTES);
+    }
+    let available = src.len().saturating_sub(src_index).min(n);
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // An empty source reads nothing: any address does (the slice's start).
+        let from = if available == 0 {
+            src.as_ptr()
+        } else {
+            src[src_index..].as_ptr()
+        };
+        if !(from as usize).is_multiple_of(BYTES) {
+            misaligned(BYTES);
+        }
+        let bytes = (available * core::mem::size_of::<T>()) as u32;
+        let to = dst.window_at(dst_index);
+        // SAFETY: `to` is `BYTES` in-bounds, aligned bytes of this block's shared memory (checked
+        // above); `from` has `bytes` readable bytes (`available` elements of `src`), aligned.
+        unsafe { ptx::copy::<BYTES>(to, from as u64, bytes) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    for k in 0..n {
+        let value = if k < available {
+            src[src_index + k]
+        } else {
+            T::zeroed()
+        };
+        dst.set(dst_index + k, value);
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn misaligned(bytes: usize) -> ! {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let _ = bytes;
+        // SAFETY: `trap` aborts the kernel; it has no preconditions.
+        unsafe { core::arch::nvptx::trap() }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    panic!("copy_async of {bytes} bytes needs both ends {bytes}-byte aligned")
+}
+
+/// Closes this thread's current group of [`copy_async`]s (PTX `cp.async.commit_group`).
+#[inline(always)]
+pub fn commit_async_copies() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: marks a group boundary; no operands.
+    unsafe {
+        core::arch::asm!("cp.async.commit_group;", options(nostack))
+    }
+}
+
+/// Waits until at most `PENDING` of this thread's most recent committed groups are still in
+/// flight (PTX `cp.async.wait_group`): `0` waits for every committed group.
+#[inline(always)]
+pub fn wait_async_copies<const PENDING: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: waits; the memory clobber orders the shared-memory reads after it.
+    unsafe {
+        core::arch::asm!("cp.async.wait_group {n};", n = const PENDING, options(nostack))
+    }
+}
+
+/// Waits for all of this thread's copies, committed or not (PTX `cp.async.wait_all`).
+#[inline(always)]
+pub fn wait_all_async_copies() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: as in `wait_async_copies`.
+    unsafe {
+        core::arch::asm!("cp.async.wait_all;", options(nostack))
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod ptx {
+    use core::arch::asm;
+
+    /// `cp.async` of `BYTES` to shared-window address `to` from generic address `from`,
+    /// reading `bytes` of them.
+    ///
+    /// # Safety
+    /// As `copy_async` checks: `to` in bounds and aligned, `from` readable for `bytes`, aligned.
+    #[inline(always)]
+    pub(super) unsafe fn copy<const BYTES: usize>(to: u32, from: u64, bytes: u32) {
+        // SAFETY: the caller's contract. `.cg` (L2 only) for whole 16-byte copies, as CUTLASS.
+        unsafe {
+            match BYTES {
+                16 => asm!(
+                    "{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; cp.async.cg.shared.global [{0}], [%oxg], 16, {2}; }}",
+                    in(reg32) to, in(reg64) from, in(reg32) bytes, options(nostack)
+                ),
+                8 => asm!(
+                    "{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; cp.async.ca.shared.global [{0}], [%oxg], 8, {2}; }}",
+                    in(reg32) to, in(reg64) from, in(reg32) bytes, options(nostack)
+                ),
+                _ => asm!(
+                    "{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; cp.async.ca.shared.global [{0}], [%oxg], 4, {2}; }}",
+                    in(reg32) to, in(reg64) from, in(reg32) bytes, options(nostack)
+                ),
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Tensor-core kernels (`ferrocuda_std::mma`, `copy_async`) for `tests/tensor_cores.rs`: one warp,
+//! one 16×8 tile `d = a·b + c` per input type, from global slices and through shared memory
+//! (`cp.async`, `ldmatrix`), and a warp whose lanes do not all reach the `mma`. Built to PTX at
+//! sm_80 (the crate's `sm80` feature).
+
+use ferrocuda_std::async_copy::{commit_async_copies, copy_async, wait_async_copies};
+use ferrocuda_std::half::{bf16, f16};
+use ferrocuda_std::mma::{mma, FragA, FragB, FragC, MmaInput};
+use ferrocuda_std::thread::{self, sync_threads};
+use ferrocuda_std::{kernel, shared, warp, Out, Shared};
+
+/// `d = a·b + c` on one 16×8 tile: `a` row-major 16×K, `b` row-major K×8, `c` and `d` 16×8.
+#[inline(always)]
+fn tile<T: MmaInput>(a: &[T], b: &[T], c: &[T::Acc], d: &Out<T::Acc>) {
+    let fa = FragA::<T>::load(a, T::K);
+    let fb = FragB::<T>::load(b, 8);
+    let fc = FragC::from_fn(|r, col| c[r * 8 + col]);
+    mma(&fa, &fb, &fc).for_each(|r, col, v| d.set(r * 8 + col, v));
+}
+
+/// One warp: `d = a·b + c`, f16 inputs (16×16 · 16×8), f32 accumulators.
+#[kernel]
+pub fn mma_f16(a: &[f16], b: &[f16], c: &[f32], d: Out<f32>) {
+    tile(a, b, c, &d);
+}
+
+/// As [`mma_f16`], bf16 inputs.
+#[kernel]
+pub fn mma_bf16(a: &[bf16], b: &[bf16], c: &[f32], d: Out<f32>) {
+    tile(a, b, c, &d);
+}
+
+/// As [`mma_f16`], f32 inputs as tf32 (16×8 · 8×8).
+#[kernel]
+pub fn mma_tf32(a: &[f32], b: &[f32], c: &[f32], d: Out<f32>) {
+    tile(a, b, c, &d);
+}
+
+/// As [`mma_f16`], i8 inputs (16×32 · 32×8), i32 accumulators.
+#[kernel]
+pub fn mma_i8(a: &[i8], b: &[i8], c: &[i32], d: Out<i32>) {
+    tile(a, b, c, &d);
+}
+
+/// As [`mma_f16`], with `a` and `b` staged in shared memory by `copy_async` (16 bytes a lane)
+/// and read back with `FragA::load_shared` / `FragB::load_shared` (`ldmatrix` on the GPU).
+#[kernel]
+pub fn mma_f16_shared(a: &[f16], b: &[f16], c: &[f32], d: Out<f32>) {
+    let ta = shared!([f16; 256]);
+    let tb = shared!([f16; 128]);
+    let lane = warp::lane_id() as usize;
+    copy_async::<f16, 16>(&ta, 8 * lane, a, 8 * lane);
+    if lane < 16 {
+        copy_async::<f16, 16>(&tb, 8 * lane, b, 8 * lane);
+    }
+    commit_async_copies();
+    wait_async_copies::<0>();
+    sync_threads();
+    let fa = FragA::load_shared(&ta, 0, 16);
+    let fb = FragB::load_shared(&tb, 0, 8);
+    let fc = FragC::from_fn(|r, col| c[r * 8 + col]);
+    mma(&fa, &fb, &fc).for_each(|r, col, v| d.set(r * 8 + col, v));
+}
+
+/// A planted bug: lane 5 returns before the `mma` the rest of its warp waits in.
+#[kernel]
+pub fn mma_divergent(a: &[f16], b: &[f16], c: &[f32], d: Out<f32>) {
+    if warp::lane_id() == 5 {
+        return;
+    }
+    tile(a, b, c, &d);
+}
+
+/// Rows and columns of a block's tile of C, and the depth of one stage.
+const BM: usize = 32;
+const BN: usize = 32;
+const BK: usize = 16;
+
+/// Stages 8 elements of the row-major `rows`×`cols` matrix `src`, from (`row`, `col`), at
+/// `dst[at..at + 8]`: one `copy_async` where the 8 are inside a row and 16-byte aligned, else
+/// element by element with zeros outside the matrix (ragged edges).
+#[inline(always)]
+fn stage_8(dst: &Shared<f16>, at: usize, src: &[f16], (row, col): (usize, usize), cols: usize) {
+    let start = row * cols + col;
+    if col + 8 <= cols && start.is_multiple_of(8) && start < src.len() {
+        copy_async::<f16, 16>(dst, at, src, start);
+    } else {
+        for e in 0..8 {
+            let inside = col + e < cols && start + e < src.len();
+            dst.set(at + e, if inside { src[start + e] } else { f16::ZERO });
+        }
+    }
+}
+
+/// `c = a·b` (`a` m×k, `b` k×n, `c` m×n, row-major) on tensor cores: blocks of 4 warps own a
+/// 32×32 tile of `c`, each warp a 16×16 quarter (two `mma`s per k-step); the k-steps' 32×16 and
+/// 16×32 tiles are staged by `copy_async` into two buffers, the next while the current one is
+/// multiplied. Any sizes (ragged edges are zero-filled). Launch `[(n/32, m/32) rounded up, 128]`.
+#[kernel]
+pub fn matmul_f16_tc(a: &[f16], b: &[f16], c: Out<f32>, m: u32, n: u32, k: u32) {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let ta = shared!([f16; 2 * BM * BK]);
+    let tb = shared!([f16; 2 * BK * BN]);
+    let t = thread::thread_idx().x as usize;
+    let block = thread::block_idx();
+    let (row0, col0) = (block.y as usize * BM, block.x as usize * BN);
+    let warp = t / 32;
+    let (wr, wc) = (16 * (warp / 2), 16 * (warp % 2));
+    // Thread t stages one 8-element piece: of A (32 rows × 2) for t < 64, else of B (16 × 4).
+    let stage = |buffer: usize, kk: usize| {
+        if t < 64 {
+            let (r, cc) = (t / 2, 8 * (t % 2));
+            let at = buffer * BM * BK + r * BK + cc;
+            stage_8(&ta, at, a, (row0 + r, kk + cc), k);
+        } else {
+            let (r, cc) = ((t - 64) / 4, 8 * ((t - 64) % 4));
+            let at = buffer * BK * BN + r * BN + cc;
+            if kk + r < k {
+                stage_8(&tb, at, b, (kk + r, col0 + cc), n);
+            } else {
+                stage_8(&tb, at, &[], (0, 0), 0);
+            }
+        }
+    };
+    let mut left = FragC::<f32>::zero();
+    let mut right = FragC::<f32>::zero();
+    let steps = k.div_ceil(BK);
+    stage(0, 0);
+    commit_async_copies();
+    let mut s = 0;
+    while s < steps {
+        if s + 1 < steps {
+            stage((s + 1) % 2, (s + 1) * BK);
+        }
+        commit_async_copies();
+        wait_async_copies::<1>();
+        sync_threads();
+        let buffer = s % 2;
+        let fa = FragA::load_shared(&ta, buffer * BM * BK + wr * BK, BK);
+        let b_tile = buffer * BK * BN + wc;
+        left = mma(&fa, &FragB::load_shared(&tb, b_tile, BN), &left);
+        right = mma(&fa, &FragB::load_shared(&tb, b_tile + 8, BN), &right);
+        sync_threads();
+        s += 1;
+    }
+    for (offset, tile) in [(0, left), (8, right)] {
+        tile.for_each(|r, col, v| {
+            let (i, j) = (row0 + wr + r, col0 + wc + offset + col);
+            if i < m && j < n {
+                c.set(i * n + j, v);
+            }
+        });
+    }
+}

@@ -1,0 +1,235 @@
+//! Tensor cores in the kernel language (`ferrocuda_std::mma`, `async_copy`): one warp, one 16×8
+//! tile `d = a·b + c` per input type (f16, bf16, tf32, i8), from global slices and through
+//! shared memory (`cp.async` + `ldmatrix`), on both CPU paths and on the GPU (the PTX emulator
+//! in CI): against an f64 reference within the documented bound `K · 2^-24 · (|c| + Σ|a·b|)`,
+//! the CPU's bits against the GPU's (both sum in the documented order), and a planted warp
+//! whose lanes do not all reach the `mma`.
+
+mod support;
+
+use ferrocuda::{bf16, f16, launch, Error, KernelBug, Module};
+use rand::Rng;
+use test_kernels::tensor_cores::*;
+
+fn cpu_modules() -> Vec<(String, Module)> {
+    support::cpu_modules(support::test_kernels_sm80())
+}
+
+/// [`cpu_modules`], and the GPU when there is one.
+fn modules(test: &str) -> Vec<(String, Module)> {
+    let ptx = support::test_kernels_sm80();
+    let mut all = cpu_modules();
+    if let Some(gpu) = support::gpu_or_skip(test) {
+        all.push(("gpu".to_string(), gpu.load(ptx).unwrap()));
+    }
+    all
+}
+
+/// `c + a·b` in f64 (a: 16×k row-major, b: k×8 row-major), and the bound per element.
+fn reference(a: &[f64], b: &[f64], c: &[f64], k: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut d = c.to_vec();
+    let mut bound = vec![0.0; 16 * 8];
+    for r in 0..16 {
+        for col in 0..8 {
+            let products = (0..k).map(|x| a[r * k + x] * b[x * 8 + col]);
+            d[r * 8 + col] += products.clone().sum::<f64>();
+            let magnitude = c[r * 8 + col].abs() + products.map(f64::abs).sum::<f64>();
+            bound[r * 8 + col] = k as f64 * 2f64.powi(-24) * magnitude;
+        }
+    }
+    (d, bound)
+}
+
+/// Checks each module's `d` against the reference and the first module's bits.
+fn check(results: &[(String, Vec<f32>)], a: &[f64], b: &[f64], c: &[f32], k: usize) {
+    let c64: Vec<f64> = c.iter().map(|&x| x as f64).collect();
+    let (want, bound) = reference(a, b, &c64, k);
+    let (first, first_d) = &results[0];
+    for (name, d) in results {
+        for i in 0..16 * 8 {
+            let error = (d[i] as f64 - want[i]).abs();
+            assert!(
+                error <= bound[i],
+                "{name}: d[{}][{}] = {}, want {} (error {error:e} > {:e})",
+                i / 8,
+                i % 8,
+                d[i],
+                want[i],
+                bound[i]
+            );
+            assert_eq!(
+                d[i].to_bits(),
+                first_d[i].to_bits(),
+                "{name} against {first}: d[{}][{}]",
+                i / 8,
+                i % 8
+            );
+        }
+    }
+}
+
+fn random(rng: &mut impl Rng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+}
+
+#[test]
+fn f16_and_bf16_tiles_from_global_and_through_shared_memory() {
+    let (mut rng, seed) = support::rng();
+    let a: Vec<f16> = random(&mut rng, 256)
+        .into_iter()
+        .map(f16::from_f32)
+        .collect();
+    let b: Vec<f16> = random(&mut rng, 128)
+        .into_iter()
+        .map(f16::from_f32)
+        .collect();
+    let c = random(&mut rng, 128);
+    let (a64, b64): (Vec<f64>, Vec<f64>) = (
+        a.iter().map(|x| x.to_f64()).collect(),
+        b.iter().map(|x| x.to_f64()).collect(),
+    );
+    let mut results = Vec::new();
+    for (name, module) in modules("f16_and_bf16_tiles_from_global_and_through_shared_memory") {
+        let mut d = vec![f32::NAN; 128];
+        launch!(module, mma_f16[1, 32](&a, &b, &c, &mut d)).unwrap();
+        results.push((format!("{name} (seed {seed})"), d.clone()));
+        launch!(module, mma_f16_shared[1, 32](&a, &b, &c, &mut d)).unwrap();
+        results.push((format!("{name} shared (seed {seed})"), d));
+    }
+    check(&results, &a64, &b64, &c, 16);
+
+    let a: Vec<bf16> = a64.iter().map(|&x| bf16::from_f64(x)).collect();
+    let b: Vec<bf16> = b64.iter().map(|&x| bf16::from_f64(x)).collect();
+    let mut results = Vec::new();
+    for (name, module) in modules("f16_and_bf16_tiles_from_global_and_through_shared_memory") {
+        let mut d = vec![f32::NAN; 128];
+        launch!(module, mma_bf16[1, 32](&a, &b, &c, &mut d)).unwrap();
+        results.push((format!("{name} bf16 (seed {seed})"), d));
+    }
+    let a64: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
+    let b64: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
+    check(&results, &a64, &b64, &c, 16);
+}
+
+#[test]
+fn tf32_tile() {
+    let (mut rng, seed) = support::rng();
+    // tf32 values (10 fraction bits): the reference then needs no rounding of its own.
+    let tf32 = |x: f32| f32::from_bits(x.to_bits() & !0x1fff);
+    let a: Vec<f32> = random(&mut rng, 128).into_iter().map(tf32).collect();
+    let b: Vec<f32> = random(&mut rng, 64).into_iter().map(tf32).collect();
+    let c = random(&mut rng, 128);
+    let mut results = Vec::new();
+    for (name, module) in modules("tf32_tile") {
+        let mut d = vec![f32::NAN; 128];
+        launch!(module, mma_tf32[1, 32](&a, &b, &c, &mut d)).unwrap();
+        results.push((format!("{name} (seed {seed})"), d));
+    }
+    let widen = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+    check(&results, &widen(&a), &widen(&b), &c, 8);
+}
+
+#[test]
+fn i8_tile_is_exact() {
+    let (mut rng, seed) = support::rng();
+    let a: Vec<i8> = (0..512).map(|_| rng.random()).collect();
+    let b: Vec<i8> = (0..256).map(|_| rng.random()).collect();
+    let c: Vec<i32> = (0..128)
+        .map(|_| rng.random_range(-1 << 20..1 << 20))
+        .collect();
+    for (name, module) in modules("i8_tile_is_exact") {
+        let mut d = vec![0i32; 128];
+        launch!(module, mma_i8[1, 32](&a, &b, &c, &mut d)).unwrap();
+        for r in 0..16 {
+            for col in 0..8 {
+                let want = c[r * 8 + col]
+                    + (0..32)
+                        .map(|x| a[r * 32 + x] as i32 * b[x * 8 + col] as i32)
+                        .sum::<i32>();
+                assert_eq!(d[r * 8 + col], want, "{name} (seed {seed}): d[{r}][{col}]");
+            }
+        }
+    }
+}
+
+/// On the CPU executor (the emulator's report of the same bug, which would leave this process's
+/// GPU context unusable for the other tests, is checked in `ptx-emu/tests/mma.rs`).
+#[test]
+fn a_lane_that_skips_the_mma_is_warp_divergence() {
+    let (a, b, c) = (vec![f16::ZERO; 256], vec![f16::ZERO; 128], vec![0f32; 128]);
+    for (name, module) in cpu_modules() {
+        let mut d = vec![0f32; 128];
+        let result = launch!(module, mma_divergent[1, 32](&a, &b, &c, &mut d));
+        match result {
+            Err(Error::KernelBug { bug, .. }) => match *bug {
+                KernelBug::WarpDivergence { detail } => assert!(
+                    detail.contains("mma") && detail.contains("lane 5"),
+                    "{name}: {detail}"
+                ),
+                other => panic!("{name}: expected warp divergence, got {other:?}"),
+            },
+            other => panic!("{name}: expected warp divergence, got {other:?}"),
+        }
+        // A block with a partial warp cannot run it either.
+        let result = launch!(module, mma_f16[1, 16](&a, &b, &c, &mut d));
+        assert!(
+            matches!(result, Err(Error::KernelBug { .. })),
+            "{name}: {result:?}"
+        );
+    }
+}
+
+#[test]
+fn matmul_on_tensor_cores_at_ragged_sizes() {
+    let (mut rng, seed) = support::rng();
+    // Whole tiles, ragged in every dimension, rows not 16-byte aligned (k, n not multiples of 8),
+    // one k-step, many.
+    for (m, n, k) in [
+        (64, 64, 64),
+        (37, 45, 50),
+        (1, 8, 16),
+        (33, 31, 7),
+        (20, 40, 96),
+    ] {
+        let a: Vec<f16> = random(&mut rng, m * k)
+            .into_iter()
+            .map(f16::from_f32)
+            .collect();
+        let b: Vec<f16> = random(&mut rng, k * n)
+            .into_iter()
+            .map(f16::from_f32)
+            .collect();
+        let mut results: Vec<(String, Vec<f32>)> = Vec::new();
+        for (name, module) in modules("matmul_on_tensor_cores_at_ragged_sizes") {
+            let mut c = vec![f32::NAN; m * n];
+            let grid = (n.div_ceil(32) as u32, m.div_ceil(32) as u32);
+            launch!(
+                module,
+                matmul_f16_tc[grid, 128](&a, &b, &mut c, m as u32, n as u32, k as u32)
+            )
+            .unwrap();
+            results.push((format!("{name} {m}x{n}x{k} (seed {seed})"), c));
+        }
+        // The f64 reference and the bound of a k-long sum in the documented order.
+        let (first, first_c) = &results[0];
+        for (name, c) in &results {
+            for i in 0..m {
+                for j in 0..n {
+                    let products = (0..k).map(|x| a[i * k + x].to_f64() * b[x * n + j].to_f64());
+                    let want: f64 = products.clone().sum();
+                    let bound = k as f64 * 2f64.powi(-24) * products.map(f64::abs).sum::<f64>();
+                    let got = c[i * n + j];
+                    assert!(
+                        (got as f64 - want).abs() <= bound,
+                        "{name}: c[{i}][{j}] = {got}, want {want} (bound {bound:e})"
+                    );
+                    assert_eq!(
+                        got.to_bits(),
+                        first_c[i * n + j].to_bits(),
+                        "{name} against {first}: c[{i}][{j}]"
+                    );
+                }
+            }
+        }
+    }
+}
