@@ -40,13 +40,15 @@ pub enum InstrClass {
     Control,
     /// `bar.sync`, `bar.red`.
     Barrier,
-    /// `shfl.sync`, `vote.sync`, `bar.warp.sync`.
+    /// `shfl.sync`, `vote.sync`, `match.sync`, `activemask`, `bar.warp.sync`.
     WarpCollective,
+    /// `mma.sync` (the tensor cores' `HMMA`/`IMMA`).
+    Tensor,
 }
 
 impl InstrClass {
     /// Every class, in [`Profile::by_class`]'s order.
-    pub const ALL: [InstrClass; 19] = [
+    pub const ALL: [InstrClass; 20] = [
         InstrClass::Fp32,
         InstrClass::Fp64,
         InstrClass::Fp16,
@@ -66,6 +68,7 @@ impl InstrClass {
         InstrClass::Control,
         InstrClass::Barrier,
         InstrClass::WarpCollective,
+        InstrClass::Tensor,
     ];
 
     /// A short name (the JSON key and table column).
@@ -90,6 +93,7 @@ impl InstrClass {
             InstrClass::Control => "control",
             InstrClass::Barrier => "barrier",
             InstrClass::WarpCollective => "warp_collective",
+            InstrClass::Tensor => "tensor",
         }
     }
 }
@@ -404,7 +408,8 @@ fn classify(op: &Op, landed: Option<Landed>) -> InstrClass {
         | Op::Shf { .. }
         | Op::Prmt { .. }
         | Op::Bfind { .. }
-        | Op::Mul24 { .. } => InstrClass::Integer,
+        | Op::Mul24 { .. }
+        | Op::Sad { .. } => InstrClass::Integer,
         Op::Float { f64, .. } | Op::Fma { f64, .. } | Op::Testp { f64, .. } => float(*f64),
         Op::FloatUn { op, f64, .. } => match op {
             FloatUnOp::Neg | FloatUnOp::Abs | FloatUnOp::Sqrt | FloatUnOp::Rcp => float(*f64),
@@ -432,6 +437,16 @@ fn classify(op: &Op, landed: Option<Landed>) -> InstrClass {
         | Op::Trap
         | Op::Unsupported(_) => InstrClass::Control,
         Op::BarSync { .. } | Op::BarRed { .. } => InstrClass::Barrier,
-        Op::BarWarpSync { .. } | Op::Shfl { .. } | Op::Vote { .. } => InstrClass::WarpCollective,
+        Op::BarWarpSync { .. }
+        | Op::Shfl { .. }
+        | Op::Vote { .. }
+        | Op::Match { .. }
+        | Op::ActiveMask { .. } => InstrClass::WarpCollective,
+        Op::Mma { .. } => InstrClass::Tensor,
+        // `ldmatrix` reads shared memory for the warp; `cp.async` is a global load whose bytes
+        // land in shared memory (`LDGSTS`); its commit and wait are bookkeeping.
+        Op::Ldmatrix { .. } => InstrClass::LoadShared,
+        Op::CpAsync { .. } => InstrClass::LoadGlobal,
+        Op::CpAsyncCommit | Op::CpAsyncWait { .. } => InstrClass::Control,
     }
 }

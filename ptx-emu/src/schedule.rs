@@ -240,7 +240,8 @@ fn execute_warp(
 ) -> Result<(), (usize, Trouble)> {
     // Each lane reads and writes the registers of its own instruction (lanes may meet at
     // different ones: `same_kind`).
-    match op_at(grid, block, lanes[0]).clone() {
+    let op = op_at(grid, block, lanes[0]).clone();
+    match op {
         Op::Shfl { mode, .. } => {
             let operands: Vec<_> = lanes
                 .iter()
@@ -340,7 +341,12 @@ fn execute_warp(
         block.threads[t].status = Status::Ready;
     }
     if let Some(profile) = block.profile.as_deref_mut() {
-        commit_collective(profile, InstrClass::WarpCollective, lanes.len() as u32);
+        let class = match op {
+            Op::Mma { .. } => InstrClass::Tensor,
+            Op::Ldmatrix { .. } => InstrClass::LoadShared,
+            _ => InstrClass::WarpCollective,
+        };
+        commit_collective(profile, class, lanes.len() as u32);
     }
     Ok(())
 }
