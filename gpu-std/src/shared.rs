@@ -235,21 +235,13 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
         self.ptr
     }
 
+    /// Bounds-checks `index` (and, in checked mode, the access); it as a `usize`.
     #[inline(always)]
     #[track_caller]
     fn checked<I: ElementIndex>(&self, index: I, access: Access) -> usize {
         let index = checked_index(index, self.len, "a shared array");
         self.check_part::<T>(index, access);
         index
-    }
-
-    #[inline(always)]
-    #[track_caller]
-    fn check(&self, index: usize, access: Access) {
-        if index >= self.len {
-            crate::mem::out_of_bounds("a shared array", index, self.len);
-        }
-        self.check_part::<T>(index, access);
     }
 }
 
@@ -491,7 +483,7 @@ impl<T: crate::atomic::Atomic> Shared<'_, T> {
     #[inline(always)]
     #[track_caller]
     fn atomic_element(&self, index: usize) -> *mut T {
-        self.check(index, Access::Atomic);
+        let index = self.checked(index, Access::Atomic);
         #[cfg(target_arch = "nvptx64")]
         {
             ptx::element::<T>(self.window, index) as usize as *mut T
