@@ -7,7 +7,6 @@
 //! accumulators, one warp rendezvous per `mma` on the CPU).
 
 #[path = "../tests/support/mod.rs"]
-#[allow(dead_code)]
 mod support;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};

@@ -233,3 +233,42 @@ fn matmul_on_tensor_cores_at_ragged_sizes() {
         }
     }
 }
+
+#[test]
+fn ptxas_assembles_the_tensor_core_kernels_for_sm_80_and_90_without_spills() {
+    let source = support::test_kernels_sm80().source();
+    assert!(source.contains(".target sm_80"), "built for sm_80");
+    for op in [
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+        "cp.async.cg.shared.global",
+        "cp.async.commit_group;",
+        "cp.async.wait_group 1;",
+    ] {
+        assert!(source.contains(op), "the tensor-core PTX lacks {op}");
+    }
+    let reports = support::ptx::assemble_for("tensor-cores", source, &["sm_80", "sm_90"]);
+    for (arch, report) in reports {
+        for name in [
+            "mma_f16",
+            "mma_bf16",
+            "mma_tf32",
+            "mma_i8",
+            "mma_f16_shared",
+            "matmul_f16_tc",
+        ] {
+            let kernel = report
+                .kernel(name)
+                .unwrap_or_else(|| panic!("{arch}: no {name}"));
+            assert_eq!(
+                kernel.spill_store_bytes + kernel.spill_load_bytes,
+                0,
+                "{arch}: {name} spills"
+            );
+        }
+    }
+}

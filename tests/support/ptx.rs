@@ -14,13 +14,23 @@ pub fn assemble_everywhere(
     name: &str,
     source: &str,
 ) -> Vec<(&'static str, ferrocuda_builder::PtxasReport)> {
+    assemble_for(name, source, &["sm_70", "sm_80", "sm_90"])
+}
+
+/// [`assemble_everywhere`] for the architectures `archs` (PTX built for sm_80 does not assemble
+/// for sm_70).
+pub fn assemble_for(
+    name: &str,
+    source: &str,
+    archs: &[&'static str],
+) -> Vec<(&'static str, ferrocuda_builder::PtxasReport)> {
     let dir =
         std::env::temp_dir().join(format!("ferrocuda-ptx-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.ptx"));
     std::fs::write(&path, source).unwrap();
     let mut reports = Vec::new();
-    for arch in ["sm_70", "sm_80", "sm_90"] {
+    for &arch in archs {
         let Some(ptxas) = ferrocuda_builder::find_ptxas(arch) else {
             assert!(
                 !super::on_ci(),
