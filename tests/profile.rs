@@ -36,7 +36,22 @@ fn a_users_own_launch_is_recorded_with_its_counters() {
     launch!(kernels, vector_add[(n / 256) as u32, 256](&a, &b, &mut out)).unwrap();
     assert_eq!(out, vec![3.0; n]);
     let records = profile::read(&file).unwrap();
+    // The command prints the same file's table.
+    let out = ferrocuda(&["profile", "--from", file.to_str().unwrap(), "--json"]);
     let _ = std::fs::remove_file(&file);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &report["rows"][0];
+    assert_eq!(
+        (&row["kernel"], &row["launches"]),
+        (&"vector_add".into(), &1.into())
+    );
+    assert_eq!(row["global_load_sectors_per_request"], 4.0);
+    assert_eq!(row["global_store_sectors_per_request"], 4.0);
     let record = records
         .iter()
         .find(|r| r.kernel == "vector_add")

@@ -9,6 +9,8 @@
 //! The API, in the order the driver uses it: [`Memory`] (device memory: allocations with bounds),
 //! [`Module::parse`] (PTX text to a module of kernels), [`Module::kernel`] (a kernel's parameters
 //! and resources), [`launch`] (one grid, to completion or to the first [`Fault`]).
+//! [`LaunchOptions::profile`] counts what a launch executes, warp instruction by warp
+//! instruction, with Nsight Compute's definitions ([`Profile`]: `profile.rs`, `lockstep.rs`).
 //!
 //! # How it runs a kernel
 //! [`Module::parse`] decodes each kernel once, with the functions it calls, into a flat list of

@@ -76,7 +76,8 @@ impl SharedMemory {
 
     /// Records a read of `[offset, offset + len)` by `thread` (in bounds), or the conflict it
     /// makes (with the byte's offset).
-    #[inline]
+    // Inlined into both instances of `thread::run` (as into the one there was before).
+    #[inline(always)]
     pub fn read(
         &mut self,
         thread: u32,
@@ -112,7 +113,8 @@ impl SharedMemory {
 
     /// Records a write of `[offset, offset + len)` by `thread` (in bounds), or the race it makes
     /// (with the byte's offset).
-    #[inline]
+    // Inlined into both instances of `thread::run` (as into the one there was before).
+    #[inline(always)]
     pub fn write(
         &mut self,
         thread: u32,

@@ -394,6 +394,12 @@ fn the_transpose_lesson() {
     assert_eq!(padded.shared_loads.wavefronts, requests);
     assert_eq!(unpadded.shared_loads.wavefronts, 32 * requests);
     let h200 = ferrocuda::profile::gpu("h200").unwrap();
+    let estimate = |p: &Profile| ferrocuda::profile::estimate(h200, &counters(p), p.blocks).seconds;
+    // The estimate orders them as the counts do: more sectors, or more passes through the
+    // banks, take longer.
+    assert!(estimate(&naive_32) > estimate(&naive_16));
+    assert!(estimate(&naive_16) > estimate(&padded));
+    assert!(estimate(&unpadded) > estimate(&padded));
     println!("| kernel (1024² f32) | block | store sectors/request | shared wavefronts/request (loads) | estimated time on an H200 |");
     println!("|---|---|---|---|---|");
     for (name, block, p) in [
