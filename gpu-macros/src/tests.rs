@@ -752,3 +752,61 @@ fn name_sets_the_ptx_entry_and_must_be_an_identifier() {
     );
     assert!(generic.contains("named per instance"), "{generic}");
 }
+
+#[test]
+fn a_break_or_continue_out_of_a_split_loop_parks_the_thread_and_the_block_jumps() {
+    let split = split_of(
+        "let t = thread::thread_idx().x as usize; \
+         let mut acc = x[t]; \
+         'outer: for i in 0..rounds { \
+             thread::sync_threads(); \
+             if i == 3 { break; } \
+             for j in 0..rounds { \
+                 thread::sync_threads(); \
+                 match j { 2 => continue 'outer, _ => {} } \
+                 acc += j; \
+             } \
+             acc += i; \
+         } \
+         out.set(t, acc);",
+    )
+    .expect("split");
+    // The `break` (code 1: depth 0) and the labelled `continue` (code 0) leave the region.
+    assert!(split.contains("leave (__ferrocuda_linear , 1u32"), "{split}");
+    assert!(split.contains("leave (__ferrocuda_linear , 0u32"), "{split}");
+    // The block jumps where every thread went, and the loop lets them run again.
+    assert!(split.contains("match __ferrocuda_regions . left ()"), "{split}");
+    assert!(split.contains("1u32 => continue '__ferrocuda_loop_"), "{split}");
+    assert!(split.contains("2u32 => break '__ferrocuda_loop_"), "{split}");
+    assert!(split.contains("next_trip (0u32)") && split.contains("after_loop (0u32)"));
+    // A leaving thread puts `acc`, which the loop's head carries, back in its slot.
+    let leave = split.find("'__ferrocuda_leave : {").expect(&split);
+    assert!(split[leave..].contains(". put (__ferrocuda_linear , acc)"), "{split}");
+    // `acc += j` in a loop a thread may leave is not taken for the block's.
+    assert!(!split.contains("running () { acc"), "{split}");
+}
+
+#[test]
+fn a_let_without_a_value_is_declared_again_where_it_is_assigned_and_carried_after() {
+    let split = split_of(
+        "let t = thread::thread_idx().x as usize; \
+         let (a, b); \
+         thread::sync_threads(); \
+         if t == 0 { a = x[0]; b = 1; } else { (a, b) = (x[t], 2); } \
+         thread::sync_threads(); \
+         out.set(t, a + b);",
+    )
+    .expect("split");
+    let regions: Vec<&str> = split.split("run_region").skip(1).collect();
+    assert_eq!(regions.len(), 3, "{split}");
+    // Not in the first region (it names neither), declared in the second, read in the third.
+    assert!(!regions[0].contains("let a"), "{}", regions[0]);
+    assert!(regions[1].contains("let a ;") && regions[1].contains("let b ;"), "{}", regions[1]);
+    assert!(regions[2].contains("let mut a = unsafe"), "{}", regions[2]);
+    // Assigned on some paths only, and named after a barrier: coroutines, saying why.
+    assert!(split_of(
+        "let t = thread::thread_idx().x as usize; let mut a; if t == 0 { a = 1; } \
+         thread::sync_threads(); a = 2; out.set(t, a);"
+    )
+    .is_none());
+}
