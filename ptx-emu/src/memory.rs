@@ -145,7 +145,8 @@ impl Memory {
     /// address is its host address (as mapped and managed memory have under unified
     /// addressing): the host reads and writes it through that pointer, kernels and copies
     /// through this memory, and both see the same bytes. It does not count against the
-    /// capacity. Freed by [`Memory::free`].
+    /// capacity. Freed by [`Memory::free`]; unlike device addresses, the host's allocator may
+    /// hand the address out again.
     pub fn alloc_host(&self, bytes: u64) -> Result<u64, MemError> {
         let len = bytes.max(1);
         let out_of_memory = MemError::OutOfMemory {
