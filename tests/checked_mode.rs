@@ -14,6 +14,20 @@ fn module(checked: bool) -> Module {
 /// The source file of the test kernels, as `Location`s name it.
 const KERNELS: &str = "test-kernels/src/lib.rs";
 
+/// The line of `test-kernels/src/lib.rs` that holds `text`, the first after the line that holds
+/// `after` (a kernel's `fn`): tests name the statement they expect in a report, not a number
+/// that moves whenever a line is added above it.
+fn kernel_line(after: &str, text: &str) -> u32 {
+    let source = include_str!("../test-kernels/src/lib.rs");
+    let start = source
+        .lines()
+        .position(|l| l.contains(after))
+        .unwrap_or_else(|| panic!("no line with {after:?} in {KERNELS}"));
+    let offset = source.lines().skip(start).position(|l| l.contains(text));
+    let offset = offset.unwrap_or_else(|| panic!("no line with {text:?} after {after:?}"));
+    (start + offset + 1) as u32
+}
+
 /// The (kernel, block, thread, bug) of a `KernelBug` error, or a panic naming what came instead.
 fn bug_of(result: ferrocuda::Result<()>) -> (&'static str, Dim3, Dim3, KernelBug) {
     match result {
@@ -35,6 +49,9 @@ fn checked_mode_is_on_in_test_builds() {
 
 #[test]
 fn a_missing_barrier_is_reported_as_a_race_with_both_threads() {
+    let kernel = "fn race_missing_barrier";
+    let read = kernel_line(kernel, "let right = tile.get(");
+    let write = kernel_line(kernel, "tile.set(t, if i < x.len()");
     let module = module(true);
     let x: Vec<f32> = (0..96).map(|i| i as f32).collect();
     let mut out = vec![0.0f32; 96];
@@ -62,8 +79,8 @@ fn a_missing_barrier_is_reported_as_a_race_with_both_threads() {
                 let at = access.at.expect("a recorded location");
                 (at.file(), at.line(), at.column())
             };
-            assert_eq!(line(earlier), (KERNELS, 51, 22), "the read of `right`");
-            assert_eq!(line(later), (KERNELS, 49, 10), "the write of `tile[t]`");
+            assert_eq!(line(earlier), (KERNELS, read, 22), "the read of `right`");
+            assert_eq!(line(later), (KERNELS, write, 10), "the write of `tile[t]`");
         }
         other => panic!("expected a race, got {other}"),
     }
@@ -73,10 +90,10 @@ fn a_missing_barrier_is_reported_as_a_race_with_both_threads() {
         "{message}"
     );
     assert!(
-        message.contains(
-            "thread (0, 0, 0) read it at test-kernels/src/lib.rs:51:22, then thread (1, 0, 0) \
-             wrote it at test-kernels/src/lib.rs:49:10"
-        ),
+        message.contains(&format!(
+            "thread (0, 0, 0) read it at test-kernels/src/lib.rs:{read}:22, then thread (1, 0, 0) \
+             wrote it at test-kernels/src/lib.rs:{write}:10"
+        )),
         "{message}"
     );
 }
@@ -133,6 +150,7 @@ fn a_race_on_dynamic_shared_memory_is_reported_only_by_checked_launches() {
 
 #[test]
 fn a_read_of_unwritten_shared_memory_is_reported() {
+    let read = kernel_line("fn uninitialized_shared", "tile.get(t + 32)");
     let module = module(true);
     let mut out = vec![0.0f32; 32];
     let result = launch!(module, test_kernels::uninitialized_shared[1, 32](&mut out));
@@ -149,13 +167,15 @@ fn a_read_of_unwritten_shared_memory_is_reported() {
         KernelBug::UninitializedShared { index, at, .. } => {
             bug_array(&bug);
             assert_eq!(*index, 32);
-            assert_eq!((at.file(), at.line(), at.column()), (KERNELS, 80, 38));
+            assert_eq!((at.file(), at.line(), at.column()), (KERNELS, read, 38));
         }
         other => panic!("expected an uninitialized read, got {other}"),
     }
     let message = bug.to_string();
     assert!(
-        message.contains("element 32, at test-kernels/src/lib.rs:80:38, which no thread of this block has written"),
+        message.contains(&format!(
+            "element 32, at test-kernels/src/lib.rs:{read}:38, which no thread of this block has written"
+        )),
         "{message}"
     );
 }
@@ -541,6 +561,8 @@ fn the_readmes_block_sums_example_adds_up() {
 
 #[test]
 fn sync_warp_orders_shared_memory_between_its_lanes() {
+    let read = kernel_line("fn warp_exchange", "out.set(i, tile.get(t ^ 1))");
+    let write = kernel_line("fn warp_exchange", "tile.set(t, x[i]);");
     let module = module(true);
     let (mut rng, seed) = support::rng();
     let x = support::random_f32(&mut rng, 256);
@@ -559,10 +581,10 @@ fn sync_warp_orders_shared_memory_between_its_lanes() {
     );
     let message = bug.to_string();
     assert!(
-        message.contains(
-            "thread (0, 0, 0) read it at test-kernels/src/lib.rs:283:21, then thread (1, 0, 0) \
-             wrote it at test-kernels/src/lib.rs:279:10"
-        ),
+        message.contains(&format!(
+            "thread (0, 0, 0) read it at test-kernels/src/lib.rs:{read}:21, then thread (1, 0, 0) \
+             wrote it at test-kernels/src/lib.rs:{write}:10"
+        )),
         "{message}"
     );
 }

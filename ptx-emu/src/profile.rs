@@ -133,7 +133,7 @@ pub struct Profile {
     /// Warp instructions executed (`smsp__inst_executed`): PTX instructions, not SASS.
     pub warp_instructions: u64,
     /// Per [`InstrClass::ALL`] class.
-    pub by_class: [u64; 19],
+    pub by_class: [u64; InstrClass::ALL.len()],
     /// Lanes active at each warp instruction, summed (`smsp__thread_inst_executed`).
     pub thread_instructions: u64,
     /// Lanes active and not predicated off (`smsp__thread_inst_executed_pred_on`).
