@@ -57,9 +57,9 @@ pub(crate) struct Grid<'a> {
     pub ended_blocks: std::sync::atomic::AtomicU64,
     /// When the launch must have ended, and the time it was given (`launch::check_deadline`).
     pub deadline: Option<(std::time::Instant, std::time::Duration)>,
-    /// Whether shared memory is checked for races and reads of bytes never stored to
-    /// ([`crate::Checks::Strict`]).
-    pub shared_checks: bool,
+    /// [`crate::Checks::Strict`]: shared memory is checked for races and reads of bytes never
+    /// stored to, and a `bar.warp.sync` mask naming an exited lane faults.
+    pub strict: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

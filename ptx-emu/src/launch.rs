@@ -137,7 +137,7 @@ pub(crate) fn run(
         deadline: options
             .deadline
             .and_then(|given| Some((start.checked_add(given)?, given))),
-        shared_checks: memory.checks() == crate::Checks::Strict,
+        strict: memory.checks() == crate::Checks::Strict,
     };
     let blocks = gx as u64 * gy as u64 * gz as u64;
     let instructions = AtomicU64::new(0);

@@ -47,7 +47,8 @@ pub enum Checks {
     /// What a GPU checks, for code written against GPUs that relies on what they let pass
     /// (Numba's test suites do): a kernel may access up to the end of its allocation's 256-byte
     /// granule (a GPU's allocations are that aligned, so nothing else lies there); shared memory
-    /// reads what is there (zeros until stored to) and races are not checked.
+    /// reads what is there (zeros until stored to) and races are not checked; `bar.warp.sync`
+    /// waits only for the lanes of its mask that have not exited.
     Gpu,
 }
 
