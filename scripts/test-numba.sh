@@ -12,10 +12,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 venv=target/numba-venv
-if ! "$venv/bin/python" -c 'import numba.cuda' 2>/dev/null \
+# The import needs the ctypes binding chosen (as below): without NVIDIA's cuda-bindings package
+# it fails otherwise, and every run would make the environment again.
+if ! NUMBA_CUDA_USE_NVIDIA_BINDING=0 "$venv/bin/python" -c 'import numba.cuda' 2>/dev/null \
     || ! cmp -s scripts/numba.requirements.txt "$venv/requirements.txt"; then
   python3 -m venv "$venv" || exit 1
-  "$venv/bin/pip" install -q -r scripts/numba.requirements.txt || exit 1
+  "$venv/bin/python" -m pip install -q -r scripts/numba.requirements.txt || exit 1
   cp scripts/numba.requirements.txt "$venv/requirements.txt"
 fi
 cargo build -q -p ferrocuda-ptx-emu-driver || exit 1

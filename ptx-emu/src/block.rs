@@ -63,9 +63,9 @@ pub(crate) struct Grid<'a> {
     /// With counters on, the pcs where lanes may join (branch and call targets): a profiled
     /// lane's run stops before one (`lockstep.rs`). Empty without counters.
     pub joins: Vec<bool>,
-    /// Whether shared memory is checked for races and reads of bytes never stored to
-    /// ([`crate::Checks::Strict`]).
-    pub shared_checks: bool,
+    /// [`crate::Checks::Strict`]: shared memory is checked for races and reads of bytes never
+    /// stored to, and a `bar.warp.sync` mask naming an exited lane faults.
+    pub strict: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -144,7 +144,7 @@ pub(crate) fn run(
         } else {
             Vec::new()
         },
-        shared_checks: memory.checks() == crate::Checks::Strict,
+        strict: memory.checks() == crate::Checks::Strict,
     };
     let blocks = gx as u64 * gy as u64 * gz as u64;
     let instructions = AtomicU64::new(0);

@@ -148,8 +148,11 @@ fn release_warp_collectives(grid: &Grid, block: &mut Block) -> Result<bool, (usi
             )));
         }
         // `match.sync` waits for the non-exited lanes of its mask (PTX ISA) and its result names
-        // them; the other collectives fault on a lane that exited or does not exist.
-        let participants = if matches!(op, Op::Match { .. }) {
+        // them; so does `bar.warp.sync` with `Checks::Gpu` (a GPU lets `__syncwarp()` name
+        // lanes that returned: Numba's reductions do). Otherwise a collective faults on a lane
+        // that exited or does not exist.
+        let lenient = matches!(op, Op::BarWarpSync { .. }) && !grid.strict;
+        let participants = if matches!(op, Op::Match { .. }) || lenient {
             let gone = |l: usize| {
                 warp * 32 + l >= n || block.threads[warp * 32 + l].status == Status::Exited
             };

@@ -349,7 +349,7 @@ pub(crate) fn run<const PROFILE: bool>(
                         grid.globals[i].atomic(offset, ty.bytes as u32, update)
                     }
                     Place::Shared(o) => {
-                        if grid.shared_checks {
+                        if grid.strict {
                             if let Err(conflict) = block.shared.atomic(o, size as usize) {
                                 break Err(conflict_trouble(conflict, t, false));
                             }
@@ -581,7 +581,7 @@ fn load(
             *v = sext(*v, access.bytes) as u64;
         }
     }
-    if let (&Place::Shared(o), true) = (&place, grid.shared_checks) {
+    if let (&Place::Shared(o), true) = (&place, grid.strict) {
         block
             .shared
             .read(t as u32, o, size * access.n as usize)
@@ -605,7 +605,7 @@ fn store(
     values: &[u64; 4],
 ) -> Result<(), Trouble> {
     let size = access.bytes as usize;
-    if let (&Place::Shared(o), true) = (&place, grid.shared_checks) {
+    if let (&Place::Shared(o), true) = (&place, grid.strict) {
         block
             .shared
             .write(t as u32, o, size * access.n as usize)

@@ -125,3 +125,29 @@ fn a_shared_memory_race_is_checked_only_when_strict() {
         }
     }
 }
+
+/// Lanes 16.. return, then the rest `bar.warp.sync` with a full mask (`__syncwarp()`), as
+/// Numba's reduction kernels do: a GPU lets it pass, the strict check names the exited lane.
+#[test]
+fn a_warp_sync_naming_exited_lanes_is_checked_only_when_strict() {
+    let ptx = ".version 7.0\n.target sm_70\n.address_size 64\n\
+        .visible .entry k(.param .u64 out)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<3>;\n.reg .b64 %rd<4>;\n\
+        mov.u32 %r1, %tid.x;\nsetp.ge.u32 %p1, %r1, 16;\n@%p1 ret;\nbar.warp.sync -1;\n\
+        ld.param.u64 %rd1, [out];\nmul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd1, %rd1, %rd2;\n\
+        st.global.u32 [%rd1], 1;\nret;\n}\n";
+    let module = Module::parse(ptx).unwrap();
+    for checks in [Checks::Strict, Checks::Gpu] {
+        let d = device(checks);
+        let out = d.zeros::<u32>(32);
+        let run = d.launch(&module, "k", [1, 1, 1], [32, 1, 1], 0, &[value(out.addr)]);
+        if checks == Checks::Strict {
+            let fault = run.unwrap_err();
+            assert_eq!(fault.kind, FaultKind::Divergence, "{fault}");
+            assert!(fault.message.contains("which has exited"), "{fault}");
+        } else {
+            run.expect("the lanes that did not exit sync among themselves");
+            let want: Vec<u32> = (0..32).map(|l| (l < 16) as u32).collect();
+            assert_eq!(d.download::<u32>(out), want);
+        }
+    }
+}
