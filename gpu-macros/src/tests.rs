@@ -760,7 +760,7 @@ fn a_break_or_continue_out_of_a_split_loop_parks_the_thread_and_the_block_jumps(
          let mut acc = x[t]; \
          'outer: for i in 0..rounds { \
              thread::sync_threads(); \
-             if i == 3 { break; } \
+             if acc == 3 { break; } \
              for j in 0..rounds { \
                  thread::sync_threads(); \
                  match j { 2 => continue 'outer, _ => {} } \
@@ -784,6 +784,26 @@ fn a_break_or_continue_out_of_a_split_loop_parks_the_thread_and_the_block_jumps(
     assert!(split[leave..].contains(". put (__ferrocuda_linear , acc)"), "{split}");
     // `acc += j` in a loop a thread may leave is not taken for the block's.
     assert!(!split.contains("running () { acc"), "{split}");
+    // A block-uniform `break` at a region's start (hotspot's) is the block's: no thread tests
+    // it, the block jumps.
+    let split = split_of(
+        "let t = thread::thread_idx().x as usize; \
+         let mut acc = x[t]; \
+         for i in 0..rounds { \
+             thread::sync_threads(); \
+             if i == rounds - 1 { break; } \
+             acc += i; \
+             thread::sync_threads(); \
+         } \
+         out.set(t, acc);",
+    )
+    .expect("split");
+    assert!(
+        split.contains("if __ferrocuda_regions . running () && (i == rounds - 1)")
+            && split.contains("leave_block (1u32"),
+        "{split}"
+    );
+    assert!(!split.contains("leave (__ferrocuda_linear"), "{split}");
 }
 
 #[test]
