@@ -137,7 +137,11 @@ fn scan_10m(c: &mut Criterion) {
 /// pyramid loop) against the same loop bounded instead, and srad's `let (n, s, w, e);` assigned
 /// after barriers against `let`s with values: each pair side by side, on both paths.
 fn leaving(c: &mut Criterion) {
-    let (blocks, threads, rounds) = if full() { (512u32, 256u32, 16u32) } else { (2, 64, 4) };
+    let (blocks, threads, rounds) = if full() {
+        (512u32, 256u32, 16u32)
+    } else {
+        (2, 64, 4)
+    };
     let stop = rounds - 2;
     let n = (blocks * threads) as usize;
     let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();

@@ -54,14 +54,20 @@ fn inputs(n: usize) -> Vec<u32> {
 /// Each block's starting values, `x[i % len]`, one vector per block.
 fn starts(x: &[u32], blocks: usize, threads: usize) -> Vec<Vec<u32>> {
     (0..blocks)
-        .map(|b| (0..threads).map(|t| x[(b * threads + t) % x.len()]).collect())
+        .map(|b| {
+            (0..threads)
+                .map(|t| x[(b * threads + t) % x.len()])
+                .collect()
+        })
         .collect()
 }
 
 /// `v` after every thread added the value `shift` places to its right.
 fn add_right(v: &[u32], shift: usize) -> Vec<u32> {
     let n = v.len();
-    (0..n).map(|t| v[t].wrapping_add(v[(t + shift) % n])).collect()
+    (0..n)
+        .map(|t| v[t].wrapping_add(v[(t + shift) % n]))
+        .collect()
 }
 
 /// The (blocks, threads) of the launches: one block, a block of one warp and a part of another,
@@ -95,7 +101,9 @@ fn every_kernel_that_leaves_a_loop_or_declares_without_a_value_is_on_the_split_p
 
 #[test]
 fn a_block_uniform_break_between_barriers_ends_the_loop_on_every_machine() {
-    for (name, module) in every_machine("a_block_uniform_break_between_barriers_ends_the_loop_on_every_machine") {
+    for (name, module) in
+        every_machine("a_block_uniform_break_between_barriers_ends_the_loop_on_every_machine")
+    {
         for (blocks, threads) in SHAPES {
             let x = inputs(300);
             for (rounds, stop) in [(5u32, 3u32), (4, 0), (3, 9), (0, 0)] {
@@ -129,7 +137,9 @@ fn a_block_uniform_break_between_barriers_ends_the_loop_on_every_machine() {
 
 #[test]
 fn a_block_uniform_continue_skips_the_rest_of_the_trip_on_every_machine() {
-    for (name, module) in every_machine("a_block_uniform_continue_skips_the_rest_of_the_trip_on_every_machine") {
+    for (name, module) in
+        every_machine("a_block_uniform_continue_skips_the_rest_of_the_trip_on_every_machine")
+    {
         for (blocks, threads) in SHAPES {
             let x = inputs(500);
             for (rounds, shift) in [(6u32, 3u32), (1, 1), (0, 2)] {
@@ -139,7 +149,10 @@ fn a_block_uniform_continue_skips_the_rest_of_the_trip_on_every_machine() {
                         if r % 2 == 1 {
                             continue;
                         }
-                        v = add_right(&v, shift as usize).iter().map(|a| a ^ r).collect();
+                        v = add_right(&v, shift as usize)
+                            .iter()
+                            .map(|a| a ^ r)
+                            .collect();
                     }
                     expected.extend(v);
                 }
@@ -154,7 +167,9 @@ fn a_block_uniform_continue_skips_the_rest_of_the_trip_on_every_machine() {
 
 #[test]
 fn a_voted_while_left_by_break_and_continue_inside_a_match_on_every_machine() {
-    for (name, module) in every_machine("a_voted_while_left_by_break_and_continue_inside_a_match_on_every_machine") {
+    for (name, module) in
+        every_machine("a_voted_while_left_by_break_and_continue_inside_a_match_on_every_machine")
+    {
         for (blocks, threads) in SHAPES {
             let x = inputs(200);
             for (limit, stop) in [(8u32, 5u32), (4, 9), (7, 1), (0, 3)] {
@@ -179,7 +194,10 @@ fn a_voted_while_left_by_break_and_continue_inside_a_match_on_every_machine() {
                 let mut out = vec![0u32; blocks * threads];
                 launch!(module, while_with_break_and_continue[blocks as u32, threads as u32](&x, &mut out, limit, stop))
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
-                assert_eq!(out, expected, "{name}: {blocks}x{threads} limit={limit} stop={stop}");
+                assert_eq!(
+                    out, expected,
+                    "{name}: {blocks}x{threads} limit={limit} stop={stop}"
+                );
             }
         }
     }
@@ -187,7 +205,9 @@ fn a_voted_while_left_by_break_and_continue_inside_a_match_on_every_machine() {
 
 #[test]
 fn labelled_break_and_continue_leave_nested_loops_on_every_machine() {
-    for (name, module) in every_machine("labelled_break_and_continue_leave_nested_loops_on_every_machine") {
+    for (name, module) in
+        every_machine("labelled_break_and_continue_leave_nested_loops_on_every_machine")
+    {
         for (blocks, threads) in SHAPES {
             let x = inputs(100);
             for (outer, inner, stop) in [(4u32, 4u32, 13u32), (3, 5, 6), (5, 3, 99), (0, 2, 0)] {
@@ -221,7 +241,9 @@ fn labelled_break_and_continue_leave_nested_loops_on_every_machine() {
 
 #[test]
 fn every_thread_returning_out_of_a_loop_ends_the_block_on_every_machine() {
-    for (name, module) in every_machine("every_thread_returning_out_of_a_loop_ends_the_block_on_every_machine") {
+    for (name, module) in
+        every_machine("every_thread_returning_out_of_a_loop_ends_the_block_on_every_machine")
+    {
         for (blocks, threads) in SHAPES {
             let x = inputs(333);
             for (rounds, stop) in [(5u32, 2u32), (3, 7), (2, 0)] {
@@ -243,7 +265,10 @@ fn every_thread_returning_out_of_a_loop_ends_the_block_on_every_machine() {
                 let mut out = vec![0u32; blocks * threads];
                 launch!(module, return_out_of_a_loop[blocks as u32, threads as u32](&x, &mut out, rounds, stop))
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
-                assert_eq!(out, expected, "{name}: {blocks}x{threads} rounds={rounds} stop={stop}");
+                assert_eq!(
+                    out, expected,
+                    "{name}: {blocks}x{threads} rounds={rounds} stop={stop}"
+                );
             }
         }
     }
@@ -251,7 +276,9 @@ fn every_thread_returning_out_of_a_loop_ends_the_block_on_every_machine() {
 
 #[test]
 fn threads_that_continue_with_no_barrier_after_meet_the_others_at_the_next_trip() {
-    for (name, module) in every_machine("threads_that_continue_with_no_barrier_after_meet_the_others_at_the_next_trip") {
+    for (name, module) in every_machine(
+        "threads_that_continue_with_no_barrier_after_meet_the_others_at_the_next_trip",
+    ) {
         for (blocks, threads) in [(1usize, 64usize), (3, 256), (2, 32)] {
             let x = inputs(700);
             let mut out = vec![0u32; blocks];
@@ -283,7 +310,10 @@ fn threads_that_continue_with_no_barrier_after_meet_the_others_at_the_next_trip(
                 let mut out = vec![0u32; blocks * threads];
                 launch!(module, one_thread_breaks_on_the_last_trip[blocks as u32, threads as u32](&x, &mut out, rounds, who))
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
-                assert_eq!(out, expected, "{name}: {blocks}x{threads} rounds={rounds} who={who}");
+                assert_eq!(
+                    out, expected,
+                    "{name}: {blocks}x{threads} rounds={rounds} who={who}"
+                );
             }
         }
     }
@@ -318,7 +348,9 @@ fn threads_that_leave_while_others_go_on_to_a_barrier_are_barrier_divergence_on_
             );
             if !name.contains("coroutines=true") && how != "return" {
                 assert!(
-                    message.contains(&format!("left the loop by `{how}` at test-kernels/src/leaving.rs:")),
+                    message.contains(&format!(
+                        "left the loop by `{how}` at test-kernels/src/leaving.rs:"
+                    )),
                     "{name}: {how}: {message}"
                 );
             }
@@ -328,7 +360,9 @@ fn threads_that_leave_while_others_go_on_to_a_barrier_are_barrier_divergence_on_
 
 #[test]
 fn let_without_a_value_assigned_after_barriers_is_carried_on_every_machine() {
-    for (name, module) in every_machine("let_without_a_value_assigned_after_barriers_is_carried_on_every_machine") {
+    for (name, module) in
+        every_machine("let_without_a_value_assigned_after_barriers_is_carried_on_every_machine")
+    {
         for (blocks, threads) in SHAPES.into_iter().chain([(2, 1)]) {
             let x = inputs(250);
             let mut expected = Vec::new();
@@ -341,7 +375,12 @@ fn let_without_a_value_assigned_after_barriers_is_carried_on_every_machine() {
                     } else if t == n - 1 {
                         (v[t - 1].wrapping_sub(c), v[0].wrapping_sub(c), 2, 3)
                     } else {
-                        (v[t - 1].wrapping_sub(c), v[t + 1].wrapping_sub(c), c >> 3, c << 3)
+                        (
+                            v[t - 1].wrapping_sub(c),
+                            v[t + 1].wrapping_sub(c),
+                            c >> 3,
+                            c << 3,
+                        )
                     };
                     let acc = c.wrapping_mul(7);
                     expected.push(north ^ south.rotate_left(7) ^ west.wrapping_add(east) ^ acc);
@@ -378,7 +417,10 @@ fn let_without_a_value_assigned_after_barriers_is_carried_on_every_machine() {
                 let mut out = vec![0u32; blocks * threads];
                 launch!(module, assigned_in_each_trip[blocks as u32, threads as u32](&x, &mut out, rounds))
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
-                assert_eq!(out, expected, "{name}: each trip, {blocks}x{threads} rounds={rounds}");
+                assert_eq!(
+                    out, expected,
+                    "{name}: each trip, {blocks}x{threads} rounds={rounds}"
+                );
             }
             let mut out = vec![0u32; blocks * threads];
             launch!(module, assigned_where_the_split_cannot_follow[blocks as u32, threads as u32](&x, &mut out))

@@ -263,7 +263,10 @@ pub fn declared_before_assigned_after(x: &[u32], out: Out<u32>) {
     }
     thread::sync_threads();
     tile.set(t, acc);
-    out.set(i, north ^ south.rotate_left(7) ^ west.wrapping_add(east) ^ acc);
+    out.set(
+        i,
+        north ^ south.rotate_left(7) ^ west.wrapping_add(east) ^ acc,
+    );
 }
 
 /// [`declared_before_assigned_after`] written with values (the same results): the bench's
@@ -304,7 +307,10 @@ pub fn declared_with_values(x: &[u32], out: Out<u32>) {
     };
     thread::sync_threads();
     tile.set(t, acc);
-    out.set(i, north ^ south.rotate_left(7) ^ west.wrapping_add(east) ^ acc);
+    out.set(
+        i,
+        north ^ south.rotate_left(7) ^ west.wrapping_add(east) ^ acc,
+    );
 }
 
 /// `let` without a value assigned before a barrier and read after it (carried), and one declared

@@ -383,10 +383,10 @@ pub mod constant;
 pub mod grid;
 pub mod grid_stride_elements;
 pub mod half;
+pub mod leaving;
 pub mod math_f64;
 pub mod math_methods;
 pub mod print;
-pub mod leaving;
 pub mod regions;
 
 /// `out[i] = x[i] + x[i + 1]`, on the CPU executor's plain-store loop without checked mode: an

@@ -114,12 +114,7 @@ impl<'a> Rewrite<'a> {
 
     /// The code of a `break` (`is_break`) or `continue` with `label` at `span` that leaves the
     /// statement for a split loop around the region, if it does.
-    fn leave(
-        &mut self,
-        label: Option<&syn::Lifetime>,
-        is_break: bool,
-        span: Span,
-    ) -> Option<Expr> {
+    fn leave(&mut self, label: Option<&syn::Lifetime>, is_break: bool, span: Span) -> Option<Expr> {
         let loops = self.loops?;
         if !self.targets.leaves(label) {
             return None;
@@ -128,7 +123,9 @@ impl<'a> Rewrite<'a> {
             None => loops.len().checked_sub(1)?,
             Some(label) => {
                 let name = label.ident.to_string();
-                loops.iter().rposition(|l| l.as_deref() == Some(name.as_str()))?
+                loops
+                    .iter()
+                    .rposition(|l| l.as_deref() == Some(name.as_str()))?
             }
         };
         self.left_to.insert(depth);
@@ -171,12 +168,16 @@ impl VisitMut for Rewrite<'_> {
             }
             Expr::While(w) => {
                 let label = w.label.clone();
-                self.entered(label.as_ref(), true, |s| syn::visit_mut::visit_expr_while_mut(s, w));
+                self.entered(label.as_ref(), true, |s| {
+                    syn::visit_mut::visit_expr_while_mut(s, w)
+                });
                 return;
             }
             Expr::Loop(l) => {
                 let label = l.label.clone();
-                self.entered(label.as_ref(), true, |s| syn::visit_mut::visit_expr_loop_mut(s, l));
+                self.entered(label.as_ref(), true, |s| {
+                    syn::visit_mut::visit_expr_loop_mut(s, l)
+                });
                 return;
             }
             Expr::ForLoop(f) => {
@@ -314,7 +315,10 @@ impl Gen {
         let mut kept: Vec<Stmt> = Vec::new();
         for (j, stmt) in stmts.iter().enumerate() {
             if let Some(name) = unassigned::declares_unassigned(stmt) {
-                if !stmts[j + 1..].iter().any(|s| unassigned::mentions(s, &name)) {
+                if !stmts[j + 1..]
+                    .iter()
+                    .any(|s| unassigned::mentions(s, &name))
+                {
                     dropped.insert(name, stmt.to_token_stream());
                     continue;
                 }
@@ -410,10 +414,7 @@ impl Gen {
                 }
                 Some(State::Assigned) | None => {}
             }
-            let carried = if let Some(expr) = recompute
-                .get(&key)
-                .filter(|_| bound.contains(&key))
-            {
+            let carried = if let Some(expr) = recompute.get(&key).filter(|_| bound.contains(&key)) {
                 // No slots: each region that reads it recomputes it.
                 Carried {
                     name: name.clone(),

@@ -226,8 +226,8 @@ fn structure(
     // A split loop of these statements: its body's segments, and whether a `break`/`continue`
     // leaves it (the targets further out go to the caller).
     let split_loop = |label: &Option<syn::Label>,
-                          body: &Block,
-                          targets: &mut BTreeSet<usize>|
+                      body: &Block,
+                      targets: &mut BTreeSet<usize>|
      -> Result<(Vec<Seg>, Exits), String> {
         let label = label.as_ref().map(|l| l.name.ident.to_string());
         let depth = loops.len();
@@ -359,7 +359,10 @@ fn has_barrier(block: &Block) -> bool {
 
 /// Checks that `stmt` can be in a region; returns the `break`s and `continue`s that leave it
 /// (each with its label, if it has one, and whether it is a `break`).
-fn check_stmt(stmt: &Stmt, locals: &BTreeSet<String>) -> Result<Vec<(Option<String>, bool)>, String> {
+fn check_stmt(
+    stmt: &Stmt,
+    locals: &BTreeSet<String>,
+) -> Result<Vec<(Option<String>, bool)>, String> {
     let mut scan = Scan::new(locals);
     scan.visit_stmt(stmt);
     scan.verdict()?;
@@ -455,7 +458,12 @@ impl<'a> Scan<'a> {
         }
     }
 
-    fn with_targets(&mut self, label: Option<&syn::Label>, is_loop: bool, f: impl FnOnce(&mut Self)) {
+    fn with_targets(
+        &mut self,
+        label: Option<&syn::Label>,
+        is_loop: bool,
+        f: impl FnOnce(&mut Self),
+    ) {
         let saved = self.targets.clone();
         self.targets.depth += usize::from(is_loop);
         if let Some(label) = label {
@@ -512,7 +520,9 @@ impl<'ast> Visit<'ast> for Scan<'_> {
         }
     }
     fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
-        self.with_targets(e.label.as_ref(), true, |s| syn::visit::visit_expr_while(s, e));
+        self.with_targets(e.label.as_ref(), true, |s| {
+            syn::visit::visit_expr_while(s, e)
+        });
     }
     fn visit_expr_for_loop(&mut self, e: &'ast syn::ExprForLoop) {
         // The iterator is evaluated outside the loop.
@@ -521,10 +531,14 @@ impl<'ast> Visit<'ast> for Scan<'_> {
         self.with_targets(e.label.as_ref(), true, |s| s.visit_block(&e.body));
     }
     fn visit_expr_loop(&mut self, e: &'ast syn::ExprLoop) {
-        self.with_targets(e.label.as_ref(), true, |s| syn::visit::visit_expr_loop(s, e));
+        self.with_targets(e.label.as_ref(), true, |s| {
+            syn::visit::visit_expr_loop(s, e)
+        });
     }
     fn visit_expr_block(&mut self, e: &'ast syn::ExprBlock) {
-        self.with_targets(e.label.as_ref(), false, |s| syn::visit::visit_expr_block(s, e));
+        self.with_targets(e.label.as_ref(), false, |s| {
+            syn::visit::visit_expr_block(s, e)
+        });
     }
     fn visit_expr_break(&mut self, e: &'ast syn::ExprBreak) {
         if self.targets.leaves(e.label.as_ref()) {

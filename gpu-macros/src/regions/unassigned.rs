@@ -56,8 +56,13 @@ pub(super) fn normalize(local: &syn::Local) -> Result<Vec<Stmt>, String> {
             (Pat::Paren(p), _) => cut(&p.pat, ty, out),
             (Pat::Type(t), None) => cut(&t.pat, Some(&t.ty), out),
             (Pat::Tuple(t), None) => t.elems.iter().all(|p| cut(p, None, out)),
-            (Pat::Tuple(t), Some(syn::Type::Tuple(types))) if t.elems.len() == types.elems.len() => {
-                t.elems.iter().zip(&types.elems).all(|(p, ty)| cut(p, Some(ty), out))
+            (Pat::Tuple(t), Some(syn::Type::Tuple(types)))
+                if t.elems.len() == types.elems.len() =>
+            {
+                t.elems
+                    .iter()
+                    .zip(&types.elems)
+                    .all(|(p, ty)| cut(p, Some(ty), out))
             }
             (Pat::Tuple(t), Some(syn::Type::Paren(ty))) => {
                 cut(&Pat::Tuple(t.clone()), Some(&ty.elem), out)
@@ -239,7 +244,10 @@ mod tests {
             ("x = 1;", State::Assigned),
             ("(a, x) = f();", State::Assigned),
             ("if c { x = 1; } else { x = 2; }", State::Assigned),
-            ("if c { x = 1; } else if d { x = 2; } else { return; }", State::Assigned),
+            (
+                "if c { x = 1; } else if d { x = 2; } else { return; }",
+                State::Assigned,
+            ),
             ("match k { 0 => x = 1, _ => { x = 2; } }", State::Assigned),
             ("if c { x = 1; } else { panic!(\"no\"); }", State::Assigned),
             ("{ if c { return; } x = 1; }", State::Assigned),
@@ -285,7 +293,10 @@ mod tests {
                     .join(" ")
             })
         };
-        assert_eq!(cut("let (n, s, w, e);").unwrap(), "let n ; let s ; let w ; let e ;");
+        assert_eq!(
+            cut("let (n, s, w, e);").unwrap(),
+            "let n ; let s ; let w ; let e ;"
+        );
         assert_eq!(
             cut("let (mut a, b): (f32, u32);").unwrap(),
             "let mut a : f32 ; let b : u32 ;"

@@ -118,7 +118,9 @@ fn lift_leaves(segs: &mut Vec<Seg>, uniform: &Uniform, loops: &mut Vec<Option<St
             None => loops.len().checked_sub(1)?,
             Some(label) => {
                 let name = label.ident.to_string();
-                loops.iter().rposition(|l| l.as_deref() == Some(name.as_str()))?
+                loops
+                    .iter()
+                    .rposition(|l| l.as_deref() == Some(name.as_str()))?
             }
         };
         uniform.expr(&e.cond).then(|| super::Leave {

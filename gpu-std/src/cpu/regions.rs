@@ -495,7 +495,10 @@ impl Regions {
             self.parked.get(),
             linear_to_dim(first, d)
         );
-        raise(linear_to_dim(first, d), KernelBug::BarrierDivergence { detail })
+        raise(
+            linear_to_dim(first, d),
+            KernelBug::BarrierDivergence { detail },
+        )
     }
 
     /// Records the running thread `linear`'s decision of a loop with a barrier in it: another
