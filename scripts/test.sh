@@ -44,7 +44,7 @@ check() {
 # GPU halves do not depend on it and ran above).
 check "checked mode, kernel language and ops tests on the coroutine path (FERROCUDA_CPU_PATH=coroutine)" \
   env -u FERROCUDA_LIBCUDA -u FERROCUDA_EXPECT_GPU FERROCUDA_CPU_PATH=coroutine \
-  cargo test -q --workspace --test checked_mode --test kernel_language --test cpu_regions --test porting --test small_atomics --test ports --test ops_transpose \
+  cargo test -q --workspace --test checked_mode --test kernel_language --test cpu_regions --test cpu_regions_leaving --test porting --test small_atomics --test ports --test ops_transpose \
   --test ops_matmul --test ops_group_by --test ops_statistics
 
 # The PTX emulator's deferred mode (docs/emulator.md): asynchronous copies and launches run only

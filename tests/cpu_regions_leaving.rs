@@ -117,10 +117,13 @@ fn a_block_uniform_break_between_barriers_ends_the_loop_on_every_machine() {
                     }
                     expected.extend(v);
                 }
-                for (kernel, what) in [(break_between_barriers, "break"), (stop_by_bound, "bound")]
-                {
+                let trips = rounds.min(stop + 1);
+                for (kernel, what, bound) in [
+                    (break_between_barriers, "break", rounds),
+                    (stop_by_bound, "bound", trips),
+                ] {
                     let mut out = vec![0u32; blocks * threads];
-                    launch!(module, kernel[blocks as u32, threads as u32](&x, &mut out, rounds, stop))
+                    launch!(module, kernel[blocks as u32, threads as u32](&x, &mut out, bound, stop))
                         .unwrap_or_else(|e| panic!("{name} {what}: {e}"));
                     assert_eq!(
                         out, expected,

@@ -760,7 +760,7 @@ fn a_break_or_continue_out_of_a_split_loop_parks_the_thread_and_the_block_jumps(
          let mut acc = x[t]; \
          'outer: for i in 0..rounds { \
              thread::sync_threads(); \
-             if i == 3 { break; } \
+             if acc == 3 { break; } \
              for j in 0..rounds { \
                  thread::sync_threads(); \
                  match j { 2 => continue 'outer, _ => {} } \
@@ -772,18 +772,56 @@ fn a_break_or_continue_out_of_a_split_loop_parks_the_thread_and_the_block_jumps(
     )
     .expect("split");
     // The `break` (code 1: depth 0) and the labelled `continue` (code 0) leave the region.
-    assert!(split.contains("leave (__ferrocuda_linear , 1u32"), "{split}");
-    assert!(split.contains("leave (__ferrocuda_linear , 0u32"), "{split}");
+    assert!(
+        split.contains("leave (__ferrocuda_linear , 1u32"),
+        "{split}"
+    );
+    assert!(
+        split.contains("leave (__ferrocuda_linear , 0u32"),
+        "{split}"
+    );
     // The block jumps where every thread went, and the loop lets them run again.
-    assert!(split.contains("match __ferrocuda_regions . left ()"), "{split}");
-    assert!(split.contains("1u32 => continue '__ferrocuda_loop_"), "{split}");
-    assert!(split.contains("2u32 => break '__ferrocuda_loop_"), "{split}");
+    assert!(
+        split.contains("match __ferrocuda_regions . left ()"),
+        "{split}"
+    );
+    assert!(
+        split.contains("1u32 => continue '__ferrocuda_loop_"),
+        "{split}"
+    );
+    assert!(
+        split.contains("2u32 => break '__ferrocuda_loop_"),
+        "{split}"
+    );
     assert!(split.contains("next_trip (0u32)") && split.contains("after_loop (0u32)"));
     // A leaving thread puts `acc`, which the loop's head carries, back in its slot.
     let leave = split.find("'__ferrocuda_leave : {").expect(&split);
-    assert!(split[leave..].contains(". put (__ferrocuda_linear , acc)"), "{split}");
+    assert!(
+        split[leave..].contains(". put (__ferrocuda_linear , acc)"),
+        "{split}"
+    );
     // `acc += j` in a loop a thread may leave is not taken for the block's.
     assert!(!split.contains("running () { acc"), "{split}");
+    // A block-uniform `break` at a region's start (hotspot's) is the block's: no thread tests
+    // it, the block jumps.
+    let split = split_of(
+        "let t = thread::thread_idx().x as usize; \
+         let mut acc = x[t]; \
+         for i in 0..rounds { \
+             thread::sync_threads(); \
+             if i == rounds - 1 { break; } \
+             acc += i; \
+             thread::sync_threads(); \
+         } \
+         out.set(t, acc);",
+    )
+    .expect("split");
+    assert!(
+        split.contains("if __ferrocuda_regions . running () && (i == rounds - 1)")
+            && split.contains("leave_block (1u32"),
+        "{split}"
+    );
+    assert!(!split.contains("leave (__ferrocuda_linear"), "{split}");
 }
 
 #[test]
@@ -801,7 +839,11 @@ fn a_let_without_a_value_is_declared_again_where_it_is_assigned_and_carried_afte
     assert_eq!(regions.len(), 3, "{split}");
     // Not in the first region (it names neither), declared in the second, read in the third.
     assert!(!regions[0].contains("let a"), "{}", regions[0]);
-    assert!(regions[1].contains("let a ;") && regions[1].contains("let b ;"), "{}", regions[1]);
+    assert!(
+        regions[1].contains("let a ;") && regions[1].contains("let b ;"),
+        "{}",
+        regions[1]
+    );
     assert!(regions[2].contains("let mut a = unsafe"), "{}", regions[2]);
     // Assigned on some paths only, and named after a barrier: coroutines, saying why.
     assert!(split_of(

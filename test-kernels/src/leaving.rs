@@ -31,16 +31,16 @@ pub fn break_between_barriers(x: &[u32], out: Out<u32>, rounds: u32, stop: u32) 
     out.set(i, acc);
 }
 
-/// [`break_between_barriers`] written without the `break` (the loop's bound instead, and the
-/// last trip's reads skipped by an `if`): the same results, the bench's baseline.
+/// [`break_between_barriers`] written without the `break`: the host passes the number of trips,
+/// `trips = min(rounds, stop + 1)`, and the last trip's reads are skipped by an `if`. The same
+/// results, and the bench's baseline (a block-uniform `for`, decided by the block with no vote).
 #[kernel]
-pub fn stop_by_bound(x: &[u32], out: Out<u32>, rounds: u32, stop: u32) {
+pub fn stop_by_bound(x: &[u32], out: Out<u32>, trips: u32, stop: u32) {
     let tile = shared!([u32; LEAVE_BLOCK]);
     let t = thread::thread_idx().x as usize;
     let n = thread::block_dim().x as usize;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let trips = if stop < rounds { stop + 1 } else { rounds };
     for r in 0..trips {
         tile.set(t, acc);
         thread::sync_threads();
@@ -121,8 +121,12 @@ pub fn labelled_break_out_of_nested_loops(
         for b in 0..inner {
             tile.set(t, acc);
             thread::sync_threads();
-            if a % 2 == 1 && b == 2 {
-                continue 'outer;
+            // In an `if` every thread takes: each thread leaves on its own (`Regions::leave`);
+            // the `break 'outer` below is the block's (a region's last statement).
+            if t < LEAVE_BLOCK || acc == 7 {
+                if a % 2 == 1 && b == 2 {
+                    continue 'outer;
+                }
             }
             acc = acc.wrapping_add(tile.get((t + 1 + b as usize) % n));
             if a * inner + b == stop {

@@ -30,6 +30,7 @@ fn seg_idents(seg: &Seg, into: &mut BTreeSet<String>) {
             .iter()
             .for_each(|s| idents_of(s.to_token_stream(), into)),
         Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) => {}
+        Seg::Leave(leave) => idents_of(leave.cond.to_token_stream(), into),
         Seg::While { cond, body, .. } => {
             idents_of(cond.to_token_stream(), into);
             body.iter().for_each(|s| seg_idents(s, into));
@@ -580,6 +581,12 @@ impl Gen {
             return TokenStream2::new();
         }
         let regions = &self.names.regions;
+        self.leave_jump(quote!(#regions.left()))
+    }
+
+    /// The block's jump for `code` (1 + the code of a `break`/`continue`, or 0 for none) to the
+    /// split loops around it that threads may leave.
+    fn leave_jump(&self, code: TokenStream2) -> TokenStream2 {
         let arms = self
             .loops
             .iter()
@@ -594,7 +601,7 @@ impl Gen {
                 }
             });
         quote! {
-            match #regions.left() {
+            match #code {
                 #(#arms)*
                 _ => {}
             }
@@ -666,7 +673,7 @@ impl Gen {
                     // nothing a thread sees: the barrier still ends the region.
                     let next = segs[k + 1..]
                         .iter()
-                        .find(|seg| !matches!(seg, Seg::Uniform(_)));
+                        .find(|seg| !matches!(seg, Seg::Uniform(_) | Seg::Leave(_)));
                     let barrier_after = match next {
                         Some(Seg::Barrier(span)) => Some(*span),
                         Some(Seg::Collective(site)) => Some(site.span),
@@ -683,6 +690,20 @@ impl Gen {
                     out.extend(code);
                     out.extend(self.leave_check());
                     carried = now;
+                }
+                Seg::Leave(leave) => {
+                    // Every thread that has not returned leaves alike: the block jumps (after
+                    // those that left on their own before, if some did: `Regions::leave_block`).
+                    let regions = &self.names.regions;
+                    let cond = &leave.cond;
+                    let code = 2 * leave.depth as u32 + u32::from(leave.is_break);
+                    let site = quote_spanned!(leave.span=> ::core::panic::Location::caller());
+                    let jump = self.leave_jump(quote!(#regions.leave_block(#code, #site)));
+                    out.extend(quote! {
+                        if #regions.running() && (#cond) {
+                            #jump
+                        }
+                    });
                 }
                 Seg::Barrier(span) => {
                     let regions = &self.names.regions;
@@ -1001,6 +1022,7 @@ fn after_trip(body: &[Seg], binds: &[Ident], used: &BTreeSet<String>) -> BTreeSe
                 }
                 Seg::While { body, .. } => bound(body, into),
                 Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) | Seg::Uniform(_) => {}
+                Seg::Leave(_) => {}
             }
         }
     }
@@ -1048,7 +1070,7 @@ fn first_barrier(segs: &[Seg]) -> Option<Span> {
         Seg::Barrier(span) => Some(*span),
         Seg::Collective(site) => Some(site.span),
         Seg::While { body, .. } | Seg::For { body, .. } => first_barrier(body),
-        Seg::Items(_) | Seg::Code(_) | Seg::Uniform(_) => None,
+        Seg::Items(_) | Seg::Code(_) | Seg::Uniform(_) | Seg::Leave(_) => None,
     })
 }
 
@@ -1087,6 +1109,7 @@ fn clone_seg(seg: &Seg) -> Seg {
         Seg::Barrier(span) => Seg::Barrier(*span),
         Seg::Collective(site) => Seg::Collective(site.clone()),
         Seg::Uniform(stmts) => Seg::Uniform(stmts.clone()),
+        Seg::Leave(leave) => Seg::Leave(leave.clone()),
         Seg::While {
             cond,
             body,

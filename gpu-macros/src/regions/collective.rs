@@ -132,7 +132,7 @@ pub(super) fn declarations(segs: &[Seg]) -> Vec<Stmt> {
                 });
             }
             Seg::While { body, .. } | Seg::For { body, .. } => out.extend(declarations(body)),
-            Seg::Items(_) | Seg::Code(_) | Seg::Barrier(_) | Seg::Uniform(_) => {}
+            Seg::Items(_) | Seg::Code(_) | Seg::Barrier(_) | Seg::Uniform(_) | Seg::Leave(_) => {}
         }
     }
     out

@@ -57,6 +57,10 @@ enum Seg {
     /// Assignments to block-uniform variables (`offset *= 2;`), run once for the block between
     /// the regions around them (`uniform`).
     Uniform(Vec<Stmt>),
+    /// `if cond { break; }` (or `continue`, labelled or not) with a block-uniform `cond`, at
+    /// the start or end of a region of a split loop: decided by the block, which jumps at once
+    /// (`uniform::lift_leaves`).
+    Leave(Leave),
     /// `while cond { body }` with a barrier in `body`; `uniform`: `cond` is block-uniform, so
     /// the block decides once per trip, with no vote (`uniform`).
     While {
@@ -76,6 +80,16 @@ enum Seg {
         uniform: bool,
         exits: Exits,
     },
+}
+
+/// A block-uniform `break`/`continue` the block makes ([`Seg::Leave`]).
+#[derive(Clone)]
+pub(crate) struct Leave {
+    pub(crate) cond: Expr,
+    /// The split loop it leaves: its depth among those around it (0: the outermost).
+    pub(crate) depth: usize,
+    pub(crate) is_break: bool,
+    pub(crate) span: Span,
 }
 
 /// How threads may leave a split loop other than by its condition.
@@ -615,7 +629,7 @@ fn bound_names(segs: &[Seg]) -> BTreeSet<String> {
                 collect.visit_expr(iter);
                 names.extend(bound_names(body));
             }
-            Seg::Barrier(_) | Seg::Collective(_) => {}
+            Seg::Barrier(_) | Seg::Collective(_) | Seg::Leave(_) => {}
         }
     }
     names
@@ -658,6 +672,7 @@ fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), String> {
                 }
             }
             Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) | Seg::Uniform(_) => {}
+            Seg::Leave(_) => {}
             Seg::While { body, .. } | Seg::For { body, .. } => {
                 let mut inner = Vec::new();
                 if let Seg::For { pat, .. } = seg {

@@ -86,8 +86,84 @@ pub(super) fn hoist(
         });
     }
     hoisted.extend(variables(segs, &mut uniform, &bindings));
+    lift_leaves(segs, &uniform, &mut Vec::new());
     segs.retain(|seg| !matches!(seg, Seg::Code(stmts) if stmts.is_empty()));
     hoisted
+}
+
+/// Takes `if cond { break; }` (or `continue`, labelled or not) with a block-uniform `cond` out
+/// of the start and the end of the regions of split loops into [`Seg::Leave`]s: every thread
+/// would leave there alike, so the block decides once and jumps (Rodinia hotspot's `if i ==
+/// iteration - 1 { break; }` between its barriers), where each thread would otherwise test it
+/// and wait (`Regions::leave`). Only at a region's edges, so that no region is cut in two.
+/// `loops`: the labels of the split loops around `segs`.
+fn lift_leaves(segs: &mut Vec<Seg>, uniform: &Uniform, loops: &mut Vec<Option<String>>) {
+    let leave = |stmt: &Stmt, loops: &[Option<String>]| -> Option<super::Leave> {
+        let Stmt::Expr(Expr::If(e), _) = stmt else {
+            return None;
+        };
+        if e.else_branch.is_some() || !e.attrs.is_empty() || e.then_branch.stmts.len() != 1 {
+            return None;
+        }
+        let (label, is_break, span) = match &e.then_branch.stmts[0] {
+            Stmt::Expr(Expr::Break(b), _) if b.expr.is_none() && b.attrs.is_empty() => {
+                (&b.label, true, b.break_token.span)
+            }
+            Stmt::Expr(Expr::Continue(c), _) if c.attrs.is_empty() => {
+                (&c.label, false, c.continue_token.span)
+            }
+            _ => return None,
+        };
+        let depth = match label {
+            None => loops.len().checked_sub(1)?,
+            Some(label) => {
+                let name = label.ident.to_string();
+                loops
+                    .iter()
+                    .rposition(|l| l.as_deref() == Some(name.as_str()))?
+            }
+        };
+        uniform.expr(&e.cond).then(|| super::Leave {
+            cond: (*e.cond).clone(),
+            depth,
+            is_break,
+            span,
+        })
+    };
+    let mut out = Vec::new();
+    for mut seg in std::mem::take(segs) {
+        match &mut seg {
+            Seg::While { body, exits, .. } | Seg::For { body, exits, .. } => {
+                loops.push(exits.label.clone());
+                lift_leaves(body, uniform, loops);
+                loops.pop();
+                out.push(seg);
+            }
+            Seg::Code(stmts) if !loops.is_empty() => {
+                let mut first = 0;
+                while let Some(l) = stmts.get(first).and_then(|s| leave(s, loops)) {
+                    out.push(Seg::Leave(l));
+                    first += 1;
+                }
+                let mut after = Vec::new();
+                let mut last = stmts.len();
+                while last > first {
+                    match leave(&stmts[last - 1], loops) {
+                        Some(l) => after.push(Seg::Leave(l)),
+                        None => break,
+                    }
+                    last -= 1;
+                }
+                let code: Vec<Stmt> = stmts[first..last].to_vec();
+                if !code.is_empty() {
+                    out.push(Seg::Code(code));
+                }
+                out.extend(after.into_iter().rev());
+            }
+            _ => out.push(seg),
+        }
+    }
+    *segs = out;
 }
 
 /// The block-uniform variables of `segs`, after the immutable ones are in `uniform`: a `let mut`
@@ -275,6 +351,7 @@ fn scan(
                 scan(body, candidates, assignments, uses, left);
             }
             Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) | Seg::Uniform(_) => {}
+            Seg::Leave(_) => {}
         }
     }
 }
@@ -465,6 +542,7 @@ fn seg_may_leave(seg: &Seg) -> bool {
             find.0 || body.iter().any(seg_may_leave)
         }
         Seg::Items(_) | Seg::Barrier(_) | Seg::Collective(_) => false,
+        Seg::Leave(_) => true,
     }
 }
 

@@ -379,6 +379,23 @@ impl Regions {
         count.set(count.get() + 1);
     }
 
+    /// Every thread of the block that has not returned leaves the rest of the trip by `code`
+    /// (as [`Regions::leave`], at `site`): a block-uniform `if cond { break; }` that `#[kernel]`
+    /// lifted out of the regions. Returns the block's jump, as [`Regions::left`]: `1 + code` if
+    /// no thread waits elsewhere (then none is parked: the jump makes them all arrive).
+    #[inline]
+    pub fn leave_block(&self, code: u32, site: &'static Location<'static>) -> u32 {
+        if self.parked.get() == 0 {
+            return code + 1;
+        }
+        for linear in 0..self.threads {
+            if self.alive[linear].get() {
+                self.leave(linear, code, site);
+            }
+        }
+        self.left()
+    }
+
     /// After a region in a split loop that threads may leave: 0 while some thread that has not
     /// returned still runs the trip (or none left); else (every such thread left) 1 + the code
     /// of the jump the block makes: `2 · depth + 1` for a `break` out of the split loop at
