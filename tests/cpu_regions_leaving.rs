@@ -8,33 +8,10 @@
 mod support;
 
 use ferrocuda::CpuPath;
-use ferrocuda::{launch, CpuOptions, Device, Error, KernelBug, Module};
+use ferrocuda::{launch, Device, Error, KernelBug, Module};
 use test_kernels::leaving::*;
 
-/// The test kernels on the CPU executor: checked or not, split or forced onto coroutines.
-fn module(checked: bool, coroutines: bool) -> Module {
-    let options = CpuOptions {
-        checked,
-        force_coroutines: coroutines,
-        ..CpuOptions::default()
-    };
-    Device::cpu_with(options)
-        .unwrap()
-        .load(support::test_kernels())
-        .unwrap()
-}
-
-/// Every (checked, coroutines) combination.
-fn cpu_modules() -> Vec<(String, Module)> {
-    let mut all = Vec::new();
-    for checked in [false, true] {
-        for coroutines in [false, true] {
-            let name = format!("checked={checked} coroutines={coroutines}");
-            all.push((name, module(checked, coroutines)));
-        }
-    }
-    all
-}
+use support::{cpu_test_kernels as module, cpu_test_kernels_every_path as cpu_modules};
 
 /// Every CPU path, and the GPU (the emulator in CI).
 fn every_machine(test: &str) -> Vec<(String, Module)> {

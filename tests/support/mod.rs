@@ -4,7 +4,7 @@
 pub mod nvrtc;
 pub mod ptx;
 
-use ferrocuda::{Device, Ptx};
+use ferrocuda::{CpuOptions, Device, Module, Ptx};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::OnceLock;
@@ -38,6 +38,30 @@ pub fn on_ci() -> bool {
 pub fn test_kernels() -> &'static Ptx {
     static PTX: OnceLock<Ptx> = OnceLock::new();
     PTX.get_or_init(|| test_kernels_built("test-kernels", "FERROCUDA_TEST_KERNELS_PTX", None))
+}
+
+/// The test kernels on the CPU executor: checked or not, split at their barriers or forced onto
+/// coroutines.
+pub fn cpu_test_kernels(checked: bool, coroutines: bool) -> Module {
+    let options = CpuOptions {
+        checked,
+        force_coroutines: coroutines,
+        ..CpuOptions::default()
+    };
+    Device::cpu_with(options).unwrap().load(test_kernels()).unwrap()
+}
+
+/// The test kernels on every (checked, coroutines) combination of the CPU executor, each with
+/// its name for assertion messages.
+pub fn cpu_test_kernels_every_path() -> Vec<(String, Module)> {
+    let mut all = Vec::new();
+    for checked in [false, true] {
+        for coroutines in [false, true] {
+            let name = format!("checked={checked} coroutines={coroutines}");
+            all.push((name, cpu_test_kernels(checked, coroutines)));
+        }
+    }
+    all
 }
 
 /// `test-kernels` with its `sm80` feature (the tensor-core kernels), built to PTX for sm_80 into
