@@ -8,10 +8,10 @@
 mod support;
 
 use ferrocuda::CpuPath;
-use ferrocuda::{launch, Device, Error, KernelBug, Module};
+use ferrocuda::{launch, Error, KernelBug, Module};
 use test_kernels::leaving::*;
 
-use support::{cpu_test_kernels as module, cpu_test_kernels_every_path as cpu_modules};
+use support::cpu_test_kernels_every_path as cpu_modules;
 
 /// Every CPU path, and the GPU (the emulator in CI).
 fn every_machine(test: &str) -> Vec<(String, Module)> {
