@@ -275,11 +275,14 @@ impl<T: Pod> DeviceBuffer<T> {
         }
     }
 
-    /// A GPU buffer's bytes and length, taken out of it; `Err(self)` on the CPU executor.
-    pub(crate) fn into_gpu_bytes(self) -> std::result::Result<(Device, GpuBytes, usize), Self> {
+    /// A GPU buffer's bytes and length, taken out of it; the buffer back (boxed: it is large
+    /// beside the `Ok` side) on the CPU executor.
+    pub(crate) fn into_gpu_bytes(
+        self,
+    ) -> std::result::Result<(Device, GpuBytes, usize), Box<Self>> {
         match self.storage {
             Storage::Gpu { bytes, len } => Ok((self.device, bytes, len)),
-            storage => Err(DeviceBuffer { storage, ..self }),
+            storage => Err(Box::new(DeviceBuffer { storage, ..self })),
         }
     }
 

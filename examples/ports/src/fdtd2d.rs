@@ -77,9 +77,7 @@ impl Port for Fdtd2d {
         let f64s = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
         let (mut ex, mut ey, mut hz) = (f64s(&input.ex), f64s(&input.ey), f64s(&input.hz));
         for t in 0..input.tmax {
-            for j in 0..ny {
-                ey[j] = input.fict[t] as f64;
-            }
+            ey[..ny].fill(input.fict[t] as f64);
             for i in 1..nx {
                 for j in 0..ny {
                     ey[i * ny + j] -= 0.5 * (hz[i * ny + j] - hz[(i - 1) * ny + j]);

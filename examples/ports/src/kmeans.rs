@@ -41,8 +41,8 @@ fn cluster<T: Copy + Default + std::ops::AddAssign + std::ops::Div<Output = T> +
     loop {
         let delta = assign(&clusters, &mut membership)?;
         let (mut sums, mut lens) = (vec![T::default(); k * f], vec![0usize; k]);
-        for p in 0..n {
-            let c = membership[p] as usize;
+        for (p, &c) in membership.iter().enumerate() {
+            let c = c as usize;
             lens[c] += 1;
             for j in 0..f {
                 sums[c * f + j] += T::from(input.features[p * f + j]);
