@@ -48,7 +48,10 @@ pub fn cpu_test_kernels(checked: bool, coroutines: bool) -> Module {
         force_coroutines: coroutines,
         ..CpuOptions::default()
     };
-    Device::cpu_with(options).unwrap().load(test_kernels()).unwrap()
+    Device::cpu_with(options)
+        .unwrap()
+        .load(test_kernels())
+        .unwrap()
 }
 
 /// The test kernels on every (checked, coroutines) combination of the CPU executor, each with
