@@ -158,7 +158,7 @@ fn a_voted_while_left_by_break_and_continue_inside_a_match_on_every_machine() {
                         if j == stop {
                             break;
                         }
-                        if j % 3 == 0 {
+                        if j.is_multiple_of(3) {
                             continue;
                         }
                         let n = v.len();

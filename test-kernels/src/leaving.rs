@@ -3,6 +3,16 @@
 //! value, assigned later: shapes the CPU executor's split path runs without coroutines (issue
 //! 30), for `tests/cpu_regions_leaving.rs` and `benches/cpu_executor.rs`. Blocks of at most
 //! [`LEAVE_BLOCK`] threads, 1D; each thread starts from `x[i % x.len()]`.
+//!
+//! They are written the way users write kernels, not the way clippy would like: `t - t` is a
+//! zero the macro cannot prove block-uniform, and the late `let`s and nested `if`s are the shapes
+//! under test.
+#![allow(
+    clippy::eq_op,
+    clippy::collapsible_if,
+    clippy::needless_late_init,
+    clippy::manual_is_multiple_of
+)]
 
 use ferrocuda_std::{kernel, shared, thread, Out};
 
