@@ -63,6 +63,11 @@ numba_modules=(test_atomics test_complex test_array_args test_constmem test_prin
 check "Numba's cudapy tests on the emulator (${#numba_modules[@]} modules, scripts/test-numba.sh)" \
   scripts/test-numba.sh "${numba_modules[@]/#/numba.cuda.tests.cudapy.}"
 
+# Lints and formatting are errors here, so that they do not pile up between reviews.
+check "cargo clippy --workspace --all-targets (-D warnings)" \
+  cargo clippy --workspace --all-targets -- -D warnings
+check "cargo fmt --check" cargo fmt --all -- --check
+
 # Broken intra-doc links and the like are errors, as they would be on docs.rs.
 check "cargo doc --workspace --no-deps (RUSTDOCFLAGS=-D warnings)" \
   env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
