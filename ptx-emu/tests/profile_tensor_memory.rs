@@ -54,7 +54,8 @@ fn profile_ldmatrix(count: usize, offsets: &[u32; 32]) -> Profile {
 #[test]
 fn ldmatrix_is_one_shared_request_with_a_pass_per_matrix() {
     // (count, lane l's row offset, wavefronts worked out by hand)
-    let cases: [(usize, fn(u32) -> u32, u64); 6] = [
+    type Case = (usize, fn(u32) -> u32, u64);
+    let cases: [Case; 6] = [
         // Contiguous rows: each matrix is 128 consecutive bytes, every bank once.
         (4, |l| 16 * l, 4),
         (1, |l| 16 * l, 1),
