@@ -1,5 +1,5 @@
 //! The profile as a text table, one row per kernel: what `ferrocuda profile` prints and what a
-//! benchmark of a user's kernel prints on the emulator ([`crate::bench`], feature `criterion`).
+//! benchmark of a user's kernel prints on the emulator (`ferrocuda::bench`, feature `criterion`).
 
 use super::{Gpu, KernelRow};
 
