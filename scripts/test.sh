@@ -122,8 +122,10 @@ check "examples on CUDA device 0 ($FERROCUDA_LIBCUDA)" examples_run_on_the_gpu
 # A user's kernel benchmarked with criterion (feature `criterion`, docs/benchmarking.md), in
 # criterion's test mode (each benchmark once, 4096 elements): checked against its reference, the
 # CPU executor run, and on the emulator its counters and estimate printed instead of a GPU time.
+# tests/bench_gpu_time.rs (the CUDA-event measurement on the emulator) needs the feature too.
 bench_own_kernel_runs() {
   local out
+  cargo test -q --workspace --features ferrocuda/criterion --test bench_gpu_time || return 1
   cargo build -q --workspace --features ferrocuda/criterion --example bench_own_kernel || return 1
   out=$(target/debug/examples/bench_own_kernel --test) || return 1
   printf '%s\n' "$out"
