@@ -8,8 +8,9 @@
 //! 4. On the PTX emulator (no GPU), nothing is timed: the emulator's counters and the *estimated*
 //!    time on an H200 are printed instead.
 //!
-//! `cargo run --release --features criterion --example bench_own_kernel` (criterion's
-//! arguments work: `-- --test` runs each benchmark once, at a tiny size, as `make test` does).
+//! `cargo run --release --features criterion --example bench_own_kernel -- --bench` measures
+//! (criterion's other arguments work too); without `--bench`, or with `--test`, criterion runs
+//! each benchmark once, and the example at a tiny size, as `make test` does.
 
 use criterion::Criterion;
 use ferrocuda::bench::{self, EmulatorProfile, GpuTime};
@@ -33,8 +34,14 @@ fn run_once(kernels: &Module, a: f32, x: &[f32], y: &[f32]) -> ferrocuda::Result
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // First, before any launch: on the emulator, count each launch.
     let mut emulator = EmulatorProfile::start()?;
-    let test_mode = std::env::args().any(|a| a == "--test");
-    let n: usize = if test_mode { 4096 } else { 1 << 22 };
+    // Criterion measures with `--bench` (as `cargo bench` passes it); otherwise, or with
+    // `--test`, it runs each benchmark once: then a tiny size will do.
+    let flag = |f: &str| std::env::args().any(|a| a == f);
+    let n: usize = if flag("--bench") && !flag("--test") {
+        1 << 22
+    } else {
+        4096
+    };
     let a = 2.5f32;
     let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.001).collect();
     let y: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();

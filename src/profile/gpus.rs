@@ -83,8 +83,8 @@ const fn sm(
 
 /// The GPUs `--gpu` knows: `[DRAM GB/s, boost GHz, FP32 TFLOPS, FP64 TFLOPS, FP16 tensor
 /// TFLOPS]` each. The tensor figure is the dense FP16 rate with FP32 accumulation: the H100 and
-/// H200 product briefs' 1,979 TFLOPS "with sparsity" halved (4,096 per SM per clock at the
-/// 1.83 GHz those figures use), the A100 datasheet's 312, the V100 datasheet's 125 ("tensor
+/// H200 product briefs' 1,979 TFLOPS "with sparsity" halved (4,096 per SM per clock at
+/// 1.83 GHz give it), the A100 datasheet's 312, the V100 datasheet's 125 ("tensor
 /// performance", mixed precision), and for the RTX 2070 the Turing architecture whitepaper's
 /// reference-board "FP16 Tensor TFLOPS with FP32 Accumulate" (29.9: GeForce boards run FP32
 /// accumulation at half the FP16-accumulate rate).
