@@ -124,6 +124,20 @@ examples_run_on_the_gpu() {
 }
 check "examples on CUDA device 0 ($FERROCUDA_LIBCUDA)" examples_run_on_the_gpu
 
+# A user's kernel benchmarked with criterion (feature `criterion`, docs/benchmarking.md), in
+# criterion's test mode (each benchmark once, 4096 elements): checked against its reference, the
+# CPU executor run, and on the emulator its counters and estimate printed instead of a GPU time.
+# tests/bench_gpu_time.rs (the CUDA-event measurement on the emulator) needs the feature too.
+bench_own_kernel_runs() {
+  local out
+  cargo test -q --workspace --features ferrocuda/criterion --test bench_gpu_time || return 1
+  cargo build -q --workspace --features ferrocuda/criterion --example bench_own_kernel || return 1
+  out=$(target/debug/examples/bench_own_kernel --test) || return 1
+  printf '%s\n' "$out"
+  grep -q "is the PTX emulator: not timed" <<<"$out" && grep -qE "^saxpy +saxpy +1 .* \((memory|compute)\)$" <<<"$out"
+}
+check "examples/bench_own_kernel --test (criterion, emulator estimate)" bench_own_kernel_runs
+
 # Undefined behaviour in what Miri can run (scripts/miri.sh); says "skipped" where no nightly
 # toolchain with Miri is installed.
 check "scripts/miri.sh" scripts/miri.sh

@@ -58,6 +58,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "criterion")]
+pub mod bench;
 pub mod ops;
 pub mod profile;
 pub mod workloads;

@@ -15,12 +15,12 @@ use crate::FaultKind;
 pub(crate) struct PendingCopy {
     /// The commit group it belongs to (`None` until a `cp.async.commit_group`).
     group: Option<u32>,
-    shared: usize,
+    pub shared: usize,
     /// The global allocation's index and offset; absent when `src_bytes` is 0.
-    global: Option<(usize, u64)>,
-    bytes: u8,
+    pub global: Option<(usize, u64)>,
+    pub bytes: u8,
     /// Bytes read from the source; the rest of `bytes` is zero-filled.
-    src_bytes: u8,
+    pub src_bytes: u8,
 }
 
 /// Per thread: the copies in flight and how many groups it has committed.
@@ -31,6 +31,11 @@ pub(crate) struct AsyncCopies {
 }
 
 impl AsyncCopies {
+    /// The copy issued last, if still pending (a profiled launch counts its bytes).
+    pub fn last(&self) -> Option<&PendingCopy> {
+        self.pending.last()
+    }
+
     pub fn commit(&mut self) {
         let group = self.committed;
         for copy in self.pending.iter_mut().filter(|c| c.group.is_none()) {

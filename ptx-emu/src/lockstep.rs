@@ -147,10 +147,14 @@ pub(crate) fn run_warps(grid: &Grid, block: &mut Block) -> Result<(), (usize, Tr
                 }
                 let op = &code[pc as usize].op;
                 accesses.clear();
-                if matches!(op, Op::Ld { .. } | Op::St { .. } | Op::Atom { .. }) {
+                if matches!(
+                    op,
+                    Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } | Op::CpAsync { .. }
+                ) {
+                    // One access per lane, two for `cp.async` (its global read and shared write).
                     for lane in (0..32).filter(|l| active & (1 << l) != 0) {
                         let trace = &lane_trace[lane];
-                        if let Some(a) = trace.get(cursor[lane]).filter(|a| a.pc == pc) {
+                        while let Some(a) = trace.get(cursor[lane]).filter(|a| a.pc == pc) {
                             accesses.push(*a);
                             cursor[lane] += 1;
                         }

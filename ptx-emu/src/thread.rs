@@ -487,6 +487,9 @@ pub(crate) fn run<const PROFILE: bool>(
                 {
                     break Err(e);
                 }
+                if PROFILE {
+                    record_cp_async(grid, block, t, pc - 1);
+                }
             }
             Op::CpAsyncCommit => block.threads[t].async_copies.commit(),
             Op::CpAsyncWait { pending } => {
@@ -552,6 +555,26 @@ fn record(grid: &Grid, block: &mut Block, t: usize, pc: usize, place: &Place, by
         address,
         bytes: bytes as u32,
     });
+}
+
+/// Notes lane `t`'s `cp.async` just issued: the global bytes it reads (none with a src-size of
+/// 0) and the shared bytes it writes.
+fn record_cp_async(grid: &Grid, block: &mut Block, t: usize, pc: usize) {
+    let Some(copy) = block.threads[t].async_copies.last().cloned() else {
+        return;
+    };
+    if let Some((i, offset)) = copy.global {
+        let place = Place::Global(i, offset);
+        record(grid, block, t, pc, &place, copy.src_bytes as u64);
+    }
+    record(
+        grid,
+        block,
+        t,
+        pc,
+        &Place::Shared(copy.shared),
+        copy.bytes as u64,
+    );
 }
 
 // Inlined into both instances of `run` (with and without counters), as it was into the one

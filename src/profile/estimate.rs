@@ -10,6 +10,11 @@ const ISSUE_PER_SM_PER_CLOCK: f64 = 4.0;
 const SFU_PER_SM_PER_CLOCK: f64 = 16.0;
 /// Shared-memory wavefronts per SM per clock: one pass through the 32 banks (128 bytes).
 const WAVEFRONTS_PER_SM_PER_CLOCK: f64 = 1.0;
+/// Operations of one tensor-core warp instruction, counted as an `mma.m16n8k16` in FP16
+/// (2 × 16 × 8 × 16). The emulator's other shapes take the same time at the published rates:
+/// `m16n8k8` TF32 is half the operations at half the FP16 rate, `m16n8k32` INT8 twice the
+/// operations at twice the rate (A100, H100).
+const OPS_PER_MMA: f64 = 4096.0;
 
 /// One launch's estimated time on a GPU, with its terms.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -19,8 +24,9 @@ pub struct Estimate {
     /// Global memory sectors × 32 bytes over DRAM bandwidth.
     pub memory_seconds: f64,
     /// The slowest of: warp instructions over the SMs' issue rate, FP32, FP64 and special
-    /// function lanes over their throughputs, and shared-memory wavefronts (bank conflicts
-    /// included) at one per SM per clock, on the SMs the grid occupies.
+    /// function lanes over their throughputs, tensor-core instructions over the dense FP16
+    /// tensor rate, and shared-memory wavefronts (bank conflicts included) at one per SM per
+    /// clock, on the SMs the grid occupies.
     pub compute_seconds: f64,
 }
 
@@ -50,7 +56,8 @@ pub fn estimate(gpu: &Gpu, c: &Counters, blocks: u64) -> Estimate {
     let sfu = class("special") * 32.0 / (gpu.sms as f64 * SFU_PER_SM_PER_CLOCK * clock);
     let wavefronts = c.shared_loads.wavefronts + c.shared_stores.wavefronts;
     let shared = wavefronts as f64 / (gpu.sms as f64 * WAVEFRONTS_PER_SM_PER_CLOCK * clock);
-    let compute_seconds = issue.max(fp32).max(fp64).max(sfu).max(shared);
+    let tensor = class("tensor") * OPS_PER_MMA / (gpu.tensor_flops * share);
+    let compute_seconds = issue.max(fp32).max(fp64).max(sfu).max(tensor).max(shared);
     Estimate {
         seconds: memory_seconds.max(compute_seconds),
         memory_seconds,

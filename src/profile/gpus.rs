@@ -40,6 +40,9 @@ pub struct Gpu {
     pub fp32_flops: f64,
     /// FP64 operations per second.
     pub fp64_flops: f64,
+    /// Dense FP16 tensor-core operations per second with FP32 accumulation (without sparsity),
+    /// as published for the board; per SM and clock it is `tensor_flops / (sms × clock_hz)`.
+    pub tensor_flops: f64,
 }
 
 impl Gpu {
@@ -55,7 +58,7 @@ const fn sm(
     compute_capability: (u32, u32),
     sms: u32,
     shared_kib: u32,
-    figures: [f64; 4],
+    figures: [f64; 5],
 ) -> Gpu {
     let turing = compute_capability.0 == 7 && compute_capability.1 == 5;
     Gpu {
@@ -74,10 +77,17 @@ const fn sm(
         clock_hz: figures[1] * 1e9,
         fp32_flops: figures[2] * 1e12,
         fp64_flops: figures[3] * 1e12,
+        tensor_flops: figures[4] * 1e12,
     }
 }
 
-/// The GPUs `--gpu` knows: `[DRAM GB/s, boost GHz, FP32 TFLOPS, FP64 TFLOPS]` each.
+/// The GPUs `--gpu` knows: `[DRAM GB/s, boost GHz, FP32 TFLOPS, FP64 TFLOPS, FP16 tensor
+/// TFLOPS]` each. The tensor figure is the dense FP16 rate with FP32 accumulation: the H100 and
+/// H200 product briefs' 1,979 TFLOPS "with sparsity" halved (4,096 per SM per clock at
+/// 1.83 GHz give it), the A100 datasheet's 312, the V100 datasheet's 125 ("tensor
+/// performance", mixed precision), and for the RTX 2070 the Turing architecture whitepaper's
+/// reference-board "FP16 Tensor TFLOPS with FP32 Accumulate" (29.9: GeForce boards run FP32
+/// accumulation at half the FP16-accumulate rate).
 pub const GPUS: [Gpu; 5] = [
     sm(
         "h200",
@@ -85,7 +95,7 @@ pub const GPUS: [Gpu; 5] = [
         (9, 0),
         132,
         228,
-        [4800.0, 1.98, 67.0, 34.0],
+        [4800.0, 1.98, 67.0, 34.0, 989.5],
     ),
     sm(
         "h100",
@@ -93,7 +103,7 @@ pub const GPUS: [Gpu; 5] = [
         (9, 0),
         132,
         228,
-        [3350.0, 1.98, 67.0, 34.0],
+        [3350.0, 1.98, 67.0, 34.0, 989.5],
     ),
     sm(
         "a100",
@@ -101,7 +111,7 @@ pub const GPUS: [Gpu; 5] = [
         (8, 0),
         108,
         164,
-        [2039.0, 1.41, 19.5, 9.7],
+        [2039.0, 1.41, 19.5, 9.7, 312.0],
     ),
     sm(
         "v100",
@@ -109,7 +119,7 @@ pub const GPUS: [Gpu; 5] = [
         (7, 0),
         80,
         96,
-        [900.0, 1.53, 15.7, 7.8],
+        [900.0, 1.53, 15.7, 7.8, 125.0],
     ),
     sm(
         "rtx2070",
@@ -117,7 +127,7 @@ pub const GPUS: [Gpu; 5] = [
         (7, 5),
         36,
         64,
-        [448.0, 1.62, 7.46, 0.233],
+        [448.0, 1.62, 7.46, 0.233, 29.9],
     ),
 ];
 

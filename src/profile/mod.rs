@@ -17,9 +17,11 @@
 
 mod estimate;
 mod gpus;
+mod table;
 
 pub use estimate::{estimate, Estimate};
 pub use gpus::{gpu, occupancy, Gpu, Limiter, Occupancy, GPUS};
+pub use table::table;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -300,6 +302,31 @@ mod tests {
     }
 
     #[test]
+    fn a_report_ptxas_made_at_run_time_is_read_as_the_builds_is() {
+        // `ferrocuda profile` assembles the CUDA C twins' PTX and passes ptxas's report, as
+        // `ferrocuda_builder` prints it, where the library's own report goes.
+        let kernel = |name: &str, registers, shared_bytes| ferrocuda_builder::KernelResources {
+            name: name.into(),
+            registers,
+            shared_bytes,
+            stack_frame_bytes: 8,
+            ..Default::default()
+        };
+        let report = ferrocuda_builder::PtxasReport {
+            arch: "sm_90".into(),
+            kernels: vec![
+                kernel("matmul_blocked", 96, 8448),
+                kernel("vector_add", 16, 0),
+            ],
+            warnings: vec!["stack size for entry function cannot be statically determined".into()],
+        }
+        .to_string();
+        assert_eq!(ptxas_resources(&report, "matmul_blocked"), Some((96, 8448)));
+        assert_eq!(ptxas_resources(&report, "vector_add"), Some((16, 0)));
+        assert_eq!(ptxas_resources(&report, "stack"), None);
+    }
+
+    #[test]
     fn the_estimate_is_the_larger_of_memory_and_compute() {
         let h200 = gpu("h200").unwrap();
         let mut c = Counters::default();
@@ -318,5 +345,23 @@ mod tests {
         // One block uses one SM of 132.
         let one = estimate(h200, &c, 1);
         assert!((one.compute_seconds - 132.0).abs() < 1e-6, "{one:?}");
+    }
+
+    #[test]
+    fn tensor_instructions_take_the_tensor_cores_rate() {
+        let h200 = gpu("h200").unwrap();
+        // A million mma.m16n8k16 (2·16·8·16 = 4096 flops each) at 989.5 dense FP16 TFLOPS:
+        // 4.14 µs, over the 0.96 µs their issue takes (132 SMs × 4 per clock at 1.98 GHz).
+        let c = Counters {
+            warp_instructions: 1_000_000,
+            by_class: [("tensor".to_string(), 1_000_000)].into(),
+            ..Default::default()
+        };
+        let e = estimate(h200, &c, 10_000);
+        let expected = 1e6 * 4096.0 / 989.5e12;
+        assert!((e.compute_seconds / expected - 1.0).abs() < 1e-12, "{e:?}");
+        // The A100's 312 TFLOPS: 3.2× the H200's time.
+        let a100 = estimate(gpu("a100").unwrap(), &c, 10_000);
+        assert!((a100.compute_seconds / (1e6 * 4096.0 / 312e12) - 1.0).abs() < 1e-12);
     }
 }

@@ -9,7 +9,7 @@
 //! (block shape, lengths), its CUDA C checks as well (`REQUIRE` in `common.cu`: a trap), so a
 //! launch the host lets through cannot touch memory out of range in either.
 
-use crate::{nvrtc, Device, Module};
+use crate::{nvrtc, Device, Module, Ptx};
 
 /// The CUDA C sources, by file name; `common.cu` (preconditions, warp and block sums) first.
 pub const SOURCES: [(&str, &str); 10] = [
@@ -33,6 +33,14 @@ pub fn source() -> String {
 /// The CUDA C kernels compiled for `device`'s GPU and loaded there; or why there are none, in
 /// a few words for the table ("no GPU", "NVRTC not found: libnvrtc.so (...)").
 pub fn load(device: &Device) -> Result<Module, String> {
+    let ptx = compile(device)?;
+    device.load(ptx).map_err(|error| error.to_string())
+}
+
+/// The CUDA C kernels compiled by NVRTC for `device`'s GPU (`compute_XY` PTX), not loaded: what
+/// [`load`] loads, for a caller that also wants the text (`ferrocuda profile` has ptxas count
+/// its registers). Errors as [`load`]'s.
+pub fn compile(device: &Device) -> Result<&'static Ptx, String> {
     if !device.is_gpu() {
         return Err("no GPU".into());
     }
@@ -40,9 +48,7 @@ pub fn load(device: &Device) -> Result<Module, String> {
         .properties()
         .compute_capability
         .ok_or("the GPU's compute capability is unknown")?;
-    let ptx = nvrtc::compile_cuda_c("ferrocuda CUDA C", &source(), compute)
-        .map_err(|error| error.to_string())?;
-    device.load(ptx).map_err(|error| error.to_string())
+    nvrtc::compile_cuda_c("ferrocuda CUDA C", &source(), compute).map_err(|error| error.to_string())
 }
 
 /// Whether `module` has every kernel `workload` launches: then it can run the workload.

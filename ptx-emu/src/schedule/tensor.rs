@@ -45,6 +45,8 @@ pub(super) fn ldmatrix(
 ) -> Result<(), (usize, Trouble)> {
     // Lanes 8j..8j+8 give the addresses of matrix j's rows: 16 bytes each, 16-byte aligned.
     let mut rows = [[0u16; 8]; 32];
+    // Each row's shared offset, for a profiled launch's counters.
+    let mut offsets = [0u64; 32];
     for &t in &lanes[..8 * count as usize] {
         let Op::Ldmatrix { addr, .. } = *op_at(grid, block, t) else {
             unreachable!("the lanes met at an ldmatrix (same_kind)")
@@ -62,9 +64,13 @@ pub(super) fn ldmatrix(
             .shared
             .read(t as u32, o, 16)
             .map_err(|c| (t, crate::thread::conflict_trouble(c, t, false)))?;
+        offsets[t % 32] = o as u64;
         for (k, element) in rows[t % 32].iter_mut().enumerate() {
             *element = read_le(&block.shared.bytes, o + 2 * k, 2) as u16;
         }
+    }
+    if let Some(profile) = block.profile.as_deref_mut() {
+        crate::profile::commit_ldmatrix(profile, &offsets[..8 * count as usize]);
     }
     for &t in lanes {
         let Op::Ldmatrix { d, .. } = *op_at(grid, block, t) else {

@@ -6,7 +6,7 @@
 
 use ferrocuda::profile::{self, Gpu, KernelRow, LaunchRecord, PROFILE_ENV};
 use ferrocuda::workloads::{self, cuda_c, Scale};
-use ferrocuda::{Device, Module};
+use ferrocuda::{Device, Module, Ptx};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -96,8 +96,20 @@ fn profile_with(
     let kernels = device
         .load(&ferrocuda::KERNELS)
         .map_err(|e| e.to_string())?;
-    let twins = cuda_c::load(&device);
+    let twins = cuda_c::compile(&device);
     let mut notes = Vec::new();
+    // Their registers as ptxas counts them, as ours are; else their PTX's declarations.
+    let twins_report = match &twins {
+        Ok(ptx) => ptxas_report(ptx, &device).unwrap_or_else(|why| {
+            notes.push(format!(
+                "CUDA C twins' occupancy is a lower bound (≥, from their PTX's register \
+                 declarations): {why}"
+            ));
+            String::new()
+        }),
+        Err(_) => String::new(),
+    };
+    let twins = twins.and_then(|ptx| device.load(ptx).map_err(|e| e.to_string()));
     if let Err(why) = &twins {
         notes.push(format!("CUDA C twins not profiled: {why}"));
     }
@@ -116,13 +128,12 @@ fn profile_with(
     for recipe in &recipes {
         let workload = recipe.build();
         let name = format!("{} ({})", recipe.name(), workload.size());
-        // ptxas's report is of our kernels: the CUDA C ones (same names) take the emulator's
-        // register count from their PTX.
+        // Each module with its own ptxas report: the CUDA C kernels have our kernels' names.
         let mut modules: Vec<(String, &Module, &str)> =
             vec![(name.clone(), &kernels, ferrocuda::KERNELS_PTXAS_REPORT)];
         if let Ok(twins) = &twins {
             if cuda_c::runs(twins, workload.kernels()) {
-                modules.push((format!("{name}, CUDA C"), twins, ""));
+                modules.push((format!("{name}, CUDA C"), twins, &twins_report));
             }
         }
         for (label, module, report) in modules {
@@ -145,87 +156,28 @@ fn profile_with(
     Ok((rows, notes))
 }
 
-fn fixed(value: Option<f64>, digits: usize) -> String {
-    value.map_or("-".into(), |v| format!("{v:.digits$}"))
-}
-
-fn percent(value: Option<f64>) -> String {
-    value.map_or("-".into(), |v| format!("{:.0}%", v * 100.0))
-}
-
-/// Seconds in µs or ms, as fits.
-fn time(seconds: f64) -> String {
-    if seconds < 1e-3 {
-        format!("{:.1} µs", seconds * 1e6)
-    } else {
-        format!("{:.2} ms", seconds * 1e3)
-    }
+/// ptxas's resource report of `ptx` (NVRTC's PTX for `device`'s GPU), assembled for that GPU's
+/// architecture, in the table form [`profile::rows`] reads; or why there is none.
+fn ptxas_report(ptx: &Ptx, device: &Device) -> Result<String, String> {
+    let (major, minor) = device
+        .properties()
+        .compute_capability
+        .ok_or("the GPU's compute capability is unknown")?;
+    let arch = format!("sm_{major}{minor}");
+    let ptxas = ferrocuda_builder::find_ptxas(&arch)
+        .ok_or_else(|| format!("no ptxas that assembles for {arch} was found (`make setup`)"))?;
+    let path = std::env::temp_dir().join(format!("ferrocuda-cuda-c-{}.ptx", std::process::id()));
+    std::fs::write(&path, ptx.source()).map_err(|e| format!("{}: {e}", path.display()))?;
+    let report = ferrocuda_builder::assemble(&ptxas, &path, &arch);
+    let _ = std::fs::remove_file(&path);
+    Ok(report.map_err(|e| e.to_string())?.to_string())
 }
 
 fn print_table(gpu: &Gpu, rows: &[Row]) {
-    println!(
-        "Counted on the PTX emulator (PTX warp instructions, Nsight Compute's definitions); \
-         occupancy and time *estimated* for {} (docs/profile.md).",
-        gpu.board
+    print!(
+        "{}",
+        profile::table(gpu, rows.iter().map(|r| (r.workload.as_str(), &r.kernel)))
     );
-    let header = [
-        "workload",
-        "kernel",
-        "launches",
-        "warp instr",
-        "SIMT",
-        "branch eff",
-        "ld sect/req",
-        "st sect/req",
-        "shared wf/req",
-        "occupancy",
-        "est. time",
-    ];
-    let mut table: Vec<Vec<String>> = vec![header.map(String::from).to_vec()];
-    for row in rows {
-        let (k, c) = (&row.kernel, &row.kernel.counters);
-        // Without ptxas's count, the PTX's declared registers over-count: occupancy is at least.
-        let occupancy = match (k.occupancy, k.registers_from_ptxas) {
-            (Some(o), true) => format!("{:.0}% ({})", o.fraction * 100.0, o.limiter.name()),
-            (Some(o), false) => format!("≥{:.0}% (PTX regs)", o.fraction * 100.0),
-            (None, true) => "none fits".into(),
-            (None, false) => "? (PTX regs)".into(),
-        };
-        table.push(vec![
-            row.workload.clone(),
-            k.kernel.clone(),
-            k.launches.to_string(),
-            c.warp_instructions.to_string(),
-            percent(c.simt_efficiency()),
-            percent(c.branch_efficiency()),
-            fixed(c.load_sectors_per_request(), 1),
-            fixed(c.store_sectors_per_request(), 1),
-            fixed(c.shared_wavefronts_per_request(), 2),
-            occupancy,
-            format!("{} ({})", time(k.estimate.seconds), k.estimate.bound()),
-        ]);
-    }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            table
-                .iter()
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in &table {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (cell, &w))| match i {
-                0 | 1 => format!("{cell:<w$}"),
-                _ => format!("{cell:>w$}"),
-            })
-            .collect();
-        println!("{}", cells.join("  "));
-    }
 }
 
 fn print_json(gpu: &Gpu, rows: &[Row]) {
