@@ -36,35 +36,52 @@ impl Matmul {
     }
 
     fn check(&self, c: &[f32]) -> Verdict {
-        let (m, n, k) = (self.m, self.n, self.k);
-        if c.len() != m * n {
-            return Err(format!("{} elements, expected {}", c.len(), m * n));
-        }
-        let entries = m * n;
-        let step = (entries / CHECKED_ENTRIES).max(1);
-        for index in (0..entries).step_by(step) {
-            let (row, col) = (index / n, index % n);
-            let (mut exact, mut magnitude) = (0.0f64, 0.0f64);
-            for p in 0..k {
-                let term = self.a[row * k + p] as f64 * self.b[p * n + col] as f64;
-                exact += term;
-                magnitude += term.abs();
-            }
-            // A k-term f32 sum is within k·ε·Σ|terms| of the exact one.
-            let tolerance = k as f64 * f32::EPSILON as f64 * magnitude;
-            let got = c[index] as f64;
-            if !super::within(got, exact, tolerance) {
-                return Err(format!(
-                    "C[{row}][{col}] is {got}, expected {exact} (± {tolerance:.3e})"
-                ));
-            }
-        }
-        Ok(())
+        let (a, b) = (&self.a, &self.b);
+        check_sampled(
+            c,
+            (self.m, self.n, self.k),
+            |i| a[i] as f64,
+            |i| b[i] as f64,
+        )
     }
 }
 
+/// Checks `c` (`m × n`) against f64 dot products of A's and B's elements (`a(i)`, `b(i)`, row-major
+/// `m × k` and `k × n`): all of its entries for small matrices, [`CHECKED_ENTRIES`] evenly spread
+/// ones of large matrices. A `k`-term f32 sum (in any order, fused or not) is within
+/// `k·ε·Σ|terms|` of the exact one, which is the tolerance.
+pub(super) fn check_sampled(
+    c: &[f32],
+    (m, n, k): (usize, usize, usize),
+    a: impl Fn(usize) -> f64,
+    b: impl Fn(usize) -> f64,
+) -> Verdict {
+    if c.len() != m * n {
+        return Err(format!("{} elements, expected {}", c.len(), m * n));
+    }
+    let entries = m * n;
+    let step = (entries / CHECKED_ENTRIES).max(1);
+    for index in (0..entries).step_by(step) {
+        let (row, col) = (index / n, index % n);
+        let (mut exact, mut magnitude) = (0.0f64, 0.0f64);
+        for p in 0..k {
+            let term = a(row * k + p) * b(p * n + col);
+            exact += term;
+            magnitude += term.abs();
+        }
+        let tolerance = k as f64 * f32::EPSILON as f64 * magnitude;
+        let got = c[index] as f64;
+        if !super::within(got, exact, tolerance) {
+            return Err(format!(
+                "C[{row}][{col}] is {got}, expected {exact} (± {tolerance:.3e})"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Row `row` of C, in the i-k-j order that reads B row by row (what vectorises).
-fn product_row(a: &[f32], b: &[f32], c_row: &mut [f32], row: usize, n: usize, k: usize) {
+pub(super) fn product_row(a: &[f32], b: &[f32], c_row: &mut [f32], row: usize, n: usize, k: usize) {
     c_row.fill(0.0);
     for p in 0..k {
         let a_value = a[row * k + p];
