@@ -9,7 +9,7 @@
 
 use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cublasOperation_t, cudaDataType};
 use cudarc::cublas::{result::gemm_ex, CudaBlas};
-use cudarc::driver::{CudaContext, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaContext, CudaSlice, DevicePtr, DevicePtrMut};
 use ferrocuda::ops::{self, MatmulShape};
 use ferrocuda::{f16, Device, Module};
 use rand::rngs::StdRng;
@@ -61,7 +61,7 @@ fn compare(tensor_kernels: &Module, n: usize) {
     let mut c_blas = stream.alloc_zeros::<f32>(n * n).unwrap();
     let size = n as i32;
     let (alpha, beta) = (1.0f32, 0.0f32);
-    let mut gemm = || {
+    let gemm = |c_blas: &mut CudaSlice<f32>| {
         let (a_ptr, _a_sync) = a_blas.device_ptr(&stream);
         let (b_ptr, _b_sync) = b_blas.device_ptr(&stream);
         let (c_ptr, _c_sync) = c_blas.device_ptr_mut(&stream);
@@ -92,7 +92,7 @@ fn compare(tensor_kernels: &Module, n: usize) {
         }
         .unwrap();
     };
-    gemm();
+    gemm(&mut c_blas);
     let reference = stream.clone_dtoh(&c_blas).unwrap();
     // Both sum the same exact products in f32, in different orders: each within k·2⁻²⁴·Σ|ab|
     // (≤ k·2⁻²⁴·k for inputs in [-1, 1)) of the exact sum, so within twice that of each other.
@@ -109,7 +109,7 @@ fn compare(tensor_kernels: &Module, n: usize) {
     let blas_seconds = median_seconds(|| {
         stream.synchronize().unwrap();
         let start = Instant::now();
-        gemm();
+        gemm(&mut c_blas);
         stream.synchronize().unwrap();
         start.elapsed()
     });
