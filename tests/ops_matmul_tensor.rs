@@ -45,22 +45,6 @@ fn gamma(k: usize) -> f64 {
     ku / (1.0 - ku)
 }
 
-/// `Σₚ aᵢₚ·bₚⱼ` and `Σₚ |aᵢₚ·bₚⱼ|` in f64, for every element of the `m × n` product.
-fn reference(a: &[f64], b: &[f64], s: MatmulShape) -> (Vec<f64>, Vec<f64>) {
-    let mut c = vec![0.0f64; s.m * s.n];
-    let mut magnitude = vec![0.0f64; s.m * s.n];
-    for i in 0..s.m {
-        for p in 0..s.k {
-            for j in 0..s.n {
-                let term = a[i * s.k + p] * b[p * s.n + j];
-                c[i * s.n + j] += term;
-                magnitude[i * s.n + j] += term.abs();
-            }
-        }
-    }
-    (c, magnitude)
-}
-
 /// Asserts `|c − want| ≤ relative·magnitude` for each element (plus the smallest normal f32,
 /// for results that underflow).
 fn assert_within(what: &str, c: &[f32], (want, magnitude): &(Vec<f64>, Vec<f64>), relative: f64) {
@@ -89,7 +73,7 @@ fn check_half<T: ops::TensorInput>(name: &str, from: fn(f32) -> T, to: fn(T) -> 
             let shape = MatmulShape::new(m, n, k);
             let a: Vec<T> = random(&mut rng, m * k).into_iter().map(from).collect();
             let b: Vec<T> = random(&mut rng, k * n).into_iter().map(from).collect();
-            let want = reference(
+            let want = support::matmul_reference(
                 &a.iter().map(|&x| to(x)).collect::<Vec<_>>(),
                 &b.iter().map(|&x| to(x)).collect::<Vec<_>>(),
                 shape,
@@ -130,13 +114,13 @@ fn tf32_matches_f64_at_ragged_sizes() {
             let mut c = vec![f32::NAN; m * n];
             ops::matmul_tf32(&module, &a, &b, &mut c, shape).unwrap();
             let what = format!("tf32 {device} {m}×{n}×{k} seed={seed}");
-            let truncated = reference(
+            let truncated = support::matmul_reference(
                 &a.iter().map(|&x| tf32(x)).collect::<Vec<_>>(),
                 &b.iter().map(|&x| tf32(x)).collect::<Vec<_>>(),
                 shape,
             );
             assert_within(&what, &c, &truncated, gamma(k));
-            let exact = reference(
+            let exact = support::matmul_reference(
                 &a.iter().map(|&x| x as f64).collect::<Vec<_>>(),
                 &b.iter().map(|&x| x as f64).collect::<Vec<_>>(),
                 shape,
@@ -169,7 +153,7 @@ fn unaligned_inputs_give_the_same_product() {
     ops::matmul_tensor(&module, &a0, &b0, &mut aligned, shape).unwrap();
     ops::matmul_tensor(&module, &a[1..], &b[1..], &mut shifted, shape).unwrap();
     let to_f64 = |v: &[f16]| v.iter().map(|x| x.to_f64()).collect::<Vec<_>>();
-    let want = reference(&to_f64(&a0), &to_f64(&b0), shape);
+    let want = support::matmul_reference(&to_f64(&a0), &to_f64(&b0), shape);
     assert_within(&format!("shifted seed={seed}"), &shifted, &want, gamma(k));
     assert_eq!(aligned, shifted, "seed={seed}");
 }

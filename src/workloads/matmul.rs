@@ -80,8 +80,22 @@ pub(super) fn check_sampled(
     Ok(())
 }
 
+/// `c = a·b` (`c` `m × n`, `a` `m × k`, row-major), row by row, the rows on all cores (rayon)
+/// with `parallel`, else one after another.
+pub(super) fn product(a: &[f32], b: &[f32], c: &mut [f32], (n, k): (usize, usize), parallel: bool) {
+    if parallel {
+        c.par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(row, c_row)| product_row(a, b, c_row, row, n, k));
+    } else {
+        for (row, c_row) in c.chunks_mut(n).enumerate() {
+            product_row(a, b, c_row, row, n, k);
+        }
+    }
+}
+
 /// Row `row` of C, in the i-k-j order that reads B row by row (what vectorises).
-pub(super) fn product_row(a: &[f32], b: &[f32], c_row: &mut [f32], row: usize, n: usize, k: usize) {
+fn product_row(a: &[f32], b: &[f32], c_row: &mut [f32], row: usize, n: usize, k: usize) {
     c_row.fill(0.0);
     for p in 0..k {
         let a_value = a[row * k + p];
@@ -103,17 +117,10 @@ impl Workload for Matmul {
         }
     }
     fn run_loop(&mut self) {
-        let (n, k) = (self.n, self.k);
-        for (row, c_row) in self.c.chunks_mut(n).enumerate() {
-            product_row(&self.a, &self.b, c_row, row, n, k);
-        }
+        product(&self.a, &self.b, &mut self.c, (self.n, self.k), false);
     }
     fn run_rayon(&mut self) {
-        let (n, k, a, b) = (self.n, self.k, &self.a, &self.b);
-        self.c
-            .par_chunks_mut(n)
-            .enumerate()
-            .for_each(|(row, c_row)| product_row(a, b, c_row, row, n, k));
+        product(&self.a, &self.b, &mut self.c, (self.n, self.k), true);
     }
     fn check_loop(&self) -> Verdict {
         self.check(&self.c)

@@ -6,11 +6,10 @@
 //! the CPU executor runs the tensor-core kernel itself. Every result is checked against f64 dot
 //! products of the f16 inputs.
 
-use super::matmul::{check_sampled, product_row};
+use super::matmul::{check_sampled, product};
 use super::{inputs_rng, uniform, DeviceRun, Scale, Verdict, Work, Workload};
 use crate::ops::{self, MatmulShape};
 use crate::{f16, DeviceBuffer, Module, Result};
-use rayon::prelude::*;
 
 pub(super) struct MatmulTensor {
     m: usize,
@@ -72,17 +71,10 @@ impl Workload for MatmulTensor {
         }
     }
     fn run_loop(&mut self) {
-        let (n, k) = (self.n, self.k);
-        for (row, c_row) in self.c.chunks_mut(n).enumerate() {
-            product_row(&self.a32, &self.b32, c_row, row, n, k);
-        }
+        product(&self.a32, &self.b32, &mut self.c, (self.n, self.k), false);
     }
     fn run_rayon(&mut self) {
-        let (n, k, a, b) = (self.n, self.k, &self.a32, &self.b32);
-        self.c
-            .par_chunks_mut(n)
-            .enumerate()
-            .for_each(|(row, c_row)| product_row(a, b, c_row, row, n, k));
+        product(&self.a32, &self.b32, &mut self.c, (self.n, self.k), true);
     }
     fn check_loop(&self) -> Verdict {
         self.check(&self.c)
