@@ -1,5 +1,7 @@
-//! Builds the `ferrocuda-kernels` crate to PTX with rustc's nvptx64 target (through `ferrocuda-builder`) and
-//! tells `src/lib.rs` where the PTX and ptxas's per-kernel report are, to embed them.
+//! Builds the `ferrocuda-kernels` crate (for sm_70) and the `ferrocuda-kernels-tc` crate (the
+//! tensor-core kernels, for sm_80) to PTX with rustc's nvptx64 target (through
+//! `ferrocuda-builder`) and tells `src/lib.rs` where each PTX and ptxas's per-kernel report are,
+//! to embed them.
 //!
 //! The kernel crate is found through cargo, not by a path: ferrocuda-kernels, ferrocuda-std and
 //! ferrocuda-macros are `links` packages whose build scripts say where their source is
@@ -21,7 +23,7 @@ fn dep_root(var: &str) -> PathBuf {
             eprintln!(
                 "error: {var} is {}, which has no Cargo.toml: this target directory's cached \
                  build-script output came from another checkout (a CARGO_TARGET_DIR shared \
-                 between checkouts?). Run `cargo clean -p ferrocuda-kernels -p ferrocuda-std \
+                 between checkouts?). Run `cargo clean -p ferrocuda-kernels -p ferrocuda-kernels-tc -p ferrocuda-std \
                  -p ferrocuda-macros` (add `--release` for release builds) and build again.",
                 PathBuf::from(&dir).display()
             );
@@ -31,7 +33,7 @@ fn dep_root(var: &str) -> PathBuf {
         None => {
             eprintln!(
                 "error: {var} is not set: ferrocuda's kernel build finds its crates through their \
-                 `links` metadata (ferrocuda-kernels, ferrocuda-std and ferrocuda-macros print it from \
+                 `links` metadata (ferrocuda-kernels, ferrocuda-kernels-tc, ferrocuda-std and ferrocuda-macros print it from \
                  their build scripts). Are they the same version as ferrocuda?"
             );
             std::process::exit(1);
@@ -39,8 +41,12 @@ fn dep_root(var: &str) -> PathBuf {
     }
 }
 
-fn main() {
-    let builder = ferrocuda_builder::PtxBuilder::new(dep_root("DEP_FERROCUDA_KERNELS_ROOT"))
+/// Builds the kernel crate whose `links` root is in `root_var` to PTX for `arch`, or exits with
+/// the builder's error; tells `src/lib.rs` where its PTX and ptxas report are
+/// (`<env>_PTX`, `<env>_PTXAS_REPORT`).
+fn build_kernels(root_var: &str, arch: &str, env: &str) -> ferrocuda_builder::BuiltPtx {
+    let builder = ferrocuda_builder::PtxBuilder::new(dep_root(root_var))
+        .arch(arch)
         .patch_crates_io("ferrocuda-std", dep_root("DEP_FERROCUDA_STD_ROOT"))
         .patch_crates_io(
             "ferrocuda-macros",
@@ -49,20 +55,28 @@ fn main() {
     let built = match builder.build() {
         Ok(built) => built,
         Err(error) => {
-            eprintln!(
-                "error: building the GPU kernels (ferrocuda-kernels) to PTX failed\n\n{error}"
-            );
+            eprintln!("error: building the GPU kernels ({root_var}) to PTX failed\n\n{error}");
             std::process::exit(1);
         }
     };
     built.emit_rerun_if_changed();
+    println!("cargo:rustc-env={env}_PTX={}", built.ptx_path.display());
     println!(
-        "cargo:rustc-env=FERROCUDA_KERNELS_PTX={}",
-        built.ptx_path.display()
-    );
-    println!(
-        "cargo:rustc-env=FERROCUDA_KERNELS_PTXAS_REPORT={}",
+        "cargo:rustc-env={env}_PTXAS_REPORT={}",
         built.report_path.display()
+    );
+    built
+}
+
+fn main() {
+    let built = build_kernels("DEP_FERROCUDA_KERNELS_ROOT", "sm_70", "FERROCUDA_KERNELS");
+    // The tensor-core kernels need sm_80 (mma.sync, ldmatrix, cp.async): a module of their own,
+    // so the rest stays loadable on sm_70. Both builds share the nested target directory, so
+    // `core` and ferrocuda-std are compiled once (the target is only the final crate's flag).
+    build_kernels(
+        "DEP_FERROCUDA_KERNELS_TC_ROOT",
+        "sm_80",
+        "FERROCUDA_KERNELS_TC",
     );
     // What `ferrocuda doctor` reports about this build (see `ferrocuda::KERNEL_BUILD`).
     let (ptxas_version, ptxas_path) = match &built.ptxas {

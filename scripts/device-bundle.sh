@@ -36,7 +36,7 @@ cp target/test-kernels-ptx/test_kernels.ptx "$bundle/fault-kernels.ptx"
 # (FERROCUDA_TEST_KERNELS_SM80_PTX): its CPU run here builds them.
 cargo test --release --test tensor_cores -- --exact tf32_tile
 cp target/test-kernels-sm80-ptx/test_kernels.ptx "$bundle/tensor-core-kernels.ptx"
-executables bench --no-run --bench workloads --bench matmul | while read -r name exe; do
+executables bench --no-run --bench workloads --bench matmul --bench matmul_tensor | while read -r name exe; do
   cp "$exe" "$bundle/bench-$name"
 done
 # Debug information is most of each binary; the checks need none of it (the carry limit is 64 MiB).

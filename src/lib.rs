@@ -66,6 +66,7 @@ pub mod workloads;
 
 pub use ferrocuda_host::*;
 pub use ferrocuda_kernels as kernels;
+pub use ferrocuda_kernels_tc as tensor_kernels;
 
 /// The PTX of [`kernels`], built by `build.rs` for sm_70 (the driver JIT-compiles it for newer
 /// GPUs).
@@ -73,6 +74,20 @@ pub static KERNELS: Ptx = Ptx::new(
     "ferrocuda-kernels",
     include_str!(env!("FERROCUDA_KERNELS_PTX")),
 );
+
+/// The PTX of [`tensor_kernels`] (the tensor-core kernels: `mma.sync`, `ldmatrix`, `cp.async`),
+/// built by `build.rs` for sm_80, a module apart from [`KERNELS`] so that those still load on
+/// sm_70. The tensor-core ops ([`ops::matmul_tensor`], [`ops::matmul_tf32`]) take it loaded;
+/// load it only when you call them: on a GPU older than sm_80 loading it is
+/// [`Error::GpuTooOld`], before any launch.
+pub static TENSOR_KERNELS: Ptx = Ptx::new(
+    "ferrocuda-kernels-tc",
+    include_str!(env!("FERROCUDA_KERNELS_TC_PTX")),
+);
+
+/// ptxas's report for [`TENSOR_KERNELS`], or why ptxas did not run at build time.
+pub const TENSOR_KERNELS_PTXAS_REPORT: &str =
+    include_str!(env!("FERROCUDA_KERNELS_TC_PTXAS_REPORT"));
 
 /// ptxas's report for [`KERNELS`] (registers, shared memory, spills per kernel, and which ptxas),
 /// or why ptxas did not run at build time.

@@ -39,4 +39,13 @@ fn sm80_kernels_on_an_sm70_gpu_are_gpu_too_old() {
     // The crate's sm_70 build, without the tensor-core kernels, loads.
     gpu.load(support::test_kernels())
         .expect("sm_70 PTX on an sm_70");
+    // The library likewise: its tensor-core module (`ops::matmul_tensor`'s) is GpuTooOld, its
+    // sm_70 module loads.
+    match gpu.load(&ferrocuda::TENSOR_KERNELS) {
+        Err(Error::GpuTooOld { module, .. }) => assert_eq!(module, "ferrocuda-kernels-tc"),
+        Err(other) => panic!("expected GpuTooOld for TENSOR_KERNELS, got {other}"),
+        Ok(_) => panic!("TENSOR_KERNELS (sm_80) loaded on an sm_70"),
+    }
+    gpu.load(&ferrocuda::KERNELS)
+        .expect("the library's sm_70 PTX on an sm_70");
 }

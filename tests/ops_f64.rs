@@ -20,22 +20,6 @@ fn random_f64(rng: &mut StdRng, n: usize) -> Vec<f64> {
     (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
 }
 
-/// C = A·B summed in f64 in order of `k`, and Σₚ|aᵢₚ·bₚⱼ| per element.
-fn matmul_reference(a: &[f64], b: &[f64], s: MatmulShape) -> (Vec<f64>, Vec<f64>) {
-    let mut c = vec![0.0f64; s.m * s.n];
-    let mut magnitude = vec![0.0f64; s.m * s.n];
-    for i in 0..s.m {
-        for p in 0..s.k {
-            for j in 0..s.n {
-                let term = a[i * s.k + p] * b[p * s.n + j];
-                c[i * s.n + j] += term;
-                magnitude[i * s.n + j] += term.abs();
-            }
-        }
-    }
-    (c, magnitude)
-}
-
 #[test]
 fn matmul_in_f64_is_within_f64_rounding_for_every_kernel() {
     for kernels in modules("matmul_in_f64_is_within_f64_rounding_for_every_kernel") {
@@ -43,7 +27,7 @@ fn matmul_in_f64_is_within_f64_rounding_for_every_kernel() {
         for (m, n, k) in [(1, 1, 1), (33, 17, 45), (16, 16, 16), (20, 1, 70)] {
             let shape = MatmulShape::new(m, n, k);
             let (a, b) = (random_f64(&mut rng, m * k), random_f64(&mut rng, k * n));
-            let (want, magnitude) = matmul_reference(&a, &b, shape);
+            let (want, magnitude) = support::matmul_reference(&a, &b, shape);
             // RegisterBlocked is f32 only: for f64 it runs the tiled kernel.
             for kernel in [Matmul::Naive, Matmul::Tiled, Matmul::RegisterBlocked] {
                 let mut c = vec![f64::NAN; m * n];

@@ -152,36 +152,66 @@ fn pack<T: MmaInput, const R: usize>(
     regs
 }
 
-impl<T: MmaInput> FragA<T> {
-    /// Elements per lane.
-    pub const ELEMENTS: usize = 16 * T::K / 32;
+/// What [`FragA`] and [`FragB`] have in common: their layout functions, `from_fn`, `load` from a
+/// slice, and `load_shared`'s bounds check and element-by-element path (their `ldmatrix` paths
+/// differ).
+macro_rules! fragment {
+    ($frag:ident, $matrix:literal, $tile:literal, $regs:literal, $position:ident,
+     elements: $elements:expr, rows: $rows:expr, cols: $cols:expr) => {
+        impl<T: MmaInput> $frag<T> {
+            /// Elements per lane.
+            pub const ELEMENTS: usize = $elements;
 
-    /// Where element `i` of `lane`'s fragment sits in A: (row, column).
-    #[inline(always)]
-    pub fn position(lane: u32, i: usize) -> (usize, usize) {
-        a_position(T::KIND, lane as usize, i)
-    }
+            #[doc = concat!("Where element `i` of `lane`'s fragment sits in ", $matrix, ": (row, column).")]
+            #[inline(always)]
+            pub fn position(lane: u32, i: usize) -> (usize, usize) {
+                $position(T::KIND, lane as usize, i)
+            }
 
-    /// The fragment of the matrix whose element (row, column) is `element(row, column)`: called
-    /// for this lane's elements only.
-    #[inline(always)]
-    pub fn from_fn(element: impl FnMut(usize, usize) -> T) -> Self {
-        FragA {
-            regs: pack::<T, 4>(Self::ELEMENTS, a_position, element),
-            _t: PhantomData,
+            /// The fragment of the matrix whose element (row, column) is `element(row, column)`:
+            /// called for this lane's elements only.
+            #[inline(always)]
+            pub fn from_fn(element: impl FnMut(usize, usize) -> T) -> Self {
+                $frag {
+                    regs: pack::<T, $regs>(Self::ELEMENTS, $position, element),
+                    _t: PhantomData,
+                }
+            }
+
+            #[doc = concat!("The fragment of the row-major ", $tile, " tile at `tile[0]`, `row_stride` elements between rows.")]
+            ///
+            /// # Panics
+            /// If the tile reaches past the slice (on the GPU: traps).
+            #[inline(always)]
+            #[track_caller]
+            pub fn load(tile: &[T], row_stride: usize) -> Self {
+                Self::from_fn(|r, c| tile[r * row_stride + c])
+            }
+
+            /// `load_shared`'s bounds check: the tile's last element is inside the array.
+            #[inline(always)]
+            #[track_caller]
+            fn check_shared(tile: &Shared<T>, start: usize, row_stride: usize) {
+                let last = start + ($rows - 1) * row_stride + $cols - 1;
+                if last >= tile.len() {
+                    crate::mem::out_of_bounds("a shared array", last, tile.len());
+                }
+            }
+
+            /// `load_shared` element by element (where there is no `ldmatrix`).
+            #[inline(always)]
+            #[track_caller]
+            fn from_shared(tile: &Shared<T>, start: usize, row_stride: usize) -> Self {
+                Self::from_fn(|r, c| tile.get(start + r * row_stride + c))
+            }
         }
-    }
+    };
+}
 
-    /// The fragment of the row-major 16×K tile at `tile[0]`, `row_stride` elements between rows.
-    ///
-    /// # Panics
-    /// If the tile reaches past the slice (on the GPU: traps).
-    #[inline(always)]
-    #[track_caller]
-    pub fn load(tile: &[T], row_stride: usize) -> Self {
-        Self::from_fn(|r, c| tile[r * row_stride + c])
-    }
+fragment!(FragA, "A", "16×K", 4, a_position, elements: 16 * T::K / 32, rows: 16, cols: T::K);
+fragment!(FragB, "B", "K×8", 2, b_position, elements: T::K * 8 / 32, rows: T::K, cols: 8);
 
+impl<T: MmaInput> FragA<T> {
     /// The fragment of the row-major 16×K tile at element `start` of a shared array. On the GPU,
     /// f16 and bf16 tiles whose rows start 16-byte aligned (`start` and `row_stride` multiples
     /// of 8) load with one `ldmatrix.x4`.
@@ -192,10 +222,7 @@ impl<T: MmaInput> FragA<T> {
     #[inline(always)]
     #[track_caller]
     pub fn load_shared(tile: &Shared<T>, start: usize, row_stride: usize) -> Self {
-        let last = start + 15 * row_stride + T::K - 1;
-        if last >= tile.len() {
-            crate::mem::out_of_bounds("a shared array", last, tile.len());
-        }
+        Self::check_shared(tile, start, row_stride);
         #[cfg(target_arch = "nvptx64")]
         if T::KIND.bits() == 16 && start % 8 == 0 && row_stride % 8 == 0 {
             // Lane l gives row l % 8 of matrix l / 8: matrices 0..4 are the 8×8 quarters in the
@@ -208,39 +235,11 @@ impl<T: MmaInput> FragA<T> {
                 _t: PhantomData,
             };
         }
-        Self::from_fn(|r, c| tile.get(start + r * row_stride + c))
+        Self::from_shared(tile, start, row_stride)
     }
 }
 
 impl<T: MmaInput> FragB<T> {
-    /// Elements per lane.
-    pub const ELEMENTS: usize = T::K * 8 / 32;
-
-    /// Where element `i` of `lane`'s fragment sits in B: (row, column).
-    #[inline(always)]
-    pub fn position(lane: u32, i: usize) -> (usize, usize) {
-        b_position(T::KIND, lane as usize, i)
-    }
-
-    /// The fragment of the matrix whose element (row, column) is `element(row, column)`.
-    #[inline(always)]
-    pub fn from_fn(element: impl FnMut(usize, usize) -> T) -> Self {
-        FragB {
-            regs: pack::<T, 2>(Self::ELEMENTS, b_position, element),
-            _t: PhantomData,
-        }
-    }
-
-    /// The fragment of the row-major K×8 tile at `tile[0]`, `row_stride` elements between rows.
-    ///
-    /// # Panics
-    /// If the tile reaches past the slice (on the GPU: traps).
-    #[inline(always)]
-    #[track_caller]
-    pub fn load(tile: &[T], row_stride: usize) -> Self {
-        Self::from_fn(|r, c| tile[r * row_stride + c])
-    }
-
     /// The fragment of the row-major K×8 tile at element `start` of a shared array. On the GPU,
     /// f16 and bf16 tiles with 16-byte aligned rows load with one `ldmatrix.x2.trans`.
     ///
@@ -249,10 +248,7 @@ impl<T: MmaInput> FragB<T> {
     #[inline(always)]
     #[track_caller]
     pub fn load_shared(tile: &Shared<T>, start: usize, row_stride: usize) -> Self {
-        let last = start + (T::K - 1) * row_stride + 7;
-        if last >= tile.len() {
-            crate::mem::out_of_bounds("a shared array", last, tile.len());
-        }
+        Self::check_shared(tile, start, row_stride);
         #[cfg(target_arch = "nvptx64")]
         if T::KIND.bits() == 16 && start % 8 == 0 && row_stride % 8 == 0 {
             // Lanes 0..16 give rows 0..16 (k) of the two 8×8 matrices; `.trans` hands lane l
@@ -263,7 +259,7 @@ impl<T: MmaInput> FragB<T> {
                 _t: PhantomData,
             };
         }
-        Self::from_fn(|r, c| tile.get(start + r * row_stride + c))
+        Self::from_shared(tile, start, row_stride)
     }
 }
 

@@ -75,24 +75,8 @@ pub fn matmul<T: Element>(
     kernel: Matmul,
 ) -> Result<()> {
     const OP: &str = "matmul";
-    let MatmulShape { m, n, k } = shape;
-    if m == 0 || n == 0 || k == 0 {
-        return Err(Error::InvalidInput {
-            op: OP,
-            detail: format!("m, n and k must be at least 1, got m = {m}, n = {n}, k = {k}"),
-        });
-    }
-    let (mu, nu, ku) = (
-        to_u32(OP, "m", m)?,
-        to_u32(OP, "n", n)?,
-        to_u32(OP, "k", k)?,
-    );
-    let a_len = checked_product(OP, "m·k", m, k)?;
-    let b_len = checked_product(OP, "k·n", k, n)?;
-    let c_len = checked_product(OP, "m·n", m, n)?;
-    check_len(OP, "a", a.len(), a_len, &format!("m × k = {m} × {k}"))?;
-    check_len(OP, "b", b.len(), b_len, &format!("k × n = {k} × {n}"))?;
-    check_len(OP, "c", c.len(), c_len, &format!("m × n = {m} × {n}"))?;
+    let (mu, nu, ku) = check_shape(OP, shape, a.len(), b.len(), c.len())?;
+    let MatmulShape { m, n, .. } = shape;
     let blocked = match kernel {
         Matmul::RegisterBlocked => T::matmul_blocked(),
         Matmul::Naive | Matmul::Tiled => None,
@@ -115,4 +99,34 @@ pub fn matmul<T: Element>(
     } else {
         launch!(kernels, T::matmul_tiled[grid, block](a, b, c, mu, nu, ku))
     }
+}
+
+/// Checks `shape` and the lengths of A, B and C against it for the op `op`: `(m, n, k)` as the
+/// kernels' `u32`s, or why not.
+pub(super) fn check_shape(
+    op: &'static str,
+    shape: MatmulShape,
+    a_len: usize,
+    b_len: usize,
+    c_len: usize,
+) -> Result<(u32, u32, u32)> {
+    let MatmulShape { m, n, k } = shape;
+    if m == 0 || n == 0 || k == 0 {
+        return Err(Error::InvalidInput {
+            op,
+            detail: format!("m, n and k must be at least 1, got m = {m}, n = {n}, k = {k}"),
+        });
+    }
+    let sizes = (
+        to_u32(op, "m", m)?,
+        to_u32(op, "n", n)?,
+        to_u32(op, "k", k)?,
+    );
+    let want_a = checked_product(op, "m·k", m, k)?;
+    let want_b = checked_product(op, "k·n", k, n)?;
+    let want_c = checked_product(op, "m·n", m, n)?;
+    check_len(op, "a", a_len, want_a, &format!("m × k = {m} × {k}"))?;
+    check_len(op, "b", b_len, want_b, &format!("k × n = {k} × {n}"))?;
+    check_len(op, "c", c_len, want_c, &format!("m × n = {m} × {n}"))?;
+    Ok(sizes)
 }

@@ -2,7 +2,8 @@
 //! launch shape for the device and launches the kernels of [`crate::kernels`] on it.
 //!
 //! Every function takes the [`Module`] of [`crate::KERNELS`] loaded on a device (GPU or CPU
-//! executor), inputs as [`InputData`](crate::InputData) (host slices, copied to a GPU for the
+//! executor) (the tensor-core ops [`matmul_tensor`] and [`matmul_tf32`]: of
+//! [`crate::TENSOR_KERNELS`], built for sm_80), inputs as [`InputData`](crate::InputData) (host slices, copied to a GPU for the
 //! call, or [`DeviceBuffer`](crate::DeviceBuffer)s, used in place) and outputs as
 //! [`OutputData`](crate::OutputData), or returns its results (values, or device buffers as
 //! [`group_by`] does). Inputs that do not fit together are an [`Error::InvalidInput`] before
@@ -22,6 +23,7 @@ mod element;
 mod finance;
 mod group_by;
 mod matmul;
+mod matmul_tensor;
 mod monte_carlo;
 mod pipeline;
 mod reduce;
@@ -33,6 +35,7 @@ pub use element::Element;
 pub use finance::{black_scholes, european_option_monte_carlo, OptionEstimates, OptionParams};
 pub use group_by::{group_by, group_by_shared_max_keys, GroupStats};
 pub use matmul::{matmul, Matmul, MatmulShape};
+pub use matmul_tensor::{matmul_tensor, matmul_tf32, TensorInput};
 pub use monte_carlo::{monte_carlo_pi, Estimate};
 pub use pipeline::{
     Chunk, DeviceWork, Pipeline, Span, SpanKind, Timeline, DEFAULT_STREAMS, MAX_STREAMS,

@@ -36,30 +36,61 @@ impl Matmul {
     }
 
     fn check(&self, c: &[f32]) -> Verdict {
-        let (m, n, k) = (self.m, self.n, self.k);
-        if c.len() != m * n {
-            return Err(format!("{} elements, expected {}", c.len(), m * n));
+        let (a, b) = (&self.a, &self.b);
+        check_sampled(
+            c,
+            (self.m, self.n, self.k),
+            |i| a[i] as f64,
+            |i| b[i] as f64,
+        )
+    }
+}
+
+/// Checks `c` (`m × n`) against f64 dot products of A's and B's elements (`a(i)`, `b(i)`, row-major
+/// `m × k` and `k × n`): all of its entries for small matrices, [`CHECKED_ENTRIES`] evenly spread
+/// ones of large matrices. A `k`-term f32 sum (in any order, fused or not) is within
+/// `k·ε·Σ|terms|` of the exact one, which is the tolerance.
+pub(super) fn check_sampled(
+    c: &[f32],
+    (m, n, k): (usize, usize, usize),
+    a: impl Fn(usize) -> f64,
+    b: impl Fn(usize) -> f64,
+) -> Verdict {
+    if c.len() != m * n {
+        return Err(format!("{} elements, expected {}", c.len(), m * n));
+    }
+    let entries = m * n;
+    let step = (entries / CHECKED_ENTRIES).max(1);
+    for index in (0..entries).step_by(step) {
+        let (row, col) = (index / n, index % n);
+        let (mut exact, mut magnitude) = (0.0f64, 0.0f64);
+        for p in 0..k {
+            let term = a(row * k + p) * b(p * n + col);
+            exact += term;
+            magnitude += term.abs();
         }
-        let entries = m * n;
-        let step = (entries / CHECKED_ENTRIES).max(1);
-        for index in (0..entries).step_by(step) {
-            let (row, col) = (index / n, index % n);
-            let (mut exact, mut magnitude) = (0.0f64, 0.0f64);
-            for p in 0..k {
-                let term = self.a[row * k + p] as f64 * self.b[p * n + col] as f64;
-                exact += term;
-                magnitude += term.abs();
-            }
-            // A k-term f32 sum is within k·ε·Σ|terms| of the exact one.
-            let tolerance = k as f64 * f32::EPSILON as f64 * magnitude;
-            let got = c[index] as f64;
-            if !super::within(got, exact, tolerance) {
-                return Err(format!(
-                    "C[{row}][{col}] is {got}, expected {exact} (± {tolerance:.3e})"
-                ));
-            }
+        let tolerance = k as f64 * f32::EPSILON as f64 * magnitude;
+        let got = c[index] as f64;
+        if !super::within(got, exact, tolerance) {
+            return Err(format!(
+                "C[{row}][{col}] is {got}, expected {exact} (± {tolerance:.3e})"
+            ));
         }
-        Ok(())
+    }
+    Ok(())
+}
+
+/// `c = a·b` (`c` `m × n`, `a` `m × k`, row-major), row by row, the rows on all cores (rayon)
+/// with `parallel`, else one after another.
+pub(super) fn product(a: &[f32], b: &[f32], c: &mut [f32], (n, k): (usize, usize), parallel: bool) {
+    if parallel {
+        c.par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(row, c_row)| product_row(a, b, c_row, row, n, k));
+    } else {
+        for (row, c_row) in c.chunks_mut(n).enumerate() {
+            product_row(a, b, c_row, row, n, k);
+        }
     }
 }
 
@@ -86,17 +117,10 @@ impl Workload for Matmul {
         }
     }
     fn run_loop(&mut self) {
-        let (n, k) = (self.n, self.k);
-        for (row, c_row) in self.c.chunks_mut(n).enumerate() {
-            product_row(&self.a, &self.b, c_row, row, n, k);
-        }
+        product(&self.a, &self.b, &mut self.c, (self.n, self.k), false);
     }
     fn run_rayon(&mut self) {
-        let (n, k, a, b) = (self.n, self.k, &self.a, &self.b);
-        self.c
-            .par_chunks_mut(n)
-            .enumerate()
-            .for_each(|(row, c_row)| product_row(a, b, c_row, row, n, k));
+        product(&self.a, &self.b, &mut self.c, (self.n, self.k), true);
     }
     fn check_loop(&self) -> Verdict {
         self.check(&self.c)

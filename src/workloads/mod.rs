@@ -25,6 +25,7 @@ mod dot;
 mod finance;
 mod group_by;
 mod matmul;
+mod matmul_tensor;
 mod statistics;
 mod streamed;
 mod transpose;
@@ -169,6 +170,9 @@ pub fn all(scale: Scale) -> Vec<Recipe> {
         }),
         Recipe::new("dot product", move || Box::new(dot::Dot::new(scale))),
         matmul(scale, Matmul::RegisterBlocked),
+        Recipe::new("matrix product, f16 tensor cores", move || {
+            Box::new(matmul_tensor::MatmulTensor::new(scale))
+        }),
         convolution("blur 3×3", 1, Filter::gaussian_3x3),
         convolution("blur 5×5", 3, Filter::gaussian_5x5),
         convolution("Sobel x", 1, Filter::sobel_x),

@@ -20,6 +20,27 @@ pub fn random_f32(rng: &mut StdRng, n: usize) -> Vec<f32> {
     (0..n).map(|_| rng.random_range(-100.0f32..100.0)).collect()
 }
 
+/// C = A·B (row-major, of `s`) summed in f64 in order of `k`, and Σₚ|aᵢₚ·bₚⱼ| per element (the
+/// scale of a sum's rounding error).
+pub fn matmul_reference(
+    a: &[f64],
+    b: &[f64],
+    s: ferrocuda::ops::MatmulShape,
+) -> (Vec<f64>, Vec<f64>) {
+    let mut c = vec![0.0f64; s.m * s.n];
+    let mut magnitude = vec![0.0f64; s.m * s.n];
+    for i in 0..s.m {
+        for p in 0..s.k {
+            for j in 0..s.n {
+                let term = a[i * s.k + p] * b[p * s.n + j];
+                c[i * s.n + j] += term;
+                magnitude[i * s.n + j] += term.abs();
+            }
+        }
+    }
+    (c, magnitude)
+}
+
 /// Says that a test skipped, where the person running the tests sees it: libtest captures
 /// `println!`, but not writes to the stderr handle itself.
 pub fn say_skipped(test: &str, why: &str) {
