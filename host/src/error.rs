@@ -75,8 +75,9 @@ pub enum Error {
     /// The PTX was built for a newer GPU than this one.
     #[error(
         "the PTX module `{module}` targets {target}, but {device} is sm_{major}{minor}: the driver \
-         never JIT-compiles PTX for an older GPU. Build the kernels for sm_{major}{minor} or lower \
-         (`ferrocuda_builder::PtxBuilder::arch`)"
+         never JIT-compiles PTX for an older GPU. Kernels that use what {target} brings (tensor \
+         cores and cp.async need sm_80) cannot run on this GPU; others can be built for \
+         sm_{major}{minor} or lower (`ferrocuda_builder::PtxBuilder::arch`)"
     )]
     GpuTooOld {
         /// The module's name.
