@@ -255,12 +255,12 @@ fn cuda_c_convolve_2d_const_filters_with_the_weights_set_in_constant_memory() {
 }
 
 /// The CUDA C twins of the tensor-core matrix products (`cuda_c/tensor_cores.cu`).
-const TENSOR_TWINS: [&str; 2] = ["matmul_f16_tensor", "matmul_bf16_tensor"];
+const TENSOR_TWINS: [&str; 2] = ["matmul_tc_f16", "matmul_tc_bf16"];
 
 /// Host-side handles for the CUDA C tensor-core twins (same parameters: `a` m×k and `b` k×n
 /// row-major halves, `c` m×n f32), launched here only on the CUDA C module.
 #[ferrocuda_std::kernel]
-fn matmul_f16_tensor(
+fn matmul_tc_f16(
     a: &[ferrocuda::f16],
     b: &[ferrocuda::f16],
     c: ferrocuda_std::Out<f32>,
@@ -269,12 +269,12 @@ fn matmul_f16_tensor(
     k: u32,
 ) {
     let _ = (a, b, c, m, n, k);
-    unreachable!("matmul_f16_tensor runs only as CUDA C on a GPU");
+    unreachable!("matmul_tc_f16 runs only as CUDA C on a GPU");
 }
 
-/// As [`matmul_f16_tensor`], bf16 inputs.
+/// As [`matmul_tc_f16`], bf16 inputs.
 #[ferrocuda_std::kernel]
-fn matmul_bf16_tensor(
+fn matmul_tc_bf16(
     a: &[ferrocuda::bf16],
     b: &[ferrocuda::bf16],
     c: ferrocuda_std::Out<f32>,
@@ -283,7 +283,7 @@ fn matmul_bf16_tensor(
     k: u32,
 ) {
     let _ = (a, b, c, m, n, k);
-    unreachable!("matmul_bf16_tensor runs only as CUDA C on a GPU");
+    unreachable!("matmul_tc_bf16 runs only as CUDA C on a GPU");
 }
 
 /// `a·b` in f64 from the (rounded) inputs, and per element the bound the f32 accumulation of
@@ -352,7 +352,7 @@ fn cuda_c_tensor_core_twins_multiply_within_the_bound_at_ragged_sizes() {
                 m * n,
                 ferrocuda::f16::from_f32,
                 |h| h.to_f64(),
-                |a, b, c| launch!(module, matmul_f16_tensor[grid, 128](a, b, c, mm, nn, kk)),
+                |a, b, c| launch!(module, matmul_tc_f16[grid, 128](a, b, c, mm, nn, kk)),
             ),
             twin_case(
                 &x,
@@ -360,7 +360,7 @@ fn cuda_c_tensor_core_twins_multiply_within_the_bound_at_ragged_sizes() {
                 m * n,
                 ferrocuda::bf16::from_f32,
                 |h| h.to_f64(),
-                |a, b, c| launch!(module, matmul_bf16_tensor[grid, 128](a, b, c, mm, nn, kk)),
+                |a, b, c| launch!(module, matmul_tc_bf16[grid, 128](a, b, c, mm, nn, kk)),
             ),
         ];
         for (kind, (a, b, c)) in ["f16", "bf16"].into_iter().zip(cases) {

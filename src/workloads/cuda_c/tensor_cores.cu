@@ -1,7 +1,8 @@
 // The tensor-core matrix product, C (m × n, f32) = A (m × k) · B (k × n), f16 or bf16 inputs,
-// all row-major, f32 accumulation: the twin of the library's kernels, for the SASS comparison
-// (the algorithm is the library kernel's, docs/kernels.md; ptx-level instructions written here as
-// inline PTX so both sides use the same ones: `mma.sync`, `ldmatrix`, `cp.async`).
+// all row-major, f32 accumulation: the twin of the library's `matmul_tc` (gpu-kernels-tc, its
+// f16 and bf16 instances; same names and parameters), for the SASS comparison. The PTX-level
+// instructions are inline PTX so that both sides use the same ones: `mma.sync`, `ldmatrix`,
+// `cp.async`. (No tf32 twin yet.)
 //
 // A 64 × 64 tile of C per block of 128 threads (4 warps in 2 × 2, each a 32 × 32 sub-tile: 2 (m16)
 // × 4 (n8) accumulators of m16n8k16), stages of depth 32 (two k16 steps), staged in shared memory
@@ -34,20 +35,19 @@ __device__ __forceinline__ void tc_copy_16(tc_half_bits* shared, const tc_half_b
                  : "memory");
 }
 
-// Eight elements of the row-major rows × cols matrix `src` from (row, col) to `dst`: one copy
-// where all eight lie in the matrix and the row is 16-byte aligned, zeros where none does, else
-// element by element.
+// Eight elements of the row-major rows × cols matrix `src` from (row, col) to `dst`, zeros
+// outside the matrix. With `whole` (cols a multiple of 8 and `src` 16-byte aligned: every piece
+// is aligned) one copy (of 0 source bytes outside the matrix), else element by element.
 __device__ __forceinline__ void tc_stage_8(tc_half_bits* dst, const tc_half_bits* src,
                                            unsigned row, unsigned col, unsigned rows,
-                                           unsigned cols) {
+                                           unsigned cols, bool whole) {
+    bool inside = row < rows && col < cols;
     u64 start = (u64)row * cols + col;
-    if (row >= rows || col >= cols) {
-        tc_copy_16(dst, src, 0);
-    } else if (col + 8 <= cols && cols % 8 == 0) {
-        tc_copy_16(dst, src + start, 16);
+    if (whole) {
+        tc_copy_16(dst, inside ? src + start : src, inside ? 16 : 0);
     } else {
 #pragma unroll
-        for (unsigned e = 0; e < 8; ++e) dst[e] = col + e < cols ? src[start + e] : 0;
+        for (unsigned e = 0; e < 8; ++e) dst[e] = inside && col + e < cols ? src[start + e] : 0;
     }
 }
 
@@ -79,15 +79,17 @@ __device__ __forceinline__ void matmul_tc(const tc_half_bits* __restrict__ a, u6
     unsigned row0 = blockIdx.y * TC_BM, col0 = blockIdx.x * TC_BN;
     unsigned wr = 32 * (warp / 2), wc = 32 * (warp % 2);
 
+    // Whether every 8-element piece of a row is 16-byte aligned (block-uniform).
+    bool a_whole = k % 8 == 0 && (u64)a % 16 == 0, b_whole = n % 8 == 0 && (u64)b % 16 == 0;
     // Each thread stages two 8-element groups of A (64 rows × 4) and two of B (32 rows × 8).
     auto stage = [&](unsigned buffer, unsigned k0) {
 #pragma unroll
         for (unsigned q = 0; q < 2; ++q) {
             unsigned id = t + TC_THREADS * q;
             unsigned ar = id / 4, ac = 8 * (id % 4);
-            tc_stage_8(&a_tiles[buffer][ar][ac], a, row0 + ar, k0 + ac, m, k);
+            tc_stage_8(&a_tiles[buffer][ar][ac], a, row0 + ar, k0 + ac, m, k, a_whole);
             unsigned br = id / 8, bc = 8 * (id % 8);
-            tc_stage_8(&b_tiles[buffer][br][bc], b, k0 + br, col0 + bc, k, n);
+            tc_stage_8(&b_tiles[buffer][br][bc], b, k0 + br, col0 + bc, k, n, b_whole);
         }
     };
 
@@ -153,14 +155,14 @@ __device__ __forceinline__ void matmul_tc(const tc_half_bits* __restrict__ a, u6
 }
 
 extern "C" __global__ void __launch_bounds__(TC_THREADS)
-    matmul_f16_tensor(const tc_half_bits* __restrict__ a, u64 a_len,
+    matmul_tc_f16(const tc_half_bits* __restrict__ a, u64 a_len,
                       const tc_half_bits* __restrict__ b, u64 b_len, float* __restrict__ c,
                       u64 c_len, unsigned m, unsigned n, unsigned k) {
     matmul_tc<false>(a, a_len, b, b_len, c, c_len, m, n, k);
 }
 
 extern "C" __global__ void __launch_bounds__(TC_THREADS)
-    matmul_bf16_tensor(const tc_half_bits* __restrict__ a, u64 a_len,
+    matmul_tc_bf16(const tc_half_bits* __restrict__ a, u64 a_len,
                        const tc_half_bits* __restrict__ b, u64 b_len, float* __restrict__ c,
                        u64 c_len, unsigned m, unsigned n, unsigned k) {
     matmul_tc<true>(a, a_len, b, b_len, c, c_len, m, n, k);
