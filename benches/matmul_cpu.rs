@@ -4,7 +4,8 @@
 //! The GPU columns of these workloads belong to the workload benches; this one measures what
 //! block cooperation and the simulator's checks cost. Beside them, matmul_blocked (the library's
 //! fast f32 kernel) and test-kernels' `matmul_f16_tc` (tensor cores: f16 inputs, f32
-//! accumulators, one warp rendezvous per `mma` on the CPU).
+//! accumulators: each `mma` a sync point of the split path, one multiply per warp), and the
+//! same kernel forced onto coroutines (each `mma` a warp rendezvous, a switch per thread).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -13,7 +14,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use ferrocuda::kernels::matmul::{
     matmul_blocked, matmul_naive, matmul_tiled, BLOCKED_M, BLOCKED_N, BLOCKED_THREADS, TILE,
 };
-use ferrocuda::{f16, launch, Device};
+use ferrocuda::{f16, launch, CpuOptions, Device};
 use std::hint::black_box;
 use test_kernels::tensor_cores::matmul_f16_tc;
 
@@ -42,6 +43,11 @@ fn bench(c: &mut Criterion) {
     let grid = ((N / TILE) as u32, (N / TILE) as u32);
     let block = (TILE as u32, TILE as u32);
     let n = N as u32;
+    let (a16, b16): (Vec<f16>, Vec<f16>) = (
+        a.iter().map(|&x| f16::from_f32(x)).collect(),
+        b.iter().map(|&x| f16::from_f32(x)).collect(),
+    );
+    let tc_grid = ((N / 32) as u32, (N / 32) as u32);
     for checked in [false, true] {
         let mode = if checked { "checked" } else { "unchecked" };
         let kernels = Device::cpu_checked(checked)
@@ -70,11 +76,6 @@ fn bench(c: &mut Criterion) {
         let tensor = Device::cpu_checked(checked)
             .load(support::test_kernels_sm80())
             .unwrap();
-        let (a16, b16): (Vec<f16>, Vec<f16>) = (
-            a.iter().map(|&x| f16::from_f32(x)).collect(),
-            b.iter().map(|&x| f16::from_f32(x)).collect(),
-        );
-        let tc_grid = ((N / 32) as u32, (N / 32) as u32);
         group.bench_function(
             BenchmarkId::new("executor tensor cores f16", mode),
             |bench| {
@@ -88,6 +89,25 @@ fn bench(c: &mut Criterion) {
             },
         );
     }
+    // The same tensor-core kernel forced onto coroutines: each `mma` a warp rendezvous (a switch
+    // per thread), as every `mma` was before the split path took them (issue 32).
+    let on_coroutines = Device::cpu_with(CpuOptions {
+        checked: false,
+        force_coroutines: true,
+        ..CpuOptions::default()
+    })
+    .unwrap()
+    .load(support::test_kernels_sm80())
+    .unwrap();
+    group.bench_function("executor tensor cores f16 coroutines/unchecked", |bench| {
+        bench.iter(|| {
+            launch!(
+                on_coroutines,
+                matmul_f16_tc[tc_grid, 128](&a16, &b16, &mut out, n, n, n)
+            )
+            .unwrap()
+        })
+    });
     group.finish();
 }
 

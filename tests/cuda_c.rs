@@ -12,7 +12,7 @@ mod support;
 
 use ferrocuda::nvrtc::{self, NVRTC_ENV};
 use ferrocuda::workloads::{self, cuda_c, Scale};
-use ferrocuda::Device;
+use ferrocuda::{launch, Device};
 use std::sync::Once;
 
 /// Whether NVRTC is there (pointing FERROCUDA_NVRTC at pip's where the system has none); if
@@ -58,12 +58,33 @@ fn the_cuda_c_sources_compile_with_nvrtc_and_match_the_rust_kernels_parameters()
     kernels.extend(["matmul_naive", "matmul_tiled"]);
     kernels.sort();
     kernels.dedup();
-    for compute in [(7, 0), (9, 0)] {
+    for compute in [(7, 0), (8, 0), (9, 0)] {
         let ptx = nvrtc::compile_cuda_c("ferrocuda CUDA C", &cuda_c::source(), compute)
             .unwrap_or_else(|e| panic!("compute_{}{}: {e}", compute.0, compute.1));
         let info = ptx.info();
         for name in &kernels {
             assert!(info.entry(name).is_some(), "no {name} in the CUDA C module");
+        }
+        // The tensor-core twins from sm_80 on (mma.sync, ldmatrix, cp.async), and only there:
+        // an older target's PTX leaves them out rather than failing to compile.
+        for name in TENSOR_TWINS {
+            let has = info.entry(name).is_some();
+            assert_eq!(
+                has,
+                compute >= (8, 0),
+                "{name} at compute_{}{}",
+                compute.0,
+                compute.1
+            );
+            if has {
+                let body = ptx.source();
+                for instruction in ["mma.sync.aligned.m16n8k16", "ldmatrix.sync", "cp.async.cg"] {
+                    assert!(
+                        body.contains(instruction),
+                        "no {instruction} in the twins' PTX"
+                    );
+                }
+            }
         }
         // Every CUDA C kernel our PTX has too (any a workload may launch) takes our parameters.
         for theirs in &info.entries {
@@ -230,5 +251,132 @@ fn cuda_c_convolve_2d_const_filters_with_the_weights_set_in_constant_memory() {
             .zip(&want)
             .all(|(g, w)| g.to_bits() == w.to_bits());
         assert!(same, "{filter:?}, {channels} channels, seed {seed}");
+    }
+}
+
+/// The CUDA C twins of the tensor-core matrix products (`cuda_c/tensor_cores.cu`).
+const TENSOR_TWINS: [&str; 2] = ["matmul_tc_f16", "matmul_tc_bf16"];
+
+/// Host-side handles for the CUDA C tensor-core twins (same parameters: `a` m×k and `b` k×n
+/// row-major halves, `c` m×n f32), launched here only on the CUDA C module.
+#[ferrocuda_std::kernel]
+fn matmul_tc_f16(
+    a: &[ferrocuda::f16],
+    b: &[ferrocuda::f16],
+    c: ferrocuda_std::Out<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    let _ = (a, b, c, m, n, k);
+    unreachable!("matmul_tc_f16 runs only as CUDA C on a GPU");
+}
+
+/// As [`matmul_tc_f16`], bf16 inputs.
+#[ferrocuda_std::kernel]
+fn matmul_tc_bf16(
+    a: &[ferrocuda::bf16],
+    b: &[ferrocuda::bf16],
+    c: ferrocuda_std::Out<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    let _ = (a, b, c, m, n, k);
+    unreachable!("matmul_tc_bf16 runs only as CUDA C on a GPU");
+}
+
+/// `a·b` in f64 from the (rounded) inputs, and per element the bound the f32 accumulation of
+/// k products keeps to: `k · 2^-24 · Σ|a·b|` (docs of `ferrocuda_std::mma`).
+fn product_and_bound(a: &[f64], b: &[f64], (m, n, k): (usize, usize, usize)) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(m * n);
+    for i in 0..m {
+        for j in 0..n {
+            let products = (0..k).map(|p| a[i * k + p] * b[p * n + j]);
+            let magnitude: f64 = products.clone().map(f64::abs).sum();
+            out.push((products.sum(), k as f64 * 2f64.powi(-24) * magnitude));
+        }
+    }
+    out
+}
+
+/// Runs one twin on `x` and `y` rounded to `T`; gives the rounded inputs widened, and C.
+fn twin_case<T: Copy>(
+    x: &[f32],
+    y: &[f32],
+    c_len: usize,
+    round: fn(f32) -> T,
+    widen: fn(&T) -> f64,
+    launch: impl FnOnce(&[T], &[T], &mut Vec<f32>) -> Result<(), ferrocuda::Error>,
+) -> (Vec<f64>, Vec<f64>, Vec<f32>) {
+    let (a, b): (Vec<T>, Vec<T>) = (
+        x.iter().map(|&v| round(v)).collect(),
+        y.iter().map(|&v| round(v)).collect(),
+    );
+    let mut c = vec![f32::NAN; c_len];
+    launch(&a, &b, &mut c).unwrap();
+    (
+        a.iter().map(widen).collect(),
+        b.iter().map(widen).collect(),
+        c,
+    )
+}
+
+#[test]
+fn cuda_c_tensor_core_twins_multiply_within_the_bound_at_ragged_sizes() {
+    let test = "cuda_c_tensor_core_twins_multiply_within_the_bound_at_ragged_sizes";
+    let Some((gpu, module)) = cuda_c_on_gpu(test) else {
+        return;
+    };
+    if gpu
+        .properties()
+        .compute_capability
+        .is_some_and(|cc| cc < (8, 0))
+    {
+        return support::say_skipped(test, "the tensor-core twins need sm_80");
+    }
+    let (mut rng, seed) = support::rng();
+    // Ragged in every dimension (partial tiles, k not a multiple of 8: the element-wise
+    // staging), and whole tiles with more than one stage.
+    for (m, n, k) in [(1, 1, 1), (17, 33, 9), (65, 64, 70), (64, 128, 96)] {
+        let (x, y) = (
+            support::random_f32(&mut rng, m * k),
+            support::random_f32(&mut rng, k * n),
+        );
+        let (mm, nn, kk) = (m as u32, n as u32, k as u32);
+        let grid = (n.div_ceil(64) as u32, m.div_ceil(64) as u32);
+        let cases = [
+            twin_case(
+                &x,
+                &y,
+                m * n,
+                ferrocuda::f16::from_f32,
+                |h| h.to_f64(),
+                |a, b, c| launch!(module, matmul_tc_f16[grid, 128](a, b, c, mm, nn, kk)),
+            ),
+            twin_case(
+                &x,
+                &y,
+                m * n,
+                ferrocuda::bf16::from_f32,
+                |h| h.to_f64(),
+                |a, b, c| launch!(module, matmul_tc_bf16[grid, 128](a, b, c, mm, nn, kk)),
+            ),
+        ];
+        for (kind, (a, b, c)) in ["f16", "bf16"].into_iter().zip(cases) {
+            for (at, ((want, bound), got)) in product_and_bound(&a, &b, (m, n, k))
+                .into_iter()
+                .zip(&c)
+                .enumerate()
+            {
+                let error = (*got as f64 - want).abs();
+                assert!(
+                    error <= bound,
+                    "{kind} {m}×{n}×{k}: c[{}][{}] = {got}, want {want} (error {error:e} > {bound:e}), seed {seed}",
+                    at / n,
+                    at % n
+                );
+            }
+        }
     }
 }

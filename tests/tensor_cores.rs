@@ -7,7 +7,7 @@
 
 mod support;
 
-use ferrocuda::{bf16, f16, launch, Error, KernelBug, Module};
+use ferrocuda::{bf16, f16, launch, CpuPath, Error, KernelBug, Module};
 use rand::Rng;
 use test_kernels::tensor_cores::*;
 
@@ -159,16 +159,21 @@ fn a_lane_that_skips_the_mma_is_warp_divergence() {
     let (a, b, c) = (vec![f16::ZERO; 256], vec![f16::ZERO; 128], vec![0f32; 128]);
     for (name, module) in cpu_modules() {
         let mut d = vec![0f32; 128];
-        let result = launch!(module, mma_divergent[1, 32](&a, &b, &c, &mut d));
-        match result {
-            Err(Error::KernelBug { bug, .. }) => match *bug {
-                KernelBug::WarpDivergence { detail } => assert!(
-                    detail.contains("mma") && detail.contains("lane 5"),
-                    "{name}: {detail}"
-                ),
+        // In a helper (a rendezvous on coroutines) and in the body (the split path's step).
+        for result in [
+            launch!(module, mma_divergent[1, 32](&a, &b, &c, &mut d)),
+            launch!(module, mma_divergent_split[1, 32](&a, &b, &c, &mut d)),
+        ] {
+            match result {
+                Err(Error::KernelBug { bug, .. }) => match *bug {
+                    KernelBug::WarpDivergence { detail } => assert!(
+                        detail.contains("mma") && detail.contains("lane 5"),
+                        "{name}: {detail}"
+                    ),
+                    other => panic!("{name}: expected warp divergence, got {other:?}"),
+                },
                 other => panic!("{name}: expected warp divergence, got {other:?}"),
-            },
-            other => panic!("{name}: expected warp divergence, got {other:?}"),
+            }
         }
         // A block with a partial warp cannot run it either.
         let result = launch!(module, mma_f16[1, 16](&a, &b, &c, &mut d));
@@ -176,6 +181,15 @@ fn a_lane_that_skips_the_mma_is_warp_divergence() {
             matches!(result, Err(Error::KernelBug { .. })),
             "{name}: {result:?}"
         );
+    }
+}
+
+/// An `mma` in the kernel's body (`let d = mma(..);`, `d = mma(..);`) is a sync point of the
+/// split path, as a barrier is: the kernel keeps the fast CPU path, with no rendezvous.
+#[test]
+fn mma_in_the_body_keeps_the_split_path() {
+    for info in [matmul_f16_tc.info(), mma_divergent_split.info()] {
+        assert_eq!(info.cpu_path, CpuPath::Regions, "{}", info.name);
     }
 }
 

@@ -341,6 +341,27 @@ pub fn mma<T: MmaInput>(a: &FragA<T>, b: &FragB<T>, c: &FragC<T::Acc>) -> FragC<
     }
 }
 
+/// What `#[kernel]`'s split path calls instead of [`mma`] in `let d = mma(..);` (or
+/// `d = mma(..);`): this thread's operands, which the block's step multiplies with its warp's
+/// (`cpu::collective::MmaCollective`) without suspending any thread.
+#[doc(hidden)]
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+pub fn __split_mma<T: MmaInput>(
+    a: &FragA<T>,
+    b: &FragB<T>,
+    c: &FragC<T::Acc>,
+) -> crate::cpu::collective::MmaParts<T> {
+    crate::cpu::collective::MmaParts {
+        operands: host::Operands {
+            a: a.regs,
+            b: b.regs,
+            c: core::array::from_fn(|i| bytemuck::cast(c.values[i])),
+        },
+        _t: PhantomData,
+    }
+}
+
 #[cfg(target_arch = "nvptx64")]
 mod ptx;
 

@@ -12,7 +12,7 @@
 use crate::{nvrtc, Device, Module, Ptx};
 
 /// The CUDA C sources, by file name; `common.cu` (preconditions, warp and block sums) first.
-pub const SOURCES: [(&str, &str); 10] = [
+pub const SOURCES: [(&str, &str); 11] = [
     ("common.cu", include_str!("cuda_c/common.cu")),
     ("elementwise.cu", include_str!("cuda_c/elementwise.cu")),
     ("reduce.cu", include_str!("cuda_c/reduce.cu")),
@@ -23,6 +23,8 @@ pub const SOURCES: [(&str, &str); 10] = [
     ("monte_carlo.cu", include_str!("cuda_c/monte_carlo.cu")),
     ("statistics.cu", include_str!("cuda_c/statistics.cu")),
     ("group_by.cu", include_str!("cuda_c/group_by.cu")),
+    // sm_80 and newer only: absent from an older target's PTX.
+    ("tensor_cores.cu", include_str!("cuda_c/tensor_cores.cu")),
 ];
 
 /// Every source as one NVRTC program (one module).

@@ -71,6 +71,20 @@ pub fn mma_divergent(a: &[f16], b: &[f16], c: &[f32], d: Out<f32>) {
     tile(a, b, c, &d);
 }
 
+/// As [`mma_divergent`], with the `mma` in the kernel's own body, where `#[kernel]` sees it:
+/// the split path's block step (not a rendezvous) must report it too.
+#[kernel]
+pub fn mma_divergent_split(a: &[f16], b: &[f16], c: &[f32], d: Out<f32>) {
+    if warp::lane_id() == 5 {
+        return;
+    }
+    let fa = FragA::<f16>::load(a, 16);
+    let fb = FragB::<f16>::load(b, 8);
+    let fc = FragC::from_fn(|r, col| c[r * 8 + col]);
+    let product = mma(&fa, &fb, &fc);
+    product.for_each(|r, col, v| d.set(r * 8 + col, v));
+}
+
 /// Rows and columns of a block's tile of C, and the depth of one stage.
 const BM: usize = 32;
 const BN: usize = 32;
@@ -92,10 +106,53 @@ fn stage_8(dst: &Shared<f16>, at: usize, src: &[f16], (row, col): (usize, usize)
     }
 }
 
+/// Thread `t` stages its 8-element piece of the k-step at `kk` into `buffer` (0 or 1) of the
+/// tiles: of A (32 rows × 2) for t < 64, else of B (16 × 4). `corner`: the block's first row and
+/// column of C; `sizes`: n and k.
+#[inline(always)]
+fn stage_tiles(
+    (ta, tb): (Shared<f16>, Shared<f16>),
+    (a, b): (&[f16], &[f16]),
+    t: usize,
+    (row0, col0): (usize, usize),
+    (n, k): (usize, usize),
+    buffer: usize,
+    kk: usize,
+) {
+    if t < 64 {
+        let (r, cc) = (t / 2, 8 * (t % 2));
+        let at = buffer * BM * BK + r * BK + cc;
+        stage_8(&ta, at, a, (row0 + r, kk + cc), k);
+    } else {
+        let (r, cc) = ((t - 64) / 4, 8 * ((t - 64) % 4));
+        let at = buffer * BK * BN + r * BN + cc;
+        if kk + r < k {
+            stage_8(&tb, at, b, (kk + r, col0 + cc), n);
+        } else {
+            stage_8(&tb, at, &[], (0, 0), 0);
+        }
+    }
+}
+
+/// The 16×16 A fragment at `at` of the A tiles (rows `BK` apart). Helpers take the (`Copy`)
+/// shared handle by value: a `&local` in the body would keep the kernel off the split path.
+#[inline(always)]
+fn a_fragment(ta: Shared<f16>, at: usize) -> FragA<f16> {
+    FragA::load_shared(&ta, at, BK)
+}
+
+/// The 16×8 B fragment at `at` of the B tiles (rows `BN` apart).
+#[inline(always)]
+fn b_fragment(tb: Shared<f16>, at: usize) -> FragB<f16> {
+    FragB::load_shared(&tb, at, BN)
+}
+
 /// `c = a·b` (`a` m×k, `b` k×n, `c` m×n, row-major) on tensor cores: blocks of 4 warps own a
 /// 32×32 tile of `c`, each warp a 16×16 quarter (two `mma`s per k-step); the k-steps' 32×16 and
 /// 16×32 tiles are staged by `copy_async` into two buffers, the next while the current one is
 /// multiplied. Any sizes (ragged edges are zero-filled). Launch `[(n/32, m/32) rounded up, 128]`.
+/// The `mma`s are statements of the body's loop, so on the CPU the kernel takes the split path
+/// (each `mma` a sync point, no thread suspends).
 #[kernel]
 pub fn matmul_f16_tc(a: &[f16], b: &[f16], c: Out<f32>, m: u32, n: u32, k: u32) {
     let (m, n, k) = (m as usize, n as usize, k as usize);
@@ -106,40 +163,25 @@ pub fn matmul_f16_tc(a: &[f16], b: &[f16], c: Out<f32>, m: u32, n: u32, k: u32) 
     let (row0, col0) = (block.y as usize * BM, block.x as usize * BN);
     let warp = t / 32;
     let (wr, wc) = (16 * (warp / 2), 16 * (warp % 2));
-    // Thread t stages one 8-element piece: of A (32 rows × 2) for t < 64, else of B (16 × 4).
-    let stage = |buffer: usize, kk: usize| {
-        if t < 64 {
-            let (r, cc) = (t / 2, 8 * (t % 2));
-            let at = buffer * BM * BK + r * BK + cc;
-            stage_8(&ta, at, a, (row0 + r, kk + cc), k);
-        } else {
-            let (r, cc) = ((t - 64) / 4, 8 * ((t - 64) % 4));
-            let at = buffer * BK * BN + r * BN + cc;
-            if kk + r < k {
-                stage_8(&tb, at, b, (kk + r, col0 + cc), n);
-            } else {
-                stage_8(&tb, at, &[], (0, 0), 0);
-            }
-        }
-    };
     let mut left = FragC::<f32>::zero();
     let mut right = FragC::<f32>::zero();
     let steps = k.div_ceil(BK);
-    stage(0, 0);
+    stage_tiles((ta, tb), (a, b), t, (row0, col0), (n, k), 0, 0);
     commit_async_copies();
     let mut s = 0;
     while s < steps {
         if s + 1 < steps {
-            stage((s + 1) % 2, (s + 1) * BK);
+            let next = (s + 1) % 2;
+            stage_tiles((ta, tb), (a, b), t, (row0, col0), (n, k), next, (s + 1) * BK);
         }
         commit_async_copies();
         wait_async_copies::<1>();
         sync_threads();
         let buffer = s % 2;
-        let fa = FragA::load_shared(&ta, buffer * BM * BK + wr * BK, BK);
+        let fa = a_fragment(ta, buffer * BM * BK + wr * BK);
         let b_tile = buffer * BK * BN + wc;
-        left = mma(&fa, &FragB::load_shared(&tb, b_tile, BN), &left);
-        right = mma(&fa, &FragB::load_shared(&tb, b_tile + 8, BN), &right);
+        left = mma(&fa, &b_fragment(tb, b_tile), &left);
+        right = mma(&fa, &b_fragment(tb, b_tile + 8), &right);
         sync_threads();
         s += 1;
     }

@@ -6,6 +6,13 @@
 //! that every thread got there), and the region after binds each thread's result. Anywhere else
 //! (in an `if`, a closure, an expression) a collective counts as a barrier there, which keeps the
 //! kernel on the coroutine path, where the call runs its GPU code.
+//!
+//! A tensor-core `mma` (`mma(..)`, `mma::mma(..)`, `ferrocuda_std::mma::mma(..)`) is the same
+//! kind of sync point, in `let d = mma(..);` or `d = mma(..);`: the region before hands each
+//! thread's operands to a per-block state (`ferrocuda_std::cpu::collective::MmaCollective`),
+//! one step does every warp's `mma`, and the region after takes each thread's part of D, so
+//! no thread suspends (at run time, an `mma` the macro does not see is a warp rendezvous on
+//! coroutines, a switch per thread).
 
 use super::Seg;
 use proc_macro2::Span;
@@ -28,21 +35,37 @@ pub(super) fn reset_names() {
 }
 
 /// Whether a call path names a block collective: `block::reduce`, `ferrocuda_std::block::reduce`
-/// (and `reduce_add`).
+/// (and `reduce_add`), or a tensor-core `mma`.
 pub(super) fn is_collective(segments: &[String]) -> bool {
     let names: Vec<&str> = segments.iter().map(String::as_str).collect();
     match names.as_slice() {
         ["block", name] | ["ferrocuda_std", "block", name] => COLLECTIVES.contains(name),
-        _ => false,
+        _ => is_mma(&names),
     }
 }
 
-/// A collective at statement level: `let pat = path(args);`.
+/// Whether a call path names `ferrocuda_std::mma::mma` (as `mma`, `mma::mma` or in full).
+fn is_mma(names: &[&str]) -> bool {
+    matches!(
+        names,
+        ["mma"] | ["mma", "mma"] | ["ferrocuda_std", "mma", "mma"]
+    )
+}
+
+/// Where a collective's result goes: a `let`, or an assignment to a place.
+enum Target {
+    Local(syn::Local),
+    Assign(Expr),
+}
+
+/// A collective at statement level: `let pat = path(args);` (or `place = mma(args);`).
 pub(super) struct Call {
-    local: syn::Local,
+    target: Target,
     path: ExprPath,
     pub(super) args: Vec<Expr>,
     span: Span,
+    /// Whether it is an `mma` (its arguments may borrow locals: they are used at once).
+    pub(super) mma: bool,
 }
 
 /// Where the split path runs a collective's block-level step.
@@ -54,31 +77,46 @@ pub(crate) struct Site {
     results: Ident,
     /// The call's span (its site in reports).
     pub(crate) span: Span,
+    /// Whether it is an `mma` (else a block collective).
+    mma: bool,
 }
 
-/// The collective `stmt` is, if it is `let pat = block::reduce(..);` (no `else`).
+/// The collective `stmt` is, if it is `let pat = block::reduce(..);` (no `else`), or
+/// `let pat = mma(..);` or `place = mma(..);`.
 pub(super) fn call_stmt(stmt: &Stmt) -> Option<Call> {
-    let Stmt::Local(local) = stmt else {
-        return None;
+    let (target, value) = match stmt {
+        Stmt::Local(local) => {
+            let init = local.init.as_ref()?;
+            if init.diverge.is_some() {
+                return None;
+            }
+            (Target::Local(local.clone()), &*init.expr)
+        }
+        Stmt::Expr(Expr::Assign(assign), Some(_)) if assign.attrs.is_empty() => {
+            (Target::Assign((*assign.left).clone()), &*assign.right)
+        }
+        _ => return None,
     };
-    let init = local.init.as_ref()?;
-    if init.diverge.is_some() {
-        return None;
-    }
-    let Expr::Call(call) = &*init.expr else {
+    let Expr::Call(call) = value else {
         return None;
     };
     let Expr::Path(path) = &*call.func else {
         return None;
     };
-    if path.qself.is_some() || !is_collective(&super::path_names(path)) {
+    let names = super::path_names(path);
+    if path.qself.is_some() || !is_collective(&names) {
+        return None;
+    }
+    let mma = is_mma(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    if !mma && matches!(target, Target::Assign(_)) {
         return None;
     }
     Some(Call {
-        local: local.clone(),
+        target,
         path: path.clone(),
         args: call.args.iter().cloned().collect(),
         span: call.span(),
+        mma,
     })
 }
 
@@ -95,26 +133,37 @@ impl Call {
                 Span::mixed_site(),
             ),
             span: self.span,
+            mma: self.mma,
         };
         let mut split_path = self.path;
-        let last = split_path
-            .path
-            .segments
-            .last_mut()
-            .expect("a collective's path has segments");
-        last.ident = format_ident!("__split_{}", last.ident, span = last.ident.span());
+        if self.mma {
+            split_path = syn::parse_quote_spanned!(self.span=> ::ferrocuda_std::mma::__split_mma);
+        } else {
+            let last = split_path
+                .path
+                .segments
+                .last_mut()
+                .expect("a collective's path has segments");
+            last.ident = format_ident!("__split_{}", last.ident, span = last.ident.span());
+        }
         let (state, results, args) = (&site.state, &site.results, &self.args);
         let regions = super::regions_ident();
         let put: Stmt = syn::parse_quote_spanned! {self.span=>
             #state.put(&*#regions, ::ferrocuda_std::thread::thread_idx(), #split_path(#(#args),*));
         };
-        let mut local = self.local;
-        if let Some(init) = local.init.as_mut() {
-            *init.expr = syn::parse_quote_spanned! {self.span=>
-                #results.get(::ferrocuda_std::thread::thread_idx())
-            };
-        }
-        (put, site, Stmt::Local(local))
+        let result: Expr = syn::parse_quote_spanned! {self.span=>
+            #results.get(::ferrocuda_std::thread::thread_idx())
+        };
+        let take = match self.target {
+            Target::Local(mut local) => {
+                if let Some(init) = local.init.as_mut() {
+                    *init.expr = result;
+                }
+                Stmt::Local(local)
+            }
+            Target::Assign(place) => syn::parse_quote_spanned! {self.span=> #place = #result; },
+        };
+        (put, site, take)
     }
 }
 
@@ -127,8 +176,14 @@ pub(super) fn declarations(segs: &[Seg]) -> Vec<Stmt> {
                 let state = &site.state;
                 // A reference: the region closures capture copies (move), and a reference is
                 // what every thread's region must share.
-                out.push(syn::parse_quote! {
-                    let #state = &::ferrocuda_std::cpu::collective::Collective::new();
+                out.push(if site.mma {
+                    syn::parse_quote! {
+                        let #state = &::ferrocuda_std::cpu::collective::MmaCollective::new();
+                    }
+                } else {
+                    syn::parse_quote! {
+                        let #state = &::ferrocuda_std::cpu::collective::Collective::new();
+                    }
                 });
             }
             Seg::While { body, .. } | Seg::For { body, .. } => out.extend(declarations(body)),

@@ -246,6 +246,12 @@ fn structure(
     for stmt in stmts {
         if let Some(call) = collective::call_stmt(stmt) {
             for arg in &call.args {
+                // `mma(&a, &b, &c)`: the region before hands the fragments over at once, so a
+                // reference to a local there is never carried.
+                let arg = match arg {
+                    Expr::Reference(r) if call.mma => &*r.expr,
+                    arg => arg,
+                };
                 check_code_expr(arg, locals)?;
             }
             let (put, site, take) = call.split();

@@ -18,6 +18,7 @@ mod fallback;
 mod features;
 mod grid;
 mod interrupt;
+mod mma_collective;
 mod outputs;
 mod panic;
 mod print;
