@@ -129,14 +129,18 @@ fn launch_tensor<T: sealed::Sealed + bytemuck::Pod>(
     c: &mut (impl OutputData<f32> + ?Sized),
     shape: MatmulShape,
 ) -> Result<()> {
-    let module = tensor_kernels.ptx().name();
-    if module != crate::TENSOR_KERNELS.name() {
+    let kernel = T::kernel();
+    // Any module with the entry runs it (the library's, or the CUDA C twin's in the main job);
+    // the one users pass by mistake is the sm_70 library module, which has none.
+    if tensor_kernels.info().entry(kernel.name()).is_none() {
         return Err(Error::InvalidInput {
             op,
             detail: format!(
-                "the module is `{module}`, but the tensor-core kernels are in \
+                "the module `{}` has no `{}`: the tensor-core kernels are in \
                  ferrocuda::TENSOR_KERNELS (built for sm_80): pass \
-                 `device.load(&ferrocuda::TENSOR_KERNELS)?`"
+                 `device.load(&ferrocuda::TENSOR_KERNELS)?`",
+                tensor_kernels.ptx().name(),
+                kernel.name()
             ),
         });
     }
@@ -148,6 +152,5 @@ fn launch_tensor<T: sealed::Sealed + bytemuck::Pod>(
         (shape.m, "rows"),
         (BN, BM),
     )?;
-    let kernel = T::kernel();
     launch!(tensor_kernels, kernel[grid, THREADS as u32](a, b, c, m, n, k))
 }

@@ -79,13 +79,23 @@ impl Workload for MatmulTensor {
     fn check_loop(&self) -> Verdict {
         self.check(&self.c)
     }
-    /// Loads [`crate::TENSOR_KERNELS`] on `kernels`' device now, only for this row: on a GPU
-    /// older than sm_80 that is [`crate::Error::GpuTooOld`], this row's failure alone.
+    /// The CUDA C twin (`cuda_c/tensor_cores.cu`, sm_80 and newer).
+    fn kernels(&self) -> &'static [&'static str] {
+        &["matmul_tc_f16"]
+    }
+    /// Runs `kernels` if it has the kernel (the CUDA C module); else loads
+    /// [`crate::TENSOR_KERNELS`] on its device now, only for this row: on a GPU older than
+    /// sm_80 that is [`crate::Error::GpuTooOld`], this row's failure alone.
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>> {
         let device = kernels.device();
+        let tensor_kernels = if kernels.info().entry(self.kernels()[0]).is_some() {
+            TensorKernels::Given(kernels)
+        } else {
+            TensorKernels::Loaded(device.load(&crate::TENSOR_KERNELS)?)
+        };
         Ok(Box::new(OnDevice {
             workload: self,
-            tensor_kernels: device.load(&crate::TENSOR_KERNELS)?,
+            tensor_kernels,
             a: device.upload(&self.a)?,
             b: device.upload(&self.b)?,
             c: device.alloc_zeroed(self.m * self.n)?,
@@ -93,9 +103,24 @@ impl Workload for MatmulTensor {
     }
 }
 
+/// The module the row runs: the one it was given, or the library's tensor-core module.
+enum TensorKernels<'a> {
+    Given(&'a Module),
+    Loaded(Module),
+}
+
+impl TensorKernels<'_> {
+    fn module(&self) -> &Module {
+        match self {
+            TensorKernels::Given(module) => module,
+            TensorKernels::Loaded(module) => module,
+        }
+    }
+}
+
 struct OnDevice<'a> {
     workload: &'a MatmulTensor,
-    tensor_kernels: Module,
+    tensor_kernels: TensorKernels<'a>,
     a: DeviceBuffer<f16>,
     b: DeviceBuffer<f16>,
     c: DeviceBuffer<f32>,
@@ -105,7 +130,13 @@ impl DeviceRun for OnDevice<'_> {
     fn run(&mut self) -> Result<()> {
         let w = self.workload;
         let shape = MatmulShape::new(w.m, w.n, w.k);
-        ops::matmul_tensor(&self.tensor_kernels, &self.a, &self.b, &mut self.c, shape)
+        ops::matmul_tensor(
+            self.tensor_kernels.module(),
+            &self.a,
+            &self.b,
+            &mut self.c,
+            shape,
+        )
     }
     fn check(&mut self) -> Result<Verdict> {
         Ok(self.workload.check(&self.c.to_vec()?))

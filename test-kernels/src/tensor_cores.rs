@@ -172,7 +172,15 @@ pub fn matmul_f16_tc(a: &[f16], b: &[f16], c: Out<f32>, m: u32, n: u32, k: u32) 
     while s < steps {
         if s + 1 < steps {
             let next = (s + 1) % 2;
-            stage_tiles((ta, tb), (a, b), t, (row0, col0), (n, k), next, (s + 1) * BK);
+            stage_tiles(
+                (ta, tb),
+                (a, b),
+                t,
+                (row0, col0),
+                (n, k),
+                next,
+                (s + 1) * BK,
+            );
         }
         commit_async_copies();
         wait_async_copies::<1>();
