@@ -10,6 +10,7 @@ use crate::ParseError;
 
 mod arithmetic;
 mod control;
+mod half;
 mod tensor;
 
 /// What a module-scope symbol stands for when used as a value or address.
