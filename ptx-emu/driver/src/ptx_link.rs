@@ -287,6 +287,16 @@ fn symbols(text: &str) -> Result<Vec<Symbol>, String> {
         if i >= bytes.len() {
             break;
         }
+        // `.file` and `.loc` end with their line, not with `;` (debug line information; a
+        // module's last statement may be a `.file`): they declare nothing.
+        let rest = &text[i..];
+        if [".file", ".loc"].iter().any(|d| {
+            rest.strip_prefix(d)
+                .is_some_and(|after| after.starts_with([' ', '\t']))
+        }) {
+            i += rest.find('\n').unwrap_or(rest.len());
+            continue;
+        }
         let start = i;
         // The statement runs to a `;` at depth 0, or to the `}` closing the first `{`.
         let mut depth = 0usize;
@@ -473,6 +483,15 @@ mod tests {
         assert_eq!(linked.matches(".weak .func tie").count(), 1, "{linked}");
         let error = link(&[input("a.ptx", HELPER), input("b.ptx", HELPER)]).unwrap_err();
         assert!(error.contains("Multiple definition of 'helper'"), "{error}");
+    }
+
+    /// Debug line directives at module scope end with their line: a trailing `.file` (as
+    /// NVVM writes with lineinfo) is no unfinished statement.
+    #[test]
+    fn module_scope_file_and_loc_lines_need_no_semicolon() {
+        let body = ".version 8.0\n.target sm_90\n.file 1 \"k.py\"\n.visible .entry k()\n{\n .loc 1 2 1\n ret;\n}\n\t.file\t2 \"/x/y.py\"\n";
+        let linked = link(&[("a".into(), body.into())]).expect("links");
+        assert!(linked.contains(".visible .entry k()"), "{linked}");
     }
 
     /// A prototype (`.visible .func f(...);`, no body) ahead of its definition, in the same
