@@ -325,3 +325,22 @@ fn bf16_and_f16_compare_and_round_to_integers() {
     assert_eq!(setp("le", h(-0.5), h(-0.25), "f16"), 1);
     assert_eq!(setp("ge", h(-0.5), h(-0.25), "f16"), 0);
 }
+
+/// CUDA's fp16 headers in Numba's inline assembly: `.reg.b16` with no space, bare register
+/// names, `set.eq.f16.f16` giving 1.0 or 0.0 as an f16, used to correct one input by an ulp.
+#[test]
+fn cuda_fp16_header_assembly_set_and_correct_one_input() {
+    let h = |x: f64| f16::from_f64(x).to_bits();
+    let ops = "{.reg.b16 spc, ulp, p;\n mov.b16 spc,0X32B3U;\n mov.b16 ulp,0x0800U;\n\
+               set.eq.f16.f16 p,%h1, spc;\n fma.rn.f16 %h4,p,ulp,%h1;\n}";
+    let special = 0x32b3;
+    let got = run16(ops, &[[special, 0, 0], [h(0.25), 0, 0]]);
+    let corrected = f16::from_bits(special).to_f64() + f16::from_bits(0x0800).to_f64();
+    assert_eq!(got, [h(corrected), h(0.25)]);
+    // set with an integer destination: all ones, or 0.
+    let ops = "{ .reg .b32 %w; set.lt.u32.f16 %w, %h1, %h2; cvt.u16.u32 %h4, %w; }";
+    assert_eq!(
+        run16(ops, &[[h(-1.0), h(1.0), 0], [h(1.0), h(-1.0), 0]]),
+        [0xffff, 0]
+    );
+}
