@@ -269,8 +269,9 @@ fn lane(
 }
 
 /// [`Op::Half`]: on the low 16 bits, or with `packed` (`.f16x2`, `.bf16x2`) on both halves
-/// of a 32-bit register independently.
+/// of a 32-bit register independently. Out of line: the interpreter's loop stays as it was.
 #[allow(clippy::too_many_arguments)]
+#[inline(never)]
 pub(crate) fn arithmetic(
     op: HalfOp,
     bfloat: bool,
@@ -293,7 +294,10 @@ pub(crate) fn arithmetic(
     }
 }
 
-/// `setp` on `.f16` or `.bf16` operands: their values, exactly.
+/// `setp` on `.f16` or `.bf16` operands: their values, exactly. Out of line and cold, so that
+/// the interpreter's f32/f64 comparisons stay as small as they were.
+#[cold]
+#[inline(never)]
 pub(crate) fn values(t: Ty, a: u64, b: u64) -> Option<(f64, f64)> {
     Half::of(t).map(|h| (h.decode(a & 0xffff), h.decode(b & 0xffff)))
 }
