@@ -534,3 +534,12 @@ fn sat_clamps_float_results_to_the_unit_interval_and_nan_to_zero() {
     let multiplied = f32s("mul.rn.sat.f32 %r4, %r1, %r2;", &inputs);
     assert_eq!(multiplied, [1.0, 0.125, 0.0, 1.0, 0.0]);
 }
+
+/// `WARP_SZ`, PTX's predefined warp-size constant (Numba's `cuda.warpsize`), is 32.
+#[test]
+fn warp_sz_is_the_constant_32() {
+    let got = run_instruction("mov.u32 %r4, WARP_SZ;", false, &[[0, 0, 0]]);
+    assert_eq!(got, [32]);
+    let got = run_instruction("add.u32 %r4, %r1, WARP_SZ;", false, &[[10, 0, 0]]);
+    assert_eq!(got, [42]);
+}
