@@ -508,7 +508,7 @@ pub(crate) fn round_integral(x: f64, mode: Round) -> f64 {
     }
 }
 
-/// `cvt`: `None` when the conversion is not supported (f16 but for `.f16` ↔ `.f32`).
+/// `cvt`: `None` when the conversion is not supported (a type `cvt` does not take).
 pub(crate) fn convert(
     to: Ty,
     from: Ty,
