@@ -225,17 +225,8 @@ fn fma_to_odd(a: f64, b: f64, c: f64) -> f64 {
     })
 }
 
-/// One 16-bit lane of [`Op::Half`]: `a`, `b`, `c` are the lane's bits.
-fn lane(
-    op: HalfOp,
-    h: Half,
-    round: Round,
-    flush: bool,
-    clamp: Clamp,
-    a: u64,
-    b: u64,
-    c: u64,
-) -> u64 {
+/// One 16-bit lane of [`Op::Half`]: `[a, b, c]` are the lane's operand bits.
+fn lane(op: HalfOp, h: Half, round: Round, flush: bool, clamp: Clamp, [a, b, c]: [u64; 3]) -> u64 {
     const SIGN: u64 = 0x8000;
     let value = |bits: u64| h.flush(h.decode(bits), flush);
     let (x, y) = (value(a), value(b));
@@ -286,7 +277,7 @@ pub(crate) fn arithmetic(
     let h = if bfloat { BF16 } else { F16 };
     let at = |shift: u32| {
         let bits = |v: u64| (v >> shift) & 0xffff;
-        lane(op, h, round, flush, clamp, bits(a), bits(b), bits(c)) << shift
+        lane(op, h, round, flush, clamp, [bits(a), bits(b), bits(c)]) << shift
     };
     match packed {
         true => at(0) | at(16),
