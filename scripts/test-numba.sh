@@ -8,6 +8,7 @@
 #   scripts/test-numba.sh                 both suites
 #   scripts/test-numba.sh cudadrv         one suite (or a test id: numba.cuda.tests.cudapy.test_atomics)
 #   NUMBA_JOBS=2 scripts/test-numba.sh    in parallel processes (Numba's runner's -m)
+#   NUMBA_EMU_PROFILE=debug ...           on the emulator's debug build (default: release)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,10 +21,17 @@ if ! NUMBA_CUDA_USE_NVIDIA_BINDING=0 "$venv/bin/python" -c 'import numba.cuda' 2
   "$venv/bin/python" -m pip install -q -r scripts/numba.requirements.txt || exit 1
   cp scripts/numba.requirements.txt "$venv/requirements.txt"
 fi
-cargo build -q -p ferrocuda-ptx-emu-driver || exit 1
+# The emulator built optimised: the suites launch kernels of billions of PTX instructions
+# (test_matmul, test_intrinsics' 5.7e9-thread grid), which the debug build's interpreter runs
+# tens of times slower. NUMBA_EMU_PROFILE=debug runs them on the debug build.
+case ${NUMBA_EMU_PROFILE:=release} in
+  release) cargo build -q --release -p ferrocuda-ptx-emu-driver || exit 1 ;;
+  debug) cargo build -q -p ferrocuda-ptx-emu-driver || exit 1 ;;
+  *) echo "NUMBA_EMU_PROFILE must be release or debug, not $NUMBA_EMU_PROFILE" >&2; exit 2 ;;
+esac
 
 export NUMBA_CUDA_USE_NVIDIA_BINDING=0
-export NUMBA_CUDA_DRIVER=$PWD/target/debug/libferrocuda_emu_cuda.so
+export NUMBA_CUDA_DRIVER=$PWD/target/$NUMBA_EMU_PROFILE/libferrocuda_emu_cuda.so
 # The suites' own tests of the simulator are not ours to run.
 unset NUMBA_ENABLE_CUDASIM
 # The suites are written against GPUs and rely on what a GPU lets pass (test_localmem stores past

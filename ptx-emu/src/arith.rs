@@ -2,6 +2,7 @@
 //! PTX's rounding modes, flush-to-zero, conversions with saturation, and the `.approx`
 //! functions (computed in f64 and rounded once: well inside the PTX ISA's stated error).
 
+use crate::float16::{self, Half};
 use crate::ir::*;
 
 #[inline]
@@ -214,7 +215,7 @@ pub(crate) fn bits32(x: f32) -> u64 {
 }
 
 #[inline]
-fn ftz(x: f32, on: bool) -> f32 {
+pub(crate) fn ftz(x: f32, on: bool) -> f32 {
     if on && x.is_subnormal() {
         0f32.copysign(x)
     } else {
@@ -223,7 +224,7 @@ fn ftz(x: f32, on: bool) -> f32 {
 }
 
 /// `a + b` exactly, as the rounded sum and its error (Knuth's TwoSum).
-fn two_sum(a: f64, b: f64) -> (f64, f64) {
+pub(crate) fn two_sum(a: f64, b: f64) -> (f64, f64) {
     let s = a + b;
     let bb = s - a;
     (s, (a - (s - bb)) + (b - bb))
@@ -306,7 +307,7 @@ fn round_f64(n: f64, e: f64, mode: Round) -> f64 {
     }
 }
 
-fn min_max(a: f64, b: f64, max: bool) -> f64 {
+pub(crate) fn min_max(a: f64, b: f64, max: bool) -> f64 {
     if a.is_nan() {
         return b;
     }
@@ -454,11 +455,11 @@ pub(crate) fn float_unary(op: FloatUnOp, f64: bool, flush: bool, a: u64) -> u64 
 
 pub(crate) fn compare(cmp: Cmp, t: Ty, a: u64, b: u64) -> bool {
     match t.kind {
-        Kind::Float => {
-            let (x, y) = if t.bytes == 8 {
-                (f64::from_bits(a), f64::from_bits(b))
-            } else {
-                (f32_of(a) as f64, f32_of(b) as f64)
+        Kind::Float | Kind::BFloat => {
+            let (x, y) = match t.bytes {
+                8 => (f64::from_bits(a), f64::from_bits(b)),
+                4 => (f32_of(a) as f64, f32_of(b) as f64),
+                _ => float16::values(t, a, b).unwrap_or((f64::NAN, f64::NAN)),
             };
             let unordered = x.is_nan() || y.is_nan();
             match cmp {
@@ -498,7 +499,7 @@ pub(crate) fn compare(cmp: Cmp, t: Ty, a: u64, b: u64) -> bool {
     }
 }
 
-fn round_integral(x: f64, mode: Round) -> f64 {
+pub(crate) fn round_integral(x: f64, mode: Round) -> f64 {
     match mode {
         Round::Nearest => x.round_ties_even(),
         Round::Zero => x.trunc(),
@@ -507,184 +508,7 @@ fn round_integral(x: f64, mode: Round) -> f64 {
     }
 }
 
-/// `cvt` between `.f16` and `.f32`: `cvt.rn.f16.f32` rounds to nearest even, `cvt.f32.f16` is
-/// exact; a NaN becomes the GPU's canonical one (`0x7fff`, `0x7fff_ffff`). `None` for the rest
-/// (other rounding modes, `.sat`, f64 or integers).
-/// A 16-bit float format: `.f16` (IEEE binary16) or `.bf16` (bfloat16).
-#[derive(Clone, Copy)]
-struct Half {
-    /// Significand bits, the hidden one included.
-    precision: i32,
-    /// The smallest normal exponent and the largest exponent.
-    min_exp: i32,
-    max_exp: i32,
-    bfloat: bool,
-}
-
-const F16: Half = Half {
-    precision: 11,
-    min_exp: -14,
-    max_exp: 15,
-    bfloat: false,
-};
-const BF16: Half = Half {
-    precision: 8,
-    min_exp: -126,
-    max_exp: 127,
-    bfloat: true,
-};
-
-impl Half {
-    fn of(t: Ty) -> Option<Half> {
-        match (t.kind, t.bytes) {
-            (Kind::Float, 2) => Some(F16),
-            (Kind::BFloat, _) => Some(BF16),
-            _ => None,
-        }
-    }
-
-    /// The largest finite value.
-    fn max(self) -> f64 {
-        (2.0 - 2f64.powi(1 - self.precision)) * 2f64.powi(self.max_exp)
-    }
-
-    fn decode(self, bits: u64) -> f64 {
-        match self.bfloat {
-            true => half::bf16::from_bits(bits as u16).to_f64(),
-            false => half::f16::from_bits(bits as u16).to_f64(),
-        }
-    }
-
-    /// The bits of `x`, which is NaN, infinite or exactly representable (rounded by `round`).
-    fn encode(self, x: f64) -> u64 {
-        if x.is_nan() {
-            // The canonical NaN the hardware's cvt produces.
-            return 0x7fff;
-        }
-        match self.bfloat {
-            true => half::bf16::from_f64(x).to_bits() as u64,
-            false => half::f16::from_f64(x).to_bits() as u64,
-        }
-    }
-
-    /// `x` rounded to this format by `mode`, as a (then exactly representable) f64: subnormals
-    /// kept, overflow to infinity or the largest finite value as IEEE's directed modes say.
-    fn round(self, x: f64, mode: Round) -> f64 {
-        if x == 0.0 || !x.is_finite() {
-            return x;
-        }
-        let exponent = ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023;
-        let exponent = exponent.max(self.min_exp);
-        // A power of two: dividing and multiplying by it is exact.
-        let ulp = 2f64.powi(exponent - (self.precision - 1));
-        let q = x / ulp;
-        let r = match mode {
-            Round::Nearest => q.round_ties_even(),
-            Round::Zero => q.trunc(),
-            Round::Down => q.floor(),
-            Round::Up => q.ceil(),
-        } * ulp;
-        let max = self.max();
-        if r.abs() <= max {
-            return r;
-        }
-        let toward_zero = match mode {
-            Round::Nearest => false,
-            Round::Zero => true,
-            Round::Down => x > 0.0,
-            Round::Up => x < 0.0,
-        };
-        match toward_zero {
-            true => max.copysign(x),
-            false => f64::INFINITY.copysign(x),
-        }
-    }
-
-    /// The integer `v` rounded to this format by `mode`.
-    fn round_integer(self, v: i128, mode: Round) -> f64 {
-        if v.unsigned_abs() < 1 << 53 {
-            return self.round(v as f64, mode);
-        }
-        // Rounded in the integers: `v as f64` would round once more first.
-        let magnitude = v.unsigned_abs();
-        let shift = 128 - magnitude.leading_zeros() as i32 - self.precision;
-        let (q, rem) = (magnitude >> shift, magnitude & ((1u128 << shift) - 1));
-        let half = 1u128 << (shift - 1);
-        let up = match mode {
-            Round::Nearest => rem > half || (rem == half && q & 1 == 1),
-            Round::Zero => false,
-            Round::Down => v < 0 && rem > 0,
-            Round::Up => v > 0 && rem > 0,
-        };
-        let value = (q + u128::from(up)) as f64 * 2f64.powi(shift);
-        self.round(if v < 0 { -value } else { value }, mode)
-    }
-}
-
-/// `cvt` with an `.f16` or `.bf16` on either side: every direction, every rounding mode.
-fn convert_half(
-    to: Ty,
-    from: Ty,
-    round: Option<Round>,
-    sat: bool,
-    flush: bool,
-    a: u64,
-) -> Option<u64> {
-    let mode = round.unwrap_or(Round::Nearest);
-    let integer = |t: Ty| matches!(t.kind, Kind::Signed | Kind::Unsigned);
-    // The source's exact value (an integer apart, as it may not fit an f64 exactly).
-    let value = match Half::of(from) {
-        Some(h) => Some(h.decode(a)),
-        None if from.kind == Kind::Float && from.bytes == 4 => Some(ftz(f32_of(a), flush) as f64),
-        None if from.kind == Kind::Float => Some(f64::from_bits(a)),
-        None => None,
-    };
-    let clamp = |x: f64| match sat {
-        true if x.is_nan() => 0.0,
-        true => x.clamp(0.0, 1.0),
-        false => x,
-    };
-    if let Some(h) = Half::of(to) {
-        let rounded = match value {
-            Some(x) => h.round(x, mode),
-            None if integer(from) => {
-                let v = match from.kind {
-                    Kind::Signed => sext(a, from.bytes) as i128,
-                    _ => (a & mask(from.bytes)) as i128,
-                };
-                h.round_integer(v, mode)
-            }
-            None => return None,
-        };
-        return Some(h.encode(clamp(rounded)));
-    }
-    // From a 16-bit float to something wider: exact, or an integer by `cvt`'s integer rounding.
-    let x = value?;
-    match to.kind {
-        // A NaN widens to the canonical NaN, as the hardware's cvt gives it.
-        Kind::Float if x.is_nan() && to.bytes == 8 => Some(0x7fff_ffff_ffff_ffff),
-        Kind::Float if x.is_nan() => Some(0x7fff_ffff),
-        Kind::Float if to.bytes == 8 => Some(clamp(x).to_bits()),
-        Kind::Float => Some(bits32(ftz(clamp(x) as f32, flush))),
-        Kind::Signed | Kind::Unsigned => {
-            let x = round_integral(x, mode);
-            let w = to.bytes as u32 * 8;
-            let (lo, hi) = match to.kind {
-                Kind::Signed => (-(2f64.powi(w as i32 - 1)), 2f64.powi(w as i32 - 1) - 1.0),
-                _ => (0.0, 2f64.powi(w as i32) - 1.0),
-            };
-            // Float to integer saturates, NaN to 0 (PTX).
-            let x = if x.is_nan() { 0.0 } else { x.clamp(lo, hi) };
-            Some(match to.kind {
-                Kind::Signed => (x as i64) as u64,
-                _ => x as u64,
-            })
-        }
-        _ => None,
-    }
-}
-
-/// `cvt`: `None` when the conversion is not supported (f16 but for `.f16` ↔ `.f32`).
+/// `cvt`: `None` when the conversion is not supported (a type `cvt` does not take).
 pub(crate) fn convert(
     to: Ty,
     from: Ty,
@@ -696,7 +520,7 @@ pub(crate) fn convert(
 ) -> Option<u64> {
     let mode = round.unwrap_or(Round::Nearest);
     if Half::of(to).is_some() || Half::of(from).is_some() {
-        let value = convert_half(to, from, round, sat, flush, a)?;
+        let value = float16::convert(to, from, round, int_round, sat, flush, a)?;
         return Some(match to.kind {
             Kind::Signed => sext(value & mask(to.bytes), to.bytes) as u64,
             _ => value & mask(to.bytes),

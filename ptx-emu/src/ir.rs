@@ -26,7 +26,7 @@ pub(crate) enum Kind {
     Unsigned,
     Signed,
     Float,
-    /// `.bf16`: bfloat16 (8 exponent bits, 7 fraction bits); `cvt` only.
+    /// `.bf16`: bfloat16 (8 exponent bits, 7 fraction bits).
     BFloat,
     Pred,
 }
@@ -110,6 +110,36 @@ pub(crate) enum FloatUnOp {
     Sin,
     Cos,
     Tanh,
+}
+
+/// Arithmetic on `.f16`/`.bf16` and their packed `x2` forms ([`Op::Half`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HalfOp {
+    Add,
+    Sub,
+    Mul,
+    Fma,
+    /// `min`/`max`: a NaN operand gives the other one.
+    Min,
+    Max,
+    /// `min.NaN`/`max.NaN`: a NaN operand gives the canonical NaN.
+    MinNaN,
+    MaxNaN,
+    Neg,
+    Abs,
+    /// `ex2.approx`, `tanh.approx`.
+    Ex2,
+    Tanh,
+}
+
+/// What a 16-bit float result is clamped to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Clamp {
+    None,
+    /// `.sat`: [0, 1], NaN to 0.
+    Sat,
+    /// `.relu`: negative to 0, NaN kept (canonical).
+    Relu,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -553,6 +583,32 @@ pub(crate) enum Op {
     /// An instruction the emulator does not implement: faults when run, so a module with one
     /// still loads and its other kernels run.
     Unsupported(Box<str>),
+    // Added last: the variants before keep their discriminants (the interpreter's loop ran
+    // a little fewer host instructions so than with these two among the others).
+    /// `.f16`/`.bf16` arithmetic (`bfloat`), on one value or with `packed` on both halves of
+    /// a 32-bit register (`.f16x2`, `.bf16x2`); `b` and `c` unused by the unary operations.
+    Half {
+        op: HalfOp,
+        bfloat: bool,
+        packed: bool,
+        round: Round,
+        ftz: bool,
+        clamp: Clamp,
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    /// `set.cmp.dtype.stype`: `one` (all ones for an integer `dtype`, 1.0 for a float one)
+    /// when the comparison holds, else 0.
+    Set {
+        cmp: Cmp,
+        ty: Ty,
+        one: u64,
+        d: Reg,
+        a: Src,
+        b: Src,
+    },
 }
 
 /// One instruction: its guard (`@%p` / `@!%p`), operation and source line.

@@ -54,7 +54,7 @@
 //! at a barrier (as on sm_70+ hardware), so `if (i >= n) return;` before a barrier runs;
 //! `.approx` functions are computed in f64 and rounded once (within the ISA's stated error);
 //! integer division by zero gives all ones. Not modelled: memory ordering weaker than sequential
-//! consistency, `.f16` arithmetic (`cvt` between `.f16` and `.f32` is), textures, `bar.sync` with a thread count, recursion (refused at launch),
+//! consistency, textures, `bar.sync` with a thread count, recursion (refused at launch),
 //! and a watchdog by default (a kernel that loops forever runs forever, as on a GPU without
 //! one; [`LaunchOptions::deadline`] gives a launch one, which the driver always does).
 //!
@@ -73,6 +73,7 @@ mod async_copy;
 mod block;
 mod cooperative;
 mod decode;
+mod float16;
 mod ir;
 mod launch;
 mod lockstep;

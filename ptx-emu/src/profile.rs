@@ -466,12 +466,13 @@ fn classify(op: &Op, landed: Option<Landed>) -> InstrClass {
             FloatUnOp::Neg | FloatUnOp::Abs | FloatUnOp::Sqrt | FloatUnOp::Rcp => float(*f64),
             _ => InstrClass::Special,
         },
-        Op::Setp { ty, .. } => match (ty.kind, ty.bytes) {
+        Op::Setp { ty, .. } | Op::Set { ty, .. } => match (ty.kind, ty.bytes) {
             (Kind::Float, 8) => InstrClass::Fp64,
             (Kind::Float, 2) | (Kind::BFloat, _) => InstrClass::Fp16,
             (Kind::Float, _) => InstrClass::Fp32,
             _ => InstrClass::Integer,
         },
+        Op::Half { .. } => InstrClass::Fp16,
         Op::Cvt { .. } => InstrClass::Conversion,
         Op::Ld { addr, .. } => memory(addr.space, true),
         Op::St { addr, .. } => memory(addr.space, false),

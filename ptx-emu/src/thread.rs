@@ -6,6 +6,7 @@ use crate::arith::{self, mask, sext};
 use crate::block::{
     read_le, resolve, write_le, Block, Grid, Place, Status, Trouble, LOCAL_WINDOW, SHARED_WINDOW,
 };
+use crate::float16;
 use crate::ir::*;
 use crate::profile::{ends_run, Landed, LaneAccess};
 use crate::shared::Conflict;
@@ -177,6 +178,22 @@ pub(crate) fn run<const PROFILE: bool>(
                 let r = arith::fma(f64, round, ftz, get(regs, a), get(regs, b), get(regs, c));
                 regs[d as usize] = arith::saturate_if(sat, f64, r);
             }
+            Op::Half {
+                op,
+                bfloat,
+                packed,
+                round,
+                ftz,
+                clamp,
+                d,
+                a,
+                b,
+                c,
+            } => {
+                let (a, b, c) = (get(regs, a), get(regs, b), get(regs, c));
+                regs[d as usize] =
+                    float16::arithmetic(op, bfloat, packed, round, ftz, clamp, a, b, c);
+            }
             Op::FloatUn { op, f64, ftz, d, a } => {
                 regs[d as usize] = arith::float_unary(op, f64, ftz, get(regs, a))
             }
@@ -191,10 +208,12 @@ pub(crate) fn run<const PROFILE: bool>(
                 a,
             } => match arith::convert(to, from, round, int_round, sat, ftz, get(regs, a)) {
                 Some(v) => regs[d as usize] = v,
-                None => break Err(Trouble::new(
-                    FaultKind::Unsupported,
-                    "f16 conversions other than cvt.rn.f16.f32 and cvt.f32.f16 are not supported",
-                )),
+                None => {
+                    break Err(Trouble::new(
+                        FaultKind::Unsupported,
+                        "cvt between these types is not supported",
+                    ))
+                }
             },
             Op::Setp {
                 cmp,
@@ -220,6 +239,17 @@ pub(crate) fn run<const PROFILE: bool>(
                 if let Some(q) = not_d {
                     regs[q as usize] = w as u64;
                 }
+            }
+            Op::Set {
+                cmp,
+                ty,
+                one,
+                d,
+                a,
+                b,
+            } => {
+                let holds = arith::compare(cmp, ty, get(regs, a), get(regs, b));
+                regs[d as usize] = if holds { one } else { 0 };
             }
             Op::Selp { d, a, b, p } => {
                 regs[d as usize] = if get(regs, p) & 1 == 1 {

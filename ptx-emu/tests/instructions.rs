@@ -6,60 +6,12 @@ mod support;
 use ferrocuda_ptx_emu::Module;
 use support::*;
 
-/// Runs `instruction` (operands %r1, %r2, %r3 in, %r4 out; 32-bit, or 64-bit as %rd1.. with
-/// `wide`) once per element of `inputs`, returning each result's bits.
-fn run(instruction: &str, wide: bool, inputs: &[[u64; 3]]) -> Vec<u64> {
-    let (reg, ld, bytes) = if wide {
-        ("%rd", "b64", 8)
-    } else {
-        ("%r", "b32", 4)
-    };
-    let loads: String = (1..=3)
-        .map(|k| {
-            format!(
-                "ld.global.{ld} {reg}{k}, [%a{k}];\nadd.s64 %a{next}, %a{k}, {bytes};\n",
-                next = k + 1
-            )
-        })
-        .collect();
-    let ptx = format!(
-        ".version 7.0\n.target sm_70\n.address_size 64\n\
-         .visible .entry k(.param .u64 in, .param .u64 out)\n{{\n\
-         .reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n.reg .b64 %a<8>;\n.reg .b32 %t<2>;\n\
-         mov.u32 %t1, %tid.x;\nld.param.u64 %a0, [in];\nmul.wide.u32 %a5, %t1, {stride};\nadd.s64 %a1, %a0, %a5;\n\
-         {loads}{instruction}\n\
-         ld.param.u64 %a6, [out];\nmul.wide.u32 %a5, %t1, {bytes};\nadd.s64 %a6, %a6, %a5;\nst.global.{ld} [%a6], {reg}4;\nret;\n}}\n",
-        stride = 3 * bytes,
-    );
-    let module = Module::parse(&ptx).unwrap_or_else(|e| panic!("{instruction}: {e}"));
-    let d = Device::new();
-    let flat: Vec<u8> = inputs
-        .iter()
-        .flat_map(|v| v.iter().flat_map(|x| x.to_le_bytes()[..bytes].to_vec()))
-        .collect();
-    let input = d.upload(&flat);
-    let out = d.zeros::<u8>(inputs.len() * bytes);
-    d.launch(
-        &module,
-        "k",
-        [1, 1, 1],
-        [inputs.len() as u32, 1, 1],
-        0,
-        &[value(input.addr), value(out.addr)],
-    )
-    .unwrap_or_else(|f| panic!("{instruction}: {f}"));
-    d.download::<u8>(out)
-        .chunks(bytes)
-        .map(|c| c.iter().rev().fold(0, |v, &b| v << 8 | b as u64))
-        .collect()
-}
-
 fn f32s(instruction: &str, inputs: &[[f32; 3]]) -> Vec<f32> {
     let bits: Vec<[u64; 3]> = inputs
         .iter()
         .map(|v| v.map(|x| x.to_bits() as u64))
         .collect();
-    run(instruction, false, &bits)
+    run_instruction(instruction, false, &bits)
         .into_iter()
         .map(|b| f32::from_bits(b as u32))
         .collect()
@@ -128,7 +80,7 @@ fn f64_directed_rounding() {
     let bits = |v: [f64; 3]| v.map(f64::to_bits);
     let add = |mode: &str| {
         f64::from_bits(
-            run(
+            run_instruction(
                 &format!("add.{mode}.f64 %rd4, %rd1, %rd2;"),
                 true,
                 &[bits([1.0, tiny, 0.0])],
@@ -139,7 +91,7 @@ fn f64_directed_rounding() {
     assert_eq!(add("rz"), 1.0);
     assert_eq!(add("rp"), 1.0f64.next_up());
     let third = f64::from_bits(
-        run(
+        run_instruction(
             "div.rn.f64 %rd4, %rd1, %rd2;",
             true,
             &[bits([1.0, 3.0, 0.0])],
@@ -152,7 +104,7 @@ fn f64_directed_rounding() {
 fn cvt_saturates_and_rounds() {
     let i32s = |instruction: &str, x: &[f32]| -> Vec<i32> {
         let inputs: Vec<[u64; 3]> = x.iter().map(|v| [v.to_bits() as u64, 0, 0]).collect();
-        run(instruction, false, &inputs)
+        run_instruction(instruction, false, &inputs)
             .into_iter()
             .map(|b| b as u32 as i32)
             .collect()
@@ -185,17 +137,17 @@ fn cvt_saturates_and_rounds() {
         .map(|&v| [v as u32 as u64, 0, 0])
         .collect();
     assert_eq!(
-        run("cvt.sat.u8.s32 %r4, %r1;", false, &ints),
+        run_instruction("cvt.sat.u8.s32 %r4, %r1;", false, &ints),
         [255, 0, 200, 0]
     );
     // Sign-extended into the 32-bit destination register (PTX: a destination register wider
     // than the type gets the value sign-extended for signed types).
     assert_eq!(
-        run("cvt.sat.s8.s32 %r4, %r1;", false, &ints),
+        run_instruction("cvt.sat.s8.s32 %r4, %r1;", false, &ints),
         [127, 0xffff_fffb, 127, 0xffff_ff80]
     );
     assert_eq!(
-        run("cvt.s32.s8 %r4, %r1;", false, &[[0x80, 0, 0]]),
+        run_instruction("cvt.s32.s8 %r4, %r1;", false, &[[0x80, 0, 0]]),
         [0xffff_ff80],
         "sign extension"
     );
@@ -209,11 +161,11 @@ fn cvt_saturates_and_rounds() {
     // Integer to float in each rounding mode: 2^24 + 1 is not an f32.
     let odd = [[(1u64 << 24) + 1, 0, 0]];
     assert_eq!(
-        f32::from_bits(run("cvt.rn.f32.u32 %r4, %r1;", false, &odd)[0] as u32),
+        f32::from_bits(run_instruction("cvt.rn.f32.u32 %r4, %r1;", false, &odd)[0] as u32),
         16_777_216.0
     );
     assert_eq!(
-        f32::from_bits(run("cvt.rp.f32.u32 %r4, %r1;", false, &odd)[0] as u32),
+        f32::from_bits(run_instruction("cvt.rp.f32.u32 %r4, %r1;", false, &odd)[0] as u32),
         16_777_218.0
     );
 }
@@ -303,7 +255,7 @@ fn approx_functions_are_within_the_isa_error_bounds() {
 #[test]
 fn integer_corner_cases() {
     let r = |instruction: &str, a: u32, b: u32, c: u32| {
-        run(instruction, false, &[[a as u64, b as u64, c as u64]])[0] as u32
+        run_instruction(instruction, false, &[[a as u64, b as u64, c as u64]])[0] as u32
     };
     assert_eq!(r("bfe.u32 %r4, %r1, %r2, %r3;", 0xf0f0_1234, 4, 8), 0x23);
     assert_eq!(
@@ -339,7 +291,7 @@ fn integer_corner_cases() {
         0,
         "|MIN - MAX| = 2^32 - 1, plus 1 wraps"
     );
-    let sad64 = run(
+    let sad64 = run_instruction(
         "sad.s64 %rd4, %rd1, %rd2, %rd3;",
         true,
         &[[-5i64 as u64, 7, 1]],
@@ -414,7 +366,7 @@ fn integer_corner_cases() {
 #[test]
 fn funnel_shifts_permutes_bit_finds_and_float_tests() {
     let r = |instruction: &str, a: u32, b: u32, c: u32| {
-        run(instruction, false, &[[a as u64, b as u64, c as u64]])[0] as u32
+        run_instruction(instruction, false, &[[a as u64, b as u64, c as u64]])[0] as u32
     };
     let x = 0x8000_0001u32;
     assert_eq!(
@@ -581,4 +533,13 @@ fn sat_clamps_float_results_to_the_unit_interval_and_nan_to_zero() {
     assert_eq!(added, [1.0, 0.75, 1.0, 1.0, 1.0]);
     let multiplied = f32s("mul.rn.sat.f32 %r4, %r1, %r2;", &inputs);
     assert_eq!(multiplied, [1.0, 0.125, 0.0, 1.0, 0.0]);
+}
+
+/// `WARP_SZ`, PTX's predefined warp-size constant (Numba's `cuda.warpsize`), is 32.
+#[test]
+fn warp_sz_is_the_constant_32() {
+    let got = run_instruction("mov.u32 %r4, WARP_SZ;", false, &[[0, 0, 0]]);
+    assert_eq!(got, [32]);
+    let got = run_instruction("add.u32 %r4, %r1, WARP_SZ;", false, &[[10, 0, 0]]);
+    assert_eq!(got, [42]);
 }

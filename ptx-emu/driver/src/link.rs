@@ -2,7 +2,10 @@
 //! `cuLinkDestroy`, as Numba calls them for every kernel. Inputs are PTX (the emulator runs no
 //! machine code); `cuLinkComplete` merges them into one PTX module ([`crate::ptx_link`]) and hands
 //! out that text, NUL-terminated, as the "image" `cuModuleLoadData` then loads. A cubin, fatbin,
-//! object or library input is refused with `CUDA_ERROR_NOT_SUPPORTED` and a line in the error log.
+//! object or library input is refused with `CUDA_ERROR_NOT_SUPPORTED` and a line in the error log,
+//! but for CUDA's device runtime, `libcudadevrt.a` (Numba links it for grid groups): its machine
+//! code cannot run here, so the emulator's own PTX of the entry points Numba calls,
+//! `cudadevrt.ptx` (a grid barrier), is linked in its place.
 
 use crate::ffi::{guard, handle, id_of, put, Outcome};
 use crate::module::{jit_logs, JitLogs};
@@ -98,6 +101,18 @@ const INPUT_NAMES: [&str; 6] = [
     "NVVM IR",
 ];
 
+const INPUT_LIBRARY: u32 = 4;
+
+/// The emulator's stand-in for `libcudadevrt.a`'s cooperative-groups entry points.
+const CUDADEVRT: &str = include_str!("cudadevrt.ptx");
+
+/// Whether the library input `name` (a path, for `cuLinkAddFile`) is CUDA's device runtime.
+fn is_cudadevrt(name: &str) -> bool {
+    std::path::Path::new(name)
+        .file_name()
+        .is_some_and(|f| f == "libcudadevrt.a" || f == "cudadevrt.lib")
+}
+
 /// Adds input `name` of kind `kind` (`CUjitInputType`, raw) with `bytes` to `state`.
 fn add(state: CUlinkState, kind: u32, bytes: &[u8], name: String) -> Outcome {
     with_link(state, |link| {
@@ -105,6 +120,10 @@ fn add(state: CUlinkState, kind: u32, bytes: &[u8], name: String) -> Outcome {
             link.logs.error(&format!("error   : {name}: {why}"));
             Err(code)
         };
+        if kind == INPUT_LIBRARY && is_cudadevrt(&name) {
+            link.inputs.push((name, CUDADEVRT.to_string()));
+            return Ok(());
+        }
         if kind != INPUT_PTX {
             let what = INPUT_NAMES.get(kind as usize).copied();
             let Some(what) = what else {

@@ -287,6 +287,16 @@ fn symbols(text: &str) -> Result<Vec<Symbol>, String> {
         if i >= bytes.len() {
             break;
         }
+        // `.file` and `.loc` end with their line, not with `;` (debug line information; a
+        // module's last statement may be a `.file`): they declare nothing.
+        let rest = &text[i..];
+        if [".file", ".loc"].iter().any(|d| {
+            rest.strip_prefix(d)
+                .is_some_and(|after| after.starts_with([' ', '\t']))
+        }) {
+            i += rest.find('\n').unwrap_or(rest.len());
+            continue;
+        }
         let start = i;
         // The statement runs to a `;` at depth 0, or to the `}` closing the first `{`.
         let mut depth = 0usize;
@@ -337,6 +347,13 @@ fn statement_symbol(statement: &str, span: (usize, usize)) -> Option<Symbol> {
         Linkage::Internal
     };
     let is_function = words.iter().any(|w| *w == ".func" || *w == ".entry");
+    // A function without a body is a prototype, whatever its linkage: NVVM declares a
+    // `.visible .func` ahead of its definition (Numba's `__exc_helper__` with debug=True). It
+    // defines nothing, so it resolves like an `.extern` declaration.
+    let linkage = match is_function && !statement.contains('{') {
+        true => Linkage::Extern,
+        false => linkage,
+    };
     let is_variable = words
         .iter()
         .any(|w| matches!(*w, ".global" | ".const" | ".shared" | ".local"));
@@ -466,6 +483,48 @@ mod tests {
         assert_eq!(linked.matches(".weak .func tie").count(), 1, "{linked}");
         let error = link(&[input("a.ptx", HELPER), input("b.ptx", HELPER)]).unwrap_err();
         assert!(error.contains("Multiple definition of 'helper'"), "{error}");
+    }
+
+    /// Debug line directives at module scope end with their line: a trailing `.file` (as
+    /// NVVM writes with lineinfo) is no unfinished statement.
+    #[test]
+    fn module_scope_file_and_loc_lines_need_no_semicolon() {
+        let body = ".version 8.0\n.target sm_90\n.file 1 \"k.py\"\n.visible .entry k()\n{\n .loc 1 2 1\n ret;\n}\n\t.file\t2 \"/x/y.py\"\n";
+        let linked = link(&[("a".into(), body.into())]).expect("links");
+        assert!(linked.contains(".visible .entry k()"), "{linked}");
+    }
+
+    /// A prototype (`.visible .func f(...);`, no body) ahead of its definition, in the same
+    /// input or another, is not a second definition: NVVM writes one for a function used
+    /// before it is defined (Numba's `__exc_helper__` in debug builds).
+    #[test]
+    fn prototypes_are_declarations_not_definitions() {
+        let proto = ".visible .func helper\n(\n .param .b32 a\n)\n;\n";
+        let body = ".visible .func helper(.param .b32 a)\n{\n ret;\n}\n";
+        let linked = link(&[
+            (
+                "a".into(),
+                format!(".version 8.0\n.target sm_90\n{proto}{body}"),
+            ),
+            ("b".into(), format!(".version 8.0\n.target sm_90\n{proto}")),
+        ])
+        .expect("a prototype and one definition link");
+        assert_eq!(linked.matches("ret;").count(), 1, "{linked}");
+        assert_eq!(
+            linked.matches(".visible .func helper").count(),
+            1,
+            "{linked}"
+        );
+        // Two bodies are still two strong definitions.
+        let error = link(&[
+            ("a".into(), body.to_string()),
+            ("b".into(), format!("{proto}{body}")),
+        ])
+        .unwrap_err();
+        assert!(
+            error.contains("Multiple definition of 'helper' in 'b', first defined in 'a'"),
+            "{error}"
+        );
     }
 
     #[test]

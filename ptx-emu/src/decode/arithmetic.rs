@@ -9,6 +9,9 @@ const S32: Ty = Ty {
 
 impl<'a> Decoder<'a> {
     pub(super) fn arithmetic(&mut self, scope: &mut Scope<'a>, c: &Opcode) -> Result<Op, String> {
+        if let Some(op) = self.half(scope, c)? {
+            return Ok(op);
+        }
         let (parts, o, last_ty, ftz) = (&c.parts, c.operands, c.last_ty(), c.has("ftz"));
         let (has, need, round, unsupported) = (
             |m: &str| c.has(m),
@@ -289,6 +292,31 @@ impl<'a> Decoder<'a> {
                     a,
                     b,
                     combine,
+                }
+            }
+            // set.CmpOp.dtype.stype d, a, b (PTX ISA, comparison instructions: set).
+            "set" if parts.len() == 4 => {
+                need(3)?;
+                let cmp = compare(parts[1]).ok_or_else(unsupported)?;
+                let (to, t) = (
+                    ty(parts[2]).ok_or_else(unsupported)?,
+                    ty(parts[3]).ok_or_else(unsupported)?,
+                );
+                let one = match (to.kind, to.bytes) {
+                    (Kind::Float, 2) => 0x3c00,
+                    (Kind::BFloat, _) => 0x3f80,
+                    (Kind::Float, 4) => 1f32.to_bits() as u64,
+                    (Kind::Float, _) => 1f64.to_bits(),
+                    (Kind::Pred, _) => return Err(unsupported()),
+                    _ => mask(to.bytes),
+                };
+                Op::Set {
+                    cmp,
+                    ty: t,
+                    one,
+                    d: self.dst(scope, &o[0])?,
+                    a: self.src(scope, &o[1], t)?,
+                    b: self.src(scope, &o[2], t)?,
                 }
             }
             "cvt" => {

@@ -10,6 +10,7 @@ use crate::ParseError;
 
 mod arithmetic;
 mod control;
+mod half;
 mod tensor;
 
 /// What a module-scope symbol stands for when used as a value or address.
@@ -400,6 +401,10 @@ impl<'a> Decoder<'a> {
         match operand {
             Operand::Imm(v) => Ok(Src::Imm(v & mask(t.bytes))),
             Operand::Name(n) if n == "_" => Ok(Src::Reg(self.new_register())),
+            // PTX's one predefined constant: the warp size (PTX ISA, "Predefined Identifiers").
+            Operand::Name(n) if n == "WARP_SZ" && !scope.registers.contains_key("WARP_SZ") => {
+                Ok(Src::Imm(32))
+            }
             Operand::Name(n) => match scope.registers.get(n.as_str()) {
                 Some(&r) => Ok(Src::Reg(r)),
                 None => self

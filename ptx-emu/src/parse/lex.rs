@@ -54,7 +54,16 @@ pub(super) fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
             while i < chars.len() && word_char(chars[i]) {
                 i += 1;
             }
-            tokens.push((Tok::Word(chars[start..i].iter().collect()), line));
+            let word: String = chars[start..i].iter().collect();
+            // `.reg.b16` with no space (CUDA's fp16 headers write it in inline assembly, and
+            // ptxas takes it): the directive and the type, as if spaced.
+            match word.strip_prefix(".reg.") {
+                Some(ty) => {
+                    tokens.push((Tok::Word(".reg".into()), line));
+                    tokens.push((Tok::Word(format!(".{ty}")), line));
+                }
+                None => tokens.push((Tok::Word(word), line)),
+            }
         } else if ",;:{}[]()+-@!<>=|".contains(c) {
             tokens.push((Tok::Punct(c), line));
             i += 1;
@@ -113,6 +122,20 @@ pub(super) fn parse_number(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `.reg.b16 a, b;` (no space, as CUDA's fp16 headers write it) lexes as `.reg .b16`.
+    #[test]
+    fn a_register_directive_joined_to_its_type_is_split() {
+        let words: Vec<Tok> = lex("{.reg.b16 spc, p;")
+            .unwrap()
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(
+            &words[1..3],
+            &[Tok::Word(".reg".into()), Tok::Word(".b16".into())]
+        );
+    }
 
     #[test]
     fn literals() {

@@ -223,3 +223,51 @@ pub fn assert_close(got: &[f32], want: &[f64], tolerance: f64, what: &str) {
         );
     }
 }
+
+/// Runs `instruction` (operands %r1, %r2, %r3 in, %r4 out; 32-bit, or 64-bit as %rd1.. with
+/// `wide`) once per element of `inputs`, returning each result's bits.
+pub fn run_instruction(instruction: &str, wide: bool, inputs: &[[u64; 3]]) -> Vec<u64> {
+    let (reg, ld, bytes) = if wide {
+        ("%rd", "b64", 8)
+    } else {
+        ("%r", "b32", 4)
+    };
+    let loads: String = (1..=3)
+        .map(|k| {
+            format!(
+                "ld.global.{ld} {reg}{k}, [%a{k}];\nadd.s64 %a{next}, %a{k}, {bytes};\n",
+                next = k + 1
+            )
+        })
+        .collect();
+    let ptx = format!(
+        ".version 7.0\n.target sm_70\n.address_size 64\n\
+         .visible .entry k(.param .u64 in, .param .u64 out)\n{{\n\
+         .reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n.reg .b64 %a<8>;\n.reg .b32 %t<2>;\n\
+         mov.u32 %t1, %tid.x;\nld.param.u64 %a0, [in];\nmul.wide.u32 %a5, %t1, {stride};\nadd.s64 %a1, %a0, %a5;\n\
+         {loads}{instruction}\n\
+         ld.param.u64 %a6, [out];\nmul.wide.u32 %a5, %t1, {bytes};\nadd.s64 %a6, %a6, %a5;\nst.global.{ld} [%a6], {reg}4;\nret;\n}}\n",
+        stride = 3 * bytes,
+    );
+    let module = Module::parse(&ptx).unwrap_or_else(|e| panic!("{instruction}: {e}"));
+    let d = Device::new();
+    let flat: Vec<u8> = inputs
+        .iter()
+        .flat_map(|v| v.iter().flat_map(|x| x.to_le_bytes()[..bytes].to_vec()))
+        .collect();
+    let input = d.upload(&flat);
+    let out = d.zeros::<u8>(inputs.len() * bytes);
+    d.launch(
+        &module,
+        "k",
+        [1, 1, 1],
+        [inputs.len() as u32, 1, 1],
+        0,
+        &[value(input.addr), value(out.addr)],
+    )
+    .unwrap_or_else(|f| panic!("{instruction}: {f}"));
+    d.download::<u8>(out)
+        .chunks(bytes)
+        .map(|c| c.iter().rev().fold(0, |v, &b| v << 8 | b as u64))
+        .collect()
+}

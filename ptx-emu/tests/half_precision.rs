@@ -1,0 +1,346 @@
+//! `.f16` and `.bf16` known answers: arithmetic (scalar and packed `x2`), comparisons and
+//! conversions, against references from the `half` crate and exact integer arithmetic, with
+//! IEEE's corner cases (ties, subnormals, overflow to infinity, NaN).
+
+mod support;
+
+use half::{bf16, f16};
+use support::*;
+
+/// Runs 16-bit float `ops` on `.b16` registers %h1..%h3 (from the low halves of %r1..%r3),
+/// the result in %h4, once per input triple; returns each result's 16 bits.
+fn run16(ops: &str, inputs: &[[u16; 3]]) -> Vec<u16> {
+    let instruction = format!(
+        "{{ .reg .b16 %h<5>;\n cvt.u16.u32 %h1, %r1;\n cvt.u16.u32 %h2, %r2;\n cvt.u16.u32 %h3, %r3;\n\
+         {ops}\n cvt.u32.u16 %r4, %h4; }}"
+    );
+    let bits: Vec<[u64; 3]> = inputs.iter().map(|v| v.map(u64::from)).collect();
+    run_instruction(&instruction, false, &bits)
+        .into_iter()
+        .map(|b| b as u16)
+        .collect()
+}
+
+/// Deterministic finite f16 bit patterns spread over every exponent, subnormals included.
+fn sample_f16(seed: u64, n: usize) -> Vec<u16> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let bits = (x >> 33) as u16;
+            // Exponent 31 is infinity/NaN: fold it into the finite range.
+            if bits & 0x7c00 == 0x7c00 {
+                bits & !0x4000
+            } else {
+                bits
+            }
+        })
+        .collect()
+}
+
+/// The f16 nearest (ties to even) to `s · 2^-48`, by exact integer comparison: every finite
+/// f16 is an integer multiple of 2^-24, so of 2^-48 too. Infinite past the largest finite
+/// value's rounding boundary, as IEEE's round to nearest says.
+fn nearest_f16(s: i128) -> u16 {
+    let scaled = |bits: u16| (f16::from_bits(bits).to_f64() * 2f64.powi(48)) as i128;
+    let guess = f16::from_f64(s as f64 * 2f64.powi(-48));
+    let sign = if s < 0 { 0x8000 } else { 0 };
+    let magnitude = s.abs();
+    // 65520 = 65504 + half an ulp: the tie goes to the even neighbour, infinity.
+    if magnitude >= 65520i128 << 48 {
+        return sign | 0x7c00;
+    }
+    let g = guess.to_bits() & 0x7fff;
+    let candidates = [g.saturating_sub(1), g, (g + 1).min(0x7bff)];
+    let best = candidates
+        .iter()
+        .copied()
+        .min_by_key(|&c| ((scaled(c) - magnitude).abs(), c & 1))
+        .unwrap();
+    sign | best
+}
+
+/// f16 `x` as an integer multiple of 2^-24.
+fn units(x: u16) -> i128 {
+    (f16::from_bits(x).to_f64() * 2f64.powi(24)) as i128
+}
+
+#[test]
+fn f16_add_sub_mul_fma_round_to_nearest_even_like_exact_arithmetic() {
+    let (a, b, c) = (sample_f16(1, 400), sample_f16(2, 400), sample_f16(3, 400));
+    let inputs: Vec<[u16; 3]> = (0..a.len()).map(|i| [a[i], b[i], c[i]]).collect();
+    let shift = 1i128 << 24;
+    let want = |f: &dyn Fn(i128, i128, i128) -> i128| -> Vec<u16> {
+        inputs
+            .iter()
+            .map(|v| {
+                let s = f(units(v[0]), units(v[1]), units(v[2]));
+                let r = nearest_f16(s);
+                // An exact zero takes IEEE's sign rules: checked separately below.
+                if s == 0 {
+                    0
+                } else {
+                    r
+                }
+            })
+            .collect()
+    };
+    let got = |op: &str| -> Vec<u16> {
+        run16(op, &inputs)
+            .into_iter()
+            .map(|r| if r & 0x7fff == 0 { 0 } else { r })
+            .collect()
+    };
+    assert_eq!(
+        got("add.rn.f16 %h4, %h1, %h2;"),
+        want(&|x, y, _| (x + y) * shift)
+    );
+    assert_eq!(
+        got("sub.rn.f16 %h4, %h1, %h2;"),
+        want(&|x, y, _| (x - y) * shift)
+    );
+    assert_eq!(got("mul.rn.f16 %h4, %h1, %h2;"), want(&|x, y, _| x * y));
+    assert_eq!(
+        got("fma.rn.f16 %h4, %h1, %h2, %h3;"),
+        want(&|x, y, z| x * y + z * shift)
+    );
+}
+
+#[test]
+fn f16_corner_cases_ties_subnormals_overflow_nan() {
+    let h = |x: f64| f16::from_f64(x).to_bits();
+    let one = h(1.0);
+    let tie = h(2f64.powi(-11)); // half an ulp of 1: exactly representable (normal)
+    let smallest = 0x0001; // 2^-24, the smallest subnormal
+    let add = |a: u16, b: u16| run16("add.rn.f16 %h4, %h1, %h2;", &[[a, b, 0]])[0];
+    assert_eq!(add(one, tie), one, "a tie rounds to the even neighbour");
+    assert_eq!(add(h(1.0 + 2f64.powi(-10)), tie), h(1.0 + 2f64.powi(-9)));
+    assert_eq!(add(smallest, smallest), 0x0002, "subnormals add exactly");
+    assert_eq!(add(h(65504.0), h(32.0)), 0x7c00, "overflow gives infinity");
+    assert_eq!(
+        add(h(65504.0), h(16.0)),
+        0x7c00,
+        "the tie at 65520 goes to even: infinity"
+    );
+    assert_eq!(
+        add(h(65504.0), h(8.0)),
+        0x7bff,
+        "below the boundary stays finite"
+    );
+    assert_eq!(
+        add(0x7c00, 0xfc00),
+        0x7fff,
+        "inf - inf is the canonical NaN"
+    );
+    assert_eq!(
+        add(0x7e01, one),
+        0x7fff,
+        "a NaN operand gives the canonical NaN"
+    );
+    assert_eq!(add(0x8000, 0x8000), 0x8000, "-0 + -0 is -0");
+    assert_eq!(add(0x8000, 0x0000), 0x0000, "-0 + +0 is +0");
+    // half of the smallest subnormal is a tie between 0 and it: to zero (even).
+    let mul = |op: &str, a: u16, b: u16| run16(op, &[[a, b, 0]])[0];
+    assert_eq!(mul("mul.rn.f16 %h4, %h1, %h2;", smallest, h(0.5)), 0);
+    assert_eq!(
+        mul("mul.rn.f16 %h4, %h1, %h2;", smallest, h(0.75)),
+        smallest
+    );
+    // .ftz flushes subnormal operands and results to zero of their sign.
+    assert_eq!(mul("mul.rn.ftz.f16 %h4, %h1, %h2;", 0x83ff, one), 0x8000);
+    assert_eq!(mul("add.rn.ftz.f16 %h4, %h1, %h2;", 0x03ff, 0x0001), 0);
+    // .sat clamps to [0, 1] and NaN to 0.
+    assert_eq!(mul("add.rn.sat.f16 %h4, %h1, %h2;", h(0.75), h(0.5)), one);
+    assert_eq!(mul("add.rn.sat.f16 %h4, %h1, %h2;", h(-0.75), h(0.5)), 0);
+    assert_eq!(mul("add.rn.sat.f16 %h4, %h1, %h2;", 0x7e00, one), 0);
+    // fma rounds once: (1 + 2^-10)(1 - 2^-10) - 1 = -2^-20, which a rounded product loses.
+    let fused = run16(
+        "fma.rn.f16 %h4, %h1, %h2, %h3;",
+        &[[h(1.0 + 2f64.powi(-10)), h(1.0 - 2f64.powi(-10)), h(-1.0)]],
+    )[0];
+    assert_eq!(fused, h(-(2f64.powi(-20))));
+    // fma.relu: negative results to +0, NaN kept canonical.
+    let relu = |a: u16| run16("fma.rn.relu.f16 %h4, %h1, %h2, %h3;", &[[a, one, 0]])[0];
+    assert_eq!(relu(h(-3.0)), 0);
+    assert_eq!(relu(h(3.0)), h(3.0));
+    assert_eq!(relu(0x7d00), 0x7fff);
+}
+
+#[test]
+fn f16_min_max_neg_abs_follow_the_nan_and_zero_rules() {
+    let h = |x: f64| f16::from_f64(x).to_bits();
+    let nan = 0x7e00;
+    let two = |op: &str, a: u16, b: u16| run16(op, &[[a, b, 0]])[0];
+    assert_eq!(two("min.f16 %h4, %h1, %h2;", h(2.0), h(-3.0)), h(-3.0));
+    assert_eq!(two("max.f16 %h4, %h1, %h2;", h(2.0), h(-3.0)), h(2.0));
+    assert_eq!(two("min.f16 %h4, %h1, %h2;", nan, h(5.0)), h(5.0));
+    assert_eq!(two("max.f16 %h4, %h1, %h2;", h(5.0), nan), h(5.0));
+    assert_eq!(two("min.f16 %h4, %h1, %h2;", nan, nan), 0x7fff);
+    assert_eq!(two("min.NaN.f16 %h4, %h1, %h2;", nan, h(5.0)), 0x7fff);
+    assert_eq!(two("max.NaN.f16 %h4, %h1, %h2;", h(5.0), h(6.0)), h(6.0));
+    assert_eq!(two("min.f16 %h4, %h1, %h2;", 0x0000, 0x8000), 0x8000);
+    assert_eq!(two("max.f16 %h4, %h1, %h2;", 0x8000, 0x0000), 0x0000);
+    assert_eq!(two("neg.f16 %h4, %h1;", h(1.5), 0), h(-1.5));
+    assert_eq!(two("abs.f16 %h4, %h1;", h(-1.5), 0), h(1.5));
+    assert_eq!(
+        two("neg.f16 %h4, %h1;", 0x7e01, 0),
+        0xfe01,
+        "neg flips the sign bit only"
+    );
+    assert_eq!(two("abs.ftz.f16 %h4, %h1;", 0x8001, 0), 0x0000);
+}
+
+#[test]
+fn f16_approximations_are_within_the_isa_bounds() {
+    let xs: Vec<f64> = (-40..=40).map(|k| k as f64 * 0.37).collect();
+    let inputs: Vec<[u16; 3]> = xs
+        .iter()
+        .map(|&x| [f16::from_f64(x).to_bits(), 0, 0])
+        .collect();
+    let ex2 = run16("ex2.approx.f16 %h4, %h1;", &inputs);
+    let tanh = run16("tanh.approx.f16 %h4, %h1;", &inputs);
+    for (i, v) in inputs.iter().enumerate() {
+        let x = f16::from_bits(v[0]).to_f64();
+        let got = f16::from_bits(ex2[i]).to_f64();
+        // PTX ISA: ex2.approx.f16, maximum relative error 2^-9.9.
+        assert!(
+            ((got - x.exp2()) / x.exp2()).abs() <= 2f64.powi(-9) * 1.1,
+            "ex2({x}) = {got}"
+        );
+        let got = f16::from_bits(tanh[i]).to_f64();
+        // PTX ISA: tanh.approx.f16, maximum absolute error 2^-10.987.
+        assert!(
+            (got - x.tanh()).abs() <= 2f64.powf(-10.987),
+            "tanh({x}) = {got}"
+        );
+    }
+}
+
+#[test]
+fn f16x2_and_bf16x2_compute_each_half_like_the_scalar_form() {
+    let (a, b, c) = (sample_f16(7, 64), sample_f16(8, 64), sample_f16(9, 64));
+    let pack = |lo: u16, hi: u16| (hi as u64) << 16 | lo as u64;
+    for (scalar, packed, bfloat) in [
+        (
+            "fma.rn.f16 %h4, %h1, %h2, %h3;",
+            "fma.rn.f16x2 %r4, %r1, %r2, %r3;",
+            false,
+        ),
+        (
+            "mul.rn.bf16 %h4, %h1, %h2;",
+            "mul.rn.bf16x2 %r4, %r1, %r2;",
+            true,
+        ),
+        ("max.bf16 %h4, %h1, %h2;", "max.bf16x2 %r4, %r1, %r2;", true),
+    ] {
+        let lows: Vec<[u16; 3]> = (0..32).map(|i| [a[i], b[i], c[i]]).collect();
+        let highs: Vec<[u16; 3]> = (32..64).map(|i| [a[i], b[i], c[i]]).collect();
+        let (lo, hi) = (run16(scalar, &lows), run16(scalar, &highs));
+        let both: Vec<[u64; 3]> = (0..32)
+            .map(|i| [0, 1, 2].map(|k| pack(lows[i][k], highs[i][k])))
+            .collect();
+        let got = run_instruction(packed, false, &both);
+        let want: Vec<u64> = (0..32).map(|i| pack(lo[i], hi[i])).collect();
+        assert_eq!(got, want, "{packed} (bf16: {bfloat})");
+    }
+}
+
+#[test]
+fn bf16_arithmetic_rounds_like_the_half_crate_from_exact_sums() {
+    // Values within 2^±20 of one another, so that their f64 sums and products are exact and
+    // one rounding by the half crate is the correctly rounded reference.
+    let values: Vec<f64> = (0..200)
+        .map(|i| (((i * 7919) % 1000) as f64 - 500.0) * 2f64.powi((i % 30) - 15) / 7.0)
+        .map(|x| bf16::from_f64(x).to_f64())
+        .collect();
+    let bits = |x: f64| bf16::from_f64(x).to_bits();
+    let inputs: Vec<[u16; 3]> = (0..100)
+        .map(|i| [bits(values[i]), bits(values[i + 100]), 0])
+        .collect();
+    let want = |f: fn(f64, f64) -> f64| -> Vec<u16> {
+        (0..100)
+            .map(|i| bits(f(values[i], values[i + 100])))
+            .collect()
+    };
+    assert_eq!(
+        run16("add.rn.bf16 %h4, %h1, %h2;", &inputs),
+        want(|x, y| x + y)
+    );
+    assert_eq!(
+        run16("sub.rn.bf16 %h4, %h1, %h2;", &inputs),
+        want(|x, y| x - y)
+    );
+    assert_eq!(
+        run16("mul.rn.bf16 %h4, %h1, %h2;", &inputs),
+        want(|x, y| x * y)
+    );
+    assert_eq!(run16("neg.bf16 %h4, %h1;", &inputs), want(|x, _| -x));
+    // bf16 has f32's range: 2^127 · 2 overflows to infinity, not at f16's 65504.
+    let big = bits(2f64.powi(127));
+    assert_eq!(
+        run16("mul.rn.bf16 %h4, %h1, %h2;", &[[big, bits(2.0), 0]]),
+        [0x7f80]
+    );
+    assert_eq!(
+        run16(
+            "mul.rn.bf16 %h4, %h1, %h2;",
+            &[[bits(65504.0), bits(2.0), 0]]
+        ),
+        [bits(131008.0)]
+    );
+}
+
+#[test]
+fn bf16_and_f16_compare_and_round_to_integers() {
+    let b = |x: f64| bf16::from_f64(x).to_bits();
+    let pi = b(3.14);
+    // cvt.rXi.bf16.bf16: bfloat16's trunc, ceil, floor and rint (Numba's math functions).
+    let cvt = |op: &str, x: u16| run16(&format!("{op} %h4, %h1;"), &[[x, 0, 0]])[0];
+    assert_eq!(cvt("cvt.rzi.bf16.bf16", pi), b(3.0));
+    assert_eq!(cvt("cvt.rpi.bf16.bf16", pi), b(4.0));
+    assert_eq!(cvt("cvt.rmi.bf16.bf16", b(-3.14)), b(-4.0));
+    assert_eq!(cvt("cvt.rni.bf16.bf16", b(2.5)), b(2.0));
+    assert_eq!(
+        cvt("cvt.rni.f16.f16", f16::from_f64(3.5).to_bits()),
+        f16::from_f64(4.0).to_bits()
+    );
+    assert_eq!(
+        cvt("cvt.rn.bf16.f16", f16::from_f64(1.0 / 3.0).to_bits()),
+        b(1.0 / 3.0)
+    );
+    let setp = |cmp: &str, x: u16, y: u16, ty: &str| {
+        let ops =
+            format!("{{ .reg .pred %q; setp.{cmp}.{ty} %q, %h1, %h2; selp.b16 %h4, 1, 0, %q; }}");
+        run16(&ops, &[[x, y, 0]])[0]
+    };
+    // Compared as values, not as bits: -2 < 1 though its bits are larger.
+    assert_eq!(setp("lt", b(-2.0), b(1.0), "bf16"), 1);
+    assert_eq!(setp("gt", b(-2.0), b(1.0), "bf16"), 0);
+    assert_eq!(setp("eq", 0x8000, 0x0000, "bf16"), 1, "-0 == +0");
+    assert_eq!(setp("neu", 0x7fc0, 0x7fc0, "bf16"), 1, "NaN is unordered");
+    assert_eq!(setp("eq", 0x7fc0, 0x7fc0, "bf16"), 0);
+    let h = |x: f64| f16::from_f64(x).to_bits();
+    assert_eq!(setp("le", h(-0.5), h(-0.25), "f16"), 1);
+    assert_eq!(setp("ge", h(-0.5), h(-0.25), "f16"), 0);
+}
+
+/// CUDA's fp16 headers in Numba's inline assembly: `.reg.b16` with no space, bare register
+/// names, `set.eq.f16.f16` giving 1.0 or 0.0 as an f16, used to correct one input by an ulp.
+#[test]
+fn cuda_fp16_header_assembly_set_and_correct_one_input() {
+    let h = |x: f64| f16::from_f64(x).to_bits();
+    let ops = "{.reg.b16 spc, ulp, p;\n mov.b16 spc,0X32B3U;\n mov.b16 ulp,0x0800U;\n\
+               set.eq.f16.f16 p,%h1, spc;\n fma.rn.f16 %h4,p,ulp,%h1;\n}";
+    let special = 0x32b3;
+    let got = run16(ops, &[[special, 0, 0], [h(0.25), 0, 0]]);
+    let corrected = f16::from_bits(special).to_f64() + f16::from_bits(0x0800).to_f64();
+    assert_eq!(got, [h(corrected), h(0.25)]);
+    // set with an integer destination: all ones, or 0.
+    let ops = "{ .reg .b32 %w; set.lt.u32.f16 %w, %h1, %h2; cvt.u16.u32 %h4, %w; }";
+    assert_eq!(
+        run16(ops, &[[h(-1.0), h(1.0), 0], [h(1.0), h(-1.0), 0]]),
+        [0xffff, 0]
+    );
+}
