@@ -295,12 +295,12 @@ fn bf16_arithmetic_rounds_like_the_half_crate_from_exact_sums() {
 #[test]
 fn bf16_and_f16_compare_and_round_to_integers() {
     let b = |x: f64| bf16::from_f64(x).to_bits();
-    let pi = b(3.14);
+    let x = b(3.25);
     // cvt.rXi.bf16.bf16: bfloat16's trunc, ceil, floor and rint (Numba's math functions).
     let cvt = |op: &str, x: u16| run16(&format!("{op} %h4, %h1;"), &[[x, 0, 0]])[0];
-    assert_eq!(cvt("cvt.rzi.bf16.bf16", pi), b(3.0));
-    assert_eq!(cvt("cvt.rpi.bf16.bf16", pi), b(4.0));
-    assert_eq!(cvt("cvt.rmi.bf16.bf16", b(-3.14)), b(-4.0));
+    assert_eq!(cvt("cvt.rzi.bf16.bf16", x), b(3.0));
+    assert_eq!(cvt("cvt.rpi.bf16.bf16", x), b(4.0));
+    assert_eq!(cvt("cvt.rmi.bf16.bf16", b(-3.25)), b(-4.0));
     assert_eq!(cvt("cvt.rni.bf16.bf16", b(2.5)), b(2.0));
     assert_eq!(
         cvt("cvt.rni.f16.f16", f16::from_f64(3.5).to_bits()),

@@ -91,7 +91,7 @@ impl Workload for MatmulTensor {
         let tensor_kernels = if kernels.info().entry(self.kernels()[0]).is_some() {
             TensorKernels::Given(kernels)
         } else {
-            TensorKernels::Loaded(device.load(&crate::TENSOR_KERNELS)?)
+            TensorKernels::Loaded(Box::new(device.load(&crate::TENSOR_KERNELS)?))
         };
         Ok(Box::new(OnDevice {
             workload: self,
@@ -106,7 +106,7 @@ impl Workload for MatmulTensor {
 /// The module the row runs: the one it was given, or the library's tensor-core module.
 enum TensorKernels<'a> {
     Given(&'a Module),
-    Loaded(Module),
+    Loaded(Box<Module>),
 }
 
 impl TensorKernels<'_> {

@@ -137,7 +137,7 @@ fn grid_sync_through_the_linked_device_runtime_holds_every_block_at_each_barrier
     // Twice: the barrier's count is back to zero after a launch.
     for _ in 0..2 {
         let zeros = vec![0u32; blocks as usize];
-        let (slots, mut sums, mut after) = (
+        let (slots, sums, after) = (
             stream.clone_htod(&zeros).unwrap(),
             stream.clone_htod(&zeros).unwrap(),
             stream.clone_htod(&zeros).unwrap(),
@@ -168,8 +168,8 @@ fn grid_sync_through_the_linked_device_runtime_holds_every_block_at_each_barrier
         }
         .result()
         .unwrap();
-        let sums = stream.clone_dtoh(&mut sums).unwrap();
-        let after = stream.clone_dtoh(&mut after).unwrap();
+        let sums = stream.clone_dtoh(&sums).unwrap();
+        let after = stream.clone_dtoh(&after).unwrap();
         assert_eq!(sums, vec![want_sum; blocks as usize]);
         assert_eq!(after, vec![0; blocks as usize]);
     }
