@@ -96,6 +96,12 @@ fn profile_with(
     let kernels = device
         .load(&ferrocuda::KERNELS)
         .map_err(|e| e.to_string())?;
+    // Ours: the library module's and the tensor-core module's (sm_80) reports, one per line.
+    let ours_report = format!(
+        "{}\n{}",
+        ferrocuda::KERNELS_PTXAS_REPORT,
+        ferrocuda::TENSOR_KERNELS_PTXAS_REPORT
+    );
     let twins = cuda_c::compile(&device);
     let mut notes = Vec::new();
     // Their registers as ptxas counts them, as ours are; else their PTX's declarations.
@@ -130,7 +136,7 @@ fn profile_with(
         let name = format!("{} ({})", recipe.name(), workload.size());
         // Each module with its own ptxas report: the CUDA C kernels have our kernels' names.
         let mut modules: Vec<(String, &Module, &str)> =
-            vec![(name.clone(), &kernels, ferrocuda::KERNELS_PTXAS_REPORT)];
+            vec![(name.clone(), &kernels, &ours_report)];
         if let Ok(twins) = &twins {
             if cuda_c::runs(twins, workload.kernels()) {
                 modules.push((format!("{name}, CUDA C"), twins, &twins_report));
