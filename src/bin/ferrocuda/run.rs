@@ -628,7 +628,7 @@ mod tests {
     #[test]
     fn only_selects_by_a_part_of_the_name_and_nothing_for_no_match() {
         let every = names(&workloads::all(Scale::Full));
-        assert_eq!(every.len(), 14, "{every:?}");
+        assert_eq!(every.len(), 15, "{every:?}");
         let group_bys = vec!["group-by, few keys", "group-by, many keys"];
         for (only, want) in [
             (None, every),
