@@ -409,6 +409,12 @@ pub(crate) mod ptx {
         // access size (checked by the arm's condition); the asm only reads it.
         unsafe {
             match (size_of::<T>(), align_of::<T>() >= size_of::<T>()) {
+                (2, true) => {
+                    let v: u16;
+                    asm!("ld.shared.b16 {0}, [{1}];", out(reg16) v, in(reg32) at,
+                         options(pure, readonly, nostack, preserves_flags));
+                    transmute_copy(&v)
+                }
                 (4, true) => {
                     let v: u32;
                     asm!("ld.shared.b32 {0}, [{1}];", out(reg32) v, in(reg32) at,
@@ -443,6 +449,11 @@ pub(crate) mod ptx {
         // SAFETY (each arm): as in `load`; the asm only writes element `index`.
         unsafe {
             match (size_of::<T>(), align_of::<T>() >= size_of::<T>()) {
+                (2, true) => {
+                    let v: u16 = transmute_copy(&value);
+                    asm!("st.shared.b16 [{0}], {1};", in(reg32) at, in(reg16) v,
+                         options(nostack, preserves_flags));
+                }
                 (4, true) => {
                     let v: u32 = transmute_copy(&value);
                     asm!("st.shared.b32 [{0}], {1};", in(reg32) at, in(reg32) v,
