@@ -1,5 +1,5 @@
 //! The matrix product against the ceilings: on the CPU the `matrixmultiply` crate's SGEMM (one
-//! thread) beside our plain loop, and on a GPU cuBLAS SGEMM (through cudarc) beside each of our
+//! thread) beside our plain loop, and on a GPU cuBLAS SGEMM (`workloads::cublas`) beside each of our
 //! three kernels, at 1024² and 4096². The target: the register-blocked kernel at ≥ 50 %
 //! of cuBLAS at 4096². Throughput is in floating-point operations (2·m·n·k).
 //!
@@ -7,14 +7,13 @@
 //! `cargo test` every routine runs once at a small size.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
-use cudarc::driver::CudaContext;
 use ferrocuda::ops::{self, Matmul, MatmulShape};
+use ferrocuda::workloads::cublas::Cublas;
 use ferrocuda::{Device, Module};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Whether criterion runs for real (`--bench`), and with `--quick`.
 fn mode() -> (bool, bool) {
@@ -108,32 +107,17 @@ fn gpu(c: &mut Criterion, kernels: &Module, n: usize) {
     }
     let ours = c_dev.to_vec().unwrap();
 
-    // cuBLAS is column-major: row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, so pass B first.
-    let context = CudaContext::new(0).unwrap();
-    let stream = context.default_stream();
-    let blas = CudaBlas::new(stream.clone()).unwrap();
-    let (a_blas, b_blas) = (
-        stream.clone_htod(&a).unwrap(),
-        stream.clone_htod(&b).unwrap(),
-    );
-    let mut c_blas = stream.alloc_zeros::<f32>(n * n).unwrap();
-    let size = n as i32;
-    let config = GemmConfig {
-        transa: cublasOperation_t::CUBLAS_OP_N,
-        transb: cublasOperation_t::CUBLAS_OP_N,
-        m: size,
-        n: size,
-        k: size,
-        alpha: 1.0f32,
-        lda: size,
-        ldb: size,
-        beta: 0.0f32,
-        ldc: size,
+    let cublas = match Cublas::new(device) {
+        Ok(cublas) => cublas,
+        Err(why) => {
+            eprintln!("matmul/gpu: no cuBLAS: {why}");
+            group.finish();
+            return;
+        }
     };
-    // SAFETY: every matrix holds n·n f32 on this stream's device, as the config says.
-    let sgemm = |c_blas: &mut _| unsafe { blas.gemm(config, &b_blas, &a_blas, c_blas) }.unwrap();
-    sgemm(&mut c_blas);
-    let reference = stream.clone_dtoh(&c_blas).unwrap();
+    let mut sgemm = cublas.product(&a, &b, shape).unwrap();
+    sgemm.run().unwrap();
+    let reference = sgemm.result().unwrap();
     // Both products of the same data agree to f32 rounding (different summation orders).
     let worst = ours
         .iter()
@@ -145,15 +129,7 @@ fn gpu(c: &mut Criterion, kernels: &Module, n: usize) {
         "ours and cuBLAS differ by {worst}"
     );
     group.bench_function("cuBLAS sgemm", |bench| {
-        bench.iter_custom(|iterations| {
-            stream.synchronize().unwrap();
-            let start = Instant::now();
-            for _ in 0..iterations {
-                sgemm(&mut c_blas);
-            }
-            stream.synchronize().unwrap();
-            start.elapsed()
-        })
+        bench.iter_custom(|iterations| (0..iterations).map(|_| sgemm.time().unwrap()).sum())
     });
     group.finish();
 }

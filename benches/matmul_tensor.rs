@@ -1,5 +1,5 @@
 //! The f16 tensor-core matrix product (`ops::matmul_tensor`, the main job's row "matrix product,
-//! f16 tensor cores") against its ceiling, cuBLAS through cudarc (loaded at run time, like the
+//! f16 tensor cores") against its ceiling, cuBLAS (`workloads::cublas`, loaded at run time, like the
 //! driver): `cublasGemmEx` with f16 A and B, f32 C and f32 compute, the same operation as ours
 //! (cublasHgemm would write f16). At 4096² it prints our time, cuBLAS's and our share of cuBLAS's
 //! rate; the goal on an H200 is ≥ 70 %. Both results are checked against each other first.
@@ -7,10 +7,8 @@
 //! `cargo bench --bench matmul_tensor` (the device bundle runs it); with no GPU, or on the PTX
 //! emulator, it says so and skips. Under `cargo test` (no `--bench`) it runs at 256².
 
-use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cublasOperation_t, cudaDataType};
-use cudarc::cublas::{result::gemm_ex, CudaBlas};
-use cudarc::driver::{CudaContext, CudaSlice, DevicePtr, DevicePtrMut};
 use ferrocuda::ops::{self, MatmulShape};
+use ferrocuda::workloads::cublas::Cublas;
 use ferrocuda::{f16, Device, Module};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -48,52 +46,13 @@ fn compare(tensor_kernels: &Module, n: usize) {
             .1
     });
 
-    // cuBLAS is column-major: row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, so pass B first.
-    // f16 travels as its bits (u16): the same bytes.
-    let context = CudaContext::new(0).unwrap();
-    let stream = context.default_stream();
-    let blas = CudaBlas::new(stream.clone()).unwrap();
-    let bits = |m: &[f16]| m.iter().map(|x| x.to_bits()).collect::<Vec<u16>>();
-    let (a_blas, b_blas) = (
-        stream.clone_htod(&bits(&a)).unwrap(),
-        stream.clone_htod(&bits(&b)).unwrap(),
-    );
-    let mut c_blas = stream.alloc_zeros::<f32>(n * n).unwrap();
-    let size = n as i32;
-    let (alpha, beta) = (1.0f32, 0.0f32);
-    let gemm = |c_blas: &mut CudaSlice<f32>| {
-        let (a_ptr, _a_sync) = a_blas.device_ptr(&stream);
-        let (b_ptr, _b_sync) = b_blas.device_ptr(&stream);
-        let (c_ptr, _c_sync) = c_blas.device_ptr_mut(&stream);
-        // SAFETY: A and B hold n·n f16 and C n·n f32 on this stream's device, as the types and
-        // leading dimensions say; alpha and beta are f32, as CUBLAS_COMPUTE_32F reads them.
-        unsafe {
-            gemm_ex(
-                *blas.handle(),
-                cublasOperation_t::CUBLAS_OP_N,
-                cublasOperation_t::CUBLAS_OP_N,
-                size,
-                size,
-                size,
-                (&alpha as *const f32).cast(),
-                b_ptr as *const _,
-                cudaDataType::CUDA_R_16F,
-                size,
-                a_ptr as *const _,
-                cudaDataType::CUDA_R_16F,
-                size,
-                (&beta as *const f32).cast(),
-                c_ptr as *mut _,
-                cudaDataType::CUDA_R_32F,
-                size,
-                cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-            )
-        }
-        .unwrap();
+    let cublas = match Cublas::new(device) {
+        Ok(cublas) => cublas,
+        Err(why) => return eprintln!("matmul_tensor: no cuBLAS: {why}"),
     };
-    gemm(&mut c_blas);
-    let reference = stream.clone_dtoh(&c_blas).unwrap();
+    let mut gemm = cublas.product(&a, &b, shape).unwrap();
+    gemm.run().unwrap();
+    let reference = gemm.result().unwrap();
     // Both sum the same exact products in f32, in different orders: each within k·2⁻²⁴·Σ|ab|
     // (≤ k·2⁻²⁴·k for inputs in [-1, 1)) of the exact sum, so within twice that of each other.
     let bound = 2.0 * (n * n) as f32 * 2f32.powi(-24);
@@ -106,13 +65,7 @@ fn compare(tensor_kernels: &Module, n: usize) {
         worst <= bound,
         "ours and cuBLAS differ by {worst} > {bound}"
     );
-    let blas_seconds = median_seconds(|| {
-        stream.synchronize().unwrap();
-        let start = Instant::now();
-        gemm(&mut c_blas);
-        stream.synchronize().unwrap();
-        start.elapsed()
-    });
+    let blas_seconds = median_seconds(|| gemm.time().unwrap());
     let tflops = |s: f64| 2.0 * (n as f64).powi(3) / s / 1e12;
     println!(
         "matmul_tensor {n}²: ours {:.3} ms ({:.1} TFLOP/s), cuBLAS GemmEx f16→f32 {:.3} ms \

@@ -69,6 +69,8 @@ fn json_has_every_workload_verified_on_the_cpu_and_says_why_there_is_no_gpu() {
         assert_eq!(row["has_cuda_c"], !workload.kernels().is_empty(), "{row}");
     }
     assert_eq!(report["cuda_c_absent"], "no GPU", "{report}");
+    assert_eq!(report["cublas_absent"], "no GPU", "{report}");
+    assert!(rows.iter().all(|row| row["cublas"].is_null()), "{report}");
     // The same report is written next to the chart, which has a bar label per workload.
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
@@ -193,9 +195,14 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
                 );
             }
             assert!(row["gpu_bandwidth_share"].is_null(), "{row}");
+            assert!(row["cublas"].is_null(), "{row}");
         }
+        // cuBLAS's kernels are machine code: the emulator has none, and the report says so.
+        let why = report["cublas_absent"].as_str().unwrap();
+        assert!(why.contains("PTX emulator has no cuBLAS"), "{report}");
         let table = support::stdout_of(ferrocuda_with_nvrtc().args(["--tiny", "--out"]).arg(&dir));
         assert!(table.contains(", emulated: "), "{table}");
+        assert!(table.contains(&format!("cuBLAS: none, {why}")), "{table}");
         for recipe in workloads::all(Scale::Tiny) {
             let row = table
                 .lines()
@@ -217,8 +224,18 @@ fn on_a_gpu_every_workload_is_verified_and_timed_there() {
         "a GPU copies more than 1 GB/s: {bandwidth}"
     );
     let cuda_c = report["cuda_c_absent"].is_null();
+    // cuBLAS beside the matrix rows, checked and timed like ours, wherever libcublas is found.
+    let cublas = report["cublas_absent"].is_null();
+    if !cublas {
+        let why = report["cublas_absent"].as_str().unwrap();
+        assert!(why.contains("libcublas was not found"), "{report}");
+    }
     for row in report["rows"].as_array().unwrap() {
         let name = row["workload"].as_str().unwrap();
+        match cublas && name.starts_with("matrix product") {
+            true => assert_measured(&row["cublas"], &format!("{name}, cuBLAS")),
+            false => assert!(row["cublas"].is_null(), "{row}"),
+        }
         assert_measured(&row["gpu"], name);
         assert!(row["gpu_bandwidth_share"].as_f64().unwrap() > 0.0, "{row}");
         if cuda_c && row["has_cuda_c"] == true {

@@ -1,5 +1,6 @@
 //! `C = A·B` of f32 matrices: the seed's 1024×1024 matrix product.
 
+use super::cublas::{Cublas, CublasProduct, Gemm};
 use super::{inputs_rng, uniform, DeviceRun, Scale, Verdict, Work, Workload};
 use crate::ops::{self, Matmul as Kernel, MatmulShape};
 use crate::{DeviceBuffer, Module, Result};
@@ -141,6 +142,19 @@ impl Workload for Matmul {
             b: device.upload(&self.b)?,
             c: device.alloc_zeroed(self.m * self.n)?,
         }))
+    }
+    fn gemm(&self) -> Option<&dyn Gemm> {
+        Some(self)
+    }
+}
+
+/// cuBLAS's SGEMM (GemmEx on f32) of the same inputs.
+impl Gemm for Matmul {
+    fn product<'a>(&self, cublas: &'a Cublas) -> std::result::Result<CublasProduct<'a>, String> {
+        cublas.product(&self.a, &self.b, MatmulShape::new(self.m, self.n, self.k))
+    }
+    fn check(&self, c: &[f32]) -> Verdict {
+        Matmul::check(self, c)
     }
 }
 

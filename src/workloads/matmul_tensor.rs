@@ -6,6 +6,7 @@
 //! the CPU executor runs the tensor-core kernel itself. Every result is checked against f64 dot
 //! products of the f16 inputs.
 
+use super::cublas::{Cublas, CublasProduct, Gemm};
 use super::matmul::{check_sampled, product};
 use super::{inputs_rng, uniform, DeviceRun, Scale, Verdict, Work, Workload};
 use crate::ops::{self, MatmulShape};
@@ -100,6 +101,20 @@ impl Workload for MatmulTensor {
             b: device.upload(&self.b)?,
             c: device.alloc_zeroed(self.m * self.n)?,
         }))
+    }
+    fn gemm(&self) -> Option<&dyn Gemm> {
+        Some(self)
+    }
+}
+
+/// cuBLAS's GemmEx of the same f16 inputs, accumulating and writing f32 (HGEMM's inputs,
+/// our output).
+impl Gemm for MatmulTensor {
+    fn product<'a>(&self, cublas: &'a Cublas) -> std::result::Result<CublasProduct<'a>, String> {
+        cublas.product(&self.a, &self.b, MatmulShape::new(self.m, self.n, self.k))
+    }
+    fn check(&self, c: &[f32]) -> Verdict {
+        MatmulTensor::check(self, c)
     }
 }
 

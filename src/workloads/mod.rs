@@ -20,6 +20,7 @@
 //! ```
 
 mod convolution;
+pub mod cublas;
 pub mod cuda_c;
 mod dot;
 mod finance;
@@ -98,6 +99,11 @@ pub trait Workload {
     /// with kernels of the same names (the CUDA C versions, [`cuda_c`]); empty if it has none.
     fn kernels(&self) -> &'static [&'static str] {
         &[]
+    }
+    /// The matrix product the workload is, for [`cublas`] to compute beside our kernels, the
+    /// GPU column's ceiling; `None` for the workloads that are not one.
+    fn gemm(&self) -> Option<&dyn cublas::Gemm> {
+        None
     }
 }
 

@@ -5,14 +5,19 @@
 //! against the workload's reference before its time counts; times are medians of repeated runs
 //! with the data already on the device.
 
+mod measure;
+mod table;
+
 use crate::chart;
-use ferrocuda::workloads::{self, cuda_c, DeviceRun, Recipe, Scale, Verdict, Workload};
+use ferrocuda::workloads::cublas::Cublas;
+use ferrocuda::workloads::{self, cuda_c, Recipe, Scale};
 use ferrocuda::{Device, Module, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use measure::{measure_cublas, measure_device, measure_loop, verify_device, Measured};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+pub(crate) use table::{show_speedup, show_time};
 
 /// What the command line asked for.
 pub struct Options {
@@ -40,6 +45,8 @@ struct Report {
     /// Why there is no CUDA C column (no GPU, no NVRTC, a compile error), when there is none.
     /// On the PTX emulator the column's results are checked but not timed, as the GPU's.
     cuda_c_absent: Option<String>,
+    /// Why there is no cuBLAS column (no GPU, the emulator, no libcublas), when there is none.
+    cublas_absent: Option<String>,
     /// The GPU's measured device-to-device copy bandwidth in bytes per second (bytes read plus
     /// bytes written): the limit of memory-bound kernels.
     gpu_copy_bandwidth: Option<f64>,
@@ -63,6 +70,9 @@ struct Row {
     cuda_c: Option<Measured>,
     /// Whether the workload has a CUDA C version at all.
     has_cuda_c: bool,
+    /// cuBLAS's product of the same inputs on the same GPU, checked as ours is: the ceiling of
+    /// the matrix rows (`cublasGemmEx`, f32 accumulation and output).
+    cublas: Option<Measured>,
     /// On a GPU: bytes moved per second over the measured copy bandwidth.
     gpu_bandwidth_share: Option<f64>,
 }
@@ -74,16 +84,6 @@ impl Row {
     }
 }
 
-/// One cell: the median time and how it was obtained, or why there is none.
-#[derive(Serialize, Clone)]
-struct Measured {
-    /// Median seconds per run; `None` if the run failed or its result was wrong.
-    seconds: Option<f64>,
-    runs: usize,
-    /// `None` when verified; else what was wrong (a wrong result or an error).
-    failure: Option<String>,
-}
-
 impl Row {
     fn speedup(&self, of: &Measured) -> Option<f64> {
         Some(self.single_thread.seconds? / of.seconds?)
@@ -92,6 +92,11 @@ impl Row {
     /// Our GPU time over CUDA C's: below 1, ours is faster.
     fn ours_over_cuda_c(&self) -> Option<f64> {
         Some(self.gpu.as_ref()?.seconds? / self.cuda_c.as_ref()?.seconds?)
+    }
+
+    /// cuBLAS's GPU time over ours: our share of cuBLAS's rate.
+    fn share_of_cublas(&self) -> Option<f64> {
+        Some(self.cublas.as_ref()?.seconds? / self.gpu.as_ref()?.seconds?)
     }
 }
 
@@ -124,6 +129,14 @@ fn run(options: &Options) -> Result<bool> {
     let (cuda_c_kernels, cuda_c_absent) = match &ferrocuda_kernels {
         Some(kernels) => match cuda_c::load(kernels.device()) {
             Ok(module) => (Some(module), None),
+            Err(why) => (None, Some(why)),
+        },
+        None => (None, Some("no GPU".to_string())),
+    };
+    // cuBLAS on the same GPU, for the matrix rows' ceiling, or why not.
+    let (cublas, cublas_absent) = match &ferrocuda_kernels {
+        Some(kernels) => match Cublas::new(kernels.device()) {
+            Ok(cublas) => (Some(cublas), None),
             Err(why) => (None, Some(why)),
         },
         None => (None, Some("no GPU".to_string())),
@@ -179,6 +192,10 @@ fn run(options: &Options) -> Result<bool> {
             progress.inc(1);
             measured
         });
+        let cublas = cublas.as_ref().zip(workload.gemm()).map(|(cublas, gemm)| {
+            say("cuBLAS");
+            measure_cublas(gemm, cublas, scale)
+        });
         let work = workload.work();
         rows.push(Row {
             workload: recipe.name(),
@@ -191,6 +208,7 @@ fn run(options: &Options) -> Result<bool> {
             gpu,
             cuda_c,
             has_cuda_c,
+            cublas,
         });
     }
     let streamed = crate::streamed::wanted(options.only.as_deref()).then(|| {
@@ -215,6 +233,7 @@ fn run(options: &Options) -> Result<bool> {
         gpu_emulated,
         gpu_absent,
         cuda_c_absent,
+        cublas_absent,
         gpu_copy_bandwidth,
         rows,
         streamed,
@@ -225,6 +244,7 @@ fn run(options: &Options) -> Result<bool> {
             Some(&row.executor),
             row.gpu.as_ref(),
             row.cuda_c.as_ref(),
+            row.cublas.as_ref(),
         ]
         .into_iter()
         .flatten()
@@ -235,7 +255,7 @@ fn run(options: &Options) -> Result<bool> {
     if options.json {
         println!("{json}");
     } else {
-        print_table(&report);
+        table::print_table(&report);
         if let Some(streamed) = &report.streamed {
             streamed.print();
         }
@@ -286,274 +306,6 @@ fn copy_bandwidth(device: &Device, scale: Scale) -> Result<f64> {
     }
     times.sort();
     Ok(2.0 * 4.0 * words as f64 / times[times.len() / 2].as_secs_f64())
-}
-
-/// How long to warm up before a measurement, how long to keep repeating it, and how often at
-/// most.
-fn budget(scale: Scale) -> (Duration, Duration, usize) {
-    match scale {
-        Scale::Full => (Duration::from_millis(200), Duration::from_secs(2), 15),
-        _ => (Duration::from_millis(20), Duration::from_millis(400), 7),
-    }
-}
-
-/// The median of timed runs: at least three, more while the budget lasts, after untimed runs for
-/// the warm-up time (the verified run before it warms the caches; on a virtual machine the
-/// executor's second core took about 50 ms of back-to-back launches to run at full speed: a
-/// 1M-element dot product 0.75 ms per launch until then, 0.4 ms after). Every column gets the
-/// same warm-up.
-fn repeat(scale: Scale, mut timed: impl FnMut() -> Result<Duration>) -> Result<(Duration, usize)> {
-    let (warm_up, time_budget, most) = budget(scale);
-    let start = Instant::now();
-    while start.elapsed() < warm_up {
-        timed()?;
-    }
-    let start = Instant::now();
-    let mut times = Vec::new();
-    while times.len() < 3 || (times.len() < most && start.elapsed() < time_budget) {
-        times.push(timed()?);
-    }
-    times.sort();
-    Ok((times[times.len() / 2], times.len()))
-}
-
-fn measured(result: Result<(Duration, usize)>, verdict: Verdict) -> Measured {
-    match (verdict, result) {
-        (Err(wrong), _) => Measured {
-            seconds: None,
-            runs: 1,
-            failure: Some(format!("wrong result: {wrong}")),
-        },
-        (Ok(()), Err(error)) => Measured {
-            seconds: None,
-            runs: 0,
-            failure: Some(error.to_string()),
-        },
-        (Ok(()), Ok((median, runs))) => Measured {
-            seconds: Some(median.as_secs_f64()),
-            runs,
-            failure: None,
-        },
-    }
-}
-
-fn measure_loop(workload: &mut dyn Workload, scale: Scale) -> Measured {
-    workload.run_loop();
-    let verdict = workload.check_loop();
-    let result = match verdict {
-        Ok(()) => repeat(scale, || {
-            let start = Instant::now();
-            workload.run_loop();
-            Ok(start.elapsed())
-        }),
-        Err(_) => Ok((Duration::ZERO, 0)),
-    };
-    measured(result, verdict)
-}
-
-/// Runs `workload` once on the PTX emulator and checks the result, without timing it: a cell
-/// with no seconds and no failure when it was right.
-fn verify_device(workload: &dyn Workload, kernels: &Module) -> Measured {
-    let verdict = (|| -> Result<Verdict> {
-        let mut on_device = workload.on_device(kernels)?;
-        on_device.run()?;
-        on_device.check()
-    })();
-    match verdict {
-        Ok(Ok(())) => Measured {
-            seconds: None,
-            runs: 1,
-            failure: None,
-        },
-        Ok(Err(wrong)) => measured(Ok((Duration::ZERO, 0)), Err(wrong)),
-        Err(error) => measured(Err(error), Ok(())),
-    }
-}
-
-fn measure_device(workload: &dyn Workload, kernels: &Module, scale: Scale) -> Measured {
-    let device = kernels.device();
-    let verified = (|| -> Result<(Box<dyn DeviceRun + '_>, Verdict)> {
-        let mut on_device = workload.on_device(kernels)?;
-        on_device.run()?;
-        let verdict = on_device.check()?;
-        Ok((on_device, verdict))
-    })();
-    match verified {
-        Err(error) => measured(Err(error), Ok(())),
-        Ok((_, Err(wrong))) => measured(Ok((Duration::ZERO, 0)), Err(wrong)),
-        Ok((mut on_device, Ok(()))) => measured(
-            repeat(scale, || Ok(device.time(|| on_device.run())?.1)),
-            Ok(()),
-        ),
-    }
-}
-
-pub(crate) fn show_time(seconds: f64) -> String {
-    if seconds >= 1.0 {
-        format!("{seconds:.2} s")
-    } else if seconds >= 1e-3 {
-        format!("{:.2} ms", seconds * 1e3)
-    } else {
-        format!("{:.1} µs", seconds * 1e6)
-    }
-}
-
-/// `12.3×`, or two significant digits below 1 (`0.031×`).
-pub(crate) fn show_speedup(speedup: f64) -> String {
-    if speedup >= 1.0 {
-        format!("{speedup:.1}×")
-    } else {
-        let decimals = (-speedup.log10().floor()) as usize + 1;
-        format!("{speedup:.decimals$}×")
-    }
-}
-
-fn cell(m: &Measured) -> String {
-    match (m.seconds, &m.failure) {
-        (Some(s), _) => show_time(s),
-        // Verified, not timed: the PTX emulator's cell.
-        (None, None) => "✓ emulated".into(),
-        (None, Some(f)) if f.starts_with("wrong") => "WRONG".into(),
-        _ => "FAILED".into(),
-    }
-}
-
-/// The CUDA C cell: its time, "—" for a workload without a CUDA C version, else why there is
-/// no column ("no GPU", "NVRTC not found: ...", shortened to its first words).
-fn cuda_c_cell(row: &Row, absent: Option<&str>) -> String {
-    match (&row.cuda_c, absent) {
-        (Some(m), _) => cell(m),
-        (None, Some(why)) if row.has_cuda_c => why.split(" (").next().unwrap_or(why).to_string(),
-        _ => "—".into(),
-    }
-}
-
-fn print_table(report: &Report) {
-    println!(
-        "ferrocuda: CPU against GPU on this machine ({} sizes)",
-        report.scale
-    );
-    println!("CPU 1 thread: a plain Rust loop; CPU all cores: the same kernels as the GPU, on the");
-    println!("executor ({}).", report.cpu);
-    match (&report.gpu, &report.gpu_absent) {
-        (Some(gpu), _) if report.gpu_emulated => println!(
-            "GPU: {gpu}, emulated: the PTX ran through the driver API and its results were \
-             checked, but an interpreter's times say nothing about a GPU's, so none are shown; \
-             speedup = CPU 1 thread ÷ CPU all cores."
-        ),
-        (Some(gpu), _) => println!("GPU: {gpu}; speedup = CPU 1 thread ÷ GPU."),
-        (None, reason) => {
-            println!(
-                "GPU: none, {}; speedup = CPU 1 thread ÷ CPU all cores. `ferrocuda doctor` says more.",
-                reason.as_deref().unwrap_or("no GPU")
-            );
-        }
-    }
-    match &report.cuda_c_absent {
-        None if report.gpu_emulated => println!(
-            "CUDA C: ferrocuda's own CUDA C versions (NVRTC, accurate math) on the same emulated GPU: results checked, no times."
-        ),
-        None => println!(
-            "CUDA C: ferrocuda's own CUDA C versions (NVRTC, accurate math) on the same GPU; ours ÷ CUDA C below 1 means ours is faster."
-        ),
-        Some(why) => println!("CUDA C: none, {why}."),
-    }
-    println!(
-        "Every time is the median of runs whose first result was checked against a reference.\n"
-    );
-    let header = [
-        "workload",
-        "size",
-        "CPU 1 thread",
-        "CPU all cores (executor)",
-        "GPU",
-        "speedup",
-        "CUDA C",
-        "ours ÷ CUDA C",
-    ];
-    let mut lines = vec![header.map(String::from).to_vec()];
-    for row in &report.rows {
-        let gpu = row.gpu.as_ref();
-        let speedup = match gpu {
-            Some(g) if !report.gpu_emulated => row.speedup(g),
-            _ => row.speedup(&row.executor),
-        };
-        lines.push(vec![
-            row.workload.to_string(),
-            row.size.clone(),
-            cell(&row.single_thread),
-            cell(&row.executor),
-            gpu.map_or_else(|| "no GPU".into(), cell),
-            speedup.map_or_else(|| "—".into(), show_speedup),
-            cuda_c_cell(row, report.cuda_c_absent.as_deref()),
-            row.ours_over_cuda_c()
-                .map_or_else(|| "—".into(), |r| format!("{r:.2}")),
-        ]);
-    }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| {
-            lines
-                .iter()
-                .map(|l| l[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for (i, line) in lines.iter().enumerate() {
-        let cells: Vec<String> = line
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(c, (text, &w))| {
-                let pad = w - text.chars().count();
-                if c < 2 {
-                    format!("{text}{}", " ".repeat(pad))
-                } else {
-                    format!("{}{text}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        println!("| {} |", cells.join(" | "));
-        if i == 0 {
-            let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
-            println!("|-{}-|", rule.join("-|-"));
-        }
-    }
-    if let Some(limit) = report.gpu_copy_bandwidth {
-        println!(
-            "\nGPU against its limits (copy bandwidth measured here: {:.0} GB/s):",
-            limit / 1e9
-        );
-        for row in &report.rows {
-            let (Some(rate), Some(seconds)) =
-                (row.gpu_rate(), row.gpu.as_ref().and_then(|g| g.seconds))
-            else {
-                continue;
-            };
-            let mut line = format!(
-                "  {:<28} {:>8.0} GB/s = {:>5.1}% of copy bandwidth",
-                row.workload,
-                rate / 1e9,
-                100.0 * rate / limit
-            );
-            if row.flops > 0 {
-                line += &format!(", {:.1} GFLOP/s", row.flops as f64 / seconds / 1e9);
-            }
-            println!("{line}");
-        }
-    }
-    for row in &report.rows {
-        for (column, m) in [
-            ("CPU 1 thread", Some(&row.single_thread)),
-            ("CPU all cores", Some(&row.executor)),
-            ("GPU", row.gpu.as_ref()),
-            ("CUDA C", row.cuda_c.as_ref()),
-        ] {
-            if let Some(failure) = m.and_then(|m| m.failure.as_ref()) {
-                println!("{} ({column}): {failure}", row.workload);
-            }
-        }
-    }
 }
 
 /// Writes `results.json` and `speedups.svg` into `dir`; returns the chart's path.
