@@ -26,6 +26,18 @@ if [ -z "${FERROCUDA_NVRTC:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvrt
   done
 fi
 
+# cuBLAS, the matrix rows' ceiling (the main job's cuBLAS lines, benches matmul and
+# matmul_tensor): the toolkit's, where the dynamic linker does not find it by name.
+if ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so'; then
+  for lib in "${CUDA_HOME:-/usr/local/cuda}"/lib64/libcublas.so* /usr/local/cuda*/lib64/libcublas.so* \
+      /usr/local/lib/python3*/dist-packages/nvidia/cublas/lib/libcublas.so*; do
+    if [ -f "$lib" ]; then
+      export LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+      break
+    fi
+  done
+fi
+
 step() {
   local name=$1; shift
   echo "=== $name: $*" | tee -a "$log"
