@@ -12,7 +12,7 @@ mod support;
 
 use ferrocuda::nvrtc::{self, NVRTC_ENV};
 use ferrocuda::workloads::{self, cuda_c, Scale};
-use ferrocuda::{launch, Device};
+use ferrocuda::Device;
 use std::sync::Once;
 
 /// Whether NVRTC is there (pointing FERROCUDA_NVRTC at pip's where the system has none); if
@@ -266,35 +266,6 @@ fn cuda_c_convolve_2d_const_filters_with_the_weights_set_in_constant_memory() {
 /// The CUDA C twins of the tensor-core matrix products (`cuda_c/tensor_cores.cu`).
 const TENSOR_TWINS: [&str; 2] = ["matmul_tc_f16", "matmul_tc_bf16"];
 
-/// Host-side handles for the CUDA C tensor-core twins (same parameters: `a` m×k and `b` k×n
-/// row-major halves, `c` m×n f32), launched here only on the CUDA C module.
-#[ferrocuda_std::kernel]
-fn matmul_tc_f16(
-    a: &[ferrocuda::f16],
-    b: &[ferrocuda::f16],
-    c: ferrocuda_std::Out<f32>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    let _ = (a, b, c, m, n, k);
-    unreachable!("matmul_tc_f16 runs only as CUDA C on a GPU");
-}
-
-/// As [`matmul_tc_f16`], bf16 inputs.
-#[ferrocuda_std::kernel]
-fn matmul_tc_bf16(
-    a: &[ferrocuda::bf16],
-    b: &[ferrocuda::bf16],
-    c: ferrocuda_std::Out<f32>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    let _ = (a, b, c, m, n, k);
-    unreachable!("matmul_tc_bf16 runs only as CUDA C on a GPU");
-}
-
 /// `a·b` in f64 from the (rounded) inputs, and per element the bound the f32 accumulation of
 /// k products keeps to: `k · 2^-24 · Σ|a·b|` (docs of `ferrocuda_std::mma`).
 fn product_and_bound(a: &[f64], b: &[f64], (m, n, k): (usize, usize, usize)) -> Vec<(f64, f64)> {
@@ -316,7 +287,7 @@ fn twin_case<T: Copy>(
     c_len: usize,
     round: fn(f32) -> T,
     widen: fn(&T) -> f64,
-    launch: impl FnOnce(&[T], &[T], &mut Vec<f32>) -> Result<(), ferrocuda::Error>,
+    launch: impl FnOnce(&[T], &[T], &mut [f32]) -> Result<(), ferrocuda::Error>,
 ) -> (Vec<f64>, Vec<f64>, Vec<f32>) {
     let (a, b): (Vec<T>, Vec<T>) = (
         x.iter().map(|&v| round(v)).collect(),
@@ -352,8 +323,9 @@ fn cuda_c_tensor_core_twins_multiply_within_the_bound_at_ragged_sizes() {
             support::random_f32(&mut rng, m * k),
             support::random_f32(&mut rng, k * n),
         );
-        let (mm, nn, kk) = (m as u32, n as u32, k as u32);
-        let grid = (n.div_ceil(64) as u32, m.div_ceil(64) as u32);
+        // The library's op, on the CUDA C module: it launches whichever module's entry of the
+        // input type, with the library kernel's grid and block.
+        let shape = ferrocuda::ops::MatmulShape::new(m, n, k);
         let cases = [
             twin_case(
                 &x,
@@ -361,7 +333,7 @@ fn cuda_c_tensor_core_twins_multiply_within_the_bound_at_ragged_sizes() {
                 m * n,
                 ferrocuda::f16::from_f32,
                 |h| h.to_f64(),
-                |a, b, c| launch!(module, matmul_tc_f16[grid, 128](a, b, c, mm, nn, kk)),
+                |a, b, c| ferrocuda::ops::matmul_tensor(&module, a, b, c, shape),
             ),
             twin_case(
                 &x,
@@ -369,7 +341,7 @@ fn cuda_c_tensor_core_twins_multiply_within_the_bound_at_ragged_sizes() {
                 m * n,
                 ferrocuda::bf16::from_f32,
                 |h| h.to_f64(),
-                |a, b, c| launch!(module, matmul_tc_bf16[grid, 128](a, b, c, mm, nn, kk)),
+                |a, b, c| ferrocuda::ops::matmul_tensor(&module, a, b, c, shape),
             ),
         ];
         for (kind, (a, b, c)) in ["f16", "bf16"].into_iter().zip(cases) {
