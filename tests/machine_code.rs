@@ -302,11 +302,23 @@ fn kernels_sass_prints_a_row_per_kernel_or_says_what_is_missing() {
     }
     let table = support::stdout_of(support::ferrocuda().args(["kernels", "--sass"]));
     assert!(table.contains("SASS for sm_90"), "{table}");
-    for entry in ferrocuda::KERNELS.info().entries.iter() {
+    let tensor = ferrocuda::TENSOR_KERNELS.info();
+    for (entry, on_tensor_cores) in ferrocuda::KERNELS
+        .info()
+        .entries
+        .iter()
+        .map(|e| (e, false))
+        .chain(tensor.entries.iter().map(|e| (e, true)))
+    {
         let row = table
             .lines()
             .find(|l| l.split_whitespace().next() == Some(entry.name.as_str()))
             .unwrap_or_else(|| panic!("no row for {}: {table}", entry.name));
-        assert_eq!(row.split_whitespace().count(), 14, "{row}");
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells.len(), 15, "{row}");
+        // The MMA column: the tensor-core kernels' products are HMMA instructions, and no
+        // other kernel has any.
+        let mma: usize = cells[13].parse().unwrap();
+        assert_eq!(mma > 0, on_tensor_cores, "{row}");
     }
 }

@@ -736,6 +736,7 @@ fn ferrocuda_kernels_prints_every_kernels_resources_for_the_asked_architectures(
     };
     let built = run(&[]);
     assert!(built.contains("ptxas resources for sm_70"), "{built}");
+    assert!(built.contains("ptxas resources for sm_80"), "{built}");
     for kernel in all_kernels() {
         let line = built
             .lines()
@@ -750,6 +751,19 @@ fn ferrocuda_kernels_prints_every_kernels_resources_for_the_asked_architectures(
         let now = run(&["--arch", "sm_80", "--arch", "sm_90"]);
         assert!(now.contains("ptxas resources for sm_80"), "{now}");
         assert!(now.contains("ptxas resources for sm_90"), "{now}");
+        // The tensor-core kernels are assembled for both, and not for a GPU without tensor
+        // cores' mma.sync, which says so.
+        for kernel in ferrocuda::TENSOR_KERNELS.info().entries.iter() {
+            let rows = now
+                .lines()
+                .filter(|l| l.split_whitespace().next() == Some(kernel.name.as_str()));
+            assert_eq!(rows.count(), 2, "{}: {now}", kernel.name);
+        }
+        let old = run(&["--arch", "sm_70"]);
+        assert!(
+            old.contains("(ferrocuda-kernels-tc: needs sm_80 or newer, not assembled for sm_70)"),
+            "{old}"
+        );
     } else {
         assert!(
             !support::on_ci(),

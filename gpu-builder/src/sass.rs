@@ -282,6 +282,8 @@ pub struct SassStats {
     pub ffma: usize,
     /// Separate `FMUL`s and `FADD`s: multiply-adds that did not fuse, or plain arithmetic.
     pub fmul_fadd: usize,
+    /// Tensor-core matrix multiply-accumulates (`HMMA`, `IMMA`, `DMMA`, `BMMA`, `HGMMA`, ...).
+    pub mma: usize,
     /// Memory instructions by [`memory_kind`].
     pub memory: BTreeMap<&'static str, usize>,
     /// Conditional branches to a trap (`BPT.TRAP`), and predicated traps: bounds checks and
@@ -321,6 +323,9 @@ impl KernelSass {
             match base {
                 "FFMA" => stats.ffma += 1,
                 "FMUL" | "FADD" => stats.fmul_fadd += 1,
+                "HMMA" | "IMMA" | "DMMA" | "BMMA" | "HGMMA" | "IGMMA" | "QGMMA" | "BGMMA" => {
+                    stats.mma += 1
+                }
                 _ => {}
             }
             if let Some(kind) = memory_kind(&ins.opcode) {
@@ -427,7 +432,7 @@ impl SassReport {
 impl fmt::Display for SassReport {
     /// An aligned table, one row per kernel.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const HEADERS: [&str; 14] = [
+        const HEADERS: [&str; 15] = [
             "kernel",
             "instrs",
             "regs",
@@ -441,9 +446,10 @@ impl fmt::Display for SassReport {
             "RED",
             "FFMA",
             "FFMA %",
+            "MMA",
             "trap br",
         ];
-        let rows: Vec<[String; 14]> = self
+        let rows: Vec<[String; 15]> = self
             .kernels
             .iter()
             .map(|(r, s)| {
@@ -461,6 +467,7 @@ impl fmt::Display for SassReport {
                     s.count("RED").to_string(),
                     s.ffma.to_string(),
                     format!("{:.0}", s.ffma_percent()),
+                    s.mma.to_string(),
                     s.trap_branches.to_string(),
                 ]
             })
@@ -468,7 +475,8 @@ impl fmt::Display for SassReport {
         writeln!(
             f,
             "SASS for {} ({} kernels; LD is a generic load, LDG.CONST one through the \
-             read-only cache; trap br: bounds checks and asserts left in the code)",
+             read-only cache; MMA: tensor-core instructions; trap br: bounds checks and asserts \
+             left in the code)",
             self.arch,
             self.kernels.len()
         )?;
@@ -524,6 +532,23 @@ mod tests {
         assert_eq!(k.trap_branches, 1);
         let other = kernels[1].stats();
         assert_eq!((other.count("RED"), other.trap_branches), (1, 0));
+    }
+
+    #[test]
+    fn tensor_core_instructions_count_as_mma_and_ldmatrix_as_a_shared_load() {
+        // From ptxas 12.9's sm_90 code for `matmul_tc_f16` (a k16 step) and an i8 product.
+        let listing = "Function : tc
+        /*0000*/                   LDSM.16.M88.4 R8, [R3+UR4] ;
+        /*0010*/                   LDSM.16.MT88.2 R12, [R5+UR4+0x800] ;
+        /*0020*/                   HMMA.16816.F32 R16, R8, R12, R16 ;
+        /*0030*/                   HMMA.16816.F32.BF16 R20, R8, R14, R20 ;
+        /*0040*/                   IMMA.16832.S8.S8 R24, R8, R12, R24 ;
+        /*0050*/                   LDGSTS.E.BYPASS.128 [R2], desc[UR6][R6.64] ;
+        /*0060*/                   EXIT ;";
+        let stats = parse_listing(listing)[0].stats();
+        assert_eq!(stats.mma, 3);
+        assert_eq!(stats.count("LDS"), 2);
+        assert_eq!((stats.ffma, stats.instructions), (0, 7));
     }
 
     #[test]

@@ -5,10 +5,11 @@
 //! the binary). With `--arch sm_80` (or any other), ptxas assembles the embedded PTX for that GPU
 //! now, so the numbers are those of the machine code that GPU would run. `--sass` also
 //! disassembles that machine code (sm_90 unless `--arch` says otherwise) with `cuobjdump` or
-//! `nvdisasm`: instruction counts, loads by kind, FFMA share and bounds-check branches.
+//! `nvdisasm`: instruction counts, loads by kind, FFMA share and bounds-check branches. The
+//! tensor-core kernels (`ferrocuda::TENSOR_KERNELS`) are reported for sm_80 and newer only.
 
 use ferrocuda_builder::sass;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// What `ferrocuda kernels` was asked for.
@@ -25,8 +26,11 @@ pub struct Options<'a> {
 pub fn main(options: Options<'_>) -> ExitCode {
     if options.archs.is_empty() && !options.sass && options.ptx.is_none() {
         println!("{}", ferrocuda::KERNELS_PTXAS_REPORT.trim_end());
+        println!("\nThe tensor-core kernels (ferrocuda::TENSOR_KERNELS, sm_80 and newer):");
+        println!("{}", ferrocuda::TENSOR_KERNELS_PTXAS_REPORT.trim_end());
         println!("\n(from the build; `ferrocuda kernels --arch sm_90` assembles for another GPU, `--sass` shows the machine code)");
         print_cpu_paths(ferrocuda::KERNELS.source());
+        print_cpu_paths(ferrocuda::TENSOR_KERNELS.source());
         return ExitCode::SUCCESS;
     }
     let disassembler = if options.sass {
@@ -63,7 +67,7 @@ fn report(
     disassembler: Option<&sass::Disassembler>,
     ptx: Option<&Path>,
 ) -> ExitCode {
-    let path = match ptx {
+    let modules: Vec<(PathBuf, u32)> = match ptx {
         Some(path) => {
             match std::fs::read_to_string(path) {
                 Ok(text) => print_cpu_paths(&text),
@@ -73,22 +77,40 @@ fn report(
                 }
             }
             println!();
-            path.to_path_buf()
+            vec![(path.to_path_buf(), 0)]
         }
+        // The library's kernels, then its tensor-core kernels, which need sm_80.
         None => {
-            let path = dir.join("ferrocuda-kernels.ptx");
-            if let Err(error) = std::fs::create_dir_all(dir)
-                .and_then(|()| std::fs::write(&path, ferrocuda::KERNELS.source()))
-            {
-                eprintln!("error: cannot write the PTX to {}: {error}", path.display());
-                return ExitCode::FAILURE;
+            let mut modules = Vec::new();
+            for (name, ptx, oldest) in [
+                ("ferrocuda-kernels", &ferrocuda::KERNELS, 0),
+                ("ferrocuda-kernels-tc", &ferrocuda::TENSOR_KERNELS, 80),
+            ] {
+                let path = dir.join(format!("{name}.ptx"));
+                if let Err(error) =
+                    std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, ptx.source()))
+                {
+                    eprintln!("error: cannot write the PTX to {}: {error}", path.display());
+                    return ExitCode::FAILURE;
+                }
+                modules.push((path, oldest));
             }
-            path
+            modules
         }
     };
     let _ = std::fs::create_dir_all(dir);
     let mut status = ExitCode::SUCCESS;
-    for arch in archs {
+    for (arch, (path, oldest)) in archs
+        .iter()
+        .flat_map(|arch| modules.iter().map(move |module| (arch, module)))
+    {
+        if arch_number(arch).is_some_and(|number| number < *oldest) {
+            println!(
+                "({}: needs sm_{oldest} or newer, not assembled for {arch})\n",
+                path.file_stem().unwrap_or_default().to_string_lossy()
+            );
+            continue;
+        }
         let Some(ptxas) = ferrocuda_builder::find_ptxas(arch) else {
             eprintln!(
                 "error: no ptxas that can assemble for {arch} was found: run `make setup` (it installs ptxas from \
@@ -97,8 +119,8 @@ fn report(
             status = ExitCode::FAILURE;
             continue;
         };
-        let cubin = dir.join(format!("kernels.{arch}.cubin"));
-        let assembled = ferrocuda_builder::assemble_to(&ptxas, &path, arch, &cubin);
+        let cubin = path.with_extension(format!("{arch}.cubin"));
+        let assembled = ferrocuda_builder::assemble_to(&ptxas, path, arch, &cubin);
         let printed = assembled.and_then(|resources| match disassembler {
             None => Ok(format!("{resources}")),
             Some(tool) => sass::disassemble(tool, &cubin)
@@ -113,6 +135,15 @@ fn report(
         }
     }
     status
+}
+
+/// `sm_90a` → 90; `None` for a name that is not `sm_` and a number.
+fn arch_number(arch: &str) -> Option<u32> {
+    let digits = arch.strip_prefix("sm_")?;
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    digits[..end].parse().ok()
 }
 
 /// How the CPU executor runs each kernel of `ptx` (`KernelInfo::cpu_path`, decided by
