@@ -80,7 +80,12 @@ fn the_cuda_c_sources_compile_with_nvrtc_and_match_the_rust_kernels_parameters()
             );
             if has {
                 let body = ptx.source();
-                for instruction in ["mma.sync.aligned.m16n8k16", "ldmatrix.sync", "cp.async.cg"] {
+                for instruction in [
+                    "mma.sync.aligned.m16n8k16",
+                    "mma.sync.aligned.m16n8k8.row.col.f32.tf32",
+                    "ldmatrix.sync",
+                    "cp.async.cg",
+                ] {
                     assert!(
                         body.contains(instruction),
                         "no {instruction} in the twins' PTX"
@@ -264,7 +269,7 @@ fn cuda_c_convolve_2d_const_filters_with_the_weights_set_in_constant_memory() {
 }
 
 /// The CUDA C twins of the tensor-core matrix products (`cuda_c/tensor_cores.cu`).
-const TENSOR_TWINS: [&str; 2] = ["matmul_tc_f16", "matmul_tc_bf16"];
+const TENSOR_TWINS: [&str; 3] = ["matmul_tc_f16", "matmul_tc_bf16", "matmul_tc_f32"];
 
 /// `a·b` in f64 from the (rounded) inputs, and per element the bound the f32 accumulation of
 /// k products keeps to: `k · 2^-24 · Σ|a·b|` (docs of `ferrocuda_std::mma`).
@@ -343,8 +348,18 @@ fn cuda_c_tensor_core_twins_multiply_within_the_bound_at_ragged_sizes() {
                 |h| h.to_f64(),
                 |a, b, c| ferrocuda::ops::matmul_tensor(&module, a, b, c, shape),
             ),
+            // tf32: the tensor cores read the 10 high fraction bits of each f32, so the
+            // reference multiplies the inputs cut to those (exactly as widened here).
+            twin_case(
+                &x,
+                &y,
+                m * n,
+                |v| v,
+                |v| f64::from(f32::from_bits(v.to_bits() & !0x1fff)),
+                |a, b, c| ferrocuda::ops::matmul_tf32(&module, a, b, c, shape),
+            ),
         ];
-        for (kind, (a, b, c)) in ["f16", "bf16"].into_iter().zip(cases) {
+        for (kind, (a, b, c)) in ["f16", "bf16", "tf32"].into_iter().zip(cases) {
             for (at, ((want, bound), got)) in product_and_bound(&a, &b, (m, n, k))
                 .into_iter()
                 .zip(&c)
