@@ -81,6 +81,8 @@ pub(crate) struct ThreadState {
     pub status: Status,
     /// Call sites to return through, with the pc to return to.
     pub calls: Vec<(u32, u32)>,
+    /// The activations of recursive functions its calls interrupted (`recursion.rs`).
+    pub saved: crate::recursion::Saved,
     /// The allocation the last global access hit (an index into `Grid::globals`).
     pub last_global: usize,
     /// Its `cp.async` copies in flight.
@@ -136,6 +138,7 @@ impl Block {
             pc: 0,
             status: Status::Ready,
             calls: Vec::new(),
+            saved: Default::default(),
             last_global: 0,
             async_copies: Default::default(),
         }));

@@ -83,6 +83,7 @@ mod module;
 mod parse;
 mod printf;
 mod profile;
+mod recursion;
 mod schedule;
 mod shared;
 mod thread;

@@ -305,6 +305,7 @@ impl<'a> Decoder<'a> {
             target: u32::MAX,
             args: bind(args, &callee_params)?,
             returns: bind(returns, &callee_returns)?,
+            frame: None,
         };
         self.program.calls.push(site);
         let index = self.program.calls.len() - 1;
