@@ -21,6 +21,18 @@ pub(crate) const LOCAL_WINDOW: u64 = 0x6000_1000_0000;
 /// such as 0x55..., `Memory::alloc_host`) is reached there, so the windows stay narrow.
 pub(crate) const WINDOW_BYTES: u64 = 1 << 40;
 
+/// Whether generic address `a` is in `space`'s window (`isspacep`): `Shared`, `Local`, or
+/// `Global` for every address outside both windows.
+pub(crate) fn in_window(space: Space, a: u64) -> bool {
+    let shared = (SHARED_WINDOW..SHARED_WINDOW + WINDOW_BYTES).contains(&a);
+    let local = (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_BYTES).contains(&a);
+    match space {
+        Space::Shared => shared,
+        Space::Local => local,
+        _ => !shared && !local,
+    }
+}
+
 /// What stopped a thread, before the block adds where.
 #[derive(Debug)]
 pub(crate) struct Trouble {

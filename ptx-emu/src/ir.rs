@@ -633,6 +633,37 @@ pub(crate) enum Op {
         a: Src,
         b: Src,
     },
+    /// `isspacep.space p, a`: whether generic address `a` is in `space`'s window (`Shared`,
+    /// `Local`, or `Global` for every address outside both).
+    IsSpace {
+        space: Space,
+        d: Reg,
+        a: Src,
+    },
+    /// An `mbarrier` operation on the 64-bit barrier object at `addr` in shared memory
+    /// (`mbarrier.rs`): `b` is `init`'s count, `arrive`'s count, or a wait's state or parity.
+    Mbarrier {
+        op: MbarrierOp,
+        d: Option<Reg>,
+        addr: Addr,
+        b: Src,
+    },
+}
+
+/// What an [`Op::Mbarrier`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MbarrierOp {
+    Init,
+    /// `arrive` (`drop`: `arrive_drop`, which also lowers the expected count for later phases).
+    Arrive {
+        drop: bool,
+    },
+    /// `test_wait` (not `blocking`) or `try_wait`, on a state from `arrive` or (`parity`) a
+    /// phase's parity.
+    Wait {
+        parity: bool,
+        blocking: bool,
+    },
 }
 
 /// One instruction: its guard (`@%p` / `@!%p`), operation and source line.

@@ -77,6 +77,7 @@ mod float16;
 mod ir;
 mod launch;
 mod lockstep;
+mod mbarrier;
 mod memory;
 mod mma;
 mod module;

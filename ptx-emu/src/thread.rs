@@ -567,6 +567,22 @@ pub(crate) fn run<const PROFILE: bool>(
                 break Ok(());
             }
             Op::Nop => {}
+            Op::IsSpace { space, d, a } => {
+                regs[d as usize] = crate::block::in_window(space, get(regs, a)) as u64
+            }
+            Op::Mbarrier { op, d, addr, b } => {
+                match crate::mbarrier::execute(grid, block, t, op, d, addr, b) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        // Waits for the phase (`mbarrier::release`).
+                        pc -= 1;
+                        executed -= 1;
+                        block.threads[t].status = Status::Waiting;
+                        break Ok(());
+                    }
+                    Err(e) => break Err(e),
+                }
+            }
             Op::Unsupported(ref what) => {
                 break Err(Trouble::new(FaultKind::Unsupported, what.to_string()))
             }

@@ -11,6 +11,7 @@ use crate::ParseError;
 mod arithmetic;
 mod control;
 mod half;
+mod mbarrier;
 mod tensor;
 
 /// What a module-scope symbol stands for when used as a value or address.
@@ -152,9 +153,10 @@ pub(crate) fn decode_kernel(
     Ok(d.program)
 }
 
-/// A function the emulator provides when the module only declares it: CUDA's `vprintf`.
+/// A function the emulator provides when the module only declares it: CUDA's `vprintf`, and
+/// `__assertfail` (a failed `assert`, which traps).
 pub(crate) fn is_builtin(module: &ModuleSymbols, callee: &str) -> bool {
-    callee == "vprintf" && !module.functions.contains_key(callee)
+    matches!(callee, "vprintf" | "__assertfail") && !module.functions.contains_key(callee)
 }
 
 fn callees(function: &Function) -> impl Iterator<Item = &str> {
@@ -513,7 +515,15 @@ impl<'a> Decoder<'a> {
 
     fn instruction(&mut self, scope: &mut Scope<'a>, i: &'a Instruction) -> Result<Op, String> {
         let c = Opcode {
-            parts: i.opcode.iter().map(String::as_str).collect(),
+            // A cluster is one block here: its shared memory is the block's.
+            parts: i
+                .opcode
+                .iter()
+                .map(|p| match p.as_str() {
+                    "shared::cta" | "shared::cluster" => "shared",
+                    p => p,
+                })
+                .collect(),
             operands: &i.operands,
             instruction: i,
         };
@@ -521,6 +531,7 @@ impl<'a> Decoder<'a> {
             "ld" | "st" | "ldu" | "atom" | "red" | "bra" | "brx" | "call" | "ret" | "exit"
             | "trap" | "brkpt" | "membar" | "fence" | "bar" | "barrier" | "shfl" | "vote"
             | "match" | "activemask" => self.control(scope, &c),
+            "mbarrier" | "isspacep" => self.mbarrier(scope, &c),
             "mma" | "ldmatrix" | "cp" => self.tensor(scope, &c),
             _ => self.arithmetic(scope, &c),
         }
