@@ -125,6 +125,14 @@ pub(crate) enum HalfOp {
     /// `min.NaN`/`max.NaN`: a NaN operand gives the canonical NaN.
     MinNaN,
     MaxNaN,
+    /// `min.xorsign.abs`/`max.xorsign.abs` (with `.NaN`: `nan`): the smaller or larger
+    /// magnitude, with the XOR of the operands' signs; a NaN result is the canonical one.
+    MinXorsign {
+        nan: bool,
+    },
+    MaxXorsign {
+        nan: bool,
+    },
     Neg,
     Abs,
     /// `ex2.approx`, `tanh.approx`.
@@ -140,6 +148,11 @@ pub(crate) enum Clamp {
     Sat,
     /// `.relu`: negative to 0, NaN kept (canonical).
     Relu,
+    /// `fma.oob` (`relu`: `fma.oob.relu`): +0 when an operand is the OOB-NaN that a tensor
+    /// copy fills out-of-bounds elements with (`float16::OOB_NAN`), else as without it.
+    Oob {
+        relu: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -639,6 +652,18 @@ pub(crate) enum Op {
         space: Space,
         d: Reg,
         a: Src,
+    },
+    /// `setp` on packed `.f16x2`/`.bf16x2` pairs: `d` from the low halves, `q` from the high
+    /// ones, each combined with `combine`'s predicate (PTX ISA: `p|q` are not complements here).
+    SetpX2 {
+        cmp: Cmp,
+        bfloat: bool,
+        ftz: bool,
+        d: Reg,
+        q: Reg,
+        a: Src,
+        b: Src,
+        combine: Option<(BoolOp, Src, bool)>,
     },
     /// An `mbarrier` operation on the 64-bit barrier object at `addr` in shared memory
     /// (`mbarrier.rs`): `b` is `init`'s count, `arrive`'s count, or a wait's state or parity.

@@ -473,7 +473,7 @@ fn classify(op: &Op, landed: Option<Landed>) -> InstrClass {
             (Kind::Float, _) => InstrClass::Fp32,
             _ => InstrClass::Integer,
         },
-        Op::Half { .. } => InstrClass::Fp16,
+        Op::Half { .. } | Op::SetpX2 { .. } => InstrClass::Fp16,
         Op::Cvt { .. } => InstrClass::Conversion,
         Op::Ld { addr, .. } => memory(addr.space, true),
         Op::St { addr, .. } => memory(addr.space, false),

@@ -567,6 +567,21 @@ pub(crate) fn run<const PROFILE: bool>(
                 break Ok(());
             }
             Op::Nop => {}
+            Op::SetpX2 {
+                cmp,
+                bfloat,
+                ftz,
+                d,
+                q,
+                a,
+                b,
+                combine,
+            } => {
+                let c = combine.map(|(op, c, negate)| (op, (get(regs, c) & 1 == 1) != negate));
+                let [p, r] = float16::compare_pair(cmp, bfloat, ftz, get(regs, a), get(regs, b), c);
+                regs[d as usize] = p as u64;
+                regs[q as usize] = r as u64;
+            }
             Op::IsSpace { space, d, a } => {
                 regs[d as usize] = crate::block::in_window(space, get(regs, a)) as u64
             }
