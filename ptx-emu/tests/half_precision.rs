@@ -456,7 +456,7 @@ fn fma_oob_zeroes_a_lane_with_an_oob_nan_operand_and_is_fma_otherwise() {
         let packed = format!("fma.rn.oob.{ty}x2 %r4, %r1, %r2, %r3;");
         let one = if ty == "f16" { 0x3c00 } else { 0x3f80 };
         let got = run_instruction(&packed, false, &[[0x7fff << 16 | one, one << 16 | one, 0]]);
-        assert_eq!(got, [one as u64], "{packed}");
+        assert_eq!(got, [one], "{packed}");
     }
 }
 
