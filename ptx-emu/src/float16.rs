@@ -308,12 +308,35 @@ pub(crate) fn arithmetic(
     }
 }
 
-/// [`Op::SetpX2`]: each 16-bit half of `a` compared with that of `b` (subnormals flushed to
-/// zero of their sign with `flush`), low halves first, each combined with `c` (the Boolean
-/// operation and the predicate's value). Out of line and cold, as [`values`].
-#[cold]
-#[inline(never)]
-pub(crate) fn compare_pair(
+/// Runs [`Op::SetpX2`] on a thread's registers (from the block's scheduler: `rare.rs`).
+pub(crate) fn setp_pair(regs: &mut [u64], op: &Op) {
+    let Op::SetpX2 {
+        cmp,
+        bfloat,
+        ftz,
+        d,
+        q,
+        a,
+        b,
+        combine,
+    } = *op
+    else {
+        return;
+    };
+    let get = |s: Src| match s {
+        Src::Reg(r) => regs[r as usize],
+        Src::Imm(v) => v,
+    };
+    let c = combine.map(|(op, c, negate)| (op, (get(c) & 1 == 1) != negate));
+    let [p, r] = compare_pair(cmp, bfloat, ftz, get(a), get(b), c);
+    regs[d as usize] = p as u64;
+    regs[q as usize] = r as u64;
+}
+
+/// Each 16-bit half of `a` compared with that of `b` (subnormals flushed to zero of their sign
+/// with `flush`), low halves first, each combined with `c` (the Boolean operation and the
+/// predicate's value).
+fn compare_pair(
     cmp: Cmp,
     bfloat: bool,
     flush: bool,

@@ -84,6 +84,7 @@ mod module;
 mod parse;
 mod printf;
 mod profile;
+mod rare;
 mod recursion;
 mod schedule;
 mod shared;

@@ -10,8 +10,8 @@
 //! in bit 63), which a wait compares with the object's current parity.
 //!
 //! A wait whose phase has not completed leaves its thread waiting at the instruction (as at a
-//! `bar.sync`) so that the block's other threads run; the scheduler lets it go once the phase
-//! completes (`release`). When nothing else can run, a `test_wait` (which never blocks on a GPU)
+//! `bar.sync`) so that the block's other threads run; the scheduler runs it again until the
+//! phase completes (`rare.rs`). When nothing else can run, a `test_wait` (which never blocks on a GPU)
 //! completes with false; a `try_wait` that no arrival can complete is a deadlock fault, where a
 //! GPU would hang. For the race check of `Checks::Strict`, the completion of a phase orders
 //! shared memory as a `bar.sync` does (it may then miss a race between threads that did not
@@ -119,51 +119,31 @@ pub(crate) fn execute(
     Ok(true)
 }
 
-/// Lets threads waiting at an `mbarrier` wait go: those whose phase has completed (they run
-/// the wait again, which now succeeds), or, when none has, each `test_wait` with false.
-/// Whether any thread can run again.
-pub(crate) fn release(grid: &Grid, block: &mut Block) -> bool {
+/// When nothing else can run: each thread waiting at a `test_wait` (which a GPU never blocks)
+/// goes on with false. Whether any did.
+pub(crate) fn release_tests(grid: &Grid, block: &mut Block) -> bool {
     let n = grid.program.registers as usize;
-    let mut tests = Vec::new();
     let mut released = false;
     for t in 0..block.threads.len() {
         if block.threads[t].status != Status::Waiting {
             continue;
         }
         let pc = block.threads[t].pc as usize;
-        let Op::Mbarrier {
-            op: MbarrierOp::Wait { parity, blocking },
+        if let Op::Mbarrier {
+            op: MbarrierOp::Wait {
+                blocking: false, ..
+            },
             d,
-            addr,
-            b,
+            ..
         } = grid.program.code[pc].op
-        else {
-            continue;
-        };
-        let Ok(o) = object(grid, block, t, addr) else {
-            // It faults when it runs again.
+        {
+            if let Some(d) = d {
+                block.registers[t * n + d as usize] = 0;
+            }
+            block.threads[t].pc += 1;
             block.threads[t].status = Status::Ready;
             released = true;
-            continue;
-        };
-        let state = value(grid, block, t, b);
-        let waited = if parity { state & 1 } else { state >> 63 };
-        if read_le(&block.shared.bytes, o, 8) >> 63 != waited {
-            block.threads[t].status = Status::Ready;
-            released = true;
-        } else if !blocking {
-            tests.push((t, d));
         }
     }
-    if released {
-        return true;
-    }
-    for &(t, d) in &tests {
-        if let Some(d) = d {
-            block.registers[t * n + d as usize] = 0;
-        }
-        block.threads[t].pc += 1;
-        block.threads[t].status = Status::Ready;
-    }
-    !tests.is_empty()
+    released
 }

@@ -560,44 +560,18 @@ pub(crate) fn run<const PROFILE: bool>(
             | Op::Match { .. }
             | Op::ActiveMask { .. }
             | Op::Mma { .. }
-            | Op::Ldmatrix { .. } => {
+            | Op::Ldmatrix { .. }
+            // Rare instructions, run by the block's scheduler (`rare.rs`): in this loop, each
+            // made every other instruction dearer (callgrind on `speed --small`).
+            | Op::IsSpace { .. }
+            | Op::SetpX2 { .. }
+            | Op::Mbarrier { .. } => {
                 pc -= 1;
                 executed -= 1;
                 block.threads[t].status = Status::Waiting;
                 break Ok(());
             }
             Op::Nop => {}
-            Op::SetpX2 {
-                cmp,
-                bfloat,
-                ftz,
-                d,
-                q,
-                a,
-                b,
-                combine,
-            } => {
-                let c = combine.map(|(op, c, negate)| (op, (get(regs, c) & 1 == 1) != negate));
-                let [p, r] = float16::compare_pair(cmp, bfloat, ftz, get(regs, a), get(regs, b), c);
-                regs[d as usize] = p as u64;
-                regs[q as usize] = r as u64;
-            }
-            Op::IsSpace { space, d, a } => {
-                regs[d as usize] = crate::block::in_window(space, get(regs, a)) as u64
-            }
-            Op::Mbarrier { op, d, addr, b } => {
-                match crate::mbarrier::execute(grid, block, t, op, d, addr, b) {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        // Waits for the phase (`mbarrier::release`).
-                        pc -= 1;
-                        executed -= 1;
-                        block.threads[t].status = Status::Waiting;
-                        break Ok(());
-                    }
-                    Err(e) => break Err(e),
-                }
-            }
             Op::Unsupported(ref what) => {
                 break Err(Trouble::new(FaultKind::Unsupported, what.to_string()))
             }

@@ -200,6 +200,11 @@ fn mbarrier_phases_order_shared_memory_between_threads() {
         .map(|t| ((t + 1) % 64 * 3) * 1000 + (t + 63) % 64 * 5)
         .collect();
     assert_eq!(d.download::<u32>(out), want);
+    // With the counters on, warps run in lockstep: the same answer.
+    let out = d.zeros::<u32>(64);
+    d.profile(&module, "phases", [1, 1, 1], [64, 1, 1], &[value(out.addr)])
+        .unwrap();
+    assert_eq!(d.download::<u32>(out), want);
 }
 
 #[test]
