@@ -21,6 +21,18 @@ pub(crate) const LOCAL_WINDOW: u64 = 0x6000_1000_0000;
 /// such as 0x55..., `Memory::alloc_host`) is reached there, so the windows stay narrow.
 pub(crate) const WINDOW_BYTES: u64 = 1 << 40;
 
+/// Whether generic address `a` is in `space`'s window (`isspacep`): `Shared`, `Local`, or
+/// `Global` for every address outside both windows.
+pub(crate) fn in_window(space: Space, a: u64) -> bool {
+    let shared = (SHARED_WINDOW..SHARED_WINDOW + WINDOW_BYTES).contains(&a);
+    let local = (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_BYTES).contains(&a);
+    match space {
+        Space::Shared => shared,
+        Space::Local => local,
+        _ => !shared && !local,
+    }
+}
+
 /// What stopped a thread, before the block adds where.
 #[derive(Debug)]
 pub(crate) struct Trouble {
@@ -81,6 +93,8 @@ pub(crate) struct ThreadState {
     pub status: Status,
     /// Call sites to return through, with the pc to return to.
     pub calls: Vec<(u32, u32)>,
+    /// The activations of recursive functions its calls interrupted (`recursion.rs`).
+    pub saved: crate::recursion::Saved,
     /// The allocation the last global access hit (an index into `Grid::globals`).
     pub last_global: usize,
     /// Its `cp.async` copies in flight.
@@ -136,6 +150,7 @@ impl Block {
             pc: 0,
             status: Status::Ready,
             calls: Vec::new(),
+            saved: Default::default(),
             last_global: 0,
             async_copies: Default::default(),
         }));

@@ -208,6 +208,11 @@ pub(crate) fn convert(
     }
 }
 
+/// The bits of the "OOB-NaN" that `fma.oob` recognises. The PTX ISA names it (the NaN that a
+/// bulk tensor copy's `.nan_request_zero_fma` fill stores out of bounds) without giving its bits;
+/// the emulator takes the format's canonical NaN, which is also the NaN its arithmetic makes.
+pub(crate) const OOB_NAN: u64 = 0x7fff;
+
 /// `a * b + c` rounded to odd at f64's 53 bits (see the module's comment), for `a` `b` `c`
 /// decoded from 16-bit floats: their product is exact in f64 (at most 22 significant bits,
 /// exponents far inside f64's range), so only the sum's error needs keeping.
@@ -228,6 +233,9 @@ fn fma_to_odd(a: f64, b: f64, c: f64) -> f64 {
 /// One 16-bit lane of [`Op::Half`]: `[a, b, c]` are the lane's operand bits.
 fn lane(op: HalfOp, h: Half, round: Round, flush: bool, clamp: Clamp, [a, b, c]: [u64; 3]) -> u64 {
     const SIGN: u64 = 0x8000;
+    if matches!(clamp, Clamp::Oob { .. }) && [a, b, c].contains(&OOB_NAN) {
+        return 0;
+    }
     let value = |bits: u64| h.flush(h.decode(bits), flush);
     let (x, y) = (value(a), value(b));
     let exact = match op {
@@ -244,6 +252,20 @@ fn lane(op: HalfOp, h: Half, round: Round, flush: bool, clamp: Clamp, [a, b, c]:
         HalfOp::MinNaN | HalfOp::MaxNaN if x.is_nan() || y.is_nan() => f64::NAN,
         HalfOp::Min | HalfOp::MinNaN => min_max(x, y, false),
         HalfOp::Max | HalfOp::MaxNaN => min_max(x, y, true),
+        HalfOp::MinXorsign { nan } | HalfOp::MaxXorsign { nan } => {
+            let max = matches!(op, HalfOp::MaxXorsign { .. });
+            // A NaN result ignores `.xorsign.abs` (the canonical NaN, below).
+            if (x.is_nan() && y.is_nan()) || (nan && (x.is_nan() || y.is_nan())) {
+                f64::NAN
+            } else {
+                let magnitude = min_max(x.abs(), y.abs(), max);
+                // The signs of the operands as given, before `.abs`.
+                match (a ^ b) & SIGN != 0 {
+                    true => -magnitude,
+                    false => magnitude,
+                }
+            }
+        }
         // `.approx`: computed in f64 and rounded once, well inside the stated error.
         HalfOp::Ex2 => x.exp2(),
         HalfOp::Tanh => x.tanh(),
@@ -253,8 +275,9 @@ fn lane(op: HalfOp, h: Half, round: Round, flush: bool, clamp: Clamp, [a, b, c]:
         Clamp::None => r,
         Clamp::Sat if r.is_nan() => 0.0,
         Clamp::Sat => r.clamp(0.0, 1.0),
-        Clamp::Relu if r.is_nan() => r,
-        Clamp::Relu => r.max(0.0),
+        Clamp::Relu | Clamp::Oob { relu: true } if r.is_nan() => r,
+        Clamp::Relu | Clamp::Oob { relu: true } => r.max(0.0),
+        Clamp::Oob { relu: false } => r,
     };
     h.encode(r)
 }
@@ -283,6 +306,76 @@ pub(crate) fn arithmetic(
         true => at(0) | at(16),
         false => at(0),
     }
+}
+
+/// Runs [`Op::SetpX2`] on a thread's registers (from the block's scheduler: `rare.rs`).
+pub(crate) fn setp_pair(regs: &mut [u64], op: &Op) {
+    let Op::SetpX2 {
+        cmp,
+        bfloat,
+        ftz,
+        d,
+        q,
+        a,
+        b,
+        combine,
+    } = *op
+    else {
+        return;
+    };
+    let get = |s: Src| match s {
+        Src::Reg(r) => regs[r as usize],
+        Src::Imm(v) => v,
+    };
+    let c = combine.map(|(op, c, negate)| (op, (get(c) & 1 == 1) != negate));
+    let [p, r] = compare_pair(cmp, bfloat, ftz, get(a), get(b), c);
+    regs[d as usize] = p as u64;
+    regs[q as usize] = r as u64;
+}
+
+/// Each 16-bit half of `a` compared with that of `b` (subnormals flushed to zero of their sign
+/// with `flush`), low halves first, each combined with `c` (the Boolean operation and the
+/// predicate's value).
+fn compare_pair(
+    cmp: Cmp,
+    bfloat: bool,
+    flush: bool,
+    a: u64,
+    b: u64,
+    c: Option<(BoolOp, bool)>,
+) -> [bool; 2] {
+    let (t, exponent) = match bfloat {
+        true => (
+            Ty {
+                kind: Kind::BFloat,
+                bytes: 2,
+            },
+            0x7f80,
+        ),
+        false => (
+            Ty {
+                kind: Kind::Float,
+                bytes: 2,
+            },
+            0x7c00,
+        ),
+    };
+    let half = |v: u64, shift: u32| {
+        let bits = (v >> shift) & 0xffff;
+        match flush && bits & exponent == 0 {
+            true => bits & 0x8000,
+            false => bits,
+        }
+    };
+    [0, 16].map(|shift| {
+        let holds = crate::arith::compare(cmp, t, half(a, shift), half(b, shift));
+        match c {
+            Some((BoolOp::And, c)) => holds && c,
+            Some((BoolOp::Or, c)) => holds || c,
+            Some((BoolOp::Xor, c)) => holds != c,
+            None => holds,
+        }
+    })
 }
 
 /// `setp` on `.f16` or `.bf16` operands: their values, exactly. Out of line and cold, so that

@@ -125,6 +125,14 @@ pub(crate) enum HalfOp {
     /// `min.NaN`/`max.NaN`: a NaN operand gives the canonical NaN.
     MinNaN,
     MaxNaN,
+    /// `min.xorsign.abs`/`max.xorsign.abs` (with `.NaN`: `nan`): the smaller or larger
+    /// magnitude, with the XOR of the operands' signs; a NaN result is the canonical one.
+    MinXorsign {
+        nan: bool,
+    },
+    MaxXorsign {
+        nan: bool,
+    },
     Neg,
     Abs,
     /// `ex2.approx`, `tanh.approx`.
@@ -140,6 +148,11 @@ pub(crate) enum Clamp {
     Sat,
     /// `.relu`: negative to 0, NaN kept (canonical).
     Relu,
+    /// `fma.oob` (`relu`: `fma.oob.relu`): +0 when an operand is the OOB-NaN that a tensor
+    /// copy fills out-of-bounds elements with (`float16::OOB_NAN`), else as without it.
+    Oob {
+        relu: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -278,6 +291,30 @@ pub(crate) struct CallSite {
     pub target: u32,
     pub args: Vec<(u32, u32, u32)>,
     pub returns: Vec<(u32, u32, u32)>,
+    /// The callee's [`Frame`] (an index into [`Program::frames`]) when it is recursive: the call
+    /// then begins a new activation (`recursion.rs`). `None` for every other call, which runs
+    /// in the callee's one fixed set of registers and bytes, as before.
+    pub frame: Option<u32>,
+}
+
+/// What each activation of a recursive function (one that may be active more than once at a
+/// time: it calls itself, directly or through others) owns, as PTX's ABI gives every call its
+/// own: registers, `.param` space, and a stack frame for its `.local` variables. The decoder
+/// lays the function out once, like any other; a call to it saves the activation it interrupts
+/// and a return restores it (`recursion.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Frame {
+    /// Its registers, `start..end` (a function's registers are numbered together).
+    pub registers: (u32, u32),
+    /// Its call-parameter bytes, `start..end`: its parameters and return values, then the
+    /// `.param`s its body declares (for the calls it makes).
+    pub params: [(u32, u32); 2],
+    /// Bytes of `.local` one activation takes on the thread's stack, and their alignment.
+    pub local_bytes: u32,
+    pub local_align: u32,
+    /// Each `.local` variable's register, which holds its address in the activation's stack
+    /// frame (written at the call), and its offset in the frame.
+    pub locals: Vec<(Reg, u32)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -609,6 +646,49 @@ pub(crate) enum Op {
         a: Src,
         b: Src,
     },
+    /// `isspacep.space p, a`: whether generic address `a` is in `space`'s window (`Shared`,
+    /// `Local`, or `Global` for every address outside both).
+    IsSpace {
+        space: Space,
+        d: Reg,
+        a: Src,
+    },
+    /// `setp` on packed `.f16x2`/`.bf16x2` pairs: `d` from the low halves, `q` from the high
+    /// ones, each combined with `combine`'s predicate (PTX ISA: `p|q` are not complements here).
+    SetpX2 {
+        cmp: Cmp,
+        bfloat: bool,
+        ftz: bool,
+        d: Reg,
+        q: Reg,
+        a: Src,
+        b: Src,
+        combine: Option<(BoolOp, Src, bool)>,
+    },
+    /// An `mbarrier` operation on the 64-bit barrier object at `addr` in shared memory
+    /// (`mbarrier.rs`): `b` is `init`'s count, `arrive`'s count, or a wait's state or parity.
+    Mbarrier {
+        op: MbarrierOp,
+        d: Option<Reg>,
+        addr: Addr,
+        b: Src,
+    },
+}
+
+/// What an [`Op::Mbarrier`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MbarrierOp {
+    Init,
+    /// `arrive` (`drop`: `arrive_drop`, which also lowers the expected count for later phases).
+    Arrive {
+        drop: bool,
+    },
+    /// `test_wait` (not `blocking`) or `try_wait`, on a state from `arrive` or (`parity`) a
+    /// phase's parity.
+    Wait {
+        parity: bool,
+        blocking: bool,
+    },
 }
 
 /// One instruction: its guard (`@%p` / `@!%p`), operation and source line.
@@ -636,9 +716,12 @@ pub(crate) struct Program {
     pub static_shared_bytes: u32,
     /// Where dynamic shared memory starts (after the static variables, 16-byte aligned).
     pub dynamic_shared_offset: u32,
+    /// Per-thread local memory: the `.local` variables of the kernel and of its functions that
+    /// are not recursive, then (from `stack_base`) the stack of recursive activations' frames.
     pub local_bytes: u32,
-    /// A function calls itself (directly or not): registers would be shared between frames.
-    pub recursive: bool,
+    pub stack_base: u32,
+    /// The recursive functions' activations (`CallSite::frame`); empty in most kernels.
+    pub frames: Vec<Frame>,
     /// The PTX source line text of each line number (for faults).
     pub source: std::sync::Arc<Vec<String>>,
 }

@@ -110,14 +110,6 @@ pub(crate) fn run(
         }
         packed[offset as usize..(offset + size) as usize].copy_from_slice(bytes);
     }
-    if program.recursive {
-        let message =
-            format!("{name}: calls a function recursively, which the emulator does not support");
-        return Err(Fault {
-            kind: FaultKind::Unsupported,
-            message,
-        });
-    }
     let mut globals = memory.snapshot();
     globals.extend(module_globals.iter().cloned());
     globals.sort_by_key(|a| a.base);

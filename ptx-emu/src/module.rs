@@ -94,7 +94,7 @@ pub(crate) fn load(ptx: &str) -> Result<Module, ParseError> {
                 })
                 .collect(),
             static_shared_bytes: program.static_shared_bytes,
-            local_bytes: program.local_bytes,
+            local_bytes: program.stack_base,
             registers: program
                 .registers
                 .min(entry.max_registers.unwrap_or(255))

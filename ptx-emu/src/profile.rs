@@ -460,6 +460,7 @@ fn classify(op: &Op, landed: Option<Landed>) -> InstrClass {
         | Op::Prmt { .. }
         | Op::Bfind { .. }
         | Op::Mul24 { .. }
+        | Op::IsSpace { .. }
         | Op::Sad { .. } => InstrClass::Integer,
         Op::Float { f64, .. } | Op::Fma { f64, .. } | Op::Testp { f64, .. } => float(*f64),
         Op::FloatUn { op, f64, .. } => match op {
@@ -472,10 +473,12 @@ fn classify(op: &Op, landed: Option<Landed>) -> InstrClass {
             (Kind::Float, _) => InstrClass::Fp32,
             _ => InstrClass::Integer,
         },
-        Op::Half { .. } => InstrClass::Fp16,
+        Op::Half { .. } | Op::SetpX2 { .. } => InstrClass::Fp16,
         Op::Cvt { .. } => InstrClass::Conversion,
         Op::Ld { addr, .. } => memory(addr.space, true),
         Op::St { addr, .. } => memory(addr.space, false),
+        // An mbarrier's arrivals and tests are atomics on its shared-memory word.
+        Op::Mbarrier { .. } => InstrClass::AtomicShared,
         Op::Atom { .. } => match landed {
             Some(Landed::Shared) => InstrClass::AtomicShared,
             _ => InstrClass::AtomicGlobal,

@@ -45,7 +45,7 @@ pub(crate) fn run_block(grid: &Grid, block: &mut Block) -> Result<(), (usize, Tr
         if release_warp_collectives(grid, block)? {
             continue;
         }
-        if release_barrier(grid, block) {
+        if release_barrier(grid, block) || crate::rare::release(grid, block)? {
             continue;
         }
         return Err(deadlock(grid, block));

@@ -444,6 +444,12 @@ pub(crate) fn run<const PROFILE: bool>(
             }
             Op::Call { site } => {
                 let call = &program.calls[site as usize];
+                if let Some(f) = call.frame {
+                    let frame = &program.frames[f as usize];
+                    if let Err(e) = crate::recursion::enter(grid, block, t, frame) {
+                        break Err(e);
+                    }
+                }
                 let size = program.frame_param_bytes as usize;
                 let frame = &mut block.frame[t * size..(t + 1) * size];
                 for &(from, to, len) in &call.args {
@@ -451,10 +457,13 @@ pub(crate) fn run<const PROFILE: bool>(
                 }
                 block.threads[t].calls.push((site, pc as u32));
                 pc = call.target as usize;
-                if block.threads[t].calls.len() > 1024 {
+                if block.threads[t].calls.len() > crate::recursion::MAX_DEPTH {
                     break Err(Trouble::new(
                         FaultKind::IllegalAddress,
-                        "call stack overflow (more than 1024 frames)",
+                        format!(
+                            "stack overflow: more than {} calls deep",
+                            crate::recursion::MAX_DEPTH
+                        ),
                     ));
                 }
             }
@@ -476,11 +485,18 @@ pub(crate) fn run<const PROFILE: bool>(
             Op::Ret => match block.threads[t].calls.pop() {
                 Some((site, back)) => {
                     let call = &program.calls[site as usize];
-                    let size = program.frame_param_bytes as usize;
-                    let frame = &mut block.frame[t * size..(t + 1) * size];
-                    for &(caller, callee, len) in &call.returns {
-                        frame
-                            .copy_within(callee as usize..(callee + len) as usize, caller as usize);
+                    if let Some(f) = call.frame {
+                        let frame = &program.frames[f as usize];
+                        crate::recursion::leave(grid, block, t, call, frame);
+                    } else {
+                        let size = program.frame_param_bytes as usize;
+                        let frame = &mut block.frame[t * size..(t + 1) * size];
+                        for &(caller, callee, len) in &call.returns {
+                            frame.copy_within(
+                                callee as usize..(callee + len) as usize,
+                                caller as usize,
+                            );
+                        }
                     }
                     pc = back as usize;
                 }
@@ -544,7 +560,12 @@ pub(crate) fn run<const PROFILE: bool>(
             | Op::Match { .. }
             | Op::ActiveMask { .. }
             | Op::Mma { .. }
-            | Op::Ldmatrix { .. } => {
+            | Op::Ldmatrix { .. }
+            // Rare instructions, run by the block's scheduler (`rare.rs`): in this loop, each
+            // made every other instruction dearer (callgrind on `speed --small`).
+            | Op::IsSpace { .. }
+            | Op::SetpX2 { .. }
+            | Op::Mbarrier { .. } => {
                 pc -= 1;
                 executed -= 1;
                 block.threads[t].status = Status::Waiting;

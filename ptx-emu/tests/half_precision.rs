@@ -344,3 +344,186 @@ fn cuda_fp16_header_assembly_set_and_correct_one_input() {
         [0xffff, 0]
     );
 }
+
+/// `min`/`max.xorsign.abs` by the PTX ISA's definition, from the operands' values (the half
+/// crate): the smaller or larger magnitude (a NaN operand gives the other, `.NaN` makes any
+/// NaN the result), signed with the XOR of the operands' sign bits; a NaN result is the
+/// canonical NaN, its sign not XORed.
+fn xorsign_reference(a: u16, b: u16, max: bool, nan: bool, bfloat: bool) -> u16 {
+    let value = |x: u16| match bfloat {
+        true => bf16::from_bits(x).to_f64(),
+        false => f16::from_bits(x).to_f64(),
+    };
+    let (x, y) = (value(a), value(b));
+    if (x.is_nan() && y.is_nan()) || (nan && (x.is_nan() || y.is_nan())) {
+        return 0x7fff;
+    }
+    let (ma, mb) = (a & 0x7fff, b & 0x7fff);
+    let pick_a = if y.is_nan() {
+        true
+    } else if x.is_nan() {
+        false
+    } else if max {
+        x.abs() >= y.abs()
+    } else {
+        x.abs() <= y.abs()
+    };
+    (if pick_a { ma } else { mb }) | ((a ^ b) & 0x8000)
+}
+
+#[test]
+fn min_max_xorsign_abs_take_the_magnitude_and_xor_the_signs() {
+    let mut values = sample_f16(11, 48);
+    // Signed zeros, infinities, NaNs of both signs, equal magnitudes of opposite signs.
+    values.extend([
+        0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x3c00, 0xbc00,
+    ]);
+    let pairs: Vec<[u16; 3]> = values
+        .iter()
+        .flat_map(|&a| [values[7], values[20], 0x8000, 0xfe00, 0xbc00].map(|b| [a, b, 0]))
+        .collect();
+    for bfloat in [false, true] {
+        let ty = if bfloat { "bf16" } else { "f16" };
+        for (max, nan) in [(false, false), (true, false), (false, true), (true, true)] {
+            let name = if max { "max" } else { "min" };
+            let nan_modifier = if nan { ".NaN" } else { "" };
+            let scalar = format!("{name}{nan_modifier}.xorsign.abs.{ty} %h4, %h1, %h2;");
+            let want: Vec<u16> = pairs
+                .iter()
+                .map(|p| xorsign_reference(p[0], p[1], max, nan, bfloat))
+                .collect();
+            assert_eq!(run16(&scalar, &pairs), want, "{scalar}");
+            // The packed form: the same pairs, the high half reversed.
+            let packed = format!("{name}{nan_modifier}.xorsign.abs.{ty}x2 %r4, %r1, %r2;");
+            let n = pairs.len();
+            let both: Vec<[u64; 3]> = (0..n)
+                .map(|i| {
+                    let (lo, hi) = (pairs[i], pairs[n - 1 - i]);
+                    [0, 1, 2].map(|k| (hi[k] as u64) << 16 | lo[k] as u64)
+                })
+                .collect();
+            let want: Vec<u64> = (0..n)
+                .map(|i| (want[n - 1 - i] as u64) << 16 | want[i] as u64)
+                .collect();
+            assert_eq!(run_instruction(&packed, false, &both), want, "{packed}");
+        }
+    }
+    let h = |x: f64| f16::from_f64(x).to_bits();
+    let two = |op: &str, a: u16, b: u16| run16(op, &[[a, b, 0]])[0];
+    assert_eq!(
+        two("min.xorsign.abs.f16 %h4, %h1, %h2;", h(-5.0), h(3.0)),
+        h(-3.0)
+    );
+    assert_eq!(
+        two("max.xorsign.abs.f16 %h4, %h1, %h2;", h(-5.0), h(-3.0)),
+        h(5.0)
+    );
+}
+
+#[test]
+fn fma_oob_zeroes_a_lane_with_an_oob_nan_operand_and_is_fma_otherwise() {
+    // 0x7fff: the OOB-NaN; 0x7e00 and 0xffff: other NaNs, which stay NaN.
+    let special = [0x7fff, 0x7e00, 0xffff];
+    let (a, b, c) = (sample_f16(21, 40), sample_f16(22, 40), sample_f16(23, 40));
+    let mut inputs: Vec<[u16; 3]> = (0..40).map(|i| [a[i], b[i], c[i]]).collect();
+    for (k, &s) in special.iter().enumerate() {
+        for position in 0..3 {
+            let mut v = [a[k], b[k], c[k]];
+            v[position] = s;
+            inputs.push(v);
+        }
+    }
+    for ty in ["f16", "bf16"] {
+        let plain = run16(&format!("fma.rn.{ty} %h4, %h1, %h2, %h3;"), &inputs);
+        for relu in [false, true] {
+            let modifier = if relu { ".relu" } else { "" };
+            let oob = format!("fma.rn.oob{modifier}.{ty} %h4, %h1, %h2, %h3;");
+            let got = run16(&oob, &inputs);
+            let infinity = if ty == "f16" { 0x7c00 } else { 0x7f80 };
+            for (i, v) in inputs.iter().enumerate() {
+                // Below zero, infinity included (not a NaN; -0 is `.relu`'s own business).
+                let magnitude = plain[i] & 0x7fff;
+                let negative = plain[i] & 0x8000 != 0 && magnitude != 0 && magnitude <= infinity;
+                let want = if v.contains(&0x7fff) || (relu && negative) {
+                    0
+                } else {
+                    plain[i]
+                };
+                assert_eq!(got[i], want, "{oob} on {v:04x?}");
+            }
+        }
+        // Each half of the packed form on its own: the OOB-NaN in the high half only.
+        let packed = format!("fma.rn.oob.{ty}x2 %r4, %r1, %r2, %r3;");
+        let one = if ty == "f16" { 0x3c00 } else { 0x3f80 };
+        let got = run_instruction(&packed, false, &[[0x7fff << 16 | one, one << 16 | one, 0]]);
+        assert_eq!(got, [one], "{packed}");
+    }
+}
+
+#[test]
+fn setp_on_packed_pairs_compares_each_half_into_its_own_predicate() {
+    let values = [
+        0x3c00u16, 0xbc00, 0x0000, 0x8000, 0x7e00, 0x4000, 0x0001, 0x7c00,
+    ];
+    let f16_value = |x: u16| f16::from_bits(x).to_f64();
+    let bf16_value = |x: u16| bf16::from_bits(x).to_f64();
+    let holds = |cmp: &str, x: f64, y: f64| match cmp {
+        "lt" => x < y,
+        "ge" => x >= y,
+        "eq" => x == y,
+        "neu" => x != y,
+        "equ" => x.is_nan() || y.is_nan() || x == y,
+        "nan" => x.is_nan() || y.is_nan(),
+        _ => unreachable!(),
+    };
+    let mut inputs = Vec::new();
+    for &x in &values {
+        for &y in &values {
+            // Low halves (x, y), high halves (y, x); c alternates.
+            let c = (inputs.len() % 2) as u64;
+            inputs.push([(y as u64) << 16 | x as u64, (x as u64) << 16 | y as u64, c]);
+        }
+    }
+    for (ty, value) in [
+        ("f16x2", &f16_value as &dyn Fn(u16) -> f64),
+        ("bf16x2", &bf16_value),
+    ] {
+        for cmp in ["lt", "ge", "eq", "neu", "equ", "nan"] {
+            for combine in ["", ".and", ".xor"] {
+                let c = if combine.is_empty() { "" } else { ", !%p3" };
+                let instruction = format!(
+                    "setp.ne.u32 %p3, %r3, 0;\n setp.{cmp}{combine}.{ty} %p1|%p2, %r1, %r2{c};\n\
+                     selp.u32 %r5, 1, 0, %p1;\n selp.u32 %r6, 2, 0, %p2;\n or.b32 %r4, %r5, %r6;"
+                );
+                let got = run_instruction(&instruction, false, &inputs);
+                let want: Vec<u64> = inputs
+                    .iter()
+                    .map(|v| {
+                        let not_c = v[2] == 0;
+                        let half = |shift: u32| {
+                            let (a, b) = ((v[0] >> shift) as u16, (v[1] >> shift) as u16);
+                            let t = holds(cmp, value(a), value(b));
+                            match combine {
+                                ".and" => t && not_c,
+                                ".xor" => t != not_c,
+                                _ => t,
+                            }
+                        };
+                        half(0) as u64 | (half(16) as u64) << 1
+                    })
+                    .collect();
+                assert_eq!(got, want, "{instruction}");
+            }
+        }
+    }
+    // `.ftz`: the subnormal 0x0001 equals zero.
+    let pair = [[0x0001_0001u64, 0x0000_8000, 0]];
+    let eq = |ftz: &str| {
+        let i = format!(
+            "setp.eq{ftz}.f16x2 %p1|%p2, %r1, %r2;\n selp.u32 %r5, 1, 0, %p1;\n \
+             selp.u32 %r6, 2, 0, %p2;\n or.b32 %r4, %r5, %r6;"
+        );
+        run_instruction(&i, false, &pair)[0]
+    };
+    assert_eq!((eq(""), eq(".ftz")), (0, 3));
+}

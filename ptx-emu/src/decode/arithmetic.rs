@@ -265,6 +265,9 @@ impl<'a> Decoder<'a> {
                     p: self.src(scope, &o[3], pred)?,
                 }
             }
+            "setp" if matches!(parts.last(), Some(&("f16x2" | "bf16x2"))) => {
+                self.setp_pair(scope, c)?
+            }
             "setp" => {
                 need(3)?;
                 let t = last_ty.ok_or_else(unsupported)?;

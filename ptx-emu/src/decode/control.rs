@@ -271,6 +271,10 @@ impl<'a> Decoder<'a> {
             _ => return Err("unexpected call operands".into()),
         };
         if is_builtin(self.module, callee) {
+            if callee == "__assertfail" {
+                // CUDA's device `assert` prints its message and traps; the trap is the fault.
+                return Ok(Op::Trap);
+            }
             return vprintf(scope, returns, args);
         }
         let (callee_params, callee_returns) = self
@@ -305,6 +309,7 @@ impl<'a> Decoder<'a> {
             target: u32::MAX,
             args: bind(args, &callee_params)?,
             returns: bind(returns, &callee_returns)?,
+            frame: None,
         };
         self.program.calls.push(site);
         let index = self.program.calls.len() - 1;

@@ -15,7 +15,15 @@ impl<'a> Decoder<'a> {
             _ => return Ok(None),
         };
         let nan = c.has("NaN");
+        // `.xorsign` and `.abs` come together (PTX ISA).
+        let xorsign = match (c.has("xorsign"), c.has("abs")) {
+            (false, false) => false,
+            (true, true) if matches!(c.parts[0], "min" | "max") => true,
+            _ => return Err(c.unsupported()),
+        };
         let (op, operands) = match c.parts[0] {
+            "min" if xorsign => (HalfOp::MinXorsign { nan }, 3),
+            "max" if xorsign => (HalfOp::MaxXorsign { nan }, 3),
             "add" => (HalfOp::Add, 3),
             "sub" => (HalfOp::Sub, 3),
             "mul" => (HalfOp::Mul, 3),
@@ -30,10 +38,6 @@ impl<'a> Decoder<'a> {
             "tanh" if c.has("approx") => (HalfOp::Tanh, 2),
             _ => return Ok(None),
         };
-        // `min.xorsign.abs` and `fma.oob` (out-of-bounds operands as zero) are not modelled.
-        if c.has("xorsign") || c.has("oob") {
-            return Err(c.unsupported());
-        }
         c.need(operands)?;
         let t = Ty {
             kind: Kind::Unsigned,
@@ -50,11 +54,12 @@ impl<'a> Decoder<'a> {
             true => self.src(scope, &o[3], t)?,
             false => Src::Imm(0),
         };
-        let clamp = match (c.has("sat"), c.has("relu")) {
-            (false, false) => Clamp::None,
-            (true, false) => Clamp::Sat,
-            (false, true) => Clamp::Relu,
-            (true, true) => return Err(c.unsupported()),
+        let clamp = match (c.has("sat"), c.has("relu"), c.has("oob")) {
+            (false, false, false) => Clamp::None,
+            (true, false, false) => Clamp::Sat,
+            (false, true, false) => Clamp::Relu,
+            (false, relu, true) if op == HalfOp::Fma => Clamp::Oob { relu },
+            _ => return Err(c.unsupported()),
         };
         Ok(Some(Op::Half {
             op,
@@ -68,5 +73,36 @@ impl<'a> Decoder<'a> {
             b,
             c: c3,
         }))
+    }
+
+    /// `setp.CmpOp{.BoolOp}{.ftz}.{f16x2,bf16x2} p|q, a, b{, {!}c}` ([`Op::SetpX2`]).
+    pub(super) fn setp_pair(&mut self, scope: &Scope<'a>, c: &Opcode) -> Result<Op, String> {
+        c.need(3)?;
+        let cmp = compare(c.parts[1]).ok_or_else(|| c.unsupported())?;
+        let Operand::Pair(p, q) = &c.operands[0] else {
+            return Err("setp on a packed pair writes two predicates, p|q".into());
+        };
+        let t = Ty {
+            kind: Kind::Unsigned,
+            bytes: 4,
+        };
+        let combine = match c.parts.iter().find_map(|p| bool_op(p)) {
+            Some(op) => {
+                c.need(4)?;
+                let (p, negate) = self.pred_src(scope, &c.operands[3])?;
+                Some((op, p, negate))
+            }
+            None => None,
+        };
+        Ok(Op::SetpX2 {
+            cmp,
+            bfloat: c.parts.last() == Some(&"bf16x2"),
+            ftz: c.has("ftz"),
+            d: self.register(scope, p)?,
+            q: self.dst(scope, &Operand::Name(q.clone()))?,
+            a: self.src(scope, &c.operands[1], t)?,
+            b: self.src(scope, &c.operands[2], t)?,
+            combine,
+        })
     }
 }

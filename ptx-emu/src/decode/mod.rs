@@ -11,6 +11,7 @@ use crate::ParseError;
 mod arithmetic;
 mod control;
 mod half;
+mod mbarrier;
 mod tensor;
 
 /// What a module-scope symbol stands for when used as a value or address.
@@ -71,9 +72,8 @@ pub(crate) fn decode_kernel(
     module: &ModuleSymbols,
     entry: &Function,
 ) -> Result<Program, ParseError> {
-    // The functions the kernel reaches, entry first; a cycle marks the program recursive.
+    // The functions the kernel reaches, entry first.
     let mut order: Vec<&Function> = vec![entry];
-    let mut recursive = false;
     let mut seen: HashSet<&str> = HashSet::from([entry.name.as_str()]);
     let mut i = 0;
     while i < order.len() {
@@ -89,11 +89,19 @@ pub(crate) fn decode_kernel(
             })?;
             if seen.insert(&function.name) {
                 order.push(function);
-            } else if callee == order[i].name || reaches(module, callee, &order[i].name) {
-                recursive = true;
             }
         }
         i += 1;
+    }
+    // Those on a cycle of calls may be active more than once at a time: each gets a frame.
+    let mut frames = HashMap::new();
+    for function in &order[1..] {
+        let on_cycle = callees(function)
+            .filter(|c| !is_builtin(module, c))
+            .any(|c| reaches(module, c, &function.name));
+        if on_cycle {
+            frames.insert(function.name.as_str(), frames.len() as u32);
+        }
     }
     let mut d = Decoder {
         module,
@@ -109,13 +117,15 @@ pub(crate) fn decode_kernel(
             static_shared_bytes: 0,
             dynamic_shared_offset: 0,
             local_bytes: 0,
-            recursive,
+            stack_base: 0,
+            frames: vec![Frame::default(); frames.len()],
             source: module.source.clone(),
         },
         shared_offsets: HashMap::new(),
         function_params: HashMap::new(),
         call_fixups: Vec::new(),
         starts: HashMap::new(),
+        frame_index: frames,
     };
     d.lay_out_shared(&order);
     for (offset, param) in layout(&entry.params, 0) {
@@ -123,9 +133,13 @@ pub(crate) fn decode_kernel(
         d.program.param_bytes = offset + param.bytes;
     }
     for function in &order[1..] {
+        let start = d.program.frame_param_bytes;
         let params = d.frame_params(&function.params);
         let returns = d.frame_params(&function.returns);
         d.function_params.insert(&function.name, (params, returns));
+        if let Some(&f) = d.frame_index.get(function.name.as_str()) {
+            d.program.frames[f as usize].params[0] = (start, d.program.frame_param_bytes);
+        }
     }
     for function in &order {
         d.starts.insert(&function.name, d.program.code.len() as u32);
@@ -133,13 +147,16 @@ pub(crate) fn decode_kernel(
     }
     for (site, name) in std::mem::take(&mut d.call_fixups) {
         d.program.calls[site].target = d.starts[name];
+        d.program.calls[site].frame = d.frame_index.get(name).copied();
     }
+    crate::recursion::reserve_stack(&mut d.program);
     Ok(d.program)
 }
 
-/// A function the emulator provides when the module only declares it: CUDA's `vprintf`.
+/// A function the emulator provides when the module only declares it: CUDA's `vprintf`, and
+/// `__assertfail` (a failed `assert`, which traps).
 pub(crate) fn is_builtin(module: &ModuleSymbols, callee: &str) -> bool {
-    callee == "vprintf" && !module.functions.contains_key(callee)
+    matches!(callee, "vprintf" | "__assertfail") && !module.functions.contains_key(callee)
 }
 
 fn callees(function: &Function) -> impl Iterator<Item = &str> {
@@ -197,6 +214,8 @@ struct Decoder<'a> {
     function_params: HashMap<&'a str, (Slots, Slots)>,
     call_fixups: Vec<(usize, &'a str)>,
     starts: HashMap<&'a str, u32>,
+    /// The recursive functions' indices in `program.frames`.
+    frame_index: HashMap<&'a str, u32>,
 }
 
 /// One function's names while decoding it.
@@ -205,6 +224,9 @@ struct Scope<'a> {
     registers: HashMap<String, Reg>,
     params: HashMap<&'a str, (Space, u32)>,
     local: HashMap<&'a str, u32>,
+    /// In a recursive function, its `.local` variables: each a register holding its address
+    /// in the current activation's stack frame.
+    frame_locals: HashMap<&'a str, Reg>,
     shared: HashMap<&'a str, u32>,
     labels: HashMap<&'a str, u32>,
     tables: HashMap<&'a str, u32>,
@@ -267,6 +289,9 @@ impl<'a> Decoder<'a> {
 
     fn function(&mut self, function: &'a Function) -> Result<(), ParseError> {
         let mut scope = Scope::default();
+        let frame = self.frame_index.get(function.name.as_str()).copied();
+        let (first_register, first_param) =
+            (self.program.registers, self.program.frame_param_bytes);
         if function.is_entry {
             for ((offset, _), p) in self.program.params.iter().zip(&function.params) {
                 scope.params.insert(&p.name, (Space::KernelParam, *offset));
@@ -307,11 +332,22 @@ impl<'a> Decoder<'a> {
                         let offset = self.frame_params(std::slice::from_ref(v))[0].0;
                         scope.params.insert(&v.name, (Space::FrameParam, offset));
                     }
-                    ".local" => {
-                        let offset = self.program.local_bytes.next_multiple_of(v.align);
-                        self.program.local_bytes = offset + v.bytes;
-                        scope.local.insert(&v.name, offset);
-                    }
+                    ".local" => match frame {
+                        Some(f) => {
+                            let r = self.new_register();
+                            let f = &mut self.program.frames[f as usize];
+                            let offset = f.local_bytes.next_multiple_of(v.align);
+                            f.local_bytes = offset + v.bytes;
+                            f.local_align = f.local_align.max(v.align);
+                            f.locals.push((r, offset));
+                            scope.frame_locals.insert(&v.name, r);
+                        }
+                        None => {
+                            let offset = self.program.local_bytes.next_multiple_of(v.align);
+                            self.program.local_bytes = offset + v.bytes;
+                            scope.local.insert(&v.name, offset);
+                        }
+                    },
                     _ => {
                         let offset = self.program.dynamic_shared_offset.next_multiple_of(v.align);
                         self.program.static_shared_bytes = offset + v.bytes;
@@ -372,6 +408,11 @@ impl<'a> Decoder<'a> {
                 .collect::<Result<Vec<u32>, ParseError>>()?;
             self.program.tables[table] = targets;
         }
+        if let Some(f) = frame {
+            let f = &mut self.program.frames[f as usize];
+            f.registers = (first_register, self.program.registers);
+            f.params[1] = (first_param, self.program.frame_param_bytes);
+        }
         Ok(())
     }
 
@@ -405,7 +446,11 @@ impl<'a> Decoder<'a> {
             Operand::Name(n) if n == "WARP_SZ" && !scope.registers.contains_key("WARP_SZ") => {
                 Ok(Src::Imm(32))
             }
-            Operand::Name(n) => match scope.registers.get(n.as_str()) {
+            Operand::Name(n) => match scope
+                .registers
+                .get(n.as_str())
+                .or(scope.frame_locals.get(n.as_str()))
+            {
                 Some(&r) => Ok(Src::Reg(r)),
                 None => self
                     .symbol_value(scope, n)
@@ -435,7 +480,11 @@ impl<'a> Decoder<'a> {
                 offset: *offset,
             });
         };
-        if let Some(&r) = scope.registers.get(base.as_str()) {
+        if let Some(&r) = scope
+            .registers
+            .get(base.as_str())
+            .or(scope.frame_locals.get(base.as_str()))
+        {
             if matches!(space, Space::KernelParam | Space::FrameParam) {
                 return Err("unsupported: a parameter address in a register".into());
             }
@@ -466,7 +515,15 @@ impl<'a> Decoder<'a> {
 
     fn instruction(&mut self, scope: &mut Scope<'a>, i: &'a Instruction) -> Result<Op, String> {
         let c = Opcode {
-            parts: i.opcode.iter().map(String::as_str).collect(),
+            // A cluster is one block here: its shared memory is the block's.
+            parts: i
+                .opcode
+                .iter()
+                .map(|p| match p.as_str() {
+                    "shared::cta" | "shared::cluster" => "shared",
+                    p => p,
+                })
+                .collect(),
             operands: &i.operands,
             instruction: i,
         };
@@ -474,6 +531,7 @@ impl<'a> Decoder<'a> {
             "ld" | "st" | "ldu" | "atom" | "red" | "bra" | "brx" | "call" | "ret" | "exit"
             | "trap" | "brkpt" | "membar" | "fence" | "bar" | "barrier" | "shfl" | "vote"
             | "match" | "activemask" => self.control(scope, &c),
+            "mbarrier" | "isspacep" => self.mbarrier(scope, &c),
             "mma" | "ldmatrix" | "cp" => self.tensor(scope, &c),
             _ => self.arithmetic(scope, &c),
         }

@@ -51,8 +51,18 @@ pub(super) fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
             tokens.push((Tok::Number(chars[start..i].iter().collect()), line));
         } else if word_char(c) {
             let start = i;
-            while i < chars.len() && word_char(chars[i]) {
-                i += 1;
+            loop {
+                if i < chars.len() && word_char(chars[i]) {
+                    i += 1;
+                } else if chars.get(i) == Some(&':')
+                    && chars.get(i + 1) == Some(&':')
+                    && chars.get(i + 2).is_some_and(|&c| word_char(c))
+                {
+                    // `::` inside a modifier (`.shared::cta`, `.shared::cluster`).
+                    i += 2;
+                } else {
+                    break;
+                }
             }
             let word: String = chars[start..i].iter().collect();
             // `.reg.b16` with no space (CUDA's fp16 headers write it in inline assembly, and
