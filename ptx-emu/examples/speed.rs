@@ -58,7 +58,8 @@ fn main() {
     ));
     cases.push((
         "matmul_blocked",
-        [side / 128, side / 128, 1],
+        // One block at `--small` (64², a ragged 128² tile): `side / 128` would be no block.
+        [side.div_ceil(128), side.div_ceil(128), 1],
         [256, 1, 1],
         mm,
     ));
