@@ -74,6 +74,7 @@ def trip_paths(ins, s, e):
     reaches = cs.trap_targets(ins)
     # best[i]: {LDGSTS count: (shortest, longest)} from i to e.
     best = [None] * (e + 2)
+    successors = {}
     for i in range(e, s - 1, -1):
         pred, op, opr = ins[i]
         cost = 0 if op == "NOP" else 1
@@ -95,6 +96,7 @@ def trip_paths(ins, s, e):
                 succ.append(i + 1)
         else:
             succ.append(i + 1)
+        successors[i] = succ
         here = {}
         for j in succ:
             for n, (lo, hi) in (best[j] or {}).items():
@@ -103,13 +105,22 @@ def trip_paths(ins, s, e):
                 here[n + copies] = (min(lo, old[0]), max(hi, old[1])) if old else (lo, hi)
         best[i] = here or None
     if not best[s]:
-        return None
+        return None, []
     top = max(best[s])
+    # The steady trip itself, for --steady: follow the successors that keep its length.
+    steady, i, want = [], s, top
+    while i != e:
+        steady.append(i)
+        pred, op, opr = ins[i]
+        want -= 1 if op.startswith("LDGSTS") else 0
+        left = best[i][want + (1 if op.startswith("LDGSTS") else 0)][0] - (op != "NOP")
+        i = next(j for j in successors[i] if best[j] and best[j].get(want, (None,))[0] == left)
+    steady.append(e)
     return (min(lo for lo, _ in best[s].values()), best[s][top][0],
-            max(hi for _, hi in best[s].values()))
+            max(hi for _, hi in best[s].values())), steady
 
 
-def measure(tools, ptx_text, arch, kernels, work):
+def measure(tools, ptx_text, arch, kernels, work, show=False):
     ptx = os.path.join(work, f"k_{arch}_{abs(hash(ptx_text))}.ptx")
     with open(ptx, "w") as f:
         f.write(ptx_text)
@@ -129,7 +140,12 @@ def measure(tools, ptx_text, arch, kernels, work):
             s, e = span
             loop = [op for _, op, _ in ins[s:e + 1] if op != "NOP"]
             row["loop"] = len(loop)
-            row["path"] = trip_paths(ins, s, e)
+            row["path"], steady = trip_paths(ins, s, e)
+            if show:
+                print(f"--- {name}, {arch}: the steady trip")
+                for i in steady:
+                    pred, op, opr = ins[i]
+                    print(f"  {i:5} {pred:>6} {op} {opr}")
             row["inner loops"] = sum(1 for s2, e2 in cs.loops_of(ins)[1]
                                      if s <= s2 and e2 <= e and (s2, e2) != (s, e))
             for key in COUNTED:
@@ -169,6 +185,7 @@ def main():
     p.add_argument("--arch", default="sm_80,sm_90")
     p.add_argument("--kernels", default="matmul_tc_f16,matmul_tc_bf16")
     p.add_argument("--json", help="also write the numbers here")
+    p.add_argument("--steady", action="store_true", help="list the steady trip's instructions")
     args = p.parse_args()
     tools = cs.tools()
     ptx = args.ptx or newest_ptx()
@@ -179,8 +196,8 @@ def main():
     results = {}
     with tempfile.TemporaryDirectory(prefix="tc_kstep_") as work:
         for arch in args.arch.split(","):
-            ours = measure(tools, ours_text, arch, kernels, work)
-            twin = measure(tools, twin_ptx(nvrtc, arch), arch, kernels, work)
+            ours = measure(tools, ours_text, arch, kernels, work, args.steady)
+            twin = measure(tools, twin_ptx(nvrtc, arch), arch, kernels, work, args.steady)
             results[arch] = {"ours": ours, "twin": twin}
             for name in kernels:
                 print(table(arch, name, ours[name], twin[name]))
