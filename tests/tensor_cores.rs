@@ -251,7 +251,17 @@ fn a_lane_that_skips_the_mma_is_warp_divergence() {
 /// split path, as a barrier is: the kernel keeps the fast CPU path, with no rendezvous.
 #[test]
 fn mma_in_the_body_keeps_the_split_path() {
+    use ferrocuda::tensor_kernels::matmul::matmul_tc;
     for info in [matmul_f16_tc.info(), mma_divergent_split.info()] {
+        assert_eq!(info.cpu_path, CpuPath::Regions, "{}", info.name);
+    }
+    // The library's tensor-core matmul: its k-step's `mma`s and barriers are statements of the
+    // body (not in a helper function, where they ran on coroutines), for every input type.
+    for info in [
+        *matmul_tc::<f16>().info(),
+        *matmul_tc::<bf16>().info(),
+        *matmul_tc::<f32>().info(),
+    ] {
         assert_eq!(info.cpu_path, CpuPath::Regions, "{}", info.name);
     }
 }
