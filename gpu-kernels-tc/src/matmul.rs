@@ -264,29 +264,22 @@ impl<'a, T: TileInput> Staging<'a, T> {
     ) {
         let (m, n, k) = self.sizes;
         let (row0, col0) = self.corner;
-        let per_row = T::BK / T::PER_COPY;
-        let (r, col) = (piece / per_row, T::PER_COPY * (piece % per_row));
+        let (r, col) = piece_place::<T>(piece, T::BK);
         let at = buffer * T::A_STAGE + r * T::A_STRIDE + col;
-        stage_piece(
-            &a_tiles,
-            at,
-            self.a,
-            (row0 + r, k0 + col),
-            (m, k),
-            self.a_whole,
-        );
-        let per_row = BN / T::PER_COPY;
-        let (r, col) = (piece / per_row, T::PER_COPY * (piece % per_row));
+        let a = (row0 + r, k0 + col);
+        stage_piece(&a_tiles, at, self.a, a, (m, k), self.a_whole);
+        let (r, col) = piece_place::<T>(piece, BN);
         let at = buffer * T::B_STAGE + r * T::B_STRIDE + col;
-        stage_piece(
-            &b_tiles,
-            at,
-            self.b,
-            (k0 + r, col0 + col),
-            (k, n),
-            self.b_whole,
-        );
+        let b = (k0 + r, col0 + col);
+        stage_piece(&b_tiles, at, self.b, b, (k, n), self.b_whole);
     }
+}
+
+/// Row and column of piece `piece` (pieces numbered row by row) in a tile `width` elements wide.
+#[inline(always)]
+fn piece_place<T: TileInput>(piece: usize, width: usize) -> (usize, usize) {
+    let per_row = width / T::PER_COPY;
+    (piece / per_row, T::PER_COPY * (piece % per_row))
 }
 
 /// Stages the [`TileInput::PER_COPY`] elements of the row-major `rows × cols` matrix `src` from
