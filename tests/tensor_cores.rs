@@ -111,6 +111,69 @@ fn f16_and_bf16_tiles_from_global_and_through_shared_memory() {
     check(&results, &a64, &b64, &c, 16);
 }
 
+/// `SharedTile`: fragments at any place of a checked window (`ldmatrix` where the column is a
+/// multiple of 8, element by element elsewhere) against the f64 reference, and a window past
+/// its array or a fragment past its window stopping the kernel cleanly, on every machine.
+#[test]
+fn shared_tile_fragments_anywhere_in_the_window_and_out_of_range_stops() {
+    let test = "shared_tile_fragments_anywhere_in_the_window_and_out_of_range_stops";
+    let (mut rng, seed) = support::rng();
+    let a: Vec<f16> = random(&mut rng, 1024)
+        .into_iter()
+        .map(f16::from_f32)
+        .collect();
+    let b: Vec<f16> = random(&mut rng, 512)
+        .into_iter()
+        .map(f16::from_f32)
+        .collect();
+    let c = random(&mut rng, 128);
+    for (row, col) in [(0usize, 0usize), (16, 16), (5, 4), (16, 8)] {
+        // The 16×16 tile of `a` at (row, col) and the 16×8 of `b` at (col, 8).
+        let a64: Vec<f64> = (0..256)
+            .map(|i| a[(row + i / 16) * 32 + col + i % 16].to_f64())
+            .collect();
+        let b64: Vec<f64> = (0..128)
+            .map(|i| b[(col + i / 8) * 16 + 8 + i % 8].to_f64())
+            .collect();
+        let mut results = Vec::new();
+        for (name, module) in modules(test) {
+            let mut d = vec![f32::NAN; 128];
+            let (r, cc) = (row as u32, col as u32);
+            launch!(module, mma_f16_shared_tile[1, 32](&a, &b, &c, &mut d, 0, r, cc)).unwrap();
+            results.push((format!("{name} at ({row}, {col}) (seed {seed})"), d));
+        }
+        check(&results, &a64, &b64, &c, 16);
+    }
+    // A window one element past the array; tiles one row or one column past the window.
+    for (start, row, col, what) in [
+        (
+            1u32,
+            0u32,
+            0u32,
+            "a shared array (a SharedTile's last element)",
+        ),
+        (0, 17, 0, "a SharedTile's rows"),
+        (0, 0, 17, "a SharedTile's columns"),
+    ] {
+        for (name, module) in modules(test) {
+            let mut d = vec![f32::NAN; 128];
+            let result = launch!(
+                module,
+                mma_f16_shared_tile[1, 32](&a, &b, &c, &mut d, start, row, col)
+            );
+            let error = result.expect_err(&format!("{name}: ({start}, {row}, {col})"));
+            if name != "gpu" {
+                assert!(
+                    matches!(&error, Error::KernelPanicked { .. })
+                        && error.to_string().contains(what),
+                    "{name}: {error}"
+                );
+            }
+            assert!(d.iter().all(|x| x.is_nan()), "{name}: no element written");
+        }
+    }
+}
+
 #[test]
 fn tf32_tile() {
     let (mut rng, seed) = support::rng();
@@ -188,7 +251,17 @@ fn a_lane_that_skips_the_mma_is_warp_divergence() {
 /// split path, as a barrier is: the kernel keeps the fast CPU path, with no rendezvous.
 #[test]
 fn mma_in_the_body_keeps_the_split_path() {
+    use ferrocuda::tensor_kernels::matmul::matmul_tc;
     for info in [matmul_f16_tc.info(), mma_divergent_split.info()] {
+        assert_eq!(info.cpu_path, CpuPath::Regions, "{}", info.name);
+    }
+    // The library's tensor-core matmul: its k-step's `mma`s and barriers are statements of the
+    // body (not in a helper function, where they ran on coroutines), for every input type.
+    for info in [
+        *matmul_tc::<f16>().info(),
+        *matmul_tc::<bf16>().info(),
+        *matmul_tc::<f32>().info(),
+    ] {
         assert_eq!(info.cpu_path, CpuPath::Regions, "{}", info.name);
     }
 }

@@ -29,7 +29,7 @@
 
 use ferrocuda_std::async_copy::{commit_async_copies, copy_async, wait_async_copies};
 use ferrocuda_std::half::{bf16, f16};
-use ferrocuda_std::mma::{mma, FragA, FragB, FragC, MmaInput};
+use ferrocuda_std::mma::{mma, FragC, MmaInput, SharedTile};
 use ferrocuda_std::thread::{self, sync_threads};
 use ferrocuda_std::{kernel, shared, Out, Shared};
 
@@ -61,6 +61,8 @@ pub trait TileInput: MmaInput<Acc = f32> {
     const B_STAGE: usize = Self::BK * Self::B_STRIDE;
     /// Elements per `cp.async` (16 bytes).
     const PER_COPY: usize = COPY_BYTES / core::mem::size_of::<Self>();
+    /// `mma` steps per stage (each [`MmaInput::K`] deep).
+    const STEPS: usize = Self::BK / Self::K;
 }
 
 impl TileInput for f16 {
@@ -86,16 +88,114 @@ impl TileInput for f32 {
 /// `matmul_tc_bf16` and `matmul_tc_f32` (tf32). PTX for sm_80 and newer.
 ///
 /// Launch with blocks of [`THREADS`] and a grid of `(⌈n/BN⌉, ⌈m/BM⌉)`.
+///
+/// The k-step is written out in the body, each warp's eight accumulators as named locals
+/// (`acc00` … `acc13`: row half `i`, column quarter `j`) and each `mma` a statement, for two
+/// reasons. On the CPU executor `#[kernel]` sees the barriers and the `mma`s, so the kernel takes
+/// the split path (each `mma` one block-level step, no thread suspended); behind a helper
+/// function they ran on coroutines, a switch per thread per `mma`. On the GPU named locals stay
+/// in registers (an array indexed by a loop counter went to local memory). The fragments come
+/// from one [`SharedTile`] per operand per stage, the warp's part of the stage, whose range is
+/// checked when it is made: the fragment loads inside it, at constant places, check nothing.
 #[kernel(block(THREADS), instances(f16, bf16, f32))]
 pub fn matmul_tc<T: TileInput>(a: &[T], b: &[T], c: Out<f32>, m: u32, n: u32, k: u32) {
     let a_tiles = shared!([T; 2 * <T as TileInput>::A_STAGE]);
     let b_tiles = shared!([T; 2 * <T as TileInput>::B_STAGE]);
-    block_product(
-        (&a_tiles, &b_tiles),
-        a,
-        b,
-        &c,
-        (m as usize, n as usize, k as usize),
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    check_lengths((a, b), (m, n, k));
+    // `block(THREADS)`: the launch checked that `t < THREADS`. The `%` (an `and`, once) says so
+    // to the compiler, which then proves each staging copy and each warp's tiles inside the
+    // shared arrays: no range check is left in the k-step.
+    let t = thread::thread_idx().x as usize % THREADS;
+    let block = thread::block_idx();
+    let (row0, col0) = (block.y as usize * BM, block.x as usize * BN);
+    let warp = t / 32;
+    let (wr, wc) = (32 * (warp / 2), 32 * (warp % 2));
+    let staging = Staging::new((a, b), (m, n, k), (row0, col0), t);
+    let mut acc00 = FragC::<f32>::zero();
+    let mut acc01 = FragC::<f32>::zero();
+    let mut acc02 = FragC::<f32>::zero();
+    let mut acc03 = FragC::<f32>::zero();
+    let mut acc10 = FragC::<f32>::zero();
+    let mut acc11 = FragC::<f32>::zero();
+    let mut acc12 = FragC::<f32>::zero();
+    let mut acc13 = FragC::<f32>::zero();
+    staging.stage((a_tiles, b_tiles), 0, 0);
+    commit_async_copies();
+    // Stage `stage` (elements `k0..k0 + BK` of K) is in buffer `stage % 2`.
+    let mut stage = 0;
+    let mut k0 = 0;
+    while k0 < k {
+        if k0 + T::BK < k {
+            staging.stage((a_tiles, b_tiles), (stage + 1) % 2, k0 + T::BK);
+        }
+        // An empty group after the last stage keeps `wait_group 1` meaning "this stage landed".
+        commit_async_copies();
+        wait_async_copies::<1>();
+        sync_threads();
+        let buffer = stage % 2;
+        // This warp's 32 rows of the A stage and 32 columns of the B stage.
+        let a_stage = buffer * T::A_STAGE + wr * T::A_STRIDE;
+        let a_tile = SharedTile::new(a_tiles, a_stage, (32, T::BK), T::A_STRIDE);
+        let b_stage = buffer * T::B_STAGE + wc;
+        let b_tile = SharedTile::new(b_tiles, b_stage, (T::BK, 32), T::B_STRIDE);
+        for step in 0..T::STEPS {
+            let kk = step * T::K;
+            let fa0 = a_tile.frag_a(0, kk);
+            let fa1 = a_tile.frag_a(16, kk);
+            let fb0 = b_tile.frag_b(kk, 0);
+            let fb1 = b_tile.frag_b(kk, 8);
+            let fb2 = b_tile.frag_b(kk, 16);
+            let fb3 = b_tile.frag_b(kk, 24);
+            acc00 = mma(&fa0, &fb0, &acc00);
+            acc01 = mma(&fa0, &fb1, &acc01);
+            acc02 = mma(&fa0, &fb2, &acc02);
+            acc03 = mma(&fa0, &fb3, &acc03);
+            acc10 = mma(&fa1, &fb0, &acc10);
+            acc11 = mma(&fa1, &fb1, &acc11);
+            acc12 = mma(&fa1, &fb2, &acc12);
+            acc13 = mma(&fa1, &fb3, &acc13);
+        }
+        // Everyone is done reading this buffer before it is staged again.
+        sync_threads();
+        k0 += T::BK;
+        stage += 1;
+    }
+    let (y, x) = (row0 + wr, col0 + wc);
+    store(&c, acc00, (y, x), (m, n));
+    store(&c, acc01, (y, x + 8), (m, n));
+    store(&c, acc02, (y, x + 16), (m, n));
+    store(&c, acc03, (y, x + 24), (m, n));
+    store(&c, acc10, (y + 16, x), (m, n));
+    store(&c, acc11, (y + 16, x + 8), (m, n));
+    store(&c, acc12, (y + 16, x + 16), (m, n));
+    store(&c, acc13, (y + 16, x + 24), (m, n));
+}
+
+/// Writes the 16 × 8 accumulator `acc` to `c` (`m × n`, row-major) at (`row`, `col`), the
+/// elements inside `c` only.
+#[inline(always)]
+fn store(c: &Out<f32>, acc: FragC<f32>, (row, col): (usize, usize), (m, n): (usize, usize)) {
+    acc.for_each(|r, cc, v| {
+        let (y, x) = (row + r, col + cc);
+        if y < m && x < n {
+            c.set(y * n + x, v);
+        }
+    });
+}
+
+/// Stops the kernel (a panic on the CPU, a trap on the GPU) unless `a` holds `m × k` elements
+/// and `b` `k × n`: once, before the k-step, whose loads then need no bounds checks of their own.
+#[inline(always)]
+#[track_caller]
+fn check_lengths<T>((a, b): (&[T], &[T]), (m, n, k): (usize, usize, usize)) {
+    assert!(
+        a.len() >= m * k && b.len() >= k * n,
+        "matmul_tc: a has {} elements, b {}: m × k = {} and k × n = {} needed",
+        a.len(),
+        b.len(),
+        m * k,
+        k * n
     );
 }
 
@@ -103,6 +203,83 @@ pub fn matmul_tc<T: TileInput>(a: &[T], b: &[T], c: Out<f32>, m: u32, n: u32, k:
 #[inline(always)]
 fn aligned<T>(s: &[T]) -> bool {
     (s.as_ptr() as usize).is_multiple_of(COPY_BYTES)
+}
+
+/// What one thread stages of each stage: two [`TileInput::PER_COPY`]-element pieces of A's
+/// 64 × BK tile and two of B's BK × 64 (pieces `t` and `t + THREADS` of each, row by row).
+struct Staging<'a, T> {
+    a: &'a [T],
+    b: &'a [T],
+    /// m, n, k.
+    sizes: (usize, usize, usize),
+    /// The block's first row and column of C.
+    corner: (usize, usize),
+    t: usize,
+    /// Whether A's (B's) pieces are all 16-byte aligned in global memory: `cp.async` them.
+    a_whole: bool,
+    b_whole: bool,
+}
+
+impl<'a, T: TileInput> Staging<'a, T> {
+    #[inline(always)]
+    fn new(
+        (a, b): (&'a [T], &'a [T]),
+        (m, n, k): (usize, usize, usize),
+        corner: (usize, usize),
+        t: usize,
+    ) -> Self {
+        // Each thread stages two pieces of A and two of B per stage.
+        const {
+            assert!(BM * T::BK == 2 * THREADS * T::PER_COPY);
+            assert!(T::BK * BN == 2 * THREADS * T::PER_COPY);
+            assert!(T::BK.is_multiple_of(T::K));
+        }
+        Staging {
+            a,
+            b,
+            sizes: (m, n, k),
+            corner,
+            t,
+            a_whole: k.is_multiple_of(T::PER_COPY) && aligned(a),
+            b_whole: n.is_multiple_of(T::PER_COPY) && aligned(b),
+        }
+    }
+
+    /// Stages K's elements `k0..k0 + BK` into `buffer` (0 or 1) of the tiles. The two pieces
+    /// are two calls, not a loop: a loop stayed rolled.
+    #[inline(always)]
+    fn stage(&self, tiles: (Shared<T>, Shared<T>), buffer: usize, k0: usize) {
+        self.stage_pieces(tiles, buffer, k0, self.t);
+        self.stage_pieces(tiles, buffer, k0, self.t + THREADS);
+    }
+
+    /// Piece `piece` of A's and of B's tile.
+    #[inline(always)]
+    fn stage_pieces(
+        &self,
+        (a_tiles, b_tiles): (Shared<T>, Shared<T>),
+        buffer: usize,
+        k0: usize,
+        piece: usize,
+    ) {
+        let (m, n, k) = self.sizes;
+        let (row0, col0) = self.corner;
+        let (r, col) = piece_place::<T>(piece, T::BK);
+        let at = buffer * T::A_STAGE + r * T::A_STRIDE + col;
+        let a = (row0 + r, k0 + col);
+        stage_piece(&a_tiles, at, self.a, a, (m, k), self.a_whole);
+        let (r, col) = piece_place::<T>(piece, BN);
+        let at = buffer * T::B_STAGE + r * T::B_STRIDE + col;
+        let b = (k0 + r, col0 + col);
+        stage_piece(&b_tiles, at, self.b, b, (k, n), self.b_whole);
+    }
+}
+
+/// Row and column of piece `piece` (pieces numbered row by row) in a tile `width` elements wide.
+#[inline(always)]
+fn piece_place<T: TileInput>(piece: usize, width: usize) -> (usize, usize) {
+    let per_row = width / T::PER_COPY;
+    (piece / per_row, T::PER_COPY * (piece % per_row))
 }
 
 /// Stages the [`TileInput::PER_COPY`] elements of the row-major `rows × cols` matrix `src` from
@@ -120,101 +297,46 @@ fn stage_piece<T: TileInput>(
 ) {
     let inside = row < rows && col < cols;
     if whole {
-        if inside {
-            copy_async::<T, COPY_BYTES>(dst, at, src, row * cols + col);
+        // One copy either way: the piece, or an empty slice (src-size 0: zeros) outside the
+        // matrix, chosen by a select rather than a branch. The piece is taken with `get`, so
+        // that the copy's source length is known to be the whole piece or nothing, which
+        // leaves `copy_async` nothing to compute (past the end of a `src` shorter than `rows ×
+        // cols` it would be nothing too: `check_lengths` stops that first). `cols` and `col`
+        // are multiples of the piece here, and the index is written as one so that
+        // `copy_async`'s alignment check folds away.
+        let index = (row * (cols / T::PER_COPY) + col / T::PER_COPY) * T::PER_COPY;
+        let piece = if inside {
+            src.get(index..index + T::PER_COPY)
         } else {
-            // Reads nothing (src-size 0) and fills the piece with zeros.
-            copy_async::<T, COPY_BYTES>(dst, at, &src[..0], 0);
-        }
+            None
+        };
+        copy_async::<T, COPY_BYTES>(dst, at, piece.unwrap_or(&src[..0]), 0);
     } else {
-        for e in 0..T::PER_COPY {
-            let value = if inside && col + e < cols {
-                src[row * cols + col + e]
-            } else {
-                T::zeroed()
-            };
-            dst.set(at + e, value);
-        }
+        stage_elements(dst, at, src, (row, col), cols, inside);
     }
 }
 
-/// The block's 64 × 64 tile of `c`, staging through `a_tiles` and `b_tiles` (two stages each).
-#[inline(always)]
-fn block_product<T: TileInput>(
-    (a_tiles, b_tiles): (&Shared<T>, &Shared<T>),
-    a: &[T],
-    b: &[T],
-    c: &Out<f32>,
-    (m, n, k): (usize, usize, usize),
+/// [`stage_piece`] element by element: rows not 16-byte aligned (a ragged `k` or `n`, or an
+/// unaligned matrix). Not inlined on the GPU: the path is block-uniform and rare, and inlined,
+/// its address arithmetic was hoisted into every k-step of the aligned path too.
+#[cfg_attr(target_arch = "nvptx64", inline(never))]
+#[cfg_attr(not(target_arch = "nvptx64"), inline(always))]
+fn stage_elements<T: TileInput>(
+    dst: &Shared<T>,
+    at: usize,
+    src: &[T],
+    (row, col): (usize, usize),
+    cols: usize,
+    inside: bool,
 ) {
-    // Each thread stages two pieces of A and two of B per stage.
-    const {
-        assert!(BM * T::BK == 2 * THREADS * T::PER_COPY);
-        assert!(T::BK * BN == 2 * THREADS * T::PER_COPY);
-        assert!(T::BK.is_multiple_of(T::K));
+    for e in 0..T::PER_COPY {
+        // Past the end of `src` (shorter than `rows × cols`: `check_lengths` stops that first)
+        // would read as zero, as `copy_async` reads it: no bounds-check branch here.
+        let value = if inside && col + e < cols {
+            src.get(row * cols + col + e).copied()
+        } else {
+            None
+        };
+        dst.set(at + e, value.unwrap_or_else(T::zeroed));
     }
-    let t = thread::thread_idx().x as usize;
-    let block = thread::block_idx();
-    let (row0, col0) = (block.y as usize * BM, block.x as usize * BN);
-    let warp = t / 32;
-    let (wr, wc) = (32 * (warp / 2), 32 * (warp % 2));
-    let a_whole = k.is_multiple_of(T::PER_COPY) && aligned(a);
-    let b_whole = n.is_multiple_of(T::PER_COPY) && aligned(b);
-    let stage = |buffer: usize, k0: usize| {
-        for half in 0..2 {
-            let piece = t + half * THREADS;
-            let per_row = T::BK / T::PER_COPY;
-            let (r, col) = (piece / per_row, T::PER_COPY * (piece % per_row));
-            let at = buffer * T::A_STAGE + r * T::A_STRIDE + col;
-            stage_piece(a_tiles, at, a, (row0 + r, k0 + col), (m, k), a_whole);
-            let per_row = BN / T::PER_COPY;
-            let (r, col) = (piece / per_row, T::PER_COPY * (piece % per_row));
-            let at = buffer * T::B_STAGE + r * T::B_STRIDE + col;
-            stage_piece(b_tiles, at, b, (k0 + r, col0 + col), (k, n), b_whole);
-        }
-    };
-    let mut acc = [[FragC::<f32>::zero(); 4]; 2];
-    let stages = k.div_ceil(T::BK);
-    stage(0, 0);
-    commit_async_copies();
-    let mut s = 0;
-    while s < stages {
-        if s + 1 < stages {
-            stage((s + 1) % 2, (s + 1) * T::BK);
-        }
-        // An empty group after the last stage keeps `wait_group 1` meaning "stage s landed".
-        commit_async_copies();
-        wait_async_copies::<1>();
-        sync_threads();
-        let (a_stage, b_stage) = ((s % 2) * T::A_STAGE, (s % 2) * T::B_STAGE);
-        for step in 0..T::BK / T::K {
-            let kk = step * T::K;
-            // `from_fn` over constant sizes, not loops over indices: it unrolls, so the
-            // fragments and accumulators stay in registers (indexed by a loop counter, they
-            // went to local memory: a 160-byte stack frame).
-            let fa: [FragA<T>; 2] = core::array::from_fn(|i| {
-                let at = a_stage + (wr + 16 * i) * T::A_STRIDE + kk;
-                FragA::load_shared(a_tiles, at, T::A_STRIDE)
-            });
-            let fb: [FragB<T>; 4] = core::array::from_fn(|j| {
-                let at = b_stage + kk * T::B_STRIDE + wc + 8 * j;
-                FragB::load_shared(b_tiles, at, T::B_STRIDE)
-            });
-            acc =
-                core::array::from_fn(|i| core::array::from_fn(|j| mma(&fa[i], &fb[j], &acc[i][j])));
-        }
-        // Everyone is done reading this buffer before it is staged again.
-        sync_threads();
-        s += 1;
-    }
-    let _: [[(); 4]; 2] = core::array::from_fn(|i| {
-        core::array::from_fn(|j| {
-            acc[i][j].for_each(|r, col, v| {
-                let (y, x) = (row0 + wr + 16 * i + r, col0 + wc + 8 * j + col);
-                if y < m && x < n {
-                    c.set(y * n + x, v);
-                }
-            })
-        })
-    });
 }

@@ -54,13 +54,15 @@ pub fn copy_async<T: bytemuck::Pod, const BYTES: usize>(
     let available = src.len().saturating_sub(src_index).min(n);
     #[cfg(target_arch = "nvptx64")]
     {
-        // An empty source reads nothing: any address does (the slice's start).
-        let from = if available == 0 {
-            src.as_ptr()
-        } else {
-            src[src_index..].as_ptr()
-        };
-        if !(from as usize).is_multiple_of(BYTES) {
+        // An empty source reads nothing: any address does (the slice's start). Otherwise
+        // `src_index < src.len()` (`available` > 0), so the element is in `src`: an offset
+        // chosen by a select, not a slice taken in a branch (no bounds-check branch).
+        let offset = if available == 0 { 0 } else { src_index };
+        let from = src.as_ptr().wrapping_add(offset);
+        // `src_index` is a multiple of `n` (checked above), so `from` is `BYTES`-aligned iff
+        // the slice's start is: checked on the start, loop-invariant, which the compiler
+        // hoists or folds where the caller already tested it.
+        if !(src.as_ptr() as usize).is_multiple_of(BYTES) {
             misaligned(BYTES);
         }
         let bytes = (available * core::mem::size_of::<T>()) as u32;

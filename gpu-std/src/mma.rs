@@ -31,6 +31,14 @@
 //! need them: [`FragA::load`] and friends read a row-major tile, [`FragC::for_each`] hands out
 //! each element with its place.
 //!
+//! From shared memory, [`SharedTile`] is the way to load many fragments: a window of a shared
+//! array (a warp's part of one stage of a tiled product) checked once when it is made, whose
+//! [`frag_a`](SharedTile::frag_a) and [`frag_b`](SharedTile::frag_b) check only their place in
+//! the window (nothing left to check when the place is a constant) and address it in 32 bits.
+//! A range check before each `ldmatrix`, as [`FragA::load_shared`] alone would make, costs
+//! instructions in the k-step of a matrix product, and its branch in front of the warp-wide
+//! instruction makes ptxas add reconvergence code (`BSSY`, `WARPSYNC`).
+//!
 //! [`mma`] is a warp collective: all 32 lanes of the warp must call it, with the same types (a
 //! block's size must be a multiple of 32). On the CPU executor a lane that does not reach it is
 //! reported as warp divergence, as for the other warp operations.
@@ -152,12 +160,11 @@ fn pack<T: MmaInput, const R: usize>(
     regs
 }
 
-/// What [`FragA`] and [`FragB`] have in common: their layout functions, `from_fn`, `load` from a
-/// slice, and `load_shared`'s bounds check and element-by-element path (their `ldmatrix` paths
-/// differ).
+/// What [`FragA`] and [`FragB`] have in common: their layout functions, `from_fn` and `load`
+/// from a slice.
 macro_rules! fragment {
     ($frag:ident, $matrix:literal, $tile:literal, $regs:literal, $position:ident,
-     elements: $elements:expr, rows: $rows:expr, cols: $cols:expr) => {
+     elements: $elements:expr) => {
         impl<T: MmaInput> $frag<T> {
             /// Elements per lane.
             pub const ELEMENTS: usize = $elements;
@@ -187,34 +194,19 @@ macro_rules! fragment {
             pub fn load(tile: &[T], row_stride: usize) -> Self {
                 Self::from_fn(|r, c| tile[r * row_stride + c])
             }
-
-            /// `load_shared`'s bounds check: the tile's last element is inside the array.
-            #[inline(always)]
-            #[track_caller]
-            fn check_shared(tile: &Shared<T>, start: usize, row_stride: usize) {
-                let last = start + ($rows - 1) * row_stride + $cols - 1;
-                if last >= tile.len() {
-                    crate::mem::out_of_bounds("a shared array", last, tile.len());
-                }
-            }
-
-            /// `load_shared` element by element (where there is no `ldmatrix`).
-            #[inline(always)]
-            #[track_caller]
-            fn from_shared(tile: &Shared<T>, start: usize, row_stride: usize) -> Self {
-                Self::from_fn(|r, c| tile.get(start + r * row_stride + c))
-            }
         }
     };
 }
 
-fragment!(FragA, "A", "16×K", 4, a_position, elements: 16 * T::K / 32, rows: 16, cols: T::K);
-fragment!(FragB, "B", "K×8", 2, b_position, elements: T::K * 8 / 32, rows: T::K, cols: 8);
+fragment!(FragA, "A", "16×K", 4, a_position, elements: 16 * T::K / 32);
+fragment!(FragB, "B", "K×8", 2, b_position, elements: T::K * 8 / 32);
 
 impl<T: MmaInput> FragA<T> {
-    /// The fragment of the row-major 16×K tile at element `start` of a shared array. On the GPU,
-    /// f16 and bf16 tiles whose rows start 16-byte aligned (`start` and `row_stride` multiples
-    /// of 8) load with one `ldmatrix.x4`.
+    /// The fragment of the row-major 16×K tile at element `start` of a shared array: the
+    /// [`SharedTile`] of that one tile, checked, and its [`frag_a`](SharedTile::frag_a). On the
+    /// GPU, f16 and bf16 tiles whose rows start 16-byte aligned (`start` and `row_stride`
+    /// multiples of 8) load with one `ldmatrix.x4`. A kernel that loads many fragments from one
+    /// stage makes the stage's `SharedTile` once instead (one range check for all of them).
     ///
     /// # Panics
     /// If the tile reaches past the array (on the GPU: traps). In CPU checked mode, also on a
@@ -222,44 +214,21 @@ impl<T: MmaInput> FragA<T> {
     #[inline(always)]
     #[track_caller]
     pub fn load_shared(tile: &Shared<T>, start: usize, row_stride: usize) -> Self {
-        Self::check_shared(tile, start, row_stride);
-        #[cfg(target_arch = "nvptx64")]
-        if T::KIND.bits() == 16 && start % 8 == 0 && row_stride % 8 == 0 {
-            // Lane l gives row l % 8 of matrix l / 8: matrices 0..4 are the 8×8 quarters in the
-            // order of A's registers (rows 0-7/8-15 of columns 0-7, then of columns 8-15).
-            let lane = crate::warp::lane_id() as usize;
-            let (matrix, row) = (lane / 8, lane % 8);
-            let at = start + (row + 8 * (matrix % 2)) * row_stride + 8 * (matrix / 2);
-            return FragA {
-                regs: ptx::ldmatrix_x4(tile.window_at(at)),
-                _t: PhantomData,
-            };
-        }
-        Self::from_shared(tile, start, row_stride)
+        SharedTile::new(*tile, start, (16, T::K), row_stride).frag_a(0, 0)
     }
 }
 
 impl<T: MmaInput> FragB<T> {
-    /// The fragment of the row-major K×8 tile at element `start` of a shared array. On the GPU,
-    /// f16 and bf16 tiles with 16-byte aligned rows load with one `ldmatrix.x2.trans`.
+    /// The fragment of the row-major K×8 tile at element `start` of a shared array (its
+    /// [`SharedTile`]'s [`frag_b`](SharedTile::frag_b)). On the GPU, f16 and bf16 tiles with
+    /// 16-byte aligned rows load with one `ldmatrix.x2.trans`.
     ///
     /// # Panics
     /// As [`FragA::load_shared`].
     #[inline(always)]
     #[track_caller]
     pub fn load_shared(tile: &Shared<T>, start: usize, row_stride: usize) -> Self {
-        Self::check_shared(tile, start, row_stride);
-        #[cfg(target_arch = "nvptx64")]
-        if T::KIND.bits() == 16 && start % 8 == 0 && row_stride % 8 == 0 {
-            // Lanes 0..16 give rows 0..16 (k) of the two 8×8 matrices; `.trans` hands lane l
-            // the k-pairs of column l / 4, which is B's layout.
-            let lane = crate::warp::lane_id() as usize;
-            return FragB {
-                regs: ptx::ldmatrix_x2_trans(tile.window_at(start + (lane % 16) * row_stride)),
-                _t: PhantomData,
-            };
-        }
-        Self::from_shared(tile, start, row_stride)
+        SharedTile::new(*tile, start, (T::K, 8), row_stride).frag_b(0, 0)
     }
 }
 
@@ -364,6 +333,8 @@ pub fn __split_mma<T: MmaInput>(
 
 #[cfg(target_arch = "nvptx64")]
 mod ptx;
+mod tile;
+pub use tile::SharedTile;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod host;

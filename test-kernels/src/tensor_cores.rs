@@ -5,7 +5,7 @@
 
 use ferrocuda_std::async_copy::{commit_async_copies, copy_async, wait_async_copies};
 use ferrocuda_std::half::{bf16, f16};
-use ferrocuda_std::mma::{mma, FragA, FragB, FragC, MmaInput};
+use ferrocuda_std::mma::{mma, FragA, FragB, FragC, MmaInput, SharedTile};
 use ferrocuda_std::thread::{self, sync_threads};
 use ferrocuda_std::{kernel, shared, warp, Out, Shared};
 
@@ -60,6 +60,41 @@ pub fn mma_f16_shared(a: &[f16], b: &[f16], c: &[f32], d: Out<f32>) {
     let fb = FragB::load_shared(&tb, 0, 8);
     let fc = FragC::from_fn(|r, col| c[r * 8 + col]);
     mma(&fa, &fb, &fc).for_each(|r, col, v| d.set(r * 8 + col, v));
+}
+
+/// One warp: `d = a'·b' + c` through [`SharedTile`]s, `a` 32×32 and `b` 32×16 (row-major f16)
+/// staged whole in shared memory: `a'` is the 16×16 tile at (`row`, `col`) of the window of
+/// `a`'s array that starts at element `start` (32 × 32, rows 32 apart), `b'` the 16×8 tile at
+/// (`col`, 8) of `b`'s (32 × 16). A column that is not a multiple of 8 loads element by element
+/// on the GPU (no `ldmatrix`); a window or tile past its bounds must stop the kernel.
+#[kernel]
+pub fn mma_f16_shared_tile(
+    a: &[f16],
+    b: &[f16],
+    c: &[f32],
+    d: Out<f32>,
+    start: u32,
+    row: u32,
+    col: u32,
+) {
+    let ta = shared!([f16; 1024]);
+    let tb = shared!([f16; 512]);
+    let lane = warp::lane_id() as usize;
+    for piece in [lane, lane + 32, lane + 64, lane + 96] {
+        copy_async::<f16, 16>(&ta, 8 * piece, a, 8 * piece);
+    }
+    for piece in [lane, lane + 32] {
+        copy_async::<f16, 16>(&tb, 8 * piece, b, 8 * piece);
+    }
+    commit_async_copies();
+    wait_async_copies::<0>();
+    sync_threads();
+    let window_a = SharedTile::new(ta, start as usize, (32, 32), 32);
+    let window_b = SharedTile::new(tb, 0, (32, 16), 16);
+    let fa = window_a.frag_a(row as usize, col as usize);
+    let fb = window_b.frag_b(col as usize, 8);
+    let fc = FragC::from_fn(|r, cc| c[r * 8 + cc]);
+    mma(&fa, &fb, &fc).for_each(|r, cc, v| d.set(r * 8 + cc, v));
 }
 
 /// A planted bug: lane 5 returns before the `mma` the rest of its warp waits in.
