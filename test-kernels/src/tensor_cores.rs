@@ -94,7 +94,13 @@ const BK: usize = 16;
 /// `dst[at..at + 8]`: one `copy_async` where the 8 are inside a row and 16-byte aligned, else
 /// element by element with zeros outside the matrix (ragged edges).
 #[inline(always)]
-fn stage_8(dst: &Shared<f16>, at: usize, src: &[f16], (row, col): (usize, usize), cols: usize) {
+pub(crate) fn stage_8(
+    dst: &Shared<f16>,
+    at: usize,
+    src: &[f16],
+    (row, col): (usize, usize),
+    cols: usize,
+) {
     let start = row * cols + col;
     if col + 8 <= cols && start.is_multiple_of(8) && start < src.len() {
         copy_async::<f16, 16>(dst, at, src, start);
