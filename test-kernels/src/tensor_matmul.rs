@@ -4,10 +4,10 @@
 //! `copy_async`, and each k16 step written as eight `acc_ij = mma(&fa_i, &fb_j, &acc_ij);`
 //! statements of the body, which `#[kernel]` makes one block step of the split path.
 
-use crate::tensor_cores::stage_8;
+use crate::tensor_cores::{a_fragment, b_fragment, stage_8};
 use ferrocuda_std::async_copy::{commit_async_copies, wait_async_copies};
 use ferrocuda_std::half::f16;
-use ferrocuda_std::mma::{mma, FragA, FragB, FragC};
+use ferrocuda_std::mma::{mma, FragC};
 use ferrocuda_std::thread::{self, sync_threads};
 use ferrocuda_std::{kernel, shared, Out, Shared};
 
@@ -46,19 +46,6 @@ fn stage(
             stage_8(&tb, at, &[], (0, 0), 0);
         }
     }
-}
-
-/// The 16×16 A fragment at `at` of the A tiles. Helpers take the (`Copy`) shared handle by
-/// value: a `&local` in the body would keep the kernel off the split path.
-#[inline(always)]
-fn a_fragment(ta: Shared<f16>, at: usize) -> FragA<f16> {
-    FragA::load_shared(&ta, at, BK)
-}
-
-/// The 16×8 B fragment at `at` of the B tiles.
-#[inline(always)]
-fn b_fragment(tb: Shared<f16>, at: usize) -> FragB<f16> {
-    FragB::load_shared(&tb, at, BN)
 }
 
 /// `c = a·b` (`a` m×k, `b` k×n, `c` m×n, row-major, any sizes) on tensor cores, as the
@@ -106,13 +93,13 @@ pub fn matmul_f16_tc64(a: &[f16], b: &[f16], c: Out<f32>, m: u32, n: u32, k: u32
         let mut kk = 0;
         while kk < BK {
             let a_at = buffer * BM * BK + wr * BK + kk;
-            let fa0 = a_fragment(ta, a_at);
-            let fa1 = a_fragment(ta, a_at + 16 * BK);
+            let fa0 = a_fragment(ta, a_at, BK);
+            let fa1 = a_fragment(ta, a_at + 16 * BK, BK);
             let b_at = buffer * BK * BN + kk * BN + wc;
-            let fb0 = b_fragment(tb, b_at);
-            let fb1 = b_fragment(tb, b_at + 8);
-            let fb2 = b_fragment(tb, b_at + 16);
-            let fb3 = b_fragment(tb, b_at + 24);
+            let fb0 = b_fragment(tb, b_at, BN);
+            let fb1 = b_fragment(tb, b_at + 8, BN);
+            let fb2 = b_fragment(tb, b_at + 16, BN);
+            let fb3 = b_fragment(tb, b_at + 24, BN);
             acc00 = mma(&fa0, &fb0, &acc00);
             acc01 = mma(&fa0, &fb1, &acc01);
             acc02 = mma(&fa0, &fb2, &acc02);

@@ -121,7 +121,7 @@ impl<T: MmaInput> MmaCollective<T> {
             self.diverged(regions, site);
         }
         let mut lanes = self.lanes.borrow_mut();
-        if threads % WARP != 0 && lanes.arrived[threads - 1] {
+        if !threads.is_multiple_of(WARP) && lanes.arrived[threads - 1] {
             // As the coroutine path's mask check (`check_warp_mask`).
             let (warp, these) = (threads / WARP, threads % WARP);
             let detail = format!(
