@@ -10,6 +10,7 @@ mod support;
 use ferrocuda::{bf16, f16, launch, CpuPath, Error, KernelBug, Module};
 use rand::Rng;
 use test_kernels::tensor_cores::*;
+use test_kernels::tensor_matmul::matmul_f16_tc64;
 
 fn cpu_modules() -> Vec<(String, Module)> {
     support::cpu_modules(support::test_kernels_sm80())
@@ -252,7 +253,11 @@ fn a_lane_that_skips_the_mma_is_warp_divergence() {
 #[test]
 fn mma_in_the_body_keeps_the_split_path() {
     use ferrocuda::tensor_kernels::matmul::matmul_tc;
-    for info in [matmul_f16_tc.info(), mma_divergent_split.info()] {
+    for info in [
+        matmul_f16_tc.info(),
+        matmul_f16_tc64.info(),
+        mma_divergent_split.info(),
+    ] {
         assert_eq!(info.cpu_path, CpuPath::Regions, "{}", info.name);
     }
     // The library's tensor-core matmul: its k-step's `mma`s and barriers are statements of the
@@ -277,6 +282,7 @@ fn matmul_on_tensor_cores_at_ragged_sizes() {
         (1, 8, 16),
         (33, 31, 7),
         (20, 40, 96),
+        (96, 130, 72),
     ] {
         let a: Vec<f16> = random(&mut rng, m * k)
             .into_iter()
@@ -296,6 +302,16 @@ fn matmul_on_tensor_cores_at_ragged_sizes() {
             )
             .unwrap();
             results.push((format!("{name} {m}x{n}x{k} (seed {seed})"), c));
+            // The library's shape (eight `mma` statements a k-step, one block step on the
+            // split path): the same order per element, so the same bits.
+            let mut c = vec![f32::NAN; m * n];
+            let grid = (n.div_ceil(64) as u32, m.div_ceil(64) as u32);
+            launch!(
+                module,
+                matmul_f16_tc64[grid, 128](&a, &b, &mut c, m as u32, n as u32, k as u32)
+            )
+            .unwrap();
+            results.push((format!("{name} tc64 {m}x{n}x{k} (seed {seed})"), c));
         }
         // The f64 reference and the bound of a k-long sum in the documented order.
         let (first, first_c) = &results[0];

@@ -129,7 +129,13 @@ const BK: usize = 16;
 /// `dst[at..at + 8]`: one `copy_async` where the 8 are inside a row and 16-byte aligned, else
 /// element by element with zeros outside the matrix (ragged edges).
 #[inline(always)]
-fn stage_8(dst: &Shared<f16>, at: usize, src: &[f16], (row, col): (usize, usize), cols: usize) {
+pub(crate) fn stage_8(
+    dst: &Shared<f16>,
+    at: usize,
+    src: &[f16],
+    (row, col): (usize, usize),
+    cols: usize,
+) {
     let start = row * cols + col;
     if col + 8 <= cols && start.is_multiple_of(8) && start < src.len() {
         copy_async::<f16, 16>(dst, at, src, start);
@@ -169,17 +175,18 @@ fn stage_tiles(
     }
 }
 
-/// The 16×16 A fragment at `at` of the A tiles (rows `BK` apart). Helpers take the (`Copy`)
-/// shared handle by value: a `&local` in the body would keep the kernel off the split path.
+/// The 16×16 A fragment at `at` of the A tiles (rows `row_stride` apart). Helpers take the
+/// (`Copy`) shared handle by value: a `&local` in the body would keep the kernel off the split
+/// path.
 #[inline(always)]
-fn a_fragment(ta: Shared<f16>, at: usize) -> FragA<f16> {
-    FragA::load_shared(&ta, at, BK)
+pub(crate) fn a_fragment(ta: Shared<f16>, at: usize, row_stride: usize) -> FragA<f16> {
+    FragA::load_shared(&ta, at, row_stride)
 }
 
-/// The 16×8 B fragment at `at` of the B tiles (rows `BN` apart).
+/// The 16×8 B fragment at `at` of the B tiles (rows `row_stride` apart).
 #[inline(always)]
-fn b_fragment(tb: Shared<f16>, at: usize) -> FragB<f16> {
-    FragB::load_shared(&tb, at, BN)
+pub(crate) fn b_fragment(tb: Shared<f16>, at: usize, row_stride: usize) -> FragB<f16> {
+    FragB::load_shared(&tb, at, row_stride)
 }
 
 /// `c = a·b` (`a` m×k, `b` k×n, `c` m×n, row-major) on tensor cores: blocks of 4 warps own a
@@ -221,10 +228,10 @@ pub fn matmul_f16_tc(a: &[f16], b: &[f16], c: Out<f32>, m: u32, n: u32, k: u32) 
         wait_async_copies::<1>();
         sync_threads();
         let buffer = s % 2;
-        let fa = a_fragment(ta, buffer * BM * BK + wr * BK);
+        let fa = a_fragment(ta, buffer * BM * BK + wr * BK, BK);
         let b_tile = buffer * BK * BN + wc;
-        left = mma(&fa, &b_fragment(tb, b_tile), &left);
-        right = mma(&fa, &b_fragment(tb, b_tile + 8), &right);
+        left = mma(&fa, &b_fragment(tb, b_tile, BN), &left);
+        right = mma(&fa, &b_fragment(tb, b_tile + 8, BN), &right);
         sync_threads();
         s += 1;
     }

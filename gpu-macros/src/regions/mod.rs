@@ -243,6 +243,8 @@ fn structure(
         targets.extend(left);
         Ok((body, exits))
     };
+    // Consecutive independent `mma` statements, which share one block step (`collective`).
+    let mut group = collective::Group::default();
     for stmt in stmts {
         if let Some(call) = collective::call_stmt(stmt) {
             for arg in &call.args {
@@ -254,13 +256,17 @@ fn structure(
                 };
                 check_code_expr(arg, locals)?;
             }
-            let (put, site, take) = call.split();
-            code.push(put);
-            flush(&mut code, &mut segs);
-            segs.push(Seg::Collective(site));
-            code.push(take);
+            if !group.admits(&call) {
+                group.end(&mut code, &mut segs);
+            }
+            let mma = call.mma;
+            group.push(call);
+            if !mma {
+                group.end(&mut code, &mut segs);
+            }
             continue;
         }
+        group.end(&mut code, &mut segs);
         if let Some(span) = barrier_stmt(stmt) {
             flush(&mut code, &mut segs);
             segs.push(Seg::Barrier(span));
@@ -332,6 +338,7 @@ fn structure(
             }
         }
     }
+    group.end(&mut code, &mut segs);
     flush(&mut code, &mut segs);
     Ok((segs, targets))
 }

@@ -16,7 +16,7 @@ use core::panic::Location;
 use std::format;
 use std::vec::Vec;
 
-pub use super::mma_collective::{MmaCollective, MmaParts};
+pub use super::mma_collective::{MmaCollective, MmaParts, MmaResults};
 
 /// One thread's arguments of a block collective.
 #[doc(hidden)]
@@ -53,11 +53,6 @@ pub struct Folded<V> {
 }
 
 impl<V: Copy> Folded<V> {
-    /// Thread `linear`'s result is `values[linear]`.
-    pub(crate) fn new(values: Vec<V>, block_dim: Dim3) -> Self {
-        Folded { values, block_dim }
-    }
-
     /// Thread `tid`'s result.
     #[inline(always)]
     pub fn get(&self, tid: Dim3) -> V {

@@ -11,13 +11,12 @@
 //! lanes there and others returned is warp divergence, reported as the coroutine path does.
 
 use super::bug::{raise, KernelBug};
-use super::collective::Folded;
 use super::regions::Regions;
 use super::WARP;
 use crate::mma::host::{multiply, Operands};
 use crate::mma::{FragC, MmaInput};
 use crate::thread::Dim3;
-use core::cell::RefCell;
+use core::cell::{Ref, RefCell};
 use core::marker::PhantomData;
 use core::panic::Location;
 use std::format;
@@ -30,18 +29,55 @@ pub struct MmaParts<T> {
     pub(crate) _t: PhantomData<T>,
 }
 
-/// The operands of one `mma` call site of one block, as the threads reach it.
+/// The operands of one `mma` call site of one block, as the threads reach it. The buffers are
+/// kept from step to step (and block to block): a step allocates nothing.
 #[doc(hidden)]
-pub struct MmaCollective<T> {
-    /// Thread `linear`'s operands (`None`: it has not reached the call).
-    lanes: RefCell<Vec<Option<Operands>>>,
+pub struct MmaCollective<T: MmaInput> {
+    /// Thread `linear`'s operands, and whether it has reached the call.
+    lanes: RefCell<Lanes>,
+    /// What each thread got at the last step.
+    results: RefCell<MmaResults<T::Acc>>,
     _t: PhantomData<T>,
+}
+
+/// The threads' operands at one call site.
+#[derive(Default)]
+struct Lanes {
+    operands: Vec<Operands>,
+    arrived: Vec<bool>,
+    /// How many have arrived since the last step.
+    count: usize,
+}
+
+/// What each thread of the block gets from an `mma` step.
+#[doc(hidden)]
+pub struct MmaResults<A> {
+    values: Vec<FragC<A>>,
+    block_dim: Dim3,
+}
+
+impl<A: Copy> MmaResults<A> {
+    /// Thread `tid`'s part of D.
+    #[inline(always)]
+    pub fn get(&self, tid: Dim3) -> FragC<A> {
+        self.values[linear(tid, self.block_dim)]
+    }
+}
+
+/// Thread `tid`'s place in a block of `d`'s threads, x fastest.
+#[inline(always)]
+fn linear(tid: Dim3, d: Dim3) -> usize {
+    (tid.z as usize * d.y as usize + tid.y as usize) * d.x as usize + tid.x as usize
 }
 
 impl<T: MmaInput> Default for MmaCollective<T> {
     fn default() -> Self {
         MmaCollective {
-            lanes: RefCell::new(Vec::new()),
+            lanes: RefCell::new(Lanes::default()),
+            results: RefCell::new(MmaResults {
+                values: Vec::new(),
+                block_dim: Dim3::new(0, 0, 0),
+            }),
             _t: PhantomData,
         }
     }
@@ -57,14 +93,14 @@ impl<T: MmaInput> MmaCollective<T> {
     /// Thread `tid` of `regions`' block reaches the call with `parts`.
     #[inline(always)]
     pub fn put(&self, regions: &Regions, tid: Dim3, parts: MmaParts<T>) {
-        let d = regions.block_dim();
-        let linear =
-            (tid.z as usize * d.y as usize + tid.y as usize) * d.x as usize + tid.x as usize;
+        let linear = linear(tid, regions.block_dim());
         let mut lanes = self.lanes.borrow_mut();
-        if lanes.is_empty() {
-            lanes.resize(regions.threads(), None);
+        if lanes.operands.len() != regions.threads() {
+            lanes.resize(regions.threads());
         }
-        lanes[linear] = Some(parts.operands);
+        lanes.operands[linear] = parts.operands;
+        lanes.count += usize::from(!lanes.arrived[linear]);
+        lanes.arrived[linear] = true;
     }
 
     /// Every warp's `mma` at the call's `site`, once every thread ran the region before it:
@@ -74,52 +110,88 @@ impl<T: MmaInput> MmaCollective<T> {
         &self,
         regions: &Regions,
         site: &'static Location<'static>,
-    ) -> Option<Folded<FragC<T::Acc>>> {
+    ) -> Option<Ref<'_, MmaResults<T::Acc>>> {
         let threads = regions.threads();
         let block_dim = regions.block_dim();
-        let mut lanes = self.lanes.borrow_mut();
-        if lanes.iter().all(Option::is_none) {
-            lanes.clear();
+        let arrived = self.lanes.borrow().count;
+        if arrived == 0 {
             return None;
         }
-        let mut results = Vec::with_capacity(threads);
-        for (warp, these) in lanes.chunks(WARP).enumerate() {
-            let arrived = these.iter().filter(|l| l.is_some()).count();
-            if arrived == 0 {
-                // The whole warp returned: it does no `mma`.
-                results.extend((0..these.len()).map(|_| FragC::zero()));
+        if arrived < threads {
+            self.diverged(regions, site);
+        }
+        let mut lanes = self.lanes.borrow_mut();
+        if !threads.is_multiple_of(WARP) && lanes.arrived[threads - 1] {
+            // As the coroutine path's mask check (`check_warp_mask`).
+            let (warp, these) = (threads / WARP, threads % WARP);
+            let detail = format!(
+                "mask 0xffffffff of mma::mma names lanes past lane {} but warp {warp} of this \
+                 block has only {these} lanes (use warp::warp_mask())",
+                these - 1,
+            );
+            let tid = super::linear_to_dim(warp * WARP, block_dim);
+            drop(lanes);
+            raise(tid, KernelBug::WarpMask { detail });
+        }
+        let mut results = self.results.borrow_mut();
+        results.block_dim = block_dim;
+        results.values.resize(threads, FragC::zero());
+        for (these, out) in lanes
+            .operands
+            .chunks_exact(WARP)
+            .zip(results.values.chunks_exact_mut(WARP))
+        {
+            let these: &[Operands; WARP] = these.try_into().expect("chunks of a warp");
+            for (out, bits) in out.iter_mut().zip(multiply(T::KIND, these)) {
+                out.values = bits.map(bytemuck::cast);
+            }
+        }
+        lanes.arrived.fill(false);
+        lanes.count = 0;
+        drop(results);
+        Some(self.results.borrow())
+    }
+
+    /// Some threads reached the call and others returned before it: a warp with both is warp
+    /// divergence (as the coroutine path reports it); a warp whose lanes all returned does no
+    /// `mma` (as on the GPU), and gets zeros.
+    #[cold]
+    fn diverged(&self, regions: &Regions, site: &'static Location<'static>) {
+        let mut lanes = self.lanes.borrow_mut();
+        let block_dim = regions.block_dim();
+        let arrived = lanes.arrived.clone();
+        for (warp, these) in arrived.chunks(WARP).enumerate() {
+            let here = these.iter().filter(|&&a| a).count();
+            if here == 0 {
+                let zero = Operands::default();
+                lanes.operands[warp * WARP..][..these.len()].fill(zero);
                 continue;
             }
-            if arrived < these.len() {
-                let here = these.iter().position(Option::is_some).unwrap_or(0);
-                let missing = these.iter().position(Option::is_none).unwrap_or(0);
+            if here < these.len() {
+                let first = these.iter().position(|&a| a).unwrap_or(0);
+                let missing = these.iter().position(|&a| !a).unwrap_or(0);
                 let detail = format!(
-                    "lane {here} of warp {warp} waits in mma::mma(mask 0xffffffff) at {site}, but \
-                     lane {missing} returned without reaching it"
+                    "lane {first} of warp {warp} waits in mma::mma(mask 0xffffffff) at {site}, \
+                     but lane {missing} returned without reaching it"
                 );
-                let tid = super::linear_to_dim(warp * WARP + here, block_dim);
+                let tid = super::linear_to_dim(warp * WARP + first, block_dim);
                 drop(lanes);
                 raise(tid, KernelBug::WarpDivergence { detail });
             }
-            if these.len() < WARP {
-                // As the coroutine path's mask check (`check_warp_mask`).
-                let detail = format!(
-                    "mask 0xffffffff of mma::mma names lanes past lane {} but warp {warp} of this \
-                     block has only {} lanes (use warp::warp_mask())",
-                    these.len() - 1,
-                    these.len()
-                );
-                let tid = super::linear_to_dim(warp * WARP, block_dim);
-                drop(lanes);
-                raise(tid, KernelBug::WarpMask { detail });
-            }
-            let operands: [Operands; WARP] = core::array::from_fn(|l| these[l].unwrap_or_default());
-            let d = multiply(T::KIND, &operands);
-            results.extend(d.iter().map(|bits| FragC {
-                values: bits.map(bytemuck::cast),
-            }));
         }
-        lanes.fill(None);
-        Some(Folded::new(results, block_dim))
+        // Every warp is whole or wholly returned: the zero operands of the returned ones give
+        // zeros, which no thread reads (a partial warp's lanes are checked by `fold`).
+        lanes.count = regions.threads();
+    }
+}
+
+impl Lanes {
+    /// Room for a block of `threads` threads, none arrived.
+    #[cold]
+    fn resize(&mut self, threads: usize) {
+        self.operands.resize(threads, Operands::default());
+        self.arrived.clear();
+        self.arrived.resize(threads, false);
+        self.count = 0;
     }
 }

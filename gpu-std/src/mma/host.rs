@@ -3,9 +3,10 @@
 //! the scheduler calls [`release`], which gathers the matrices, multiplies them in the
 //! documented order and writes each lane's result back, before any lane runs on.
 
-use super::{a_position, b_position, c_position, Kind};
+use super::{a_position, b_position, Kind};
 use crate::cpu::{self, Wait, WarpOp, WARP};
 use core::panic::Location;
+use half::slice::HalfFloatSliceExt;
 
 /// One lane's operands of an `mma`, as registers.
 #[derive(Clone, Copy, Default)]
@@ -93,18 +94,109 @@ unsafe fn multiply_wide(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP
     multiply_in_order(kind, lanes)
 }
 
-/// Gathers the warp's A, B and C from the lanes' fragments and computes D as a whole 16×8
-/// tile, k outermost: element (r, c) starts at C's and adds `a[r][k]·b[k][c]` for k = 0, 1, …
-/// in order, one f32 FMA each. That is the documented order element by element (the bits of a
-/// dot product per element), while each step is a row of eight independent FMAs (one vector
-/// instruction) instead of one long chain of dependent ones.
+/// The warp's `mma` as a whole 16×8 tile, k outermost: element (r, c) starts at C's and adds
+/// `a[r][k]·b[k][c]` for k = 0, 1, … in order, one f32 FMA each. That is the documented order
+/// element by element (the bits of a dot product per element), while each step is a row of
+/// eight independent FMAs (one vector instruction) instead of one long chain of dependent ones.
+///
+/// The gather is by kind, each arm with its layout known when compiled: for f16 and bf16, each
+/// lane's registers hold pairs of neighbours (A: two columns of a row; B: two k of a column), so
+/// a register is one store of two raw halves into a tile of bits, and the tile is then
+/// converted to f32 at once (F16C's eight at a time for f16) instead of element by element.
+/// Looked up per element at run time (the kind, each position), the gather took about 70% of
+/// a matrix product's time on the CPU executor (perf, issue 32).
 #[inline(always)]
 fn multiply_in_order(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
-    let k = match kind {
-        Kind::F16 | Kind::Bf16 => 16,
-        Kind::Tf32 => 8,
-        Kind::S8 | Kind::U8 => 32,
+    let c = gather_c(lanes);
+    let d = match kind {
+        Kind::F16 => {
+            let (a, b) = gather_halves(lanes, |bits, out| {
+                let halves: &[half::f16] = bytemuck::cast_slice(bits);
+                halves.convert_to_f32_slice(out);
+            });
+            float_product(&a, &b, c)
+        }
+        Kind::Bf16 => {
+            let (a, b) = gather_halves(lanes, |bits, out| {
+                for (out, &bits) in out.iter_mut().zip(bits) {
+                    *out = half::bf16::from_bits(bits).to_f32();
+                }
+            });
+            float_product(&a, &b, c)
+        }
+        Kind::Tf32 => {
+            let (a, b) = gather::<8>(Kind::Tf32, lanes);
+            float_product(&a, &b, c)
+        }
+        Kind::S8 => {
+            let (a, b) = gather::<32>(Kind::S8, lanes);
+            integer_product(&a, &b, c)
+        }
+        Kind::U8 => {
+            let (a, b) = gather::<32>(Kind::U8, lanes);
+            integer_product(&a, &b, c)
+        }
     };
+    core::array::from_fn(|lane| {
+        let (g, t) = (lane / 4, lane % 4);
+        [
+            d[g][2 * t],
+            d[g][2 * t + 1],
+            d[g + 8][2 * t],
+            d[g + 8][2 * t + 1],
+        ]
+    })
+}
+
+/// C as a 16×8 tile of bits: lane (g, t) = (lane / 4, lane % 4) holds (g, 2t), (g, 2t + 1),
+/// (g + 8, 2t), (g + 8, 2t + 1) (`c_position`).
+#[inline(always)]
+fn gather_c(lanes: &[Operands; WARP]) -> [[u32; 8]; 16] {
+    let mut c = [[0u32; 8]; 16];
+    for (lane, theirs) in lanes.iter().enumerate() {
+        let (g, t) = (lane / 4, lane % 4);
+        c[g][2 * t] = theirs.c[0];
+        c[g][2 * t + 1] = theirs.c[1];
+        c[g + 8][2 * t] = theirs.c[2];
+        c[g + 8][2 * t + 1] = theirs.c[3];
+    }
+    c
+}
+
+/// A (16×16, row-major) and B (16×8, row-major) of an f16 or bf16 `mma` as f32, `convert`
+/// turning raw halves into values. Lane (g, t)'s register j of A holds row g + 8·(j % 2),
+/// columns 2t + 8·(j / 2) and the next (low half first); its register j of B holds column g,
+/// k = 2t + 8j and the next (`a_position`, `b_position`).
+#[inline(always)]
+fn gather_halves(
+    lanes: &[Operands; WARP],
+    convert: impl Fn(&[u16], &mut [f32]),
+) -> ([[f32; 16]; 16], [[f32; 8]; 16]) {
+    let mut a_bits = [[0u16; 16]; 16];
+    let mut b_bits = [[0u16; 8]; 16];
+    for (lane, theirs) in lanes.iter().enumerate() {
+        let (g, t) = (lane / 4, lane % 4);
+        for (j, &word) in theirs.a.iter().enumerate() {
+            let (row, col) = (g + 8 * (j % 2), 2 * t + 8 * (j / 2));
+            a_bits[row][col] = word as u16;
+            a_bits[row][col + 1] = (word >> 16) as u16;
+        }
+        for (j, &word) in theirs.b.iter().enumerate() {
+            let k = 2 * t + 8 * j;
+            b_bits[k][g] = word as u16;
+            b_bits[k + 1][g] = (word >> 16) as u16;
+        }
+    }
+    let mut a = [[0f32; 16]; 16];
+    convert(a_bits.as_flattened(), a.as_flattened_mut());
+    let mut b = [[0f32; 8]; 16];
+    convert(b_bits.as_flattened(), b.as_flattened_mut());
+    (a, b)
+}
+
+/// A (16×K) and B (K×8) of a tf32 or integer `mma` as f32 (exact), by each element's position.
+#[inline(always)]
+fn gather<const K: usize>(kind: Kind, lanes: &[Operands; WARP]) -> ([[f32; K]; 16], [[f32; 8]; K]) {
     let bits = kind.bits();
     let per = 32 / bits;
     let field = |regs: &[u32], i: usize| {
@@ -115,52 +207,184 @@ fn multiply_in_order(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
             (word >> (bits * (i % per))) & ((1 << bits) - 1)
         }
     };
-    // A row-major 16×k and B row-major k×8 (at most k = 32); C/D 16×8.
-    let mut a = [[0f32; 32]; 16];
-    let mut b = [[0f32; 8]; 32];
-    let mut c = [[0u32; 8]; 16];
+    let mut a = [[0f32; K]; 16];
+    let mut b = [[0f32; 8]; K];
     for (lane, theirs) in lanes.iter().enumerate() {
-        for i in 0..16 * k / 32 {
+        for i in 0..16 * K / 32 {
             let (r, col) = a_position(kind, lane, i);
             a[r][col] = element(kind, field(&theirs.a, i));
         }
-        for i in 0..k * 8 / 32 {
+        for i in 0..K * 8 / 32 {
             let (r, col) = b_position(kind, lane, i);
             b[r][col] = element(kind, field(&theirs.b, i));
         }
-        for (i, &value) in theirs.c.iter().enumerate() {
-            let (r, col) = c_position(lane, i);
-            c[r][col] = value;
+    }
+    (a, b)
+}
+
+/// `a·b + c` in f32, k outermost, one FMA per product (see [`multiply_in_order`]), with the
+/// tile's 16 rows in 16 AVX registers: each step of the k-sum is one broadcast of `a[r][k]`
+/// and one 8-wide FMA per row, which rounds each lane exactly as `f32::mul_add` does. Written
+/// with intrinsics because LLVM vectorised the portable loops below across rows instead, with
+/// a shuffle per element (perf: most of the product's time).
+#[cfg(all(
+    target_arch = "x86_64",
+    target_feature = "avx2",
+    target_feature = "fma"
+))]
+#[inline(always)]
+fn float_product<const K: usize>(
+    a: &[[f32; K]; 16],
+    b: &[[f32; 8]; K],
+    c: [[u32; 8]; 16],
+) -> [[u32; 8]; 16] {
+    use core::arch::x86_64::{_mm256_fmadd_ps, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps};
+    // SAFETY: the crate is compiled for AVX2 and FMA (the `cfg` above); every load and store
+    // is of a whole row of 8 `f32`s (`u32`s of the same size), in bounds of its array.
+    unsafe {
+        let mut sum = c.map(|row| _mm256_loadu_ps(row.as_ptr().cast()));
+        for (depth, b_row) in b.iter().enumerate() {
+            let y = _mm256_loadu_ps(b_row.as_ptr());
+            for (s, a_row) in sum.iter_mut().zip(a) {
+                *s = _mm256_fmadd_ps(_mm256_set1_ps(a_row[depth]), y, *s);
+            }
+        }
+        sum.map(|row| {
+            let mut out = [0u32; 8];
+            _mm256_storeu_ps(out.as_mut_ptr().cast(), row);
+            out
+        })
+    }
+}
+
+/// `a·b + c` in f32, k outermost, one FMA per product (see [`multiply_in_order`]).
+#[cfg(not(all(
+    target_arch = "x86_64",
+    target_feature = "avx2",
+    target_feature = "fma"
+)))]
+#[inline(always)]
+fn float_product<const K: usize>(
+    a: &[[f32; K]; 16],
+    b: &[[f32; 8]; K],
+    c: [[u32; 8]; 16],
+) -> [[u32; 8]; 16] {
+    let mut sum = c.map(|row| row.map(f32::from_bits));
+    for (depth, b_row) in b.iter().enumerate() {
+        for (s, a_row) in sum.iter_mut().zip(a) {
+            let x = a_row[depth];
+            for (s, &y) in s.iter_mut().zip(b_row) {
+                *s = x.mul_add(y, *s);
+            }
         }
     }
-    let d = if matches!(kind, Kind::S8 | Kind::U8) {
-        // Integer products are exact in f32 (|a·b| <= 2^14); the sum in i64, wrapped.
-        let mut sum = c.map(|row| row.map(|v| i64::from(v as i32)));
-        for (depth, b_row) in b[..k].iter().enumerate() {
-            for (s, a_row) in sum.iter_mut().zip(&a) {
-                let x = a_row[depth];
-                for (s, &y) in s.iter_mut().zip(b_row) {
-                    *s += (x * y) as i64;
-                }
+    sum.map(|row| row.map(f32::to_bits))
+}
+
+/// `a·b + c` for integers: the products are exact in f32 (|a·b| <= 2^14), the sum in i64,
+/// wrapped to 32 bits.
+#[inline(always)]
+fn integer_product<const K: usize>(
+    a: &[[f32; K]; 16],
+    b: &[[f32; 8]; K],
+    c: [[u32; 8]; 16],
+) -> [[u32; 8]; 16] {
+    let mut sum = c.map(|row| row.map(|v| i64::from(v as i32)));
+    for (depth, b_row) in b.iter().enumerate() {
+        for (s, a_row) in sum.iter_mut().zip(a) {
+            let x = a_row[depth];
+            for (s, &y) in s.iter_mut().zip(b_row) {
+                *s += (x * y) as i64;
             }
         }
-        sum.map(|row| row.map(|v| v as i32 as u32))
-    } else {
-        let mut sum = c.map(|row| row.map(f32::from_bits));
-        for (depth, b_row) in b[..k].iter().enumerate() {
-            for (s, a_row) in sum.iter_mut().zip(&a) {
-                let x = a_row[depth];
-                for (s, &y) in s.iter_mut().zip(b_row) {
-                    *s = x.mul_add(y, *s);
-                }
+    }
+    sum.map(|row| row.map(|v| v as i32 as u32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mma::c_position;
+
+    /// Random register bits whose fields are finite values of `kind` (xorshift from `seed`).
+    fn registers(kind: Kind, seed: &mut u64) -> u32 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        let bits = *seed as u32;
+        match kind {
+            // Exponents below all ones in each half (no infinity, no NaN).
+            Kind::F16 => bits & 0xbbff_bbff,
+            Kind::Bf16 => bits & 0xbf7f_bf7f,
+            Kind::Tf32 => bits & 0xbf7f_ffff,
+            Kind::S8 | Kind::U8 => bits,
+        }
+    }
+
+    /// The warp's D element by element, from each element's documented position and the
+    /// documented order (C first, then k = 0, 1, … one FMA each; integers exactly).
+    fn reference(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
+        let k = match kind {
+            Kind::F16 | Kind::Bf16 => 16,
+            Kind::Tf32 => 8,
+            Kind::S8 | Kind::U8 => 32,
+        };
+        let (bits, per) = (kind.bits(), 32 / kind.bits());
+        let field = |regs: &[u32], i: usize| {
+            let mask = if bits == 32 {
+                u32::MAX
+            } else {
+                (1 << bits) - 1
+            };
+            (regs[i / per] >> (bits * (i % per))) & mask
+        };
+        let (mut a, mut b) = ([[0f32; 32]; 16], [[0f32; 8]; 32]);
+        let mut c = [[0u32; 8]; 16];
+        for (lane, theirs) in lanes.iter().enumerate() {
+            for i in 0..16 * k / 32 {
+                let (r, col) = a_position(kind, lane, i);
+                a[r][col] = element(kind, field(&theirs.a, i));
+            }
+            for i in 0..k * 8 / 32 {
+                let (r, col) = b_position(kind, lane, i);
+                b[r][col] = element(kind, field(&theirs.b, i));
+            }
+            for i in 0..4 {
+                let (r, col) = c_position(lane, i);
+                c[r][col] = theirs.c[i];
             }
         }
-        sum.map(|row| row.map(f32::to_bits))
-    };
-    core::array::from_fn(|lane| {
-        core::array::from_fn(|i| {
-            let (r, col) = c_position(lane, i);
-            d[r][col]
+        core::array::from_fn(|lane| {
+            core::array::from_fn(|i| {
+                let (r, col) = c_position(lane, i);
+                if matches!(kind, Kind::S8 | Kind::U8) {
+                    let products = (0..k).map(|x| (a[r][x] * b[x][col]) as i64);
+                    (products.sum::<i64>() + i64::from(c[r][col] as i32)) as i32 as u32
+                } else {
+                    let sum = (0..k).fold(f32::from_bits(c[r][col]), |s, x| {
+                        a[r][x].mul_add(b[x][col], s)
+                    });
+                    sum.to_bits()
+                }
+            })
         })
-    })
+    }
+
+    #[test]
+    fn the_tile_product_matches_the_element_by_element_order_for_every_kind() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        for kind in [Kind::F16, Kind::Bf16, Kind::Tf32, Kind::S8, Kind::U8] {
+            for _ in 0..20 {
+                let lanes: [Operands; WARP] = core::array::from_fn(|_| Operands {
+                    a: core::array::from_fn(|_| registers(kind, &mut seed)),
+                    b: core::array::from_fn(|_| registers(kind, &mut seed)),
+                    c: core::array::from_fn(|_| match kind {
+                        Kind::S8 | Kind::U8 => registers(kind, &mut seed),
+                        _ => registers(Kind::Tf32, &mut seed),
+                    }),
+                });
+                assert_eq!(multiply(kind, &lanes), reference(kind, &lanes), "{kind:?}");
+            }
+        }
+    }
 }
