@@ -26,6 +26,7 @@ mod link;
 mod memory;
 mod module;
 mod occupancy;
+mod proc_address;
 mod profile;
 mod ptx_header;
 mod ptx_link;
