@@ -270,6 +270,25 @@ pub unsafe extern "C" fn cuGetProcAddress(
     unsafe { get_proc_address(symbol, pfn, cudaVersion, std::ptr::null_mut()) }
 }
 
+/// `cuGetExportTable`: CUDA's private tables of internal entry points, by UUID, for NVIDIA's own
+/// libraries. The emulator has none: `CUDA_ERROR_INVALID_VALUE` (what CUDA answers for an unknown
+/// UUID) and a null table. NVRTC opens `libcuda.so.1` when it finds one and asks for a table;
+/// without this symbol it crashed (test_module_callbacks, with the emulator as libcuda.so.1).
+///
+/// # Safety
+/// `table` is null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuGetExportTable(
+    table: *mut *const c_void,
+    _id: *const c_void,
+) -> CUresult {
+    if !table.is_null() {
+        // SAFETY: not null, so valid for a write by the caller's contract.
+        unsafe { table.write(std::ptr::null()) };
+    }
+    CUresult::CUDA_ERROR_INVALID_VALUE
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -66,3 +66,16 @@ fn a_variant_the_emulator_lacks_or_an_unknown_name_is_not_found() {
         );
     }
 }
+
+/// NVRTC asks a `libcuda.so.1` it finds for CUDA's private export tables: the emulator has none,
+/// and says so without crashing (it was a missing symbol, fatal to the process).
+#[test]
+fn an_export_table_is_refused_with_a_null_table() {
+    support::load_emulator(|| {});
+    let mut table = std::ptr::dangling::<c_void>();
+    let id = sys::CUuuid { bytes: [7; 16] };
+    // SAFETY: a local valid for one write and a UUID that lives across the call.
+    let result = unsafe { sys::cuGetExportTable(&mut table, &id) };
+    assert_eq!(result, CUresult::CUDA_ERROR_INVALID_VALUE);
+    assert!(table.is_null());
+}
