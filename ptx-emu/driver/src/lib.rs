@@ -28,6 +28,7 @@ mod module;
 mod occupancy;
 mod proc_address;
 mod profile;
+mod ptds;
 mod ptx_header;
 mod ptx_link;
 mod ptx_opcodes;
