@@ -7,8 +7,8 @@
 //! [`VERSIONED`] lists those variants, with the version each appeared in, as NVIDIA's
 //! cuda-bindings 12.9 (`cuda/bindings/_bindings/cydriver.pyx`) asks for them. A variant the
 //! emulator does not export is `CUDA_ERROR_NOT_FOUND` (never an older signature in its place).
-//! The per-thread default stream flag gets the same functions: the emulator's per-thread default
-//! stream is its legacy one (docs/emulator.md).
+//! With `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` a function that has a per-thread
+//! variant (`_ptds`, `_ptsz`: src/ptds.rs) gets it, as on CUDA; the others their plain one.
 
 use crate::ffi::guard;
 use cudarc::driver::sys::CUresult;
@@ -162,6 +162,9 @@ const VERSIONED: &[(&str, c_int, &str)] = &[
 const SYMBOL_FOUND: c_int = 0;
 const SYMBOL_NOT_FOUND: c_int = 1;
 
+/// `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`.
+const PER_THREAD_DEFAULT_STREAM: u64 = 2;
+
 /// The symbol that `name` at `version` stands for: the newest variant not newer than `version`,
 /// or the base name when there is none.
 fn symbol(name: &str, version: c_int) -> &str {
@@ -204,7 +207,17 @@ fn lookup(symbol: &str) -> *mut c_void {
     unsafe { libc::dlsym(library.0, symbol.as_ptr()) }
 }
 
-/// Finds `symbol` at `version` and writes its address (null when absent) and status.
+/// The address of `symbol`'s per-thread default stream variant, or null when it has none.
+fn per_thread_variant(symbol: &str) -> *mut c_void {
+    ["_ptds", "_ptsz"]
+        .iter()
+        .map(|suffix| lookup(&format!("{symbol}{suffix}")))
+        .find(|address| !address.is_null())
+        .unwrap_or(std::ptr::null_mut())
+}
+
+/// Finds `symbol` at `version` (its per-thread variant first if `flags` asks for the per-thread
+/// default stream) and writes its address (null when absent) and status.
 ///
 /// # Safety
 /// `symbol` is a NUL-terminated string; `pfn` is valid for a write; `status` is null or valid
@@ -213,6 +226,7 @@ unsafe fn get_proc_address(
     symbol: *const c_char,
     pfn: *mut *mut c_void,
     version: c_int,
+    flags: u64,
     status: *mut c_int,
 ) -> CUresult {
     guard("cuGetProcAddress", || {
@@ -221,7 +235,14 @@ unsafe fn get_proc_address(
         }
         // SAFETY: NUL-terminated by the caller's contract.
         let name = unsafe { CStr::from_ptr(symbol) }.to_string_lossy();
-        let address = lookup(self::symbol(&name, version));
+        let symbol = self::symbol(&name, version);
+        let mut address = std::ptr::null_mut();
+        if flags & PER_THREAD_DEFAULT_STREAM != 0 {
+            address = per_thread_variant(symbol);
+        }
+        if address.is_null() {
+            address = lookup(symbol);
+        }
         let found = !address.is_null();
         // SAFETY: valid for a write (checked not null; the caller's contract).
         unsafe { pfn.write(address) };
@@ -242,17 +263,17 @@ unsafe fn get_proc_address(
 /// `cuGetProcAddress_v2` (CUDA 12.0): with the symbol's status.
 ///
 /// # Safety
-/// See [`get_proc_address`]; `flags` is not read (see the module's documentation).
+/// See [`get_proc_address`].
 #[no_mangle]
 pub unsafe extern "C" fn cuGetProcAddress_v2(
     symbol: *const c_char,
     pfn: *mut *mut c_void,
     cudaVersion: c_int,
-    _flags: u64,
+    flags: u64,
     symbolStatus: *mut c_int,
 ) -> CUresult {
     // SAFETY: the caller's pointers, under the same contract.
-    unsafe { get_proc_address(symbol, pfn, cudaVersion, symbolStatus) }
+    unsafe { get_proc_address(symbol, pfn, cudaVersion, flags, symbolStatus) }
 }
 
 /// `cuGetProcAddress` (CUDA 11.3): without it.
@@ -264,10 +285,10 @@ pub unsafe extern "C" fn cuGetProcAddress(
     symbol: *const c_char,
     pfn: *mut *mut c_void,
     cudaVersion: c_int,
-    _flags: u64,
+    flags: u64,
 ) -> CUresult {
     // SAFETY: the caller's pointers, under the same contract; no status asked for.
-    unsafe { get_proc_address(symbol, pfn, cudaVersion, std::ptr::null_mut()) }
+    unsafe { get_proc_address(symbol, pfn, cudaVersion, flags, std::ptr::null_mut()) }
 }
 
 /// `cuGetExportTable`: CUDA's private tables of internal entry points, by UUID, for NVIDIA's own

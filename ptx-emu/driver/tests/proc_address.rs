@@ -9,7 +9,7 @@ use std::ffi::{c_void, CString};
 mod support;
 
 /// What `cuGetProcAddress_v2` answers for `name` at `version`.
-fn proc_address(name: &str, version: i32) -> (CUresult, *mut c_void, Status) {
+fn proc_address(name: &str, version: i32, flags: u64) -> (CUresult, *mut c_void, Status) {
     support::load_emulator(|| {});
     let name = CString::new(name).unwrap();
     // Not null, so that the call is seen to write it.
@@ -17,7 +17,7 @@ fn proc_address(name: &str, version: i32) -> (CUresult, *mut c_void, Status) {
     let mut status = Status::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
     // SAFETY: a NUL-terminated name and two locals valid for one write each.
     let result =
-        unsafe { sys::cuGetProcAddress_v2(name.as_ptr(), &mut pfn, version, 0, &mut status) };
+        unsafe { sys::cuGetProcAddress_v2(name.as_ptr(), &mut pfn, version, flags, &mut status) };
     (result, pfn, status)
 }
 
@@ -45,7 +45,7 @@ fn each_version_gets_the_variant_it_knows_and_the_linker_agrees() {
         ("cuLaunchKernel", 12000, "cuLaunchKernel"),
         ("cuMemcpyHtoD", 12000, "cuMemcpyHtoD_v2"),
     ] {
-        let (result, pfn, status) = proc_address(name, version);
+        let (result, pfn, status) = proc_address(name, version, 0);
         assert_eq!(result, CUresult::CUDA_SUCCESS, "{name} at {version}");
         assert_eq!(status, Status::CU_GET_PROC_ADDRESS_SUCCESS, "{name}");
         assert_eq!(pfn, export(symbol), "{name} at {version} is {symbol}");
@@ -53,10 +53,24 @@ fn each_version_gets_the_variant_it_knows_and_the_linker_agrees() {
 }
 
 #[test]
+fn the_per_thread_default_stream_flag_gets_the_per_thread_variants() {
+    for (name, symbol) in [
+        ("cuLaunchKernel", "cuLaunchKernel_ptsz"),
+        ("cuMemcpyHtoD", "cuMemcpyHtoD_v2_ptds"),
+        // No per-thread variant: the plain function.
+        ("cuMemAlloc", "cuMemAlloc_v2"),
+    ] {
+        let (result, pfn, _) = proc_address(name, 12000, 2);
+        assert_eq!(result, CUresult::CUDA_SUCCESS, "{name}");
+        assert_eq!(pfn, export(symbol), "{name} per thread is {symbol}");
+    }
+}
+
+#[test]
 fn a_variant_the_emulator_lacks_or_an_unknown_name_is_not_found() {
     // cuStreamGetCtx at CUDA 12.8 is cuStreamGetCtx_v2, which the emulator does not export.
     for (name, version) in [("cuStreamGetCtx", 12080), ("cuNoSuchFunction", 12000)] {
-        let (result, pfn, status) = proc_address(name, version);
+        let (result, pfn, status) = proc_address(name, version, 0);
         assert_eq!(result, CUresult::CUDA_ERROR_NOT_FOUND, "{name}");
         assert!(pfn.is_null(), "{name}");
         assert_eq!(
