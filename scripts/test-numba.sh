@@ -32,6 +32,11 @@ esac
 
 export NUMBA_CUDA_USE_NVIDIA_BINDING=0
 export NUMBA_CUDA_DRIVER=$PWD/target/$NUMBA_EMU_PROFILE/libferrocuda_emu_cuda.so
+# NVIDIA's cuda-bindings (test_module_callbacks calls it directly) opens libcuda.so.1 by name:
+# the emulator under that name, first on the library path, and never a real driver.
+mkdir -p "$venv/libcuda"
+ln -sfn "$NUMBA_CUDA_DRIVER" "$venv/libcuda/libcuda.so.1"
+export LD_LIBRARY_PATH=$PWD/$venv/libcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # The suites' own tests of the simulator are not ours to run.
 unset NUMBA_ENABLE_CUDASIM
 # The suites are written against GPUs and rely on what a GPU lets pass (test_localmem stores past

@@ -169,8 +169,7 @@ pub unsafe extern "C" fn cuInit(Flags: c_uint) -> CUresult {
         if Flags != 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        DRIVER.init();
-        Ok(())
+        DRIVER.init()
     })
 }
 

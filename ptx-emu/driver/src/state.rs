@@ -10,7 +10,7 @@ use cudarc::driver::sys::CUresult;
 use ferrocuda_ptx_emu::{Checks, KernelInfo, Memory, Module};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -25,7 +25,9 @@ pub(crate) const CHECKS_ENV: &str = "FERROCUDA_EMU_CHECKS";
 
 /// The process's driver.
 pub(crate) struct Driver {
-    initialized: AtomicBool,
+    /// The id of the process that ran `cuInit` (0 before): a child forked after it finds
+    /// another id of its own, and the driver is not initialised there ([`Driver::initialized`]).
+    initialized_by: AtomicU32,
     /// Each device's memory, shared by every context of that device. Addresses are unique across
     /// devices (unified addressing), and a kernel or copy of one device reaches only its own.
     pub memories: Vec<Arc<Memory>>,
@@ -33,7 +35,7 @@ pub(crate) struct Driver {
 }
 
 pub(crate) static DRIVER: LazyLock<Driver> = LazyLock::new(|| Driver {
-    initialized: AtomicBool::new(false),
+    initialized_by: AtomicU32::new(0),
     memories: (0..device_count())
         .map(|device| Memory::of_device_checked(DEVICE_MEMORY_BYTES, device, checks()))
         .collect(),
@@ -86,16 +88,32 @@ impl Driver {
         &self.memories[device]
     }
 
-    pub fn init(&self) {
-        self.initialized.store(true, Ordering::SeqCst);
+    /// `cuInit`: records this process as the driver's. `CUDA_ERROR_NOT_INITIALIZED` in a child
+    /// forked after the parent's `cuInit` (see [`Driver::initialized`]).
+    pub fn init(&self) -> Outcome {
+        match self.initialized_by.compare_exchange(
+            0,
+            std::process::id(),
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        ) {
+            Ok(_) => Ok(()),
+            Err(_) => self.initialized(),
+        }
     }
 
-    /// `CUDA_ERROR_NOT_INITIALIZED` until `cuInit` has run.
-    pub fn initialized(&self) -> Result<(), CUresult> {
-        if self.initialized.load(Ordering::SeqCst) {
-            Ok(())
-        } else {
-            Err(CUresult::CUDA_ERROR_NOT_INITIALIZED)
+    /// `CUDA_ERROR_NOT_INITIALIZED` until `cuInit` has run, and for good in a child process
+    /// forked after it. CUDA's state (its device connections, threads and memory mappings) does
+    /// not survive `fork`: on a GPU every call of such a child fails, with this code, and
+    /// clients rely on it to tell the child its CUDA is unusable (Numba's "CUDA initialized
+    /// before forking", test_multiprocessing). The emulator's state would survive the fork as a
+    /// copy, but it refuses the same way, so that a client's fork handling is tested here as it
+    /// runs on a GPU.
+    pub fn initialized(&self) -> Outcome {
+        match self.initialized_by.load(Ordering::SeqCst) {
+            0 => Err(CUresult::CUDA_ERROR_NOT_INITIALIZED),
+            pid if pid != std::process::id() => Err(CUresult::CUDA_ERROR_NOT_INITIALIZED),
+            _ => Ok(()),
         }
     }
 

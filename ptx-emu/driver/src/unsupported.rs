@@ -5,7 +5,7 @@
 use cudarc::driver::sys::{
     CUdevice, CUdeviceptr, CUgraph, CUgraphExec, CUmemoryPool, CUresult, CUstream,
 };
-use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
+use std::ffi::{c_int, c_uint, c_ulonglong, c_void};
 
 macro_rules! not_supported {
     ($($name:ident($($arg:ty),*);)*) => {$(
@@ -40,12 +40,11 @@ not_supported! {
     cuGraphUpload(CUgraphExec, CUstream);
     cuGraphDestroy(CUgraph);
     cuGraphExecDestroy(CUgraphExec);
-    // Clusters, external memory, entry points by name.
+    // Clusters, external memory.
     cuOccupancyAvailableDynamicSMemPerBlock(*mut usize, *mut c_void, c_int, c_int);
     cuOccupancyMaxActiveClusters(*mut c_int, *mut c_void, *const c_void);
     cuOccupancyMaxPotentialClusterSize(*mut c_int, *mut c_void, *const c_void);
     cuImportExternalMemory(*mut *mut c_void, *const c_void);
-    cuGetProcAddress_v2(*const c_char, *mut *mut c_void, c_int, u64, *mut c_void);
 }
 
 /// The profiler's start: a success that does nothing, as CUDA's is without a profiler attached.
