@@ -44,6 +44,9 @@ unset NUMBA_ENABLE_CUDASIM
 # does (docs/emulator.md, "How strictly kernels are checked"). FERROCUDA_EMU_CHECKS=strict runs
 # them under the emulator's own checks.
 export FERROCUDA_EMU_CHECKS=${FERROCUDA_EMU_CHECKS:-gpu}
+# Two virtual GPUs, so that the suites' multi-GPU tests (context switches between devices,
+# test_multigpu, CUDA_VISIBLE_DEVICES) run rather than skip.
+export FERROCUDA_EMU_DEVICES=${FERROCUDA_EMU_DEVICES:-2}
 
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(cudadrv cudapy)

@@ -260,11 +260,12 @@ pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -
     })
 }
 
-/// A fixed UUID per device, "ferrocuda-ptxemu" in ASCII with the ordinal added to the last
-/// byte: the same device in every process (device 0's is the one a single device always had).
+/// A fixed UUID per virtual GPU, "ferrocuda-ptxemu" in ASCII with the GPU's index added to the
+/// last byte: the same GPU in every process, whatever ordinal `CUDA_VISIBLE_DEVICES` gives it
+/// (GPU 0's is the one a single device always had).
 fn uuid(ordinal: usize) -> CUuuid {
     let mut bytes = b"ferrocuda-ptxemu".map(|b| b as c_char);
-    bytes[15] += ordinal as c_char;
+    bytes[15] += DRIVER.physical[ordinal] as c_char;
     CUuuid { bytes }
 }
 

@@ -20,6 +20,9 @@ pub(crate) const DEVICE_MEMORY_BYTES: u64 = 4 << 30;
 /// How many virtual GPUs the driver reports: 1 to 8, default 1.
 pub(crate) const DEVICES_ENV: &str = "FERROCUDA_EMU_DEVICES";
 
+/// CUDA's device mask: which of the virtual GPUs the process sees, and in what order.
+pub(crate) const VISIBLE_ENV: &str = "CUDA_VISIBLE_DEVICES";
+
 /// How kernels are checked: `strict` (the default) or `gpu` ([`Checks`], docs/emulator.md).
 pub(crate) const CHECKS_ENV: &str = "FERROCUDA_EMU_CHECKS";
 
@@ -28,19 +31,46 @@ pub(crate) struct Driver {
     /// The id of the process that ran `cuInit` (0 before): a child forked after it finds
     /// another id of its own, and the driver is not initialised there ([`Driver::initialized`]).
     initialized_by: AtomicU32,
+    /// The virtual GPU (of `FERROCUDA_EMU_DEVICES`) behind each device ordinal the process sees
+    /// ([`visible_devices`]): its identity (UUID) and its memory's addresses are the GPU's.
+    pub physical: Vec<u32>,
     /// Each device's memory, shared by every context of that device. Addresses are unique across
     /// devices (unified addressing), and a kernel or copy of one device reaches only its own.
     pub memories: Vec<Arc<Memory>>,
     state: Mutex<State>,
 }
 
-pub(crate) static DRIVER: LazyLock<Driver> = LazyLock::new(|| Driver {
-    initialized_by: AtomicU32::new(0),
-    memories: (0..device_count())
-        .map(|device| Memory::of_device_checked(DEVICE_MEMORY_BYTES, device, checks()))
-        .collect(),
-    state: Mutex::new(State::default()),
+pub(crate) static DRIVER: LazyLock<Driver> = LazyLock::new(|| {
+    let physical = visible_devices(device_count(), std::env::var(VISIBLE_ENV).ok().as_deref());
+    Driver {
+        initialized_by: AtomicU32::new(0),
+        memories: physical
+            .iter()
+            .map(|&device| Memory::of_device_checked(DEVICE_MEMORY_BYTES, device, checks()))
+            .collect(),
+        physical,
+        state: Mutex::new(State::default()),
+    }
 });
+
+/// The virtual GPUs (indices below `count`) the process sees, in its order: all of them without
+/// a mask; with `CUDA_VISIBLE_DEVICES`, as CUDA reads it, the comma-separated indices up to the
+/// first entry that is not one of the GPUs or names one again (so `""` or `"-1"` hides them all
+/// and `"1,7,0"` shows only GPU 1). UUIDs (`GPU-…`) and MIG names end the list too: the
+/// emulator's GPUs are named by index only.
+pub(crate) fn visible_devices(count: u32, mask: Option<&str>) -> Vec<u32> {
+    let Some(mask) = mask else {
+        return (0..count).collect();
+    };
+    let mut visible = Vec::new();
+    for entry in mask.split(',') {
+        match entry.trim().parse::<u32>() {
+            Ok(device) if device < count && !visible.contains(&device) => visible.push(device),
+            _ => break,
+        }
+    }
+    visible
+}
 
 /// `FERROCUDA_EMU_DEVICES`, read once: a number from 1 to 8; anything else is reported and 1.
 fn device_count() -> u32 {
@@ -91,6 +121,11 @@ impl Driver {
     /// `cuInit`: records this process as the driver's. `CUDA_ERROR_NOT_INITIALIZED` in a child
     /// forked after the parent's `cuInit` (see [`Driver::initialized`]).
     pub fn init(&self) -> Outcome {
+        // Every GPU hidden by `CUDA_VISIBLE_DEVICES`: CUDA's `cuInit` fails so, and the driver
+        // stays uninitialised.
+        if self.memories.is_empty() {
+            return Err(CUresult::CUDA_ERROR_NO_DEVICE);
+        }
         match self.initialized_by.compare_exchange(
             0,
             std::process::id(),
@@ -360,5 +395,23 @@ impl State {
         // Work still queued in it (its destruction ran what it could first) goes with it.
         self.deferred.queues.retain(|key, _| key.0 != id);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::visible_devices;
+
+    #[test]
+    fn the_mask_is_read_as_cuda_reads_it() {
+        assert_eq!(visible_devices(3, None), [0, 1, 2]);
+        assert_eq!(visible_devices(3, Some("2,0")), [2, 0]);
+        assert_eq!(visible_devices(3, Some(" 1 , 2 ")), [1, 2]);
+        // The list ends at the first entry that is not a GPU, or repeats one.
+        assert_eq!(visible_devices(3, Some("1,7,0")), [1]);
+        assert_eq!(visible_devices(3, Some("0,0,1")), [0]);
+        assert_eq!(visible_devices(3, Some("GPU-66657272,1")), Vec::<u32>::new());
+        assert_eq!(visible_devices(3, Some("")), Vec::<u32>::new());
+        assert_eq!(visible_devices(3, Some("-1")), Vec::<u32>::new());
     }
 }
