@@ -56,11 +56,13 @@ check "streams, pending copies, pinned buffers, buffer views, cudarc interop and
 # Numba's own kernel tests against the emulator's libcuda (docs/emulator.md, "Judged by Numba"):
 # a fixed list of cudapy modules that pass in full (atomics, complex math, constant memory, printf,
 # array arguments, warp collectives, shared and local memory, libdevice's functions, f16 and bf16
-# arithmetic and casts, debug and line information ...), so a regression in the interpreter's ISA
+# arithmetic and casts, debug and line information, recursion, libcu++'s barrier, fork, two GPUs
+# ...), so a regression in the interpreter's ISA
 # coverage fails here. Makes target/numba-venv with pip on its first run; a few minutes.
 numba_modules=(test_atomics test_complex test_array_args test_constmem test_print test_datetime test_alignment
   test_boolean test_complex_kernel test_warp_ops test_sm test_localmem test_libdevice
-  test_casting test_bfloat16 test_bfloat16_bindings test_operator test_lineinfo test_debuginfo)
+  test_casting test_bfloat16 test_bfloat16_bindings test_operator test_lineinfo test_debuginfo
+  test_recursion test_cooperative_groups test_multiprocessing test_multigpu)
 check "Numba's cudapy tests on the emulator (${#numba_modules[@]} modules, scripts/test-numba.sh)" \
   scripts/test-numba.sh "${numba_modules[@]/#/numba.cuda.tests.cudapy.}"
 
