@@ -410,7 +410,10 @@ mod tests {
         // The list ends at the first entry that is not a GPU, or repeats one.
         assert_eq!(visible_devices(3, Some("1,7,0")), [1]);
         assert_eq!(visible_devices(3, Some("0,0,1")), [0]);
-        assert_eq!(visible_devices(3, Some("GPU-66657272,1")), Vec::<u32>::new());
+        assert_eq!(
+            visible_devices(3, Some("GPU-66657272,1")),
+            Vec::<u32>::new()
+        );
         assert_eq!(visible_devices(3, Some("")), Vec::<u32>::new());
         assert_eq!(visible_devices(3, Some("-1")), Vec::<u32>::new());
     }
