@@ -16,6 +16,7 @@
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 mod context;
+mod cudadevrt;
 mod deferred;
 mod device;
 mod errors;

@@ -5,7 +5,7 @@
 //! object or library input is refused with `CUDA_ERROR_NOT_SUPPORTED` and a line in the error log,
 //! but for CUDA's device runtime, `libcudadevrt.a` (Numba links it for grid groups): its machine
 //! code cannot run here, so the emulator's own PTX of the entry points Numba calls,
-//! `cudadevrt.ptx` (a grid barrier), is linked in its place.
+//! `cudadevrt.rs` (a grid barrier), is linked in its place.
 
 use crate::ffi::{guard, handle, id_of, put, Outcome};
 use crate::module::{jit_logs, JitLogs};
@@ -103,9 +103,6 @@ const INPUT_NAMES: [&str; 6] = [
 
 const INPUT_LIBRARY: u32 = 4;
 
-/// The emulator's stand-in for `libcudadevrt.a`'s cooperative-groups entry points.
-const CUDADEVRT: &str = include_str!("cudadevrt.ptx");
-
 /// Whether the library input `name` (a path, for `cuLinkAddFile`) is CUDA's device runtime.
 fn is_cudadevrt(name: &str) -> bool {
     std::path::Path::new(name)
@@ -121,7 +118,7 @@ fn add(state: CUlinkState, kind: u32, bytes: &[u8], name: String) -> Outcome {
             Err(code)
         };
         if kind == INPUT_LIBRARY && is_cudadevrt(&name) {
-            link.inputs.push((name, CUDADEVRT.to_string()));
+            link.inputs.push((name, crate::cudadevrt::PTX.to_string()));
             return Ok(());
         }
         if kind != INPUT_PTX {

@@ -1,4 +1,10 @@
-// The ferrocuda emulator's stand-in for the cooperative-groups entry points of CUDA's device
+//! The emulator's stand-in for the cooperative-groups entry points of CUDA's device runtime
+//! library (`libcudadevrt.a`), which holds machine code the emulator cannot run: PTX written by
+//! hand, linked in that library's place by `cuLinkAddFile`/`cuLinkAddData` ([`crate::link`]).
+//! See docs/emulator.md, "Judged by Numba"; tested by `tests/cudadevrt.rs`.
+
+/// The PTX module: `cudaCGGetIntrinsicHandle` and `cudaCGSynchronize` (its comments say how).
+pub(crate) const PTX: &str = r#"// The ferrocuda emulator's stand-in for the cooperative-groups entry points of CUDA's device
 // runtime library (libcudadevrt.a), which holds machine code the emulator cannot run. Linked
 // in place of that library by cuLinkAddFile/cuLinkAddData (src/link.rs); see docs/emulator.md,
 // "Judged by Numba". Only what Numba's `cuda.cg.this_grid().sync()` calls:
@@ -66,3 +72,4 @@ $done:
 	st.param.b32 [status], %r11;
 	ret;
 }
+"#;
