@@ -70,8 +70,9 @@ tensor_kernel!(f16, bf16, f32);
 /// ```
 ///
 /// # Errors
-/// [`Error::InvalidInput`] before anything runs if `tensor_kernels` is not
-/// [`crate::TENSOR_KERNELS`], if `m`, `n` or `k` is zero or above `u32::MAX`, if `m·k`, `k·n`
+/// [`Error::InvalidInput`] before anything runs if `tensor_kernels` has no `matmul_tc_*` entry
+/// for `T` (the library's sm_70 module gets the advice to load [`crate::TENSOR_KERNELS`]), if
+/// `m`, `n` or `k` is zero or above `u32::MAX`, if `m·k`, `k·n`
 /// or `m·n` overflows, if `a`, `b` or `c` is not `m·k`, `k·n` or `m·n` long, or if C needs more
 /// blocks than the device's grid allows (more than 4,194,240 rows on CUDA GPUs); launch errors.
 pub fn matmul_tensor<T: TensorInput>(
