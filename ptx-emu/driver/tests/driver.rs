@@ -109,10 +109,16 @@ fn an_allocation_beyond_free_memory_is_out_of_memory_and_takes_nothing() {
     let (free, total) = ctx.mem_get_info().unwrap();
     assert!(0 < free && free <= total, "free {free}, total {total}");
     let stream = ctx.default_stream();
+    // Other tests of this process allocate and free on the same device meanwhile, so `free`
+    // can grow between two calls. With `held` taken here, free memory stays below
+    // `total - held` whatever they do, and one byte more than that is beyond it.
+    let held = stream.alloc_zeros::<u8>(1 << 20).unwrap();
+    let beyond = total - held.len() + 1;
     // SAFETY: the allocation is never read.
-    let error = unsafe { stream.alloc::<u8>(free + 1) }.unwrap_err();
+    let error = unsafe { stream.alloc::<u8>(beyond) }.unwrap_err();
     assert_eq!(error, DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY));
     assert_eq!(ctx.mem_get_info().unwrap().1, total);
+    drop(held);
     // Not sticky: the context still allocates.
     let fine = stream.alloc_zeros::<u8>(1 << 20).unwrap();
     assert_eq!(stream.clone_dtoh(&fine).unwrap().len(), 1 << 20);
