@@ -326,6 +326,25 @@ pub fn launch_with(
     options: &LaunchOptions,
     printed: &mut Vec<u8>,
 ) -> Result<LaunchStats, Fault> {
+    launch_with_peers(module, kernel, dims, params, memory, &[], options, printed)
+}
+
+/// [`launch_with`] on `memory`'s device whose kernel also reaches the allocations of `peers`,
+/// other devices' memories (CUDA's peer access, `cuCtxEnablePeerAccess`): it loads, stores and
+/// does atomics there as in its own device's memory. The peers' allocations are those live when
+/// the launch starts, as for `memory`; addresses are unique across devices
+/// ([`Memory::of_device`]), so one address means one allocation.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_with_peers(
+    module: &Module,
+    kernel: &str,
+    dims: LaunchDims,
+    params: &[&[u8]],
+    memory: &Memory,
+    peers: &[&Memory],
+    options: &LaunchOptions,
+    printed: &mut Vec<u8>,
+) -> Result<LaunchStats, Fault> {
     let Some(found) = module.kernels.iter().find(|(p, _)| p.name == kernel) else {
         let message = format!("{kernel}: no such kernel in the module");
         return Err(Fault {
@@ -333,13 +352,11 @@ pub fn launch_with(
             message,
         });
     };
-    launch::run(
-        found,
-        &module.globals,
-        dims,
-        params,
-        memory,
-        printed,
-        options,
-    )
+    // The launch sees its own memory's allocations and these (the module's variables, and
+    // what the peers hold) as one sorted set.
+    let mut reached = module.globals.clone();
+    for peer in peers {
+        reached.extend(peer.snapshot());
+    }
+    launch::run(found, &reached, dims, params, memory, printed, options)
 }

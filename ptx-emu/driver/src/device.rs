@@ -15,29 +15,54 @@ pub(crate) const DEVICE_NAME: &str = "ferrocuda PTX emulator";
 /// knows PTX ISA up to 8.8 (NVRTC 12.9's PTX, the main job's CUDA C, loads).
 pub(crate) const DRIVER_VERSION: c_int = 12090;
 
-/// The compute capability the devices report, as the `.target` number: 90 (sm_90), or what
+/// The compute capability each device reports, as the `.target` number: 90 (sm_90), or what
 /// `FERROCUDA_EMU_SM` says (70, 75, 80, 86, 89 or 90), so that tests can see how the host treats
 /// PTX built for a newer GPU (`Error::GpuTooOld` for sm_80 tensor-core kernels on an sm_70).
+/// One value for every virtual GPU, or a comma-separated list with one per virtual GPU
+/// (`FERROCUDA_EMU_DEVICES` of them, in their order: `90,80`), so that a process sees GPUs of
+/// different compute capabilities (Numba's caching test compiles for two).
 pub(crate) const SM_ENV: &str = "FERROCUDA_EMU_SM";
 
-/// [`SM_ENV`], read once; anything else is reported and 90.
-pub(crate) fn device_sm() -> u32 {
-    static SM: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *SM.get_or_init(|| {
-        let Ok(text) = std::env::var(SM_ENV) else {
-            return 90;
-        };
-        match text.trim().parse::<u32>() {
-            Ok(sm) if [70, 75, 80, 86, 89, 90].contains(&sm) => sm,
-            _ => {
-                eprintln!(
-                    "ferrocuda PTX emulator: {SM_ENV}={text:?} is not one of 70, 75, 80, 86, 89, \
-                     90; using 90"
-                );
-                90
-            }
-        }
-    })
+/// The compute capabilities a GPU may have.
+const SMS: [u32; 6] = [70, 75, 80, 86, 89, 90];
+
+/// The compute capability of each of `gpus` virtual GPUs that `FERROCUDA_EMU_SM=text` gives
+/// (`None`: unset, 90 for all), or why the text is not one.
+fn parse_sms(text: Option<&str>, gpus: usize) -> Result<Vec<u32>, String> {
+    let Some(text) = text else {
+        return Ok(vec![90; gpus]);
+    };
+    let sms = text
+        .split(',')
+        .map(|entry| match entry.trim().parse::<u32>() {
+            Ok(sm) if SMS.contains(&sm) => Ok(sm),
+            _ => Err(format!("{entry:?} is not one of 70, 75, 80, 86, 89, 90")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    match sms.len() {
+        1 => Ok(vec![sms[0]; gpus]),
+        n if n == gpus => Ok(sms),
+        n => Err(format!(
+            "{n} compute capabilities for {gpus} GPUs (FERROCUDA_EMU_DEVICES): give one for \
+             all or one per GPU"
+        )),
+    }
+}
+
+/// The compute capability of device `ordinal` (a checked one), as [`SM_ENV`] says for the
+/// virtual GPU behind it (`CUDA_VISIBLE_DEVICES` may reorder them); read once. A malformed
+/// value is reported and every GPU is an sm_90.
+pub(crate) fn device_sm(ordinal: usize) -> u32 {
+    static SM: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
+    let sms = SM.get_or_init(|| {
+        let text = std::env::var(SM_ENV).ok();
+        let gpus = DRIVER.gpus as usize;
+        parse_sms(text.as_deref(), gpus).unwrap_or_else(|why| {
+            eprintln!("ferrocuda PTX emulator: {SM_ENV}={text:?}: {why}; using 90");
+            vec![90; gpus]
+        })
+    });
+    sms[DRIVER.physical[ordinal] as usize]
 }
 
 pub(crate) const SM_COUNT: i32 = 132;
@@ -50,8 +75,9 @@ pub(crate) const SHARED_PER_BLOCK: i32 = 48 * 1024;
 pub(crate) const SHARED_PER_BLOCK_OPTIN: i32 = 227 * 1024;
 pub(crate) const SHARED_PER_SM: i32 = 228 * 1024;
 
-/// The device's value of `attribute`, or `None` for one the emulator does not model.
-fn attribute(attribute: u32) -> Option<c_int> {
+/// The value of `attribute` for device `ordinal`, or `None` for one the emulator does not model.
+fn attribute(attribute: u32, ordinal: usize) -> Option<c_int> {
+    let sm = device_sm(ordinal) as c_int;
     let table: &[(A, c_int)] = &[
         (
             A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
@@ -104,14 +130,8 @@ fn attribute(attribute: u32) -> Option<c_int> {
             A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
             MAX_BLOCKS_PER_SM,
         ),
-        (
-            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-            (device_sm() / 10) as c_int,
-        ),
-        (
-            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-            (device_sm() % 10) as c_int,
-        ),
+        (A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, sm / 10),
+        (A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, sm % 10),
         (A::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT, 0),
         (A::CU_DEVICE_ATTRIBUTE_INTEGRATED, 0),
         (A::CU_DEVICE_ATTRIBUTE_TCC_DRIVER, 0),
@@ -228,8 +248,8 @@ pub unsafe extern "C" fn cuDeviceGetAttribute(
 ) -> CUresult {
     guard("cuDeviceGetAttribute", || {
         DRIVER.initialized()?;
-        check_device(dev)?;
-        let value = attribute(attrib).ok_or(CUresult::CUDA_ERROR_NOT_SUPPORTED)?;
+        let ordinal = check_device(dev)?;
+        let value = attribute(attrib, ordinal).ok_or(CUresult::CUDA_ERROR_NOT_SUPPORTED)?;
         // SAFETY: the caller's pointer is valid for one write (driver API contract).
         unsafe { put(pi, value) }
     })
@@ -243,8 +263,7 @@ pub unsafe extern "C" fn cuDeviceComputeCapability(
 ) -> CUresult {
     guard("cuDeviceComputeCapability", || {
         DRIVER.initialized()?;
-        check_device(dev)?;
-        let sm = device_sm() as c_int;
+        let sm = device_sm(check_device(dev)?) as c_int;
         // SAFETY: the caller's pointers are valid for one write each (driver API contract).
         unsafe { put(major, sm / 10).and_then(|()| put(minor, sm % 10)) }
     })
@@ -285,19 +304,23 @@ pub unsafe extern "C" fn cuDeviceGetUuid_v2(out: *mut CUuuid, dev: CUdevice) -> 
     unsafe { cuDeviceGetUuid(out, dev) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cuDeviceCanAccessPeer(
-    canAccessPeer: *mut c_int,
-    dev: CUdevice,
-    peerDev: CUdevice,
-) -> CUresult {
-    guard("cuDeviceCanAccessPeer", || {
-        DRIVER.initialized()?;
-        check_device(dev)?;
-        check_device(peerDev)?;
-        // Kernels reach only their own device's memory here; copies between devices
-        // (cuMemcpyPeer, cuMemcpyPeerAsync) work without peer access, as on hardware.
-        // SAFETY: the caller's pointer is valid for one write (driver API contract).
-        unsafe { put(canAccessPeer, 0) }
-    })
+#[cfg(test)]
+mod tests {
+    use super::parse_sms;
+
+    #[test]
+    fn the_compute_capabilities_are_one_for_all_or_one_per_gpu() {
+        assert_eq!(parse_sms(None, 2), Ok(vec![90, 90]));
+        assert_eq!(parse_sms(Some("80"), 3), Ok(vec![80, 80, 80]));
+        assert_eq!(parse_sms(Some(" 90 , 80"), 2), Ok(vec![90, 80]));
+        assert_eq!(parse_sms(Some("70,75,86"), 3), Ok(vec![70, 75, 86]));
+        let wrong_length = parse_sms(Some("90,80"), 3).unwrap_err();
+        assert!(
+            wrong_length.contains("2 compute capabilities for 3 GPUs"),
+            "{wrong_length}"
+        );
+        assert!(parse_sms(Some("90,81"), 2).unwrap_err().contains("\"81\""));
+        assert!(parse_sms(Some("90,"), 2).is_err());
+        assert!(parse_sms(Some(""), 1).is_err());
+    }
 }

@@ -10,7 +10,9 @@ use crate::module::registers;
 use crate::occupancy::{blocks_per_sm, Resources};
 use crate::state::DRIVER;
 use cudarc::driver::sys::{CUfunction, CUresult, CUstream};
-use ferrocuda_ptx_emu::{launch_with, FaultKind, LaunchDims, LaunchKind, LaunchOptions};
+use ferrocuda_ptx_emu::{
+    launch_with_peers, FaultKind, LaunchDims, LaunchKind, LaunchOptions, Memory,
+};
 use std::ffi::{c_uint, c_void};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
@@ -181,9 +183,24 @@ pub(crate) fn run(launch: &Launch) -> Outcome {
         deadline: *DEADLINE,
         profile: crate::profile::wanted(),
     };
-    // The memory of the function's device: addresses of another device's are not in it.
-    let memory = DRIVER.memory_of(&*DRIVER.state()?, context).clone();
-    let outcome = launch_with(module, kernel, dims, &args, &memory, &options, &mut printed);
+    // The memory of the function's device, and of the devices its context enabled peer access
+    // to: an address of any other device's is not in them.
+    let (memory, peers) = {
+        let state = DRIVER.state()?;
+        let memory = DRIVER.memory_of(&state, context).clone();
+        (memory, DRIVER.peer_memories(&state, context))
+    };
+    let peers: Vec<&Memory> = peers.iter().map(|p| &**p).collect();
+    let outcome = launch_with_peers(
+        module,
+        kernel,
+        dims,
+        &args,
+        &memory,
+        &peers,
+        &options,
+        &mut printed,
+    );
     // The kernel's printf buffer: a GPU's driver prints it at the next synchronisation; this
     // launch is over, so that is now.
     ferrocuda_ptx_emu::write_printed(&printed);

@@ -27,6 +27,7 @@ mod link;
 mod memory;
 mod module;
 mod occupancy;
+mod peer;
 mod proc_address;
 mod profile;
 mod ptds;

@@ -202,10 +202,36 @@ unsafe fn dtoh(
     memory.read(src, out).map_err(code)
 }
 
+/// The device memory (of any device) that holds all of `[addr, addr + len)`, or the error of
+/// `own`, the context's device memory, which was looked at first.
+fn holder(own: &Arc<Memory>, addr: u64, len: u64) -> Result<Arc<Memory>, CUresult> {
+    let Err(error) = own.check(addr, len) else {
+        return Ok(own.clone());
+    };
+    DRIVER
+        .memories
+        .iter()
+        .find(|memory| memory.check(addr, len).is_ok())
+        .cloned()
+        .ok_or(code(error))
+}
+
+/// Device to device. Unified addressing: either address may be another device's (CUDA infers
+/// each pointer's device, and copies between GPUs whether or not peer access is enabled); such
+/// a copy runs at once, as [`peer`]'s do.
 fn dtod(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: Option<CUstream>) -> Outcome {
     let (context, memory) = check_context(stream)?;
     if bytes == 0 {
         return Ok(());
+    }
+    let (to, from) = (
+        holder(&memory, dst, bytes as u64)?,
+        holder(&memory, src, bytes as u64)?,
+    );
+    if !Arc::ptr_eq(&to, &memory) || !Arc::ptr_eq(&from, &memory) {
+        // After the work queued in the context before it (deferred mode).
+        deferred::finish(Some(context))?;
+        return copy_between(&to, dst, &from, src, bytes);
     }
     if *DEFER {
         memory.check(src, bytes as u64).map_err(code)?;
@@ -404,7 +430,18 @@ fn peer(
     if bytes == 0 {
         return Ok(());
     }
-    if Arc::ptr_eq(&to, &from) {
+    copy_between(&to, dst, &from, src, bytes)
+}
+
+/// `bytes` bytes from `src` in `from` to `dst` in `to`, two device memories or one.
+fn copy_between(
+    to: &Arc<Memory>,
+    dst: CUdeviceptr,
+    from: &Arc<Memory>,
+    src: CUdeviceptr,
+    bytes: usize,
+) -> Outcome {
+    if Arc::ptr_eq(to, from) {
         return to.copy(dst, src, bytes as u64).map_err(code);
     }
     // In pieces, so that a large copy does not hold a second copy of itself on the host.

@@ -167,12 +167,14 @@ unsafe fn load(image: *const c_void) -> Result<(usize, String), (CUresult, Strin
             "the image is not UTF-8 text".into(),
         )
     })?;
-    DRIVER
+    let device = DRIVER
         .state()
         .map_err(plain)?
         .current_usable()
-        .map_err(plain)?;
-    let ptx_version = ptx_header::check(text).map_err(|e| match e {
+        .map_err(plain)?
+        .1
+        .device;
+    let ptx_version = ptx_header::check(text, device).map_err(|e| match e {
         HeaderError::TooNewVersion(log) => (CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION, log),
         HeaderError::Invalid(log) => (CUresult::CUDA_ERROR_INVALID_PTX, log),
     })?;

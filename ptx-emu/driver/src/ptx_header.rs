@@ -14,9 +14,10 @@ pub(crate) enum HeaderError {
     Invalid(String),
 }
 
-/// The `.version` as major * 10 + minor, or why the JIT refuses the module.
-pub(crate) fn check(ptx: &str) -> Result<i32, HeaderError> {
-    check_for(ptx, crate::device::device_sm())
+/// The `.version` as major * 10 + minor, or why the JIT refuses the module on device `ordinal`
+/// (its compute capability: `FERROCUDA_EMU_SM`).
+pub(crate) fn check(ptx: &str, ordinal: usize) -> Result<i32, HeaderError> {
+    check_for(ptx, crate::device::device_sm(ordinal))
 }
 
 /// [`check`] for a device of compute capability `device_sm` (`.target` number).
@@ -81,21 +82,21 @@ mod tests {
     #[test]
     fn versions_and_targets_the_jit_accepts_and_refuses() {
         let ptx = |v: &str, t: &str| format!("//\n.version {v}\n.target {t}\n.address_size 64\n");
-        assert_eq!(check(&ptx("6.0", "sm_70")), Ok(60));
-        assert_eq!(check(&ptx("8.8", "sm_90a")), Ok(88));
+        assert_eq!(check_for(&ptx("6.0", "sm_70"), 90), Ok(60));
+        assert_eq!(check_for(&ptx("8.8", "sm_90a"), 90), Ok(88));
         // An emulated sm_70 (FERROCUDA_EMU_SM=70) refuses sm_80 PTX, as ptxas would.
         assert!(
             matches!(check_for(&ptx("7.0", "sm_80"), 70), Err(HeaderError::Invalid(m)) if m.contains("(sm_70)"))
         );
         assert_eq!(check_for(&ptx("7.0", "sm_70"), 70), Ok(70));
         assert!(
-            matches!(check(&ptx("9.0", "sm_70")), Err(HeaderError::TooNewVersion(m)) if m.contains("line 2") && m.contains("9.0"))
+            matches!(check_for(&ptx("9.0", "sm_70"), 90), Err(HeaderError::TooNewVersion(m)) if m.contains("line 2") && m.contains("9.0"))
         );
         assert!(
-            matches!(check(&ptx("7.8", "sm_100")), Err(HeaderError::Invalid(m)) if m.contains("sm_100"))
+            matches!(check_for(&ptx("7.8", "sm_100"), 90), Err(HeaderError::Invalid(m)) if m.contains("sm_100"))
         );
         assert!(matches!(
-            check(".target sm_70\n"),
+            check_for(".target sm_70\n", 90),
             Err(HeaderError::Invalid(_))
         ));
     }

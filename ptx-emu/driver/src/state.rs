@@ -34,6 +34,8 @@ pub(crate) struct Driver {
     /// The virtual GPU (of `FERROCUDA_EMU_DEVICES`) behind each device ordinal the process sees
     /// ([`visible_devices`]): its identity (UUID) and its memory's addresses are the GPU's.
     pub physical: Vec<u32>,
+    /// How many virtual GPUs there are (`FERROCUDA_EMU_DEVICES`), visible or not.
+    pub gpus: u32,
     /// Each device's memory, shared by every context of that device. Addresses are unique across
     /// devices (unified addressing), and a kernel or copy of one device reaches only its own.
     pub memories: Vec<Arc<Memory>>,
@@ -41,8 +43,10 @@ pub(crate) struct Driver {
 }
 
 pub(crate) static DRIVER: LazyLock<Driver> = LazyLock::new(|| {
-    let physical = visible_devices(device_count(), std::env::var(VISIBLE_ENV).ok().as_deref());
+    let gpus = device_count();
+    let physical = visible_devices(gpus, std::env::var(VISIBLE_ENV).ok().as_deref());
     Driver {
+        gpus,
         initialized_by: AtomicU32::new(0),
         memories: physical
             .iter()
@@ -118,6 +122,25 @@ impl Driver {
         &self.memories[device]
     }
 
+    /// The memories of the devices context `id` has enabled peer access to: what its kernels
+    /// reach besides their own device's memory.
+    pub fn peer_memories(&self, state: &State, id: usize) -> Vec<Arc<Memory>> {
+        let Some(context) = state.contexts.get(&id) else {
+            return Vec::new();
+        };
+        let mut devices: Vec<usize> = context
+            .peers
+            .iter()
+            .filter_map(|peer| state.contexts.get(peer).map(|c| c.device))
+            .collect();
+        devices.sort_unstable();
+        devices.dedup();
+        devices
+            .into_iter()
+            .map(|device| self.memories[device].clone())
+            .collect()
+    }
+
     /// `cuInit`: records this process as the driver's. `CUDA_ERROR_NOT_INITIALIZED` in a child
     /// forked after the parent's `cuInit` (see [`Driver::initialized`]).
     pub fn init(&self) -> Outcome {
@@ -172,6 +195,9 @@ pub(crate) struct Context {
     pub flags: u32,
     /// cuCtxSetLimit values (stack size, printf FIFO, heap), by CUlimit.
     pub limits: HashMap<u32, usize>,
+    /// The contexts (of other devices) this one has enabled peer access to
+    /// (`cuCtxEnablePeerAccess`): its kernels reach their devices' memory too.
+    pub peers: HashSet<usize>,
 }
 
 pub(crate) struct LoadedModule {
@@ -392,6 +418,10 @@ impl State {
         self.events
             .retain(|&handle, e| e.context != id || !orphans.insert(handle));
         self.primary.retain(|_, (primary, _)| *primary != id);
+        // Peer access to it ends with it (CUDA: destroying either context ends the access).
+        for other in self.contexts.values_mut() {
+            other.peers.remove(&id);
+        }
         // Work still queued in it (its destruction ran what it could first) goes with it.
         self.deferred.queues.retain(|key, _| key.0 != id);
         Ok(())

@@ -10,7 +10,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 mod support;
-use support::own_context;
+use support::{load_with_log, own_context};
 
 const STORE_PTX: &str = ".version 6.0\n.target sm_70\n.address_size 64\n\n\
     .visible .entry store_seven(.param .u64 p)\n{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<2>;\n\n\
@@ -157,37 +157,6 @@ fn events_time_the_work_between_them() {
         start.elapsed_ms(&unrecorded).unwrap_err(),
         DriverError(CUresult::CUDA_ERROR_INVALID_HANDLE)
     );
-}
-
-/// Loads `ptx` with cuModuleLoadDataEx and an error log: the code and the log.
-fn load_with_log(ctx: &CudaContext, ptx: &str) -> (CUresult, String) {
-    ctx.bind_to_thread().unwrap();
-    let image = std::ffi::CString::new(ptx).unwrap();
-    let mut log = vec![0u8; 4096];
-    let mut options = [
-        CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-        CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-    ];
-    let mut values: [*mut c_void; 2] = [
-        log.as_mut_ptr().cast(),
-        std::ptr::without_provenance_mut(log.len()),
-    ];
-    let mut module = std::ptr::null_mut();
-    // SAFETY: two options with their values; the log buffer is as long as its size says.
-    let code = unsafe {
-        sys::cuModuleLoadDataEx(
-            &mut module,
-            image.as_ptr().cast(),
-            2,
-            options.as_mut_ptr(),
-            values.as_mut_ptr(),
-        )
-    };
-    let used = values[1].addr().min(log.len());
-    let text = String::from_utf8_lossy(&log[..used])
-        .trim_end_matches('\0')
-        .to_string();
-    (code, text)
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! soname is `libcuda.so`, so cudarc's `dlopen("libcuda.so")` then finds it, never a real driver.
 #![allow(dead_code)]
 
-use cudarc::driver::sys;
+use cudarc::driver::sys::{self, CUjit_option, CUresult};
 use cudarc::driver::CudaContext;
+use std::ffi::c_void;
 use std::sync::{Arc, Once};
 
 /// Loads the emulator once per process: the one cargo built for this test, next to it in
@@ -31,4 +32,35 @@ pub fn load_emulator(before: impl FnOnce()) {
 pub fn own_context() -> Arc<CudaContext> {
     load_emulator(|| {});
     CudaContext::new_non_primary(0, 0).expect("a new context")
+}
+
+/// Loads `ptx` with cuModuleLoadDataEx and an error log: the code and the log.
+pub fn load_with_log(ctx: &CudaContext, ptx: &str) -> (CUresult, String) {
+    ctx.bind_to_thread().unwrap();
+    let image = std::ffi::CString::new(ptx).unwrap();
+    let mut log = vec![0u8; 4096];
+    let mut options = [
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values: [*mut c_void; 2] = [
+        log.as_mut_ptr().cast(),
+        std::ptr::without_provenance_mut(log.len()),
+    ];
+    let mut module = std::ptr::null_mut();
+    // SAFETY: two options with their values; the log buffer is as long as its size says.
+    let code = unsafe {
+        sys::cuModuleLoadDataEx(
+            &mut module,
+            image.as_ptr().cast(),
+            2,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
+    };
+    let used = values[1].addr().min(log.len());
+    let text = String::from_utf8_lossy(&log[..used])
+        .trim_end_matches('\0')
+        .to_string();
+    (code, text)
 }
