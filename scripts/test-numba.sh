@@ -47,6 +47,12 @@ export FERROCUDA_EMU_CHECKS=${FERROCUDA_EMU_CHECKS:-gpu}
 # Two virtual GPUs, so that the suites' multi-GPU tests (context switches between devices,
 # test_multigpu, CUDA_VISIBLE_DEVICES) run rather than skip.
 export FERROCUDA_EMU_DEVICES=${FERROCUDA_EMU_DEVICES:-2}
+# Of two compute capabilities (sm_90 and sm_80), so that test_caching's multi-CC test (a kernel
+# cached for one GPU and compiled again for the other) runs rather than skips.
+# (FERROCUDA_EMU_SM lists one per GPU: only for the two GPUs of the default.)
+if [ "$FERROCUDA_EMU_DEVICES" = 2 ]; then
+  export FERROCUDA_EMU_SM=${FERROCUDA_EMU_SM:-90,80}
+fi
 
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(cudadrv cudapy)

@@ -8,6 +8,11 @@
 //! (`cuMemHostAlloc`) is read or written when the queued copy runs. Synchronous copies and
 //! memsets first run the legacy default stream's work and every blocking stream's, then
 //! themselves (CUDA lets the device-side ones return earlier; the emulator does not).
+//!
+//! Unified addressing: a copy's device addresses may be another device's than its context's
+//! (CUDA finds each pointer's device); such a copy, as `cuMemcpyPeer*`, runs at once, after all
+//! queued work (of every context: the devices' work before it is done).
+//! A memset reaches only its context's device.
 
 use crate::deferred::{self, Work, DEFER};
 use crate::ffi::{guard, id_of, put, Outcome};
@@ -128,15 +133,19 @@ unsafe fn htod(
     bytes: usize,
     stream: Option<CUstream>,
 ) -> Outcome {
-    let (context, memory) = check_context(stream)?;
+    let (context, own) = check_context(stream)?;
     if bytes == 0 {
         return Ok(());
     }
     if src.is_null() {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    if *DEFER && stream.is_some() {
-        memory.check(dst, bytes as u64).map_err(code)?;
+    let memory = holder(&own, dst, bytes as u64)?;
+    if !Arc::ptr_eq(&memory, &own) {
+        // Another device's memory (unified addressing): at once, after all queued work (whose
+        // errors are their own calls'; a fault is sticky on its context).
+        let _ = deferred::finish(None);
+    } else if *DEFER && stream.is_some() {
         let work = if is_pinned(src.addr(), bytes) {
             Work::HtoD {
                 dst,
@@ -153,8 +162,9 @@ unsafe fn htod(
         };
         defer_or_wait(context, stream, work)?;
         return Ok(());
+    } else {
+        defer_or_wait(context, None, Work::Wait(Vec::new()))?;
     }
-    defer_or_wait(context, None, Work::Wait(Vec::new()))?;
     // SAFETY: not null and valid for `bytes` bytes of reads (the caller's contract).
     let data = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) };
     memory.write(dst, data).map_err(code)
@@ -170,15 +180,19 @@ unsafe fn dtoh(
     bytes: usize,
     stream: Option<CUstream>,
 ) -> Outcome {
-    let (context, memory) = check_context(stream)?;
+    let (context, own) = check_context(stream)?;
     if bytes == 0 {
         return Ok(());
     }
     if dst.is_null() {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    if let Some(s) = stream.filter(|_| *DEFER) {
-        memory.check(src, bytes as u64).map_err(code)?;
+    let memory = holder(&own, src, bytes as u64)?;
+    if !Arc::ptr_eq(&memory, &own) {
+        // Another device's memory (unified addressing): at once, after all queued work (whose
+        // errors are their own calls'; a fault is sticky on its context).
+        let _ = deferred::finish(None);
+    } else if let Some(s) = stream.filter(|_| *DEFER) {
         if is_pinned(dst.addr(), bytes) {
             let work = Work::DtoH {
                 dst: dst.addr(),
@@ -203,7 +217,9 @@ unsafe fn dtoh(
 }
 
 /// The device memory (of any device) that holds all of `[addr, addr + len)`, or the error of
-/// `own`, the context's device memory, which was looked at first.
+/// `own`, the context's device memory, which was looked at first. Unified addressing: CUDA's
+/// copies find each pointer's device, so a copy in one device's context may read or write
+/// another's memory (no peer access is needed for copies).
 fn holder(own: &Arc<Memory>, addr: u64, len: u64) -> Result<Arc<Memory>, CUresult> {
     let Err(error) = own.check(addr, len) else {
         return Ok(own.clone());
@@ -216,9 +232,8 @@ fn holder(own: &Arc<Memory>, addr: u64, len: u64) -> Result<Arc<Memory>, CUresul
         .ok_or(code(error))
 }
 
-/// Device to device. Unified addressing: either address may be another device's (CUDA infers
-/// each pointer's device, and copies between GPUs whether or not peer access is enabled); such
-/// a copy runs at once, as [`peer`]'s do.
+/// Device to device. Unified addressing: either address may be another device's ([`holder`]);
+/// such a copy runs at once, as [`peer`]'s do.
 fn dtod(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: Option<CUstream>) -> Outcome {
     let (context, memory) = check_context(stream)?;
     if bytes == 0 {
@@ -229,8 +244,8 @@ fn dtod(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: Option<CUstrea
         holder(&memory, src, bytes as u64)?,
     );
     if !Arc::ptr_eq(&to, &memory) || !Arc::ptr_eq(&from, &memory) {
-        // After the work queued in the context before it (deferred mode).
-        deferred::finish(Some(context))?;
+        // After all queued work (deferred mode), that of the other device's contexts too.
+        let _ = deferred::finish(None);
         return copy_between(&to, dst, &from, src, bytes);
     }
     if *DEFER {
@@ -417,6 +432,8 @@ fn peer(
     stream: Option<CUstream>,
 ) -> Outcome {
     check_context(stream)?;
+    // After all queued work (deferred mode), that of both devices' contexts.
+    let _ = deferred::finish(None);
     let (to, from) = {
         let mut state = DRIVER.state()?;
         for ctx in [dst_ctx, src_ctx] {

@@ -82,6 +82,20 @@ fn each_device_has_its_own_memory_and_primary_context() {
     let code = unsafe { sys::cuMemcpyDtoD_v2(b_ptr, a_ptr + 4, 12) };
     assert_eq!(code, CUresult::CUDA_ERROR_INVALID_VALUE);
     assert_eq!(one.default_stream().clone_dtoh(&b).unwrap(), [4, 1, 2]);
+    // So do copies from and to the host (Numba's test_multigpu copies an array of device 1 to
+    // the host in device 0's context).
+    let mut host = [0u32; 3];
+    // SAFETY: 12 bytes of live allocation and of host memory, in and out.
+    unsafe {
+        sys::cuMemcpyHtoD_v2(a_ptr + 4, [8u32].as_ptr().cast(), 4)
+            .result()
+            .unwrap();
+        sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), a_ptr, 12)
+            .result()
+            .unwrap();
+    }
+    assert_eq!(host, [1, 8, 3]);
+    assert_eq!(zero.default_stream().clone_dtoh(&a).unwrap(), [1, 8, 3]);
     // Free memory is per device: an allocation on device 2 leaves device 0's as it was.
     // (Only this test uses device 2; others allocate a few MiB at most on 0 and 1 meanwhile.)
     let two = context(2);

@@ -154,6 +154,9 @@ fn run_on_peer(
     let stream = of.default_stream();
     let mut words = stream.clone_htod(before).unwrap();
     let address = words.device_ptr_mut(&stream).0;
+    // The copy is done before another context's kernel uses the words (CUDA orders work of
+    // one stream only).
+    stream.synchronize().unwrap();
     let outcome = add_one_at(from, address);
     (outcome, of.default_stream().clone_dtoh(&words).unwrap())
 }
