@@ -38,7 +38,7 @@ pub(crate) fn code(error: MemError) -> CUresult {
 /// Checks that the work may run: the current context (`stream` 0 and `None`: the calling
 /// thread's) or the stream's, usable: its id, and the memory of its device, the only one its
 /// work reaches.
-fn check_context(stream: Option<CUstream>) -> Result<(usize, Arc<Memory>), CUresult> {
+pub(crate) fn check_context(stream: Option<CUstream>) -> Result<(usize, Arc<Memory>), CUresult> {
     let mut state = DRIVER.state()?;
     let id = match stream {
         None => state.current_usable()?.0,
@@ -233,7 +233,7 @@ fn holder(own: &Arc<Memory>, addr: u64, len: u64) -> Result<Arc<Memory>, CUresul
 }
 
 /// Device to device. Unified addressing: either address may be another device's ([`holder`]);
-/// such a copy runs at once, as [`peer`]'s do.
+/// such a copy runs at once, as `cuMemcpyPeer`'s do.
 fn dtod(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: Option<CUstream>) -> Outcome {
     let (context, memory) = check_context(stream)?;
     if bytes == 0 {
@@ -246,7 +246,7 @@ fn dtod(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: Option<CUstrea
     if !Arc::ptr_eq(&to, &memory) || !Arc::ptr_eq(&from, &memory) {
         // After all queued work (deferred mode), that of the other device's contexts too.
         let _ = deferred::finish(None);
-        return copy_between(&to, dst, &from, src, bytes);
+        return crate::peer::copy_between(&to, dst, &from, src, bytes);
     }
     if *DEFER {
         memory.check(src, bytes as u64).map_err(code)?;
@@ -417,97 +417,6 @@ pub unsafe extern "C" fn cuMemsetD32Async(
 ) -> CUresult {
     guard("cuMemsetD32Async", || {
         memset(dstDevice, &ui.to_le_bytes(), N, Some(hStream))
-    })
-}
-
-/// Device to device across devices (or contexts): `bytes` bytes from `src` in `src_ctx`'s device
-/// memory to `dst` in `dst_ctx`'s, on `stream` (of any context; `None`: the calling thread's).
-/// Runs at once, as every copy here.
-fn peer(
-    dst: CUdeviceptr,
-    dst_ctx: CUcontext,
-    src: CUdeviceptr,
-    src_ctx: CUcontext,
-    bytes: usize,
-    stream: Option<CUstream>,
-) -> Outcome {
-    check_context(stream)?;
-    // After all queued work (deferred mode), that of both devices' contexts.
-    let _ = deferred::finish(None);
-    let (to, from) = {
-        let mut state = DRIVER.state()?;
-        for ctx in [dst_ctx, src_ctx] {
-            state.usable(id_of(ctx))?;
-        }
-        (
-            DRIVER.memory_of(&state, id_of(dst_ctx)).clone(),
-            DRIVER.memory_of(&state, id_of(src_ctx)).clone(),
-        )
-    };
-    if bytes == 0 {
-        return Ok(());
-    }
-    copy_between(&to, dst, &from, src, bytes)
-}
-
-/// `bytes` bytes from `src` in `from` to `dst` in `to`, two device memories or one.
-fn copy_between(
-    to: &Arc<Memory>,
-    dst: CUdeviceptr,
-    from: &Arc<Memory>,
-    src: CUdeviceptr,
-    bytes: usize,
-) -> Outcome {
-    if Arc::ptr_eq(to, from) {
-        return to.copy(dst, src, bytes as u64).map_err(code);
-    }
-    // In pieces, so that a large copy does not hold a second copy of itself on the host.
-    const PIECE: usize = 1 << 20;
-    let mut buffer = vec![0u8; PIECE.min(bytes)];
-    let mut done = 0;
-    while done < bytes {
-        let n = PIECE.min(bytes - done);
-        from.read(src + done as u64, &mut buffer[..n])
-            .map_err(code)?;
-        to.write(dst + done as u64, &buffer[..n]).map_err(code)?;
-        done += n;
-    }
-    Ok(())
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpyPeer(
-    dstDevice: CUdeviceptr,
-    dstContext: CUcontext,
-    srcDevice: CUdeviceptr,
-    srcContext: CUcontext,
-    ByteCount: usize,
-) -> CUresult {
-    guard("cuMemcpyPeer", || {
-        peer(
-            dstDevice, dstContext, srcDevice, srcContext, ByteCount, None,
-        )
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cuMemcpyPeerAsync(
-    dstDevice: CUdeviceptr,
-    dstContext: CUcontext,
-    srcDevice: CUdeviceptr,
-    srcContext: CUcontext,
-    ByteCount: usize,
-    hStream: CUstream,
-) -> CUresult {
-    guard("cuMemcpyPeerAsync", || {
-        peer(
-            dstDevice,
-            dstContext,
-            srcDevice,
-            srcContext,
-            ByteCount,
-            Some(hStream),
-        )
     })
 }
 

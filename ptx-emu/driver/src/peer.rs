@@ -6,14 +6,19 @@
 //! too) and ends with `cuCtxDisablePeerAccess` or the destruction of either context. Without
 //! it, a kernel's access to another device's address is the `CUDA_ERROR_ILLEGAL_ADDRESS` fault
 //! it is on a GPU. Copies (`cuMemcpyPeer`, `cuMemcpyDtoD` under unified addressing) need no
-//! peer access, as on CUDA, which stages them when the GPUs cannot reach each other.
+//! peer access, as on CUDA, which stages them when the GPUs cannot reach each other; the copies
+//! between devices (`cuMemcpyPeer*`, and [`copy_between`] for unified addressing's) are here.
 
+use crate::deferred;
 use crate::device::check_device;
-use crate::ffi::{guard, id_of, put};
+use crate::ffi::{guard, id_of, put, Outcome};
+use crate::memory::{check_context, code};
 use crate::state::DRIVER;
 use cudarc::driver::sys::CUdevice_P2PAttribute_enum as P2P;
-use cudarc::driver::sys::{CUcontext, CUdevice, CUresult};
+use cudarc::driver::sys::{CUcontext, CUdevice, CUdeviceptr, CUresult, CUstream};
+use ferrocuda_ptx_emu::Memory;
 use std::ffi::{c_int, c_uint};
+use std::sync::Arc;
 
 #[no_mangle]
 pub unsafe extern "C" fn cuDeviceCanAccessPeer(
@@ -101,5 +106,96 @@ pub unsafe extern "C" fn cuCtxDisablePeerAccess(peerContext: CUcontext) -> CUres
             return Err(CUresult::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
         }
         Ok(())
+    })
+}
+
+/// Device to device across devices (or contexts): `bytes` bytes from `src` in `src_ctx`'s device
+/// memory to `dst` in `dst_ctx`'s, on `stream` (of any context; `None`: the calling thread's).
+/// Runs at once, after all queued work (deferred mode).
+fn peer(
+    dst: CUdeviceptr,
+    dst_ctx: CUcontext,
+    src: CUdeviceptr,
+    src_ctx: CUcontext,
+    bytes: usize,
+    stream: Option<CUstream>,
+) -> Outcome {
+    check_context(stream)?;
+    // That of both devices' contexts (its errors are their own calls').
+    let _ = deferred::finish(None);
+    let (to, from) = {
+        let mut state = DRIVER.state()?;
+        for ctx in [dst_ctx, src_ctx] {
+            state.usable(id_of(ctx))?;
+        }
+        (
+            DRIVER.memory_of(&state, id_of(dst_ctx)).clone(),
+            DRIVER.memory_of(&state, id_of(src_ctx)).clone(),
+        )
+    };
+    if bytes == 0 {
+        return Ok(());
+    }
+    copy_between(&to, dst, &from, src, bytes)
+}
+
+/// `bytes` bytes from `src` in `from` to `dst` in `to`, two device memories or one.
+pub(crate) fn copy_between(
+    to: &Arc<Memory>,
+    dst: CUdeviceptr,
+    from: &Arc<Memory>,
+    src: CUdeviceptr,
+    bytes: usize,
+) -> Outcome {
+    if Arc::ptr_eq(to, from) {
+        return to.copy(dst, src, bytes as u64).map_err(code);
+    }
+    // In pieces, so that a large copy does not hold a second copy of itself on the host.
+    const PIECE: usize = 1 << 20;
+    let mut buffer = vec![0u8; PIECE.min(bytes)];
+    let mut done = 0;
+    while done < bytes {
+        let n = PIECE.min(bytes - done);
+        from.read(src + done as u64, &mut buffer[..n])
+            .map_err(code)?;
+        to.write(dst + done as u64, &buffer[..n]).map_err(code)?;
+        done += n;
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeer(
+    dstDevice: CUdeviceptr,
+    dstContext: CUcontext,
+    srcDevice: CUdeviceptr,
+    srcContext: CUcontext,
+    ByteCount: usize,
+) -> CUresult {
+    guard("cuMemcpyPeer", || {
+        peer(
+            dstDevice, dstContext, srcDevice, srcContext, ByteCount, None,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyPeerAsync(
+    dstDevice: CUdeviceptr,
+    dstContext: CUcontext,
+    srcDevice: CUdeviceptr,
+    srcContext: CUcontext,
+    ByteCount: usize,
+    hStream: CUstream,
+) -> CUresult {
+    guard("cuMemcpyPeerAsync", || {
+        peer(
+            dstDevice,
+            dstContext,
+            srcDevice,
+            srcContext,
+            ByteCount,
+            Some(hStream),
+        )
     })
 }

@@ -11,7 +11,7 @@ use cudarc::driver::sys::{
 };
 use std::ffi::{c_uchar, c_uint, c_ushort, c_void};
 
-use crate::{launch, memory, stream};
+use crate::{launch, memory, peer, stream};
 
 macro_rules! per_thread {
     ($($variant:ident => $module:ident::$base:ident($($arg:ident: $ty:ty),*);)*) => {$(
@@ -31,14 +31,14 @@ per_thread! {
     cuMemcpyHtoD_v2_ptds => memory::cuMemcpyHtoD_v2(dstDevice: CUdeviceptr, srcHost: *const c_void, ByteCount: usize);
     cuMemcpyDtoH_v2_ptds => memory::cuMemcpyDtoH_v2(dstHost: *mut c_void, srcDevice: CUdeviceptr, ByteCount: usize);
     cuMemcpyDtoD_v2_ptds => memory::cuMemcpyDtoD_v2(dstDevice: CUdeviceptr, srcDevice: CUdeviceptr, ByteCount: usize);
-    cuMemcpyPeer_ptds => memory::cuMemcpyPeer(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize);
+    cuMemcpyPeer_ptds => peer::cuMemcpyPeer(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize);
     cuMemsetD8_v2_ptds => memory::cuMemsetD8_v2(dstDevice: CUdeviceptr, uc: c_uchar, N: usize);
     cuMemsetD16_v2_ptds => memory::cuMemsetD16_v2(dstDevice: CUdeviceptr, us: c_ushort, N: usize);
     cuMemsetD32_v2_ptds => memory::cuMemsetD32_v2(dstDevice: CUdeviceptr, ui: c_uint, N: usize);
     cuMemcpyHtoDAsync_v2_ptsz => memory::cuMemcpyHtoDAsync_v2(dstDevice: CUdeviceptr, srcHost: *const c_void, ByteCount: usize, hStream: CUstream);
     cuMemcpyDtoHAsync_v2_ptsz => memory::cuMemcpyDtoHAsync_v2(dstHost: *mut c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream);
     cuMemcpyDtoDAsync_v2_ptsz => memory::cuMemcpyDtoDAsync_v2(dstDevice: CUdeviceptr, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream);
-    cuMemcpyPeerAsync_ptsz => memory::cuMemcpyPeerAsync(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream);
+    cuMemcpyPeerAsync_ptsz => peer::cuMemcpyPeerAsync(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream);
     cuMemsetD8Async_ptsz => memory::cuMemsetD8Async(dstDevice: CUdeviceptr, uc: c_uchar, N: usize, hStream: CUstream);
     cuMemsetD16Async_ptsz => memory::cuMemsetD16Async(dstDevice: CUdeviceptr, us: c_ushort, N: usize, hStream: CUstream);
     cuMemsetD32Async_ptsz => memory::cuMemsetD32Async(dstDevice: CUdeviceptr, ui: c_uint, N: usize, hStream: CUstream);
