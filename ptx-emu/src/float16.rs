@@ -142,26 +142,19 @@ impl Half {
 /// `.rzi` `.rmi` `.rpi`) a float is rounded to an integral value in its own format
 /// (`cvt.rzi.bf16.bf16` is bfloat16's `trunc`).
 pub(crate) fn convert(cvt: Conversion, a: u64) -> Option<u64> {
-    let Conversion {
-        to,
-        from,
-        round,
-        int_round,
-        sat,
-        flush,
-    } = cvt;
-    let mode = round.unwrap_or(Round::Nearest);
+    let Conversion { to, from, .. } = cvt;
+    let mode = cvt.round.unwrap_or(Round::Nearest);
     let integer = |t: Ty| matches!(t.kind, Kind::Signed | Kind::Unsigned);
     // The source's exact value (an integer apart, as it may not fit an f64 exactly).
     let value = match Half::of(from) {
         Some(h) => Some(h.decode(a)),
-        None if from.kind == Kind::Float => Some(float_source(a, from, flush)),
+        None if from.kind == Kind::Float => Some(float_source(a, from, cvt.flush)),
         None => None,
     };
-    let clamp = |x: f64| if sat { saturate(x) } else { x };
+    let clamp = |x: f64| if cvt.sat { saturate(x) } else { x };
     if let Some(h) = Half::of(to) {
         let rounded = match value {
-            Some(x) if int_round => h.round(round_integral(x, mode), mode),
+            Some(x) if cvt.int_round => h.round(round_integral(x, mode), mode),
             Some(x) => h.round(x, mode),
             None if integer(from) => h.round_integer(int_source(a, from), mode),
             None => return None,
@@ -170,7 +163,7 @@ pub(crate) fn convert(cvt: Conversion, a: u64) -> Option<u64> {
     }
     // From a 16-bit float to something wider: exact, or an integer by `cvt`'s integer rounding.
     let x = value?;
-    let x = if int_round {
+    let x = if cvt.int_round {
         round_integral(x, mode)
     } else {
         x
@@ -180,7 +173,7 @@ pub(crate) fn convert(cvt: Conversion, a: u64) -> Option<u64> {
         Kind::Float if x.is_nan() && to.bytes == 8 => Some(0x7fff_ffff_ffff_ffff),
         Kind::Float if x.is_nan() => Some(0x7fff_ffff),
         Kind::Float if to.bytes == 8 => Some(clamp(x).to_bits()),
-        Kind::Float => Some(bits32(ftz(clamp(x) as f32, flush))),
+        Kind::Float => Some(bits32(ftz(clamp(x) as f32, cvt.flush))),
         Kind::Signed | Kind::Unsigned => {
             let x = round_integral(x, mode);
             let w = to.bytes as u32 * 8;
