@@ -331,35 +331,24 @@ fn cuda_c_tensor_core_twins_multiply_within_the_bound_at_ragged_sizes() {
         // The library's op, on the CUDA C module: it launches whichever module's entry of the
         // input type, with the library kernel's grid and block.
         let shape = ferrocuda::ops::MatmulShape::new(m, n, k);
-        let cases = [
-            twin_case(
-                &x,
-                &y,
-                m * n,
-                ferrocuda::f16::from_f32,
-                |h| h.to_f64(),
-                |a, b, c| ferrocuda::ops::matmul_tensor(&module, a, b, c, shape),
-            ),
-            twin_case(
-                &x,
-                &y,
-                m * n,
-                ferrocuda::bf16::from_f32,
-                |h| h.to_f64(),
-                |a, b, c| ferrocuda::ops::matmul_tensor(&module, a, b, c, shape),
-            ),
+        // One row a twin: its name (for the failure message), how the f32 inputs are rounded
+        // to its type and widened back exactly, and the library op that launches it.
+        macro_rules! twins {
+            ($($kind:literal: $round:expr, $widen:expr, $op:path;)*) => {[$(
+                ($kind, twin_case(&x, &y, m * n, $round, $widen, |a, b, c| {
+                    $op(&module, a, b, c, shape)
+                })),
+            )*]};
+        }
+        let cases = twins! {
+            "f16": ferrocuda::f16::from_f32, |h| h.to_f64(), ferrocuda::ops::matmul_tensor;
+            "bf16": ferrocuda::bf16::from_f32, |h| h.to_f64(), ferrocuda::ops::matmul_tensor;
             // tf32: the tensor cores read the 10 high fraction bits of each f32, so the
             // reference multiplies the inputs cut to those (exactly as widened here).
-            twin_case(
-                &x,
-                &y,
-                m * n,
-                |v| v,
-                |v| f64::from(f32::from_bits(v.to_bits() & !0x1fff)),
-                |a, b, c| ferrocuda::ops::matmul_tf32(&module, a, b, c, shape),
-            ),
-        ];
-        for (kind, (a, b, c)) in ["f16", "bf16", "tf32"].into_iter().zip(cases) {
+            "tf32": |v| v, |v| f64::from(f32::from_bits(v.to_bits() & !0x1fff)),
+                ferrocuda::ops::matmul_tf32;
+        };
+        for (kind, (a, b, c)) in cases {
             for (at, ((want, bound), got)) in product_and_bound(&a, &b, (m, n, k))
                 .into_iter()
                 .zip(&c)

@@ -539,18 +539,11 @@ pub(crate) fn round_integral(x: f64, mode: Round) -> f64 {
 /// result is computed here, inline in the interpreter's loop; every other conversion in
 /// [`convert_other`], out of line.
 #[inline]
-pub(crate) fn convert(
-    to: Ty,
-    from: Ty,
-    round: Option<Round>,
-    int_round: bool,
-    sat: bool,
-    flush: bool,
-    a: u64,
-) -> Option<u64> {
+pub(crate) fn convert(cvt: Conversion, a: u64) -> Option<u64> {
+    let Conversion { to, from, sat, .. } = cvt;
     let integer = |t: Ty| matches!(t.kind, Kind::Signed | Kind::Unsigned);
     if sat || !integer(from) || !integer(to) {
-        return convert_other(to, from, round, int_round, sat, flush, a);
+        return convert_other(cvt, a);
     }
     // The source at its width, then sign- or zero-extended from the destination's (see the end
     // of convert_other).
@@ -564,20 +557,47 @@ pub(crate) fn convert(
     })
 }
 
+/// A float `cvt` source (f32 or f64) as an f64, an f32 subnormal flushed under `.ftz`.
+pub(crate) fn float_source(a: u64, from: Ty, flush: bool) -> f64 {
+    if from.bytes == 8 {
+        f64::from_bits(a)
+    } else {
+        ftz(f32_of(a), flush) as f64
+    }
+}
+
+/// An integer `cvt` source at its width, sign- or zero-extended by its type (i128: a u64 above
+/// i64's range stays positive).
+pub(crate) fn int_source(a: u64, from: Ty) -> i128 {
+    match from.kind {
+        Kind::Signed => sext(a, from.bytes) as i128,
+        _ => (a & mask(from.bytes)) as i128,
+    }
+}
+
+/// `.sat` on a float: clamped to [0, 1], NaN to 0 (PTX).
+pub(crate) fn saturate(x: f64) -> f64 {
+    if x.is_nan() {
+        0.0
+    } else {
+        x.clamp(0.0, 1.0)
+    }
+}
+
 /// [`convert`]'s other conversions: floats, 16-bit floats, `.sat`.
 #[inline(never)]
-fn convert_other(
-    to: Ty,
-    from: Ty,
-    round: Option<Round>,
-    int_round: bool,
-    sat: bool,
-    flush: bool,
-    a: u64,
-) -> Option<u64> {
+fn convert_other(cvt: Conversion, a: u64) -> Option<u64> {
+    let Conversion {
+        to,
+        from,
+        round,
+        int_round,
+        sat,
+        flush,
+    } = cvt;
     let mode = round.unwrap_or(Round::Nearest);
     if Half::of(to).is_some() || Half::of(from).is_some() {
-        let value = float16::convert(to, from, round, int_round, sat, flush, a)?;
+        let value = float16::convert(cvt, a)?;
         return Some(match to.kind {
             Kind::Signed => sext(value & mask(to.bytes), to.bytes) as u64,
             _ => value & mask(to.bytes),
@@ -585,25 +605,13 @@ fn convert_other(
     }
     let value = match (from.kind, to.kind) {
         (Kind::Float, Kind::Float) => {
-            let x = if from.bytes == 8 {
-                f64::from_bits(a)
-            } else {
-                ftz(f32_of(a), flush) as f64
-            };
+            let x = float_source(a, from, flush);
             let x = if int_round {
                 round_integral(x, mode)
             } else {
                 x
             };
-            let x = if sat {
-                if x.is_nan() {
-                    0.0
-                } else {
-                    x.clamp(0.0, 1.0)
-                }
-            } else {
-                x
-            };
+            let x = if sat { saturate(x) } else { x };
             if to.bytes == 8 {
                 x.to_bits()
             } else {
@@ -611,11 +619,7 @@ fn convert_other(
             }
         }
         (Kind::Float, _) => {
-            let x = if from.bytes == 8 {
-                f64::from_bits(a)
-            } else {
-                ftz(f32_of(a), flush) as f64
-            };
+            let x = float_source(a, from, flush);
             let x = round_integral(x, mode);
             // Float to integer always saturates, NaN to 0 (PTX), as Rust's `as` does.
             let signed = to.kind == Kind::Signed;
@@ -640,11 +644,7 @@ fn convert_other(
             }
         }
         (_, Kind::Float) => {
-            let v: i128 = if from.kind == Kind::Signed {
-                sext(a, from.bytes) as i128
-            } else {
-                (a & mask(from.bytes)) as i128
-            };
+            let v = int_source(a, from);
             if to.bytes == 8 {
                 let n = v as f64;
                 let e = (v - n as i128) as f64;
@@ -658,11 +658,7 @@ fn convert_other(
             }
         }
         _ => {
-            let v: i128 = if from.kind == Kind::Signed {
-                sext(a, from.bytes) as i128
-            } else {
-                (a & mask(from.bytes)) as i128
-            };
+            let v = int_source(a, from);
             if sat {
                 let (lo, hi) = if to.kind == Kind::Signed {
                     (
@@ -694,6 +690,18 @@ fn convert_other(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `cvt` from `from` to `to` with no modifiers; the tests add theirs with `..plain(to, from)`.
+    fn plain(to: Ty, from: Ty) -> Conversion {
+        Conversion {
+            to,
+            from,
+            round: None,
+            int_round: false,
+            sat: false,
+            flush: false,
+        }
+    }
 
     const F32: Ty = Ty {
         kind: Kind::Float,
@@ -803,7 +811,7 @@ mod tests {
         for from in tys.clone() {
             for to in tys.clone() {
                 for a in samples {
-                    let got = convert(to, from, None, false, false, false, a).unwrap();
+                    let got = convert(plain(to, from), a).unwrap();
                     // Registers keep a signed result sign-extended to 64 bits.
                     let want = value(to, value(from, a) as u64) as i64 as u64;
                     let want = if to.kind == Kind::Signed {
@@ -824,12 +832,26 @@ mod tests {
             bytes: 1,
         };
         assert_eq!(
-            convert(u8_, s32, None, false, true, false, 300).unwrap(),
+            convert(
+                Conversion {
+                    sat: true,
+                    ..plain(u8_, s32)
+                },
+                300
+            )
+            .unwrap(),
             255
         );
         let minus_one = (-1i32) as u32 as u64;
         assert_eq!(
-            convert(u8_, s32, None, false, true, false, minus_one).unwrap(),
+            convert(
+                Conversion {
+                    sat: true,
+                    ..plain(u8_, s32)
+                },
+                minus_one
+            )
+            .unwrap(),
             0
         );
     }
@@ -854,8 +876,17 @@ mod tests {
             kind: Kind::Signed,
             bytes: 4,
         };
-        let cvt =
-            |x: f32| convert(s32, F32, Some(Round::Zero), true, false, false, bits32(x)).unwrap();
+        let cvt = |x: f32| {
+            convert(
+                Conversion {
+                    round: Some(Round::Zero),
+                    int_round: true,
+                    ..plain(s32, F32)
+                },
+                bits32(x),
+            )
+            .unwrap()
+        };
         assert_eq!(cvt(3e9), i32::MAX as u64);
         assert_eq!(cvt(-3e9), i32::MIN as i64 as u64);
         assert_eq!(cvt(f32::NAN), 0);
@@ -873,18 +904,22 @@ mod tests {
             ty(Kind::Signed, 4),
             ty(Kind::Unsigned, 1),
         );
-        let narrowed = convert(s8, s32, None, false, false, false, 0x1234_5680).unwrap();
+        let narrowed = convert(plain(s8, s32), 0x1234_5680).unwrap();
         assert_eq!(narrowed, -128i64 as u64);
         assert_eq!(int(IntOp::Max, s16, narrowed, 37), 37);
         assert_eq!(int(IntOp::Min, s16, narrowed, 37), 0xff80);
         // Unsigned: zero-extended.
-        assert_eq!(
-            convert(u8_, s32, None, false, false, false, 0x1234_5680).unwrap(),
-            0x80
-        );
+        assert_eq!(convert(plain(u8_, s32), 0x1234_5680).unwrap(), 0x80);
         // Saturating: clamped, then sign-extended.
         assert_eq!(
-            convert(s8, s32, None, false, true, false, (-1000i64) as u64).unwrap(),
+            convert(
+                Conversion {
+                    sat: true,
+                    ..plain(s8, s32)
+                },
+                (-1000i64) as u64
+            )
+            .unwrap(),
             -128i64 as u64
         );
     }
@@ -897,12 +932,10 @@ mod tests {
         };
         let to_half = |x: f32| {
             convert(
-                f16,
-                F32,
-                Some(Round::Nearest),
-                false,
-                false,
-                false,
+                Conversion {
+                    round: Some(Round::Nearest),
+                    ..plain(f16, F32)
+                },
                 bits32(x),
             )
             .unwrap()
@@ -916,14 +949,22 @@ mod tests {
         assert_eq!(to_half(tiny / 2.0), 0x0000); // a tie with 0: even
         assert_eq!(to_half(tiny * 1.5), 0x0002); // a tie between 1 and 2: even
         assert_eq!(to_half(f32::from_bits(0xffc0_1234)), 0x7fff);
-        let to_single = |h: u64| f32_of(convert(F32, f16, None, false, false, false, h).unwrap());
+        let to_single = |h: u64| f32_of(convert(plain(F32, f16), h).unwrap());
         assert_eq!(to_single(0x0001), tiny);
         assert_eq!(to_single(0xfc00), f32::NEG_INFINITY);
         assert_eq!(to_single(0x7bff), 65504.0);
         assert_eq!(to_single(0x7e01).to_bits(), 0x7fff_ffff);
         // Directed rounding: 1 + 2^-12 is between 1 and the next f16 (1 + 2^-10).
         let just_above_one = bits32(1.0 + 2f32.powi(-12));
-        let directed = |mode| convert(f16, F32, Some(mode), false, false, false, just_above_one);
+        let directed = |mode| {
+            convert(
+                Conversion {
+                    round: Some(mode),
+                    ..plain(f16, F32)
+                },
+                just_above_one,
+            )
+        };
         assert_eq!(directed(Round::Zero), Some(0x3c00));
         assert_eq!(directed(Round::Down), Some(0x3c00));
         assert_eq!(directed(Round::Up), Some(0x3c01));
@@ -931,11 +972,23 @@ mod tests {
         // Overflow: to infinity when rounding to nearest or away, else the largest finite.
         let big = bits32(1e6);
         assert_eq!(
-            convert(f16, F32, Some(Round::Zero), false, false, false, big),
+            convert(
+                Conversion {
+                    round: Some(Round::Zero),
+                    ..plain(f16, F32)
+                },
+                big
+            ),
             Some(0x7bff)
         );
         assert_eq!(
-            convert(f16, F32, Some(Round::Up), false, false, false, big),
+            convert(
+                Conversion {
+                    round: Some(Round::Up),
+                    ..plain(f16, F32)
+                },
+                big
+            ),
             Some(0x7c00)
         );
     }
@@ -963,7 +1016,14 @@ mod tests {
             },
         );
         let to = |from: Ty, mode: Round, a: u64| {
-            convert(bf16, from, Some(mode), false, false, false, a).unwrap()
+            convert(
+                Conversion {
+                    round: Some(mode),
+                    ..plain(bf16, from)
+                },
+                a,
+            )
+            .unwrap()
         };
         assert_eq!(to(F32, Round::Nearest, bits32(1.0)), 0x3f80);
         assert_eq!(
@@ -987,12 +1047,11 @@ mod tests {
         assert_eq!(to(u8_, Round::Nearest, 200), 0x4348);
         let back = |to_ty: Ty, mode: Option<Round>, bits: u64| {
             convert(
-                to_ty,
-                bf16,
-                mode,
-                mode.is_some() && to_ty.kind != Kind::Float,
-                false,
-                false,
+                Conversion {
+                    round: mode,
+                    int_round: mode.is_some() && to_ty.kind != Kind::Float,
+                    ..plain(to_ty, bf16)
+                },
                 bits,
             )
             .unwrap()

@@ -8,7 +8,9 @@
 //! bits, gives the correctly rounded result in every rounding mode (Boldo and Melquiond,
 //! "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd").
 
-use crate::arith::{bits32, f32_of, ftz, mask, min_max, round_integral, sext, two_sum};
+use crate::arith::{
+    bits32, float_source, ftz, int_source, min_max, round_integral, saturate, two_sum,
+};
 use crate::ir::*;
 
 /// A 16-bit float format: `.f16` (IEEE binary16) or `.bf16` (bfloat16).
@@ -139,47 +141,29 @@ impl Half {
 /// NaN becomes the GPU's canonical one (`0x7fff`, `0x7fff_ffff`). With `int_round` (`.rni`
 /// `.rzi` `.rmi` `.rpi`) a float is rounded to an integral value in its own format
 /// (`cvt.rzi.bf16.bf16` is bfloat16's `trunc`).
-pub(crate) fn convert(
-    to: Ty,
-    from: Ty,
-    round: Option<Round>,
-    int_round: bool,
-    sat: bool,
-    flush: bool,
-    a: u64,
-) -> Option<u64> {
-    let mode = round.unwrap_or(Round::Nearest);
+pub(crate) fn convert(cvt: Conversion, a: u64) -> Option<u64> {
+    let Conversion { to, from, .. } = cvt;
+    let mode = cvt.round.unwrap_or(Round::Nearest);
     let integer = |t: Ty| matches!(t.kind, Kind::Signed | Kind::Unsigned);
     // The source's exact value (an integer apart, as it may not fit an f64 exactly).
     let value = match Half::of(from) {
         Some(h) => Some(h.decode(a)),
-        None if from.kind == Kind::Float && from.bytes == 4 => Some(ftz(f32_of(a), flush) as f64),
-        None if from.kind == Kind::Float => Some(f64::from_bits(a)),
+        None if from.kind == Kind::Float => Some(float_source(a, from, cvt.flush)),
         None => None,
     };
-    let clamp = |x: f64| match sat {
-        true if x.is_nan() => 0.0,
-        true => x.clamp(0.0, 1.0),
-        false => x,
-    };
+    let clamp = |x: f64| if cvt.sat { saturate(x) } else { x };
     if let Some(h) = Half::of(to) {
         let rounded = match value {
-            Some(x) if int_round => h.round(round_integral(x, mode), mode),
+            Some(x) if cvt.int_round => h.round(round_integral(x, mode), mode),
             Some(x) => h.round(x, mode),
-            None if integer(from) => {
-                let v = match from.kind {
-                    Kind::Signed => sext(a, from.bytes) as i128,
-                    _ => (a & mask(from.bytes)) as i128,
-                };
-                h.round_integer(v, mode)
-            }
+            None if integer(from) => h.round_integer(int_source(a, from), mode),
             None => return None,
         };
         return Some(h.encode(clamp(rounded)));
     }
     // From a 16-bit float to something wider: exact, or an integer by `cvt`'s integer rounding.
     let x = value?;
-    let x = if int_round {
+    let x = if cvt.int_round {
         round_integral(x, mode)
     } else {
         x
@@ -189,7 +173,7 @@ pub(crate) fn convert(
         Kind::Float if x.is_nan() && to.bytes == 8 => Some(0x7fff_ffff_ffff_ffff),
         Kind::Float if x.is_nan() => Some(0x7fff_ffff),
         Kind::Float if to.bytes == 8 => Some(clamp(x).to_bits()),
-        Kind::Float => Some(bits32(ftz(clamp(x) as f32, flush))),
+        Kind::Float => Some(bits32(ftz(clamp(x) as f32, cvt.flush))),
         Kind::Signed | Kind::Unsigned => {
             let x = round_integral(x, mode);
             let w = to.bytes as u32 * 8;

@@ -197,16 +197,7 @@ pub(crate) fn run<const PROFILE: bool>(
             Op::FloatUn { op, f64, ftz, d, a } => {
                 regs[d as usize] = arith::float_unary(op, f64, ftz, get(regs, a))
             }
-            Op::Cvt {
-                to,
-                from,
-                round,
-                int_round,
-                sat,
-                ftz,
-                d,
-                a,
-            } => match arith::convert(to, from, round, int_round, sat, ftz, get(regs, a)) {
+            Op::Cvt { cvt, d, a } => match arith::convert(cvt, get(regs, a)) {
                 Some(v) => regs[d as usize] = v,
                 None => {
                     break Err(Trouble::new(

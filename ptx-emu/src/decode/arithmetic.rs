@@ -335,12 +335,14 @@ impl<'a> Decoder<'a> {
                 let a = self.src(scope, &o[1], from)?;
                 let r = (int_round || float_round).then(round);
                 Op::Cvt {
-                    to,
-                    from,
-                    round: r,
-                    int_round,
-                    sat: has("sat"),
-                    ftz,
+                    cvt: Conversion {
+                        to,
+                        from,
+                        round: r,
+                        int_round,
+                        sat: has("sat"),
+                        flush: ftz,
+                    },
                     d,
                     a,
                 }
@@ -367,18 +369,14 @@ impl<'a> Decoder<'a> {
             "bfe" | "bfi" => {
                 need(if parts[0] == "bfe" { 4 } else { 5 })?;
                 let t = last_ty.ok_or_else(unsupported)?;
-                let u32t = Ty {
-                    kind: Kind::Unsigned,
-                    bytes: 4,
-                };
                 let d = self.dst(scope, &o[0])?;
                 if parts[0] == "bfe" {
                     Op::Bfe {
                         ty: t,
                         d,
                         a: self.src(scope, &o[1], t)?,
-                        pos: self.src(scope, &o[2], u32t)?,
-                        len: self.src(scope, &o[3], u32t)?,
+                        pos: self.src(scope, &o[2], U32)?,
+                        len: self.src(scope, &o[3], U32)?,
                     }
                 } else {
                     Op::Bfi {
@@ -386,23 +384,15 @@ impl<'a> Decoder<'a> {
                         d,
                         a: self.src(scope, &o[1], t)?,
                         b: self.src(scope, &o[2], t)?,
-                        pos: self.src(scope, &o[3], u32t)?,
-                        len: self.src(scope, &o[4], u32t)?,
+                        pos: self.src(scope, &o[3], U32)?,
+                        len: self.src(scope, &o[4], U32)?,
                     }
                 }
             }
             "shf" => {
                 need(4)?;
-                let u32t = Ty {
-                    kind: Kind::Unsigned,
-                    bytes: 4,
-                };
                 let d = self.dst(scope, &o[0])?;
-                let (a, b, c) = (
-                    self.src(scope, &o[1], u32t)?,
-                    self.src(scope, &o[2], u32t)?,
-                    self.src(scope, &o[3], u32t)?,
-                );
+                let [a, b, c] = self.srcs(scope, &o[1..4], U32)?;
                 Op::Shf {
                     left: has("l"),
                     wrap: has("wrap"),
@@ -414,16 +404,8 @@ impl<'a> Decoder<'a> {
             }
             "prmt" if parts.len() == 2 => {
                 need(4)?;
-                let u32t = Ty {
-                    kind: Kind::Unsigned,
-                    bytes: 4,
-                };
                 let d = self.dst(scope, &o[0])?;
-                let (a, b, c) = (
-                    self.src(scope, &o[1], u32t)?,
-                    self.src(scope, &o[2], u32t)?,
-                    self.src(scope, &o[3], u32t)?,
-                );
+                let [a, b, c] = self.srcs(scope, &o[1..4], U32)?;
                 Op::Prmt { d, a, b, c }
             }
             "bfind" => {

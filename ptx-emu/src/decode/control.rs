@@ -2,11 +2,6 @@
 
 use super::*;
 
-const U32: Ty = Ty {
-    kind: Kind::Unsigned,
-    bytes: 4,
-};
-
 impl<'a> Decoder<'a> {
     pub(super) fn control(&mut self, scope: &mut Scope<'a>, c: &Opcode<'a>) -> Result<Op, String> {
         let (parts, o, last_ty) = (&c.parts, c.operands, c.last_ty());

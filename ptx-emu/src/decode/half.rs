@@ -82,10 +82,7 @@ impl<'a> Decoder<'a> {
         let Operand::Pair(p, q) = &c.operands[0] else {
             return Err("setp on a packed pair writes two predicates, p|q".into());
         };
-        let t = Ty {
-            kind: Kind::Unsigned,
-            bytes: 4,
-        };
+        let t = U32;
         let combine = match c.parts.iter().find_map(|p| bool_op(p)) {
             Some(op) => {
                 c.need(4)?;

@@ -3,11 +3,6 @@
 
 use super::*;
 
-const B32: Ty = Ty {
-    kind: Kind::Unsigned,
-    bytes: 4,
-};
-
 impl<'a> Decoder<'a> {
     pub(super) fn tensor(&mut self, scope: &mut Scope<'a>, c: &Opcode<'a>) -> Result<Op, String> {
         match c.parts[0] {
@@ -35,7 +30,7 @@ impl<'a> Decoder<'a> {
         }
         let mut out = [Src::Imm(0); N];
         for (o, item) in out.iter_mut().zip(items) {
-            *o = self.src(scope, item, B32)?;
+            *o = self.src(scope, item, U32)?;
         }
         Ok(out)
     }
@@ -173,7 +168,7 @@ impl<'a> Decoder<'a> {
         let dst = self.addr(scope, &c.operands[0], Space::Shared)?;
         let src = self.addr(scope, &c.operands[1], Space::Global)?;
         let src_size = match c.operands.get(3) {
-            Some(operand) => Some(self.src(scope, operand, B32)?),
+            Some(operand) => Some(self.src(scope, operand, U32)?),
             None => None,
         };
         Ok(Op::CpAsync {
