@@ -129,13 +129,7 @@ const BK: usize = 16;
 /// `dst[at..at + 8]`: one `copy_async` where the 8 are inside a row and 16-byte aligned, else
 /// element by element with zeros outside the matrix (ragged edges).
 #[inline(always)]
-pub(crate) fn stage_8(
-    dst: &Shared<f16>,
-    at: usize,
-    src: &[f16],
-    (row, col): (usize, usize),
-    cols: usize,
-) {
+fn stage_8(dst: &Shared<f16>, at: usize, src: &[f16], (row, col): (usize, usize), cols: usize) {
     let start = row * cols + col;
     if col + 8 <= cols && start.is_multiple_of(8) && start < src.len() {
         copy_async::<f16, 16>(dst, at, src, start);
@@ -179,13 +173,13 @@ fn stage_tiles(
 /// (`Copy`) shared handle by value: a `&local` in the body would keep the kernel off the split
 /// path.
 #[inline(always)]
-pub(crate) fn a_fragment(ta: Shared<f16>, at: usize, row_stride: usize) -> FragA<f16> {
+fn a_fragment(ta: Shared<f16>, at: usize, row_stride: usize) -> FragA<f16> {
     FragA::load_shared(&ta, at, row_stride)
 }
 
 /// The 16×8 B fragment at `at` of the B tiles (rows `row_stride` apart).
 #[inline(always)]
-pub(crate) fn b_fragment(tb: Shared<f16>, at: usize, row_stride: usize) -> FragB<f16> {
+fn b_fragment(tb: Shared<f16>, at: usize, row_stride: usize) -> FragB<f16> {
     FragB::load_shared(&tb, at, row_stride)
 }
 

@@ -222,63 +222,54 @@ fn gather<const K: usize>(kind: Kind, lanes: &[Operands; WARP]) -> ([[f32; K]; 1
     (a, b)
 }
 
-/// `a·b + c` in f32, k outermost, one FMA per product (see [`multiply_in_order`]), with the
-/// tile's 16 rows in 16 AVX registers: each step of the k-sum is one broadcast of `a[r][k]`
-/// and one 8-wide FMA per row, which rounds each lane exactly as `f32::mul_add` does. Written
-/// with intrinsics because LLVM vectorised the portable loops below across rows instead, with
-/// a shuffle per element (perf: most of the product's time).
-#[cfg(all(
-    target_arch = "x86_64",
-    target_feature = "avx2",
-    target_feature = "fma"
-))]
+/// `a·b + c` in f32, k outermost, one FMA per product (see [`multiply_in_order`]). With AVX2
+/// and FMA, the tile's 16 rows sit in 16 AVX registers: each step of the k-sum is one broadcast
+/// of `a[r][k]` and one 8-wide FMA per row, which rounds each lane exactly as `f32::mul_add`
+/// does. Written with intrinsics because LLVM vectorised the portable loops across rows
+/// instead, with a shuffle per element (perf: most of the product's time).
 #[inline(always)]
 fn float_product<const K: usize>(
     a: &[[f32; K]; 16],
     b: &[[f32; 8]; K],
     c: [[u32; 8]; 16],
 ) -> [[u32; 8]; 16] {
-    use core::arch::x86_64::{_mm256_fmadd_ps, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps};
-    // SAFETY: the crate is compiled for AVX2 and FMA (the `cfg` above); every load and store
-    // is of a whole row of 8 `f32`s (`u32`s of the same size), in bounds of its array.
-    unsafe {
-        let mut sum = c.map(|row| _mm256_loadu_ps(row.as_ptr().cast()));
-        for (depth, b_row) in b.iter().enumerate() {
-            let y = _mm256_loadu_ps(b_row.as_ptr());
-            for (s, a_row) in sum.iter_mut().zip(a) {
-                *s = _mm256_fmadd_ps(_mm256_set1_ps(a_row[depth]), y, *s);
+    #[cfg(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        target_feature = "fma"
+    ))]
+    {
+        use core::arch::x86_64::{
+            _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps,
+        };
+        // SAFETY: the crate is compiled for AVX2 and FMA (the `cfg` above); every load and
+        // store is of a whole row of 8 `f32`s (`u32`s of the same size), in bounds of its array.
+        unsafe {
+            let mut sum = c.map(|row| _mm256_loadu_ps(row.as_ptr().cast()));
+            for (depth, b_row) in b.iter().enumerate() {
+                let y = _mm256_loadu_ps(b_row.as_ptr());
+                for (s, a_row) in sum.iter_mut().zip(a) {
+                    *s = _mm256_fmadd_ps(_mm256_set1_ps(a_row[depth]), y, *s);
+                }
             }
-        }
-        sum.map(|row| {
-            let mut out = [0u32; 8];
-            _mm256_storeu_ps(out.as_mut_ptr().cast(), row);
-            out
-        })
-    }
-}
-
-/// `a·b + c` in f32, k outermost, one FMA per product (see [`multiply_in_order`]).
-#[cfg(not(all(
-    target_arch = "x86_64",
-    target_feature = "avx2",
-    target_feature = "fma"
-)))]
-#[inline(always)]
-fn float_product<const K: usize>(
-    a: &[[f32; K]; 16],
-    b: &[[f32; 8]; K],
-    c: [[u32; 8]; 16],
-) -> [[u32; 8]; 16] {
-    let mut sum = c.map(|row| row.map(f32::from_bits));
-    for (depth, b_row) in b.iter().enumerate() {
-        for (s, a_row) in sum.iter_mut().zip(a) {
-            let x = a_row[depth];
-            for (s, &y) in s.iter_mut().zip(b_row) {
-                *s = x.mul_add(y, *s);
-            }
+            sum.map(|row| {
+                let mut out = [0u32; 8];
+                _mm256_storeu_ps(out.as_mut_ptr().cast(), row);
+                out
+            })
         }
     }
-    sum.map(|row| row.map(f32::to_bits))
+    #[cfg(not(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        target_feature = "fma"
+    )))]
+    {
+        let sum = k_outermost(a, b, c.map(|row| row.map(f32::from_bits)), |s, x, y| {
+            x.mul_add(y, s)
+        });
+        sum.map(|row| row.map(f32::to_bits))
+    }
 }
 
 /// `a·b + c` for integers: the products are exact in f32 (|a·b| <= 2^14), the sum in i64,
@@ -289,16 +280,33 @@ fn integer_product<const K: usize>(
     b: &[[f32; 8]; K],
     c: [[u32; 8]; 16],
 ) -> [[u32; 8]; 16] {
-    let mut sum = c.map(|row| row.map(|v| i64::from(v as i32)));
+    let sum = k_outermost(
+        a,
+        b,
+        c.map(|row| row.map(|v| i64::from(v as i32))),
+        |s, x, y| s + (x * y) as i64,
+    );
+    sum.map(|row| row.map(|v| v as i32 as u32))
+}
+
+/// `sum` with `a[r][k]·b[k][c]` added to element (r, c) by `add(sum, a, b)` for k = 0, 1, … in
+/// order (the documented order of the k-sum).
+#[inline(always)]
+fn k_outermost<S: Copy, const K: usize>(
+    a: &[[f32; K]; 16],
+    b: &[[f32; 8]; K],
+    mut sum: [[S; 8]; 16],
+    add: impl Fn(S, f32, f32) -> S,
+) -> [[S; 8]; 16] {
     for (depth, b_row) in b.iter().enumerate() {
         for (s, a_row) in sum.iter_mut().zip(a) {
             let x = a_row[depth];
             for (s, &y) in s.iter_mut().zip(b_row) {
-                *s += (x * y) as i64;
+                *s = add(*s, x, y);
             }
         }
     }
-    sum.map(|row| row.map(|v| v as i32 as u32))
+    sum
 }
 
 #[cfg(test)]
@@ -321,49 +329,29 @@ mod tests {
         }
     }
 
-    /// The warp's D element by element, from each element's documented position and the
-    /// documented order (C first, then k = 0, 1, … one FMA each; integers exactly).
+    /// The warp's D element by element, from each element's documented position (`gather`,
+    /// by `a_position` and `b_position`, for every kind: the f16 and bf16 products take
+    /// `gather_halves`) and the documented order (C first, then k = 0, 1, … one FMA each;
+    /// integers exactly).
     fn reference(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
-        let k = match kind {
-            Kind::F16 | Kind::Bf16 => 16,
-            Kind::Tf32 => 8,
-            Kind::S8 | Kind::U8 => 32,
-        };
-        let (bits, per) = (kind.bits(), 32 / kind.bits());
-        let field = |regs: &[u32], i: usize| {
-            let mask = if bits == 32 {
-                u32::MAX
-            } else {
-                (1 << bits) - 1
-            };
-            (regs[i / per] >> (bits * (i % per))) & mask
-        };
-        let (mut a, mut b) = ([[0f32; 32]; 16], [[0f32; 8]; 32]);
-        let mut c = [[0u32; 8]; 16];
-        for (lane, theirs) in lanes.iter().enumerate() {
-            for i in 0..16 * k / 32 {
-                let (r, col) = a_position(kind, lane, i);
-                a[r][col] = element(kind, field(&theirs.a, i));
-            }
-            for i in 0..k * 8 / 32 {
-                let (r, col) = b_position(kind, lane, i);
-                b[r][col] = element(kind, field(&theirs.b, i));
-            }
-            for i in 0..4 {
-                let (r, col) = c_position(lane, i);
-                c[r][col] = theirs.c[i];
-            }
+        match kind {
+            Kind::F16 | Kind::Bf16 => reference_k::<16>(kind, lanes),
+            Kind::Tf32 => reference_k::<8>(kind, lanes),
+            Kind::S8 | Kind::U8 => reference_k::<32>(kind, lanes),
         }
+    }
+
+    fn reference_k<const K: usize>(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
+        let (a, b) = gather::<K>(kind, lanes);
         core::array::from_fn(|lane| {
             core::array::from_fn(|i| {
                 let (r, col) = c_position(lane, i);
+                let c = lanes[lane].c[i];
                 if matches!(kind, Kind::S8 | Kind::U8) {
-                    let products = (0..k).map(|x| (a[r][x] * b[x][col]) as i64);
-                    (products.sum::<i64>() + i64::from(c[r][col] as i32)) as i32 as u32
+                    let products = (0..K).map(|x| (a[r][x] * b[x][col]) as i64);
+                    (products.sum::<i64>() + i64::from(c as i32)) as i32 as u32
                 } else {
-                    let sum = (0..k).fold(f32::from_bits(c[r][col]), |s, x| {
-                        a[r][x].mul_add(b[x][col], s)
-                    });
+                    let sum = (0..K).fold(f32::from_bits(c), |s, x| a[r][x].mul_add(b[x][col], s));
                     sum.to_bits()
                 }
             })
