@@ -128,6 +128,10 @@ fn f16_and_bf16_tiles_from_global_and_through_shared_memory() {
         let mut d = vec![f32::NAN; 128];
         launch!(module, mma_bf16[1, 32](&a, &b, &c, &mut d)).unwrap();
         results.push((format!("{name} bf16 (seed {seed})"), d));
+        // Through `SharedTile` (unchecked reads outside checked mode): the same bits.
+        let mut d = vec![f32::NAN; 128];
+        launch!(module, mma_bf16_shared_tile[1, 32](&a, &b, &c, &mut d)).unwrap();
+        results.push((format!("{name} bf16 SharedTile (seed {seed})"), d));
     }
     let a64: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
     let b64: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
@@ -210,6 +214,10 @@ fn tf32_tile() {
         let mut d = vec![f32::NAN; 128];
         launch!(module, mma_tf32[1, 32](&a, &b, &c, &mut d)).unwrap();
         results.push((format!("{name} (seed {seed})"), d));
+        // Through `SharedTile` (unchecked reads outside checked mode): the same bits.
+        let mut d = vec![f32::NAN; 128];
+        launch!(module, mma_tf32_shared_tile[1, 32](&a, &b, &c, &mut d)).unwrap();
+        results.push((format!("{name} SharedTile (seed {seed})"), d));
     }
     let widen = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
     check(&results, &widen(&a), &widen(&b), &c, 8);

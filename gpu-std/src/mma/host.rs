@@ -59,24 +59,84 @@ fn element(kind: Kind, bits: u32) -> f32 {
 pub(crate) unsafe fn release(kind: Kind, lanes: &[u64; WARP]) {
     // SAFETY: the caller's contract: live `Lane`s, read only here.
     let operands = lanes.map(|pointer| unsafe { (*(pointer as *const Lane)).operands });
-    let d = multiply(kind, &operands);
+    let d = multiply(kind, &operands, None);
     for (&pointer, d) in lanes.iter().zip(d) {
         // SAFETY: as above; this is the only reference to it now.
         unsafe { (*(pointer as *mut Lane)).d = d };
     }
 }
 
-/// The warp's `mma`: each lane's part of D from every lane's operands.
-pub(crate) fn multiply(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
+/// The warp's `mma`: each lane's part of D from every lane's operands. With `tiles` (the
+/// warp's recent tiles, see [`Tiles`]), an f16 or bf16 A or B tile whose registers equal a
+/// recent one's is taken from there instead of gathered and converted again.
+pub(crate) fn multiply(
+    kind: Kind,
+    lanes: &[Operands; WARP],
+    tiles: Option<&mut Tiles>,
+) -> [[u32; 4]; WARP] {
     #[cfg(all(
         target_arch = "x86_64",
         not(all(target_feature = "avx2", target_feature = "fma"))
     ))]
     if crate::cpu::has_avx2_and_fma() {
         // SAFETY: the CPU has AVX2 and FMA, all `multiply_wide` enables.
-        return unsafe { multiply_wide(kind, lanes) };
+        return unsafe { multiply_wide(kind, lanes, tiles) };
     }
-    multiply_in_order(kind, lanes)
+    multiply_in_order(kind, lanes, tiles)
+}
+
+/// One warp's recently converted f16 and bf16 A and B tiles, by the registers they came from.
+/// A kernel that keeps a tile of C per warp in several accumulators multiplies each A fragment
+/// by several B fragments and each B by several A (the library's `matmul_tc`: each A four
+/// times, each B twice per k-step), each a separate `mma`; the split path does each call site's
+/// `mma` for every warp in turn, so a warp's next `mma` often has registers equal to a recent
+/// one's, and the tile is then already gathered and converted (about a third of a product's
+/// instructions, callgrind, issue 32). Looked up by the registers themselves (and the kind),
+/// never by where they came from, so a hit is the same tile by construction and the bits of D
+/// are those of a fresh gather.
+#[derive(Default)]
+pub(crate) struct Tiles {
+    a: Recent<[[u32; 4]; WARP], [[f32; 16]; 16], 2>,
+    b: Recent<[[u32; 2]; WARP], [[f32; 8]; 16], 4>,
+}
+
+/// The last `N` values made, by key, the oldest replaced first.
+struct Recent<K, V, const N: usize> {
+    entries: [Option<(Kind, K, V)>; N],
+    next: usize,
+}
+
+impl<K, V, const N: usize> Default for Recent<K, V, N> {
+    fn default() -> Self {
+        Recent {
+            entries: core::array::from_fn(|_| None),
+            next: 0,
+        }
+    }
+}
+
+impl<K: PartialEq, V, const N: usize> Recent<K, V, N> {
+    /// The value for `(kind, key)`: a recent one, or `make()`'s, kept in place of the oldest.
+    #[inline(always)]
+    fn get(&mut self, kind: Kind, key: K, make: impl FnOnce() -> V) -> &V {
+        let found = self
+            .entries
+            .iter()
+            .position(|e| matches!(e, Some((k, held, _)) if *k == kind && *held == key));
+        let i = match found {
+            Some(i) => i,
+            None => {
+                let i = self.next;
+                self.next = (i + 1) % N;
+                self.entries[i] = Some((kind, key, make()));
+                i
+            }
+        };
+        match &self.entries[i] {
+            Some((_, _, value)) => value,
+            None => unreachable!("entry {i} was just found or filled"),
+        }
+    }
 }
 
 /// [`multiply_in_order`] compiled for AVX2 and FMA: each step of the k-sum is then one vector
@@ -90,8 +150,12 @@ pub(crate) fn multiply(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP]
     not(all(target_feature = "avx2", target_feature = "fma"))
 ))]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn multiply_wide(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
-    multiply_in_order(kind, lanes)
+unsafe fn multiply_wide(
+    kind: Kind,
+    lanes: &[Operands; WARP],
+    tiles: Option<&mut Tiles>,
+) -> [[u32; 4]; WARP] {
+    multiply_in_order(kind, lanes, tiles)
 }
 
 /// The warp's `mma` as a whole 16×8 tile, k outermost: element (r, c) starts at C's and adds
@@ -99,31 +163,26 @@ unsafe fn multiply_wide(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP
 /// element by element (the bits of a dot product per element), while each step is a row of
 /// eight independent FMAs (one vector instruction) instead of one long chain of dependent ones.
 ///
-/// The gather is by kind, each arm with its layout known when compiled: for f16 and bf16, each
-/// lane's registers hold pairs of neighbours (A: two columns of a row; B: two k of a column), so
-/// a register is one store of two raw halves into a tile of bits, and the tile is then
-/// converted to f32 at once (F16C's eight at a time for f16) instead of element by element.
-/// Looked up per element at run time (the kind, each position), the gather took about 70% of
+/// The gather is by kind, each arm with its layout known when compiled (for f16 and bf16,
+/// [`gather_a_halves`] and [`gather_b_halves`]). Looked up per element at run time (the kind, each position), the gather took about 70% of
 /// a matrix product's time on the CPU executor (perf, issue 32).
 #[inline(always)]
-fn multiply_in_order(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
+fn multiply_in_order(
+    kind: Kind,
+    lanes: &[Operands; WARP],
+    tiles: Option<&mut Tiles>,
+) -> [[u32; 4]; WARP] {
     let c = gather_c(lanes);
     let d = match kind {
-        Kind::F16 => {
-            let (a, b) = gather_halves(lanes, |bits, out| {
-                let halves: &[half::f16] = bytemuck::cast_slice(bits);
-                halves.convert_to_f32_slice(out);
-            });
-            float_product(&a, &b, c)
-        }
-        Kind::Bf16 => {
-            let (a, b) = gather_halves(lanes, |bits, out| {
-                for (out, &bits) in out.iter_mut().zip(bits) {
-                    *out = half::bf16::from_bits(bits).to_f32();
-                }
-            });
-            float_product(&a, &b, c)
-        }
+        Kind::F16 => halves_product(kind, lanes, c, tiles, |bits, out| {
+            let halves: &[half::f16] = bytemuck::cast_slice(bits);
+            halves.convert_to_f32_slice(out);
+        }),
+        Kind::Bf16 => halves_product(kind, lanes, c, tiles, |bits, out| {
+            for (out, &bits) in out.iter_mut().zip(bits) {
+                *out = half::bf16::from_bits(bits).to_f32();
+            }
+        }),
         Kind::Tf32 => {
             let (a, b) = gather::<8>(Kind::Tf32, lanes);
             float_product(&a, &b, c)
@@ -163,35 +222,76 @@ fn gather_c(lanes: &[Operands; WARP]) -> [[u32; 8]; 16] {
     c
 }
 
-/// A (16×16, row-major) and B (16×8, row-major) of an f16 or bf16 `mma` as f32, `convert`
-/// turning raw halves into values. Lane (g, t)'s register j of A holds row g + 8·(j % 2),
-/// columns 2t + 8·(j / 2) and the next (low half first); its register j of B holds column g,
-/// k = 2t + 8j and the next (`a_position`, `b_position`).
+/// The f16 or bf16 product `a·b + c`, A and B gathered by [`gather_a_halves`] and
+/// [`gather_b_halves`] with `convert`, or taken from `tiles` where recent.
 #[inline(always)]
-fn gather_halves(
+fn halves_product(
+    kind: Kind,
+    lanes: &[Operands; WARP],
+    c: [[u32; 8]; 16],
+    tiles: Option<&mut Tiles>,
+    convert: impl Fn(&[u16], &mut [f32]),
+) -> [[u32; 8]; 16] {
+    match tiles {
+        Some(tiles) => {
+            let a = tiles.a.get(kind, lanes.map(|l| l.a), || {
+                gather_a_halves(lanes, &convert)
+            });
+            let b = tiles.b.get(kind, lanes.map(|l| l.b), || {
+                gather_b_halves(lanes, &convert)
+            });
+            float_product(a, b, c)
+        }
+        None => float_product(
+            &gather_a_halves(lanes, &convert),
+            &gather_b_halves(lanes, &convert),
+            c,
+        ),
+    }
+}
+
+/// A (16×16, row-major) of an f16 or bf16 `mma` as f32, `convert` turning raw halves into
+/// values: lane (g, t)'s register j holds row g + 8·(j % 2), columns 2t + 8·(j / 2) and the
+/// next, low half first (`a_position`). Each register is one store of two raw halves, and the
+/// tile is converted at once (F16C's eight at a time for f16) rather than element by element.
+#[inline(always)]
+fn gather_a_halves(
     lanes: &[Operands; WARP],
     convert: impl Fn(&[u16], &mut [f32]),
-) -> ([[f32; 16]; 16], [[f32; 8]; 16]) {
-    let mut a_bits = [[0u16; 16]; 16];
-    let mut b_bits = [[0u16; 8]; 16];
+) -> [[f32; 16]; 16] {
+    let mut bits = [[0u16; 16]; 16];
     for (lane, theirs) in lanes.iter().enumerate() {
         let (g, t) = (lane / 4, lane % 4);
         for (j, &word) in theirs.a.iter().enumerate() {
             let (row, col) = (g + 8 * (j % 2), 2 * t + 8 * (j / 2));
-            a_bits[row][col] = word as u16;
-            a_bits[row][col + 1] = (word >> 16) as u16;
-        }
-        for (j, &word) in theirs.b.iter().enumerate() {
-            let k = 2 * t + 8 * j;
-            b_bits[k][g] = word as u16;
-            b_bits[k + 1][g] = (word >> 16) as u16;
+            bits[row][col] = word as u16;
+            bits[row][col + 1] = (word >> 16) as u16;
         }
     }
     let mut a = [[0f32; 16]; 16];
-    convert(a_bits.as_flattened(), a.as_flattened_mut());
+    convert(bits.as_flattened(), a.as_flattened_mut());
+    a
+}
+
+/// B (16×8, row-major) of an f16 or bf16 `mma` as f32, as [`gather_a_halves`]: lane (g, t)'s
+/// register j holds column g, k = 2t + 8j and the next (`b_position`).
+#[inline(always)]
+fn gather_b_halves(
+    lanes: &[Operands; WARP],
+    convert: impl Fn(&[u16], &mut [f32]),
+) -> [[f32; 8]; 16] {
+    let mut bits = [[0u16; 8]; 16];
+    for (lane, theirs) in lanes.iter().enumerate() {
+        let (g, t) = (lane / 4, lane % 4);
+        for (j, &word) in theirs.b.iter().enumerate() {
+            let k = 2 * t + 8 * j;
+            bits[k][g] = word as u16;
+            bits[k + 1][g] = (word >> 16) as u16;
+        }
+    }
     let mut b = [[0f32; 8]; 16];
-    convert(b_bits.as_flattened(), b.as_flattened_mut());
-    (a, b)
+    convert(bits.as_flattened(), b.as_flattened_mut());
+    b
 }
 
 /// A (16×K) and B (K×8) of a tf32 or integer `mma` as f32 (exact), by each element's position.
@@ -331,7 +431,7 @@ mod tests {
 
     /// The warp's D element by element, from each element's documented position (`gather`,
     /// by `a_position` and `b_position`, for every kind: the f16 and bf16 products take
-    /// `gather_halves`) and the documented order (C first, then k = 0, 1, … one FMA each;
+    /// `gather_a_halves` and `gather_b_halves`) and the documented order (C first, then k = 0, 1, … one FMA each;
     /// integers exactly).
     fn reference(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
         match kind {
@@ -371,8 +471,38 @@ mod tests {
                         _ => registers(Kind::Tf32, &mut seed),
                     }),
                 });
-                assert_eq!(multiply(kind, &lanes), reference(kind, &lanes), "{kind:?}");
+                assert_eq!(
+                    multiply(kind, &lanes, None),
+                    reference(kind, &lanes),
+                    "{kind:?}"
+                );
             }
+        }
+    }
+
+    /// With a warp's [`Tiles`]: A and B registers drawn from pools larger than what it holds
+    /// (hits, misses and replacements), f16 and bf16 from the same registers (a tile is
+    /// recent only for its kind), each D against the reference's bits.
+    #[test]
+    fn recent_tiles_give_the_bits_of_a_fresh_gather() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        let a_pool: [[[u32; 4]; WARP]; 3] = core::array::from_fn(|_| {
+            core::array::from_fn(|_| core::array::from_fn(|_| registers(Kind::Bf16, &mut seed)))
+        });
+        let b_pool: [[[u32; 2]; WARP]; 6] = core::array::from_fn(|_| {
+            core::array::from_fn(|_| core::array::from_fn(|_| registers(Kind::Bf16, &mut seed)))
+        });
+        let mut tiles = Tiles::default();
+        for step in 0..200usize {
+            let kind = if step % 7 < 5 { Kind::F16 } else { Kind::Bf16 };
+            let (a, b) = (&a_pool[step / 4 % 3], &b_pool[(step * 5 + step / 3) % 6]);
+            let lanes: [Operands; WARP] = core::array::from_fn(|lane| Operands {
+                a: a[lane],
+                b: b[lane],
+                c: core::array::from_fn(|_| registers(Kind::Tf32, &mut seed)),
+            });
+            let d = multiply(kind, &lanes, Some(&mut tiles));
+            assert_eq!(d, reference(kind, &lanes), "step {step} ({kind:?})");
         }
     }
 }
