@@ -17,7 +17,6 @@ use ferrocuda::kernels::matmul::{
 use ferrocuda::{f16, launch, CpuOptions, Device};
 use std::hint::black_box;
 use test_kernels::tensor_cores::matmul_f16_tc;
-use test_kernels::tensor_matmul::matmul_f16_tc64;
 
 const N: usize = 256;
 
@@ -112,51 +111,5 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// The library's f32 `matmul_blocked` against a tensor-core kernel in the library kernel's shape
-/// (test-kernels' `matmul_f16_tc64`: 64×64 tiles, eight `mma` statements a k-step) on the CPU
-/// executor, side by side at 256³ and 512³: issue 32 asks that tensor cores be no slower there.
-fn tensor_against_blocked(c: &mut Criterion) {
-    let mut group = c.benchmark_group("matmul_cpu_tensor_vs_blocked");
-    group.sample_size(10);
-    let kernels = Device::cpu_checked(false)
-        .load(&ferrocuda::KERNELS)
-        .unwrap();
-    let tensor = Device::cpu_checked(false)
-        .load(support::test_kernels_sm80())
-        .unwrap();
-    for n in [256usize, 512] {
-        let a: Vec<f32> = (0..n * n).map(|i| (i % 17) as f32 * 0.25).collect();
-        let b: Vec<f32> = (0..n * n).map(|i| (i % 13) as f32 * 0.5).collect();
-        let (a16, b16): (Vec<f16>, Vec<f16>) = (
-            a.iter().map(|&x| f16::from_f32(x)).collect(),
-            b.iter().map(|&x| f16::from_f32(x)).collect(),
-        );
-        let mut out = vec![0.0f32; n * n];
-        group.throughput(Throughput::Elements((2 * n * n * n) as u64)); // flops
-        let size = n as u32;
-        let blocked_grid = ((n / BLOCKED_N) as u32, (n / BLOCKED_M) as u32);
-        group.bench_function(BenchmarkId::new("blocked f32", n), |bench| {
-            bench.iter(|| {
-                launch!(
-                    kernels,
-                    matmul_blocked[blocked_grid, BLOCKED_THREADS](&a, &b, &mut out, size, size, size)
-                )
-                .unwrap()
-            })
-        });
-        let grid = (n.div_ceil(64) as u32, n.div_ceil(64) as u32);
-        group.bench_function(BenchmarkId::new("tensor cores f16 64x64", n), |bench| {
-            bench.iter(|| {
-                launch!(
-                    tensor,
-                    matmul_f16_tc64[grid, 128](&a16, &b16, &mut out, size, size, size)
-                )
-                .unwrap()
-            })
-        });
-    }
-    group.finish();
-}
-
-criterion_group!(benches, bench, tensor_against_blocked);
+criterion_group!(benches, bench);
 criterion_main!(benches);

@@ -10,7 +10,6 @@ mod support;
 use ferrocuda::{bf16, f16, launch, CpuPath, Error, KernelBug, Module};
 use rand::Rng;
 use test_kernels::tensor_cores::*;
-use test_kernels::tensor_matmul::matmul_f16_tc64;
 
 fn cpu_modules() -> Vec<(String, Module)> {
     support::cpu_modules(support::test_kernels_sm80())
@@ -22,6 +21,29 @@ fn modules(test: &str) -> Vec<(String, Module)> {
     let mut all = cpu_modules();
     if let Some(gpu) = support::gpu_or_skip(test) {
         all.push(("gpu".to_string(), gpu.load(ptx).unwrap()));
+    }
+    all
+}
+
+/// The library's tensor kernels (`TENSOR_KERNELS`: `ops::matmul_tensor`) on the same CPU paths
+/// as [`cpu_modules`], and the GPU when there is one.
+fn tensor_modules(test: &str) -> Vec<(String, Module)> {
+    let mut all: Vec<(String, Module)> = [(false, false), (true, false), (true, true)]
+        .into_iter()
+        .map(|(checked, force_coroutines)| {
+            let options = ferrocuda::CpuOptions {
+                checked,
+                force_coroutines,
+                ..ferrocuda::CpuOptions::default()
+            };
+            let name = format!("library cpu checked={checked} coroutines={force_coroutines}");
+            let device = ferrocuda::Device::cpu_with(options).unwrap();
+            (name, device.load(&ferrocuda::TENSOR_KERNELS).unwrap())
+        })
+        .collect();
+    if let Some(gpu) = support::gpu_or_skip(test) {
+        let module = gpu.load(&ferrocuda::TENSOR_KERNELS).unwrap();
+        all.push(("library gpu".to_string(), module));
     }
     all
 }
@@ -106,6 +128,10 @@ fn f16_and_bf16_tiles_from_global_and_through_shared_memory() {
         let mut d = vec![f32::NAN; 128];
         launch!(module, mma_bf16[1, 32](&a, &b, &c, &mut d)).unwrap();
         results.push((format!("{name} bf16 (seed {seed})"), d));
+        // Through `SharedTile` (unchecked reads outside checked mode): the same bits.
+        let mut d = vec![f32::NAN; 128];
+        launch!(module, mma_bf16_shared_tile[1, 32](&a, &b, &c, &mut d)).unwrap();
+        results.push((format!("{name} bf16 SharedTile (seed {seed})"), d));
     }
     let a64: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
     let b64: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
@@ -188,6 +214,10 @@ fn tf32_tile() {
         let mut d = vec![f32::NAN; 128];
         launch!(module, mma_tf32[1, 32](&a, &b, &c, &mut d)).unwrap();
         results.push((format!("{name} (seed {seed})"), d));
+        // Through `SharedTile` (unchecked reads outside checked mode): the same bits.
+        let mut d = vec![f32::NAN; 128];
+        launch!(module, mma_tf32_shared_tile[1, 32](&a, &b, &c, &mut d)).unwrap();
+        results.push((format!("{name} SharedTile (seed {seed})"), d));
     }
     let widen = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
     check(&results, &widen(&a), &widen(&b), &c, 8);
@@ -253,11 +283,7 @@ fn a_lane_that_skips_the_mma_is_warp_divergence() {
 #[test]
 fn mma_in_the_body_keeps_the_split_path() {
     use ferrocuda::tensor_kernels::matmul::matmul_tc;
-    for info in [
-        matmul_f16_tc.info(),
-        matmul_f16_tc64.info(),
-        mma_divergent_split.info(),
-    ] {
+    for info in [matmul_f16_tc.info(), mma_divergent_split.info()] {
         assert_eq!(info.cpu_path, CpuPath::Regions, "{}", info.name);
     }
     // The library's tensor-core matmul: its k-step's `mma`s and barriers are statements of the
@@ -302,16 +328,15 @@ fn matmul_on_tensor_cores_at_ragged_sizes() {
             )
             .unwrap();
             results.push((format!("{name} {m}x{n}x{k} (seed {seed})"), c));
-            // The library's shape (eight `mma` statements a k-step, one block step on the
-            // split path): the same order per element, so the same bits.
+        }
+        // The library's kernel (eight `mma` statements a k-step, one block step on the split
+        // path; on the CPU, fragments straight from the shared tiles): the same order per
+        // element, so the same bits.
+        for (name, module) in tensor_modules("matmul_on_tensor_cores_at_ragged_sizes") {
             let mut c = vec![f32::NAN; m * n];
-            let grid = (n.div_ceil(64) as u32, m.div_ceil(64) as u32);
-            launch!(
-                module,
-                matmul_f16_tc64[grid, 128](&a, &b, &mut c, m as u32, n as u32, k as u32)
-            )
-            .unwrap();
-            results.push((format!("{name} tc64 {m}x{n}x{k} (seed {seed})"), c));
+            let shape = ferrocuda::ops::MatmulShape::new(m, n, k);
+            ferrocuda::ops::matmul_tensor(&module, &a, &b, &mut c, shape).unwrap();
+            results.push((format!("{name} {m}x{n}x{k} (seed {seed})"), c));
         }
         // The f64 reference and the bound of a k-long sum in the documented order.
         let (first, first_c) = &results[0];

@@ -287,6 +287,13 @@ impl<T> Shared<'_, T> {
             ..self
         }
     }
+
+    /// Whether accesses through this handle are checked (CPU checked mode): when not, a caller
+    /// that bounds-checked a whole range may read it raw ([`crate::mma::SharedTile`]'s fragments).
+    #[inline(always)]
+    pub(crate) fn checks_accesses(&self) -> bool {
+        self.checked
+    }
 }
 
 impl<T> Shared<'_, T> {

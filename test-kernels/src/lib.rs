@@ -9,8 +9,6 @@ pub mod lang;
 pub mod profiling;
 #[cfg(feature = "sm80")]
 pub mod tensor_cores;
-#[cfg(feature = "sm80")]
-pub mod tensor_matmul;
 
 /// Copies `x` to `out` but asserts every element is non-negative: a negative input panics
 /// (on the GPU: traps) in the thread that reads it.

@@ -97,6 +97,46 @@ pub fn mma_f16_shared_tile(
     mma(&fa, &fb, &fc).for_each(|r, cc, v| d.set(r * 8 + cc, v));
 }
 
+/// `d = a·b + c` on one 16×8 tile through [`SharedTile`]s: `a` (16×K) and `b` (K×8, both
+/// row-major) stored element by element into `ta` and `tb` (at least that long), and the
+/// fragments read back through whole-tile windows (element by element: bf16 and tf32 have
+/// no `ldmatrix` path, and outside CPU checked mode each read is unchecked).
+#[inline(always)]
+fn shared_tile_product<T: MmaInput>(
+    (ta, tb): (Shared<T>, Shared<T>),
+    a: &[T],
+    b: &[T],
+    c: &[T::Acc],
+    d: &Out<T::Acc>,
+) {
+    let lane = warp::lane_id() as usize;
+    for i in (lane..16 * T::K).step_by(32) {
+        ta.set(i, a[i]);
+    }
+    for i in (lane..T::K * 8).step_by(32) {
+        tb.set(i, b[i]);
+    }
+    sync_threads();
+    let fa = SharedTile::new(ta, 0, (16, T::K), T::K).frag_a(0, 0);
+    let fb = SharedTile::new(tb, 0, (T::K, 8), 8).frag_b(0, 0);
+    let fc = FragC::from_fn(|r, col| c[r * 8 + col]);
+    mma(&fa, &fb, &fc).for_each(|r, col, v| d.set(r * 8 + col, v));
+}
+
+/// [`mma_bf16`] through [`SharedTile`]s.
+#[kernel]
+pub fn mma_bf16_shared_tile(a: &[bf16], b: &[bf16], c: &[f32], d: Out<f32>) {
+    let tiles = (shared!([bf16; 256]), shared!([bf16; 128]));
+    shared_tile_product(tiles, a, b, c, &d);
+}
+
+/// [`mma_tf32`] through [`SharedTile`]s.
+#[kernel]
+pub fn mma_tf32_shared_tile(a: &[f32], b: &[f32], c: &[f32], d: Out<f32>) {
+    let tiles = (shared!([f32; 128]), shared!([f32; 64]));
+    shared_tile_product(tiles, a, b, c, &d);
+}
+
 /// A planted bug: lane 5 returns before the `mma` the rest of its warp waits in.
 #[kernel]
 pub fn mma_divergent(a: &[f16], b: &[f16], c: &[f32], d: Out<f32>) {
@@ -129,13 +169,7 @@ const BK: usize = 16;
 /// `dst[at..at + 8]`: one `copy_async` where the 8 are inside a row and 16-byte aligned, else
 /// element by element with zeros outside the matrix (ragged edges).
 #[inline(always)]
-pub(crate) fn stage_8(
-    dst: &Shared<f16>,
-    at: usize,
-    src: &[f16],
-    (row, col): (usize, usize),
-    cols: usize,
-) {
+fn stage_8(dst: &Shared<f16>, at: usize, src: &[f16], (row, col): (usize, usize), cols: usize) {
     let start = row * cols + col;
     if col + 8 <= cols && start.is_multiple_of(8) && start < src.len() {
         copy_async::<f16, 16>(dst, at, src, start);
@@ -179,13 +213,13 @@ fn stage_tiles(
 /// (`Copy`) shared handle by value: a `&local` in the body would keep the kernel off the split
 /// path.
 #[inline(always)]
-pub(crate) fn a_fragment(ta: Shared<f16>, at: usize, row_stride: usize) -> FragA<f16> {
+fn a_fragment(ta: Shared<f16>, at: usize, row_stride: usize) -> FragA<f16> {
     FragA::load_shared(&ta, at, row_stride)
 }
 
 /// The 16×8 B fragment at `at` of the B tiles (rows `row_stride` apart).
 #[inline(always)]
-pub(crate) fn b_fragment(tb: Shared<f16>, at: usize, row_stride: usize) -> FragB<f16> {
+fn b_fragment(tb: Shared<f16>, at: usize, row_stride: usize) -> FragB<f16> {
     FragB::load_shared(&tb, at, row_stride)
 }
 

@@ -13,13 +13,14 @@
 use super::bug::{raise, KernelBug};
 use super::regions::Regions;
 use super::WARP;
-use crate::mma::host::{multiply, Operands};
+use crate::mma::host::{multiply, Operands, Tiles};
 use crate::mma::{FragC, MmaInput};
 use crate::thread::Dim3;
 use core::cell::{Ref, RefCell};
 use core::marker::PhantomData;
 use core::panic::Location;
 use std::format;
+use std::thread_local;
 use std::vec::Vec;
 
 /// One thread's operands of an `mma` on the split path (what `mma::__split_mma` returns).
@@ -38,6 +39,12 @@ pub struct MmaCollective<T: MmaInput> {
     /// What each thread got at the last step.
     results: RefCell<MmaResults<T::Acc>>,
     _t: PhantomData<T>,
+}
+
+thread_local! {
+    /// Each warp's recent tiles (by warp of the block): shared by every call site, since
+    /// consecutive sites (the accumulators of a tile of C) multiply the same fragments.
+    static TILES: RefCell<Vec<Tiles>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The threads' operands at one call site.
@@ -136,16 +143,23 @@ impl<T: MmaInput> MmaCollective<T> {
         let mut results = self.results.borrow_mut();
         results.block_dim = block_dim;
         results.values.resize(threads, FragC::zero());
-        for (these, out) in lanes
-            .operands
-            .chunks_exact(WARP)
-            .zip(results.values.chunks_exact_mut(WARP))
-        {
-            let these: &[Operands; WARP] = these.try_into().expect("chunks of a warp");
-            for (out, bits) in out.iter_mut().zip(multiply(T::KIND, these)) {
-                out.values = bits.map(bytemuck::cast);
+        TILES.with_borrow_mut(|tiles| {
+            let warps = threads / WARP;
+            if tiles.len() < warps {
+                tiles.resize_with(warps, Tiles::default);
             }
-        }
+            for ((these, out), tiles) in lanes
+                .operands
+                .chunks_exact(WARP)
+                .zip(results.values.chunks_exact_mut(WARP))
+                .zip(tiles.iter_mut())
+            {
+                let these: &[Operands; WARP] = these.try_into().expect("chunks of a warp");
+                for (out, bits) in out.iter_mut().zip(multiply(T::KIND, these, Some(tiles))) {
+                    out.values = bits.map(bytemuck::cast);
+                }
+            }
+        });
         lanes.arrived.fill(false);
         lanes.count = 0;
         drop(results);

@@ -59,24 +59,84 @@ fn element(kind: Kind, bits: u32) -> f32 {
 pub(crate) unsafe fn release(kind: Kind, lanes: &[u64; WARP]) {
     // SAFETY: the caller's contract: live `Lane`s, read only here.
     let operands = lanes.map(|pointer| unsafe { (*(pointer as *const Lane)).operands });
-    let d = multiply(kind, &operands);
+    let d = multiply(kind, &operands, None);
     for (&pointer, d) in lanes.iter().zip(d) {
         // SAFETY: as above; this is the only reference to it now.
         unsafe { (*(pointer as *mut Lane)).d = d };
     }
 }
 
-/// The warp's `mma`: each lane's part of D from every lane's operands.
-pub(crate) fn multiply(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
+/// The warp's `mma`: each lane's part of D from every lane's operands. With `tiles` (the
+/// warp's recent tiles, see [`Tiles`]), an f16 or bf16 A or B tile whose registers equal a
+/// recent one's is taken from there instead of gathered and converted again.
+pub(crate) fn multiply(
+    kind: Kind,
+    lanes: &[Operands; WARP],
+    tiles: Option<&mut Tiles>,
+) -> [[u32; 4]; WARP] {
     #[cfg(all(
         target_arch = "x86_64",
         not(all(target_feature = "avx2", target_feature = "fma"))
     ))]
     if crate::cpu::has_avx2_and_fma() {
         // SAFETY: the CPU has AVX2 and FMA, all `multiply_wide` enables.
-        return unsafe { multiply_wide(kind, lanes) };
+        return unsafe { multiply_wide(kind, lanes, tiles) };
     }
-    multiply_in_order(kind, lanes)
+    multiply_in_order(kind, lanes, tiles)
+}
+
+/// One warp's recently converted f16 and bf16 A and B tiles, by the registers they came from.
+/// A kernel that keeps a tile of C per warp in several accumulators multiplies each A fragment
+/// by several B fragments and each B by several A (the library's `matmul_tc`: each A four
+/// times, each B twice per k-step), each a separate `mma`; the split path does each call site's
+/// `mma` for every warp in turn, so a warp's next `mma` often has registers equal to a recent
+/// one's, and the tile is then already gathered and converted (about a third of a product's
+/// instructions, callgrind, issue 32). Looked up by the registers themselves (and the kind),
+/// never by where they came from, so a hit is the same tile by construction and the bits of D
+/// are those of a fresh gather.
+#[derive(Default)]
+pub(crate) struct Tiles {
+    a: Recent<[[u32; 4]; WARP], [[f32; 16]; 16], 2>,
+    b: Recent<[[u32; 2]; WARP], [[f32; 8]; 16], 4>,
+}
+
+/// The last `N` values made, by key, the oldest replaced first.
+struct Recent<K, V, const N: usize> {
+    entries: [Option<(Kind, K, V)>; N],
+    next: usize,
+}
+
+impl<K, V, const N: usize> Default for Recent<K, V, N> {
+    fn default() -> Self {
+        Recent {
+            entries: core::array::from_fn(|_| None),
+            next: 0,
+        }
+    }
+}
+
+impl<K: PartialEq, V, const N: usize> Recent<K, V, N> {
+    /// The value for `(kind, key)`: a recent one, or `make()`'s, kept in place of the oldest.
+    #[inline(always)]
+    fn get(&mut self, kind: Kind, key: K, make: impl FnOnce() -> V) -> &V {
+        let found = self
+            .entries
+            .iter()
+            .position(|e| matches!(e, Some((k, held, _)) if *k == kind && *held == key));
+        let i = match found {
+            Some(i) => i,
+            None => {
+                let i = self.next;
+                self.next = (i + 1) % N;
+                self.entries[i] = Some((kind, key, make()));
+                i
+            }
+        };
+        match &self.entries[i] {
+            Some((_, _, value)) => value,
+            None => unreachable!("entry {i} was just found or filled"),
+        }
+    }
 }
 
 /// [`multiply_in_order`] compiled for AVX2 and FMA: each step of the k-sum is then one vector
@@ -90,8 +150,12 @@ pub(crate) fn multiply(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP]
     not(all(target_feature = "avx2", target_feature = "fma"))
 ))]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn multiply_wide(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
-    multiply_in_order(kind, lanes)
+unsafe fn multiply_wide(
+    kind: Kind,
+    lanes: &[Operands; WARP],
+    tiles: Option<&mut Tiles>,
+) -> [[u32; 4]; WARP] {
+    multiply_in_order(kind, lanes, tiles)
 }
 
 /// The warp's `mma` as a whole 16×8 tile, k outermost: element (r, c) starts at C's and adds
@@ -99,31 +163,26 @@ unsafe fn multiply_wide(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP
 /// element by element (the bits of a dot product per element), while each step is a row of
 /// eight independent FMAs (one vector instruction) instead of one long chain of dependent ones.
 ///
-/// The gather is by kind, each arm with its layout known when compiled: for f16 and bf16, each
-/// lane's registers hold pairs of neighbours (A: two columns of a row; B: two k of a column), so
-/// a register is one store of two raw halves into a tile of bits, and the tile is then
-/// converted to f32 at once (F16C's eight at a time for f16) instead of element by element.
-/// Looked up per element at run time (the kind, each position), the gather took about 70% of
+/// The gather is by kind, each arm with its layout known when compiled (for f16 and bf16,
+/// [`gather_a_halves`] and [`gather_b_halves`]). Looked up per element at run time (the kind, each position), the gather took about 70% of
 /// a matrix product's time on the CPU executor (perf, issue 32).
 #[inline(always)]
-fn multiply_in_order(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
+fn multiply_in_order(
+    kind: Kind,
+    lanes: &[Operands; WARP],
+    tiles: Option<&mut Tiles>,
+) -> [[u32; 4]; WARP] {
     let c = gather_c(lanes);
     let d = match kind {
-        Kind::F16 => {
-            let (a, b) = gather_halves(lanes, |bits, out| {
-                let halves: &[half::f16] = bytemuck::cast_slice(bits);
-                halves.convert_to_f32_slice(out);
-            });
-            float_product(&a, &b, c)
-        }
-        Kind::Bf16 => {
-            let (a, b) = gather_halves(lanes, |bits, out| {
-                for (out, &bits) in out.iter_mut().zip(bits) {
-                    *out = half::bf16::from_bits(bits).to_f32();
-                }
-            });
-            float_product(&a, &b, c)
-        }
+        Kind::F16 => halves_product(kind, lanes, c, tiles, |bits, out| {
+            let halves: &[half::f16] = bytemuck::cast_slice(bits);
+            halves.convert_to_f32_slice(out);
+        }),
+        Kind::Bf16 => halves_product(kind, lanes, c, tiles, |bits, out| {
+            for (out, &bits) in out.iter_mut().zip(bits) {
+                *out = half::bf16::from_bits(bits).to_f32();
+            }
+        }),
         Kind::Tf32 => {
             let (a, b) = gather::<8>(Kind::Tf32, lanes);
             float_product(&a, &b, c)
@@ -163,35 +222,76 @@ fn gather_c(lanes: &[Operands; WARP]) -> [[u32; 8]; 16] {
     c
 }
 
-/// A (16×16, row-major) and B (16×8, row-major) of an f16 or bf16 `mma` as f32, `convert`
-/// turning raw halves into values. Lane (g, t)'s register j of A holds row g + 8·(j % 2),
-/// columns 2t + 8·(j / 2) and the next (low half first); its register j of B holds column g,
-/// k = 2t + 8j and the next (`a_position`, `b_position`).
+/// The f16 or bf16 product `a·b + c`, A and B gathered by [`gather_a_halves`] and
+/// [`gather_b_halves`] with `convert`, or taken from `tiles` where recent.
 #[inline(always)]
-fn gather_halves(
+fn halves_product(
+    kind: Kind,
+    lanes: &[Operands; WARP],
+    c: [[u32; 8]; 16],
+    tiles: Option<&mut Tiles>,
+    convert: impl Fn(&[u16], &mut [f32]),
+) -> [[u32; 8]; 16] {
+    match tiles {
+        Some(tiles) => {
+            let a = tiles.a.get(kind, lanes.map(|l| l.a), || {
+                gather_a_halves(lanes, &convert)
+            });
+            let b = tiles.b.get(kind, lanes.map(|l| l.b), || {
+                gather_b_halves(lanes, &convert)
+            });
+            float_product(a, b, c)
+        }
+        None => float_product(
+            &gather_a_halves(lanes, &convert),
+            &gather_b_halves(lanes, &convert),
+            c,
+        ),
+    }
+}
+
+/// A (16×16, row-major) of an f16 or bf16 `mma` as f32, `convert` turning raw halves into
+/// values: lane (g, t)'s register j holds row g + 8·(j % 2), columns 2t + 8·(j / 2) and the
+/// next, low half first (`a_position`). Each register is one store of two raw halves, and the
+/// tile is converted at once (F16C's eight at a time for f16) rather than element by element.
+#[inline(always)]
+fn gather_a_halves(
     lanes: &[Operands; WARP],
     convert: impl Fn(&[u16], &mut [f32]),
-) -> ([[f32; 16]; 16], [[f32; 8]; 16]) {
-    let mut a_bits = [[0u16; 16]; 16];
-    let mut b_bits = [[0u16; 8]; 16];
+) -> [[f32; 16]; 16] {
+    let mut bits = [[0u16; 16]; 16];
     for (lane, theirs) in lanes.iter().enumerate() {
         let (g, t) = (lane / 4, lane % 4);
         for (j, &word) in theirs.a.iter().enumerate() {
             let (row, col) = (g + 8 * (j % 2), 2 * t + 8 * (j / 2));
-            a_bits[row][col] = word as u16;
-            a_bits[row][col + 1] = (word >> 16) as u16;
-        }
-        for (j, &word) in theirs.b.iter().enumerate() {
-            let k = 2 * t + 8 * j;
-            b_bits[k][g] = word as u16;
-            b_bits[k + 1][g] = (word >> 16) as u16;
+            bits[row][col] = word as u16;
+            bits[row][col + 1] = (word >> 16) as u16;
         }
     }
     let mut a = [[0f32; 16]; 16];
-    convert(a_bits.as_flattened(), a.as_flattened_mut());
+    convert(bits.as_flattened(), a.as_flattened_mut());
+    a
+}
+
+/// B (16×8, row-major) of an f16 or bf16 `mma` as f32, as [`gather_a_halves`]: lane (g, t)'s
+/// register j holds column g, k = 2t + 8j and the next (`b_position`).
+#[inline(always)]
+fn gather_b_halves(
+    lanes: &[Operands; WARP],
+    convert: impl Fn(&[u16], &mut [f32]),
+) -> [[f32; 8]; 16] {
+    let mut bits = [[0u16; 8]; 16];
+    for (lane, theirs) in lanes.iter().enumerate() {
+        let (g, t) = (lane / 4, lane % 4);
+        for (j, &word) in theirs.b.iter().enumerate() {
+            let k = 2 * t + 8 * j;
+            bits[k][g] = word as u16;
+            bits[k + 1][g] = (word >> 16) as u16;
+        }
+    }
     let mut b = [[0f32; 8]; 16];
-    convert(b_bits.as_flattened(), b.as_flattened_mut());
-    (a, b)
+    convert(bits.as_flattened(), b.as_flattened_mut());
+    b
 }
 
 /// A (16×K) and B (K×8) of a tf32 or integer `mma` as f32 (exact), by each element's position.
@@ -222,63 +322,54 @@ fn gather<const K: usize>(kind: Kind, lanes: &[Operands; WARP]) -> ([[f32; K]; 1
     (a, b)
 }
 
-/// `a·b + c` in f32, k outermost, one FMA per product (see [`multiply_in_order`]), with the
-/// tile's 16 rows in 16 AVX registers: each step of the k-sum is one broadcast of `a[r][k]`
-/// and one 8-wide FMA per row, which rounds each lane exactly as `f32::mul_add` does. Written
-/// with intrinsics because LLVM vectorised the portable loops below across rows instead, with
-/// a shuffle per element (perf: most of the product's time).
-#[cfg(all(
-    target_arch = "x86_64",
-    target_feature = "avx2",
-    target_feature = "fma"
-))]
+/// `a·b + c` in f32, k outermost, one FMA per product (see [`multiply_in_order`]). With AVX2
+/// and FMA, the tile's 16 rows sit in 16 AVX registers: each step of the k-sum is one broadcast
+/// of `a[r][k]` and one 8-wide FMA per row, which rounds each lane exactly as `f32::mul_add`
+/// does. Written with intrinsics because LLVM vectorised the portable loops across rows
+/// instead, with a shuffle per element (perf: most of the product's time).
 #[inline(always)]
 fn float_product<const K: usize>(
     a: &[[f32; K]; 16],
     b: &[[f32; 8]; K],
     c: [[u32; 8]; 16],
 ) -> [[u32; 8]; 16] {
-    use core::arch::x86_64::{_mm256_fmadd_ps, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps};
-    // SAFETY: the crate is compiled for AVX2 and FMA (the `cfg` above); every load and store
-    // is of a whole row of 8 `f32`s (`u32`s of the same size), in bounds of its array.
-    unsafe {
-        let mut sum = c.map(|row| _mm256_loadu_ps(row.as_ptr().cast()));
-        for (depth, b_row) in b.iter().enumerate() {
-            let y = _mm256_loadu_ps(b_row.as_ptr());
-            for (s, a_row) in sum.iter_mut().zip(a) {
-                *s = _mm256_fmadd_ps(_mm256_set1_ps(a_row[depth]), y, *s);
+    #[cfg(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        target_feature = "fma"
+    ))]
+    {
+        use core::arch::x86_64::{
+            _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps,
+        };
+        // SAFETY: the crate is compiled for AVX2 and FMA (the `cfg` above); every load and
+        // store is of a whole row of 8 `f32`s (`u32`s of the same size), in bounds of its array.
+        unsafe {
+            let mut sum = c.map(|row| _mm256_loadu_ps(row.as_ptr().cast()));
+            for (depth, b_row) in b.iter().enumerate() {
+                let y = _mm256_loadu_ps(b_row.as_ptr());
+                for (s, a_row) in sum.iter_mut().zip(a) {
+                    *s = _mm256_fmadd_ps(_mm256_set1_ps(a_row[depth]), y, *s);
+                }
             }
-        }
-        sum.map(|row| {
-            let mut out = [0u32; 8];
-            _mm256_storeu_ps(out.as_mut_ptr().cast(), row);
-            out
-        })
-    }
-}
-
-/// `a·b + c` in f32, k outermost, one FMA per product (see [`multiply_in_order`]).
-#[cfg(not(all(
-    target_arch = "x86_64",
-    target_feature = "avx2",
-    target_feature = "fma"
-)))]
-#[inline(always)]
-fn float_product<const K: usize>(
-    a: &[[f32; K]; 16],
-    b: &[[f32; 8]; K],
-    c: [[u32; 8]; 16],
-) -> [[u32; 8]; 16] {
-    let mut sum = c.map(|row| row.map(f32::from_bits));
-    for (depth, b_row) in b.iter().enumerate() {
-        for (s, a_row) in sum.iter_mut().zip(a) {
-            let x = a_row[depth];
-            for (s, &y) in s.iter_mut().zip(b_row) {
-                *s = x.mul_add(y, *s);
-            }
+            sum.map(|row| {
+                let mut out = [0u32; 8];
+                _mm256_storeu_ps(out.as_mut_ptr().cast(), row);
+                out
+            })
         }
     }
-    sum.map(|row| row.map(f32::to_bits))
+    #[cfg(not(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        target_feature = "fma"
+    )))]
+    {
+        let sum = k_outermost(a, b, c.map(|row| row.map(f32::from_bits)), |s, x, y| {
+            x.mul_add(y, s)
+        });
+        sum.map(|row| row.map(f32::to_bits))
+    }
 }
 
 /// `a·b + c` for integers: the products are exact in f32 (|a·b| <= 2^14), the sum in i64,
@@ -289,16 +380,33 @@ fn integer_product<const K: usize>(
     b: &[[f32; 8]; K],
     c: [[u32; 8]; 16],
 ) -> [[u32; 8]; 16] {
-    let mut sum = c.map(|row| row.map(|v| i64::from(v as i32)));
+    let sum = k_outermost(
+        a,
+        b,
+        c.map(|row| row.map(|v| i64::from(v as i32))),
+        |s, x, y| s + (x * y) as i64,
+    );
+    sum.map(|row| row.map(|v| v as i32 as u32))
+}
+
+/// `sum` with `a[r][k]·b[k][c]` added to element (r, c) by `add(sum, a, b)` for k = 0, 1, … in
+/// order (the documented order of the k-sum).
+#[inline(always)]
+fn k_outermost<S: Copy, const K: usize>(
+    a: &[[f32; K]; 16],
+    b: &[[f32; 8]; K],
+    mut sum: [[S; 8]; 16],
+    add: impl Fn(S, f32, f32) -> S,
+) -> [[S; 8]; 16] {
     for (depth, b_row) in b.iter().enumerate() {
         for (s, a_row) in sum.iter_mut().zip(a) {
             let x = a_row[depth];
             for (s, &y) in s.iter_mut().zip(b_row) {
-                *s += (x * y) as i64;
+                *s = add(*s, x, y);
             }
         }
     }
-    sum.map(|row| row.map(|v| v as i32 as u32))
+    sum
 }
 
 #[cfg(test)]
@@ -321,49 +429,29 @@ mod tests {
         }
     }
 
-    /// The warp's D element by element, from each element's documented position and the
-    /// documented order (C first, then k = 0, 1, … one FMA each; integers exactly).
+    /// The warp's D element by element, from each element's documented position (`gather`,
+    /// by `a_position` and `b_position`, for every kind: the f16 and bf16 products take
+    /// `gather_a_halves` and `gather_b_halves`) and the documented order (C first, then k = 0, 1, … one FMA each;
+    /// integers exactly).
     fn reference(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
-        let k = match kind {
-            Kind::F16 | Kind::Bf16 => 16,
-            Kind::Tf32 => 8,
-            Kind::S8 | Kind::U8 => 32,
-        };
-        let (bits, per) = (kind.bits(), 32 / kind.bits());
-        let field = |regs: &[u32], i: usize| {
-            let mask = if bits == 32 {
-                u32::MAX
-            } else {
-                (1 << bits) - 1
-            };
-            (regs[i / per] >> (bits * (i % per))) & mask
-        };
-        let (mut a, mut b) = ([[0f32; 32]; 16], [[0f32; 8]; 32]);
-        let mut c = [[0u32; 8]; 16];
-        for (lane, theirs) in lanes.iter().enumerate() {
-            for i in 0..16 * k / 32 {
-                let (r, col) = a_position(kind, lane, i);
-                a[r][col] = element(kind, field(&theirs.a, i));
-            }
-            for i in 0..k * 8 / 32 {
-                let (r, col) = b_position(kind, lane, i);
-                b[r][col] = element(kind, field(&theirs.b, i));
-            }
-            for i in 0..4 {
-                let (r, col) = c_position(lane, i);
-                c[r][col] = theirs.c[i];
-            }
+        match kind {
+            Kind::F16 | Kind::Bf16 => reference_k::<16>(kind, lanes),
+            Kind::Tf32 => reference_k::<8>(kind, lanes),
+            Kind::S8 | Kind::U8 => reference_k::<32>(kind, lanes),
         }
+    }
+
+    fn reference_k<const K: usize>(kind: Kind, lanes: &[Operands; WARP]) -> [[u32; 4]; WARP] {
+        let (a, b) = gather::<K>(kind, lanes);
         core::array::from_fn(|lane| {
             core::array::from_fn(|i| {
                 let (r, col) = c_position(lane, i);
+                let c = lanes[lane].c[i];
                 if matches!(kind, Kind::S8 | Kind::U8) {
-                    let products = (0..k).map(|x| (a[r][x] * b[x][col]) as i64);
-                    (products.sum::<i64>() + i64::from(c[r][col] as i32)) as i32 as u32
+                    let products = (0..K).map(|x| (a[r][x] * b[x][col]) as i64);
+                    (products.sum::<i64>() + i64::from(c as i32)) as i32 as u32
                 } else {
-                    let sum = (0..k).fold(f32::from_bits(c[r][col]), |s, x| {
-                        a[r][x].mul_add(b[x][col], s)
-                    });
+                    let sum = (0..K).fold(f32::from_bits(c), |s, x| a[r][x].mul_add(b[x][col], s));
                     sum.to_bits()
                 }
             })
@@ -383,8 +471,38 @@ mod tests {
                         _ => registers(Kind::Tf32, &mut seed),
                     }),
                 });
-                assert_eq!(multiply(kind, &lanes), reference(kind, &lanes), "{kind:?}");
+                assert_eq!(
+                    multiply(kind, &lanes, None),
+                    reference(kind, &lanes),
+                    "{kind:?}"
+                );
             }
+        }
+    }
+
+    /// With a warp's [`Tiles`]: A and B registers drawn from pools larger than what it holds
+    /// (hits, misses and replacements), f16 and bf16 from the same registers (a tile is
+    /// recent only for its kind), each D against the reference's bits.
+    #[test]
+    fn recent_tiles_give_the_bits_of_a_fresh_gather() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        let a_pool: [[[u32; 4]; WARP]; 3] = core::array::from_fn(|_| {
+            core::array::from_fn(|_| core::array::from_fn(|_| registers(Kind::Bf16, &mut seed)))
+        });
+        let b_pool: [[[u32; 2]; WARP]; 6] = core::array::from_fn(|_| {
+            core::array::from_fn(|_| core::array::from_fn(|_| registers(Kind::Bf16, &mut seed)))
+        });
+        let mut tiles = Tiles::default();
+        for step in 0..200usize {
+            let kind = if step % 7 < 5 { Kind::F16 } else { Kind::Bf16 };
+            let (a, b) = (&a_pool[step / 4 % 3], &b_pool[(step * 5 + step / 3) % 6]);
+            let lanes: [Operands; WARP] = core::array::from_fn(|lane| Operands {
+                a: a[lane],
+                b: b[lane],
+                c: core::array::from_fn(|_| registers(Kind::Tf32, &mut seed)),
+            });
+            let d = multiply(kind, &lanes, Some(&mut tiles));
+            assert_eq!(d, reference(kind, &lanes), "step {step} ({kind:?})");
         }
     }
 }

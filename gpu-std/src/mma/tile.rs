@@ -111,6 +111,12 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
                 _t: core::marker::PhantomData,
             };
         }
+        #[cfg(not(target_arch = "nvptx64"))]
+        if !self.shared.checks_accesses() {
+            // SAFETY: the fragment lies inside the window (`check_place`), the window inside
+            // the array (`new`).
+            return FragA::from_fn(|r, c| unsafe { self.get_unchecked(row + r, col + c) });
+        }
         FragA::from_fn(|r, c| self.get(row + r, col + c))
     }
 
@@ -134,6 +140,11 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
                 regs: super::ptx::ldmatrix_x2_trans(at),
                 _t: core::marker::PhantomData,
             };
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        if !self.shared.checks_accesses() {
+            // SAFETY: as in `frag_a`.
+            return FragB::from_fn(|r, c| unsafe { self.get_unchecked(row + r, col + c) });
         }
         FragB::from_fn(|r, c| self.get(row + r, col + c))
     }
@@ -159,6 +170,23 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
     #[track_caller]
     fn get(&self, row: usize, col: usize) -> T {
         self.shared.get(self.start + row * self.row_stride + col)
+    }
+
+    /// Element (`row`, `col`) of the window, read raw: on the CPU executor outside checked mode,
+    /// where a fragment's place was checked against the window once (`check_place`), there is
+    /// nothing left to check per element (a bounds check per element and lane was a sixth of
+    /// the instructions of the library's `matmul_tc` there, by callgrind).
+    ///
+    /// # Safety
+    /// (`row`, `col`) lies inside the window, and the handle does not check accesses (no access
+    /// needs recording).
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    unsafe fn get_unchecked(&self, row: usize, col: usize) -> T {
+        let index = self.start + row * self.row_stride + col;
+        // SAFETY: the caller's contract and `new`'s check: `index` is inside the array; shared
+        // memory is read by plain loads on the host (one OS thread runs the block).
+        unsafe { self.shared.as_mut_ptr().add(index).read_unaligned() }
     }
 
     /// Whether fragments at column `col` load by `ldmatrix`: 16-bit elements, rows 16-byte
