@@ -12,10 +12,11 @@
 //! - shared rows are padded ([`TileInput::PAD_A`], [`TileInput::PAD_B`]) so that the fragment
 //!   loads (`ldmatrix` for f16/bf16) hit 8 (or 32) different banks;
 //! - ragged edges: a 16-byte piece wholly outside A or B is zero-filled by a `cp.async` that
-//!   reads nothing (src-size 0). When the row length (`k` for A, `n` for B) is not a multiple of
-//!   the piece, or the matrix does not start 16-byte aligned, pieces are not 16-byte aligned in
-//!   global memory and the stage is written element by element instead (zeros outside); stores
-//!   of C are bounds-checked. Any `m`, `n`, `k` ≥ 1.
+//!   reads nothing (src-size 0). When a row length (`k` for A, `n` for B) is not a multiple of
+//!   the piece, or a matrix does not start 16-byte aligned, pieces are not 16-byte aligned in
+//!   global memory and each stage (of both matrices: one block-uniform choice, so that the
+//!   aligned path carries nothing of the other) is written element by element instead (zeros
+//!   outside); stores of C are bounds-checked. Any `m`, `n`, `k` ≥ 1.
 //!
 //! f16 and bf16: BK = 32, two m16n8k16 steps a stage, rows padded by 8 halves (A 64 × 40,
 //! B 32 × 72), fragments by `ldmatrix` (A `.x4`, B `.x2.trans`).
@@ -238,12 +239,7 @@ struct Staging<'a, T> {
 
 impl<'a, T: TileInput> Staging<'a, T> {
     #[inline(always)]
-    fn new(
-        (a, b): (&'a [T], &'a [T]),
-        sizes: (u32, u32, u32),
-        corner: (u32, u32),
-        t: u32,
-    ) -> Self {
+    fn new((a, b): (&'a [T], &'a [T]), sizes: (u32, u32, u32), corner: (u32, u32), t: u32) -> Self {
         // Each thread stages two pieces of A and two of B per stage.
         const {
             assert!(BM * T::BK == 2 * THREADS * T::PER_COPY);
@@ -335,10 +331,10 @@ fn piece_place<T: TileInput>(piece: u32, width: usize) -> (u32, u32) {
 }
 
 /// `piece` of `src` into `dst` by one `cp.async` (of the piece, or of nothing outside the
-/// matrix: src-size 0, zeros), for a stage whose pieces are all 16-byte aligned. The piece is
-/// taken with `get`, so that the copy's source length is the whole piece or nothing, which
-/// leaves `copy_async` nothing to compute (past the end of a `src` shorter than `rows × cols`
-/// it would be nothing too: `check_lengths` stops that first).
+/// matrix: src-size 0, zeros), for a stage whose pieces are all 16-byte aligned: a piece is
+/// all or nothing, so `copy_async_or_zeros` (a predicate, no length to compute) fits. Past the
+/// end of a `src` shorter than `rows × cols` it would read nothing too: `check_lengths` stops
+/// that first.
 #[inline(always)]
 fn copy_piece<T: TileInput>(dst: &Shared<T>, src: &[T], piece: Piece) {
     // The rows of an aligned stage are a multiple of the piece long, so the mask changes

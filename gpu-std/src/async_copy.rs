@@ -103,7 +103,11 @@ pub fn copy_async_or_zeros<T: bytemuck::Pod, const BYTES: usize>(
     }
     #[cfg(not(target_arch = "nvptx64"))]
     for k in 0..n {
-        let value = if read { src[src_index + k] } else { T::zeroed() };
+        let value = if read {
+            src[src_index + k]
+        } else {
+            T::zeroed()
+        };
         dst.set(dst_index + k, value);
     }
 }
@@ -112,7 +116,11 @@ pub fn copy_async_or_zeros<T: bytemuck::Pod, const BYTES: usize>(
 /// inside `dst`, both indices multiples of the copy's elements. Returns those elements.
 #[inline(always)]
 #[track_caller]
-fn check_copy<T: bytemuck::Pod, const BYTES: usize>(dst: &Shared<T>, dst_index: usize, src_index: usize) -> usize {
+fn check_copy<T: bytemuck::Pod, const BYTES: usize>(
+    dst: &Shared<T>,
+    dst_index: usize,
+    src_index: usize,
+) -> usize {
     const {
         assert!(
             BYTES == 4 || BYTES == 8 || BYTES == 16,
