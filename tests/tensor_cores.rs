@@ -400,3 +400,22 @@ fn ptxas_assembles_the_tensor_core_kernels_for_sm_80_and_90_without_spills() {
         }
     }
 }
+
+/// `copy_async_or_zeros` (`cp.async` with a src-size of 16 or 0 on the GPU): a piece asked for
+/// and wholly inside `src` is copied, any other (not asked for, past the end, or partly past it)
+/// is zeros, on both CPU paths and on the GPU.
+#[test]
+fn copy_async_or_zeros_copies_whole_pieces_or_zeros() {
+    // 20 whole pieces and half of one: lanes 20..32 are past the end (20 partly).
+    let src: Vec<f16> = (1..=164).map(|x| f16::from_f32(x as f32)).collect();
+    for (name, module) in modules("copy_async_or_zeros_copies_whole_pieces_or_zeros") {
+        let mut out = vec![f16::from_f32(-1.0); 256];
+        launch!(module, copy_or_zeros[1, 32](&src, &mut out)).unwrap();
+        for (i, &got) in out.iter().enumerate() {
+            let piece = i / 8;
+            let read = piece % 3 != 2 && 8 * piece + 8 <= src.len();
+            let want = if read { src[i] } else { f16::ZERO };
+            assert_eq!(got, want, "{name}: element {i} (piece {piece})");
+        }
+    }
+}

@@ -12,10 +12,11 @@
 //! - shared rows are padded ([`TileInput::PAD_A`], [`TileInput::PAD_B`]) so that the fragment
 //!   loads (`ldmatrix` for f16/bf16) hit 8 (or 32) different banks;
 //! - ragged edges: a 16-byte piece wholly outside A or B is zero-filled by a `cp.async` that
-//!   reads nothing (src-size 0). When the row length (`k` for A, `n` for B) is not a multiple of
-//!   the piece, or the matrix does not start 16-byte aligned, pieces are not 16-byte aligned in
-//!   global memory and the stage is written element by element instead (zeros outside); stores
-//!   of C are bounds-checked. Any `m`, `n`, `k` ≥ 1.
+//!   reads nothing (src-size 0). When a row length (`k` for A, `n` for B) is not a multiple of
+//!   the piece, or a matrix does not start 16-byte aligned, pieces are not 16-byte aligned in
+//!   global memory and each stage (of both matrices: one block-uniform choice, so that the
+//!   aligned path carries nothing of the other) is written element by element instead (zeros
+//!   outside); stores of C are bounds-checked. Any `m`, `n`, `k` ≥ 1.
 //!
 //! f16 and bf16: BK = 32, two m16n8k16 steps a stage, rows padded by 8 halves (A 64 × 40,
 //! B 32 × 72), fragments by `ldmatrix` (A `.x4`, B `.x2.trans`).
@@ -27,7 +28,7 @@
 //! they would not); B's by 8 (72 f32 between rows, likewise). `ldmatrix` moves 16-bit elements,
 //! so tf32 fragments are loaded element by element from shared memory.
 
-use ferrocuda_std::async_copy::{commit_async_copies, copy_async, wait_async_copies};
+use ferrocuda_std::async_copy::{commit_async_copies, copy_async_or_zeros, wait_async_copies};
 use ferrocuda_std::half::{bf16, f16};
 use ferrocuda_std::mma::{mma, FragC, MmaInput, SharedTile};
 use ferrocuda_std::thread::{self, sync_threads};
@@ -101,6 +102,7 @@ impl TileInput for f32 {
 pub fn matmul_tc<T: TileInput>(a: &[T], b: &[T], c: Out<f32>, m: u32, n: u32, k: u32) {
     let a_tiles = shared!([T; 2 * <T as TileInput>::A_STAGE]);
     let b_tiles = shared!([T; 2 * <T as TileInput>::B_STAGE]);
+    let sizes = (m, n, k);
     let (m, n, k) = (m as usize, n as usize, k as usize);
     check_lengths((a, b), (m, n, k));
     // `block(THREADS)`: the launch checked that `t < THREADS`. The `%` (an `and`, once) says so
@@ -111,7 +113,13 @@ pub fn matmul_tc<T: TileInput>(a: &[T], b: &[T], c: Out<f32>, m: u32, n: u32, k:
     let (row0, col0) = (block.y as usize * BM, block.x as usize * BN);
     let warp = t / 32;
     let (wr, wc) = (32 * (warp / 2), 32 * (warp % 2));
-    let staging = Staging::new((a, b), (m, n, k), (row0, col0), t);
+    // A block's corner is below `m` and `n` (`u32`s) in a launch of the documented grid, and
+    // only a staging place: a wrapped one would stage wrong numbers, never out of bounds.
+    let corner = (
+        block.y.wrapping_mul(BM as u32),
+        block.x.wrapping_mul(BN as u32),
+    );
+    let staging = Staging::new((a, b), sizes, corner, t as u32);
     let mut acc00 = FragC::<f32>::zero();
     let mut acc01 = FragC::<f32>::zero();
     let mut acc02 = FragC::<f32>::zero();
@@ -122,18 +130,20 @@ pub fn matmul_tc<T: TileInput>(a: &[T], b: &[T], c: Out<f32>, m: u32, n: u32, k:
     let mut acc13 = FragC::<f32>::zero();
     staging.stage((a_tiles, b_tiles), 0, 0);
     commit_async_copies();
-    // Stage `stage` (elements `k0..k0 + BK` of K) is in buffer `stage % 2`.
-    let mut stage = 0;
-    let mut k0 = 0;
-    while k0 < k {
-        if k0 + T::BK < k {
-            staging.stage((a_tiles, b_tiles), (stage + 1) % 2, k0 + T::BK);
+    // Stage `stage` (elements `stage·BK..` of K) is in buffer `stage % 2`. `u32` counters, as
+    // `k` is: `stage·BK < k` for every stage, so nothing overflows.
+    let bk = T::BK as u32;
+    let stages = sizes.2.div_ceil(bk);
+    let mut stage: u32 = 0;
+    while stage < stages {
+        if stage + 1 < stages {
+            staging.stage((a_tiles, b_tiles), (stage + 1) % 2, (stage + 1) * bk);
         }
         // An empty group after the last stage keeps `wait_group 1` meaning "this stage landed".
         commit_async_copies();
         wait_async_copies::<1>();
         sync_threads();
-        let buffer = stage % 2;
+        let buffer = (stage % 2) as usize;
         // This warp's 32 rows of the A stage and 32 columns of the B stage.
         let a_stage = buffer * T::A_STAGE + wr * T::A_STRIDE;
         let a_tile = SharedTile::new(a_tiles, a_stage, (32, T::BK), T::A_STRIDE);
@@ -158,7 +168,6 @@ pub fn matmul_tc<T: TileInput>(a: &[T], b: &[T], c: Out<f32>, m: u32, n: u32, k:
         }
         // Everyone is done reading this buffer before it is staged again.
         sync_threads();
-        k0 += T::BK;
         stage += 1;
     }
     let (y, x) = (row0 + wr, col0 + wc);
@@ -207,136 +216,169 @@ fn aligned<T>(s: &[T]) -> bool {
 
 /// What one thread stages of each stage: two [`TileInput::PER_COPY`]-element pieces of A's
 /// 64 × BK tile and two of B's BK × 64 (pieces `t` and `t + THREADS` of each, row by row).
+///
+/// Sizes and places are `u32` (the launch passes `u32` sizes; a block's rows and columns are
+/// below them): per stage a piece costs 32-bit arithmetic and one 64-bit multiply-add for its
+/// element index (`row·cols + col` can pass 2³²), as in the CUDA C twin, rather than 64-bit
+/// values kept live through the k-step.
+#[derive(Clone, Copy)]
 struct Staging<'a, T> {
     a: &'a [T],
     b: &'a [T],
     /// m, n, k.
-    sizes: (usize, usize, usize),
+    sizes: (u32, u32, u32),
     /// The block's first row and column of C.
-    corner: (usize, usize),
-    t: usize,
-    /// Whether A's (B's) pieces are all 16-byte aligned in global memory: `cp.async` them.
-    a_whole: bool,
-    b_whole: bool,
+    corner: (u32, u32),
+    t: u32,
+    /// Whether all of A's and B's pieces are 16-byte aligned in global memory (rows a multiple
+    /// of the piece long, both matrices aligned): then every piece is one `cp.async`, else the
+    /// stage is written element by element. Block-uniform, chosen once per stage so that the
+    /// aligned path holds no trace of the other.
+    whole: bool,
 }
 
 impl<'a, T: TileInput> Staging<'a, T> {
     #[inline(always)]
-    fn new(
-        (a, b): (&'a [T], &'a [T]),
-        (m, n, k): (usize, usize, usize),
-        corner: (usize, usize),
-        t: usize,
-    ) -> Self {
+    fn new((a, b): (&'a [T], &'a [T]), sizes: (u32, u32, u32), corner: (u32, u32), t: u32) -> Self {
         // Each thread stages two pieces of A and two of B per stage.
         const {
             assert!(BM * T::BK == 2 * THREADS * T::PER_COPY);
             assert!(T::BK * BN == 2 * THREADS * T::PER_COPY);
             assert!(T::BK.is_multiple_of(T::K));
         }
+        let (_, n, k) = sizes;
+        let per = T::PER_COPY as u32;
         Staging {
             a,
             b,
-            sizes: (m, n, k),
+            sizes,
             corner,
             t,
-            a_whole: k.is_multiple_of(T::PER_COPY) && aligned(a),
-            b_whole: n.is_multiple_of(T::PER_COPY) && aligned(b),
+            whole: k.is_multiple_of(per) && n.is_multiple_of(per) && aligned(a) && aligned(b),
         }
     }
 
-    /// Stages K's elements `k0..k0 + BK` into `buffer` (0 or 1) of the tiles. The two pieces
-    /// are two calls, not a loop: a loop stayed rolled.
+    /// Stages K's elements `k0..k0 + BK` (`k0 <= k`) into `buffer` (0 or 1) of the tiles: the
+    /// two pieces of each matrix, written out (a loop stayed rolled).
     #[inline(always)]
-    fn stage(&self, tiles: (Shared<T>, Shared<T>), buffer: usize, k0: usize) {
-        self.stage_pieces(tiles, buffer, k0, self.t);
-        self.stage_pieces(tiles, buffer, k0, self.t + THREADS);
+    fn stage(&self, (a_tiles, b_tiles): (Shared<T>, Shared<T>), buffer: u32, k0: u32) {
+        if self.whole {
+            let (t, u) = (self.t, self.t + THREADS as u32);
+            copy_piece(&a_tiles, self.a, self.a_piece(buffer, k0, t));
+            copy_piece(&b_tiles, self.b, self.b_piece(buffer, k0, t));
+            copy_piece(&a_tiles, self.a, self.a_piece(buffer, k0, u));
+            copy_piece(&b_tiles, self.b, self.b_piece(buffer, k0, u));
+        } else {
+            stage_elements(self, (&a_tiles, &b_tiles), buffer, k0);
+        }
     }
 
-    /// Piece `piece` of A's and of B's tile.
+    /// Piece `piece` of A's tile (64 × BK) of the stage at `k0`, for `buffer`.
     #[inline(always)]
-    fn stage_pieces(
-        &self,
-        (a_tiles, b_tiles): (Shared<T>, Shared<T>),
-        buffer: usize,
-        k0: usize,
-        piece: usize,
-    ) {
-        let (m, n, k) = self.sizes;
-        let (row0, col0) = self.corner;
-        let (r, col) = piece_place::<T>(piece, T::BK);
-        let at = buffer * T::A_STAGE + r * T::A_STRIDE + col;
-        let a = (row0 + r, k0 + col);
-        stage_piece(&a_tiles, at, self.a, a, (m, k), self.a_whole);
-        let (r, col) = piece_place::<T>(piece, BN);
-        let at = buffer * T::B_STAGE + r * T::B_STRIDE + col;
-        let b = (k0 + r, col0 + col);
-        stage_piece(&b_tiles, at, self.b, b, (k, n), self.b_whole);
+    fn a_piece(&self, buffer: u32, k0: u32, piece: u32) -> Piece {
+        let (m, _, k) = self.sizes;
+        let (r, c) = piece_place::<T>(piece, T::BK);
+        Piece {
+            at: buffer * T::A_STAGE as u32 + r * T::A_STRIDE as u32 + c,
+            // `k0 <= k`: `c < k - k0` says `k0 + c < k` without overflowing.
+            inside: self.corner.0.wrapping_add(r) < m && c < k - k0,
+            row: self.corner.0.wrapping_add(r),
+            col: k0.wrapping_add(c),
+            cols: k,
+        }
+    }
+
+    /// Piece `piece` of B's tile (BK × 64) of the stage at `k0`, for `buffer`.
+    #[inline(always)]
+    fn b_piece(&self, buffer: u32, k0: u32, piece: u32) -> Piece {
+        let (_, n, k) = self.sizes;
+        let (r, c) = piece_place::<T>(piece, BN);
+        Piece {
+            at: buffer * T::B_STAGE as u32 + r * T::B_STRIDE as u32 + c,
+            inside: r < k - k0 && self.corner.1.wrapping_add(c) < n,
+            row: k0.wrapping_add(r),
+            col: self.corner.1.wrapping_add(c),
+            cols: n,
+        }
+    }
+}
+
+/// One [`TileInput::PER_COPY`]-element piece of a stage: its place in the shared array (`at`)
+/// and in the row-major matrix (`row`, `col`, rows `cols` long), and whether it starts inside
+/// the matrix (else it is zeros; `row` and `col` are then meaningless).
+#[derive(Clone, Copy)]
+struct Piece {
+    at: u32,
+    inside: bool,
+    row: u32,
+    col: u32,
+    cols: u32,
+}
+
+impl Piece {
+    /// The matrix index of the piece's element `e` (a 64-bit multiply-add: it can pass 2³²).
+    #[inline(always)]
+    fn index(&self, e: u32) -> usize {
+        self.row as usize * self.cols as usize + self.col as usize + e as usize
     }
 }
 
 /// Row and column of piece `piece` (pieces numbered row by row) in a tile `width` elements wide.
 #[inline(always)]
-fn piece_place<T: TileInput>(piece: usize, width: usize) -> (usize, usize) {
-    let per_row = width / T::PER_COPY;
-    (piece / per_row, T::PER_COPY * (piece % per_row))
+fn piece_place<T: TileInput>(piece: u32, width: usize) -> (u32, u32) {
+    let per_row = (width / T::PER_COPY) as u32;
+    (piece / per_row, T::PER_COPY as u32 * (piece % per_row))
 }
 
-/// Stages the [`TileInput::PER_COPY`] elements of the row-major `rows × cols` matrix `src` from
-/// (`row`, `col`) at `dst[at..]`, zeros outside the matrix. With `whole` (`cols` a multiple of
-/// the piece, `src` aligned, `col` a multiple of the piece) one `cp.async`; else element by
-/// element.
+/// `piece` of `src` into `dst` by one `cp.async` (of the piece, or of nothing outside the
+/// matrix: src-size 0, zeros), for a stage whose pieces are all 16-byte aligned: a piece is
+/// all or nothing, so `copy_async_or_zeros` (a predicate, no length to compute) fits. Past the
+/// end of a `src` shorter than `rows × cols` it would read nothing too: `check_lengths` stops
+/// that first.
 #[inline(always)]
-fn stage_piece<T: TileInput>(
-    dst: &Shared<T>,
-    at: usize,
-    src: &[T],
-    (row, col): (usize, usize),
-    (rows, cols): (usize, usize),
-    whole: bool,
-) {
-    let inside = row < rows && col < cols;
-    if whole {
-        // One copy either way: the piece, or an empty slice (src-size 0: zeros) outside the
-        // matrix, chosen by a select rather than a branch. The piece is taken with `get`, so
-        // that the copy's source length is known to be the whole piece or nothing, which
-        // leaves `copy_async` nothing to compute (past the end of a `src` shorter than `rows ×
-        // cols` it would be nothing too: `check_lengths` stops that first). `cols` and `col`
-        // are multiples of the piece here, and the index is written as one so that
-        // `copy_async`'s alignment check folds away.
-        let index = (row * (cols / T::PER_COPY) + col / T::PER_COPY) * T::PER_COPY;
-        let piece = if inside {
-            src.get(index..index + T::PER_COPY)
-        } else {
-            None
-        };
-        copy_async::<T, COPY_BYTES>(dst, at, piece.unwrap_or(&src[..0]), 0);
-    } else {
-        stage_elements(dst, at, src, (row, col), cols, inside);
+fn copy_piece<T: TileInput>(dst: &Shared<T>, src: &[T], piece: Piece) {
+    // The rows of an aligned stage are a multiple of the piece long, so the mask changes
+    // nothing; it tells the compiler (with `col`, a multiple by construction) that the index
+    // is a multiple of the piece, which folds `copy_async`'s alignment check into the one on
+    // `src`'s start that `Staging::whole` made.
+    let index = Piece {
+        cols: piece.cols & !(T::PER_COPY as u32 - 1),
+        ..piece
     }
+    .index(0);
+    copy_async_or_zeros::<T, COPY_BYTES>(dst, piece.at as usize, src, index, piece.inside);
 }
 
-/// [`stage_piece`] element by element: rows not 16-byte aligned (a ragged `k` or `n`, or an
-/// unaligned matrix). Not inlined on the GPU: the path is block-uniform and rare, and inlined,
-/// its address arithmetic was hoisted into every k-step of the aligned path too.
+/// [`Staging::stage`] element by element, zeros outside the matrices: rows not 16-byte aligned
+/// (a ragged `k` or `n`, or an unaligned matrix). Not inlined on the GPU: the path is
+/// block-uniform and rare, and inlined, its address arithmetic was hoisted into every k-step of
+/// the aligned path too.
 #[cfg_attr(target_arch = "nvptx64", inline(never))]
 #[cfg_attr(not(target_arch = "nvptx64"), inline(always))]
 fn stage_elements<T: TileInput>(
-    dst: &Shared<T>,
-    at: usize,
-    src: &[T],
-    (row, col): (usize, usize),
-    cols: usize,
-    inside: bool,
+    staging: &Staging<T>,
+    (a_tiles, b_tiles): (&Shared<T>, &Shared<T>),
+    buffer: u32,
+    k0: u32,
 ) {
-    for e in 0..T::PER_COPY {
-        // Past the end of `src` (shorter than `rows × cols`: `check_lengths` stops that first)
-        // would read as zero, as `copy_async` reads it: no bounds-check branch here.
-        let value = if inside && col + e < cols {
-            src.get(row * cols + col + e).copied()
+    for piece in [staging.t, staging.t + THREADS as u32] {
+        piece_elements(a_tiles, staging.a, staging.a_piece(buffer, k0, piece));
+        piece_elements(b_tiles, staging.b, staging.b_piece(buffer, k0, piece));
+    }
+}
+
+/// `piece` of `src` into `dst` element by element, zeros outside the matrix.
+#[inline(always)]
+fn piece_elements<T: TileInput>(dst: &Shared<T>, src: &[T], piece: Piece) {
+    for e in 0..T::PER_COPY as u32 {
+        // `inside`: `col < cols`, so `cols - col` does not overflow. Past the end of `src`
+        // (shorter than `rows × cols`: `check_lengths` stops that first) would read as zero, as
+        // `copy_async` reads it: no bounds-check branch here.
+        let value = if piece.inside && e < piece.cols - piece.col {
+            src.get(piece.index(e)).copied()
         } else {
             None
         };
-        dst.set(at + e, value.unwrap_or_else(T::zeroed));
+        dst.set((piece.at + e) as usize, value.unwrap_or_else(T::zeroed));
     }
 }

@@ -34,23 +34,7 @@ pub fn copy_async<T: bytemuck::Pod, const BYTES: usize>(
     src: &[T],
     src_index: usize,
 ) {
-    const {
-        assert!(
-            BYTES == 4 || BYTES == 8 || BYTES == 16,
-            "cp.async copies 4, 8 or 16 bytes"
-        );
-        assert!(
-            BYTES.is_multiple_of(core::mem::size_of::<T>()),
-            "the copy must hold whole elements"
-        );
-    }
-    let n = BYTES / core::mem::size_of::<T>();
-    if dst_index + n > dst.len() {
-        crate::mem::out_of_bounds("a shared array", dst_index + n - 1, dst.len());
-    }
-    if !dst_index.is_multiple_of(n) || !src_index.is_multiple_of(n) {
-        misaligned(BYTES);
-    }
+    let n = check_copy::<T, BYTES>(dst, dst_index, src_index);
     let available = src.len().saturating_sub(src_index).min(n);
     #[cfg(target_arch = "nvptx64")]
     {
@@ -80,6 +64,81 @@ pub fn copy_async<T: bytemuck::Pod, const BYTES: usize>(
         };
         dst.set(dst_index + k, value);
     }
+}
+
+/// Starts copying the whole piece `src[src_index..src_index + BYTES / size_of::<T>()]` to `dst`
+/// at `dst_index` when `read` is true and the piece lies in `src`; else the copy reads nothing
+/// and writes zeros (PTX `cp.async` with a src-size of `BYTES` or 0, as a ragged edge tile
+/// wants: one copy, no branch, a predicate). Cheaper than [`copy_async`] where a piece is all
+/// or nothing: no partial length to compute.
+///
+/// # Panics
+/// As [`copy_async`]: if the destination elements reach past `dst`, or `dst_index`,
+/// `src_index` or (on the GPU) `src`'s start is not aligned to the copy, whether or not it reads.
+#[inline(always)]
+#[track_caller]
+pub fn copy_async_or_zeros<T: bytemuck::Pod, const BYTES: usize>(
+    dst: &Shared<T>,
+    dst_index: usize,
+    src: &[T],
+    src_index: usize,
+    read: bool,
+) {
+    let n = check_copy::<T, BYTES>(dst, dst_index, src_index);
+    // `src_index + n <= len` without overflow: the limit is loop-invariant where `src` is.
+    let read = read && src_index < src.len().saturating_sub(n - 1);
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // Unread, any address does (the slice's start): selects, not a branch.
+        let from = src.as_ptr().wrapping_add(if read { src_index } else { 0 });
+        if !(src.as_ptr() as usize).is_multiple_of(BYTES) {
+            misaligned(BYTES);
+        }
+        let bytes = if read { BYTES as u32 } else { 0 };
+        let to = dst.window_at(dst_index);
+        // SAFETY: `to` is `BYTES` in-bounds, aligned bytes of this block's shared memory
+        // (`check_copy`); `from` has `bytes` readable bytes (`read`: the `n` elements from
+        // `src_index` are in `src`; else none are read), aligned (start and index checked).
+        unsafe { ptx::copy::<BYTES>(to, from as u64, bytes) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    for k in 0..n {
+        let value = if read {
+            src[src_index + k]
+        } else {
+            T::zeroed()
+        };
+        dst.set(dst_index + k, value);
+    }
+}
+
+/// The checks both copies make: `BYTES` a `cp.async` size of whole `T`s, the destination
+/// inside `dst`, both indices multiples of the copy's elements. Returns those elements.
+#[inline(always)]
+#[track_caller]
+fn check_copy<T: bytemuck::Pod, const BYTES: usize>(
+    dst: &Shared<T>,
+    dst_index: usize,
+    src_index: usize,
+) -> usize {
+    const {
+        assert!(
+            BYTES == 4 || BYTES == 8 || BYTES == 16,
+            "cp.async copies 4, 8 or 16 bytes"
+        );
+        assert!(
+            BYTES.is_multiple_of(core::mem::size_of::<T>()),
+            "the copy must hold whole elements"
+        );
+    }
+    let n = BYTES / core::mem::size_of::<T>();
+    if dst_index + n > dst.len() {
+        crate::mem::out_of_bounds("a shared array", dst_index + n - 1, dst.len());
+    }
+    if !dst_index.is_multiple_of(n) || !src_index.is_multiple_of(n) {
+        misaligned(BYTES);
+    }
+    n
 }
 
 #[cold]

@@ -3,7 +3,9 @@
 //! (`cp.async`, `ldmatrix`), and a warp whose lanes do not all reach the `mma`. Built to PTX at
 //! sm_80 (the crate's `sm80` feature).
 
-use ferrocuda_std::async_copy::{commit_async_copies, copy_async, wait_async_copies};
+use ferrocuda_std::async_copy::{
+    commit_async_copies, copy_async, copy_async_or_zeros, wait_async_copies,
+};
 use ferrocuda_std::half::{bf16, f16};
 use ferrocuda_std::mma::{mma, FragA, FragB, FragC, MmaInput, SharedTile};
 use ferrocuda_std::thread::{self, sync_threads};
@@ -276,5 +278,21 @@ pub fn matmul_f16_tc(a: &[f16], b: &[f16], c: Out<f32>, m: u32, n: u32, k: u32) 
                 c.set(i * n + j, v);
             }
         });
+    }
+}
+
+/// Lane `l` stages piece `l` (8 f16) of `src` into a shared tile by
+/// [`copy_async_or_zeros`], asking to read it
+/// unless `l % 3 == 2`, and writes the tile (256 elements) to `out`.
+#[kernel]
+pub fn copy_or_zeros(src: &[f16], out: Out<f16>) {
+    let tile = shared!([f16; 256]);
+    let lane = warp::lane_id() as usize;
+    copy_async_or_zeros::<f16, 16>(&tile, 8 * lane, src, 8 * lane, lane % 3 != 2);
+    commit_async_copies();
+    wait_async_copies::<0>();
+    sync_threads();
+    for e in 0..8 {
+        out.set(8 * lane + e, tile.get(8 * lane + e));
     }
 }

@@ -68,3 +68,19 @@ pub(super) fn ldmatrix_x2_trans(row: u32) -> [u32; 2] {
     }
     [r0, r1]
 }
+
+/// `ld.shared.b32` at shared-window address `at` (one 32-bit fragment register, tf32).
+#[inline(always)]
+pub(super) fn ld_shared_b32(at: u32) -> u32 {
+    let value: u32;
+    // SAFETY: the caller checked that the 4 bytes at `at` lie in a shared array, 4-byte aligned;
+    // the asm only reads them.
+    unsafe {
+        asm!(
+            "ld.shared.b32 {0}, [{1}];",
+            out(reg32) value, in(reg32) at,
+            options(readonly, nostack, preserves_flags)
+        );
+    }
+    value
+}

@@ -111,6 +111,16 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
                 _t: core::marker::PhantomData,
             };
         }
+        #[cfg(target_arch = "nvptx64")]
+        if Self::by_words() {
+            let lane = crate::warp::lane_id();
+            return FragA {
+                regs: core::array::from_fn(|i| {
+                    self.word(FragA::<T>::position(lane, i), (row, col))
+                }),
+                _t: core::marker::PhantomData,
+            };
+        }
         #[cfg(not(target_arch = "nvptx64"))]
         if !self.shared.checks_accesses() {
             // SAFETY: the fragment lies inside the window (`check_place`), the window inside
@@ -138,6 +148,16 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
             let at = self.window_offset(row + lane % 16, col);
             return FragB {
                 regs: super::ptx::ldmatrix_x2_trans(at),
+                _t: core::marker::PhantomData,
+            };
+        }
+        #[cfg(target_arch = "nvptx64")]
+        if Self::by_words() {
+            let lane = crate::warp::lane_id();
+            return FragB {
+                regs: core::array::from_fn(|i| {
+                    self.word(FragB::<T>::position(lane, i), (row, col))
+                }),
                 _t: core::marker::PhantomData,
             };
         }
@@ -196,6 +216,24 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
     #[inline(always)]
     fn ldmatrix(&self, col: usize) -> bool {
         T::KIND.bits() == 16 && (self.start | self.row_stride | col).is_multiple_of(8)
+    }
+
+    /// Whether fragments load a 32-bit element per register straight from the window (tf32):
+    /// each a `ld.shared` at the lane's first element plus a constant, where
+    /// [`Shared::get`]'s path computed each element's address on its own.
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn by_words() -> bool {
+        T::KIND.bits() == 32
+    }
+
+    /// The 32-bit element at (`r`, `c`) of the fragment whose (0, 0) is the window's (`row`,
+    /// `col`): the caller checked that the fragment lies in the window (`check_place`), so the
+    /// element lies in the array ([`new`](Self::new)), 4-byte aligned.
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn word(&self, (r, c): (usize, usize), (row, col): (usize, usize)) -> u32 {
+        super::ptx::ld_shared_b32(self.window_offset(row + r, col + c))
     }
 
     /// The shared-window address of the window's element (`row`, `col`), computed in 32 bits:
