@@ -97,6 +97,7 @@ fn random(rng: &mut impl Rng, n: usize) -> Vec<f32> {
 
 #[test]
 fn f16_and_bf16_tiles_from_global_and_through_shared_memory() {
+    let _turn = support::gpu_shared();
     let (mut rng, seed) = support::rng();
     let a: Vec<f16> = random(&mut rng, 256)
         .into_iter()
@@ -143,6 +144,8 @@ fn f16_and_bf16_tiles_from_global_and_through_shared_memory() {
 /// its array or a fragment past its window stopping the kernel cleanly, on every machine.
 #[test]
 fn shared_tile_fragments_anywhere_in_the_window_and_out_of_range_stops() {
+    // Its out-of-range cases trap the GPU's kernel: no other test may use the GPU meanwhile.
+    let _turn = support::gpu_alone();
     let test = "shared_tile_fragments_anywhere_in_the_window_and_out_of_range_stops";
     let (mut rng, seed) = support::rng();
     let a: Vec<f16> = random(&mut rng, 1024)
@@ -203,6 +206,7 @@ fn shared_tile_fragments_anywhere_in_the_window_and_out_of_range_stops() {
 
 #[test]
 fn tf32_tile() {
+    let _turn = support::gpu_shared();
     let (mut rng, seed) = support::rng();
     // tf32 values (10 fraction bits): the reference then needs no rounding of its own.
     let tf32 = |x: f32| f32::from_bits(x.to_bits() & !0x1fff);
@@ -225,6 +229,7 @@ fn tf32_tile() {
 
 #[test]
 fn i8_tile_is_exact() {
+    let _turn = support::gpu_shared();
     let (mut rng, seed) = support::rng();
     let a: Vec<i8> = (0..512).map(|_| rng.random()).collect();
     let b: Vec<i8> = (0..256).map(|_| rng.random()).collect();
@@ -299,6 +304,7 @@ fn mma_in_the_body_keeps_the_split_path() {
 
 #[test]
 fn matmul_on_tensor_cores_at_ragged_sizes() {
+    let _turn = support::gpu_shared();
     let (mut rng, seed) = support::rng();
     // Whole tiles, ragged in every dimension, rows not 16-byte aligned (k, n not multiples of 8),
     // one k-step, many.
@@ -406,6 +412,7 @@ fn ptxas_assembles_the_tensor_core_kernels_for_sm_80_and_90_without_spills() {
 /// is zeros, on both CPU paths and on the GPU.
 #[test]
 fn copy_async_or_zeros_copies_whole_pieces_or_zeros() {
+    let _turn = support::gpu_shared();
     // 20 whole pieces and half of one: lanes 20..32 are past the end (20 partly).
     let src: Vec<f16> = (1..=164).map(|x| f16::from_f32(x as f32)).collect();
     for (name, module) in modules("copy_async_or_zeros_copies_whole_pieces_or_zeros") {
