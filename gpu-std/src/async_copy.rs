@@ -35,35 +35,13 @@ pub fn copy_async<T: bytemuck::Pod, const BYTES: usize>(
     src_index: usize,
 ) {
     let n = check_copy::<T, BYTES>(dst, dst_index, src_index);
-    let available = src.len().saturating_sub(src_index).min(n);
-    #[cfg(target_arch = "nvptx64")]
-    {
-        // An empty source reads nothing: any address does (the slice's start). Otherwise
-        // `src_index < src.len()` (`available` > 0), so the element is in `src`: an offset
-        // chosen by a select, not a slice taken in a branch (no bounds-check branch).
-        let offset = if available == 0 { 0 } else { src_index };
-        let from = src.as_ptr().wrapping_add(offset);
-        // `src_index` is a multiple of `n` (checked above), so `from` is `BYTES`-aligned iff
-        // the slice's start is: checked on the start, loop-invariant, which the compiler
-        // hoists or folds where the caller already tested it.
-        if !(src.as_ptr() as usize).is_multiple_of(BYTES) {
-            misaligned(BYTES);
-        }
-        let bytes = (available * core::mem::size_of::<T>()) as u32;
-        let to = dst.window_at(dst_index);
-        // SAFETY: `to` is `BYTES` in-bounds, aligned bytes of this block's shared memory (checked
-        // above); `from` has `bytes` readable bytes (`available` elements of `src`), aligned.
-        unsafe { ptx::copy::<BYTES>(to, from as u64, bytes) }
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    for k in 0..n {
-        let value = if k < available {
-            src[src_index + k]
-        } else {
-            T::zeroed()
-        };
-        dst.set(dst_index + k, value);
-    }
+    start::<T, BYTES>(
+        dst,
+        dst_index,
+        src,
+        src_index,
+        src.len().saturating_sub(src_index).min(n),
+    );
 }
 
 /// Starts copying the whole piece `src[src_index..src_index + BYTES / size_of::<T>()]` to `dst`
@@ -87,23 +65,42 @@ pub fn copy_async_or_zeros<T: bytemuck::Pod, const BYTES: usize>(
     let n = check_copy::<T, BYTES>(dst, dst_index, src_index);
     // `src_index + n <= len` without overflow: the limit is loop-invariant where `src` is.
     let read = read && src_index < src.len().saturating_sub(n - 1);
+    start::<T, BYTES>(dst, dst_index, src, src_index, if read { n } else { 0 });
+}
+
+/// Issues the checked copy ([`check_copy`]) of `available` elements of `src` from `src_index`
+/// (all in `src`; 0 reads nothing), zeros for the rest of the copy's.
+#[inline(always)]
+fn start<T: bytemuck::Pod, const BYTES: usize>(
+    dst: &Shared<T>,
+    dst_index: usize,
+    src: &[T],
+    src_index: usize,
+    available: usize,
+) {
     #[cfg(target_arch = "nvptx64")]
     {
-        // Unread, any address does (the slice's start): selects, not a branch.
-        let from = src.as_ptr().wrapping_add(if read { src_index } else { 0 });
+        // An empty source reads nothing: any address does (the slice's start). Otherwise the
+        // `available` elements from `src_index` are in `src`: an offset chosen by a select, not
+        // a slice taken in a branch (no bounds-check branch).
+        let offset = if available == 0 { 0 } else { src_index };
+        let from = src.as_ptr().wrapping_add(offset);
+        // `src_index` is a multiple of the copy's elements (`check_copy`), so `from` is
+        // `BYTES`-aligned iff the slice's start is: checked on the start, loop-invariant, which
+        // the compiler hoists or folds where the caller already tested it.
         if !(src.as_ptr() as usize).is_multiple_of(BYTES) {
             misaligned(BYTES);
         }
-        let bytes = if read { BYTES as u32 } else { 0 };
+        let bytes = (available * core::mem::size_of::<T>()) as u32;
         let to = dst.window_at(dst_index);
         // SAFETY: `to` is `BYTES` in-bounds, aligned bytes of this block's shared memory
-        // (`check_copy`); `from` has `bytes` readable bytes (`read`: the `n` elements from
-        // `src_index` are in `src`; else none are read), aligned (start and index checked).
+        // (`check_copy`); `from` has `bytes` readable bytes (`available` elements of `src`),
+        // aligned.
         unsafe { ptx::copy::<BYTES>(to, from as u64, bytes) }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    for k in 0..n {
-        let value = if read {
+    for k in 0..BYTES / core::mem::size_of::<T>() {
+        let value = if k < available {
             src[src_index + k]
         } else {
             T::zeroed()
