@@ -11,14 +11,7 @@ mod support;
 
 use ferrocuda::kernels::vector_add;
 use ferrocuda::{launch, launch_cooperative, Error, Ptx};
-use std::sync::{Mutex, MutexGuard};
 use test_kernels::grid::grid_sync_in_block_0_only;
-
-/// Held by each test: they share the GPU's context.
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Adds two vectors on `device` and checks the sum: the device works.
 fn vector_add_works(device: &ferrocuda::Device) {
@@ -43,7 +36,7 @@ fn test_kernels_build_to_ptx() {
 
 #[test]
 fn gpu_memory_info_sees_an_allocation() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     let Some(gpu) = support::gpu_or_skip("gpu_memory_info_sees_an_allocation") else {
         return;
     };
@@ -64,7 +57,7 @@ fn gpu_memory_info_sees_an_allocation() {
 
 #[test]
 fn an_allocation_larger_than_free_memory_is_an_error_and_the_gpu_stays_usable() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     let Some(gpu) = support::gpu_or_skip("an_allocation_larger_than_free_memory") else {
         return;
     };
@@ -112,7 +105,7 @@ static FUTURE_GPU: Ptx = Ptx::new(
 
 #[test]
 fn a_ptx_the_driver_rejects_comes_with_the_jit_log_and_the_versions() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     let Some(gpu) = support::gpu_or_skip("a_ptx_the_driver_rejects") else {
         return;
     };
@@ -167,7 +160,7 @@ fn a_ptx_the_driver_rejects_comes_with_the_jit_log_and_the_versions() {
 
 #[test]
 fn a_trapping_kernel_is_named_and_the_next_launch_on_the_device_works() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     let Some(gpu) = support::gpu_or_skip("a_trapping_kernel_is_named") else {
         return;
     };
@@ -257,7 +250,7 @@ fn a_trapping_kernel_is_named_and_the_next_launch_on_the_device_works() {
 
 #[test]
 fn a_fault_seen_at_stream_synchronize_names_that_stream_s_kernel_and_releases_the_context() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     let Some(gpu) = support::gpu_or_skip("a_fault_seen_at_stream_synchronize") else {
         return;
     };
@@ -326,7 +319,7 @@ fn a_fault_seen_at_stream_synchronize_names_that_stream_s_kernel_and_releases_th
 /// (here, not in grid_sync.rs: the fault replaces the context the other tests use).
 #[test]
 fn on_the_emulator_a_grid_sync_that_only_some_blocks_reach_is_a_failed_launch() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     let test = "on_the_emulator_a_grid_sync_that_only_some_blocks_reach_is_a_failed_launch";
     let Some(gpu) = support::gpu_or_skip(test) else {
         return;

@@ -12,12 +12,6 @@ use ferrocuda::kernels::finance::black_scholes;
 use ferrocuda::kernels::vector_add;
 use ferrocuda::ops::{Pipeline, SpanKind};
 use ferrocuda::{launch, Device, Error, Module, KERNELS};
-use std::sync::{Mutex, MutexGuard};
-
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// The CPU executor (unchecked: these kernels share nothing between threads, and the largest
 /// test runs 16 Mi threads) and GPU 0 if there is one.
@@ -51,7 +45,7 @@ fn add_in_chunks(
 
 #[test]
 fn chunked_equals_one_shot_bit_for_bit_for_every_chunk_length_and_stream_count() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     for device in devices("chunked_equals_one_shot") {
         let kernels = device.load(&KERNELS).unwrap();
         let (mut rng, seed) = support::rng();
@@ -81,7 +75,7 @@ fn chunked_equals_one_shot_bit_for_bit_for_every_chunk_length_and_stream_count()
 
 #[test]
 fn black_scholes_in_chunks_equals_one_launch_bit_for_bit() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     for device in devices("black_scholes_in_chunks") {
         let kernels = device.load(&KERNELS).unwrap();
         let n = support::size_for(&device, 5_000, 700);
@@ -138,7 +132,7 @@ fn black_scholes_in_chunks_equals_one_launch_bit_for_bit() {
 
 #[test]
 fn data_sixteen_times_the_memory_limit_runs_in_chunks_under_it() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     for device in devices("data_sixteen_times_the_memory_limit") {
         // The case is 1 GiB under a 64 MiB limit; scaled to 64 MiB under 4 MiB on the
         // CPU executor (debug builds interpret every thread) and 1 MiB under 64 KiB on the
@@ -192,7 +186,7 @@ fn data_sixteen_times_the_memory_limit_runs_in_chunks_under_it() {
 
 #[test]
 fn a_fault_in_chunk_k_names_it_with_earlier_chunks_written_and_later_ones_untouched() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     for device in devices("a_fault_in_chunk_k") {
         let kernels = device.load(support::test_kernels()).unwrap();
         let (n, chunk_len, k) = (100, 16, 3);
@@ -248,7 +242,7 @@ fn a_fault_in_chunk_k_names_it_with_earlier_chunks_written_and_later_ones_untouc
 
 #[test]
 fn bad_shapes_are_errors_before_anything_runs() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     let kernels = Device::cpu().load(&KERNELS).unwrap();
     let (a, mut short) = (vec![1.0f32; 10], vec![0.0f32; 9]);
     let body =

@@ -13,13 +13,6 @@ use ferrocuda::kernels::finance::black_scholes;
 use ferrocuda::kernels::vector_add;
 use ferrocuda::ops::{Pipeline, SpanKind, Timeline};
 use ferrocuda::{launch, Device, DeviceKind, Error, Module, KERNELS};
-use std::sync::{Mutex, MutexGuard};
-
-/// One test at a time: the fault test replaces a GPU's context, which its `Device`s share.
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// The kernels on every GPU, or `None` (skipped) with fewer than two (two on the emulator).
 fn every_gpu(test: &str) -> Option<Vec<Module>> {
@@ -103,7 +96,7 @@ fn price(
 
 #[test]
 fn chunks_go_round_robin_and_the_prices_equal_one_device_and_the_f64_reference() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     let Some(modules) = every_gpu("chunks_go_round_robin") else {
         return;
     };
@@ -191,7 +184,7 @@ fn chunks_go_round_robin_and_the_prices_equal_one_device_and_the_f64_reference()
 
 #[test]
 fn each_device_stays_under_its_memory_limit_with_the_default_chunk_length() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     let Some(modules) = every_gpu("each_device_stays_under_its_memory_limit") else {
         return;
     };
@@ -242,7 +235,7 @@ fn each_device_stays_under_its_memory_limit_with_the_default_chunk_length() {
 
 #[test]
 fn a_fault_on_the_second_device_names_its_chunk_with_earlier_chunks_written() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     let Some(modules) = every_gpu("a_fault_on_the_second_device") else {
         return;
     };
@@ -292,7 +285,7 @@ fn a_fault_on_the_second_device_names_its_chunk_with_earlier_chunks_written() {
 
 #[test]
 fn a_launch_with_another_devices_kernels_is_refused() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     let Some(modules) = every_gpu("a_launch_with_another_devices_kernels") else {
         return;
     };
@@ -316,7 +309,7 @@ fn a_launch_with_another_devices_kernels_is_refused() {
 
 #[test]
 fn no_modules_or_two_on_one_device_are_errors_before_anything_runs() {
-    let _serial = one_at_a_time();
+    let _serial = support::gpu_alone();
     let (one, two) = (
         Device::cpu().load(&KERNELS).unwrap(),
         Device::cpu().load(&KERNELS).unwrap(),

@@ -135,17 +135,18 @@ pub fn cpu_modules(ptx: &'static Ptx) -> Vec<(String, ferrocuda::Module)> {
     all
 }
 
-/// The tests of one binary share GPU 0's context, and a kernel that faults on purpose makes it
+/// The tests of one binary share each GPU's context, and a kernel that faults on purpose makes it
 /// unusable for every test then using it (until the host replaces it). In a binary with such a
-/// test, each GPU test holds [`gpu_shared`] for its whole run and the faulting one [`gpu_alone`].
+/// test, each GPU test holds [`gpu_shared`] for its whole run and the faulting one [`gpu_alone`]
+/// (a binary may also run all its GPU tests alone).
 static GPU_TURNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
-/// A turn on GPU 0 beside other well-behaved tests (see [`GPU_TURNS`]).
+/// A turn on the GPUs beside other well-behaved tests (see [`GPU_TURNS`]).
 pub fn gpu_shared() -> std::sync::RwLockReadGuard<'static, ()> {
     GPU_TURNS.read().unwrap_or_else(|e| e.into_inner())
 }
 
-/// GPU 0 alone, for a test whose kernel faults on purpose (see [`GPU_TURNS`]).
+/// The GPUs alone, for a test whose kernel faults on purpose (see [`GPU_TURNS`]).
 pub fn gpu_alone() -> std::sync::RwLockWriteGuard<'static, ()> {
     GPU_TURNS.write().unwrap_or_else(|e| e.into_inner())
 }
