@@ -30,7 +30,7 @@
 
 use ferrocuda_std::async_copy::{commit_async_copies, copy_async_or_zeros, wait_async_copies};
 use ferrocuda_std::half::{bf16, f16};
-use ferrocuda_std::mma::{mma, FragC, MmaInput, SharedTile};
+use ferrocuda_std::mma::{mma_tiles, AccTile, MmaInput, SharedTile};
 use ferrocuda_std::thread::{self, sync_threads};
 use ferrocuda_std::{kernel, shared, Out, Shared};
 
@@ -62,8 +62,6 @@ pub trait TileInput: MmaInput<Acc = f32> {
     const B_STAGE: usize = Self::BK * Self::B_STRIDE;
     /// Elements per `cp.async` (16 bytes).
     const PER_COPY: usize = COPY_BYTES / core::mem::size_of::<Self>();
-    /// `mma` steps per stage (each [`MmaInput::K`] deep).
-    const STEPS: usize = Self::BK / Self::K;
 }
 
 impl TileInput for f16 {
@@ -90,14 +88,14 @@ impl TileInput for f32 {
 ///
 /// Launch with blocks of [`THREADS`] and a grid of `(⌈n/BN⌉, ⌈m/BM⌉)`.
 ///
-/// The k-step is written out in the body, each warp's eight accumulators as named locals
-/// (`acc00` … `acc13`: row half `i`, column quarter `j`) and each `mma` a statement, for two
-/// reasons. On the CPU executor `#[kernel]` sees the barriers and the `mma`s, so the kernel takes
-/// the split path (each `mma` one block-level step, no thread suspended); behind a helper
-/// function they ran on coroutines, a switch per thread per `mma`. On the GPU named locals stay
-/// in registers (an array indexed by a loop counter went to local memory). The fragments come
-/// from one [`SharedTile`] per operand per stage, the warp's part of the stage, whose range is
-/// checked when it is made: the fragment loads inside it, at constant places, check nothing.
+/// The k-step of a stage is one statement, `acc = mma_tiles(&a_tile, &b_tile, &acc);`: the
+/// warp's 32 × BK of A by BK × 32 of B into its 2 × 4 accumulators ([`AccTile`]), each operand a
+/// [`SharedTile`] (the warp's part of the stage) whose range is checked when it is made, so the
+/// fragment loads inside it, at constant places, check nothing. On the GPU that is the
+/// `ldmatrix`s (tf32: `ld.shared`s) and 16 `mma.sync`s written out, the accumulators in registers. On the
+/// CPU executor `#[kernel]` sees the barriers and the `mma_tiles`, so the kernel takes the split
+/// path, and the product is one block-level step per stage that reads both tiles straight from
+/// shared memory.
 #[kernel(block(THREADS), instances(f16, bf16, f32))]
 pub fn matmul_tc<T: TileInput>(a: &[T], b: &[T], c: Out<f32>, m: u32, n: u32, k: u32) {
     let a_tiles = shared!([T; 2 * <T as TileInput>::A_STAGE]);
@@ -120,14 +118,7 @@ pub fn matmul_tc<T: TileInput>(a: &[T], b: &[T], c: Out<f32>, m: u32, n: u32, k:
         block.x.wrapping_mul(BN as u32),
     );
     let staging = Staging::new((a, b), sizes, corner, t as u32);
-    let mut acc00 = FragC::<f32>::zero();
-    let mut acc01 = FragC::<f32>::zero();
-    let mut acc02 = FragC::<f32>::zero();
-    let mut acc03 = FragC::<f32>::zero();
-    let mut acc10 = FragC::<f32>::zero();
-    let mut acc11 = FragC::<f32>::zero();
-    let mut acc12 = FragC::<f32>::zero();
-    let mut acc13 = FragC::<f32>::zero();
+    let mut acc = AccTile::<f32, 2, 4>::zero();
     staging.stage((a_tiles, b_tiles), 0, 0);
     commit_async_copies();
     // Stage `stage` (elements `stage·BK..` of K) is in buffer `stage % 2`. `u32` counters, as
@@ -149,44 +140,14 @@ pub fn matmul_tc<T: TileInput>(a: &[T], b: &[T], c: Out<f32>, m: u32, n: u32, k:
         let a_tile = SharedTile::new(a_tiles, a_stage, (32, T::BK), T::A_STRIDE);
         let b_stage = buffer * T::B_STAGE + wc;
         let b_tile = SharedTile::new(b_tiles, b_stage, (T::BK, 32), T::B_STRIDE);
-        for step in 0..T::STEPS {
-            let kk = step * T::K;
-            let fa0 = a_tile.frag_a(0, kk);
-            let fa1 = a_tile.frag_a(16, kk);
-            let fb0 = b_tile.frag_b(kk, 0);
-            let fb1 = b_tile.frag_b(kk, 8);
-            let fb2 = b_tile.frag_b(kk, 16);
-            let fb3 = b_tile.frag_b(kk, 24);
-            acc00 = mma(&fa0, &fb0, &acc00);
-            acc01 = mma(&fa0, &fb1, &acc01);
-            acc02 = mma(&fa0, &fb2, &acc02);
-            acc03 = mma(&fa0, &fb3, &acc03);
-            acc10 = mma(&fa1, &fb0, &acc10);
-            acc11 = mma(&fa1, &fb1, &acc11);
-            acc12 = mma(&fa1, &fb2, &acc12);
-            acc13 = mma(&fa1, &fb3, &acc13);
-        }
+        acc = mma_tiles(&a_tile, &b_tile, &acc);
         // Everyone is done reading this buffer before it is staged again.
         sync_threads();
         stage += 1;
     }
     let (y, x) = (row0 + wr, col0 + wc);
-    store(&c, acc00, (y, x), (m, n));
-    store(&c, acc01, (y, x + 8), (m, n));
-    store(&c, acc02, (y, x + 16), (m, n));
-    store(&c, acc03, (y, x + 24), (m, n));
-    store(&c, acc10, (y + 16, x), (m, n));
-    store(&c, acc11, (y + 16, x + 8), (m, n));
-    store(&c, acc12, (y + 16, x + 16), (m, n));
-    store(&c, acc13, (y + 16, x + 24), (m, n));
-}
-
-/// Writes the 16 × 8 accumulator `acc` to `c` (`m × n`, row-major) at (`row`, `col`), the
-/// elements inside `c` only.
-#[inline(always)]
-fn store(c: &Out<f32>, acc: FragC<f32>, (row, col): (usize, usize), (m, n): (usize, usize)) {
     acc.for_each(|r, cc, v| {
-        let (y, x) = (row + r, col + cc);
+        let (y, x) = (y + r, x + cc);
         if y < m && x < n {
             c.set(y * n + x, v);
         }

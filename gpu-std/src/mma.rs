@@ -135,7 +135,7 @@ pub struct FragB<T> {
 }
 
 /// This lane's 4 elements of the 16×8 accumulator C (or result D) of [`mma`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct FragC<A> {
     /// The elements, `i` at [`FragC::position`]`(lane, i)`.
     pub values: [A; 4],
@@ -334,7 +334,14 @@ pub fn __split_mma<T: MmaInput>(
 #[cfg(target_arch = "nvptx64")]
 mod ptx;
 mod tile;
+mod warp_tile;
 pub use tile::SharedTile;
+#[doc(hidden)]
+#[cfg(not(target_arch = "nvptx64"))]
+pub use warp_tile::__split_mma_tiles;
+pub use warp_tile::{mma_tiles, AccTile};
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod host;
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) mod tile_product;

@@ -8,6 +8,8 @@ use ferrocuda_std::{kernel, math, math::reproducible, shared, thread, warp, Out}
 pub mod lang;
 pub mod profiling;
 #[cfg(feature = "sm80")]
+pub mod mma_tiles;
+#[cfg(feature = "sm80")]
 pub mod tensor_cores;
 
 /// Copies `x` to `out` but asserts every element is non-negative: a negative input panics

@@ -12,7 +12,8 @@
 //! thread's operands to a per-block state (`ferrocuda_std::cpu::collective::MmaCollective`),
 //! one step does every warp's `mma`, and the region after takes each thread's part of D, so
 //! no thread suspends (at run time, an `mma` the macro does not see is a warp rendezvous on
-//! coroutines, a switch per thread).
+//! coroutines, a switch per thread). A warp's product of two shared tiles, `mma_tiles(..)`
+//! (`MmaTilesCollective`), is one the same way: one step does every warp's whole product.
 
 use super::Seg;
 use proc_macro2::Span;
@@ -45,12 +46,15 @@ pub(super) fn is_collective(segments: &[String]) -> bool {
     }
 }
 
-/// Whether a call path names `ferrocuda_std::mma::mma` (as `mma`, `mma::mma` or in full).
+/// Whether a call path names `ferrocuda_std::mma::mma` or `ferrocuda_std::mma::mma_tiles` (as
+/// `mma`, `mma::mma` or in full).
 fn is_mma(names: &[&str]) -> bool {
-    matches!(
-        names,
-        ["mma"] | ["mma", "mma"] | ["ferrocuda_std", "mma", "mma"]
-    )
+    match names {
+        [name] | ["mma", name] | ["ferrocuda_std", "mma", name] => {
+            matches!(*name, "mma" | "mma_tiles")
+        }
+        _ => false,
+    }
 }
 
 /// Where a collective's result goes: a `let`, or an assignment to a place.
@@ -65,8 +69,11 @@ pub(super) struct Call {
     path: ExprPath,
     pub(super) args: Vec<Expr>,
     span: Span,
-    /// Whether it is an `mma` (its arguments may borrow locals: they are used at once).
+    /// Whether it is an `mma` or `mma_tiles` (its arguments may borrow locals: they are used
+    /// at once).
     pub(super) mma: bool,
+    /// Whether it is an `mma_tiles`.
+    tiles: bool,
 }
 
 /// Where the split path runs a collective's block-level step.
@@ -80,6 +87,8 @@ pub(crate) struct Site {
     pub(crate) span: Span,
     /// Whether it is an `mma` (else a block collective).
     mma: bool,
+    /// Whether it is an `mma_tiles`.
+    tiles: bool,
 }
 
 /// The collective `stmt` is, if it is `let pat = block::reduce(..);` (no `else`), or
@@ -109,6 +118,7 @@ pub(super) fn call_stmt(stmt: &Stmt) -> Option<Call> {
         return None;
     }
     let mma = is_mma(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    let tiles = mma && names.last().is_some_and(|n| n == "mma_tiles");
     if !mma && matches!(target, Target::Assign(_)) {
         return None;
     }
@@ -118,6 +128,7 @@ pub(super) fn call_stmt(stmt: &Stmt) -> Option<Call> {
         args: call.args.iter().cloned().collect(),
         span: call.span(),
         mma,
+        tiles,
     })
 }
 
@@ -135,9 +146,13 @@ impl Call {
             ),
             span: self.span,
             mma: self.mma,
+            tiles: self.tiles,
         };
         let mut split_path = self.path;
-        if self.mma {
+        if self.tiles {
+            split_path =
+                syn::parse_quote_spanned!(self.span=> ::ferrocuda_std::mma::__split_mma_tiles);
+        } else if self.mma {
             split_path = syn::parse_quote_spanned!(self.span=> ::ferrocuda_std::mma::__split_mma);
         } else {
             let last = split_path
@@ -237,7 +252,11 @@ pub(super) fn declarations(segs: &[Seg]) -> Vec<Stmt> {
                 let state = &site.state;
                 // A reference: the region closures capture copies (move), and a reference is
                 // what every thread's region must share.
-                out.push(if site.mma {
+                out.push(if site.tiles {
+                    syn::parse_quote! {
+                        let #state = &::ferrocuda_std::cpu::collective::MmaTilesCollective::new();
+                    }
+                } else if site.mma {
                     syn::parse_quote! {
                         let #state = &::ferrocuda_std::cpu::collective::MmaCollective::new();
                     }

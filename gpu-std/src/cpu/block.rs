@@ -51,6 +51,10 @@ pub(crate) enum WarpOp {
     /// A tensor-core `mma` of the whole warp (`crate::mma`): each lane's value points to its
     /// operands, which the release multiplies.
     Mma(crate::mma::Kind),
+    /// A warp's `mma_tiles` (`crate::mma::mma_tiles`): each lane's value points to its
+    /// windows and accumulators, behind the release function (its address, which also tells
+    /// one call's types from another's: lanes join only the same).
+    MmaTiles(usize),
 }
 
 impl WarpOp {
@@ -66,6 +70,7 @@ impl WarpOp {
             WarpOp::Sync => "sync_warp",
             WarpOp::Gather => "warp::reduce",
             WarpOp::Mma(_) => "mma::mma",
+            WarpOp::MmaTiles(_) => "mma::mma_tiles",
         }
     }
 }
@@ -542,6 +547,16 @@ impl Scheduler {
             // readied below.
             unsafe { crate::mma::host::release(kind, &values) };
         }
+        if let WarpOp::MmaTiles(release) = op {
+            // SAFETY: every lane of the warp waits in `mma::tile_product::rendezvous` with the
+            // same release function (the op's value, compared when they joined), so with a
+            // pointer to a live lane of the type that function expects, none running until it
+            // is readied below; `release` is that function's address.
+            unsafe {
+                let release: crate::mma::tile_product::Release = core::mem::transmute(release);
+                release(&values);
+            }
+        }
         for lane in lanes(mask) {
             let arg = args[lane] as usize;
             let result = match op {
@@ -552,7 +567,7 @@ impl Scheduler {
                 WarpOp::All => u64::from(ballot == mask),
                 WarpOp::Any => u64::from(ballot != 0),
                 WarpOp::Ballot => u64::from(ballot),
-                WarpOp::Sync | WarpOp::Gather | WarpOp::Mma(_) => 0,
+                WarpOp::Sync | WarpOp::Gather | WarpOp::Mma(_) | WarpOp::MmaTiles(_) => 0,
             };
             self.ready(base + lane, result);
         }

@@ -16,7 +16,8 @@ use core::panic::Location;
 use std::format;
 use std::vec::Vec;
 
-pub use super::mma_collective::{MmaCollective, MmaParts, MmaResults};
+pub use super::mma_collective::{MmaCollective, MmaParts, MmaTilesCollective, WarpResults};
+pub use crate::mma::tile_product::MmaTilesParts;
 
 /// One thread's arguments of a block collective.
 #[doc(hidden)]

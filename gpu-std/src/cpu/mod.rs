@@ -38,6 +38,7 @@ pub use outputs::{with_output_checks, OutputShadows};
 pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use print::{with_print_capture, PrintCapture};
 pub use regions::{run_regions, Regions, MAX_BLOCK_THREADS, MAX_LEAVE_DEPTH};
+pub(crate) use shared::holds as shared_holds;
 pub use shared::{shared_array, SharedSite};
 pub use slots::Slots;
 pub use stack_guard::DEFAULT_STACK_BYTES;
@@ -406,6 +407,12 @@ pub(crate) fn check_warp_mask(op: WarpOp, mask: u32) {
         return;
     };
     bug::raise(current_thread(), KernelBug::WarpMask { detail });
+}
+
+/// Stops the block: the calling thread's warp cannot do the warp operation it is in, as
+/// `detail` says (lanes that disagree on what it is).
+pub(crate) fn warp_divergence(detail: std::string::String) -> ! {
+    bug::raise(current_thread(), KernelBug::WarpDivergence { detail })
 }
 
 /// `sync_threads()` on the CPU executor: waits until every thread of the block is here.

@@ -206,6 +206,23 @@ pub(crate) fn warp_synced(warp: usize, mask: u32) {
     });
 }
 
+/// Whether the `bytes` bytes at `first` lie inside one of this OS thread's shared arrays (static
+/// or dynamic), which live until a later block replaces them: memory that may be read while a
+/// block runs here.
+pub(crate) fn holds(first: *const u8, bytes: usize) -> bool {
+    let (start, end) = (first as usize, (first as usize).checked_add(bytes));
+    ARENA.with_borrow(|a| {
+        a.statics
+            .iter()
+            .flatten()
+            .chain(&a.dynamic)
+            .any(|m| {
+                let base = m.memory.as_ptr() as usize;
+                start >= base && end.is_some_and(|end| end <= base + m.bytes)
+            })
+    })
+}
+
 /// Barriers the running block has passed (what orders its threads' accesses to outputs too).
 pub(crate) fn current_epoch() -> u32 {
     ARENA.with_borrow(|a| a.epoch)

@@ -89,6 +89,26 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
         (self.rows, self.cols)
     }
 
+    /// Whether reads through the window are checked and recorded (CPU checked mode).
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub(crate) fn checks_accesses(&self) -> bool {
+        self.shared.checks_accesses()
+    }
+
+    /// The window as the split path's `mma_tiles` step takes it (element (0, 0)'s address,
+    /// shape, stride): read there, after checking it is still live shared memory.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub(crate) fn window(&self) -> super::tile_product::Window<T> {
+        super::tile_product::Window {
+            first: self.shared.as_mut_ptr().wrapping_add(self.start),
+            rows: self.rows,
+            cols: self.cols,
+            row_stride: self.row_stride,
+        }
+    }
+
     /// The fragment of the 16×K tile whose element (0, 0) is the window's (`row`, `col`), for
     /// [`mma`](super::mma) as A.
     ///
