@@ -84,3 +84,21 @@ pub(super) fn ld_shared_b32(at: u32) -> u32 {
     }
     value
 }
+
+/// `x`, through a `mov` whose result the compiler knows nothing about (no known bits, no
+/// value): sums with it stay `add`s of a base and a constant, which ptxas folds into each
+/// load's immediate offset, where an `or` it would not ([`SharedTile`](super::SharedTile)'s
+/// tf32 fragment loads). `pure`: equal inputs still share one result.
+#[inline(always)]
+pub(super) fn opaque(x: u32) -> u32 {
+    let y: u32;
+    // SAFETY: a register move; it touches no memory.
+    unsafe {
+        asm!(
+            "mov.b32 {0}, {1};",
+            out(reg32) y, in(reg32) x,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+    y
+}

@@ -134,9 +134,11 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
         #[cfg(target_arch = "nvptx64")]
         if Self::by_words() {
             let lane = crate::warp::lane_id();
+            let first = FragA::<T>::position(lane, 0);
+            let base = self.lane_base(first);
             return FragA {
                 regs: core::array::from_fn(|i| {
-                    self.word(FragA::<T>::position(lane, i), (row, col))
+                    self.word((base, first), FragA::<T>::position(lane, i), (row, col))
                 }),
                 _t: core::marker::PhantomData,
             };
@@ -174,9 +176,11 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
         #[cfg(target_arch = "nvptx64")]
         if Self::by_words() {
             let lane = crate::warp::lane_id();
+            let first = FragB::<T>::position(lane, 0);
+            let base = self.lane_base(first);
             return FragB {
                 regs: core::array::from_fn(|i| {
-                    self.word(FragB::<T>::position(lane, i), (row, col))
+                    self.word((base, first), FragB::<T>::position(lane, i), (row, col))
                 }),
                 _t: core::marker::PhantomData,
             };
@@ -239,21 +243,52 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
     }
 
     /// Whether fragments load a 32-bit element per register straight from the window (tf32):
-    /// each a `ld.shared` at the lane's first element plus a constant, where
-    /// [`Shared::get`]'s path computed each element's address on its own.
+    /// each a `ld.shared` at the lane's [`lane_base`](Self::lane_base) plus a constant.
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     fn by_words() -> bool {
         T::KIND.bits() == 32
     }
 
-    /// The 32-bit element at (`r`, `c`) of the fragment whose (0, 0) is the window's (`row`,
-    /// `col`): the caller checked that the fragment lies in the window (`check_place`), so the
-    /// element lies in the array ([`new`](Self::new)), 4-byte aligned.
+    /// The shared-window address of the lane's element (`r0`, `c0`) of a fragment at the
+    /// window's (0, 0) (its first element: every other element of the lane's fragments, at
+    /// any place, is a constant number of rows and columns away), hidden from the compiler.
+    ///
+    /// Why hidden: the element index `(row + r)·row_stride + col + c` has the lane's part
+    /// (`r0`, `c0`: `lane / 4`, `lane % 4`) in bits that the constant part leaves clear, so
+    /// LLVM wrote each `+` of them as an `or`, a different register per element that ptxas
+    /// cannot fold into the load's immediate offset (2-3 instructions an address: 17 of the
+    /// tf32 k-step's 160 instructions on sm_80, 26 of 172 on sm_90, by tools/sass/tc_kstep.py).
+    /// Through [`opaque`](super::ptx::opaque) each address is this base plus a constant, and
+    /// every load is `ld.shared [base + constant]`, one base per tile and stage. (The pure
+    /// `asm` still lets LLVM share one base between the fragments of a tile.)
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
-    fn word(&self, (r, c): (usize, usize), (row, col): (usize, usize)) -> u32 {
-        super::ptx::ld_shared_b32(self.window_offset(row + r, col + c))
+    fn lane_base(&self, (r0, c0): (usize, usize)) -> u32 {
+        super::ptx::opaque(self.window_offset(r0, c0))
+    }
+
+    /// The 32-bit element at (`r`, `c`) of the fragment whose (0, 0) is the window's (`row`,
+    /// `col`), read at `base` (the lane's [`lane_base`](Self::lane_base), its first element
+    /// (`r0`, `c0`)) plus the bytes from there to (`row + r`, `col + c`): the address that
+    /// [`window_offset`](Self::window_offset)`(row + r, col + c)` computes, as the 32-bit sums
+    /// wrap alike. The caller checked that the fragment lies in the window (`check_place`), so
+    /// the element lies in the array ([`new`](Self::new)), 4-byte aligned.
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn word(
+        &self,
+        (base, (r0, c0)): (u32, (usize, usize)),
+        (r, c): (usize, usize),
+        (row, col): (usize, usize),
+    ) -> u32 {
+        // Constants where the places are (the lane's parts cancel): the load's offset.
+        let rows = (row + r).wrapping_sub(r0) as u32;
+        let cols = (col + c).wrapping_sub(c0) as u32;
+        let delta = rows.wrapping_mul(self.row_stride as u32).wrapping_add(cols);
+        super::ptx::ld_shared_b32(
+            base.wrapping_add(delta.wrapping_mul(core::mem::size_of::<T>() as u32)),
+        )
     }
 
     /// The shared-window address of the window's element (`row`, `col`), computed in 32 bits:
