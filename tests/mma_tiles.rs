@@ -150,8 +150,12 @@ fn i8_windows_are_exact() {
     let _turn = support::gpu_shared();
     let (mut rng, seed) = support::rng();
     let depth = 64;
-    let a: Vec<i8> = (0..16 * A_STRIDE + SKEW_ROOM).map(|_| rng.random()).collect();
-    let b: Vec<i8> = (0..B_ROWS * B_STRIDE + SKEW_ROOM).map(|_| rng.random()).collect();
+    let a: Vec<i8> = (0..16 * A_STRIDE + SKEW_ROOM)
+        .map(|_| rng.random())
+        .collect();
+    let b: Vec<i8> = (0..B_ROWS * B_STRIDE + SKEW_ROOM)
+        .map(|_| rng.random())
+        .collect();
     let c: Vec<i32> = (0..128)
         .map(|_| rng.random_range(-1 << 20..1 << 20))
         .collect();
@@ -161,8 +165,8 @@ fn i8_windows_are_exact() {
         launch!(module, mma_tiles_i8[1, 32](&a, &b, &c, &mut d, &depths, 0)).unwrap();
         for r in 0..16 {
             for col in 0..8 {
-                let products = (0..depth)
-                    .map(|x| a[r * A_STRIDE + x] as i32 * b[x * B_STRIDE + col] as i32);
+                let products =
+                    (0..depth).map(|x| a[r * A_STRIDE + x] as i32 * b[x * B_STRIDE + col] as i32);
                 let want = c[r * 8 + col] + products.sum::<i32>();
                 assert_eq!(d[r * 8 + col], want, "{name} (seed {seed}): d[{r}][{col}]");
             }
@@ -214,7 +218,9 @@ fn a_window_of_the_wrong_shape_stops_the_kernel() {
         if name != "gpu" {
             assert!(
                 matches!(&error, Error::KernelPanicked { .. })
-                    && error.to_string().contains("mma_tiles: windows of 32×24 and 24×24"),
+                    && error
+                        .to_string()
+                        .contains("mma_tiles: windows of 32×24 and 24×24"),
                 "{name}: {error}"
             );
         }
@@ -227,7 +233,11 @@ fn a_window_of_the_wrong_shape_stops_the_kernel() {
 /// with no barrier between, is a race.
 #[test]
 fn reads_racing_with_the_staging_are_reported_in_checked_mode() {
-    let (a, b, c) = (vec![f16::ONE; 32 * 16], vec![f16::ONE; 16 * 24], vec![0f32; 768]);
+    let (a, b, c) = (
+        vec![f16::ONE; 32 * 16],
+        vec![f16::ONE; 16 * 24],
+        vec![0f32; 768],
+    );
     // Either report is the missing barrier, seen at the reads `mma_tiles` makes: a lane of warp
     // 0 reads rows warp 1 stages after it in the split path's order (unwritten yet), or before
     // it on coroutines (a race).

@@ -6,9 +6,9 @@
 use ferrocuda_std::{kernel, math, math::reproducible, shared, thread, warp, Out};
 
 pub mod lang;
-pub mod profiling;
 #[cfg(feature = "sm80")]
 pub mod mma_tiles;
+pub mod profiling;
 #[cfg(feature = "sm80")]
 pub mod tensor_cores;
 

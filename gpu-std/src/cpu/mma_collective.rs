@@ -234,7 +234,9 @@ impl<T: MmaInput> MmaCollective<T> {
                 tiles.resize_with(warps, Tiles::default);
             }
             self.step.fold(regions, site, "mma::mma", |w, these, out| {
-                for (out, bits) in out.iter_mut().zip(multiply(T::KIND, these, Some(&mut tiles[w])))
+                for (out, bits) in out
+                    .iter_mut()
+                    .zip(multiply(T::KIND, these, Some(&mut tiles[w])))
                 {
                     out.values = bits.map(bytemuck::cast);
                 }
@@ -281,13 +283,14 @@ impl<T: MmaInput, const MT: usize, const NT: usize> MmaTilesCollective<T, MT, NT
         site: &'static Location<'static>,
     ) -> Option<Ref<'_, WarpResults<AccTile<T::Acc, MT, NT>>>> {
         let mut scratch = self.scratch.borrow_mut();
-        self.step.fold(regions, site, "mma::mma_tiles", |w, these, out| {
-            let Err(refused) = warp_product(these, out, &mut scratch) else {
-                return;
-            };
-            let (lane, detail) = refused.describe(w, site);
-            let tid = super::linear_to_dim(w * WARP + lane, regions.block_dim());
-            raise(tid, KernelBug::WarpDivergence { detail });
-        })
+        self.step
+            .fold(regions, site, "mma::mma_tiles", |w, these, out| {
+                let Err(refused) = warp_product(these, out, &mut scratch) else {
+                    return;
+                };
+                let (lane, detail) = refused.describe(w, site);
+                let tid = super::linear_to_dim(w * WARP + lane, regions.block_dim());
+                raise(tid, KernelBug::WarpDivergence { detail });
+            })
     }
 }

@@ -212,14 +212,10 @@ pub(crate) fn warp_synced(warp: usize, mask: u32) {
 pub(crate) fn holds(first: *const u8, bytes: usize) -> bool {
     let (start, end) = (first as usize, (first as usize).checked_add(bytes));
     ARENA.with_borrow(|a| {
-        a.statics
-            .iter()
-            .flatten()
-            .chain(&a.dynamic)
-            .any(|m| {
-                let base = m.memory.as_ptr() as usize;
-                start >= base && end.is_some_and(|end| end <= base + m.bytes)
-            })
+        a.statics.iter().flatten().chain(&a.dynamic).any(|m| {
+            let base = m.memory.as_ptr() as usize;
+            start >= base && end.is_some_and(|end| end <= base + m.bytes)
+        })
     })
 }
 

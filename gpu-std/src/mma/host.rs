@@ -336,7 +336,15 @@ fn float_product<const K: usize>(
         cols: 8,
         stride: 8,
     };
-    fma_tile(a.as_flattened(), K, b.as_flattened(), 8, sum.as_flattened_mut(), c, K);
+    fma_tile(
+        a.as_flattened(),
+        K,
+        b.as_flattened(),
+        8,
+        sum.as_flattened_mut(),
+        c,
+        K,
+    );
     sum.map(|row| row.map(f32::to_bits))
 }
 
@@ -453,8 +461,9 @@ unsafe fn fma_block<const R: usize, const V: usize>(
     };
     // SAFETY: the caller's contract.
     unsafe {
-        let mut sum: [[__m256; V]; R] =
-            core::array::from_fn(|r| core::array::from_fn(|v| _mm256_loadu_ps(c.add(r * ldc + 8 * v))));
+        let mut sum: [[__m256; V]; R] = core::array::from_fn(|r| {
+            core::array::from_fn(|v| _mm256_loadu_ps(c.add(r * ldc + 8 * v)))
+        });
         for k in 0..depth {
             let y: [__m256; V] = core::array::from_fn(|v| _mm256_loadu_ps(b.add(k * ldb + 8 * v)));
             for (r, sum) in sum.iter_mut().enumerate() {

@@ -125,7 +125,7 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
             // Lane l gives row l % 16 of columns 8·(l / 16): the four 8×8 quarters in the order
             // of A's registers (rows 0-7/8-15 of columns 0-7, then of columns 8-15).
             let lane = crate::warp::lane_id() as usize;
-            let at = self.window_offset(row + lane % 16, col + 8 * (lane / 16));
+            let at = self.row_address((lane % 16, 8 * (lane / 16)), (row, col));
             return FragA {
                 regs: super::ptx::ldmatrix_x4(at),
                 _t: core::marker::PhantomData,
@@ -167,7 +167,7 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
             // rows, unused by `.x2`); `.trans` hands lane l the k-pairs of column l / 4, which
             // is B's layout.
             let lane = crate::warp::lane_id() as usize;
-            let at = self.window_offset(row + lane % 16, col);
+            let at = self.row_address((lane % 16, 0), (row, col));
             return FragB {
                 regs: super::ptx::ldmatrix_x2_trans(at),
                 _t: core::marker::PhantomData,
@@ -266,6 +266,23 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
     #[inline(always)]
     fn lane_base(&self, (r0, c0): (usize, usize)) -> u32 {
         super::ptx::opaque(self.window_offset(r0, c0))
+    }
+
+    /// The shared-window address of the row this lane gives `ldmatrix` for the fragment at the
+    /// window's (`row`, `col`): its own (`r0`, `c0`) of the fragment, as the lane's
+    /// [`lane_base`](Self::lane_base) plus the constant bytes to the fragment's place (for the
+    /// same reason: the second A fragment of a k-step was a fresh address computation instead
+    /// of an offset from the first, 9 of the f16 k-step's 136 instructions on sm_90, by
+    /// tools/sass/tc_kstep.py, once the k-step moved into `mma_tiles`). The caller checked that
+    /// the fragment lies in the window.
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn row_address(&self, (r0, c0): (usize, usize), (row, col): (usize, usize)) -> u32 {
+        let delta = (row as u32)
+            .wrapping_mul(self.row_stride as u32)
+            .wrapping_add(col as u32);
+        self.lane_base((r0, c0))
+            .wrapping_add(delta.wrapping_mul(core::mem::size_of::<T>() as u32))
     }
 
     /// The 32-bit element at (`r`, `c`) of the fragment whose (0, 0) is the window's (`row`,

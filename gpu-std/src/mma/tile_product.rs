@@ -261,7 +261,15 @@ unsafe fn float_tiles<T: MmaInput, const MT: usize, const NT: usize>(
         cols: width,
         stride: width,
     };
-    fma_tile(&scratch.a, depth, &scratch.b, width, &mut scratch.c, shape, depth);
+    fma_tile(
+        &scratch.a,
+        depth,
+        &scratch.b,
+        width,
+        &mut scratch.c,
+        shape,
+        depth,
+    );
     for (lane, theirs) in out.iter_mut().enumerate() {
         for (i, band) in theirs.frags.iter_mut().enumerate() {
             for (j, frag) in band.iter_mut().enumerate() {
@@ -305,25 +313,22 @@ unsafe fn lane_by_lane<T: MmaInput, const MT: usize, const NT: usize>(
 ) {
     let per = 32 / T::KIND.bits();
     // This lane's fragment registers of the 16×K (or K×8) tile at (`row`, `col`) of `window`.
-    let registers = |lane: usize,
-                     window: &Window<T>,
-                     (row, col): (usize, usize),
-                     a: bool,
-                     regs: &mut [u32]| {
-        regs.fill(0);
-        let elements = if a { 16 * T::K / 32 } else { T::K * 8 / 32 };
-        for i in 0..elements {
-            let (r, c) = if a {
-                a_position(T::KIND, lane, i)
-            } else {
-                b_position(T::KIND, lane, i)
-            };
-            // SAFETY: the caller's contract (a live window); the fragment lies inside it, as
-            // `check_shapes` checked the shapes against the tile's where the lane called.
-            let value: T = unsafe { window.row(row + r) }[col + c];
-            regs[i / per] |= value.to_bits() << (T::KIND.bits() * (i % per));
-        }
-    };
+    let registers =
+        |lane: usize, window: &Window<T>, (row, col): (usize, usize), a: bool, regs: &mut [u32]| {
+            regs.fill(0);
+            let elements = if a { 16 * T::K / 32 } else { T::K * 8 / 32 };
+            for i in 0..elements {
+                let (r, c) = if a {
+                    a_position(T::KIND, lane, i)
+                } else {
+                    b_position(T::KIND, lane, i)
+                };
+                // SAFETY: the caller's contract (a live window); the fragment lies inside it, as
+                // `check_shapes` checked the shapes against the tile's where the lane called.
+                let value: T = unsafe { window.row(row + r) }[col + c];
+                regs[i / per] |= value.to_bits() << (T::KIND.bits() * (i % per));
+            }
+        };
     for (o, l) in out.iter_mut().zip(lanes) {
         *o = l.c;
     }

@@ -28,7 +28,10 @@ impl<A: bytemuck::Pod + Default, const MT: usize, const NT: usize> AccTile<A, MT
     /// 16·MT, columns below 8·NT).
     #[inline(always)]
     pub fn for_each(&self, mut f: impl FnMut(usize, usize, A)) {
-        for (i, band) in self.frags.iter().enumerate() {
+        // A copy walked in a loop: the tile itself is then only read at constant places, so
+        // that on the GPU it stays in registers through a kernel's k-loop.
+        let frags = self.frags;
+        for (i, band) in frags.iter().enumerate() {
             for (j, frag) in band.iter().enumerate() {
                 frag.for_each(|r, c, v| f(16 * i + r, 8 * j + c, v));
             }
@@ -102,9 +105,9 @@ fn fragment_by_fragment<T: MmaInput, const MT: usize, const NT: usize>(
         let k = step * T::K;
         let fa: [FragA<T>; MT] = core::array::from_fn(|i| a.frag_a(16 * i, k));
         let fb: [FragB<T>; NT] = core::array::from_fn(|j| b.frag_b(k, 8 * j));
-        for (band, fa) in d.frags.iter_mut().zip(&fa) {
-            for (acc, fb) in band.iter_mut().zip(&fb) {
-                *acc = mma(fa, fb, acc);
+        for i in 0..MT {
+            for j in 0..NT {
+                d.frags[i][j] = mma(&fa[i], &fb[j], &d.frags[i][j]);
             }
         }
     }
