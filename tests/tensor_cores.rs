@@ -426,3 +426,29 @@ fn copy_async_or_zeros_copies_whole_pieces_or_zeros() {
         }
     }
 }
+
+/// A `copy_async` destination index so large that `index + elements` wraps past zero is out of
+/// bounds, on every machine (it passed the check once, and on the GPU wrote a wrapped address).
+#[test]
+fn a_copy_async_index_that_wraps_is_out_of_bounds() {
+    // Its kernel traps the GPU on purpose: no other test may use it meanwhile.
+    let _turn = support::gpu_alone();
+    let src = [1.0f32, 2.0, 3.0, 4.0];
+    for (name, module) in modules("a_copy_async_index_that_wraps_is_out_of_bounds") {
+        let mut out = vec![f32::NAN; 16];
+        launch!(module, copy_async_back[1, 32](&src, &mut out, 0)).unwrap();
+        assert_eq!(out[..4], src, "{name}");
+        let mut out = vec![f32::NAN; 16];
+        let error = launch!(module, copy_async_back[1, 32](&src, &mut out, 4)).expect_err(&name);
+        if name != "gpu" {
+            assert!(
+                matches!(&error, Error::KernelPanicked { .. })
+                    && error
+                        .to_string()
+                        .contains("out of bounds for a shared array"),
+                "{name}: {error}"
+            );
+        }
+        assert!(out.iter().all(|x| x.is_nan()), "{name}: nothing written");
+    }
+}

@@ -104,7 +104,9 @@ fn start<T: bytemuck::Pod, const BYTES: usize>(
         // element by element through `Shared::set` (a third of the library's `matmul_tc` on
         // the CPU executor, callgrind).
         let n = BYTES / core::mem::size_of::<T>();
-        let from = &src[src_index..src_index + available];
+        // `available` elements from `src_index` lie in `src`; with none, `src_index` may be
+        // anywhere (a piece outside the matrix).
+        let from = &src[src_index.min(src.len())..][..available];
         // SAFETY: `check_copy` put the copy's `n` elements from `dst_index` inside `dst`
         // (`available <= n`); `from` is a slice of `available` elements of global memory, which
         // is not shared memory, so the two do not overlap; shared memory is written by plain

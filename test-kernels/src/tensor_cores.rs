@@ -296,3 +296,23 @@ pub fn copy_or_zeros(src: &[f16], out: Out<f16>) {
         out.set(8 * lane + e, tile.get(8 * lane + e));
     }
 }
+
+/// `copy_async` of 4 `f32`s into a 16-element tile at index `0 - back` (wrapping: `back` 0 is
+/// index 0, 4 is `usize::MAX - 3`, where `index + 4` wraps to 0), then the tile to `out`.
+#[kernel]
+pub fn copy_async_back(src: &[f32], out: Out<f32>, back: u32) {
+    let tile = shared!([f32; 16]);
+    let lane = warp::lane_id() as usize;
+    if lane == 0 {
+        copy_async::<f32, 16>(&tile, 0usize.wrapping_sub(back as usize), src, 0);
+        for i in 4..16 {
+            tile.set(i, 0.0);
+        }
+    }
+    commit_async_copies();
+    wait_async_copies::<0>();
+    sync_threads();
+    if lane < 16 {
+        out.set(lane, tile.get(lane));
+    }
+}
