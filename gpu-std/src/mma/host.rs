@@ -522,6 +522,7 @@ fn k_outermost<S: Copy, const K: usize>(
 mod tests {
     use super::*;
     use crate::mma::c_position;
+    use std::vec::Vec;
 
     /// Random register bits whose fields are finite values of `kind` (xorshift from `seed`).
     fn registers(kind: Kind, seed: &mut u64) -> u32 {
@@ -565,6 +566,51 @@ mod tests {
                 }
             })
         })
+    }
+
+    /// `fma_tile` at every shape its callers make and more (rows and columns multiples of 8,
+    /// odd and even numbers of 8-wide columns, any depth, padded strides): each element's bits
+    /// are `mul_add`'s over k in order.
+    #[test]
+    fn the_blocked_tile_product_keeps_each_elements_order() {
+        let mut seed = 0x6a09_e667_f3bc_c908;
+        let mut value = || f32::from_bits(registers(Kind::Tf32, &mut seed));
+        for (rows, cols, depth) in [
+            (16, 8, 16),
+            (32, 24, 32),
+            (16, 32, 48),
+            (8, 40, 7),
+            (24, 16, 0),
+        ] {
+            let (lda, ldb, ldc) = (depth + 3, cols + 5, cols + 1);
+            let a: Vec<f32> = (0..rows * lda).map(|_| value()).collect();
+            let b: Vec<f32> = (0..depth.max(1) * ldb).map(|_| value()).collect();
+            let c: Vec<f32> = (0..rows * ldc).map(|_| value()).collect();
+            let mut d = c.clone();
+            let shape = Matrix {
+                rows,
+                cols,
+                stride: ldc,
+            };
+            fma_tile(&a, lda, &b, ldb, &mut d, shape, depth);
+            for r in 0..rows {
+                for j in 0..ldc {
+                    let want = if j < cols {
+                        (0..depth).fold(c[r * ldc + j], |s, k| {
+                            a[r * lda + k].mul_add(b[k * ldb + j], s)
+                        })
+                    } else {
+                        c[r * ldc + j]
+                    };
+                    let got = d[r * ldc + j];
+                    assert_eq!(
+                        got.to_bits(),
+                        want.to_bits(),
+                        "{rows}×{cols}×{depth}: ({r}, {j})"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
