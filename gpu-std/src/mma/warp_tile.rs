@@ -47,7 +47,7 @@ impl<A: bytemuck::Pod + Default, const MT: usize, const NT: usize> Default for A
 
 /// `a·b + c` for the warp: `a` a (16·MT)×K' window, `b` a K'×(8·NT) window (K' a multiple of
 /// the shape's K), `c` and the result (16·MT)×(8·NT). Every lane of the warp calls it with the
-/// same windows' shapes (a warp collective, as [`mma`]).
+/// same windows (a warp collective, as [`mma`](super::mma)).
 ///
 /// On the GPU it is [`mma`](super::mma) over the tile, k-step by k-step, each step loading the
 /// MT A fragments ([`SharedTile::frag_a`]) and the NT B fragments ([`SharedTile::frag_b`]) and
