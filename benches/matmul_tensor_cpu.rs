@@ -2,9 +2,10 @@
 //! `gpu-kernels-tc`'s `matmul_tc`) on the CPU executor, beside the f32 `ops::matmul`
 //! (`matmul_blocked`) at the same sizes, in one run: issue 32 asks that the tensor-core kernel
 //! be not slower on the CPU than `matmul_blocked`. Unchecked mode, as the main job runs them.
-//! `matmul_tc` takes the split path there (each `mma` a block-level step of its own region);
-//! the same kernel forced onto coroutines (a warp rendezvous, a switch per thread per `mma`)
-//! is measured at 256³ for comparison.
+//! `matmul_tc` takes the split path there (each stage's `mma_tiles` one block-level step that
+//! multiplies every warp's tiles straight from shared memory); the same kernel forced onto
+//! coroutines (a warp rendezvous per `mma_tiles`, a switch per thread) is measured at 256³ for
+//! comparison.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ferrocuda::ops::{self, Matmul, MatmulShape};

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The k-step of the library's tensor-core matmul (gpu-kernels-tc, `matmul_tc_f16` and
-`matmul_tc_bf16`) against its CUDA C twin (src/workloads/cuda_c/tensor_cores.cu), in SASS, for
+`matmul_tc_bf16`, `matmul_tc_f32`: tf32) against its CUDA C twin (src/workloads/cuda_c/tensor_cores.cu), in SASS, for
 issue 32's goal: our k-step at most 1.1x the twin's instructions, with no spills.
 
     python3 tools/sass/tc_kstep.py [--ptx target/debug/build/ferrocuda-*/out/.../ferrocuda_kernels_tc.ptx]
@@ -35,7 +35,7 @@ sys.path.insert(0, SHARED)
 import compare_sass as cs  # noqa: E402
 
 TWIN_SOURCES = ["common.cu", "tensor_cores.cu"]
-COUNTED = ["HMMA", "LDSM", "LDGSTS", "ISETP", "BRA", "BSSY", "WARPSYNC", "BAR", "STS", "CALL"]
+COUNTED = ["HMMA", "LDSM", "LDGSTS", "ISETP", "BRA", "BSSY", "WARPSYNC", "BAR", "STS", "CALL", "LDL", "STL"]
 
 
 def newest_ptx():
@@ -176,6 +176,9 @@ def table(arch, name, ours, twin):
     # inlines it. (`@!PT LDS RZ, [RZ]`, never executed, which ptxas puts before LDGSTS, count
     # as instructions.)
     both("BAR / STS / CALL", lambda r: f"{r.get('BAR')} / {r.get('STS')} / {r.get('CALL')}")
+    # Local memory in the k-step: values (accumulators) the stack frame carries from trip to
+    # trip, which ptxas's spill count does not show when the PTX itself keeps them there.
+    both("LDL / STL in the k-step", lambda r: f"{r.get('LDL')} / {r.get('STL')}")
     if "path" in ours and "path" in twin:
         ratio = [f"{o / w:.2f}x" for o, w in zip(ours["path"], twin["path"])]
         lines.append(f"  ours / twin: paths {' / '.join(ratio)}, loop "
@@ -187,7 +190,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ptx", help="our TENSOR_KERNELS PTX (default: the newest built)")
     p.add_argument("--arch", default="sm_80,sm_90")
-    p.add_argument("--kernels", default="matmul_tc_f16,matmul_tc_bf16")
+    p.add_argument("--kernels", default="matmul_tc_f16,matmul_tc_bf16,matmul_tc_f32")
     p.add_argument("--json", help="also write the numbers here")
     p.add_argument("--steady", action="store_true", help="list the steady trip's instructions")
     args = p.parse_args()
