@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The k-step of the library's tensor-core matmul (gpu-kernels-tc, `matmul_tc_f16` and
-`matmul_tc_bf16`, `matmul_tc_f32`: tf32) against its CUDA C twin (src/workloads/cuda_c/tensor_cores.cu), in SASS, for
-issue 32's goal: our k-step at most 1.1x the twin's instructions, with no spills.
+"""The k-step of the library's tensor-core matmul (gpu-kernels-tc, `matmul_tc_f16`,
+`matmul_tc_bf16` and `matmul_tc_f32`, tf32) against its CUDA C twin
+(src/workloads/cuda_c/tensor_cores.cu), in SASS, for issue 32's goal: our k-step at most 1.1x the twin's instructions, with no spills.
 
     python3 tools/sass/tc_kstep.py [--ptx target/debug/build/ferrocuda-*/out/.../ferrocuda_kernels_tc.ptx]
                                    [--arch sm_80,sm_90] [--kernels matmul_tc_f16] [--json FILE]
