@@ -51,4 +51,4 @@ fuzz: setup
 	cargo build -q -p ferrocuda-ptx-emu-driver
 	FERROCUDA_FUZZ_CORPUS=$(CURDIR)/target/fuzz/corpus-$(SEED)-$(COUNT).rs \
 	FERROCUDA_LIBCUDA=$(CURDIR)/target/debug/libferrocuda_emu_cuda.so FERROCUDA_EXPECT_GPU=1 \
-	  cargo test --test fuzz_split_path
+	  cargo test --workspace --test fuzz_split_path

@@ -1,24 +1,31 @@
 //! Issue 29's differential test: every generated kernel of `fuzz-kernels` (tools/fuzz/
 //! gen_kernels.py: barriers in straight code, loops and branches, shadowing, `let` without a
 //! value, SCREAMING_CASE locals, early returns, `break`/`continue`, shared arrays, warp
-//! operations) gives the same bits on the CPU executor's split path, its coroutine path (both in
+//! operations, tensor-core `mma` statements) gives the same bits on the CPU executor's split path, its coroutine path (both in
 //! checked mode) and a GPU (the PTX emulator in CI). The split path and the coroutine path must
 //! never disagree: R1-R3 were three ways they did. `make fuzz SEED=n COUNT=m` runs the same test
 //! on another corpus.
+//!
+//! An `mma` statement (`let d = mma(..);`, `d = mma(..);`) is a block-level step of the split
+//! path, consecutive independent ones one step (issue 32); on the coroutine path each is a warp
+//! rendezvous, on the emulator `mma.sync`. The generated ones are integer-valued (i8/u8 with i32
+//! accumulators, f16 holding small integers), so exact everywhere.
 
 mod support;
 
 use ferrocuda::{launch, CpuOptions, CpuPath, Device, Module, Ptx};
-use fuzz_kernels::{FOUND, GENERATED};
+use fuzz_kernels::{FOUND, GENERATED, WITH_MMA};
 use std::sync::OnceLock;
 
-/// The fuzz kernels' PTX, built once per test binary into `target/fuzz-kernels-ptx`.
+/// The fuzz kernels' PTX, built once per test binary into `target/fuzz-kernels-ptx`, for sm_80
+/// (the oldest target with `mma.sync`; the emulator is an sm_90).
 fn fuzz_ptx() -> &'static Ptx {
     static PTX: OnceLock<Ptx> = OnceLock::new();
     PTX.get_or_init(|| {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let built = ferrocuda_builder::PtxBuilder::new(root.join("fuzz-kernels"))
             .target_dir(root.join("target").join("fuzz-kernels-ptx"))
+            .arch("sm_80")
             .warn_cpu_fallbacks(false)
             .build()
             .unwrap_or_else(|e| panic!("building fuzz-kernels to PTX failed:\n{e}"));
@@ -69,6 +76,21 @@ fn every_generated_kernel_gives_the_same_bits_on_the_split_path_the_coroutine_pa
             .iter()
             .any(|why| why.contains("`break`") || why.contains("`let` without a value")),
         "a generated `break`/`continue` or `let` without a value fell back: {reasons:?}"
+    );
+    // The `mma` statements must be the split path's steps in most kernels that have them (else
+    // the generator no longer tests them).
+    let split_mma = WITH_MMA
+        .iter()
+        .filter(|k| matches!(k.info().cpu_path, CpuPath::Regions))
+        .count();
+    println!(
+        "{split_mma} of {} generated kernels with `mma` on the split path",
+        WITH_MMA.len()
+    );
+    assert!(
+        WITH_MMA.len() * 4 >= GENERATED.len() && split_mma * 4 >= WITH_MMA.len() * 3,
+        "too few generated kernels with `mma` ({}) or too few of them split ({split_mma})",
+        WITH_MMA.len()
     );
     let mut machines = vec![("split", cpu(false)), ("coroutines", cpu(true))];
     if let Some(gpu) = support::gpu_or_skip(test) {

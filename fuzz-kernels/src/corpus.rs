@@ -8,21 +8,45 @@ pub fn fuzz_0000(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k1 in 0..3u32 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1);
-        if t % 3 == 0 { continue; }
-        acc ^= k1.wrapping_mul(3);
+    acc = acc.wrapping_mul(1000).wrapping_add(acc);
+    let fa1 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb2 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
+    let fc3 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
+    let fc3 = mma::mma(&fa1, &fb2, &fc3);
+    acc = acc.wrapping_add(fc3.values[1] as u32);
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    tile.set(t as usize, acc);
+    'l5: for k4 in 0..n % 4 {
+        for k5 in 0..2u32 {
+            thread::sync_threads();
+            acc = x[(t as usize) % x.len()].wrapping_add(k4);
+            if k4 == 0 && k5 == 1 { break 'l5; }
+            acc = acc.wrapping_add(k4 ^ k5);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k4 + 1);
+    }
+    let fa6 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb7 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc8 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    let mut cm9 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm9 = mma::mma(&fa6, &fb7, &cm9);
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    let fa10 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fc11 = FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
-    thread::sync_threads();
-    let mut K2 = 2654435769u32;
-    let v3 = t + K2;
-    K2 = K2.wrapping_mul(31);
-    acc = acc.wrapping_add(K2);
-    thread::sync_threads();
+    let d12 = mma(&fa10, &fb7, &fc11);
+    acc = acc.wrapping_add(d12.values[3] as i32 as u32);
+    if n % 2 == 0 {
+        acc = (t ^ acc.rotate_left(30));
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -35,42 +59,28 @@ pub fn fuzz_0001(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t % 3 == 0 {
-        acc = x[(t as usize) % x.len()].wrapping_add(acc);
-    }
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut K4 = 31u32;
-    let v5 = t + K4;
-    K4 = K4.wrapping_mul(64);
-    acc = acc.wrapping_add(K4);
-    acc = x[(t as usize) % x.len()].wrapping_add(n);
-    if n % 2 == 0 {
-        acc = if t % 2 == 0 { v5 } else { t.wrapping_sub(v5) };
-        thread::sync_threads();
-    }
-    'l7: for k6 in 0..3u32 {
-        for k7 in 0..2u32 {
+    'l14: for k13 in 0..3u32 {
+        for k14 in 0..2u32 {
             thread::sync_threads();
-            let v8 = if v5 % 2 == 0 { acc } else { v5.wrapping_sub(acc) };
-            if k6 == 2 && k7 == 1 { continue 'l7; }
-            acc = acc.wrapping_add(k6 ^ k7);
+            let v15 = if acc % 2 == 0 { k13 } else { acc.wrapping_sub(k13) };
+            if k13 == 1 && k14 == 0 { continue 'l14; }
+            acc = acc.wrapping_add(k13 ^ k14);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k6 + 1);
+        acc = acc.rotate_left(k13 + 1);
     }
-    for k9 in 0..n % 4 {
-        tile.set(t as usize, acc);
+    let mut K16 = 1000u32;
+    let v17 = t + K16;
+    K16 = K16.wrapping_mul(3);
+    acc = acc.wrapping_add(K16);
+    for k18 in 0..n % 4 {
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
-        thread::sync_threads();
-        let n = (n & 0xff) * 3;
-        acc = acc.wrapping_add(k9);
+        acc = (t ^ k18.rotate_left(22));
+        acc = acc.wrapping_add(k18);
+        if t % 2 == 0 { continue; }
+        acc ^= k18.wrapping_mul(3);
     }
     thread::sync_threads();
-    let u10 = (n % 4);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -83,36 +93,23 @@ pub fn fuzz_0002(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k11 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        let v12 = (t ^ k11.rotate_left(30));
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
-        thread::sync_threads();
-        let v13 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-        acc = acc.wrapping_add(k11);
-    }
-    let mut K14 = 11u32;
-    let v15 = t + K14;
-    K14 = K14.wrapping_mul(31);
-    acc = acc.wrapping_add(K14);
-    for k16 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        thread::sync_threads();
-        acc = t.wrapping_mul(1).wrapping_add(n);
-        acc = acc.wrapping_add(k16);
-    }
-    let mut K17 = 3u32;
-    let v18 = t + K17;
-    K17 = K17.wrapping_mul(11);
-    acc = acc.wrapping_add(K17);
     thread::sync_threads();
-    acc = x[(acc as usize) % x.len()].wrapping_add(v15);
-    if n % 7 == 1 {
+    if n % 7 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    acc = v15.wrapping_add(v18);
     thread::sync_threads();
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    thread::sync_threads();
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -125,44 +122,23 @@ pub fn fuzz_0003(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    if n % 2 == 0 {
-        acc = t.wrapping_add(t);
+    let fa19 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb20 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc21 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let fa22 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
+    let fc23 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm24 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32);
+    cm24 = mma(&fa19, &fb20, &cm24);
+    cm24 = mma(&fa19, &fb20, &fc23);
+    let d25 = mma::mma(&fa22, &fb20, &fc21);
+    let d26 = mma(&fa22, &fb20, &fc23);
+    acc = acc.wrapping_add(cm24.values[3] as u32);
+    acc = d26.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let d27 = ferrocuda_std::mma::mma(&fa19, &fb20, &d26);
+    for k28 in 0..n.wrapping_mul(1) % 5 {
         thread::sync_threads();
+        acc = acc.wrapping_add(k28);
     }
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    for k19 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        if k19 == 1 { continue; }
-        acc = acc.wrapping_add(k19);
-        thread::sync_threads();
-    }
-    'l21: for k20 in 0..n % 4 {
-        for k21 in 0..2u32 {
-            thread::sync_threads();
-            acc = x[(t as usize) % x.len()].wrapping_add(n);
-            if k20 == 0 && k21 == 0 { continue 'l21; }
-            acc = acc.wrapping_add(k20 ^ k21);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k20 + 1);
-    }
-    for k22 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k22);
-    }
-    let u23 = (n ^ 7);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -175,11 +151,21 @@ pub fn fuzz_0004(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = x[(acc as usize) % x.len()].wrapping_add(n);
-    let n = (n & 0xff) * 4;
-    acc = (t ^ acc.rotate_left(16));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 22) % 64) as usize));
     thread::sync_threads();
     acc = (acc ^ t.rotate_left(6));
+    acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    for k29 in 0..3u32 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k29);
+    }
+    acc = acc.wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -192,18 +178,40 @@ pub fn fuzz_0005(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
+    acc = acc.wrapping_mul(2).wrapping_add(t);
+    let w30;
+    let w31: u32;
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
+    match t % 3 { 0 => { w30 = (acc ^ n.rotate_left(30)); w31 = 1; } 1 => { w30 = acc; w31 = n; } _ => { w30 = 2u32; w31 = t; } }
     thread::sync_threads();
-    let u24 = (n & 0xffff) + 3;
-    for k25 in 0..n % 4 {
-        acc = t.wrapping_add(t);
-        acc = acc.wrapping_add(k25);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k25.wrapping_mul(3);
+    acc = acc.wrapping_add(w30) ^ w31;
+    let fa32 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fb33 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
+    let fc34 = FragC::<i32>::zero();
+    let d35 = mma::mma(&fa32, &fb33, &fc34);
+    let fa36 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc34 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc37 = FragC::<f32>::zero();
+    let mut cm38 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm38 = mma(&fa36, &fc34, &cm38);
+    acc = cm38.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    cm38 = mma::mma(&fa36, &fc34, &cm38);
+    acc = acc.wrapping_add(acc);
+    let mut K39 = 2u32;
+    let v40 = t + K39;
+    K39 = K39.wrapping_mul(64);
+    acc = acc.wrapping_add(K39);
+    let w41: u32;
+    if n % 2 == 0 { w41 = acc.wrapping_mul(2654435769).wrapping_add(t); } else { w41 = 5; }
+    acc ^= w41;
+    if t >= 32 && n % 3 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
+    let fc37 = FragA::<i8>::from_fn(|r, c| (v40.rotate_left((r * 5 + c) as u32)) as i8);
+    let fb42 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let d43 = mma(&fc37, &fb42, &d35);
+    acc = acc.wrapping_add(d43.values[1] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -216,28 +224,22 @@ pub fn fuzz_0006(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v26 = x[(t as usize) % x.len()].wrapping_add(t);
-    if n < 6 {
+    'l45: for k44 in 0..n % 4 {
+        for k45 in 0..2u32 {
+            thread::sync_threads();
+            acc = acc.wrapping_mul(3).wrapping_add(k45);
+            if k44 == 1 && k45 == 1 { continue 'l45; }
+            acc = acc.wrapping_add(k44 ^ k45);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k44 + 1);
+    }
+    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    if n < 14 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g27 = n - 6;
-    let mut K28 = 64u32;
-    let v29 = t + K28;
-    K28 = K28.wrapping_mul(7);
-    acc = acc.wrapping_add(K28);
-    for k30 in 0..n % 4 {
-        acc = v29.wrapping_add(v26);
-        let w31: u32;
-        if t % 2 == 0 { w31 = (v26 ^ acc.rotate_left(30)); } else { w31 = 7; }
-        acc ^= w31;
-        acc = acc.wrapping_add(k30);
-        thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k30.wrapping_mul(3);
-    }
-    thread::sync_threads();
-    acc = if v26 % 2 == 0 { t } else { v26.wrapping_sub(t) };
+    let g46 = n - 14;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -250,33 +252,14 @@ pub fn fuzz_0007(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    if acc % 2 == 1 {
-        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-    }
-    for k32 in 0..3u32 {
-        let n = n.wrapping_add(7);
-        thread::sync_threads();
-        acc = t.wrapping_add(acc);
-        acc = acc.wrapping_add(k32);
-    }
-    if n % 3 == 0 {
-        acc = (t ^ t.rotate_left(2));
+    let v47 = (acc ^ t.rotate_left(26));
+    for k48 in 0..n.wrapping_mul(5) % 5 {
+        if k48 == 2 { continue; }
+        acc = acc.wrapping_add(k48);
         thread::sync_threads();
     }
-    if n % 2 == 0 {
-        acc = t.wrapping_add(acc);
-        thread::sync_threads();
-    }
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    thread::sync_threads();
-    if t < 55 {
-        let v33 = acc.wrapping_mul(13).wrapping_add(t);
-        acc = t.wrapping_add(n);
-    }
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    acc = (t ^ t.rotate_left(25));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -289,31 +272,56 @@ pub fn fuzz_0008(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
-    thread::sync_threads();
-    for k34 in 0..n % 4 {
-        if k34 == 1 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
+    for k49 in 0..3u32 {
+        let fa50 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+        thread::sync_threads();
+        let fb51 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+        let fc52 = FragC::<f32>::from_fn(|r, c| ((k49 ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+        let mut cm53 = FragC::<f32>::from_fn(|r, c| ((k49 ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+        cm53 = mma(&fa50, &fb51, &cm53);
+        cm53 = mma(&fa50, &fb51, &cm53);
+        cm53 = mma(&fa50, &fb51, &cm53);
+        acc = acc.wrapping_add(cm53.values[3] as i32 as u32);
+    }
+    for k54 in 0..n % 3 {
+        let fa55 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+        let fb56 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+        let fc57 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        thread::sync_threads();
+        let d58 = mma(&fa55, &fb56, &fc57);
+    }
+    let u59 = (thread::block_dim().x).wrapping_add(n);
+    let mut K60 = 1000u32;
+    let v61 = t + K60;
+    K60 = K60.wrapping_mul(3);
+    acc = acc.wrapping_add(K60);
+    let fa62 = FragA::<u8>::from_fn(|r, c| (u59.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb63 = FragB::<u8>::from_fn(|r, c| (v61 ^ (r * 32 + c) as u32) as u8);
+    let fc64 = FragC::<i32>::from_fn(|r, c| (v61 ^ (r * 32 + c) as u32) as i32);
+    let d65 = ferrocuda_std::mma::mma(&fa62, &fb63, &fc64);
+    let d66 = mma(&fa62, &fb63, &fc64);
+    let d67 = mma(&fa62, &fb63, &fc64);
+    acc = d65.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d66.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d67.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let u68 = (n & 0xffff) + 8;
+    'l70: for k69 in 0..3u32 {
+        for k70 in 0..2u32 {
+            thread::sync_threads();
+            let w71: u32;
+            if acc > 2 { w71 = if t % 2 == 0 { u68 } else { t.wrapping_sub(u68) }; } else { w71 = 7; }
+            acc ^= w71;
+            if k69 == 1 && k70 == 1 { break 'l70; }
+            acc = acc.wrapping_add(k69 ^ k70);
+            thread::sync_threads();
         }
-        acc = acc.wrapping_add(k34);
-        thread::sync_threads();
+        acc = acc.rotate_left(k69 + 1);
     }
-    let v35 = (acc ^ t.rotate_left(26));
-    for k36 in 0..n.wrapping_mul(5) % 5 {
-        if k36 == 2 { continue; }
-        acc = acc.wrapping_add(k36);
-        thread::sync_threads();
-    }
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    acc = (t ^ t.rotate_left(25));
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
     thread::sync_threads();
-    let n = (n & 0xff) * 4;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -326,38 +334,36 @@ pub fn fuzz_0009(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u37 = (thread::block_dim().x).wrapping_add(n);
-    'l39: for k38 in 0..n % 4 {
-        for k39 in 0..2u32 {
-            thread::sync_threads();
-            let v40 = (acc ^ t.rotate_left(18));
-            if k38 == 1 && k39 == 0 { break 'l39; }
-            acc = acc.wrapping_add(k38 ^ k39);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k38 + 1);
-    }
-    'l42: for k41 in 0..3u32 {
-        for k42 in 0..2u32 {
-            thread::sync_threads();
-            let v43 = (t ^ k42.rotate_left(15));
-            if k41 == 0 && k42 == 1 { break 'l42; }
-            acc = acc.wrapping_add(k41 ^ k42);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k41 + 1);
-    }
-    acc = acc.wrapping_mul(1000).wrapping_add(n);
-    for k44 in 0..n % 4 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k44);
-    }
-    for k45 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        acc = (t ^ u37.rotate_left(28));
-        if k45 == 2 { continue; }
-        acc = acc.wrapping_add(k45);
-        thread::sync_threads();
-    }
+    let fa72 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fb73 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fc74 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let d75 = mma(&fa72, &fb73, &fc74);
+    let d76 = mma::mma(&fa72, &fb73, &d75);
+    let d77 = mma(&fa72, &fb73, &d76);
+    acc = d77.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let d77 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb78 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc79 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    let d80 = mma(&d77, &fb78, &fc79);
+    let d81 = ferrocuda_std::mma::mma(&d77, &fb78, &d80);
+    let d82 = mma(&d77, &fb78, &d81);
+    acc = d82.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fa83 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
+    let d80 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    thread::sync_threads();
+    let d84 = mma(&fa83, &d80, &d76);
+    acc = d84.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 25);
+    let mut cm85 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    cm85 = mma(&d77, &fb78, &cm85);
+    let fa86 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fb73 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    let d87 = ferrocuda_std::mma::mma(&d77, &fb78, &fc79);
+    let d88 = mma(&fa86, &fb78, &d82);
+    let d89 = mma(&d77, &fb78, &fb73);
+    acc = d87.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = acc.wrapping_add(d88.values[1] as i32 as u32);
+    acc = acc.wrapping_add(d89.values[1] as i32 as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -371,56 +377,48 @@ pub fn fuzz_0010(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    acc = x[(acc as usize) % x.len()].wrapping_add(n);
-    for k46 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        thread::sync_threads();
+    let mut k90 = 0u32;
+    while k90 < n % 3 {
+        k90 += 1;
         tile.set(t as usize, acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+        acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
         thread::sync_threads();
-        if k46 == 1 && n % 3 == 2 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k90);
+    }
+    let mut k91 = 0u32;
+    while k91 < 2u32 {
+        k91 += 1;
+        thread::sync_threads();
+        carried = t.wrapping_mul(3).wrapping_add(acc);
+        acc ^= carried;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k91);
+    }
+    let fa92 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fb93 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc94 = FragC::<f32>::zero();
+    thread::sync_threads();
+    let d95 = mma(&fa92, &fb93, &fc94);
+    acc = d95.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    thread::sync_threads();
+    let fa96 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb97 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fc98 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
+    let mut cm99 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    cm99 = mma::mma(&fa96, &fb97, &cm99);
+    acc = cm99.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for k100 in 0..(n % 4) % 5 {
+        thread::sync_threads();
+        if k100 == 0 && n % 3 == 2 {
             if i < out.len() { out.set(i, acc ^ 0xface); }
             return;
         }
-        acc = acc.wrapping_add(k46);
+        acc = acc.wrapping_add(k100);
     }
-    let mut k47 = 0u32;
-    while k47 < n % 3 {
-        k47 += 1;
-        acc = acc.wrapping_mul(1).wrapping_add(n);
-        thread::sync_threads();
-        carried = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k47);
-        if t % 3 == 0 { continue; }
-        acc ^= k47.wrapping_mul(3);
-    }
-    let mut K48 = 13u32;
-    let v49 = t + K48;
-    K48 = K48.wrapping_mul(1000);
-    acc = acc.wrapping_add(K48);
-    for k50 in 0..n % 4 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
-        thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k50);
-    }
-    let mut k51 = 0u32;
-    while k51 < n % 3 {
-        k51 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k51);
-        if t % 2 == 0 { continue; }
-        acc ^= k51.wrapping_mul(3);
-    }
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -433,32 +431,30 @@ pub fn fuzz_0011(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k52 = 0u32;
-    while k52 < 2u32 {
-        k52 += 1;
-        if k52 == 0 { continue; }
-        thread::sync_threads();
-        let v53 = acc.wrapping_mul(64).wrapping_add(acc);
-        acc = acc.wrapping_add(k52);
-    }
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    tile.set(t as usize, acc);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
-    thread::sync_threads();
-    let v54 = t.wrapping_mul(7).wrapping_add(acc);
-    thread::sync_threads();
-    for k55 in 0..n % 4 {
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = if t % 2 == 0 { k55 } else { t.wrapping_sub(k55) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k55);
+    let fa101 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb102 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fc103 = FragC::<i32>::zero();
+    let d104 = mma::mma(&fa101, &fb102, &fc103);
+    let fa105 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb106 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb102 = FragC::<f32>::zero();
+    let mut cm107 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    cm107 = ferrocuda_std::mma::mma(&fa105, &fb106, &cm107);
+    if t < 34 {
+        acc = t.wrapping_add(n);
     }
+    let (w108, w109): (u32, u32);
+    thread::sync_threads();
+    if n % 2 == 0 { (w108, w109) = (acc.wrapping_mul(2654435769).wrapping_add(acc), t); } else { w108 = 5; w109 = acc; }
+    acc = acc.wrapping_add(w108) ^ w109;
+    let u110 = (n & 0xffff) + 8;
+    let fb111 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fc112 = mma(&fa101, &fb111, &fc103);
+    let fc112 = mma(&fa101, &fb111, &fc112);
+    let fc112 = mma(&fa101, &fb111, &fc112);
+    acc = acc.wrapping_add(fc112.values[0] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -471,33 +467,31 @@ pub fn fuzz_0012(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k56 in 0..3u32 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k56);
-        if t % 5 == 0 { continue; }
-        acc ^= k56.wrapping_mul(3);
-    }
     thread::sync_threads();
-    let v57 = acc.wrapping_add(t);
-    let mut K58 = 1u32;
-    let v59 = t + K58;
-    K58 = K58.wrapping_mul(5);
-    acc = acc.wrapping_add(K58);
-    let mut k60 = 0u32;
-    while k60 < 2u32 {
-        k60 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
-        thread::sync_threads();
-        let v57 = v57.wrapping_mul(1000).wrapping_add(t);
-        acc = acc.wrapping_mul(5).wrapping_add(t);
-        acc = acc.wrapping_add(k60);
+    let u113 = (n & 0xffff) + 5;
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 5);
+    thread::sync_threads();
+    let v114 = (t ^ n.rotate_left(25));
+    'l116: for k115 in 0..n % 4 {
+        for k116 in 0..2u32 {
+            thread::sync_threads();
+            let w117: u32;
+            if t % 2 == 0 { w117 = (acc ^ v114.rotate_left(17)); } else { w117 = 1000; }
+            acc ^= w117;
+            if k115 == 1 && k116 == 1 { continue 'l116; }
+            acc = acc.wrapping_add(k115 ^ k116);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k115 + 1);
     }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 16);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 11) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
     thread::sync_threads();
+    if acc % 2 == 1 {
+        let v118 = x[(acc as usize) % x.len()].wrapping_add(n);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -510,12 +504,27 @@ pub fn fuzz_0013(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = (acc ^ t.rotate_left(16));
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    let w61: u32;
-    if n % 2 == 0 { w61 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w61 = 3; }
-    acc ^= w61;
-    let u62 = (n & 0xffff) + 1;
+    thread::sync_threads();
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g119 = n - 1;
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if t < 29 {
+        acc = t.wrapping_mul(2).wrapping_add(g119);
+    }
+    if n % 2 == 0 {
+        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -528,19 +537,24 @@ pub fn fuzz_0014(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    for k63 in 0..n % 4 {
-        thread::sync_threads();
-        carried = x[(acc as usize) % x.len()].wrapping_add(acc);
-        acc ^= carried;
-        if k63 == 1 { break; }
-        acc = acc.wrapping_add(k63);
+    'l121: for k120 in 0..n % 4 {
+        for k121 in 0..2u32 {
+            thread::sync_threads();
+            let n = (n & 0xff) * 4;
+            if k120 == 2 && k121 == 0 { break 'l121; }
+            acc = acc.wrapping_add(k120 ^ k121);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k120 + 1);
     }
-    let mut K64 = 3u32;
-    let v65 = t + K64;
-    K64 = K64.wrapping_mul(11);
-    acc = acc.wrapping_add(K64);
+    let v122 = acc.wrapping_add(acc);
+    let fa123 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb124 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc125 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let d126 = mma::mma(&fa123, &fb124, &fc125);
+    let d127 = mma(&fa123, &fb124, &d126);
+    let d128 = mma(&fa123, &fb124, &d127);
+    acc = d128.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -553,28 +567,44 @@ pub fn fuzz_0015(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    for k66 in 0..n % 4 {
+    for k129 in 0..3u32 {
+        let fa130 = FragA::<u8>::from_fn(|r, c| (k129.rotate_left((r * 3 + c) as u32)) as u8);
+        let fb131 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+        let fc132 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        let mut cm133 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        cm133 = mma(&fa130, &fb131, &cm133);
+        acc = cm133.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
         thread::sync_threads();
-        thread::sync_threads();
-        carried = t.wrapping_mul(3).wrapping_add(n);
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k66);
-        if t % 3 == 0 { continue; }
-        acc ^= k66.wrapping_mul(3);
+        acc = acc.wrapping_add(k129);
     }
-    let u67 = (n & 0xffff) + 2;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
-    thread::sync_threads();
-    let u68 = u67.wrapping_add(2);
-    acc = (t ^ n.rotate_left(7));
-    let (w69, w70): (u32, u32);
-    thread::sync_threads();
-    if acc > 64 { (w69, w70) = (acc.wrapping_add(u68), t); } else { w69 = 3; w70 = acc; }
-    acc = acc.wrapping_add(w69) ^ w70;
+    let fa134 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb135 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fc136 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let d137 = mma(&fa134, &fb135, &fc136);
+    let d138 = mma(&fa134, &fb135, &d137);
+    acc = acc.wrapping_add(d138.values[3] as i32 as u32);
+    let fa139 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fb140 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fc141 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
+    let mut cm142 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    cm142 = mma(&fa139, &fb140, &fc141);
+    let fa143 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fb144 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+    cm142 = ferrocuda_std::mma::mma(&fa143, &fb144, &cm142);
+    cm142 = mma(&fa143, &fb144, &cm142);
+    cm142 = mma::mma(&fa143, &fb144, &cm142);
+    acc = cm142.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = (acc ^ acc.rotate_left(1));
+    'l146: for k145 in 0..3u32 {
+        for k146 in 0..2u32 {
+            thread::sync_threads();
+            let v147 = acc.wrapping_add(t);
+            if k145 == 2 && k146 == 0 { continue 'l146; }
+            acc = acc.wrapping_add(k145 ^ k146);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k145 + 1);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -587,35 +617,41 @@ pub fn fuzz_0016(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k71 in 0..(n % 4) % 5 {
+    let mut carried: u32;
+    let mut k148 = 0u32;
+    while k148 < n % 3 {
+        k148 += 1;
+        acc = (t ^ acc.rotate_left(23));
+        acc = acc.wrapping_add(k148);
         thread::sync_threads();
-        if k71 == 0 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k71);
+        if t % 3 == 0 { continue; }
+        acc ^= k148.wrapping_mul(3);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    if n % 3 == 0 {
+        acc = (t ^ n.rotate_left(17));
+        thread::sync_threads();
     }
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    if acc % 2 == 1 {
-        let w72: u32;
-        if t % 2 == 0 { w72 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w72 = 7; }
-        acc ^= w72;
-        let w73: u32;
-        if acc > 2654435769 { w73 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w73 = 7; }
-        acc ^= w73;
+    let mut k149 = 0u32;
+    while k149 < n % 3 {
+        k149 += 1;
+        let w150: u32;
+        if t % 2 == 0 { w150 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w150 = 1; }
+        acc ^= w150;
+        let v151 = x[(acc as usize) % x.len()].wrapping_add(acc);
+        thread::sync_threads();
+        carried = t.wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k149);
     }
+    if n % 2 == 0 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(n);
+        thread::sync_threads();
+    }
+    if n % 2 == 0 {
+        acc = t.wrapping_mul(64).wrapping_add(t);
+        thread::sync_threads();
+    }
+    acc = (acc ^ acc.rotate_left(22));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -628,47 +664,41 @@ pub fn fuzz_0017(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k74 in 0..(n ^ 3) % 5 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k74);
-        if t % 3 == 0 { continue; }
-        acc ^= k74.wrapping_mul(3);
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    'l76: for k75 in 0..n % 4 {
-        for k76 in 0..2u32 {
-            thread::sync_threads();
-            let w77: u32;
-            if acc > 64 { w77 = acc.wrapping_add(t); } else { w77 = 1000; }
-            acc ^= w77;
-            if k75 == 0 && k76 == 0 { break 'l76; }
-            acc = acc.wrapping_add(k75 ^ k76);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k75 + 1);
-    }
-    let mut k78 = 0u32;
-    while k78 < n % 3 {
-        k78 += 1;
-        acc = acc.wrapping_mul(2654435769).wrapping_add(acc);
-        let v79 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        acc = acc.wrapping_mul(7).wrapping_add(t);
-        acc = acc.wrapping_add(k78);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k78.wrapping_mul(3);
-    }
-    let mut K80 = 64u32;
-    let v81 = t + K80;
-    K80 = K80.wrapping_mul(31);
-    acc = acc.wrapping_add(K80);
-    let v81 = v81.wrapping_mul(1).wrapping_add(t);
+    let g152 = n - 14;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
     thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
+    thread::sync_threads();
+    if n % 3 == 0 {
+        acc = t.wrapping_add(acc);
+        thread::sync_threads();
+    }
+    let u153 = g152.wrapping_mul(2);
+    let mut k154 = 0u32;
+    while k154 < n % 3 {
+        k154 += 1;
+        acc = x[(acc as usize) % x.len()].wrapping_add(n);
+        let v155 = if t % 2 == 0 { g152 } else { t.wrapping_sub(g152) };
+        acc = acc.wrapping_add(k154);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k154.wrapping_mul(3);
+    }
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g156 = n - 1;
+    let v157 = t.wrapping_mul(1000).wrapping_add(t);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -681,9 +711,30 @@ pub fn fuzz_0018(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    let u82 = (n & 0xffff) + 5;
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 5);
+    if acc % 2 == 1 {
+        let v158 = t.wrapping_add(n);
+    }
+    for k159 in 0..n % 4 {
+        let w160: u32;
+        if t % 2 == 0 { w160 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w160 = 5; }
+        acc ^= w160;
+        acc = acc.wrapping_add(k159);
+        thread::sync_threads();
+    }
+    'l162: for k161 in 0..n % 4 {
+        for k162 in 0..2u32 {
+            thread::sync_threads();
+            let n = (n & 0xff) * 2;
+            if k161 == 0 && k162 == 0 { continue 'l162; }
+            acc = acc.wrapping_add(k161 ^ k162);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k161 + 1);
+    }
+    let mut K163 = 1u32;
+    let v164 = t + K163;
+    K163 = K163.wrapping_mul(7);
+    acc = acc.wrapping_add(K163);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -696,42 +747,55 @@ pub fn fuzz_0019(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k83 = 0u32;
-    while k83 < 2u32 {
-        k83 += 1;
-        thread::sync_threads();
-        carried = (t ^ acc.rotate_left(25));
-        acc ^= carried;
-        let w84: u32;
-        if t % 2 == 0 { w84 = (t ^ t.rotate_left(24)); } else { w84 = 31; }
-        acc ^= w84;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k83);
-    }
-    let mut k85 = 0u32;
-    while k85 < 2u32 {
-        k85 += 1;
-        if k85 == 1 { continue; }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k85);
-    }
-    let mut K86 = 11u32;
-    let v87 = t + K86;
-    K86 = K86.wrapping_mul(3);
-    acc = acc.wrapping_add(K86);
-    for k88 in 0..3u32 {
-        if k88 == 0 && n % 3 == 1 {
+    for k165 in 0..3u32 {
+        if k165 == 1 && n % 3 == 1 {
             if i < out.len() { out.set(i, acc ^ 0xface); }
             return;
         }
-        acc = t.wrapping_add(acc);
-        acc = acc.wrapping_add(k88);
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k88.wrapping_mul(3);
+        acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k165);
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 13);
+    let fa166 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb167 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+    let fc168 = FragC::<i32>::zero();
+    let mut cm169 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
+    cm169 = mma(&fa166, &fb167, &cm169);
+    cm169 = mma::mma(&fa166, &fb167, &fc168);
+    let d170 = mma(&fa166, &fb167, &fc168);
+    let fb167 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fc168 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc171 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let mut cm172 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    cm172 = mma(&fb167, &fc168, &cm172);
+    let mut k173 = 0u32;
+    while k173 < n % 3 {
+        let fb174 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+        let fc175 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        let d176 = mma(&fa166, &fb174, &fc175);
+        let d177 = mma::mma(&fa166, &fb174, &d176);
+        let d178 = mma(&fa166, &fb174, &d177);
+        acc = acc.wrapping_add(d178.values[1] as u32);
+        acc = x[(acc as usize) % x.len()].wrapping_add(k173);
+        let mut cm179 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
+        cm179 = mma(&fa166, &fb174, &cm179);
+        k173 += 1;
+    }
+    let v180 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    let mut K181 = 2u32;
+    let v182 = t + K181;
+    K181 = K181.wrapping_mul(11);
+    acc = acc.wrapping_add(K181);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    for k183 in 0..3u32 {
+        if k183 == 2 { continue; }
+        if k183 == 0 { continue; }
+        acc = acc.wrapping_add(k183);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -744,416 +808,15 @@ pub fn fuzz_0020(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v89 = (t ^ n.rotate_left(27));
-    let n = n.wrapping_mul(2654435769);
-    let mut K90 = 2654435769u32;
-    let v91 = t + K90;
-    K90 = K90.wrapping_mul(1);
-    acc = acc.wrapping_add(K90);
-    let mut K92 = 1000u32;
-    let v93 = t + K92;
-    K92 = K92.wrapping_mul(1000);
-    acc = acc.wrapping_add(K92);
-    let v94 = x[(v91 as usize) % x.len()].wrapping_add(v89);
-    let (w95, w96): (u32, u32);
-    thread::sync_threads();
-    if t % 2 == 0 { (w95, w96) = (x[(v94 as usize) % x.len()].wrapping_add(acc), t); } else { w95 = 2654435769; w96 = acc; }
-    acc = acc.wrapping_add(w95) ^ w96;
-    if acc % 2 == 1 {
-        let w97: u32;
-        if n % 2 == 0 { w97 = (v91 ^ t.rotate_left(22)); } else { w97 = 1; }
-        acc ^= w97;
-    }
-    for k98 in 0..n % 4 {
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k98);
-    }
-    let mut k99 = 0u32;
-    while k99 < n % 3 {
-        k99 += 1;
-        let v100 = (v91 ^ v89.rotate_left(30));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k99);
-    }
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 21.
-#[kernel]
-pub fn fuzz_0021(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    let v101 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 4);
-    let mut k102 = 0u32;
-    while k102 < n % 3 {
-        k102 += 1;
-        thread::sync_threads();
-        carried = v101.wrapping_add(t);
-        acc ^= carried;
-        acc = acc.wrapping_add(k102);
-        if t % 2 == 0 { continue; }
-        acc ^= k102.wrapping_mul(3);
-    }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    let mut K103 = 7u32;
-    let v104 = t + K103;
-    K103 = K103.wrapping_mul(255);
-    acc = acc.wrapping_add(K103);
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 22.
-#[kernel]
-pub fn fuzz_0022(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(acc);
-    acc = (t ^ acc.rotate_left(2));
-    let n = (n & 0xff) * 3;
-    let v105 = (t ^ t.rotate_left(21));
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 23.
-#[kernel]
-pub fn fuzz_0023(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g106 = n - 14;
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 24.
-#[kernel]
-pub fn fuzz_0024(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    let v107 = (acc ^ n.rotate_left(25));
-    let u108 = n.wrapping_mul(64);
-    thread::sync_threads();
-    let v109 = x[(v107 as usize) % x.len()].wrapping_add(v107);
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if t < 46 {
-        let v107 = v107.wrapping_mul(1000).wrapping_add(t);
-    }
-    acc = (acc ^ u108.rotate_left(30));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
-    thread::sync_threads();
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 25.
-#[kernel]
-pub fn fuzz_0025(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let w110: u32;
-    if n % 2 == 0 { w110 = (t ^ n.rotate_left(17)); } else { w110 = 1000; }
-    acc ^= w110;
-    let mut k111 = 0u32;
-    while k111 < n % 3 {
-        k111 += 1;
-        let w112: u32;
-        if t % 2 == 0 { w112 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w112 = 1; }
-        acc ^= w112;
-        let v113 = x[(acc as usize) % x.len()].wrapping_add(acc);
-        thread::sync_threads();
-        carried = t.wrapping_add(t);
-        acc ^= carried;
-        acc = acc.wrapping_add(k111);
-    }
-    if n % 2 == 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(n);
-        thread::sync_threads();
-    }
-    if n % 2 == 0 {
-        acc = t.wrapping_mul(64).wrapping_add(t);
-        thread::sync_threads();
-    }
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 26.
-#[kernel]
-pub fn fuzz_0026(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    let mut K114 = 2654435769u32;
-    let v115 = t + K114;
-    K114 = K114.wrapping_mul(11);
-    acc = acc.wrapping_add(K114);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 27.
-#[kernel]
-pub fn fuzz_0027(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k116 = 0u32;
-    while k116 < n % 3 {
-        k116 += 1;
-        if acc != 7 || t < 64 {
-            if k116 == 1 && n % 2 == 0 { continue; }
-        }
-        thread::sync_threads();
-        carried = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k116);
-    }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    if acc % 2 == 1 {
-        let v117 = t.wrapping_add(acc);
-    }
-    if t < 42 {
-        let w118: u32;
-        if acc > 31 { w118 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w118 = 31; }
-        acc ^= w118;
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
-    thread::sync_threads();
-    for k119 in 0..n % 4 {
-        thread::sync_threads();
-        thread::sync_threads();
-        let n = (n & 0xff) * 2;
-        acc = acc.wrapping_add(k119);
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
-    thread::sync_threads();
-    for k120 in 0..n % 4 {
-        let w121: u32;
-        if t % 2 == 0 { w121 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w121 = 5; }
-        acc ^= w121;
-        acc = acc.wrapping_add(k120);
-        thread::sync_threads();
-    }
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 28.
-#[kernel]
-pub fn fuzz_0028(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut k122 = 0u32;
-    while k122 < n % 3 {
-        k122 += 1;
-        if k122 == 2 { break; }
-        acc = acc.wrapping_add(k122);
-        thread::sync_threads();
-    }
-    let mut k123 = 0u32;
-    while k123 < 2u32 {
-        k123 += 1;
-        acc = (t ^ t.rotate_left(29));
-        acc = acc.wrapping_add(k123);
-        thread::sync_threads();
-    }
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let mut K124 = 64u32;
-    let v125 = t + K124;
-    K124 = K124.wrapping_mul(3);
-    acc = acc.wrapping_add(K124);
-    let mut k126 = 0u32;
-    while k126 < 2u32 {
-        k126 += 1;
-        if acc != 7 || t < 64 {
-            if k126 == 0 && n % 2 == 0 { continue; }
-        }
-        acc = acc.wrapping_add(k126);
-        thread::sync_threads();
-    }
-    let mut k127 = 0u32;
-    while k127 < 2u32 {
-        k127 += 1;
-        acc = if acc % 2 == 0 { v125 } else { acc.wrapping_sub(v125) };
-        if k127 == 0 { continue; }
-        acc = acc.wrapping_add(k127);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k127.wrapping_mul(3);
-    }
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 29.
-#[kernel]
-pub fn fuzz_0029(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    for k128 in 0..(n % 4) % 5 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k128);
-    }
-    let n = (n & 0xff) * 4;
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g129 = n - 6;
-    acc = acc.wrapping_mul(2654435769).wrapping_add(n);
-    thread::sync_threads();
-    let v130 = acc.wrapping_mul(64).wrapping_add(t);
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 30.
-#[kernel]
-pub fn fuzz_0030(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    let mut K131 = 255u32;
-    let v132 = t + K131;
-    K131 = K131.wrapping_mul(2);
-    acc = acc.wrapping_add(K131);
-    for k133 in 0..n % 4 {
-        acc = if acc % 2 == 0 { k133 } else { acc.wrapping_sub(k133) };
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
-        thread::sync_threads();
-        let w134: u32;
-        if n % 2 == 0 { w134 = v132.wrapping_add(k133); } else { w134 = 2654435769; }
-        acc ^= w134;
-        acc = acc.wrapping_add(k133);
-        if t % 2 == 0 { continue; }
-        acc ^= k133.wrapping_mul(3);
-    }
-    if t < 48 {
-        let v135 = if t % 2 == 0 { v132 } else { t.wrapping_sub(v132) };
-        let v136 = x[(v135 as usize) % x.len()].wrapping_add(v132);
-    }
-    thread::sync_threads();
-    let w137;
-    let w138: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w137 = x[(acc as usize) % x.len()].wrapping_add(t); w138 = 1; } 1 => { w137 = acc; w138 = n; } _ => { w137 = 2654435769u32; w138 = t; } }
-    acc = acc.wrapping_add(w137) ^ w138;
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g139 = n - 1;
-    let n = (thread::block_dim().x).wrapping_add(g139);
-    let v140 = x[(v132 as usize) % x.len()].wrapping_add(t);
-    let n = g139.wrapping_add(1);
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 31.
-#[kernel]
-pub fn fuzz_0031(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
-    thread::sync_threads();
-    'l142: for k141 in 0..3u32 {
-        for k142 in 0..2u32 {
-            thread::sync_threads();
-            acc = acc.wrapping_mul(2654435769).wrapping_add(k142);
-            if k141 == 0 && k142 == 1 { continue 'l142; }
-            acc = acc.wrapping_add(k141 ^ k142);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k141 + 1);
-    }
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 34) % 64) as usize));
     thread::sync_threads();
-    let mut K143 = 255u32;
-    let v144 = t + K143;
-    K143 = K143.wrapping_mul(255);
-    acc = acc.wrapping_add(K143);
-    let v145 = (t ^ t.rotate_left(21));
+    let mut K184 = 255u32;
+    let v185 = t + K184;
+    K184 = K184.wrapping_mul(255);
+    acc = acc.wrapping_add(K184);
+    let v186 = (t ^ t.rotate_left(21));
     if n % 5 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
@@ -1167,6 +830,412 @@ pub fn fuzz_0031(x: &[u32], n: u32, out: Out<u32>) {
     }
 }
 
+/// Generated kernel 21.
+#[kernel]
+pub fn fuzz_0021(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let fa187 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
+    let fb188 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
+    let fc189 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let d190 = mma(&fa187, &fb188, &fc189);
+    let d191 = ferrocuda_std::mma::mma(&fa187, &fb188, &d190);
+    let d191 = mma::mma(&fa187, &fb188, &d191);
+    acc = acc.wrapping_add(d191.values[0] as u32);
+    let d192 = ferrocuda_std::mma::mma(&fa187, &fb188, &fc189);
+    let mut K193 = 5u32;
+    let v194 = t + K193;
+    K193 = K193.wrapping_mul(64);
+    acc = acc.wrapping_add(K193);
+    let fb195 = FragB::<u8>::from_fn(|r, c| (v194.rotate_left((r * 7 + c) as u32)) as u8);
+    let mut cm196 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    cm196 = mma::mma(&fa187, &fb195, &cm196);
+    acc = acc.wrapping_add(cm196.values[1] as u32);
+    let fa187 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb197 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v194.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let d191 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let d198 = mma(&fa187, &fb197, &d191);
+    let d199 = mma(&fa187, &fb197, &d198);
+    acc = d199.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+    thread::sync_threads();
+    let v200 = if t % 2 == 0 { v194 } else { t.wrapping_sub(v194) };
+    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 22.
+#[kernel]
+pub fn fuzz_0022(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let v201 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    for k202 in 0..3u32 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 17) % 64) as usize));
+        thread::sync_threads();
+        if acc != 7 || t < 64 {
+            if k202 == 0 && n % 2 == 1 { continue; }
+        }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k202);
+    }
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g203 = n - 14;
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 23.
+#[kernel]
+pub fn fuzz_0023(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+    thread::sync_threads();
+    acc = (t ^ acc.rotate_left(3));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 24.
+#[kernel]
+pub fn fuzz_0024(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    if n % 2 == 0 {
+        acc = t.wrapping_add(n);
+        thread::sync_threads();
+    }
+    let mut k204 = 0u32;
+    while k204 < n % 3 {
+        k204 += 1;
+        acc = acc.wrapping_add(n);
+        acc = acc.wrapping_add(k204);
+        thread::sync_threads();
+    }
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
+    thread::sync_threads();
+    for k205 in 0..n % 4 {
+        thread::sync_threads();
+        let v206 = t.wrapping_add(n);
+        let v206 = v206.wrapping_mul(31).wrapping_add(t);
+        acc = acc.wrapping_add(k205);
+        if t % 2 == 0 { continue; }
+        acc ^= k205.wrapping_mul(3);
+    }
+    let v207 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let v207 = v207.wrapping_mul(13).wrapping_add(t);
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 25.
+#[kernel]
+pub fn fuzz_0025(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let mut carried: u32;
+    let mut k208 = 0u32;
+    while k208 < n % 3 {
+        k208 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = acc.wrapping_add(acc);
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k208);
+    }
+    if t % 3 == 0 {
+        let n = (n & 0xff) * 4;
+    }
+    for k209 in 0..n % 4 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(t);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k209);
+    }
+    acc = t.wrapping_add(t);
+    let u210 = (n & 0xffff) + 2;
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 26.
+#[kernel]
+pub fn fuzz_0026(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let fa211 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb212 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
+    let fc213 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let d214 = ferrocuda_std::mma::mma(&fa211, &fb212, &fc213);
+    acc = d214.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa215 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb216 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let mut cm217 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    cm217 = mma(&fa215, &fb216, &cm217);
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
+    thread::sync_threads();
+    let fa218 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fc213 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fc219 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
+    let fc220 = mma(&fa218, &fc213, &fc219);
+    let fc220 = mma(&fa218, &fc213, &fc220);
+    acc = fc220.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g221 = n - 1;
+    acc = (t ^ t.rotate_left(12));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
+    thread::sync_threads();
+    let u222 = (g221 & 0xffff) + 6;
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 27.
+#[kernel]
+pub fn fuzz_0027(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    thread::sync_threads();
+    let mut K223 = 5u32;
+    let v224 = t + K223;
+    K223 = K223.wrapping_mul(7);
+    acc = acc.wrapping_add(K223);
+    let mut k225 = 0u32;
+    while k225 < n % 3 {
+        k225 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k225);
+        if t % 3 == 0 { continue; }
+        acc ^= k225.wrapping_mul(3);
+    }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 5);
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 28.
+#[kernel]
+pub fn fuzz_0028(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g226 = n - 14;
+    let u227 = (g226 & 0xffff) + 8;
+    let fa228 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
+    let fb229 = FragB::<i8>::from_fn(|r, c| (g226.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc230 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm231 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    cm231 = mma::mma(&fa228, &fb229, &cm231);
+    acc = cm231.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut k232 = 0u32;
+    while k232 < n % 3 {
+        k232 += 1;
+        if k232 == 0 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k232);
+        thread::sync_threads();
+    }
+    let fa233 = FragA::<u8>::from_fn(|r, c| (u227.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb234 = FragB::<u8>::from_fn(|r, c| (u227 ^ (r * 32 + c) as u32) as u8);
+    let fc235 = FragC::<i32>::zero();
+    let fa228 = mma(&fa233, &fb234, &fc235);
+    acc = fa228.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let u236 = n.wrapping_add(7);
+    for k237 in 0..3u32 {
+        thread::sync_threads();
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k237);
+    }
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 29.
+#[kernel]
+pub fn fuzz_0029(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let u238 = (n & 0xffff) + 8;
+    let v239 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+    thread::sync_threads();
+    for k240 in 0..(x.len() as u32).wrapping_add(u238) % 5 {
+        let v241 = v239.wrapping_add(k240);
+        if k240 == 0 { break; }
+        acc = acc.wrapping_add(k240);
+        thread::sync_threads();
+    }
+    let v242 = x[(acc as usize) % x.len()].wrapping_add(acc);
+    acc = if t % 2 == 0 { v242 } else { t.wrapping_sub(v242) };
+    let v243 = v242.wrapping_mul(11).wrapping_add(t);
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 30.
+#[kernel]
+pub fn fuzz_0030(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let w244: u32;
+    if acc > 2654435769 { w244 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w244 = 31; }
+    acc ^= w244;
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    for k245 in 0..3u32 {
+        let v246 = (t ^ k245.rotate_left(28));
+        acc = v246.wrapping_mul(2).wrapping_add(t);
+        acc = acc.wrapping_add(k245);
+        thread::sync_threads();
+    }
+    let v247 = x[(t as usize) % x.len()].wrapping_add(n);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
+    thread::sync_threads();
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 31.
+#[kernel]
+pub fn fuzz_0031(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let fa248 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fb249 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc250 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32);
+    let fc251 = mma(&fa248, &fb249, &fc250);
+    let fc251 = mma(&fa248, &fb249, &fc251);
+    let fc251 = mma(&fa248, &fb249, &fc251);
+    acc = fc251.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa252 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+    let fb249 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let mut cm253 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
+    let mut cm254 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    cm253 = mma::mma(&fa252, &fb249, &cm253);
+    cm253 = mma(&fa252, &fb249, &fc251);
+    cm254 = mma(&fa252, &fb249, &cm254);
+    let d255 = mma::mma(&fa252, &fb249, &fc251);
+    acc = cm254.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = (t ^ acc.rotate_left(1));
+    for k256 in 0..3u32 {
+        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        if acc != 7 || t < 64 {
+            if k256 == 1 && n % 2 == 1 { break; }
+        }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k256);
+    }
+    let fa257 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb258 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc259 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let fc251 = mma(&fa257, &fb258, &fc259);
+    let d260 = mma(&fa257, &fb258, &fc251);
+    acc = d260.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fc259 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm261 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    cm261 = mma(&fa252, &fb249, &cm261);
+    if t / 32 == n % 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let d260 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb249 = ferrocuda_std::mma::mma(&fa252, &d260, &d255);
+    acc = acc.wrapping_add(fb249.values[3] as u32);
+    let fb262 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
+    if n % 2 == 0 {
+        let d263 = mma(&fa248, &fb262, &fc259);
+        acc = d263.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    let u264 = (n % 4);
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
 /// Generated kernel 32.
 #[kernel]
 pub fn fuzz_0032(x: &[u32], n: u32, out: Out<u32>) {
@@ -1174,21 +1243,13 @@ pub fn fuzz_0032(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u146 = (n & 0xffff) + 8;
-    let v147 = (t ^ u146.rotate_left(26));
-    if t < 33 {
-        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        acc = (v147 ^ t.rotate_left(10));
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    for k265 in 0..n % 4 {
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k265);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    acc = acc.wrapping_mul(31).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1201,21 +1262,31 @@ pub fn fuzz_0033(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 4;
-    let w148: u32;
-    if t % 2 == 0 { w148 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w148 = 1; }
-    acc ^= w148;
-    if n % 11 == 2 {
+    if n % 7 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let mut k149 = 0u32;
-    while k149 < 2u32 {
-        k149 += 1;
-        acc = (t ^ n.rotate_left(7));
-        acc = acc.wrapping_add(k149);
+    for k266 in 0..n % 4 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k266);
+    }
+    let mut k267 = 0u32;
+    while k267 < n % 3 {
+        k267 += 1;
+        match k267 {
+            0 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k267);
         thread::sync_threads();
     }
+    let v268 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    let v269 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    if acc % 2 == 1 {
+        acc = (v268 ^ v269.rotate_left(3));
+    }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 15);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1229,38 +1300,42 @@ pub fn fuzz_0034(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    if t < 42 {
-        acc = t.wrapping_mul(31).wrapping_add(t);
-        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    if n % 2 == 0 {
-        acc = t.wrapping_mul(31).wrapping_add(t);
-        thread::sync_threads();
-    }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    acc = (acc ^ n.rotate_left(30));
-    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let v150 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let mut k151 = 0u32;
-    while k151 < 2u32 {
-        k151 += 1;
-        if acc != 7 || t < 64 {
-            if k151 == 2 && n % 2 == 1 { continue; }
-        }
+    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+    thread::sync_threads();
+    for k270 in 0..n % 4 {
+        let w271: u32;
+        if n % 2 == 0 { w271 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w271 = 3; }
+        acc ^= w271;
+        let w272: u32;
+        if n % 2 == 0 { w272 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w272 = 5; }
+        acc ^= w272;
+        acc = acc.wrapping_add(k270);
         thread::sync_threads();
-        carried = if acc % 2 == 0 { v150 } else { acc.wrapping_sub(v150) };
+    }
+    let mut k273 = 0u32;
+    while k273 < n % 3 {
+        k273 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = t.wrapping_add(n);
         acc ^= carried;
-        let w152: u32;
-        if n % 2 == 0 { w152 = (t ^ n.rotate_left(30)); } else { w152 = 2654435769; }
-        acc ^= w152;
-        acc = acc.wrapping_add(k151);
+        acc = acc.wrapping_add(k273);
     }
-    let (w153, w154): (u32, u32);
-    thread::sync_threads();
-    if acc > 1 { (w153, w154) = ((t ^ v150.rotate_left(3)), t); } else { w153 = 13; w154 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w153) ^ w154;
+    for k274 in 0..n % 4 {
+        thread::sync_threads();
+        carried = t.wrapping_mul(64).wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k274);
+        if t % 2 == 0 { continue; }
+        acc ^= k274.wrapping_mul(3);
+    }
+    acc = (acc ^ n.rotate_left(27));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1273,27 +1348,24 @@ pub fn fuzz_0035(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    for k275 in 0..(n % 3) % 5 {
+        let v276 = x[(t as usize) % x.len()].wrapping_add(acc);
+        let v277 = acc.wrapping_mul(3).wrapping_add(k275);
+        acc = acc.wrapping_add(k275);
+        thread::sync_threads();
+        if t % 2 == 0 { continue; }
+        acc ^= k275.wrapping_mul(3);
+    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let u155 = (x.len() as u32).wrapping_add(n);
-    'l157: for k156 in 0..3u32 {
-        for k157 in 0..2u32 {
-            thread::sync_threads();
-            acc = (t ^ k156.rotate_left(23));
-            if k156 == 1 && k157 == 1 { continue 'l157; }
-            acc = acc.wrapping_add(k156 ^ k157);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k156 + 1);
-    }
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g158 = n - 6;
-    let mut K159 = 2u32;
-    let v160 = t + K159;
-    K159 = K159.wrapping_mul(5);
-    acc = acc.wrapping_add(K159);
+    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
+    thread::sync_threads();
+    acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1307,37 +1379,35 @@ pub fn fuzz_0036(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    'l162: for k161 in 0..n % 4 {
-        for k162 in 0..2u32 {
-            thread::sync_threads();
-            let n = k162.rotate_left(19);
-            if k161 == 2 && k162 == 1 { break 'l162; }
-            acc = acc.wrapping_add(k161 ^ k162);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k161 + 1);
+    thread::sync_threads();
+    if t % 3 == 0 {
+        let n = n.rotate_left(18);
+        acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    }
+    for k278 in 0..3u32 {
+        thread::sync_threads();
+        carried = (t ^ k278.rotate_left(3));
+        acc ^= carried;
+        acc = acc.wrapping_add(k278);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 11) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 7) % 64) as usize));
     thread::sync_threads();
-    let mut k163 = 0u32;
-    while k163 < n % 3 {
-        k163 += 1;
-        if k163 == 2 { continue; }
-        thread::sync_threads();
-        carried = x[(acc as usize) % x.len()].wrapping_add(n);
-        acc ^= carried;
-        acc = acc.wrapping_add(k163);
-        if t % 3 == 0 { continue; }
-        acc ^= k163.wrapping_mul(3);
-    }
-    if n % 11 == 1 {
+    acc = (acc ^ acc.rotate_left(6));
+    let mut K279 = 3u32;
+    let v280 = t + K279;
+    K279 = K279.wrapping_mul(64);
+    acc = acc.wrapping_add(K279);
+    if n % 7 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    acc = acc.wrapping_add(acc);
-    let v164 = t.wrapping_add(t);
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g281 = n - 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1350,22 +1420,50 @@ pub fn fuzz_0037(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_add(t);
-    for k165 in 0..3u32 {
-        tile.set(t as usize, acc);
+    let mut carried: u32;
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g282 = n - 6;
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 63) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
+    thread::sync_threads();
+    for k283 in 0..n % 4 {
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 34) % 64) as usize));
+        carried = (t ^ t.rotate_left(5));
+        acc ^= carried;
         thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k165);
-        if t % 2 == 0 { continue; }
-        acc ^= k165.wrapping_mul(3);
+        carried = acc.wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k283);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
     thread::sync_threads();
-    let v166 = x[(acc as usize) % x.len()].wrapping_add(t);
+    for k284 in 0..(g282 ^ 1000) % 5 {
+        let n = g282.rotate_left(0);
+        acc = acc.wrapping_add(k284);
+        thread::sync_threads();
+    }
+    let mut k285 = 0u32;
+    while k285 < n % 3 {
+        k285 += 1;
+        let w286: u32;
+        if n % 2 == 0 { w286 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w286 = 255; }
+        acc ^= w286;
+        acc = acc.wrapping_add(k285);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k285.wrapping_mul(3);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1378,12 +1476,15 @@ pub fn fuzz_0038(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_mul(5).wrapping_add(t);
-    thread::sync_threads();
-    let mut K167 = 1u32;
-    let v168 = t + K167;
-    K167 = K167.wrapping_mul(11);
-    acc = acc.wrapping_add(K167);
+    let v287 = acc.wrapping_mul(2654435769).wrapping_add(t);
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if acc % 2 == 1 {
+        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    }
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1396,47 +1497,24 @@ pub fn fuzz_0039(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let (w169, w170): (u32, u32);
-    thread::sync_threads();
-    if t % 2 == 0 { (w169, w170) = (x[(acc as usize) % x.len()].wrapping_add(acc), t); } else { w169 = 5; w170 = acc; }
-    acc = acc.wrapping_add(w169) ^ w170;
-    let mut k171 = 0u32;
-    while k171 < n % 3 {
-        k171 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k171);
+    let fa288 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fb289 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fc290 = FragC::<i32>::zero();
+    let mut cm291 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
+    cm291 = mma(&fa288, &fb289, &cm291);
+    acc = cm291.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if t >= 32 && n % 3 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
-    if acc % 2 == 1 {
-        let v172 = t.wrapping_mul(1).wrapping_add(n);
-        acc = x[(acc as usize) % x.len()].wrapping_add(n);
-    }
-    if acc % 2 == 1 {
-        let n = (x.len() as u32).wrapping_add(n);
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-    thread::sync_threads();
-    'l174: for k173 in 0..n % 4 {
-        for k174 in 0..2u32 {
-            thread::sync_threads();
-            let v175 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-            if k173 == 0 && k174 == 1 { break 'l174; }
-            acc = acc.wrapping_add(k173 ^ k174);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k173 + 1);
-    }
-    let mut k176 = 0u32;
-    while k176 < n % 3 {
-        k176 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k176);
-    }
+    let fa292 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb293 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fa288 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
+    let d294 = mma::mma(&fa292, &fb293, &fa288);
+    acc = d294.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fa295 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fb296 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fa288 = mma(&fa295, &fb296, &cm291);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1449,29 +1527,29 @@ pub fn fuzz_0040(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 3;
-    let u177 = n.rotate_left(12);
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    'l179: for k178 in 0..3u32 {
-        for k179 in 0..2u32 {
-            thread::sync_threads();
-            let w180: u32;
-            if acc > 64 { w180 = acc.wrapping_mul(1000).wrapping_add(n); } else { w180 = 13; }
-            acc ^= w180;
-            if k178 == 1 && k179 == 0 { break 'l179; }
-            acc = acc.wrapping_add(k178 ^ k179);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k178 + 1);
-    }
-    let w181;
-    let w182: u32;
     thread::sync_threads();
-    match t % 3 { 0 => { w181 = (t ^ n.rotate_left(14)); w182 = 1; } 1 => { w181 = acc; w182 = n; } _ => { w181 = 2654435769u32; w182 = t; } }
-    acc = acc.wrapping_add(w181) ^ w182;
+    let v297 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let u298 = (n & 0xffff) + 1;
+    acc = if acc % 2 == 0 { v297 } else { acc.wrapping_sub(v297) };
+    thread::sync_threads();
+    for k299 in 0..n.wrapping_add(5) % 5 {
+        acc = x[(t as usize) % x.len()].wrapping_add(t);
+        let w300: u32;
+        if acc > 5 { w300 = acc.wrapping_mul(2).wrapping_add(k299); } else { w300 = 2; }
+        acc ^= w300;
+        acc = acc.wrapping_add(k299);
+        thread::sync_threads();
+        if t % 5 == 0 { continue; }
+        acc ^= k299.wrapping_mul(3);
+    }
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    if n % 2 == 0 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(v297);
+        thread::sync_threads();
+    }
+    if acc % 2 == 1 {
+        acc = x[(v297 as usize) % x.len()].wrapping_add(v297);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1484,10 +1562,28 @@ pub fn fuzz_0041(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_mul(7).wrapping_add(n);
-    acc = acc.wrapping_mul(255).wrapping_add(acc);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    let w301: u32;
+    if acc > 2 { w301 = (t ^ acc.rotate_left(5)); } else { w301 = 1000; }
+    acc ^= w301;
+    let w302;
+    let w303: u32;
     thread::sync_threads();
+    match t % 3 { 0 => { w302 = (t ^ n.rotate_left(27)); w303 = 1; } 1 => { w302 = acc; w303 = n; } _ => { w302 = 2654435769u32; w303 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w302) ^ w303;
+    let n = (n & 0xff) * 4;
+    let n = (thread::block_dim().x).wrapping_add(n);
+    for k304 in 0..n % 4 {
+        if acc != 7 || t < 64 {
+            if k304 == 1 && n % 2 == 1 { break; }
+        }
+        thread::sync_threads();
+        acc = x[(t as usize) % x.len()].wrapping_add(t);
+        acc = acc.wrapping_add(k304);
+        if t % 2 == 0 { continue; }
+        acc ^= k304.wrapping_mul(3);
+    }
+    let v305 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1500,18 +1596,35 @@ pub fn fuzz_0042(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K183 = 3u32;
-    let v184 = t + K183;
-    K183 = K183.wrapping_mul(5);
-    acc = acc.wrapping_add(K183);
-    let v185 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    let n = (n & 0xff) * 2;
-    let w186;
-    let w187: u32;
+    let w306;
+    let w307: u32;
     thread::sync_threads();
-    match t % 3 { 0 => { w186 = v184.wrapping_mul(64).wrapping_add(v185); w187 = 1; } 1 => { w186 = acc; w187 = n; } _ => { w186 = 31u32; w187 = t; } }
+    match t % 3 { 0 => { w306 = x[(acc as usize) % x.len()].wrapping_add(t); w307 = 1; } 1 => { w306 = acc; w307 = n; } _ => { w306 = 13u32; w307 = t; } }
+    acc = acc.wrapping_add(w306) ^ w307;
     thread::sync_threads();
-    acc = acc.wrapping_add(w186) ^ w187;
+    thread::sync_threads();
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g308 = n - 1;
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
+    if n % 2 == 0 {
+        acc = (acc ^ g308.rotate_left(30));
+        thread::sync_threads();
+    }
+    'l310: for k309 in 0..3u32 {
+        for k310 in 0..2u32 {
+            thread::sync_threads();
+            let w311: u32;
+            if n % 2 == 0 { w311 = (acc ^ acc.rotate_left(14)); } else { w311 = 1; }
+            acc ^= w311;
+            if k309 == 1 && k310 == 1 { break 'l310; }
+            acc = acc.wrapping_add(k309 ^ k310);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k309 + 1);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1524,35 +1637,54 @@ pub fn fuzz_0043(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k188 = 0u32;
-    while k188 < 2u32 {
-        k188 += 1;
-        if k188 == 0 { continue; }
-        acc = acc.wrapping_mul(3).wrapping_add(t);
-        if k188 == 1 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k188);
-        thread::sync_threads();
-    }
     thread::sync_threads();
-    let mut k189 = 0u32;
-    while k189 < n % 3 {
-        k189 += 1;
-        if k189 == 0 { continue; }
-        acc = acc.wrapping_add(k189);
+    for k312 in 0..2u32 {
+        let fa313 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+        let fb314 = FragB::<i8>::from_fn(|r, c| (k312 ^ (r * 32 + c) as u32) as i8);
+        let fc315 = FragC::<i32>::zero();
+        let mut cm316 = FragC::<i32>::from_fn(|r, c| (k312.rotate_left((r * 7 + c) as u32)) as i32);
+        cm316 = mma(&fa313, &fb314, &cm316);
         thread::sync_threads();
+        acc = acc.wrapping_add(cm316.values[3] as u32);
     }
-    for k190 in 0..3u32 {
-        if k190 == 2 { break; }
-        acc = acc.wrapping_add(k190);
+    for k317 in 0..2u32 {
+        let fa318 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((k317.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+        let fb319 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        let fc320 = FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+        let d321 = mma::mma(&fa318, &fb319, &fc320);
+        let mut cm322 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        cm322 = mma(&fa318, &fb319, &cm322);
         thread::sync_threads();
+        acc = acc.wrapping_add(cm322.values[1] as i32 as u32);
     }
-    if n % 2 == 0 {
+    acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    for k323 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        let w324: u32;
+        if acc > 64 { w324 = acc.wrapping_add(acc); } else { w324 = 1; }
+        acc ^= w324;
+        acc = acc.wrapping_add(k323);
+        thread::sync_threads();
+        if t % 2 == 0 { continue; }
+        acc ^= k323.wrapping_mul(3);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+    thread::sync_threads();
+    let mut k325 = 0u32;
+    while k325 < 2u32 {
+        k325 += 1;
+        if k325 == 1 { continue; }
         acc = t.wrapping_add(n);
         thread::sync_threads();
+        acc = acc.wrapping_add(k325);
     }
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g326 = n - 14;
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1565,23 +1697,27 @@ pub fn fuzz_0044(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v191 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let mut K192 = 255u32;
-    let v193 = t + K192;
-    K192 = K192.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K192);
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    let v194 = t.wrapping_mul(11).wrapping_add(v191);
-    let mut k195 = 0u32;
-    while k195 < 2u32 {
-        k195 += 1;
-        if k195 == 0 { break; }
-        acc = acc.wrapping_add(k195);
-        thread::sync_threads();
+    if (t >> 5) != (n & 1) {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
-    let v196 = x[(v191 as usize) % x.len()].wrapping_add(acc);
-    acc = if v194 % 2 == 0 { t } else { v194.wrapping_sub(t) };
-    let v197 = v193.wrapping_mul(11).wrapping_add(t);
+    let fa327 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb328 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc329 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d330 = mma(&fa327, &fb328, &fc329);
+    acc = acc.wrapping_add(d330.values[1] as i32 as u32);
+    let mut K331 = 7u32;
+    let v332 = t + K331;
+    K331 = K331.wrapping_mul(64);
+    acc = acc.wrapping_add(K331);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 27);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    let mut K333 = 11u32;
+    let v334 = t + K333;
+    K333 = K333.wrapping_mul(3);
+    acc = acc.wrapping_add(K333);
+    let v335 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1594,26 +1730,19 @@ pub fn fuzz_0045(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    if t % 3 == 0 {
-        let v198 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-        let w199: u32;
-        if n % 2 == 0 { w199 = (v198 ^ acc.rotate_left(0)); } else { w199 = 2; }
-        acc ^= w199;
-    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
     thread::sync_threads();
-    let mut k200 = 0u32;
-    while k200 < n % 3 {
-        k200 += 1;
-        let v201 = acc.wrapping_add(acc);
-        acc = acc.wrapping_mul(31).wrapping_add(acc);
-        if acc != 7 || t < 64 {
-            if k200 == 2 && n % 2 == 1 { break; }
-        }
-        acc = acc.wrapping_add(k200);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let n = (n & 0xff) * 3;
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    if t < 4 {
+        acc = acc.wrapping_add(t);
+    }
+    let u336 = (x.len() as u32).wrapping_add(n);
+    if n % 2 == 0 {
+        acc = acc.wrapping_add(t);
         thread::sync_threads();
     }
     if i < out.len() {
@@ -1628,24 +1757,27 @@ pub fn fuzz_0046(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    'l338: for k337 in 0..3u32 {
+        for k338 in 0..2u32 {
+            thread::sync_threads();
+            let v339 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+            if k337 == 1 && k338 == 1 { break 'l338; }
+            acc = acc.wrapping_add(k337 ^ k338);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k337 + 1);
+    }
+    let v340 = (t ^ acc.rotate_left(23));
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if n < 1 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g202 = n - 1;
-    let u203 = (n % 3);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
-    thread::sync_threads();
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    let g341 = n - 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1658,29 +1790,22 @@ pub fn fuzz_0047(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
+    let n = n.wrapping_add(13);
+    acc = acc.wrapping_mul(5).wrapping_add(t);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let v204 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    acc = x[(t as usize) % x.len()].wrapping_add(acc);
-    let mut k205 = 0u32;
-    while k205 < n % 3 {
-        k205 += 1;
+    acc = acc.wrapping_add(tile.get(((t + 17) % 64) as usize));
+    thread::sync_threads();
+    let u342 = (n & 0xffff) + 3;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
+    thread::sync_threads();
+    let v343 = (t ^ acc.rotate_left(17));
+    if n % 3 == 0 {
+        acc = acc.wrapping_add(v343);
         thread::sync_threads();
-        carried = (acc ^ t.rotate_left(9));
-        acc ^= carried;
-        acc = acc.wrapping_add(k205);
     }
-    'l207: for k206 in 0..3u32 {
-        for k207 in 0..2u32 {
-            thread::sync_threads();
-            acc = (acc ^ k207.rotate_left(19));
-            if k206 == 1 && k207 == 1 { continue 'l207; }
-            acc = acc.wrapping_add(k206 ^ k207);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k206 + 1);
-    }
-    let v208 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1693,24 +1818,50 @@ pub fn fuzz_0048(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k209 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        if k209 == 2 { break; }
-        tile.set(t as usize, acc);
+    for k344 in 0..n % 4 {
+        if k344 == 1 { break; }
+        acc = acc.wrapping_add(k344);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k209);
+        if t % 3 == 0 { continue; }
+        acc ^= k344.wrapping_mul(3);
     }
-    let w210: u32;
-    if t % 2 == 0 { w210 = (acc ^ acc.rotate_left(22)); } else { w210 = 11; }
-    acc ^= w210;
-    for k211 in 0..3u32 {
-        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-        if acc != 7 || t < 64 {
-            if k211 == 1 && n % 2 == 1 { break; }
+    let fa345 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fb346 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc347 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let mut cm348 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32);
+    cm348 = mma::mma(&fa345, &fb346, &cm348);
+    for k349 in 0..n % 3 {
+        let fb350 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as u8);
+        let d351 = ferrocuda_std::mma::mma(&fa345, &fb350, &cm348);
+        if k349 == 1 && t >= 32 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+            return;
         }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k211);
+        let d352 = mma::mma(&fa345, &fb350, &cm348);
+        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    }
+    let mut K353 = 255u32;
+    let v354 = t + K353;
+    K353 = K353.wrapping_mul(7);
+    acc = acc.wrapping_add(K353);
+    acc = (acc ^ v354.rotate_left(9));
+    let mut k355 = 0u32;
+    while k355 < 2u32 {
+        let fb356 = FragB::<u8>::from_fn(|r, c| (k355.rotate_left((r * 3 + c) as u32)) as u8);
+        let d357 = mma(&fa345, &fb346, &cm348);
+        let d358 = mma::mma(&fa345, &fb346, &d357);
+        acc = d358.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        let fa359 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+        let fb360 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v354 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        if k355 == 1 && (t >> 5) != (n & 1) {
+            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+            return;
+        }
+        let fc361 = FragC::<f32>::zero();
+        let d362 = ferrocuda_std::mma::mma(&fa359, &fb360, &fc361);
+        acc = acc.wrapping_add(d362.values[1] as i32 as u32);
+        acc = acc.wrapping_add(v354);
+        k355 += 1;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -1724,26 +1875,26 @@ pub fn fuzz_0049(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w212: u32;
-    if n % 2 == 0 { w212 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w212 = 1000; }
-    acc ^= w212;
-    'l214: for k213 in 0..3u32 {
-        for k214 in 0..2u32 {
-            thread::sync_threads();
-            let w215: u32;
-            if t % 2 == 0 { w215 = t.wrapping_mul(64).wrapping_add(acc); } else { w215 = 2; }
-            acc ^= w215;
-            if k213 == 2 && k214 == 0 { continue 'l214; }
-            acc = acc.wrapping_add(k213 ^ k214);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k213 + 1);
-    }
-    tile.set(t as usize, acc);
+    let fa363 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fb364 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fc365 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cs366 = [fc365, FragC::<i32>::zero()];
+    cs366[1] = mma(&fa363, &fb364, &cs366[0]);
+    cs366[0] = ferrocuda_std::mma::mma(&fa363, &fb364, &cs366[1]);
+    cs366[1] = mma(&fa363, &fb364, &cs366[0]);
+    acc = acc.wrapping_add(cs366[0].values[1] as u32);
+    acc = cs366[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa367 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fb368 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
+    let fc365 = ferrocuda_std::mma::mma(&fa367, &fb368, &fc365);
+    acc = fc365.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let v369 = t.wrapping_add(acc);
+    let fb364 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb370 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc371 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
+    let fc365 = mma::mma(&fb364, &fb370, &fc371);
+    acc = acc.wrapping_add(fc365.values[1] as i32 as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1756,44 +1907,39 @@ pub fn fuzz_0050(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    for k216 in 0..3u32 {
-        acc = acc.wrapping_mul(5).wrapping_add(acc);
-        acc = acc.wrapping_add(k216);
+    let mut carried: u32;
+    if n % 2 == 0 {
+        acc = (acc ^ n.rotate_left(9));
         thread::sync_threads();
-    }
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 15);
-    if t < 0 {
-        acc = x[(t as usize) % x.len()].wrapping_add(t);
-        acc = (acc ^ n.rotate_left(30));
-    }
-    let v217 = (acc ^ acc.rotate_left(27));
-    'l219: for k218 in 0..n % 4 {
-        for k219 in 0..2u32 {
-            thread::sync_threads();
-            acc = t.wrapping_mul(5).wrapping_add(acc);
-            if k218 == 1 && k219 == 1 { continue 'l219; }
-            acc = acc.wrapping_add(k218 ^ k219);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k218 + 1);
-    }
-    for k220 in 0..3u32 {
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k220);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 27) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
     thread::sync_threads();
+    thread::sync_threads();
+    let mut k372 = 0u32;
+    while k372 < n % 3 {
+        k372 += 1;
+        thread::sync_threads();
+        carried = (t ^ t.rotate_left(10));
+        acc ^= carried;
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = (t ^ n.rotate_left(24));
+        acc ^= carried;
+        acc = acc.wrapping_add(k372);
+    }
+    let mut k373 = 0u32;
+    while k373 < 2u32 {
+        k373 += 1;
+        let w374: u32;
+        if n % 2 == 0 { w374 = (acc ^ acc.rotate_left(25)); } else { w374 = 255; }
+        acc ^= w374;
+        acc = acc.wrapping_add(k373);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k373.wrapping_mul(3);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1806,41 +1952,25 @@ pub fn fuzz_0051(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    let u375 = (x.len() as u32).wrapping_add(n);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if t < 46 {
-        acc = x[(t as usize) % x.len()].wrapping_add(n);
-    }
-    'l222: for k221 in 0..n % 4 {
-        for k222 in 0..2u32 {
+    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    thread::sync_threads();
+    'l377: for k376 in 0..3u32 {
+        for k377 in 0..2u32 {
             thread::sync_threads();
-            let v223 = t.wrapping_add(n);
-            if k221 == 0 && k222 == 1 { continue 'l222; }
-            acc = acc.wrapping_add(k221 ^ k222);
+            let w378: u32;
+            if n % 2 == 0 { w378 = acc.wrapping_mul(2).wrapping_add(n); } else { w378 = 2654435769; }
+            acc ^= w378;
+            if k376 == 1 && k377 == 1 { continue 'l377; }
+            acc = acc.wrapping_add(k376 ^ k377);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k221 + 1);
+        acc = acc.rotate_left(k376 + 1);
     }
-    let v224 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    for k225 in 0..n % 4 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k225);
-    }
-    let mut k226 = 0u32;
-    while k226 < n % 3 {
-        k226 += 1;
-        match k226 {
-            0 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k226);
-        thread::sync_threads();
-    }
-    let v227 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    let v228 = if v224 % 2 == 0 { v227 } else { v224.wrapping_sub(v227) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1853,14 +1983,25 @@ pub fn fuzz_0052(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    let mut k229 = 0u32;
-    while k229 < 2u32 {
-        k229 += 1;
+    let mut carried: u32;
+    if n % 3 == 0 {
+        acc = t.wrapping_add(acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(k229);
     }
-    thread::sync_threads();
+    if acc % 2 == 1 {
+        let n = (n % 7);
+    }
+    for k379 in 0..3u32 {
+        thread::sync_threads();
+        if k379 == 0 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        thread::sync_threads();
+        carried = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+        acc ^= carried;
+        acc = acc.wrapping_add(k379);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1873,21 +2014,22 @@ pub fn fuzz_0053(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    acc = x[(t as usize) % x.len()].wrapping_add(n);
+    for k380 in 0..n % 4 {
+        thread::sync_threads();
+        let n = (thread::block_dim().x).wrapping_add(k380);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k380);
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
     thread::sync_threads();
-    thread::sync_threads();
-    let n = n.rotate_left(26);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    if t % 3 == 0 {
-        acc = acc.wrapping_add(n);
-        let v230 = x[(t as usize) % x.len()].wrapping_add(acc);
-    }
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
+    let g381 = n - 14;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1900,23 +2042,21 @@ pub fn fuzz_0054(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        let w231: u32;
-        if t % 2 == 0 { w231 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w231 = 13; }
-        acc ^= w231;
-    }
-    let n = (n & 0xff) * 2;
-    for k232 in 0..n.wrapping_mul(64) % 5 {
+    for k382 in 0..(n % 5) % 5 {
+        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+        if k382 == 1 { continue; }
+        if acc != 7 || t < 64 {
+            if k382 == 2 && n % 2 == 0 { continue; }
+        }
+        acc = acc.wrapping_add(k382);
         thread::sync_threads();
-        acc = acc.wrapping_add(k232);
-        if t % 5 == 0 { continue; }
-        acc ^= k232.wrapping_mul(3);
     }
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
-    thread::sync_threads();
-    let u233 = (n & 0xffff) + 5;
+    if n % 2 == 0 {
+        acc = (t ^ acc.rotate_left(13));
+        thread::sync_threads();
+    }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1929,29 +2069,37 @@ pub fn fuzz_0055(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k234 in 0..n.wrapping_mul(13) % 5 {
-        let w235: u32;
-        if n % 2 == 0 { w235 = acc.wrapping_mul(64).wrapping_add(n); } else { w235 = 5; }
-        acc ^= w235;
-        acc = acc.wrapping_add(k234);
-        thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k234.wrapping_mul(3);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
+    thread::sync_threads();
+    let fa383 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb384 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc385 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let fc386 = mma::mma(&fa383, &fb384, &fc385);
+    let fc386 = mma(&fa383, &fb384, &fc386);
+    acc = fc386.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    for k387 in 0..3u32 {
+        let fa388 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
+        let fb389 = FragB::<i8>::from_fn(|r, c| (k387 ^ (r * 32 + c) as u32) as i8);
+        let fc390 = FragC::<i32>::from_fn(|r, c| (k387.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+        let d391 = mma(&fa388, &fb389, &fc390);
+        let d392 = mma(&fa388, &fb389, &d391);
+        let d393 = mma(&fa388, &fb389, &d392);
+        acc = d393.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        let d394 = mma(&fa383, &fb384, &fc385);
+        acc = acc.wrapping_add(d394.values[0] as i32 as u32);
+        let mut cs395 = [fc385, FragC::<f32>::zero()];
+        cs395[1] = ferrocuda_std::mma::mma(&fa383, &fb384, &cs395[0]);
+        cs395[0] = mma(&fa383, &fb384, &cs395[1]);
+        acc = cs395[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+        acc = acc.wrapping_add(cs395[1].values[2] as i32 as u32);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
-    thread::sync_threads();
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    thread::sync_threads();
-    let mut K236 = 2654435769u32;
-    let v237 = t + K236;
-    K236 = K236.wrapping_mul(7);
-    acc = acc.wrapping_add(K236);
+    let u396 = (n & 0xffff) + 7;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1964,23 +2112,47 @@ pub fn fuzz_0056(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K238 = 2654435769u32;
-    let v239 = t + K238;
-    K238 = K238.wrapping_mul(1000);
-    acc = acc.wrapping_add(K238);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
     thread::sync_threads();
-    let mut K240 = 13u32;
-    let v241 = t + K240;
-    K240 = K240.wrapping_mul(31);
-    acc = acc.wrapping_add(K240);
-    for k242 in 0..n.rotate_left(18) % 5 {
-        thread::sync_threads();
-        if k242 == 1 { break; }
-        acc = acc.wrapping_add(k242);
+    let mut k397 = 0u32;
+    while k397 < 3u32 {
+        let fa398 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let fb399 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+        let fc400 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        let mut cm401 = FragC::<i32>::from_fn(|r, c| (k397 ^ (r * 32 + c) as u32) as i32);
+        cm401 = mma(&fa398, &fb399, &fc400);
+        cm401 = mma::mma(&fa398, &fb399, &fc400);
+        acc = cm401.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        if k397 == 0 && t < 32 && n > 3 {
+            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+            return;
+        }
+        k397 += 1;
     }
+    let u402 = (n & 0xffff) + 3;
+    let n = (n & 0xff) * 2;
+    let fa403 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((u402.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fb404 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((u402 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc405 = FragC::<f32>::from_fn(|r, c| ((u402.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let fc406 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
+    let mut cm407 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    cm407 = mma(&fa403, &fb404, &cm407);
+    let d408 = mma::mma(&fa403, &fb404, &fc406);
+    let d409 = mma::mma(&fa403, &fb404, &fc405);
+    acc = acc.wrapping_add(cm407.values[0] as i32 as u32);
+    acc = d408.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fa410 = FragA::<i8>::from_fn(|r, c| (u402 ^ (r * 32 + c) as u32) as i8);
+    let fb411 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fc412 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let fc406 = mma(&fa410, &fb411, &fc412);
+    let n = (n & 0xff) * 3;
+    let mut cm413 = FragC::<i32>::from_fn(|r, c| (u402.rotate_left((r * 5 + c) as u32)) as i32);
+    cm413 = mma(&fa410, &fb411, &cm413);
+    cm413 = mma(&fa410, &fb411, &cm413);
+    acc = cm413.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 19);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1993,50 +2165,43 @@ pub fn fuzz_0057(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    'l244: for k243 in 0..3u32 {
-        for k244 in 0..2u32 {
-            thread::sync_threads();
-            let v245 = acc.wrapping_mul(1000).wrapping_add(t);
-            if k243 == 0 && k244 == 0 { continue 'l244; }
-            acc = acc.wrapping_add(k243 ^ k244);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k243 + 1);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    for k414 in 0..n % 4 {
+        let v415 = acc.wrapping_add(k414);
+        acc = acc.wrapping_add(k414);
+        thread::sync_threads();
+        if t % 5 == 0 { continue; }
+        acc ^= k414.wrapping_mul(3);
     }
-    thread::sync_threads();
-    for k246 in 0..(n ^ 7) % 5 {
-        if k246 == 2 && n % 3 == 2 {
+    for k416 in 0..n.wrapping_mul(3) % 5 {
+        thread::sync_threads();
+        if k416 == 0 && n % 3 == 1 {
             if i < out.len() { out.set(i, acc ^ 0xface); }
             return;
         }
-        acc = acc.wrapping_add(k246);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k246.wrapping_mul(3);
+        acc = acc.wrapping_add(k416);
     }
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    let u417 = n.rotate_left(19);
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
+    thread::sync_threads();
+    let mut k418 = 0u32;
+    while k418 < n % 3 {
+        k418 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k418);
+        if t % 3 == 0 { continue; }
+        acc ^= k418.wrapping_mul(3);
+    }
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 63) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
-    thread::sync_threads();
-    for k247 in 0..n % 4 {
-        thread::sync_threads();
-        carried = (t ^ t.rotate_left(5));
-        acc ^= carried;
-        thread::sync_threads();
-        carried = acc.wrapping_add(t);
-        acc ^= carried;
-        acc = acc.wrapping_add(k247);
-    }
+    let g419 = n - 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2049,29 +2214,14 @@ pub fn fuzz_0058(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    for k248 in 0..(n ^ 1000) % 5 {
-        let n = k248.rotate_left(0);
-        acc = acc.wrapping_add(k248);
-        thread::sync_threads();
-    }
-    let mut k249 = 0u32;
-    while k249 < n % 3 {
-        k249 += 1;
-        let w250: u32;
-        if n % 2 == 0 { w250 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }; } else { w250 = 255; }
-        acc ^= w250;
-        acc = acc.wrapping_add(k249);
-        thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k249.wrapping_mul(3);
-    }
-    if n < 1 {
+    if n < 6 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g251 = n - 1;
-    let v252 = acc.wrapping_mul(2654435769).wrapping_add(t);
+    let g420 = n - 6;
+    let u421 = (g420 ^ 2654435769);
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    let u422 = (n % 5);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2084,22 +2234,38 @@ pub fn fuzz_0059(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k253 = 0u32;
-    while k253 < 2u32 {
-        k253 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k253);
-        if t % 5 == 0 { continue; }
-        acc ^= k253.wrapping_mul(3);
-    }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 15);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
-    acc = (acc ^ acc.rotate_left(22));
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = (acc ^ t.rotate_left(4));
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    acc = x[(t as usize) % x.len()].wrapping_add(n);
+    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
+    thread::sync_threads();
+    for k423 in 0..n % 4 {
+        let w424: u32;
+        if acc > 2654435769 { w424 = acc.wrapping_add(k423); } else { w424 = 64; }
+        acc ^= w424;
+        acc = (t ^ k423.rotate_left(19));
+        if k423 == 1 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k423);
+        thread::sync_threads();
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    thread::sync_threads();
+    let u425 = (n ^ 7);
+    if t < 57 {
+        let v426 = t.wrapping_mul(5).wrapping_add(n);
+        acc = x[(t as usize) % x.len()].wrapping_add(n);
+    }
+    acc = t.wrapping_mul(255).wrapping_add(u425);
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2112,39 +2278,41 @@ pub fn fuzz_0060(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_mul(64).wrapping_add(t);
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    for k254 in 0..(n ^ 64) % 5 {
-        let v255 = x[(acc as usize) % x.len()].wrapping_add(n);
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k254);
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    acc = (t ^ acc.rotate_left(14));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
-    thread::sync_threads();
-    for k256 in 0..3u32 {
-        thread::sync_threads();
-        thread::sync_threads();
-        let w257: u32;
-        if t % 2 == 0 { w257 = acc.wrapping_mul(64).wrapping_add(acc); } else { w257 = 2; }
-        acc ^= w257;
-        acc = acc.wrapping_add(k256);
-        if t % 2 == 0 { continue; }
-        acc ^= k256.wrapping_mul(3);
+    let n = (n ^ 13);
+    let fa427 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fb428 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fc429 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let d430 = mma(&fa427, &fb428, &fc429);
+    acc ^= mma(&fa427, &fb428, &d430).values[0] as u32;
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    if (t >> 5) != (n & 1) {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
-    let (w258, w259): (u32, u32);
-    thread::sync_threads();
-    if t % 2 == 0 { (w258, w259) = (x[(t as usize) % x.len()].wrapping_add(t), t); } else { w258 = 3; w259 = acc; }
-    acc = acc.wrapping_add(w258) ^ w259;
+    let d430 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fb431 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+    let fc432 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
+    let d433 = mma(&d430, &fb431, &fc432);
+    acc = acc.wrapping_add(d433.values[1] as u32);
+    let mut K434 = 11u32;
+    let v435 = t + K434;
+    K434 = K434.wrapping_mul(5);
+    acc = acc.wrapping_add(K434);
+    let fa436 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v435.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let d433 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fc437 = FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let fa427 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v435.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let mut cm438 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm438 = ferrocuda_std::mma::mma(&fa436, &d433, &cm438);
+    cm438 = ferrocuda_std::mma::mma(&fa436, &d433, &fc437);
+    let d439 = mma(&fa427, &d433, &fc437);
+    cm438 = mma(&fa427, &d433, &fc437);
+    acc = acc.wrapping_add(cm438.values[0] as i32 as u32);
+    acc = acc.wrapping_add(d439.values[0] as i32 as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2157,33 +2325,38 @@ pub fn fuzz_0061(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k260 in 0..(n ^ 5) % 5 {
-        if k260 == 1 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k260);
+    let fa440 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb441 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc442 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
+    let d443 = mma(&fa440, &fb441, &fc442);
+    acc = d443.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if t >= 32 && n % 3 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
-    thread::sync_threads();
-    for k261 in 0..3u32 {
-        match k261 {
-            1 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        let w262: u32;
-        if n % 2 == 0 { w262 = (t ^ n.rotate_left(2)); } else { w262 = 255; }
-        acc ^= w262;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k261);
+    let fb441 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
+    let fb444 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let d445 = mma(&fb441, &fb444, &d443);
+    acc = d445.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
+    let u446 = (n & 0xffff) + 2;
+    let d443 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fb447 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((u446.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fc448 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    if t < 32 {
+        let d449 = mma::mma(&d443, &fb447, &fc448);
+        acc = d449.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     }
-    acc = x[(acc as usize) % x.len()].wrapping_add(n);
+    let mut cm450 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm450 = mma(&d443, &fb447, &cm450);
+    acc = acc.wrapping_mul(64).wrapping_add(acc);
+    let fb451 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
+    let fc452 = FragC::<i32>::zero();
+    if t / 32 == n % 2 {
+        let d453 = mma(&fa440, &fb451, &fc452);
+        acc = acc.wrapping_add(d453.values[3] as u32);
+    }
+    cm450 = ferrocuda_std::mma::mma(&d443, &fb447, &fc448);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2196,31 +2369,26 @@ pub fn fuzz_0062(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    for k263 in 0..(n ^ 1000) % 5 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k263);
+    if t % 3 == 0 {
+        let v454 = acc.wrapping_add(t);
     }
-    let mut k264 = 0u32;
-    while k264 < 2u32 {
-        k264 += 1;
-        if acc != 7 || t < 64 {
-            if k264 == 0 && n % 2 == 0 { continue; }
-        }
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k264);
+    if (t >> 5) != (n & 1) {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
-    let v265 = acc.wrapping_mul(31).wrapping_add(t);
-    let u266 = (n & 0xffff) + 6;
-    let v267 = if t % 2 == 0 { v265 } else { t.wrapping_sub(v265) };
-    if n % 2 == 0 {
-        acc = if t % 2 == 0 { v267 } else { t.wrapping_sub(v267) };
-        thread::sync_threads();
+    let fa455 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb456 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fc457 = FragC::<i32>::zero();
+    let d458 = ferrocuda_std::mma::mma(&fa455, &fb456, &fc457);
+    acc = d458.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2234,33 +2402,41 @@ pub fn fuzz_0063(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = (acc ^ acc.rotate_left(27));
+    for k459 in 0..n % 4 {
+        if k459 == 2 { continue; }
+        if acc != 7 || t < 64 {
+            if k459 == 1 && n % 2 == 0 { continue; }
+        }
+        acc = acc.wrapping_add(k459);
+        thread::sync_threads();
+        if t % 2 == 0 { continue; }
+        acc ^= k459.wrapping_mul(3);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
     thread::sync_threads();
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    thread::sync_threads();
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g268 = n - 1;
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
-    if n % 2 == 0 {
-        acc = (acc ^ g268.rotate_left(30));
-        thread::sync_threads();
+    if acc % 2 == 1 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(n);
+        acc = x[(acc as usize) % x.len()].wrapping_add(n);
     }
-    'l270: for k269 in 0..3u32 {
-        for k270 in 0..2u32 {
-            thread::sync_threads();
-            let w271: u32;
-            if n % 2 == 0 { w271 = (acc ^ acc.rotate_left(14)); } else { w271 = 1; }
-            acc ^= w271;
-            if k269 == 1 && k270 == 1 { break 'l270; }
-            acc = acc.wrapping_add(k269 ^ k270);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k269 + 1);
-    }
+    let w460: u32;
+    if n % 2 == 0 { w460 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w460 = 1; }
+    acc ^= w460;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2273,13 +2449,20 @@ pub fn fuzz_0064(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    acc = t.wrapping_mul(64).wrapping_add(t);
     thread::sync_threads();
-    let mut K272 = 255u32;
-    let v273 = t + K272;
-    K272 = K272.wrapping_mul(7);
-    acc = acc.wrapping_add(K272);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    acc = x[(t as usize) % x.len()].wrapping_add(acc);
+    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g461 = n - 1;
+    let mut K462 = 13u32;
+    let v463 = t + K462;
+    K462 = K462.wrapping_mul(255);
+    acc = acc.wrapping_add(K462);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2292,43 +2475,33 @@ pub fn fuzz_0065(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n % 7 == 0 {
+    let fa464 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb465 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc466 = FragC::<f32>::zero();
+    let d467 = ferrocuda_std::mma::mma(&fa464, &fb465, &fc466);
+    acc = acc.wrapping_add(d467.values[0] as i32 as u32);
+    if n % 7 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    acc = (acc ^ n.rotate_left(13));
-    for k274 in 0..n % 4 {
-        match k274 {
-            1 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        let v275 = (acc ^ acc.rotate_left(3));
-        let w276: u32;
-        if acc > 2 { w276 = v275.wrapping_mul(255).wrapping_add(v275); } else { w276 = 2654435769; }
-        acc ^= w276;
-        acc = acc.wrapping_add(k274);
-        thread::sync_threads();
+    let fa468 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fb469 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
+    let fc470 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let mut cm471 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm472 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    cm471 = mma(&fa468, &fb469, &cm471);
+    let d473 = ferrocuda_std::mma::mma(&fa468, &fb469, &fc470);
+    cm472 = mma(&fa468, &fb469, &cm472);
+    acc = d473.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 11);
+    let w474: u32;
+    if t % 2 == 0 { w474 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w474 = 3; }
+    acc ^= w474;
+    let u475 = (n & 0xffff) + 4;
+    if acc % 2 == 1 {
+        acc = (acc ^ n.rotate_left(20));
+        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
     }
-    let mut k277 = 0u32;
-    while k277 < n % 3 {
-        k277 += 1;
-        acc = t.wrapping_mul(7).wrapping_add(t);
-        thread::sync_threads();
-        carried = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k277);
-        if t % 3 == 0 { continue; }
-        acc ^= k277.wrapping_mul(3);
-    }
-    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-    for k278 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        if k278 == 0 { break; }
-        thread::sync_threads();
-        let v279 = acc.wrapping_add(n);
-        acc = acc.wrapping_add(k278);
-    }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2341,35 +2514,39 @@ pub fn fuzz_0066(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k280 = 0u32;
-    while k280 < n % 3 {
-        k280 += 1;
-        let n = (x.len() as u32).wrapping_add(n);
-        let n = (n & 0xff) * 4;
-        let w281: u32;
-        if t % 2 == 0 { w281 = acc.wrapping_add(acc); } else { w281 = 3; }
-        acc ^= w281;
-        acc = acc.wrapping_add(k280);
-        thread::sync_threads();
+    if t % 3 == 0 {
+        let w476: u32;
+        if acc > 7 { w476 = acc.wrapping_add(acc); } else { w476 = 2; }
+        acc ^= w476;
+        let v477 = acc.wrapping_mul(1).wrapping_add(acc);
     }
-    let mut K282 = 64u32;
-    let v283 = t + K282;
-    K282 = K282.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K282);
-    for k284 in 0..n.rotate_left(16) % 5 {
-        let v285 = v283.wrapping_mul(3).wrapping_add(n);
-        acc = acc.wrapping_add(k284);
-        thread::sync_threads();
+    let fa478 = FragA::<u8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as u8);
+    let fb479 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
+    let fc480 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let d481 = mma(&fa478, &fb479, &fc480);
+    acc = d481.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if acc % 2 == 1 {
+        acc = (acc ^ n.rotate_left(31));
     }
-    for k286 in 0..3u32 {
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = x[(acc as usize) % x.len()].wrapping_add(acc);
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k286);
-    }
+    let mut cm482 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    cm482 = mma(&fa478, &fb479, &cm482);
+    let fa478 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
+    let fc483 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d481 = mma(&fa478, &fb479, &fc483);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+    thread::sync_threads();
+    let n = (n & 0xff) * 2;
+    let (w484, w485): (u32, u32);
+    thread::sync_threads();
+    if t % 2 == 0 { (w484, w485) = (if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }, t); } else { w484 = 255; w485 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w484) ^ w485;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2382,14 +2559,44 @@ pub fn fuzz_0067(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        let v287 = t.wrapping_add(t);
+    let mut k486 = 0u32;
+    while k486 < 2u32 {
+        k486 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k486);
+        if t % 5 == 0 { continue; }
+        acc ^= k486.wrapping_mul(3);
     }
-    let mut K288 = 2u32;
-    let v289 = t + K288;
-    K288 = K288.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K288);
-    let n = (n & 0xff) * 3;
+    for k487 in 0..n % 4 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
+        thread::sync_threads();
+        let v488 = x[(acc as usize) % x.len()].wrapping_add(t);
+        acc = acc.wrapping_add(k487);
+    }
+    if t / 32 == n % 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa489 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fb490 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc491 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d492 = mma(&fa489, &fb490, &fc491);
+    acc = d492.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    if n % 2 == 0 {
+        let d493 = mma(&fa489, &fb490, &d492);
+        acc = d493.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 4);
+    let n = n.wrapping_add(31);
+    let v494 = acc.wrapping_add(n);
+    let fa495 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb496 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fc497 = FragC::<i32>::zero();
+    let fc491 = mma::mma(&fa495, &fb496, &fc497);
+    acc = fc491.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let u498 = (n & 0xffff) + 8;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2402,35 +2609,23 @@ pub fn fuzz_0068(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k290 in 0..(n ^ 255) % 5 {
-        let w291: u32;
-        if t % 2 == 0 { w291 = acc.wrapping_add(t); } else { w291 = 1000; }
-        acc ^= w291;
-        acc = acc.wrapping_add(k290);
-        thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k290.wrapping_mul(3);
-    }
-    for k292 in 0..n.rotate_left(19) % 5 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k292);
-    }
-    let w293;
-    let w294: u32;
+    let mut carried: u32;
     thread::sync_threads();
-    match t % 3 { 0 => { w293 = (t ^ acc.rotate_left(23)); w294 = 1; } 1 => { w293 = acc; w294 = n; } _ => { w293 = 5u32; w294 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w293) ^ w294;
-    let mut k295 = 0u32;
-    while k295 < n % 3 {
-        k295 += 1;
+    let mut k499 = 0u32;
+    while k499 < n % 3 {
+        k499 += 1;
+        let n = (n & 0xff) * 3;
+        acc = acc.wrapping_add(k499);
         thread::sync_threads();
-        let v296 = x[(t as usize) % x.len()].wrapping_add(acc);
-        let v297 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-        acc = acc.wrapping_add(k295);
+    }
+    let u500 = n.rotate_left(22);
+    for k501 in 0..3u32 {
+        thread::sync_threads();
+        carried = (t ^ n.rotate_left(26));
+        acc ^= carried;
+        acc = acc.wrapping_add(k501);
+        if t % 2 == 0 { continue; }
+        acc ^= k501.wrapping_mul(3);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2444,20 +2639,20 @@ pub fn fuzz_0069(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (x.len() as u32).wrapping_add(n);
-    let w298: u32;
-    if t % 2 == 0 { w298 = t.wrapping_mul(13).wrapping_add(t); } else { w298 = 2; }
-    acc ^= w298;
-    let mut k299 = 0u32;
-    while k299 < n % 3 {
-        k299 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k299);
-    }
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    acc = t.wrapping_mul(1).wrapping_add(t);
+    acc = acc.wrapping_mul(255).wrapping_add(acc);
+    let n = (n & 0xff) * 3;
+    acc = t.wrapping_add(n);
+    let w502;
+    let w503: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w502 = acc.wrapping_mul(3).wrapping_add(t); w503 = 1; } 1 => { w502 = acc; w503 = n; } _ => { w502 = 31u32; w503 = t; } }
+    acc = acc.wrapping_add(w502) ^ w503;
+    let mut K504 = 2u32;
+    let v505 = t + K504;
+    K504 = K504.wrapping_mul(13);
+    acc = acc.wrapping_add(K504);
+    acc = x[(t as usize) % x.len()].wrapping_add(v505);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2470,36 +2665,56 @@ pub fn fuzz_0070(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    for k300 in 0..n % 4 {
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let mut k506 = 0u32;
+    while k506 < 2u32 {
+        k506 += 1;
         thread::sync_threads();
-        carried = (acc ^ acc.rotate_left(27));
-        acc ^= carried;
-        acc = acc.wrapping_add(k300);
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
+        thread::sync_threads();
+        let fa507 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+        let fb508 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+        let fc509 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        let mut cm510 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+        let mut cm511 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+        cm510 = mma(&fa507, &fb508, &cm510);
+        cm511 = mma::mma(&fa507, &fb508, &cm511);
+        acc = cm511.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+        acc = acc.wrapping_add(k506);
     }
-    tile.set(t as usize, acc);
+    let mut k512 = 0u32;
+    while k512 < n % 3 {
+        k512 += 1;
+        if k512 == 2 { continue; }
+        acc = acc.wrapping_add(k512);
+        thread::sync_threads();
+    }
+    for k513 in 0..n % 3 {
+        acc = acc.wrapping_mul(13).wrapping_add(t);
+        let fa514 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let fb515 = FragB::<u8>::from_fn(|r, c| (k513 ^ (r * 32 + c) as u32) as u8);
+        let fc516 = FragC::<i32>::zero();
+        let mut cm517 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+        cm517 = ferrocuda_std::mma::mma(&fa514, &fb515, &cm517);
+        let fc518 = FragC::<i32>::from_fn(|r, c| (k513.rotate_left((r * 7 + c) as u32)) as i32);
+        cm517 = mma(&fa514, &fb515, &cm517);
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
-    thread::sync_threads();
-    let mut K301 = 2u32;
-    let v302 = t + K301;
-    K301 = K301.wrapping_mul(1);
-    acc = acc.wrapping_add(K301);
-    'l304: for k303 in 0..3u32 {
-        for k304 in 0..2u32 {
-            thread::sync_threads();
-            let v305 = x[(v302 as usize) % x.len()].wrapping_add(n);
-            if k303 == 1 && k304 == 0 { continue 'l304; }
-            acc = acc.wrapping_add(k303 ^ k304);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k303 + 1);
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     if n < 6 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g306 = n - 6;
+    let g519 = n - 6;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2512,29 +2727,31 @@ pub fn fuzz_0071(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k307 in 0..n.wrapping_mul(2654435769) % 5 {
-        let v308 = acc.wrapping_add(k307);
-        acc = acc.wrapping_add(k307);
+    let n = (n % 5);
+    let mut k520 = 0u32;
+    while k520 < 2u32 {
+        k520 += 1;
+        let w521: u32;
+        if n % 2 == 0 { w521 = (acc ^ t.rotate_left(29)); } else { w521 = 31; }
+        acc ^= w521;
+        tile.set(t as usize, acc);
         thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k520);
     }
+    let n = (n & 0xff) * 3;
     if n % 5 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let mut k309 = 0u32;
-    while k309 < 2u32 {
-        k309 += 1;
+    for k522 in 0..3u32 {
         thread::sync_threads();
-        let n = (n & 0xff) * 4;
-        acc = acc.wrapping_add(k309);
-    }
-    let mut k310 = 0u32;
-    while k310 < 2u32 {
-        k310 += 1;
         thread::sync_threads();
-        if k310 == 1 { break; }
-        acc = acc.wrapping_add(k310);
+        acc = acc.wrapping_add(k522);
     }
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2547,27 +2764,21 @@ pub fn fuzz_0072(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    thread::sync_threads();
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    'l312: for k311 in 0..3u32 {
-        for k312 in 0..2u32 {
-            thread::sync_threads();
-            let n = n.wrapping_add(255);
-            if k311 == 2 && k312 == 1 { break 'l312; }
-            acc = acc.wrapping_add(k311 ^ k312);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k311 + 1);
-    }
-    acc = t.wrapping_mul(11).wrapping_add(n);
-    for k313 in 0..n.wrapping_mul(1) % 5 {
-        let n = (n & 0xff) * 3;
-        if k313 == 0 { break; }
-        acc = acc.wrapping_add(k313);
+    let mut carried: u32;
+    for k523 in 0..n.rotate_left(25) % 5 {
         thread::sync_threads();
+        thread::sync_threads();
+        carried = x[(t as usize) % x.len()].wrapping_add(k523);
+        acc ^= carried;
+        acc = acc.wrapping_add(k523);
+        if t % 3 == 0 { continue; }
+        acc ^= k523.wrapping_mul(3);
     }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    let u524 = n.wrapping_add(11);
+    let n = (n % 7);
+    acc = t.wrapping_add(t);
+    let v525 = t.wrapping_mul(13).wrapping_add(t);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2580,22 +2791,55 @@ pub fn fuzz_0073(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K314 = 13u32;
-    let v315 = t + K314;
-    K314 = K314.wrapping_mul(1000);
-    acc = acc.wrapping_add(K314);
-    if t % 3 == 0 {
-        let n = (thread::block_dim().x).wrapping_add(n);
-        let w316: u32;
-        if n % 2 == 0 { w316 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w316 = 3; }
-        acc ^= w316;
+    for k526 in 0..3u32 {
+        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k526);
     }
-    if n % 2 == 0 {
-        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    let fa527 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fb528 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc529 = FragC::<i32>::zero();
+    let fc530 = mma(&fa527, &fb528, &fc529);
+    let fc530 = mma::mma(&fa527, &fb528, &fc530);
+    let fc530 = mma(&fa527, &fb528, &fc530);
+    acc = fc530.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let n = (thread::block_dim().x).wrapping_add(n);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
+    thread::sync_threads();
+    for k531 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        let v532 = (t ^ t.rotate_left(14));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k531);
+    }
+    for k533 in 0..3u32 {
+        if k533 == 2 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        if k533 == 1 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k533);
         thread::sync_threads();
     }
-    let v317 = (t ^ n.rotate_left(6));
-    let n = (n & 0xff) * 2;
+    let fa534 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fb535 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
+    let d536 = mma::mma(&fa534, &fb535, &fc529);
+    acc = acc.wrapping_add(d536.values[1] as u32);
+    let fa534 = mma(&fa527, &fb528, &fc530);
+    let fa534 = mma(&fa527, &fb528, &fa534);
+    let d537 = mma(&fa527, &fb528, &fa534);
+    acc = d537.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut K538 = 1u32;
+    let v539 = t + K538;
+    K538 = K538.wrapping_mul(5);
+    acc = acc.wrapping_add(K538);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2608,27 +2852,32 @@ pub fn fuzz_0074(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v318 = x[(t as usize) % x.len()].wrapping_add(t);
-    acc = (v318 ^ n.rotate_left(21));
-    let v319 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    let mut carried: u32;
+    for k540 in 0..n % 4 {
+        if acc != 7 || t < 64 {
+            if k540 == 0 && n % 2 == 1 { continue; }
+        }
+        acc = acc.wrapping_add(k540);
+        thread::sync_threads();
+    }
+    let n = (n & 0xff) * 4;
+    let fa541 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb542 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc543 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
     thread::sync_threads();
-    if t < 18 {
-        let v320 = v318.wrapping_mul(1000).wrapping_add(n);
-        let v321 = t.wrapping_mul(5).wrapping_add(t);
-    }
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut k322 = 0u32;
-    while k322 < n % 3 {
-        k322 += 1;
+    let d544 = mma(&fa541, &fb542, &fc543);
+    thread::sync_threads();
+    acc = acc.wrapping_add(d544.values[2] as i32 as u32);
+    for k545 in 0..n % 4 {
+        match k545 {
+            0 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
         thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k322);
+        carried = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+        acc ^= carried;
+        acc = acc.wrapping_add(k545);
     }
-    acc = (acc ^ v319.rotate_left(19));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2641,28 +2890,25 @@ pub fn fuzz_0075(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K323 = 11u32;
-    let v324 = t + K323;
-    K323 = K323.wrapping_mul(255);
-    acc = acc.wrapping_add(K323);
     if acc % 2 == 1 {
-        let w325: u32;
-        if t % 2 == 0 { w325 = acc.wrapping_add(t); } else { w325 = 31; }
-        acc ^= w325;
+        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
     }
-    let (w326, w327): (u32, u32);
-    thread::sync_threads();
-    if n % 2 == 0 { (w326, w327) = (x[(t as usize) % x.len()].wrapping_add(n), t); } else { w326 = 11; w327 = acc; }
-    acc = acc.wrapping_add(w326) ^ w327;
-    if n % 5 == 2 {
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    'l547: for k546 in 0..n % 4 {
+        for k547 in 0..2u32 {
+            thread::sync_threads();
+            acc = x[(acc as usize) % x.len()].wrapping_add(t);
+            if k546 == 2 && k547 == 0 { continue 'l547; }
+            acc = acc.wrapping_add(k546 ^ k547);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k546 + 1);
+    }
+    acc = acc.wrapping_mul(255).wrapping_add(t);
+    if n % 7 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2675,17 +2921,24 @@ pub fn fuzz_0076(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 3;
-    acc = acc.wrapping_mul(3).wrapping_add(acc);
-    for k328 in 0..3u32 {
-        acc = (t ^ acc.rotate_left(7));
-        let v329 = t.wrapping_add(n);
-        let n = (n & 0xff) * 2;
-        acc = acc.wrapping_add(k328);
+    let mut carried: u32;
+    for k548 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        if k548 == 0 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
         thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k328.wrapping_mul(3);
+        carried = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+        acc ^= carried;
+        acc = (t ^ n.rotate_left(14));
+        acc = acc.wrapping_add(k548);
     }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
+    thread::sync_threads();
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2698,37 +2951,29 @@ pub fn fuzz_0077(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let v330 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let v331 = t.wrapping_mul(1000).wrapping_add(t);
-    let u332 = n.wrapping_mul(11);
-    tile.set(t as usize, acc);
+    let mut k549 = 0u32;
+    while k549 < n % 3 {
+        k549 += 1;
+        if k549 == 1 { break; }
+        acc = acc.wrapping_add(k549);
+        thread::sync_threads();
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
-    thread::sync_threads();
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let v550 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
     if n < 14 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g333 = n - 14;
-    for k334 in 0..n % 4 {
-        thread::sync_threads();
-        carried = v331.wrapping_add(u332);
-        acc ^= carried;
-        acc = if v330 % 2 == 0 { k334 } else { v330.wrapping_sub(k334) };
-        acc = acc.wrapping_add(k334);
-    }
-    acc = v331.wrapping_mul(7).wrapping_add(n);
-    for k335 in 0..n % 4 {
-        let v336 = (t ^ g333.rotate_left(3));
-        let v336 = v336.wrapping_mul(1).wrapping_add(t);
-        let v337 = v331.wrapping_mul(1000).wrapping_add(v331);
-        acc = acc.wrapping_add(k335);
-        thread::sync_threads();
-    }
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let g551 = n - 14;
+    if t < 62 {
+        let w552: u32;
+        if n % 2 == 0 { w552 = acc.wrapping_mul(7).wrapping_add(acc); } else { w552 = 255; }
+        acc ^= w552;
+        let n = (n & 0xff) * 2;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2742,35 +2987,25 @@ pub fn fuzz_0078(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    let n = n.rotate_left(12);
-    let w338;
-    let w339: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w338 = (t ^ acc.rotate_left(9)); w339 = 1; } 1 => { w338 = acc; w339 = n; } _ => { w338 = 64u32; w339 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w338) ^ w339;
-    acc = acc.wrapping_add(acc);
-    for k340 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        thread::sync_threads();
-        carried = acc.wrapping_mul(255).wrapping_add(k340);
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k340);
-    }
-    for k341 in 0..(n % 3) % 5 {
-        match k341 {
-            2 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k341);
-        thread::sync_threads();
-    }
+    acc = acc.wrapping_add(t);
     if acc % 2 == 1 {
-        let w342: u32;
-        if t % 2 == 0 { w342 = acc.wrapping_mul(1).wrapping_add(acc); } else { w342 = 255; }
-        acc ^= w342;
+        acc = (t ^ t.rotate_left(18));
+        acc = x[(t as usize) % x.len()].wrapping_add(t);
+    }
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let mut k553 = 0u32;
+    while k553 < n % 3 {
+        k553 += 1;
+        if k553 == 2 { continue; }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k553);
+    }
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2784,30 +3019,38 @@ pub fn fuzz_0079(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let mut carried: u32;
+    'l555: for k554 in 0..n % 4 {
+        for k555 in 0..2u32 {
+            thread::sync_threads();
+            acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+            if k554 == 1 && k555 == 1 { continue 'l555; }
+            acc = acc.wrapping_add(k554 ^ k555);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k554 + 1);
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 12) % 64) as usize));
     thread::sync_threads();
-    let mut k343 = 0u32;
-    while k343 < n % 3 {
-        k343 += 1;
-        let w344: u32;
-        if acc > 7 { w344 = (t ^ acc.rotate_left(14)); } else { w344 = 11; }
-        acc ^= w344;
+    let u556 = (thread::block_dim().x).wrapping_add(n);
+    for k557 in 0..3u32 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k343);
-        if t % 2 == 0 { continue; }
-        acc ^= k343.wrapping_mul(3);
+        carried = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+        acc ^= carried;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k557);
+        if t % 5 == 0 { continue; }
+        acc ^= k557.wrapping_mul(3);
     }
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    thread::sync_threads();
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    let mut K558 = 13u32;
+    let v559 = t + K558;
+    K558 = K558.wrapping_mul(1000);
+    acc = acc.wrapping_add(K558);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2820,56 +3063,35 @@ pub fn fuzz_0080(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 6 {
+    let mut carried: u32;
+    let u560 = n.wrapping_mul(11);
+    let w561: u32;
+    if n % 2 == 0 { w561 = (acc ^ acc.rotate_left(16)); } else { w561 = 64; }
+    acc ^= w561;
+    let mut K562 = 7u32;
+    let v563 = t + K562;
+    K562 = K562.wrapping_mul(31);
+    acc = acc.wrapping_add(K562);
+    if n < 14 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g345 = n - 6;
-    'l347: for k346 in 0..n % 4 {
-        for k347 in 0..2u32 {
-            thread::sync_threads();
-            let w348: u32;
-            if t % 2 == 0 { w348 = acc.wrapping_add(n); } else { w348 = 13; }
-            acc ^= w348;
-            if k346 == 1 && k347 == 1 { break 'l347; }
-            acc = acc.wrapping_add(k346 ^ k347);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k346 + 1);
+    let g564 = n - 14;
+    if t % 3 == 0 {
+        acc = v563.wrapping_add(u560);
     }
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    for k349 in 0..n % 4 {
-        let w350: u32;
-        if acc > 64 { w350 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w350 = 2654435769; }
-        acc ^= w350;
-        acc = t.wrapping_mul(255).wrapping_add(acc);
-        let v351 = acc.wrapping_add(n);
-        acc = acc.wrapping_add(k349);
+    for k565 in 0..n.rotate_left(27) % 5 {
         thread::sync_threads();
+        carried = v563.wrapping_mul(255).wrapping_add(acc);
+        acc ^= carried;
+        let w566: u32;
+        if t % 2 == 0 { w566 = t.wrapping_mul(11).wrapping_add(n); } else { w566 = 3; }
+        acc ^= w566;
+        acc = acc.wrapping_add(k565);
         if t % 3 == 0 { continue; }
-        acc ^= k349.wrapping_mul(3);
+        acc ^= k565.wrapping_mul(3);
     }
-    'l353: for k352 in 0..3u32 {
-        for k353 in 0..2u32 {
-            thread::sync_threads();
-            let n = (g345 ^ 11);
-            if k352 == 1 && k353 == 0 { break 'l353; }
-            acc = acc.wrapping_add(k352 ^ k353);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k352 + 1);
-    }
-    thread::sync_threads();
-    let mut k354 = 0u32;
-    while k354 < n % 3 {
-        k354 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k354);
-    }
+    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2882,22 +3104,18 @@ pub fn fuzz_0081(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w355: u32;
-    if t % 2 == 0 { w355 = acc.wrapping_mul(255).wrapping_add(n); } else { w355 = 255; }
-    acc ^= w355;
-    let u356 = (n & 0xffff) + 3;
-    let w357: u32;
-    if n % 2 == 0 { w357 = t.wrapping_mul(255).wrapping_add(u356); } else { w357 = 3; }
-    acc ^= w357;
-    for k358 in 0..n % 4 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k358);
-    }
+    let v567 = t.wrapping_add(n);
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    let u568 = (n % 7);
+    acc = v567.wrapping_mul(255).wrapping_add(n);
     thread::sync_threads();
-    if n % 3 == 0 {
-        acc = (acc ^ t.rotate_left(26));
-        thread::sync_threads();
+    if t % 3 == 0 {
+        let v569 = acc.wrapping_add(t);
+        let w570: u32;
+        if acc > 1 { w570 = v567.wrapping_add(v567); } else { w570 = 3; }
+        acc ^= w570;
     }
+    acc = x[(t as usize) % x.len()].wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2910,28 +3128,31 @@ pub fn fuzz_0082(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    acc = t.wrapping_add(n);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
+    thread::sync_threads();
+    let w571;
+    let w572: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w571 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; w572 = 1; } 1 => { w571 = acc; w572 = n; } _ => { w571 = 31u32; w572 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w571) ^ w572;
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    acc = t.wrapping_mul(13).wrapping_add(acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let n = (n % 7);
-    let v359 = acc.wrapping_add(n);
-    for k360 in 0..n % 4 {
-        let w361: u32;
-        if acc > 64 { w361 = t.wrapping_mul(2654435769).wrapping_add(t); } else { w361 = 1; }
-        acc ^= w361;
-        if acc != 7 || t < 64 {
-            if k360 == 2 && n % 2 == 0 { continue; }
-        }
-        acc = if v359 % 2 == 0 { k360 } else { v359.wrapping_sub(k360) };
-        acc = acc.wrapping_add(k360);
-        thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k360.wrapping_mul(3);
+    let g573 = n - 14;
+    if t >= 32 && n % 3 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
+    let fa574 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb575 = FragB::<i8>::from_fn(|r, c| (g573.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fc576 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d577 = mma(&fa574, &fb575, &fc576);
+    acc = acc.wrapping_add(d577.values[0] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2944,23 +3165,27 @@ pub fn fuzz_0083(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k362 in 0..3u32 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
-        thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k362);
+    'l579: for k578 in 0..3u32 {
+        for k579 in 0..2u32 {
+            thread::sync_threads();
+            let n = k579.rotate_left(4);
+            if k578 == 1 && k579 == 1 { break 'l579; }
+            acc = acc.wrapping_add(k578 ^ k579);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k578 + 1);
     }
-    let n = (n & 0xff) * 3;
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    if acc % 2 == 1 {
+        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
     }
-    let n = (x.len() as u32).wrapping_add(n);
+    let w580: u32;
+    if n % 2 == 0 { w580 = x[(t as usize) % x.len()].wrapping_add(n); } else { w580 = 31; }
+    acc ^= w580;
+    if acc % 2 == 1 {
+        let v581 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+        acc = acc.wrapping_mul(255).wrapping_add(acc);
+    }
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2973,40 +3198,39 @@ pub fn fuzz_0084(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k363 = 0u32;
-    while k363 < n % 3 {
-        k363 += 1;
-        if k363 == 0 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        let v364 = x[(acc as usize) % x.len()].wrapping_add(acc);
-        let n = (x.len() as u32).wrapping_add(n);
-        acc = acc.wrapping_add(k363);
-        thread::sync_threads();
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 24);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    for k365 in 0..n % 4 {
-        let w366: u32;
-        if acc > 2654435769 { w366 = acc.wrapping_add(k365); } else { w366 = 64; }
-        acc ^= w366;
-        acc = (t ^ k365.rotate_left(19));
-        if k365 == 1 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k365);
-        thread::sync_threads();
-    }
+    let g582 = n - 14;
+    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
     thread::sync_threads();
-    let u367 = (n ^ 7);
-    if t < 57 {
-        let v368 = t.wrapping_mul(5).wrapping_add(n);
-        acc = x[(t as usize) % x.len()].wrapping_add(n);
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    acc = t.wrapping_mul(255).wrapping_add(u367);
+    let g583 = n - 6;
+    for k584 in 0..3u32 {
+        thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
+        thread::sync_threads();
+        let n = g583.wrapping_mul(255);
+        acc = acc.wrapping_add(k584);
+    }
+    let n = (n & 0xff) * 2;
+    if acc % 2 == 1 {
+        let w585: u32;
+        if acc > 64 { w585 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w585 = 255; }
+        acc ^= w585;
+        let v586 = acc.wrapping_mul(255).wrapping_add(g583);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3019,39 +3243,24 @@ pub fn fuzz_0085(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k369 in 0..(n ^ 3) % 5 {
-        if k369 == 0 { break; }
-        let v370 = (acc ^ t.rotate_left(22));
-        if k369 == 1 { continue; }
-        acc = acc.wrapping_add(k369);
-        thread::sync_threads();
+    if t < 2 {
+        let w587: u32;
+        if n % 2 == 0 { w587 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w587 = 255; }
+        acc ^= w587;
     }
-    let mut k371 = 0u32;
-    while k371 < 2u32 {
-        k371 += 1;
-        thread::sync_threads();
-        let w372: u32;
-        if acc > 11 { w372 = t.wrapping_mul(1).wrapping_add(n); } else { w372 = 13; }
-        acc ^= w372;
-        if k371 == 1 { break; }
-        acc = acc.wrapping_add(k371);
-    }
-    thread::sync_threads();
-    for k373 in 0..n % 4 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
-        thread::sync_threads();
-        if acc != 7 || t < 64 {
-            if k373 == 0 && n % 2 == 1 { continue; }
-        }
-        if k373 == 0 { break; }
-        acc = acc.wrapping_add(k373);
+    if acc % 2 == 1 {
+        let w588: u32;
+        if n % 2 == 0 { w588 = acc.wrapping_add(acc); } else { w588 = 255; }
+        acc ^= w588;
+        let n = (n & 0xff) * 4;
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
     thread::sync_threads();
+    let n = (n & 0xff) * 4;
+    let u589 = (thread::block_dim().x).wrapping_add(n);
+    acc = x[(acc as usize) % x.len()].wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3064,16 +3273,46 @@ pub fn fuzz_0086(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let mut carried: u32;
+    for k590 in 0..n % 4 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k590);
+    }
+    let mut k591 = 0u32;
+    while k591 < 2u32 {
+        k591 += 1;
+        thread::sync_threads();
+        carried = x[(t as usize) % x.len()].wrapping_add(acc);
+        acc ^= carried;
+        thread::sync_threads();
+        carried = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k591);
+    }
+    let (w592, w593): (u32, u32);
+    thread::sync_threads();
+    if acc > 2654435769 { (w592, w593) = (acc.wrapping_add(n), t); } else { w592 = 7; w593 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w592) ^ w593;
+    let n = (n & 0xff) * 4;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
     thread::sync_threads();
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 2);
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    for k594 in 0..n % 4 {
+        let w595: u32;
+        if n % 2 == 0 { w595 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w595 = 1; }
+        acc ^= w595;
+        acc = acc.wrapping_add(k594);
+        thread::sync_threads();
     }
-    let g374 = n - 6;
+    let u596 = (n & 0xffff) + 4;
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3086,49 +3325,38 @@ pub fn fuzz_0087(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K375 = 5u32;
-    let v376 = t + K375;
-    K375 = K375.wrapping_mul(2);
-    acc = acc.wrapping_add(K375);
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let mut K377 = 2u32;
-    let v378 = t + K377;
-    K377 = K377.wrapping_mul(5);
-    acc = acc.wrapping_add(K377);
-    for k379 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        if k379 == 2 { continue; }
-        acc = acc.wrapping_add(k379);
-        thread::sync_threads();
-    }
-    let mut k380 = 0u32;
-    while k380 < 2u32 {
-        k380 += 1;
-        let w381: u32;
-        if t % 2 == 0 { w381 = acc.wrapping_mul(3).wrapping_add(v376); } else { w381 = 3; }
-        acc ^= w381;
-        acc = acc.wrapping_add(k380);
-        thread::sync_threads();
-    }
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g382 = n - 1;
-    let v383 = if v378 % 2 == 0 { v378 } else { v378.wrapping_sub(v378) };
-    'l385: for k384 in 0..3u32 {
-        for k385 in 0..2u32 {
-            thread::sync_threads();
-            let v386 = x[(v378 as usize) % x.len()].wrapping_add(v376);
-            if k384 == 1 && k385 == 0 { break 'l385; }
-            acc = acc.wrapping_add(k384 ^ k385);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k384 + 1);
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
-    thread::sync_threads();
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let fa597 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb598 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc599 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let mut cm600 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    cm600 = mma::mma(&fa597, &fb598, &cm600);
+    cm600 = mma(&fa597, &fb598, &cm600);
+    acc = acc.wrapping_add(cm600.values[2] as i32 as u32);
+    let fa601 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb602 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fc603 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let fb604 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fc605 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm606 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
+    cm606 = mma::mma(&fa601, &fb602, &fc603);
+    cm606 = mma(&fa601, &fb604, &fc603);
+    cm606 = mma(&fa601, &fb604, &fc603);
+    cm606 = mma::mma(&fa601, &fb604, &fc603);
+    let mut K607 = 11u32;
+    let v608 = t + K607;
+    K607 = K607.wrapping_mul(1000);
+    acc = acc.wrapping_add(K607);
+    let fb598 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let fc605 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
+    let d609 = mma(&fb598, &fc605, &cm606);
+    acc = d609.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let w610: u32;
+    if t % 2 == 0 { w610 = acc.wrapping_mul(13).wrapping_add(t); } else { w610 = 3; }
+    acc ^= w610;
+    let fb611 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    cm606 = mma(&fb598, &fb611, &cm606);
+    acc = cm606.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3141,27 +3369,20 @@ pub fn fuzz_0088(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let w612: u32;
+    if t % 2 == 0 { w612 = (acc ^ n.rotate_left(17)); } else { w612 = 1000; }
+    acc ^= w612;
+    let mut K613 = 64u32;
+    let v614 = t + K613;
+    K613 = K613.wrapping_mul(5);
+    acc = acc.wrapping_add(K613);
+    thread::sync_threads();
+    let v615 = acc.wrapping_mul(64).wrapping_add(v614);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
     thread::sync_threads();
-    let n = (n & 0xff) * 3;
-    let w387;
-    let w388: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w387 = t.wrapping_mul(7).wrapping_add(n); w388 = 1; } 1 => { w387 = acc; w388 = n; } _ => { w387 = 13u32; w388 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w387) ^ w388;
-    thread::sync_threads();
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g389 = n - 1;
-    if n % 2 == 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(t);
-        thread::sync_threads();
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3174,34 +3395,33 @@ pub fn fuzz_0089(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 2 == 0 {
-        acc = x[(t as usize) % x.len()].wrapping_add(n);
-        thread::sync_threads();
+    let mut K616 = 64u32;
+    let v617 = t + K616;
+    K616 = K616.wrapping_mul(5);
+    acc = acc.wrapping_add(K616);
+    let fa618 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb619 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fc620 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let fc621 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm622 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
+    let d623 = mma(&fa618, &fb619, &fc620);
+    cm622 = mma(&fa618, &fb619, &cm622);
+    let d624 = mma(&fa618, &fb619, &fc621);
+    acc = cm622.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if t < 54 {
+        let w625: u32;
+        if t % 2 == 0 { w625 = acc.wrapping_add(v617); } else { w625 = 1000; }
+        acc ^= w625;
     }
-    let mut K390 = 255u32;
-    let v391 = t + K390;
-    K390 = K390.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K390);
-    acc = (v391 ^ acc.rotate_left(1));
-    let mut k392 = 0u32;
-    while k392 < 2u32 {
-        k392 += 1;
-        if k392 == 0 { break; }
-        acc = acc.wrapping_add(t);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k392);
-    }
-    'l394: for k393 in 0..3u32 {
-        for k394 in 0..2u32 {
-            thread::sync_threads();
-            let v395 = t.wrapping_mul(7).wrapping_add(acc);
-            if k393 == 2 && k394 == 0 { break 'l394; }
-            acc = acc.wrapping_add(k393 ^ k394);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k393 + 1);
-    }
-    let n = (n & 0xff) * 2;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+    thread::sync_threads();
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    let v617 = v617.wrapping_mul(255).wrapping_add(t);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 19);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3214,12 +3434,14 @@ pub fn fuzz_0090(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    if t % 3 == 0 {
+        let w626: u32;
+        if n % 2 == 0 { w626 = x[(t as usize) % x.len()].wrapping_add(t); } else { w626 = 7; }
+        acc ^= w626;
+        acc = t.wrapping_add(n);
+    }
     thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3232,33 +3454,34 @@ pub fn fuzz_0091(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g396 = n - 1;
+    acc = t.wrapping_add(t);
     thread::sync_threads();
-    'l398: for k397 in 0..n % 4 {
-        for k398 in 0..2u32 {
-            thread::sync_threads();
-            acc = t.wrapping_add(acc);
-            if k397 == 1 && k398 == 1 { break 'l398; }
-            acc = acc.wrapping_add(k397 ^ k398);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k397 + 1);
+    for k627 in 0..3u32 {
+        thread::sync_threads();
+        if k627 == 1 { continue; }
+        acc = acc.wrapping_add(k627);
     }
-    'l400: for k399 in 0..n % 4 {
-        for k400 in 0..2u32 {
-            thread::sync_threads();
-            let w401: u32;
-            if n % 2 == 0 { w401 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w401 = 64; }
-            acc ^= w401;
-            if k399 == 2 && k400 == 0 { break 'l400; }
-            acc = acc.wrapping_add(k399 ^ k400);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k399 + 1);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
+    thread::sync_threads();
+    let mut K628 = 2654435769u32;
+    let v629 = t + K628;
+    K628 = K628.wrapping_mul(2);
+    acc = acc.wrapping_add(K628);
+    for k630 in 0..(n ^ 7) % 5 {
+        thread::sync_threads();
+        let v631 = x[(t as usize) % x.len()].wrapping_add(k630);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k630);
+    }
+    for k632 in 0..n.wrapping_add(3) % 5 {
+        let w633: u32;
+        if t % 2 == 0 { w633 = v629.wrapping_add(t); } else { w633 = 2654435769; }
+        acc ^= w633;
+        if k632 == 0 { break; }
+        acc = acc.wrapping_add(k632);
+        thread::sync_threads();
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3272,16 +3495,25 @@ pub fn fuzz_0092(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let n = (n & 0xff) * 4;
+    if n % 3 == 0 {
+        acc = (t ^ t.rotate_left(24));
+        thread::sync_threads();
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 58) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
     thread::sync_threads();
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
+    thread::sync_threads();
+    acc = acc.wrapping_add(acc);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3294,34 +3526,49 @@ pub fn fuzz_0093(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n % 3 == 0 {
-        acc = acc.wrapping_mul(5).wrapping_add(t);
-        thread::sync_threads();
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     if n % 2 == 0 {
-        acc = acc.wrapping_add(t);
+        acc = acc.wrapping_mul(2654435769).wrapping_add(acc);
         thread::sync_threads();
     }
-    let u402 = (n & 0xffff) + 4;
-    for k403 in 0..(u402 ^ 2654435769) % 5 {
+    let fa634 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb635 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc636 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    thread::sync_threads();
+    let fc636 = mma(&fa634, &fb635, &fc636);
+    acc = acc.wrapping_add(fc636.values[0] as u32);
+    for k637 in 0..(x.len() as u32).wrapping_add(n) % 5 {
         thread::sync_threads();
-        carried = acc.wrapping_mul(31).wrapping_add(u402);
-        acc ^= carried;
-        acc = acc.wrapping_add(k403);
-    }
-    acc = x[(t as usize) % x.len()].wrapping_add(u402);
-    for k404 in 0..3u32 {
-        let w405: u32;
-        if t % 2 == 0 { w405 = t.wrapping_add(u402); } else { w405 = 1000; }
-        acc ^= w405;
-        let v406 = x[(acc as usize) % x.len()].wrapping_add(t);
-        let v407 = if v406 % 2 == 0 { u402 } else { v406.wrapping_sub(u402) };
-        acc = acc.wrapping_add(k404);
+        acc = x[(t as usize) % x.len()].wrapping_add(k637);
         thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k404.wrapping_mul(3);
+        acc = acc.wrapping_add(k637);
     }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 31);
+    for k638 in 0..n % 4 {
+        thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k638);
+    }
+    let fb635 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fb639 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let mut cm640 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    cm640 = ferrocuda_std::mma::mma(&fb635, &fb639, &cm640);
+    let d641 = ferrocuda_std::mma::mma(&fb635, &fb639, &fc636);
+    acc = acc.wrapping_add(d641.values[2] as u32);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 19);
+    if (t >> 5) != (n & 1) {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fc636 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let d641 = mma(&fb635, &fb639, &fc636);
+    acc = acc.wrapping_add(d641.values[1] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3334,16 +3581,28 @@ pub fn fuzz_0094(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    if n % 11 == 0 {
+    if n % 5 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    tile.set(t as usize, acc);
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
+    let n = n.rotate_left(28);
+    'l643: for k642 in 0..n % 4 {
+        for k643 in 0..2u32 {
+            thread::sync_threads();
+            let w644: u32;
+            if t % 2 == 0 { w644 = acc.wrapping_add(k643); } else { w644 = 64; }
+            acc ^= w644;
+            if k642 == 0 && k643 == 1 { continue 'l643; }
+            acc = acc.wrapping_add(k642 ^ k643);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k642 + 1);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3356,23 +3615,36 @@ pub fn fuzz_0095(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = x[(acc as usize) % x.len()].wrapping_add(n);
-    acc = x[(t as usize) % x.len()].wrapping_add(t);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
+    acc = (acc ^ acc.rotate_left(28));
+    'l646: for k645 in 0..n % 4 {
+        for k646 in 0..2u32 {
+            thread::sync_threads();
+            acc = (acc ^ n.rotate_left(15));
+            if k645 == 1 && k646 == 0 { continue 'l646; }
+            acc = acc.wrapping_add(k645 ^ k646);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k645 + 1);
+    }
+    let v647 = x[(t as usize) % x.len()].wrapping_add(n);
+    let w648: u32;
+    if t % 2 == 0 { w648 = v647.wrapping_mul(13).wrapping_add(n); } else { w648 = 255; }
+    acc ^= w648;
+    let v647 = v647.wrapping_mul(11).wrapping_add(t);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
     thread::sync_threads();
-    let mut K408 = 7u32;
-    let v409 = t + K408;
-    K408 = K408.wrapping_mul(13);
-    acc = acc.wrapping_add(K408);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
-    let u410 = n.wrapping_mul(64);
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
+    let g649 = n - 14;
+    let mut K650 = 2u32;
+    let v651 = t + K650;
+    K650 = K650.wrapping_mul(7);
+    acc = acc.wrapping_add(K650);
+    let u652 = (g649 ^ 7);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3385,34 +3657,34 @@ pub fn fuzz_0096(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let n = (n & 0xff) * 3;
+    acc = t.wrapping_add(t);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
     thread::sync_threads();
-    'l412: for k411 in 0..n % 4 {
-        for k412 in 0..2u32 {
-            thread::sync_threads();
-            let w413: u32;
-            if acc > 31 { w413 = x[(t as usize) % x.len()].wrapping_add(k411); } else { w413 = 13; }
-            acc ^= w413;
-            if k411 == 2 && k412 == 1 { continue 'l412; }
-            acc = acc.wrapping_add(k411 ^ k412);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k411 + 1);
+    thread::sync_threads();
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 3);
-    acc = x[(t as usize) % x.len()].wrapping_add(n);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 30);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
-    thread::sync_threads();
-    let n = (n % 5);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
+    let mut k653 = 0u32;
+    while k653 < n % 3 {
+        k653 += 1;
+        let w654: u32;
+        if t % 2 == 0 { w654 = x[(t as usize) % x.len()].wrapping_add(t); } else { w654 = 255; }
+        acc ^= w654;
+        acc = acc.wrapping_add(k653);
+        thread::sync_threads();
+    }
+    let mut k655 = 0u32;
+    while k655 < 2u32 {
+        k655 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k655);
+    }
+    let u656 = (n ^ 3);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3425,31 +3697,24 @@ pub fn fuzz_0097(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let u414 = (n & 0xffff) + 7;
+    let (w657, w658): (u32, u32);
+    thread::sync_threads();
+    if acc > 11 { (w657, w658) = (x[(t as usize) % x.len()].wrapping_add(acc), t); } else { w657 = 64; w658 = acc; }
+    acc = acc.wrapping_add(w657) ^ w658;
+    let v659 = x[(t as usize) % x.len()].wrapping_add(n);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 58) % 64) as usize));
     thread::sync_threads();
-    let mut k415 = 0u32;
-    while k415 < 2u32 {
-        k415 += 1;
-        acc = x[(t as usize) % x.len()].wrapping_add(n);
-        acc = acc.wrapping_add(k415);
-        thread::sync_threads();
+    if acc % 2 == 1 {
+        let v660 = (acc ^ n.rotate_left(7));
+        let n = n.rotate_left(23);
     }
-    acc = x[(acc as usize) % x.len()].wrapping_add(n);
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    let w661: u32;
+    if t % 2 == 0 { w661 = (v659 ^ acc.rotate_left(31)); } else { w661 = 64; }
+    acc ^= w661;
+    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    acc = v659.wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3462,22 +3727,34 @@ pub fn fuzz_0098(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    if t % 3 == 0 {
+        let v662 = acc.wrapping_mul(255).wrapping_add(t);
+    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    for k416 in 0..3u32 {
-        if k416 == 1 && n % 3 == 0 {
+    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
+    thread::sync_threads();
+    let u663 = (n & 0xffff) + 6;
+    let mut k664 = 0u32;
+    while k664 < 2u32 {
+        k664 += 1;
+        if k664 == 0 && n % 3 == 0 {
             if i < out.len() { out.set(i, acc ^ 0xface); }
             return;
         }
-        acc = acc.wrapping_add(k416);
+        acc = acc.wrapping_add(k664);
         thread::sync_threads();
+        if t % 5 == 0 { continue; }
+        acc ^= k664.wrapping_mul(3);
     }
-    let v417 = x[(acc as usize) % x.len()].wrapping_add(acc);
-    acc = v417.wrapping_mul(13).wrapping_add(v417);
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
-    thread::sync_threads();
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let mut K665 = 7u32;
+    let v666 = t + K665;
+    K665 = K665.wrapping_mul(3);
+    acc = acc.wrapping_add(K665);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3490,26 +3767,19 @@ pub fn fuzz_0099(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u418 = n.wrapping_add(1);
-    'l420: for k419 in 0..3u32 {
-        for k420 in 0..2u32 {
-            thread::sync_threads();
-            acc = (acc ^ n.rotate_left(17));
-            if k419 == 1 && k420 == 0 { break 'l420; }
-            acc = acc.wrapping_add(k419 ^ k420);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k419 + 1);
-    }
-    let w421;
-    let w422: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w421 = acc.wrapping_mul(3).wrapping_add(acc); w422 = 1; } 1 => { w421 = acc; w422 = n; } _ => { w421 = 5u32; w422 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w421) ^ w422;
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    let mut K667 = 7u32;
+    let v668 = t + K667;
+    K667 = K667.wrapping_mul(2);
+    acc = acc.wrapping_add(K667);
+    let mut K669 = 1000u32;
+    let v670 = t + K669;
+    K669 = K669.wrapping_mul(11);
+    acc = acc.wrapping_add(K669);
+    let fa671 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb672 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fc673 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm674 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    cm674 = mma(&fa671, &fb672, &cm674);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3522,10 +3792,29 @@ pub fn fuzz_0100(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let v675 = x[(acc as usize) % x.len()].wrapping_add(n);
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g676 = n - 6;
+    let u677 = (thread::block_dim().x).wrapping_add(n);
+    let (w678, w679): (u32, u32);
     thread::sync_threads();
-    acc = (acc ^ n.rotate_left(31));
-    acc = (acc ^ acc.rotate_left(29));
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if n % 2 == 0 { (w678, w679) = (if t % 2 == 0 { u677 } else { t.wrapping_sub(u677) }, t); } else { w678 = 7; w679 = acc; }
+    acc = acc.wrapping_add(w678) ^ w679;
+    'l681: for k680 in 0..3u32 {
+        for k681 in 0..2u32 {
+            thread::sync_threads();
+            let n = (g676 % 4);
+            if k680 == 0 && k681 == 0 { break 'l681; }
+            acc = acc.wrapping_add(k680 ^ k681);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k680 + 1);
+    }
+    let u682 = u677.wrapping_mul(255);
+    let u683 = (n & 0xffff) + 7;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3538,36 +3827,25 @@ pub fn fuzz_0101(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k423 in 0..n % 4 {
-        thread::sync_threads();
-        let v424 = t.wrapping_add(t);
-        acc = acc.wrapping_add(k423);
-        if t % 3 == 0 { continue; }
-        acc ^= k423.wrapping_mul(3);
+    let fa684 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb685 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fc686 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    thread::sync_threads();
+    let d687 = ferrocuda_std::mma::mma(&fa684, &fb685, &fc686);
+    thread::sync_threads();
+    acc = d687.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if acc % 2 == 1 {
+        let w688: u32;
+        if n % 2 == 0 { w688 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w688 = 1; }
+        acc ^= w688;
+        let w689: u32;
+        if n % 2 == 0 { w689 = t.wrapping_add(acc); } else { w689 = 7; }
+        acc ^= w689;
     }
-    let v425 = acc.wrapping_add(acc);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
-    thread::sync_threads();
-    let u426 = (thread::block_dim().x).wrapping_add(n);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 7) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    let mut k427 = 0u32;
-    while k427 < n % 3 {
-        k427 += 1;
-        acc = (t ^ t.rotate_left(20));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k427);
-    }
-    for k428 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k428);
-    }
+    let fa690 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
+    let fa684 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i8);
+    let mut cm691 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
+    cm691 = mma(&fa690, &fa684, &cm691);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3580,27 +3858,35 @@ pub fn fuzz_0102(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 31);
-    thread::sync_threads();
-    let v429 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    let w430;
-    let w431: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w430 = (t ^ n.rotate_left(29)); w431 = 1; } 1 => { w430 = acc; w431 = n; } _ => { w430 = 31u32; w431 = t; } }
-    acc = acc.wrapping_add(w430) ^ w431;
-    for k432 in 0..(x.len() as u32).wrapping_add(n) % 5 {
+    let mut k692 = 0u32;
+    while k692 < 2u32 {
+        k692 += 1;
+        if k692 == 0 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
         thread::sync_threads();
-        tile.set(t as usize, acc);
+        acc = acc.wrapping_add(k692);
+    }
+    let v693 = acc.wrapping_add(acc);
+    if acc % 2 == 1 {
+        let w694: u32;
+        if t % 2 == 0 { w694 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w694 = 5; }
+        acc ^= w694;
+    }
+    for k695 in 0..3u32 {
+        let v696 = (v693 ^ k695.rotate_left(18));
+        acc = acc.wrapping_add(k695);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k432);
     }
     if n % 2 == 0 {
-        acc = if acc % 2 == 0 { v429 } else { acc.wrapping_sub(v429) };
+        acc = t.wrapping_add(n);
         thread::sync_threads();
     }
-    let u433 = (n % 3);
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3613,18 +3899,18 @@ pub fn fuzz_0103(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
-    let u434 = n.rotate_left(11);
-    acc = x[(t as usize) % x.len()].wrapping_add(acc);
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let n = (n & 0xff) * 2;
+    'l698: for k697 in 0..n % 4 {
+        for k698 in 0..2u32 {
+            thread::sync_threads();
+            acc = (t ^ k697.rotate_left(23));
+            if k697 == 0 && k698 == 1 { continue 'l698; }
+            acc = acc.wrapping_add(k697 ^ k698);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k697 + 1);
     }
-    let g435 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3637,13 +3923,36 @@ pub fn fuzz_0104(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let fa699 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb700 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as u8);
+    let fc701 = FragC::<i32>::zero();
+    let d702 = mma(&fa699, &fb700, &fc701);
     thread::sync_threads();
-    acc = (t ^ t.rotate_left(11));
-    if t < 50 {
-        let n = (n & 0xff) * 3;
-        let v436 = (t ^ acc.rotate_left(9));
-    }
+    let mut K703 = 31u32;
+    let v704 = t + K703;
+    K703 = K703.wrapping_mul(5);
+    acc = acc.wrapping_add(K703);
+    let fa705 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v704 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb706 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc707 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let d708 = mma(&fa705, &fb706, &fc707);
+    let fb709 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let d710 = ferrocuda_std::mma::mma(&fa705, &fb709, &fc707);
+    acc = d710.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fa711 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let fa705 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
+    let fb709 = FragC::<i32>::from_fn(|r, c| (v704.rotate_left((r * 5 + c) as u32)) as i32);
+    thread::sync_threads();
+    let d712 = mma::mma(&fa711, &fa705, &fb709);
+    thread::sync_threads();
+    acc = d712.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa713 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let d714 = ferrocuda_std::mma::mma(&fa713, &fb706, &d710);
+    let fc715 = FragC::<i32>::zero();
+    let d716 = mma::mma(&fa699, &fb700, &fc715);
+    let fa705 = mma(&fa699, &fb700, &d716);
+    let d717 = mma(&fa699, &fb700, &fa705);
+    acc = acc.wrapping_add(d717.values[1] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3656,15 +3965,47 @@ pub fn fuzz_0105(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let fa718 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+    let fb719 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
+    let fc720 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d721 = mma(&fa718, &fb719, &fc720);
+    acc = d721.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut K722 = 64u32;
+    let v723 = t + K722;
+    K722 = K722.wrapping_mul(5);
+    acc = acc.wrapping_add(K722);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    let mut cm724 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    cm724 = mma(&fa718, &fb719, &cm724);
+    let d725 = mma(&fa718, &fb719, &d721);
+    let d726 = ferrocuda_std::mma::mma(&fa718, &fb719, &fc720);
+    acc = d725.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d726.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let (w727, w728): (u32, u32);
     thread::sync_threads();
-    acc = acc.wrapping_add(t);
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    if t % 2 == 0 { (w727, w728) = (acc.wrapping_mul(11).wrapping_add(t), t); } else { w727 = 13; w728 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w727) ^ w728;
+    let fa729 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb730 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v723 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc731 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let fc732 = mma(&fa729, &fb730, &fc731);
+    let fc732 = mma(&fa729, &fb730, &fc732);
+    acc = acc.wrapping_add(fc732.values[0] as i32 as u32);
+    for k733 in 0..2u32 {
+        let fa734 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+        let fb735 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
+        let mut cm736 = FragC::<i32>::from_fn(|r, c| (k733 ^ (r * 32 + c) as u32) as i32);
+        cm736 = ferrocuda_std::mma::mma(&fa734, &fb735, &cm736);
+        acc = acc.wrapping_add(cm736.values[3] as u32);
+        let fa737 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+        cm736 = ferrocuda_std::mma::mma(&fa737, &fb719, &d721);
+        acc = cm736.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        thread::sync_threads();
     }
-    let g437 = n - 14;
-    let v438 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    acc = t.wrapping_mul(13).wrapping_add(t);
+    let w738: u32;
+    if t % 2 == 0 { w738 = acc.wrapping_add(n); } else { w738 = 31; }
+    acc ^= w738;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3677,35 +4018,19 @@ pub fn fuzz_0106(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l440: for k439 in 0..n % 4 {
-        for k440 in 0..2u32 {
-            thread::sync_threads();
-            let v441 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-            if k439 == 0 && k440 == 0 { break 'l440; }
-            acc = acc.wrapping_add(k439 ^ k440);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k439 + 1);
-    }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    'l443: for k442 in 0..3u32 {
-        for k443 in 0..2u32 {
-            thread::sync_threads();
-            let w444: u32;
-            if n % 2 == 0 { w444 = acc.wrapping_add(n); } else { w444 = 11; }
-            acc ^= w444;
-            if k442 == 0 && k443 == 1 { break 'l443; }
-            acc = acc.wrapping_add(k442 ^ k443);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k442 + 1);
-    }
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    if n % 11 == 2 {
+    let n = n.rotate_left(17);
+    if n % 5 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 3);
+    for k739 in 0..(x.len() as u32).wrapping_add(n) % 5 {
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = t.wrapping_mul(31).wrapping_add(t);
+        acc = acc.wrapping_add(k739);
+        if t % 3 == 0 { continue; }
+        acc ^= k739.wrapping_mul(3);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3718,40 +4043,28 @@ pub fn fuzz_0107(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let fa740 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fb741 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fc742 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm743 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    cm743 = mma::mma(&fa740, &fb741, &cm743);
+    cm743 = mma(&fa740, &fb741, &fc742);
+    let d744 = mma(&fa740, &fb741, &fc742);
+    acc = cm743.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(d744.values[0] as u32);
+    let mut k745 = 0u32;
+    while k745 < 3u32 {
+        thread::sync_threads();
+        let fa746 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let fb747 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+        let mut cm748 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        cm748 = mma(&fa746, &fb747, &cm748);
+        k745 += 1;
     }
-    acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-    for k445 in 0..3u32 {
-        if k445 == 2 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
+    for k749 in 0..(n % 5) % 5 {
+        if k749 == 2 { break; }
+        acc = acc.wrapping_add(k749);
         thread::sync_threads();
-        let n = (n & 0xff) * 2;
-        acc = acc.wrapping_add(k445);
-    }
-    for k446 in 0..n % 4 {
-        if acc != 7 || t < 64 {
-            if k446 == 1 && n % 2 == 0 { break; }
-        }
-        thread::sync_threads();
-        carried = x[(acc as usize) % x.len()].wrapping_add(acc);
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k446);
-    }
-    let mut k447 = 0u32;
-    while k447 < n % 3 {
-        k447 += 1;
-        match k447 {
-            0 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k447);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3765,32 +4078,22 @@ pub fn fuzz_0108(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        acc = acc.wrapping_mul(11).wrapping_add(t);
+    'l751: for k750 in 0..n % 4 {
+        for k751 in 0..2u32 {
+            thread::sync_threads();
+            let w752: u32;
+            if t % 2 == 0 { w752 = x[(acc as usize) % x.len()].wrapping_add(k750); } else { w752 = 7; }
+            acc ^= w752;
+            if k750 == 1 && k751 == 1 { continue 'l751; }
+            acc = acc.wrapping_add(k750 ^ k751);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k750 + 1);
     }
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    let mut K448 = 13u32;
-    let v449 = t + K448;
-    K448 = K448.wrapping_mul(255);
-    acc = acc.wrapping_add(K448);
-    let n = (n & 0xff) * 2;
-    for k450 in 0..n.wrapping_mul(13) % 5 {
+    for k753 in 0..n % 4 {
         thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k450);
+        acc = acc.wrapping_add(k753);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3804,23 +4107,35 @@ pub fn fuzz_0109(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    if t < 58 {
+        let v754 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
     }
-    let g451 = n - 14;
-    let mut k452 = 0u32;
-    while k452 < 2u32 {
-        k452 += 1;
-        let w453: u32;
-        if t % 2 == 0 { w453 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w453 = 2654435769; }
-        acc ^= w453;
+    let mut K755 = 1u32;
+    let v756 = t + K755;
+    K755 = K755.wrapping_mul(11);
+    acc = acc.wrapping_add(K755);
+    let mut k757 = 0u32;
+    while k757 < n % 3 {
+        k757 += 1;
+        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+        let v756 = v756.wrapping_mul(255).wrapping_add(t);
+        acc = acc.wrapping_add(k757);
         thread::sync_threads();
-        acc = acc.wrapping_add(k452);
         if t % 2 == 0 { continue; }
-        acc ^= k452.wrapping_mul(3);
+        acc ^= k757.wrapping_mul(3);
     }
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let (w758, w759): (u32, u32);
+    thread::sync_threads();
+    if acc > 3 { (w758, w759) = (x[(v756 as usize) % x.len()].wrapping_add(acc), t); } else { w758 = 3; w759 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w758) ^ w759;
+    let u760 = (n ^ 31);
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3833,38 +4148,11 @@ pub fn fuzz_0110(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let u761 = (n & 0xffff) + 7;
     thread::sync_threads();
-    'l455: for k454 in 0..n % 4 {
-        for k455 in 0..2u32 {
-            thread::sync_threads();
-            let v456 = (acc ^ k455.rotate_left(23));
-            if k454 == 0 && k455 == 1 { continue 'l455; }
-            acc = acc.wrapping_add(k454 ^ k455);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k454 + 1);
-    }
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g457 = n - 6;
-    if t % 3 == 0 {
-        let n = (g457 % 5);
-        let n = n.rotate_left(22);
-    }
-    let mut K458 = 31u32;
-    let v459 = t + K458;
-    K458 = K458.wrapping_mul(64);
-    acc = acc.wrapping_add(K458);
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    thread::sync_threads();
+    let v762 = (t ^ t.rotate_left(12));
+    let n = (u761 % 3);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3877,13 +4165,35 @@ pub fn fuzz_0111(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    let v460 = acc.wrapping_mul(11).wrapping_add(acc);
+    let mut k763 = 0u32;
+    while k763 < n % 3 {
+        k763 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = (t ^ n.rotate_left(27));
+        acc = acc.wrapping_add(k763);
+    }
+    'l765: for k764 in 0..3u32 {
+        for k765 in 0..2u32 {
+            thread::sync_threads();
+            let w766: u32;
+            if acc > 64 { w766 = t.wrapping_mul(5).wrapping_add(k765); } else { w766 = 3; }
+            acc ^= w766;
+            if k764 == 0 && k765 == 1 { continue 'l765; }
+            acc = acc.wrapping_add(k764 ^ k765);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k764 + 1);
+    }
+    let mut K767 = 7u32;
+    let v768 = t + K767;
+    K767 = K767.wrapping_mul(11);
+    acc = acc.wrapping_add(K767);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
     thread::sync_threads();
-    thread::sync_threads();
+    let v769 = x[(v768 as usize) % x.len()].wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3896,37 +4206,32 @@ pub fn fuzz_0112(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u461 = n.rotate_left(17);
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let fa770 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb771 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+    let fc772 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let fc773 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let fb774 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let mut cm775 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32);
+    cm775 = mma(&fa770, &fb771, &cm775);
+    let d776 = mma(&fa770, &fb771, &fc773);
+    let d777 = mma::mma(&fa770, &fb771, &fc772);
+    let d778 = mma::mma(&fa770, &fb774, &fc773);
+    acc = acc.wrapping_add(cm775.values[1] as u32);
+    acc = d776.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let v779 = t.wrapping_add(n);
+    let u780 = n.wrapping_add(31);
+    let mut k781 = 0u32;
+    while k781 < 3u32 {
+        let fa782 = FragA::<i8>::from_fn(|r, c| (v779.rotate_left((r * 3 + c) as u32)) as i8);
+        let fb783 = FragB::<i8>::from_fn(|r, c| (k781.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+        cm775 = mma::mma(&fa782, &fb783, &cm775);
+        cm775 = mma::mma(&fa770, &fb771, &cm775);
+        let mut cm784 = FragC::<i32>::from_fn(|r, c| (v779.rotate_left((r * 7 + c) as u32)) as i32);
+        cm784 = mma(&fa770, &fb771, &cm784);
+        acc = acc.wrapping_add(cm784.values[1] as u32);
+        k781 += 1;
     }
-    let g462 = n - 1;
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
-    thread::sync_threads();
-    let mut K463 = 5u32;
-    let v464 = t + K463;
-    K463 = K463.wrapping_mul(5);
-    acc = acc.wrapping_add(K463);
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
-    thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    'l466: for k465 in 0..n % 4 {
-        for k466 in 0..2u32 {
-            thread::sync_threads();
-            let v467 = if v464 % 2 == 0 { n } else { v464.wrapping_sub(n) };
-            if k465 == 2 && k466 == 0 { continue 'l466; }
-            acc = acc.wrapping_add(k465 ^ k466);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k465 + 1);
-    }
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3939,15 +4244,30 @@ pub fn fuzz_0113(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v468 = x[(t as usize) % x.len()].wrapping_add(t);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
-    thread::sync_threads();
-    acc = if v468 % 2 == 0 { t } else { v468.wrapping_sub(t) };
-    for k469 in 0..3u32 {
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    acc = t.wrapping_add(t);
+    acc = (acc ^ t.rotate_left(3));
+    for k785 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k469);
+        thread::sync_threads();
+        if k785 == 1 { continue; }
+        acc = acc.wrapping_add(k785);
+        if t % 3 == 0 { continue; }
+        acc ^= k785.wrapping_mul(3);
+    }
+    thread::sync_threads();
+    let mut k786 = 0u32;
+    while k786 < n % 3 {
+        k786 += 1;
+        if k786 == 2 { continue; }
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k786);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3961,36 +4281,26 @@ pub fn fuzz_0114(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut K470 = 2u32;
-    let v471 = t + K470;
-    K470 = K470.wrapping_mul(255);
-    acc = acc.wrapping_add(K470);
-    let mut K472 = 7u32;
-    let v473 = t + K472;
-    K472 = K472.wrapping_mul(11);
-    acc = acc.wrapping_add(K472);
-    let v474 = v473.wrapping_add(t);
-    let mut k475 = 0u32;
-    while k475 < n % 3 {
-        k475 += 1;
-        acc = v474.wrapping_add(v473);
-        thread::sync_threads();
-        carried = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k475);
-    }
-    let u476 = n.wrapping_mul(255);
-    for k477 in 0..3u32 {
-        match k477 {
-            1 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        if k477 == 2 { break; }
-        acc = acc.wrapping_add(k477);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
+    thread::sync_threads();
+    acc = t.wrapping_add(t);
+    let mut k787 = 0u32;
+    while k787 < n % 3 {
+        k787 += 1;
+        if k787 == 0 { break; }
+        acc = acc.wrapping_add(k787);
         thread::sync_threads();
     }
-    let v474 = v474.wrapping_mul(64).wrapping_add(t);
+    let mut k788 = 0u32;
+    while k788 < n % 3 {
+        k788 += 1;
+        let v789 = (acc ^ t.rotate_left(30));
+        acc = acc.wrapping_add(k788);
+        thread::sync_threads();
+    }
+    let v790 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4003,48 +4313,28 @@ pub fn fuzz_0115(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l479: for k478 in 0..n % 4 {
-        for k479 in 0..2u32 {
+    acc = t.wrapping_mul(1000).wrapping_add(n);
+    thread::sync_threads();
+    'l792: for k791 in 0..n % 4 {
+        for k792 in 0..2u32 {
             thread::sync_threads();
-            acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-            if k478 == 2 && k479 == 0 { break 'l479; }
-            acc = acc.wrapping_add(k478 ^ k479);
+            acc = x[(acc as usize) % x.len()].wrapping_add(k792);
+            if k791 == 1 && k792 == 1 { continue 'l792; }
+            acc = acc.wrapping_add(k791 ^ k792);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k478 + 1);
+        acc = acc.rotate_left(k791 + 1);
     }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    for k480 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        acc = (t ^ acc.rotate_left(16));
-        let w481: u32;
-        if acc > 13 { w481 = x[(t as usize) % x.len()].wrapping_add(acc); } else { w481 = 255; }
-        acc ^= w481;
-        acc = acc.wrapping_add(k480);
-        thread::sync_threads();
+    acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let (w482, w483): (u32, u32);
-    thread::sync_threads();
-    if t % 2 == 0 { (w482, w483) = (if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }, t); } else { w482 = 11; w483 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w482) ^ w483;
-    for k484 in 0..n % 4 {
-        thread::sync_threads();
-        match k484 {
-            0 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k484);
-    }
-    let u485 = (x.len() as u32).wrapping_add(n);
-    let u486 = (n & 0xffff) + 8;
-    let mut K487 = 13u32;
-    let v488 = t + K487;
-    K487 = K487.wrapping_mul(64);
-    acc = acc.wrapping_add(K487);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
     thread::sync_threads();
+    acc = x[(t as usize) % x.len()].wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4057,14 +4347,40 @@ pub fn fuzz_0116(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K489 = 1u32;
-    let v490 = t + K489;
-    K489 = K489.wrapping_mul(13);
-    acc = acc.wrapping_add(K489);
-    let v490 = v490.wrapping_mul(64).wrapping_add(t);
-    if n % 3 == 0 {
-        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    let mut carried: u32;
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    let n = n.wrapping_mul(7);
+    thread::sync_threads();
+    let mut k793 = 0u32;
+    while k793 < 2u32 {
+        k793 += 1;
+        if k793 == 0 { continue; }
         thread::sync_threads();
+        thread::sync_threads();
+        carried = x[(acc as usize) % x.len()].wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k793);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
+    thread::sync_threads();
+    if n % 2 == 0 {
+        acc = x[(t as usize) % x.len()].wrapping_add(t);
+        thread::sync_threads();
+    }
+    if t < 57 {
+        acc = (t ^ acc.rotate_left(28));
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
+    thread::sync_threads();
+    for k794 in 0..n % 4 {
+        if k794 == 0 { break; }
+        let n = k794.wrapping_add(31);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k794);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -4078,40 +4394,38 @@ pub fn fuzz_0117(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l492: for k491 in 0..3u32 {
-        for k492 in 0..2u32 {
-            thread::sync_threads();
-            let w493: u32;
-            if acc > 13 { w493 = t.wrapping_add(acc); } else { w493 = 7; }
-            acc ^= w493;
-            if k491 == 2 && k492 == 0 { continue 'l492; }
-            acc = acc.wrapping_add(k491 ^ k492);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k491 + 1);
-    }
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
     thread::sync_threads();
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    for k795 in 0..n % 4 {
+        acc = acc.wrapping_mul(13).wrapping_add(n);
+        let v796 = (acc ^ acc.rotate_left(9));
+        acc = t.wrapping_add(acc);
+        acc = acc.wrapping_add(k795);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k795.wrapping_mul(3);
+    }
+    if t % 3 == 0 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    }
+    let v797 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    for k798 in 0..n.wrapping_mul(1000) % 5 {
+        thread::sync_threads();
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k798);
+    }
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g494 = n - 6;
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    let u495 = g494.wrapping_mul(7);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    for k496 in 0..n % 4 {
+    for k799 in 0..n % 4 {
+        if k799 == 0 { break; }
         tile.set(t as usize, acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
+        acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
         thread::sync_threads();
-        acc = (t ^ g494.rotate_left(9));
         thread::sync_threads();
-        acc = acc.wrapping_add(k496);
+        acc = acc.wrapping_add(k799);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -4125,25 +4439,33 @@ pub fn fuzz_0118(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let fa800 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
+    let fb801 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fc802 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let d803 = mma(&fa800, &fb801, &fc802);
+    acc = acc.wrapping_add(d803.values[2] as u32);
+    acc = t.wrapping_mul(1000).wrapping_add(acc);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if n % 2 == 0 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(n);
+        thread::sync_threads();
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
     thread::sync_threads();
-    for k497 in 0..(n % 7) % 5 {
-        let w498: u32;
-        if n % 2 == 0 { w498 = (acc ^ t.rotate_left(0)); } else { w498 = 1; }
-        acc ^= w498;
-        let v499 = if acc % 2 == 0 { k497 } else { acc.wrapping_sub(k497) };
-        thread::sync_threads();
-        acc = acc.wrapping_add(k497);
-        if t % 3 == 0 { continue; }
-        acc ^= k497.wrapping_mul(3);
-    }
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 14);
+    thread::sync_threads();
+    let fb801 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb804 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let mut cs805 = [fc802, FragC::<i32>::zero()];
+    cs805[1] = mma::mma(&fb801, &fb804, &cs805[0]);
+    cs805[0] = ferrocuda_std::mma::mma(&fb801, &fb804, &cs805[1]);
+    acc = cs805[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = cs805[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fb801 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fc802 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
+    let d806 = ferrocuda_std::mma::mma(&fb801, &fb804, &fc802);
+    acc = acc.wrapping_add(d806.values[0] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4156,10 +4478,15 @@ pub fn fuzz_0119(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = x[(t as usize) % x.len()].wrapping_add(t);
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
     thread::sync_threads();
-    let u500 = (n & 0xffff) + 3;
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
+    thread::sync_threads();
+    let w807: u32;
+    if n % 2 == 0 { w807 = t.wrapping_mul(255).wrapping_add(n); } else { w807 = 11; }
+    acc ^= w807;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4172,38 +4499,30 @@ pub fn fuzz_0120(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if t % 3 == 0 {
-        acc = acc.wrapping_mul(11).wrapping_add(t);
-        acc = (acc ^ acc.rotate_left(22));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+    thread::sync_threads();
+    let mut k808 = 0u32;
+    while k808 < 2u32 {
+        k808 += 1;
+        let v809 = acc.wrapping_mul(2).wrapping_add(acc);
+        let n = n.wrapping_mul(31);
+        acc = acc.wrapping_add(k808);
+        thread::sync_threads();
+        if t % 5 == 0 { continue; }
+        acc ^= k808.wrapping_mul(3);
     }
-    if t < 27 {
-        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    for k810 in 0..n % 4 {
+        let v811 = t.wrapping_add(n);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k810);
     }
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g501 = n - 6;
-    let mut k502 = 0u32;
-    while k502 < 2u32 {
-        k502 += 1;
-        if acc != 7 || t < 64 {
-            if k502 == 0 && n % 2 == 0 { break; }
-        }
-        acc = acc.wrapping_add(k502);
+    if n % 2 == 0 {
+        acc = acc.wrapping_add(n);
         thread::sync_threads();
     }
-    let mut k503 = 0u32;
-    while k503 < n % 3 {
-        k503 += 1;
-        thread::sync_threads();
-        carried = (t ^ acc.rotate_left(30));
-        acc ^= carried;
-        if k503 == 0 { continue; }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k503);
-    }
+    let n = (n & 0xff) * 3;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4216,38 +4535,20 @@ pub fn fuzz_0121(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u504 = (n & 0xffff) + 1;
-    acc = x[(t as usize) % x.len()].wrapping_add(t);
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g505 = n - 6;
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g506 = n - 6;
-    let mut K507 = 7u32;
-    let v508 = t + K507;
-    K507 = K507.wrapping_mul(2);
-    acc = acc.wrapping_add(K507);
-    let mut k509 = 0u32;
-    while k509 < n % 3 {
-        k509 += 1;
-        if k509 == 2 { continue; }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k509);
-    }
-    if n % 11 == 0 {
+    if n % 7 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    if t < 45 {
+        acc = t.wrapping_add(t);
+        let w812: u32;
+        if t % 2 == 0 { w812 = acc.wrapping_mul(1).wrapping_add(acc); } else { w812 = 2; }
+        acc ^= w812;
     }
-    let v510 = (acc ^ t.rotate_left(19));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4260,35 +4561,25 @@ pub fn fuzz_0122(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    let v813 = t.wrapping_add(acc);
+    acc = acc.wrapping_mul(2654435769).wrapping_add(t);
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g511 = n - 1;
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
-    let mut K512 = 3u32;
-    let v513 = t + K512;
-    K512 = K512.wrapping_mul(255);
-    acc = acc.wrapping_add(K512);
-    tile.set(t as usize, acc);
+    acc = x[(acc as usize) % x.len()].wrapping_add(n);
+    let fa814 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb815 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc816 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
+    let mut cs817 = [fc816, FragC::<i32>::zero()];
+    cs817[1] = mma(&fa814, &fb815, &cs817[0]);
+    cs817[0] = mma(&fa814, &fb815, &cs817[1]);
+    acc = acc.wrapping_add(cs817[0].values[0] as u32);
+    acc = cs817[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let u818 = (x.len() as u32).wrapping_add(n);
+    let v819 = if acc % 2 == 0 { u818 } else { acc.wrapping_sub(u818) };
+    let v820 = if acc % 2 == 0 { u818 } else { acc.wrapping_sub(u818) };
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-    thread::sync_threads();
-    if t < 11 {
-        let w514: u32;
-        if acc > 3 { w514 = acc.wrapping_add(n); } else { w514 = 1; }
-        acc ^= w514;
-        let v515 = v513.wrapping_mul(255).wrapping_add(n);
-    }
-    let v516 = (acc ^ n.rotate_left(29));
-    for k517 in 0..n % 4 {
-        let v516 = v516.wrapping_mul(7).wrapping_add(t);
-        let n = (k517 % 3);
-        acc = acc.wrapping_add(k517);
-        thread::sync_threads();
-    }
-    let u518 = (n & 0xffff) + 4;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4301,34 +4592,29 @@ pub fn fuzz_0123(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k519 = 0u32;
-    while k519 < n % 3 {
-        k519 += 1;
-        let n = (n & 0xff) * 4;
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k519);
-    }
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g520 = n - 1;
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g521 = n - 1;
-    let v522 = (t ^ t.rotate_left(7));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
     thread::sync_threads();
-    if n % 2 == 0 {
-        acc = (acc ^ g520.rotate_left(6));
+    if n % 3 == 0 {
+        acc = x[(t as usize) % x.len()].wrapping_add(t);
         thread::sync_threads();
     }
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    'l822: for k821 in 0..3u32 {
+        for k822 in 0..2u32 {
+            thread::sync_threads();
+            let w823: u32;
+            if n % 2 == 0 { w823 = x[(acc as usize) % x.len()].wrapping_add(k822); } else { w823 = 1000; }
+            acc ^= w823;
+            if k821 == 1 && k822 == 1 { continue 'l822; }
+            acc = acc.wrapping_add(k821 ^ k822);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k821 + 1);
+    }
+    if acc % 2 == 1 {
+        let n = (x.len() as u32).wrapping_add(n);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4341,18 +4627,24 @@ pub fn fuzz_0124(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let (w523, w524): (u32, u32);
+    let fa824 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fb825 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc826 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm827 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
+    let d828 = mma(&fa824, &fb825, &fc826);
+    cm827 = mma(&fa824, &fb825, &cm827);
+    let d829 = mma(&fa824, &fb825, &fc826);
+    acc = d828.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = cm827.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d829.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     thread::sync_threads();
-    if n % 2 == 0 { (w523, w524) = (x[(acc as usize) % x.len()].wrapping_add(t), t); } else { w523 = 11; w524 = acc; }
+    let fa830 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let d829 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
     thread::sync_threads();
-    acc = acc.wrapping_add(w523) ^ w524;
-    let n = (n & 0xff) * 4;
-    let u525 = n.wrapping_add(13);
-    thread::sync_threads();
-    acc = x[(t as usize) % x.len()].wrapping_add(n);
-    let v526 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-    if t % 3 == 0 {
-        let v527 = acc.wrapping_add(u525);
+    let fb825 = mma(&fa830, &d829, &d828);
+    acc = fb825.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for k831 in 0..n % 3 {
+        acc = acc.wrapping_mul(64).wrapping_add(n);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -4366,45 +4658,12 @@ pub fn fuzz_0125(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    'l529: for k528 in 0..3u32 {
-        for k529 in 0..2u32 {
-            thread::sync_threads();
-            let n = k528.wrapping_add(31);
-            if k528 == 0 && k529 == 0 { break 'l529; }
-            acc = acc.wrapping_add(k528 ^ k529);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k528 + 1);
-    }
-    if acc % 2 == 1 {
-        let w530: u32;
-        if acc > 5 { w530 = t.wrapping_add(acc); } else { w530 = 13; }
-        acc ^= w530;
-    }
+    acc = (t ^ acc.rotate_left(8));
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 1);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
     thread::sync_threads();
-    let n = (thread::block_dim().x).wrapping_add(n);
-    let w531;
-    let w532: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w531 = (acc ^ n.rotate_left(3)); w532 = 1; } 1 => { w531 = acc; w532 = n; } _ => { w531 = 2u32; w532 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w531) ^ w532;
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    for k533 in 0..n.wrapping_add(1) % 5 {
-        thread::sync_threads();
-        carried = (t ^ k533.rotate_left(1));
-        acc ^= carried;
-        if k533 == 0 { break; }
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k533);
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4417,33 +4676,22 @@ pub fn fuzz_0126(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k534 = 0u32;
-    while k534 < n % 3 {
-        k534 += 1;
+    acc = t.wrapping_add(n);
+    for k832 in 0..3u32 {
+        acc = x[(t as usize) % x.len()].wrapping_add(t);
+        acc = acc.wrapping_add(k832);
         thread::sync_threads();
+    }
+    for k833 in 0..n % 4 {
+        acc = acc.wrapping_add(t);
         tile.set(t as usize, acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+        acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
         thread::sync_threads();
-        acc = acc.wrapping_add(k534);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k833);
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 24);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g535 = n - 14;
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
-    thread::sync_threads();
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g536 = n - 6;
+    let v834 = x[(t as usize) % x.len()].wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4456,29 +4704,43 @@ pub fn fuzz_0127(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v537 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    let u538 = (n & 0xffff) + 8;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
-    thread::sync_threads();
-    let v537 = v537.wrapping_mul(1).wrapping_add(t);
-    let mut k539 = 0u32;
-    while k539 < n % 3 {
-        k539 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k539);
-        if t % 2 == 0 { continue; }
-        acc ^= k539.wrapping_mul(3);
+    if t < 32 && n > 10 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
-    if acc % 2 == 1 {
-        let w540: u32;
-        if acc > 64 { w540 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w540 = 255; }
-        acc ^= w540;
-        let v541 = acc.wrapping_mul(255).wrapping_add(u538);
+    let fa835 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fb836 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc837 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    let d838 = mma(&fa835, &fb836, &fc837);
+    acc = acc.wrapping_add(d838.values[1] as i32 as u32);
+    let fa839 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+    let fb840 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fc841 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let fc842 = mma(&fa839, &fb840, &fc841);
+    let fc842 = mma::mma(&fa839, &fb840, &fc842);
+    let fc842 = mma(&fa839, &fb840, &fc842);
+    acc = fc842.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut cs843 = [fc837, FragC::<f32>::zero()];
+    cs843[1] = mma::mma(&fa835, &fb836, &cs843[0]);
+    cs843[0] = ferrocuda_std::mma::mma(&fa835, &fb836, &cs843[1]);
+    cs843[1] = mma::mma(&fa835, &fb836, &cs843[0]);
+    acc = cs843[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = acc.wrapping_add(cs843[1].values[0] as i32 as u32);
+    let mut K844 = 31u32;
+    let v845 = t + K844;
+    K844 = K844.wrapping_mul(1000);
+    acc = acc.wrapping_add(K844);
+    let mut K846 = 11u32;
+    let v847 = t + K846;
+    K846 = K846.wrapping_mul(2);
+    acc = acc.wrapping_add(K846);
+    let u848 = (n & 0xffff) + 4;
+    acc = t.wrapping_mul(1000).wrapping_add(n);
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let u542 = (thread::block_dim().x).wrapping_add(n);
+    acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4491,16 +4753,43 @@ pub fn fuzz_0128(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t < 23 {
-        let n = (n & 0xff) * 4;
+    for k849 in 0..n % 3 {
+        let fa850 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
+        thread::sync_threads();
+        let fb851 = FragB::<i8>::from_fn(|r, c| (k849 ^ (r * 32 + c) as u32) as i8);
+        let fc852 = FragC::<i32>::from_fn(|r, c| (k849 ^ (r * 32 + c) as u32) as i32);
+        let d853 = mma::mma(&fa850, &fb851, &fc852);
+        acc = acc.wrapping_add(d853.values[2] as u32);
+        let fa854 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+        let fb855 = FragB::<u8>::from_fn(|r, c| (k849 ^ (r * 32 + c) as u32) as u8);
+        let fc856 = FragC::<i32>::zero();
+        let mut cm857 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
+        cm857 = mma(&fa854, &fb855, &cm857);
+        let fa858 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+        let fb859 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+        let fc860 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+        let d861 = ferrocuda_std::mma::mma(&fa858, &fb859, &fc860);
     }
-    thread::sync_threads();
-    let n = (n & 0xff) * 4;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
-    thread::sync_threads();
-    let n = (n & 0xff) * 4;
+    let n = (n ^ 64);
+    if t >= 32 && n % 3 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa862 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i8);
+    let fb863 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fc864 = FragC::<i32>::zero();
+    let d865 = ferrocuda_std::mma::mma(&fa862, &fb863, &fc864);
+    acc = d865.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let fa862 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fc864 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fb863 = mma(&fa862, &fc864, &d865);
+    acc = acc.wrapping_add(fb863.values[1] as u32);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
+    let u866 = (n & 0xffff) + 4;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4513,46 +4802,56 @@ pub fn fuzz_0129(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K543 = 31u32;
-    let v544 = t + K543;
-    K543 = K543.wrapping_mul(7);
-    acc = acc.wrapping_add(K543);
-    for k545 in 0..n % 4 {
+    for k867 in 0..n % 4 {
         tile.set(t as usize, acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
+        acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
         thread::sync_threads();
-        match k545 {
-            2 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        let w546: u32;
-        if n % 2 == 0 { w546 = t.wrapping_add(t); } else { w546 = 13; }
-        acc ^= w546;
-        acc = acc.wrapping_add(k545);
+        thread::sync_threads();
+        let v868 = x[(acc as usize) % x.len()].wrapping_add(t);
+        acc = acc.wrapping_add(k867);
+        if t % 2 == 0 { continue; }
+        acc ^= k867.wrapping_mul(3);
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 24);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 17) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
-    thread::sync_threads();
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let u869 = (thread::block_dim().x).wrapping_add(n);
+    let fa870 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb871 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as u8);
+    let fc872 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let d873 = ferrocuda_std::mma::mma(&fa870, &fb871, &fc872);
+    acc = d873.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for k874 in 0..2u32 {
+        let fa875 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+        let fb876 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
+        let mut cm877 = FragC::<i32>::from_fn(|r, c| (u869 ^ (r * 32 + c) as u32) as i32);
+        cm877 = ferrocuda_std::mma::mma(&fa875, &fb876, &cm877);
+        let d878 = mma(&fa875, &fb876, &d873);
+        thread::sync_threads();
+        cm877 = ferrocuda_std::mma::mma(&fa875, &fb876, &d873);
+        acc = acc.wrapping_add(cm877.values[3] as u32);
+        acc = d878.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        cm877 = mma(&fa875, &fb876, &cm877);
+        acc = cm877.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     }
-    let v547 = t.wrapping_mul(2654435769).wrapping_add(t);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-    thread::sync_threads();
+    let d873 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fb879 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fc880 = FragC::<f32>::zero();
+    let mut cm881 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    cm881 = ferrocuda_std::mma::mma(&d873, &fb879, &cm881);
+    let mut k882 = 0u32;
+    while k882 < 2u32 {
+        k882 += 1;
+        acc = t.wrapping_add(t);
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k882);
+    }
+    let d873 = ferrocuda_std::mma::mma(&fa870, &fb871, &fc872);
+    let fa883 = FragA::<i8>::from_fn(|r, c| (u869.rotate_left((r * 3 + c) as u32)) as i8);
+    let fb884 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fc880 = mma(&fa883, &fb884, &d873);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4565,26 +4864,24 @@ pub fn fuzz_0130(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    acc = t.wrapping_mul(2654435769).wrapping_add(acc);
-    let mut K548 = 3u32;
-    let v549 = t + K548;
-    K548 = K548.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K548);
-    let v550 = x[(acc as usize) % x.len()].wrapping_add(t);
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    let w885;
+    let w886: u32;
     thread::sync_threads();
-    let mut k551 = 0u32;
-    while k551 < 2u32 {
-        k551 += 1;
+    match t % 3 { 0 => { w885 = if t % 2 == 0 { n } else { t.wrapping_sub(n) }; w886 = 1; } 1 => { w885 = acc; w886 = n; } _ => { w885 = 13u32; w886 = t; } }
+    acc = acc.wrapping_add(w885) ^ w886;
+    let u887 = n.wrapping_mul(1000);
+    let mut k888 = 0u32;
+    while k888 < n % 3 {
+        k888 += 1;
+        acc = t.wrapping_mul(3).wrapping_add(acc);
+        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+        acc = acc.wrapping_add(k888);
         thread::sync_threads();
-        carried = v549.wrapping_add(v549);
-        acc ^= carried;
-        acc = acc.wrapping_add(k551);
+        if t % 3 == 0 { continue; }
+        acc ^= k888.wrapping_mul(3);
     }
+    acc = t.wrapping_add(t);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4597,37 +4894,43 @@ pub fn fuzz_0131(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k552 = 0u32;
-    while k552 < 2u32 {
-        k552 += 1;
+    let mut k889 = 0u32;
+    while k889 < 2u32 {
+        k889 += 1;
+        match k889 {
+            0 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k889);
         thread::sync_threads();
-        carried = acc.wrapping_add(acc);
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(t);
-        acc = acc.wrapping_add(k552);
     }
-    acc = acc.wrapping_add(acc);
+    if n % 3 == 0 {
+        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+        thread::sync_threads();
+    }
+    let mut K890 = 64u32;
+    let v891 = t + K890;
+    K890 = K890.wrapping_mul(255);
+    acc = acc.wrapping_add(K890);
+    acc = (v891 ^ n.rotate_left(1));
+    let mut K892 = 2654435769u32;
+    let v893 = t + K892;
+    K892 = K892.wrapping_mul(31);
+    acc = acc.wrapping_add(K892);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
     thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
-    thread::sync_threads();
-    for k553 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        let v554 = acc.wrapping_mul(3).wrapping_add(acc);
+    let mut k894 = 0u32;
+    while k894 < n % 3 {
+        k894 += 1;
+        acc = acc.wrapping_add(v893);
+        acc = acc.wrapping_add(k894);
         thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k553);
     }
-    let v555 = acc.wrapping_mul(3).wrapping_add(n);
-    thread::sync_threads();
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    if n % 2 == 0 {
+        acc = v891.wrapping_mul(1000).wrapping_add(n);
+        thread::sync_threads();
     }
     if i < out.len() {
         out.set(i, acc);
@@ -4641,33 +4944,46 @@ pub fn fuzz_0132(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k556 = 0u32;
-    while k556 < n % 3 {
-        k556 += 1;
-        acc = t.wrapping_mul(31).wrapping_add(t);
-        let n = (thread::block_dim().x).wrapping_add(n);
-        acc = acc.wrapping_add(k556);
-        thread::sync_threads();
+    for k895 in 0..3u32 {
+        let fa896 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+        let fb897 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+        let fc898 = FragC::<i32>::zero();
+        let mut cm899 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+        cm899 = mma::mma(&fa896, &fb897, &cm899);
+        cm899 = mma(&fa896, &fb897, &cm899);
+        acc = cm899.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        if k895 == 2 && t < 32 && n > 10 {
+            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+            return;
+        }
     }
-    let mut k557 = 0u32;
-    while k557 < 2u32 {
-        k557 += 1;
-        acc = t.wrapping_add(acc);
-        let v558 = (t ^ n.rotate_left(6));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k557);
-        if t % 5 == 0 { continue; }
-        acc ^= k557.wrapping_mul(3);
+    let mut K900 = 11u32;
+    let v901 = t + K900;
+    K900 = K900.wrapping_mul(7);
+    acc = acc.wrapping_add(K900);
+    let fa902 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb903 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v901.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc904 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d905 = mma(&fa902, &fb903, &fc904);
+    for k906 in 0..3u32 {
+        let fa907 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+        let fb908 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+        let fc909 = FragC::<i32>::from_fn(|r, c| (k906 ^ (r * 32 + c) as u32) as i32);
+        if k906 == 1 && (t >> 5) != (n & 1) {
+            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+            return;
+        }
+        let mut cm910 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+        cm910 = mma::mma(&fa907, &fb908, &cm910);
     }
-    for k559 in 0..n % 4 {
-        let v560 = acc.wrapping_add(t);
-        acc = acc.wrapping_add(k559);
-        thread::sync_threads();
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
-    thread::sync_threads();
+    acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    let fa911 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb912 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc913 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let d914 = mma(&fa911, &fb912, &fc913);
+    acc = acc.wrapping_add(d914.values[3] as u32);
+    let mut cm915 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm915 = mma::mma(&fa902, &fb903, &cm915);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4680,38 +4996,40 @@ pub fn fuzz_0133(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k561 in 0..n.wrapping_add(2654435769) % 5 {
+    for k916 in 0..n % 4 {
+        if k916 == 1 { continue; }
+        acc = acc.wrapping_add(k916);
         thread::sync_threads();
-        acc = acc.wrapping_add(k561);
     }
-    acc = acc.wrapping_add(t);
-    for k562 in 0..n % 4 {
-        if k562 == 2 { break; }
-        if acc != 7 || t < 64 {
-            if k562 == 0 && n % 2 == 1 { break; }
-        }
-        acc = acc.wrapping_add(k562);
+    let u917 = (n % 5);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    let mut k918 = 0u32;
+    while k918 < 2u32 {
+        k918 += 1;
+        let w919: u32;
+        if t % 2 == 0 { w919 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }; } else { w919 = 3; }
+        acc ^= w919;
+        acc = acc.wrapping_add(k918);
         thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k562.wrapping_mul(3);
     }
-    if t % 3 == 0 {
-        let n = (n & 0xff) * 4;
-    }
-    acc = acc.wrapping_add(n);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
-    thread::sync_threads();
-    let mut K563 = 1000u32;
-    let v564 = t + K563;
-    K563 = K563.wrapping_mul(3);
-    acc = acc.wrapping_add(K563);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
-    thread::sync_threads();
-    acc = v564.wrapping_add(acc);
+    let fa920 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
+    let fb921 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc922 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let fb923 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fb924 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+    let mut cm925 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d926 = mma(&fa920, &fb921, &fc922);
+    cm925 = ferrocuda_std::mma::mma(&fa920, &fb923, &cm925);
+    let d927 = mma(&fa920, &fb924, &fc922);
+    acc = d926.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = cm925.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d927.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let v928 = (acc ^ acc.rotate_left(3));
+    let mut cm929 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    cm929 = ferrocuda_std::mma::mma(&fa920, &fb923, &cm929);
+    acc = cm929.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let d930 = mma(&fa920, &fb923, &cm925);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4724,34 +5042,37 @@ pub fn fuzz_0134(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = (t ^ n.rotate_left(26));
-    for k565 in 0..n % 4 {
-        if acc != 7 || t < 64 {
-            if k565 == 2 && n % 2 == 0 { continue; }
-        }
-        acc = acc.wrapping_add(k565);
-        thread::sync_threads();
-    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 27) % 64) as usize));
     thread::sync_threads();
-    let mut k566 = 0u32;
-    while k566 < n % 3 {
-        k566 += 1;
-        thread::sync_threads();
-        acc = t.wrapping_add(n);
-        let v567 = x[(acc as usize) % x.len()].wrapping_add(n);
-        acc = acc.wrapping_add(k566);
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    for k568 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        let v569 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        let v570 = x[(t as usize) % x.len()].wrapping_add(v569);
-        acc = acc.wrapping_add(k568);
+    thread::sync_threads();
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let mut k931 = 0u32;
+    while k931 < 2u32 {
+        k931 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k931);
+    }
+    if n % 3 == 0 {
+        acc = (t ^ n.rotate_left(15));
         thread::sync_threads();
     }
+    let u932 = (n & 0xffff) + 4;
+    let mut K933 = 64u32;
+    let v934 = t + K933;
+    K933 = K933.wrapping_mul(31);
+    acc = acc.wrapping_add(K933);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4764,25 +5085,53 @@ pub fn fuzz_0135(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v571 = acc.wrapping_add(n);
-    if acc % 2 == 1 {
-        let v571 = v571.wrapping_mul(255).wrapping_add(t);
+    if t % 3 == 0 {
+        let w935: u32;
+        if n % 2 == 0 { w935 = (t ^ acc.rotate_left(5)); } else { w935 = 2654435769; }
+        acc ^= w935;
     }
-    let mut k572 = 0u32;
-    while k572 < 2u32 {
-        k572 += 1;
-        if k572 == 0 { break; }
-        if k572 == 1 { break; }
-        let w573: u32;
-        if n % 2 == 0 { w573 = t.wrapping_mul(7).wrapping_add(acc); } else { w573 = 1000; }
-        acc ^= w573;
-        acc = acc.wrapping_add(k572);
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if t % 3 == 0 {
+        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    }
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    let fa936 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fb937 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as u8);
+    let fc938 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let fb939 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
+    let mut cm940 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
+    let mut cm941 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
+    let d942 = mma(&fa936, &fb937, &fc938);
+    cm940 = mma(&fa936, &fb939, &fc938);
+    let d943 = mma(&fa936, &fb939, &fc938);
+    cm941 = mma(&fa936, &fb937, &fc938);
+    acc = d942.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = cm940.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = cm941.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for k944 in 0..n % 3 {
+        let fa945 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+        let fb946 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+        cm941 = mma::mma(&fa945, &fb946, &cm941);
+        acc = cm941.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    for k947 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
         thread::sync_threads();
+        if acc != 7 || t < 64 {
+            if k947 == 2 && n % 2 == 1 { break; }
+        }
+        acc = (acc ^ k947.rotate_left(29));
+        acc = acc.wrapping_add(k947);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 11) % 64) as usize));
-    thread::sync_threads();
+    if t >= 32 && n % 3 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let d948 = ferrocuda_std::mma::mma(&fa936, &fb939, &d943);
+    acc = d948.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let u949 = (n & 0xffff) + 4;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4795,16 +5144,29 @@ pub fn fuzz_0136(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u574 = (n & 0xffff) + 6;
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let n = u574.wrapping_add(2);
+    let u950 = (n & 0xffff) + 3;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
     thread::sync_threads();
+    let v951 = x[(t as usize) % x.len()].wrapping_add(n);
+    thread::sync_threads();
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 12);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+    thread::sync_threads();
+    let u952 = (u950 % 4);
+    'l954: for k953 in 0..n % 4 {
+        for k954 in 0..2u32 {
+            thread::sync_threads();
+            let v951 = v951.wrapping_mul(2).wrapping_add(t);
+            if k953 == 2 && k954 == 0 { continue 'l954; }
+            acc = acc.wrapping_add(k953 ^ k954);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k953 + 1);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4817,32 +5179,13 @@ pub fn fuzz_0137(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_mul(255).wrapping_add(acc);
-    'l576: for k575 in 0..n % 4 {
-        for k576 in 0..2u32 {
-            thread::sync_threads();
-            let v577 = if t % 2 == 0 { k575 } else { t.wrapping_sub(k575) };
-            if k575 == 1 && k576 == 1 { break 'l576; }
-            acc = acc.wrapping_add(k575 ^ k576);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k575 + 1);
+    acc = (acc ^ t.rotate_left(3));
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    let u578 = (n & 0xffff) + 5;
-    if n % 3 == 0 {
-        acc = t.wrapping_mul(64).wrapping_add(n);
-        thread::sync_threads();
-    }
-    let mut k579 = 0u32;
-    while k579 < n % 3 {
-        k579 += 1;
-        thread::sync_threads();
-        let w580: u32;
-        if acc > 1000 { w580 = t.wrapping_add(t); } else { w580 = 2654435769; }
-        acc ^= w580;
-        acc = acc.wrapping_add(k579);
-    }
-    let u581 = n.rotate_left(0);
+    let g955 = n - 6;
+    let u956 = g955.wrapping_add(1);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4855,22 +5198,40 @@ pub fn fuzz_0138(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K582 = 1u32;
-    let v583 = t + K582;
-    K582 = K582.wrapping_mul(64);
-    acc = acc.wrapping_add(K582);
-    let u584 = (n & 0xffff) + 2;
-    if n < 6 {
+    if n < 14 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g585 = n - 6;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    thread::sync_threads();
+    let g957 = n - 14;
+    let mut K958 = 2u32;
+    let v959 = t + K958;
+    K958 = K958.wrapping_mul(1000);
+    acc = acc.wrapping_add(K958);
+    let mut K960 = 13u32;
+    let v961 = t + K960;
+    K960 = K960.wrapping_mul(13);
+    acc = acc.wrapping_add(K960);
+    let u962 = (n & 0xffff) + 5;
+    let n = (thread::block_dim().x).wrapping_add(n);
+    'l964: for k963 in 0..n % 4 {
+        for k964 in 0..2u32 {
+            thread::sync_threads();
+            let w965: u32;
+            if n % 2 == 0 { w965 = v959.wrapping_mul(5).wrapping_add(v959); } else { w965 = 31; }
+            acc ^= w965;
+            if k963 == 0 && k964 == 0 { continue 'l964; }
+            acc = acc.wrapping_add(k963 ^ k964);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k963 + 1);
+    }
+    let mut K966 = 2654435769u32;
+    let v967 = t + K966;
+    K966 = K966.wrapping_mul(3);
+    acc = acc.wrapping_add(K966);
+    let w968: u32;
+    if acc > 2 { w968 = if v961 % 2 == 0 { acc } else { v961.wrapping_sub(acc) }; } else { w968 = 255; }
+    acc ^= w968;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4883,9 +5244,44 @@ pub fn fuzz_0139(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_mul(64).wrapping_add(acc);
-    acc = t.wrapping_mul(31).wrapping_add(acc);
-    let n = (n & 0xff) * 4;
+    let fa969 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+    let fb970 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fc971 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
+    let mut cm972 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
+    let d973 = mma(&fa969, &fb970, &fc971);
+    cm972 = mma(&fa969, &fb970, &fc971);
+    cm972 = mma(&fa969, &fb970, &fc971);
+    let d974 = mma(&fa969, &fb970, &fc971);
+    acc = acc.wrapping_add(d973.values[2] as u32);
+    acc = acc.wrapping_add(d974.values[2] as u32);
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g975 = n - 1;
+    let mut k976 = 0u32;
+    while k976 < 2u32 {
+        let fa977 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+        let fb978 = FragB::<i8>::from_fn(|r, c| (g975.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+        let mut cm979 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+        cm979 = mma(&fa977, &fb978, &cm979);
+        let fa980 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+        cm972 = mma(&fa980, &fb978, &cm972);
+        acc = cm972.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        cm979 = ferrocuda_std::mma::mma(&fa980, &fb978, &cm979);
+        acc = cm979.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        k976 += 1;
+    }
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
+    thread::sync_threads();
+    cm972 = ferrocuda_std::mma::mma(&fa969, &fb970, &cm972);
+    acc = cm972.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4898,38 +5294,24 @@ pub fn fuzz_0140(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-    for k586 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        thread::sync_threads();
-        acc = x[(t as usize) % x.len()].wrapping_add(k586);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k586);
+    let u981 = (n & 0xffff) + 3;
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    for k587 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        if acc != 7 || t < 64 {
-            if k587 == 0 && n % 2 == 1 { break; }
-        }
-        if k587 == 0 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k587);
-        thread::sync_threads();
-    }
+    let g982 = n - 14;
+    let n = (n & 0xff) * 4;
     if n % 5 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    let mut K588 = 2u32;
-    let v589 = t + K588;
-    K588 = K588.wrapping_mul(1000);
-    acc = acc.wrapping_add(K588);
-    let v590 = if v589 % 2 == 0 { t } else { v589.wrapping_sub(t) };
+    thread::sync_threads();
+    if n % 3 == 0 {
+        acc = t.wrapping_mul(31).wrapping_add(g982);
+        thread::sync_threads();
+    }
+    let n = (thread::block_dim().x).wrapping_add(g982);
+    acc = if acc % 2 == 0 { u981 } else { acc.wrapping_sub(u981) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4942,27 +5324,37 @@ pub fn fuzz_0141(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v591 = (acc ^ n.rotate_left(26));
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let fa983 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb984 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fc985 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
+    thread::sync_threads();
+    let d986 = mma(&fa983, &fb984, &fc985);
+    acc = acc.wrapping_add(d986.values[0] as i32 as u32);
+    for k987 in 0..2u32 {
+        let mut cm988 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+        cm988 = mma(&fa983, &fb984, &cm988);
+        thread::sync_threads();
     }
-    let w592: u32;
-    if t % 2 == 0 { w592 = x[(t as usize) % x.len()].wrapping_add(v591); } else { w592 = 31; }
-    acc ^= w592;
-    'l594: for k593 in 0..n % 4 {
-        for k594 in 0..2u32 {
-            thread::sync_threads();
-            acc = v591.wrapping_mul(3).wrapping_add(v591);
-            if k593 == 2 && k594 == 0 { break 'l594; }
-            acc = acc.wrapping_add(k593 ^ k594);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k593 + 1);
+    if t < 21 {
+        let v989 = x[(acc as usize) % x.len()].wrapping_add(n);
     }
-    acc = t.wrapping_mul(7).wrapping_add(n);
-    let u595 = n.rotate_left(10);
-    acc = if v591 % 2 == 0 { t } else { v591.wrapping_sub(t) };
+    let fa983 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fb990 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let d986 = FragC::<i32>::zero();
+    let fb984 = ferrocuda_std::mma::mma(&fa983, &fb990, &d986);
+    acc = acc.wrapping_add(fb984.values[2] as u32);
+    let fa991 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb992 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let d993 = ferrocuda_std::mma::mma(&fa991, &fb992, &fb984);
+    acc = d993.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fb984 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb994 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let d986 = mma::mma(&fb984, &fb994, &fc985);
+    let d986 = FragC::<f32>::zero();
+    if t / 32 == n % 2 {
+        let d995 = mma(&fb984, &fb994, &d986);
+        acc = d995.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4975,17 +5367,15 @@ pub fn fuzz_0142(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w596: u32;
-    if acc > 1 { w596 = acc.wrapping_mul(2654435769).wrapping_add(n); } else { w596 = 11; }
-    acc ^= w596;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
     thread::sync_threads();
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    let u996 = n.wrapping_add(2654435769);
+    let v997 = x[(acc as usize) % x.len()].wrapping_add(n);
+    acc = v997.wrapping_add(v997);
+    let n = (n & 0xff) * 3;
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4998,27 +5388,39 @@ pub fn fuzz_0143(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    let fa998 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fb999 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1000 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
+    let fc1001 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let mut cm1002 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
+    cm1002 = mma(&fa998, &fb999, &cm1002);
+    let d1003 = mma(&fa998, &fb999, &fc1001);
+    acc = cm1002.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut cm1004 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    cm1004 = mma(&fa998, &fb999, &cm1004);
+    let fa1005 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fb1006 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let d1007 = mma(&fa1005, &fb1006, &d1003);
+    for k1008 in 0..3u32 {
+        acc = (acc ^ t.rotate_left(21));
+        thread::sync_threads();
+        let w1009: u32;
+        if n % 2 == 0 { w1009 = (acc ^ t.rotate_left(12)); } else { w1009 = 2; }
+        acc ^= w1009;
+        acc = acc.wrapping_add(k1008);
+        if t % 5 == 0 { continue; }
+        acc ^= k1008.wrapping_mul(3);
+    }
+    acc = t.wrapping_add(n);
+    if t / 32 == n % 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
         return;
     }
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    thread::sync_threads();
-    let v597 = acc.wrapping_add(acc);
-    for k598 in 0..n % 4 {
-        if acc != 7 || t < 64 {
-            if k598 == 2 && n % 2 == 0 { continue; }
-        }
-        acc = acc.wrapping_add(k598);
-        thread::sync_threads();
-    }
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
-    thread::sync_threads();
-    let u599 = (n & 0xffff) + 1;
+    let fb1006 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb1010 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc1011 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let fc1001 = mma(&fb1006, &fb1010, &fc1011);
+    acc = acc.wrapping_add(fc1001.values[1] as i32 as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5031,17 +5433,43 @@ pub fn fuzz_0144(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t < 2 {
-        let v600 = acc.wrapping_add(n);
-        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    let mut k1012 = 0u32;
+    while k1012 < n % 3 {
+        k1012 += 1;
+        thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1012);
     }
+    thread::sync_threads();
+    let fa1013 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb1014 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fc1015 = FragC::<i32>::zero();
+    let fc1016 = mma(&fa1013, &fb1014, &fc1015);
+    let fc1016 = mma(&fa1013, &fb1014, &fc1016);
+    acc = fc1016.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let d1017 = mma(&fa1013, &fb1014, &fc1015);
+    acc = d1017.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
     thread::sync_threads();
-    let n = (n % 4);
-    let n = n.wrapping_mul(255);
-    let v601 = (t ^ n.rotate_left(25));
+    let v1018 = acc.wrapping_mul(3).wrapping_add(t);
+    let fa1019 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v1018.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb1020 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v1018 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc1021 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let mut cm1022 = FragC::<f32>::from_fn(|r, c| ((v1018 ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    cm1022 = mma(&fa1019, &fb1020, &cm1022);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
+    thread::sync_threads();
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5054,18 +5482,32 @@ pub fn fuzz_0145(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k602 in 0..n.wrapping_add(7) % 5 {
+    let u1023 = (n & 0xffff) + 8;
+    if acc % 2 == 1 {
+        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    }
+    let w1024: u32;
+    if n % 2 == 0 { w1024 = acc.wrapping_mul(7).wrapping_add(n); } else { w1024 = 1000; }
+    acc ^= w1024;
+    let v1025 = acc.wrapping_add(u1023);
+    let fa1026 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb1027 = FragB::<u8>::from_fn(|r, c| (u1023.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fc1028 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
+    let d1029 = mma(&fa1026, &fb1027, &fc1028);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 18) % 64) as usize));
+    thread::sync_threads();
+    for k1030 in 0..n % 4 {
         thread::sync_threads();
-        let v603 = acc.wrapping_add(t);
-        acc = acc.wrapping_add(k602);
+        acc = acc.wrapping_add(k1030);
+        if t % 5 == 0 { continue; }
+        acc ^= k1030.wrapping_mul(3);
     }
-    let u604 = (n & 0xffff) + 4;
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g605 = n - 14;
-    acc = if acc % 2 == 0 { u604 } else { acc.wrapping_sub(u604) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5078,31 +5520,41 @@ pub fn fuzz_0146(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u606 = (n & 0xffff) + 5;
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
     thread::sync_threads();
-    'l608: for k607 in 0..n % 4 {
-        for k608 in 0..2u32 {
-            thread::sync_threads();
-            acc = (t ^ k608.rotate_left(31));
-            if k607 == 1 && k608 == 0 { break 'l608; }
-            acc = acc.wrapping_add(k607 ^ k608);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k607 + 1);
-    }
-    acc = x[(acc as usize) % x.len()].wrapping_add(u606);
-    let n = (n & 0xff) * 3;
-    for k609 in 0..(u606 ^ 2654435769) % 5 {
-        if acc != 7 || t < 64 {
-            if k609 == 2 && n % 2 == 0 { continue; }
-        }
-        acc = acc.wrapping_add(k609);
+    for k1031 in 0..n % 4 {
+        let v1032 = if t % 2 == 0 { k1031 } else { t.wrapping_sub(k1031) };
+        let w1033: u32;
+        if t % 2 == 0 { w1033 = acc.wrapping_add(k1031); } else { w1033 = 5; }
+        acc ^= w1033;
+        acc = acc.wrapping_add(k1031);
         thread::sync_threads();
+    }
+    let mut k1034 = 0u32;
+    while k1034 < 2u32 {
+        k1034 += 1;
+        match k1034 {
+            1 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        if k1034 == 2 { break; }
+        acc = acc.wrapping_add(k1034);
+        thread::sync_threads();
+    }
+    acc = (acc ^ t.rotate_left(24));
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    let w1035;
+    let w1036: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w1035 = acc.wrapping_mul(3).wrapping_add(acc); w1036 = 1; } 1 => { w1035 = acc; w1036 = n; } _ => { w1035 = 1u32; w1036 = t; } }
+    acc = acc.wrapping_add(w1035) ^ w1036;
+    thread::sync_threads();
+    acc = t.wrapping_add(n);
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -5116,21 +5568,44 @@ pub fn fuzz_0147(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K610 = 13u32;
-    let v611 = t + K610;
-    K610 = K610.wrapping_mul(1000);
-    acc = acc.wrapping_add(K610);
-    thread::sync_threads();
-    if t % 3 == 0 {
-        let v611 = v611.wrapping_mul(64).wrapping_add(t);
+    let fa1037 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb1038 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc1039 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
+    let mut cs1040 = [fc1039, FragC::<f32>::zero()];
+    cs1040[1] = mma(&fa1037, &fb1038, &cs1040[0]);
+    cs1040[0] = mma(&fa1037, &fb1038, &cs1040[1]);
+    cs1040[1] = ferrocuda_std::mma::mma(&fa1037, &fb1038, &cs1040[0]);
+    acc = acc.wrapping_add(cs1040[0].values[2] as i32 as u32);
+    acc = acc.wrapping_add(cs1040[1].values[0] as i32 as u32);
+    'l1042: for k1041 in 0..n % 4 {
+        for k1042 in 0..2u32 {
+            thread::sync_threads();
+            let w1043: u32;
+            if acc > 1000 { w1043 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w1043 = 5; }
+            acc ^= w1043;
+            if k1041 == 1 && k1042 == 1 { break 'l1042; }
+            acc = acc.wrapping_add(k1041 ^ k1042);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1041 + 1);
     }
-    let v612 = x[(t as usize) % x.len()].wrapping_add(t);
-    if t < 14 {
-        let n = (n & 0xff) * 2;
+    for k1044 in 0..n % 3 {
+        let fa1045 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+        let fb1046 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+        let fc1047 = FragC::<i32>::zero();
+        let mut cm1048 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
+        cm1048 = mma(&fa1045, &fb1046, &cm1048);
+        acc = cm1048.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        let fa1049 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
+        let fb1050 = FragB::<u8>::from_fn(|r, c| (k1044.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let mut cm1051 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        cm1051 = mma(&fa1049, &fb1050, &cm1051);
+        acc = cm1051.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        acc = t.wrapping_mul(13).wrapping_add(k1044);
     }
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    if acc % 2 == 1 {
+        let n = n.wrapping_mul(2654435769);
+        acc = x[(t as usize) % x.len()].wrapping_add(n);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -5144,45 +5619,16 @@ pub fn fuzz_0148(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 4;
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g613 = n - 14;
-    let mut K614 = 11u32;
-    let v615 = t + K614;
-    K614 = K614.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K614);
-    let mut K616 = 13u32;
-    let v617 = t + K616;
-    K616 = K616.wrapping_mul(31);
-    acc = acc.wrapping_add(K616);
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g618 = n - 6;
-    let u619 = (thread::block_dim().x).wrapping_add(n);
-    let (w620, w621): (u32, u32);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    if n % 2 == 0 { (w620, w621) = (if t % 2 == 0 { t } else { t.wrapping_sub(t) }, t); } else { w620 = 11; w621 = acc; }
-    acc = acc.wrapping_add(w620) ^ w621;
-    let (w622, w623): (u32, u32);
+    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
     thread::sync_threads();
-    if n % 2 == 0 { (w622, w623) = (acc.wrapping_mul(2654435769).wrapping_add(g618), t); } else { w622 = 1; w623 = acc; }
-    acc = acc.wrapping_add(w622) ^ w623;
-    'l625: for k624 in 0..n % 4 {
-        for k625 in 0..2u32 {
-            thread::sync_threads();
-            let w626: u32;
-            if acc > 1000 { w626 = acc.wrapping_add(acc); } else { w626 = 5; }
-            acc ^= w626;
-            if k624 == 1 && k625 == 0 { continue 'l625; }
-            acc = acc.wrapping_add(k624 ^ k625);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k624 + 1);
+    acc = t.wrapping_add(acc);
+    acc = t.wrapping_add(acc);
+    thread::sync_threads();
+    thread::sync_threads();
+    if acc % 2 == 1 {
+        acc = x[(t as usize) % x.len()].wrapping_add(n);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -5196,38 +5642,30 @@ pub fn fuzz_0149(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
+    let fa1052 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+    let fb1053 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fc1054 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 18) % 64) as usize));
+    let d1055 = mma(&fa1052, &fb1053, &fc1054);
     thread::sync_threads();
-    if n % 2 == 0 {
-        acc = acc.wrapping_mul(2).wrapping_add(t);
+    acc = d1055.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    thread::sync_threads();
+    let mut k1056 = 0u32;
+    while k1056 < n % 3 {
+        let fa1057 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
         thread::sync_threads();
+        let fb1058 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        let fc1059 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+        let mut cs1060 = [fc1059, FragC::<f32>::zero()];
+        cs1060[1] = mma(&fa1057, &fb1058, &cs1060[0]);
+        cs1060[0] = mma(&fa1057, &fb1058, &cs1060[1]);
+        cs1060[1] = mma(&fa1057, &fb1058, &cs1060[0]);
+        acc = cs1060[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+        acc = cs1060[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+        k1056 += 1;
     }
-    acc = acc.wrapping_mul(11).wrapping_add(acc);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
-    thread::sync_threads();
-    let mut k627 = 0u32;
-    while k627 < 2u32 {
-        k627 += 1;
-        let n = (n % 4);
-        acc = acc.wrapping_add(k627);
-        thread::sync_threads();
-    }
-    let mut k628 = 0u32;
-    while k628 < 2u32 {
-        k628 += 1;
-        let w629: u32;
-        if t % 2 == 0 { w629 = t.wrapping_add(n); } else { w629 = 13; }
-        acc ^= w629;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k628);
-    }
-    acc = (acc ^ n.rotate_left(27));
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    let v630 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    let v1061 = (acc ^ acc.rotate_left(14));
+    acc = x[(v1061 as usize) % x.len()].wrapping_add(v1061);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5240,33 +5678,37 @@ pub fn fuzz_0150(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k631 in 0..3u32 {
-        if acc != 7 || t < 64 {
-            if k631 == 0 && n % 2 == 0 { continue; }
-        }
-        let w632: u32;
-        if acc > 13 { w632 = t.wrapping_add(t); } else { w632 = 13; }
-        acc ^= w632;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k631);
+    let mut k1062 = 0u32;
+    while k1062 < 3u32 {
+        let fa1063 = FragA::<i8>::from_fn(|r, c| (k1062 ^ (r * 32 + c) as u32) as i8);
+        let fb1064 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
+        let fc1065 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
+        let d1066 = ferrocuda_std::mma::mma(&fa1063, &fb1064, &fc1065);
+        k1062 += 1;
     }
-    'l634: for k633 in 0..n % 4 {
-        for k634 in 0..2u32 {
-            thread::sync_threads();
-            let v635 = (acc ^ k634.rotate_left(25));
-            if k633 == 0 && k634 == 1 { continue 'l634; }
-            acc = acc.wrapping_add(k633 ^ k634);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k633 + 1);
-    }
-    for k636 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        thread::sync_threads();
-        acc = (t ^ acc.rotate_left(2));
-        acc = acc.wrapping_add(k636);
-        if t % 5 == 0 { continue; }
-        acc ^= k636.wrapping_mul(3);
-    }
+    let fa1067 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb1068 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1069 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let mut cs1070 = [fc1069, FragC::<i32>::zero()];
+    cs1070[1] = mma::mma(&fa1067, &fb1068, &cs1070[0]);
+    cs1070[0] = ferrocuda_std::mma::mma(&fa1067, &fb1068, &cs1070[1]);
+    cs1070[1] = mma::mma(&fa1067, &fb1068, &cs1070[0]);
+    acc = acc.wrapping_add(cs1070[0].values[0] as u32);
+    acc = cs1070[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    thread::sync_threads();
+    let fa1071 = FragA::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
+    let fb1072 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+    let d1073 = mma(&fa1071, &fb1072, &fc1069);
+    let fb1074 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
+    let d1075 = mma(&fa1067, &fb1068, &fc1069);
+    let d1076 = ferrocuda_std::mma::mma(&fa1067, &fb1074, &fc1069);
+    let d1077 = ferrocuda_std::mma::mma(&fa1067, &fb1074, &d1073);
+    let d1078 = mma(&fa1067, &fb1068, &d1073);
+    acc = acc.wrapping_add(d1076.values[3] as u32);
+    let fa1079 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let d1077 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc1080 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d1081 = mma(&fa1079, &d1077, &fc1080);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5279,11 +5721,32 @@ pub fn fuzz_0151(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 2;
-    if t % 3 == 0 {
-        let v637 = t.wrapping_mul(1000).wrapping_add(t);
+    'l1083: for k1082 in 0..3u32 {
+        for k1083 in 0..2u32 {
+            thread::sync_threads();
+            let n = (n & 0xff) * 3;
+            if k1082 == 1 && k1083 == 0 { continue 'l1083; }
+            acc = acc.wrapping_add(k1082 ^ k1083);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1082 + 1);
     }
-    let v638 = (t ^ acc.rotate_left(23));
+    let v1084 = acc.wrapping_add(n);
+    if t < 2 {
+        let v1085 = acc.wrapping_mul(1000).wrapping_add(n);
+        let n = n.wrapping_add(13);
+    }
+    for k1086 in 0..n % 4 {
+        thread::sync_threads();
+        let w1087: u32;
+        if t % 2 == 0 { w1087 = if v1084 % 2 == 0 { v1084 } else { v1084.wrapping_sub(v1084) }; } else { w1087 = 13; }
+        acc ^= w1087;
+        acc = acc.wrapping_add(k1086);
+        if t % 5 == 0 { continue; }
+        acc ^= k1086.wrapping_mul(3);
+    }
+    thread::sync_threads();
+    let v1088 = if v1084 % 2 == 0 { t } else { v1084.wrapping_sub(t) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5296,25 +5759,17 @@ pub fn fuzz_0152(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let u639 = (n & 0xffff) + 6;
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    thread::sync_threads();
+    let v1089 = acc.wrapping_mul(13).wrapping_add(acc);
+    if n % 2 == 0 {
+        acc = (v1089 ^ t.rotate_left(5));
+        thread::sync_threads();
     }
     if n < 1 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g640 = n - 1;
-    let n = (n & 0xff) * 4;
-    for k641 in 0..(g640 ^ 13) % 5 {
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = acc.wrapping_mul(5).wrapping_add(acc);
-        acc ^= carried;
-        acc = acc.wrapping_add(k641);
-    }
+    let g1090 = n - 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5327,32 +5782,49 @@ pub fn fuzz_0153(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    for k642 in 0..n.rotate_left(10) % 5 {
-        thread::sync_threads();
-        carried = t.wrapping_mul(64).wrapping_add(t);
-        acc ^= carried;
-        thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k642);
+    let (w1091, w1092): (u32, u32);
+    thread::sync_threads();
+    if t % 2 == 0 { (w1091, w1092) = (if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }, t); } else { w1091 = 5; w1092 = acc; }
+    acc = acc.wrapping_add(w1091) ^ w1092;
+    if t < 15 {
+        let v1093 = (t ^ t.rotate_left(11));
     }
-    if t < 30 {
-        let n = (n & 0xff) * 3;
-        acc = acc.wrapping_mul(2).wrapping_add(t);
+    let mut K1094 = 1u32;
+    let v1095 = t + K1094;
+    K1094 = K1094.wrapping_mul(2);
+    acc = acc.wrapping_add(K1094);
+    let fa1096 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
+    let fb1097 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1098 = FragC::<i32>::zero();
+    let d1099 = ferrocuda_std::mma::mma(&fa1096, &fb1097, &fc1098);
+    acc = d1099.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let w1100: u32;
+    if t % 2 == 0 { w1100 = acc.wrapping_add(acc); } else { w1100 = 2; }
+    acc ^= w1100;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
+    thread::sync_threads();
+    for k1101 in 0..3u32 {
+        let mut cm1102 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
+        cm1102 = mma(&fa1096, &fb1097, &cm1102);
+        thread::sync_threads();
+        let fa1103 = FragA::<u8>::from_fn(|r, c| (v1095.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let fb1104 = FragB::<u8>::from_fn(|r, c| (v1095.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        cm1102 = mma::mma(&fa1103, &fb1104, &fc1098);
+        cm1102 = mma(&fa1103, &fb1104, &fc1098);
+        acc = cm1102.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     }
-    'l644: for k643 in 0..n % 4 {
-        for k644 in 0..2u32 {
-            thread::sync_threads();
-            let v645 = acc.wrapping_mul(5).wrapping_add(n);
-            if k643 == 1 && k644 == 0 { break 'l644; }
-            acc = acc.wrapping_add(k643 ^ k644);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k643 + 1);
-    }
+    let fa1105 = FragA::<u8>::from_fn(|r, c| (v1095.rotate_left((r * 5 + c) as u32)) as u8);
+    let fb1106 = FragB::<u8>::from_fn(|r, c| (v1095.rotate_left((r * 3 + c) as u32)) as u8);
+    let fa1096 = FragC::<i32>::zero();
+    let mut cm1107 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let mut cm1108 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    cm1107 = ferrocuda_std::mma::mma(&fa1105, &fb1106, &cm1107);
+    cm1107 = ferrocuda_std::mma::mma(&fa1105, &fb1106, &d1099);
+    let d1109 = mma(&fa1105, &fb1106, &fa1096);
+    cm1108 = mma(&fa1105, &fb1106, &cm1108);
+    acc = acc.wrapping_add(cm1108.values[3] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5365,30 +5837,52 @@ pub fn fuzz_0154(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k646 in 0..n.wrapping_add(1) % 5 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
-        thread::sync_threads();
-        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k646);
+    if t < 50 {
+        let n = (n ^ 255);
+        let v1110 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
     }
-    if t % 3 == 0 {
-        let w647: u32;
-        if n % 2 == 0 { w647 = acc.wrapping_add(n); } else { w647 = 1; }
-        acc ^= w647;
-        acc = x[(t as usize) % x.len()].wrapping_add(acc);
+    for k1111 in 0..n.wrapping_mul(5) % 5 {
+        let w1112: u32;
+        if t % 2 == 0 { w1112 = if t % 2 == 0 { k1111 } else { t.wrapping_sub(k1111) }; } else { w1112 = 13; }
+        acc ^= w1112;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1111);
+        if t % 2 == 0 { continue; }
+        acc ^= k1111.wrapping_mul(3);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
     thread::sync_threads();
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let u648 = (n & 0xffff) + 7;
+    thread::sync_threads();
+    let mut k1113 = 0u32;
+    while k1113 < 2u32 {
+        k1113 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 16) % 64) as usize));
+        thread::sync_threads();
+        if k1113 == 1 { break; }
+        acc = acc.wrapping_add(k1113);
+    }
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1114 = n - 1;
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1115 = n - 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5401,28 +5895,41 @@ pub fn fuzz_0155(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v649 = x[(acc as usize) % x.len()].wrapping_add(acc);
-    'l651: for k650 in 0..n % 4 {
-        for k651 in 0..2u32 {
+    if acc % 2 == 1 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 9);
+    'l1117: for k1116 in 0..3u32 {
+        for k1117 in 0..2u32 {
             thread::sync_threads();
-            let v652 = x[(v649 as usize) % x.len()].wrapping_add(n);
-            if k650 == 2 && k651 == 0 { continue 'l651; }
-            acc = acc.wrapping_add(k650 ^ k651);
+            let w1118: u32;
+            if n % 2 == 0 { w1118 = (acc ^ k1116.rotate_left(7)); } else { w1118 = 255; }
+            acc ^= w1118;
+            if k1116 == 1 && k1117 == 0 { continue 'l1117; }
+            acc = acc.wrapping_add(k1116 ^ k1117);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k650 + 1);
+        acc = acc.rotate_left(k1116 + 1);
     }
-    thread::sync_threads();
-    acc = (t ^ n.rotate_left(31));
-    let w653;
-    let w654: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w653 = (v649 ^ v649.rotate_left(15)); w654 = 1; } 1 => { w653 = acc; w654 = n; } _ => { w653 = 3u32; w654 = t; } }
-    acc = acc.wrapping_add(w653) ^ w654;
-    let mut K655 = 2u32;
-    let v656 = t + K655;
-    K655 = K655.wrapping_mul(1000);
-    acc = acc.wrapping_add(K655);
+    let fa1119 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb1120 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fc1121 = FragC::<f32>::zero();
+    let mut cm1122 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
+    cm1122 = ferrocuda_std::mma::mma(&fa1119, &fb1120, &cm1122);
+    acc = acc.wrapping_add(cm1122.values[3] as i32 as u32);
+    if t % 3 == 0 {
+        acc = (t ^ t.rotate_left(30));
+    }
+    if (t >> 5) != (n & 1) {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa1123 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
+    let fb1124 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc1125 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let fc1125 = mma(&fa1123, &fb1124, &fc1125);
+    acc = fc1125.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 30);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5435,21 +5942,31 @@ pub fn fuzz_0156(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K657 = 3u32;
-    let v658 = t + K657;
-    K657 = K657.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K657);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
-    thread::sync_threads();
-    let mut k659 = 0u32;
-    while k659 < 2u32 {
-        k659 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k659);
+    let u1126 = (n & 0xffff) + 4;
+    let w1127: u32;
+    if acc > 1 { w1127 = acc.wrapping_add(t); } else { w1127 = 64; }
+    acc ^= w1127;
+    'l1129: for k1128 in 0..3u32 {
+        for k1129 in 0..2u32 {
+            thread::sync_threads();
+            let v1130 = x[(acc as usize) % x.len()].wrapping_add(u1126);
+            if k1128 == 2 && k1129 == 0 { continue 'l1129; }
+            acc = acc.wrapping_add(k1128 ^ k1129);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1128 + 1);
     }
-    let u660 = n.wrapping_mul(3);
+    let mut K1131 = 64u32;
+    let v1132 = t + K1131;
+    K1131 = K1131.wrapping_mul(3);
+    acc = acc.wrapping_add(K1131);
+    acc = x[(v1132 as usize) % x.len()].wrapping_add(t);
+    thread::sync_threads();
+    acc = (t ^ u1126.rotate_left(24));
+    for k1133 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1133);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5462,36 +5979,43 @@ pub fn fuzz_0157(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k661 in 0..n % 4 {
-        acc = acc.wrapping_mul(13).wrapping_add(acc);
-        acc = acc.wrapping_add(k661);
+    let mut carried: u32;
+    'l1135: for k1134 in 0..3u32 {
+        for k1135 in 0..2u32 {
+            thread::sync_threads();
+            acc = t.wrapping_add(n);
+            if k1134 == 2 && k1135 == 0 { break 'l1135; }
+            acc = acc.wrapping_add(k1134 ^ k1135);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1134 + 1);
+    }
+    let v1136 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    acc = v1136.wrapping_add(v1136);
+    let mut k1137 = 0u32;
+    while k1137 < n % 3 {
+        k1137 += 1;
+        thread::sync_threads();
+        carried = acc.wrapping_mul(2654435769).wrapping_add(v1136);
+        acc ^= carried;
+        let w1138: u32;
+        if n % 2 == 0 { w1138 = t.wrapping_add(v1136); } else { w1138 = 7; }
+        acc ^= w1138;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1137);
+    }
+    let mut k1139 = 0u32;
+    while k1139 < n % 3 {
+        k1139 += 1;
+        match k1139 {
+            0 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        if k1139 == 0 { continue; }
+        acc = acc.wrapping_add(k1139);
         thread::sync_threads();
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 12) % 64) as usize));
-    thread::sync_threads();
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
-    thread::sync_threads();
-    if t < 39 {
-        let w662: u32;
-        if acc > 2654435769 { w662 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w662 = 255; }
-        acc ^= w662;
-    }
-    if n % 2 == 0 {
-        acc = t.wrapping_mul(1).wrapping_add(t);
-        thread::sync_threads();
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
-    thread::sync_threads();
+    let n = (n % 7);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5504,23 +6028,48 @@ pub fn fuzz_0158(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_mul(64).wrapping_add(t);
-    if n % 2 == 0 {
-        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-        thread::sync_threads();
+    if t / 32 == n % 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
-    if n % 5 == 1 {
+    let fa1140 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb1141 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1142 = FragC::<i32>::zero();
+    let d1143 = mma::mma(&fa1140, &fb1141, &fc1142);
+    acc = d1143.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for k1144 in 0..3u32 {
+        acc = x[(t as usize) % x.len()].wrapping_add(k1144);
+        let fa1145 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
+        let fb1146 = FragB::<u8>::from_fn(|r, c| (k1144.rotate_left((r * 5 + c) as u32)) as u8);
+        let mut cs1147 = [fc1142, FragC::<i32>::zero()];
+        cs1147[1] = mma(&fa1145, &fb1146, &cs1147[0]);
+        cs1147[0] = mma(&fa1145, &fb1146, &cs1147[1]);
+        acc = acc.wrapping_add(cs1147[0].values[1] as u32);
+        acc = cs1147[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        let fa1148 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((k1144.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+        let fb1149 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        let fc1150 = FragC::<f32>::from_fn(|r, c| ((k1144.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        let d1151 = mma(&fa1148, &fb1149, &fc1150);
+        acc = d1151.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    }
+    let mut K1152 = 3u32;
+    let v1153 = t + K1152;
+    K1152 = K1152.wrapping_mul(31);
+    acc = acc.wrapping_add(K1152);
+    if n % 11 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let w663: u32;
-    if acc > 31 { w663 = acc.wrapping_add(t); } else { w663 = 1; }
-    acc ^= w663;
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
-    thread::sync_threads();
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let d1143 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb1154 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc1155 = mma::mma(&d1143, &fb1154, &fc1142);
+    let fc1155 = mma(&d1143, &fb1154, &fc1155);
+    acc = fc1155.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5533,18 +6082,31 @@ pub fn fuzz_0159(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let fa1156 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fb1157 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1158 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let d1159 = mma(&fa1156, &fb1157, &fc1158);
+    acc = acc.wrapping_add(d1159.values[0] as u32);
+    thread::sync_threads();
+    let mut k1160 = 0u32;
+    while k1160 < n % 3 {
+        k1160 += 1;
+        let v1161 = acc.wrapping_mul(3).wrapping_add(t);
+        acc = acc.wrapping_add(k1160);
+        thread::sync_threads();
     }
-    if t % 3 == 0 {
-        let v664 = (acc ^ t.rotate_left(8));
+    let mut cm1162 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    cm1162 = ferrocuda_std::mma::mma(&fa1156, &fb1157, &d1159);
+    let u1163 = (n & 0xffff) + 6;
+    for k1164 in 0..3u32 {
+        thread::sync_threads();
+        if k1164 == 2 { continue; }
+        match k1164 {
+            1 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k1164);
     }
-    let mut K665 = 7u32;
-    let v666 = t + K665;
-    K665 = K665.wrapping_mul(1);
-    acc = acc.wrapping_add(K665);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5557,27 +6119,48 @@ pub fn fuzz_0160(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k667 in 0..3u32 {
-        acc = acc.wrapping_add(n);
-        acc = acc.wrapping_add(k667);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k667.wrapping_mul(3);
-    }
+    let fa1165 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb1166 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc1167 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d1168 = mma(&fa1165, &fb1166, &fc1167);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
     thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let mut k668 = 0u32;
-    while k668 < n % 3 {
-        k668 += 1;
+    let mut K1169 = 31u32;
+    let v1170 = t + K1169;
+    K1169 = K1169.wrapping_mul(7);
+    acc = acc.wrapping_add(K1169);
+    for k1171 in 0..n % 3 {
+        let d1172 = mma(&fa1165, &fb1166, &d1168);
+        let fa1173 = FragA::<u8>::from_fn(|r, c| (v1170.rotate_left((r * 5 + c) as u32)) as u8);
+        let fb1174 = FragB::<u8>::from_fn(|r, c| (v1170.rotate_left((r * 3 + c) as u32)) as u8);
+        let fc1175 = FragC::<i32>::zero();
+        let mut cm1176 = FragC::<i32>::from_fn(|r, c| (v1170 ^ (r * 32 + c) as u32) as i32);
+        cm1176 = mma(&fa1173, &fb1174, &cm1176);
+        let d1177 = mma(&fa1173, &fb1174, &fc1175);
+        let d1178 = mma(&fa1173, &fb1174, &d1177);
+        acc = d1178.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
         thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k668);
     }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    if t / 32 == n % 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fb1166 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fb1179 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc1180 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
+    let d1181 = mma(&fb1166, &fb1179, &fc1180);
+    acc = acc.wrapping_add(d1181.values[1] as u32);
+    let v1182 = x[(acc as usize) % x.len()].wrapping_add(acc);
+    let fb1166 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1183 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
+    if t / 32 == n % 2 {
+        let d1184 = mma(&fb1166, &fb1183, &fc1180);
+        acc = d1184.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    acc = (v1170 ^ v1170.rotate_left(22));
+    acc = x[(t as usize) % x.len()].wrapping_add(v1170);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5590,40 +6173,43 @@ pub fn fuzz_0161(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k669 in 0..n.wrapping_mul(11) % 5 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 12) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k669);
-    }
-    acc = t.wrapping_mul(1000).wrapping_add(acc);
-    let mut K670 = 11u32;
-    let v671 = t + K670;
-    K670 = K670.wrapping_mul(2);
-    acc = acc.wrapping_add(K670);
+    let mut carried: u32;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
     thread::sync_threads();
-    for k672 in 0..(n % 3) % 5 {
-        thread::sync_threads();
-        if k672 == 0 { continue; }
-        acc = acc.wrapping_add(k672);
+    let fa1185 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fb1186 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fc1187 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
+    let d1188 = mma(&fa1185, &fb1186, &fc1187);
+    acc = acc.wrapping_add(d1188.values[0] as u32);
+    'l1190: for k1189 in 0..n % 4 {
+        for k1190 in 0..2u32 {
+            thread::sync_threads();
+            acc = (acc ^ t.rotate_left(5));
+            if k1189 == 1 && k1190 == 1 { continue 'l1190; }
+            acc = acc.wrapping_add(k1189 ^ k1190);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1189 + 1);
     }
-    acc = x[(acc as usize) % x.len()].wrapping_add(n);
-    let mut k673 = 0u32;
-    while k673 < 2u32 {
-        k673 += 1;
-        let w674: u32;
-        if acc > 64 { w674 = x[(t as usize) % x.len()].wrapping_add(n); } else { w674 = 7; }
-        acc ^= w674;
-        acc = acc.wrapping_add(k673);
+    let mut k1191 = 0u32;
+    while k1191 < n % 3 {
+        k1191 += 1;
         thread::sync_threads();
+        thread::sync_threads();
+        carried = (acc ^ t.rotate_left(19));
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1191);
     }
-    let n = (n & 0xff) * 3;
-    let v675 = t.wrapping_mul(5).wrapping_add(v671);
+    acc = (t ^ n.rotate_left(26));
+    acc = (acc ^ n.rotate_left(15));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5636,29 +6222,20 @@ pub fn fuzz_0162(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    'l677: for k676 in 0..n % 4 {
-        for k677 in 0..2u32 {
-            thread::sync_threads();
-            let v678 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-            if k676 == 1 && k677 == 1 { break 'l677; }
-            acc = acc.wrapping_add(k676 ^ k677);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k676 + 1);
-    }
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
+    let v1192 = t.wrapping_add(n);
+    let fa1193 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1194 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1195 = FragC::<i32>::zero();
+    let fb1196 = FragB::<i8>::from_fn(|r, c| (v1192 ^ (r * 32 + c) as u32) as i8);
+    let mut cm1197 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d1198 = ferrocuda_std::mma::mma(&fa1193, &fb1194, &fc1195);
+    let d1199 = mma(&fa1193, &fb1194, &fc1195);
+    let d1200 = mma(&fa1193, &fb1196, &fc1195);
+    cm1197 = ferrocuda_std::mma::mma(&fa1193, &fb1196, &cm1197);
+    acc = acc.wrapping_add(d1198.values[2] as u32);
+    acc = acc.wrapping_add(d1199.values[0] as u32);
+    acc = cm1197.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let v1192 = v1192.wrapping_mul(2).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5671,35 +6248,14 @@ pub fn fuzz_0163(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    for k679 in 0..n % 4 {
+    for k1201 in 0..n % 4 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k679);
+        acc = acc.wrapping_add(k1201);
     }
-    for k680 in 0..3u32 {
-        thread::sync_threads();
-        carried = (t ^ t.rotate_left(0));
-        acc ^= carried;
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-        acc = acc.wrapping_add(k680);
-    }
-    let mut k681 = 0u32;
-    while k681 < 2u32 {
-        k681 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k681);
-    }
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    let (w682, w683): (u32, u32);
-    thread::sync_threads();
-    if acc > 3 { (w682, w683) = (t.wrapping_mul(3).wrapping_add(acc), t); } else { w682 = 1; w683 = acc; }
-    acc = acc.wrapping_add(w682) ^ w683;
-    acc = t.wrapping_add(n);
-    if acc % 2 == 1 {
-        let n = (n & 0xff) * 2;
-        acc = (acc ^ t.rotate_left(22));
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 16);
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -5713,23 +6269,31 @@ pub fn fuzz_0164(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v684 = (t ^ t.rotate_left(12));
-    let n = (n % 3);
-    let mut k685 = 0u32;
-    while k685 < 2u32 {
-        k685 += 1;
-        acc = v684.wrapping_add(t);
-        acc = t.wrapping_add(n);
-        if k685 == 2 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k685);
-        thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k685.wrapping_mul(3);
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     thread::sync_threads();
+    'l1203: for k1202 in 0..n % 4 {
+        for k1203 in 0..2u32 {
+            thread::sync_threads();
+            let w1204: u32;
+            if t % 2 == 0 { w1204 = acc.wrapping_add(acc); } else { w1204 = 3; }
+            acc ^= w1204;
+            if k1202 == 2 && k1203 == 0 { continue 'l1203; }
+            acc = acc.wrapping_add(k1202 ^ k1203);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1202 + 1);
+    }
+    acc = (t ^ acc.rotate_left(18));
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
+    acc = acc.wrapping_mul(31).wrapping_add(acc);
+    let v1205 = (t ^ t.rotate_left(27));
+    let mut K1206 = 64u32;
+    let v1207 = t + K1206;
+    K1206 = K1206.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K1206);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5742,37 +6306,38 @@ pub fn fuzz_0165(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K686 = 11u32;
-    let v687 = t + K686;
-    K686 = K686.wrapping_mul(5);
-    acc = acc.wrapping_add(K686);
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    let v688 = x[(v687 as usize) % x.len()].wrapping_add(t);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
-    thread::sync_threads();
-    let mut k689 = 0u32;
-    while k689 < 2u32 {
-        k689 += 1;
-        thread::sync_threads();
-        if acc != 7 || t < 64 {
-            if k689 == 2 && n % 2 == 1 { continue; }
-        }
-        acc = acc.wrapping_add(k689);
-        if t % 3 == 0 { continue; }
-        acc ^= k689.wrapping_mul(3);
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    thread::sync_threads();
+    for k1208 in 0..n % 4 {
+        thread::sync_threads();
+        if k1208 == 2 { break; }
+        acc = x[(acc as usize) % x.len()].wrapping_add(k1208);
+        acc = acc.wrapping_add(k1208);
+    }
+    let v1209 = t.wrapping_add(acc);
+    'l1211: for k1210 in 0..n % 4 {
+        for k1211 in 0..2u32 {
+            thread::sync_threads();
+            acc = v1209.wrapping_mul(2).wrapping_add(n);
+            if k1210 == 1 && k1211 == 0 { continue 'l1211; }
+            acc = acc.wrapping_add(k1210 ^ k1211);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1210 + 1);
+    }
+    let v1212 = acc.wrapping_mul(255).wrapping_add(v1209);
+    let n = (thread::block_dim().x).wrapping_add(n);
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1213 = n - 14;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5785,29 +6350,28 @@ pub fn fuzz_0166(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        acc = acc.wrapping_mul(13).wrapping_add(n);
-    }
-    for k690 in 0..3u32 {
-        tile.set(t as usize, acc);
+    if n % 3 == 0 {
+        acc = t.wrapping_mul(255).wrapping_add(acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 63) % 64) as usize));
+    }
+    if n % 2 == 0 {
+        acc = acc.wrapping_add(t);
         thread::sync_threads();
-        acc = acc.wrapping_add(k690);
     }
-    'l692: for k691 in 0..3u32 {
-        for k692 in 0..2u32 {
-            thread::sync_threads();
-            let w693: u32;
-            if n % 2 == 0 { w693 = (acc ^ n.rotate_left(16)); } else { w693 = 255; }
-            acc ^= w693;
-            if k691 == 1 && k692 == 1 { break 'l692; }
-            acc = acc.wrapping_add(k691 ^ k692);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k691 + 1);
+    if t < 44 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(n);
     }
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    for k1214 in 0..3u32 {
+        let w1215: u32;
+        if t % 2 == 0 { w1215 = if t % 2 == 0 { n } else { t.wrapping_sub(n) }; } else { w1215 = 7; }
+        acc ^= w1215;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1214);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5820,31 +6384,30 @@ pub fn fuzz_0167(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
-    thread::sync_threads();
-    let mut K694 = 1u32;
-    let v695 = t + K694;
-    K694 = K694.wrapping_mul(1);
-    acc = acc.wrapping_add(K694);
-    let mut k696 = 0u32;
-    while k696 < 2u32 {
-        k696 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k696);
-        if t % 3 == 0 { continue; }
-        acc ^= k696.wrapping_mul(3);
+    let u1216 = (n & 0xffff) + 5;
+    if t % 3 == 0 {
+        let v1217 = acc.wrapping_mul(13).wrapping_add(acc);
     }
-    if n % 2 == 0 {
-        acc = if v695 % 2 == 0 { acc } else { v695.wrapping_sub(acc) };
-        thread::sync_threads();
+    let fa1218 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb1219 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc1220 = FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let mut cm1221 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    cm1221 = mma(&fa1218, &fb1219, &cm1221);
+    acc = acc.wrapping_add(cm1221.values[3] as i32 as u32);
+    let u1222 = n.rotate_left(18);
+    if t < 37 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(n);
     }
-    thread::sync_threads();
-    let v697 = (v695 ^ t.rotate_left(11));
-    let w698: u32;
-    if acc > 1 { w698 = t.wrapping_mul(64).wrapping_add(n); } else { w698 = 11; }
-    acc ^= w698;
+    let fc1220 = FragA::<i8>::from_fn(|r, c| (u1216.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1223 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+    let fc1224 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    if n > 4 {
+        let d1225 = mma(&fc1220, &fb1223, &fc1224);
+        acc = d1225.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    let n = (n & 0xff) * 4;
+    acc = acc.wrapping_mul(1).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5857,21 +6420,16 @@ pub fn fuzz_0168(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u699 = (n & 0xffff) + 1;
-    let mut K700 = 31u32;
-    let v701 = t + K700;
-    K700 = K700.wrapping_mul(31);
-    acc = acc.wrapping_add(K700);
-    let w702;
-    let w703: u32;
+    acc = acc.wrapping_add(acc);
     thread::sync_threads();
-    match t % 3 { 0 => { w702 = t.wrapping_mul(7).wrapping_add(n); w703 = 1; } 1 => { w702 = acc; w703 = n; } _ => { w702 = 11u32; w703 = t; } }
+    let fa1226 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb1227 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc1228 = FragC::<i32>::zero();
+    let d1229 = mma(&fa1226, &fb1227, &fc1228);
     thread::sync_threads();
-    acc = acc.wrapping_add(w702) ^ w703;
-    for k704 in 0..n % 4 {
-        let v705 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-        acc = acc.wrapping_add(k704);
-        thread::sync_threads();
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -5885,14 +6443,35 @@ pub fn fuzz_0169(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    for k1230 in 0..n.rotate_left(3) % 5 {
+        let v1231 = x[(t as usize) % x.len()].wrapping_add(acc);
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1230);
+    }
+    let fa1232 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1233 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1234 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d1235 = mma(&fa1232, &fb1233, &fc1234);
+    let d1236 = mma(&fa1232, &fb1233, &d1235);
+    acc = d1236.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if acc % 2 == 1 {
+        let v1237 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+        let w1238: u32;
+        if t % 2 == 0 { w1238 = t.wrapping_mul(13).wrapping_add(v1237); } else { w1238 = 11; }
+        acc ^= w1238;
+    }
+    let d1239 = mma(&fa1232, &fb1233, &d1236);
+    acc = d1239.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for k1240 in 0..3u32 {
+        acc = t.wrapping_mul(2654435769).wrapping_add(t);
+        acc = acc.wrapping_add(k1240);
+        thread::sync_threads();
+    }
+    if acc % 2 == 1 {
+        let w1241: u32;
+        if n % 2 == 0 { w1241 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w1241 = 1; }
+        acc ^= w1241;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -5906,22 +6485,19 @@ pub fn fuzz_0170(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k706 = 0u32;
-    while k706 < n % 3 {
-        k706 += 1;
-        thread::sync_threads();
-        if k706 == 1 { continue; }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k706);
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let u707 = (n ^ 31);
+    if t % 3 == 0 {
+        let w1242: u32;
+        if acc > 1000 { w1242 = (acc ^ t.rotate_left(28)); } else { w1242 = 7; }
+        acc ^= w1242;
+        let w1243: u32;
+        if n % 2 == 0 { w1243 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w1243 = 2; }
+        acc ^= w1243;
+    }
     thread::sync_threads();
-    let v708 = (acc ^ t.rotate_left(17));
-    acc = if v708 % 2 == 0 { v708 } else { v708.wrapping_sub(v708) };
-    let mut K709 = 11u32;
-    let v710 = t + K709;
-    K709 = K709.wrapping_mul(31);
-    acc = acc.wrapping_add(K709);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5934,23 +6510,42 @@ pub fn fuzz_0171(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k711 in 0..n % 4 {
-        if k711 == 0 { break; }
-        acc = acc.wrapping_add(k711);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
+    thread::sync_threads();
+    acc = t.wrapping_mul(31).wrapping_add(acc);
+    let w1244;
+    let w1245: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w1244 = acc.wrapping_add(t); w1245 = 1; } 1 => { w1244 = acc; w1245 = n; } _ => { w1244 = 13u32; w1245 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w1244) ^ w1245;
+    thread::sync_threads();
+    for k1246 in 0..n % 4 {
         thread::sync_threads();
-    }
-    let mut k712 = 0u32;
-    while k712 < n % 3 {
-        k712 += 1;
-        let v713 = (acc ^ t.rotate_left(30));
-        acc = acc.wrapping_add(k712);
         thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1246);
     }
-    let v714 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    let mut K715 = 64u32;
-    let v716 = t + K715;
-    K715 = K715.wrapping_mul(2);
-    acc = acc.wrapping_add(K715);
+    if acc % 2 == 1 {
+        let w1247: u32;
+        if acc > 11 { w1247 = (acc ^ t.rotate_left(5)); } else { w1247 = 31; }
+        acc ^= w1247;
+        let n = (n & 0xff) * 3;
+    }
+    let mut k1248 = 0u32;
+    while k1248 < 2u32 {
+        k1248 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_mul(7).wrapping_add(n);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1248);
+    }
+    acc = t.wrapping_mul(1000).wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5963,25 +6558,39 @@ pub fn fuzz_0172(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let mut K1249 = 1000u32;
+    let v1250 = t + K1249;
+    K1249 = K1249.wrapping_mul(3);
+    acc = acc.wrapping_add(K1249);
+    for k1251 in 0..3u32 {
+        if k1251 == 0 { break; }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1251);
+    }
+    for k1252 in 0..(n ^ 5) % 5 {
+        if acc != 7 || t < 64 {
+            if k1252 == 0 && n % 2 == 0 { continue; }
+        }
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1252);
+        if t % 5 == 0 { continue; }
+        acc ^= k1252.wrapping_mul(3);
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 16) % 64) as usize));
     thread::sync_threads();
-    let mut k717 = 0u32;
-    while k717 < 2u32 {
-        k717 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k717);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
+    thread::sync_threads();
+    acc = (t ^ acc.rotate_left(22));
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    let n = (n & 0xff) * 2;
-    let mut K718 = 2u32;
-    let v719 = t + K718;
-    K718 = K718.wrapping_mul(1);
-    acc = acc.wrapping_add(K718);
-    if n % 3 == 0 {
-        acc = x[(v719 as usize) % x.len()].wrapping_add(acc);
-        thread::sync_threads();
-    }
+    let g1253 = n - 14;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5994,26 +6603,52 @@ pub fn fuzz_0173(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 12);
-    let mut k720 = 0u32;
-    while k720 < 2u32 {
-        k720 += 1;
-        let w721: u32;
-        if t % 2 == 0 { w721 = acc.wrapping_mul(1).wrapping_add(acc); } else { w721 = 11; }
-        acc ^= w721;
-        match k720 {
-            1 => continue,
-            _ => acc = acc.wrapping_add(1),
+    let fa1254 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb1255 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fc1256 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let mut cm1257 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm1257 = mma::mma(&fa1254, &fb1255, &cm1257);
+    cm1257 = mma(&fa1254, &fb1255, &fc1256);
+    acc = acc.wrapping_add(cm1257.values[2] as i32 as u32);
+    let mut K1258 = 1000u32;
+    let v1259 = t + K1258;
+    K1258 = K1258.wrapping_mul(5);
+    acc = acc.wrapping_add(K1258);
+    let u1260 = (n & 0xffff) + 6;
+    'l1262: for k1261 in 0..3u32 {
+        for k1262 in 0..2u32 {
+            thread::sync_threads();
+            let w1263: u32;
+            if n % 2 == 0 { w1263 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w1263 = 31; }
+            acc ^= w1263;
+            if k1261 == 2 && k1262 == 0 { continue 'l1262; }
+            acc = acc.wrapping_add(k1261 ^ k1262);
+            thread::sync_threads();
         }
-        acc = acc.wrapping_add(k720);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k720.wrapping_mul(3);
+        acc = acc.rotate_left(k1261 + 1);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
-    thread::sync_threads();
+    let mut k1264 = 0u32;
+    while k1264 < 2u32 {
+        k1264 += 1;
+        let w1265: u32;
+        if n % 2 == 0 { w1265 = (t ^ n.rotate_left(16)); } else { w1265 = 31; }
+        acc ^= w1265;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1264);
+    }
+    for k1266 in 0..n % 3 {
+        let fa1267 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+        let fb1268 = FragB::<i8>::from_fn(|r, c| (v1259 ^ (r * 32 + c) as u32) as i8);
+        let fc1269 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+        let fb1270 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+        thread::sync_threads();
+        let mut cm1271 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+        cm1271 = mma(&fa1267, &fb1268, &cm1271);
+        cm1271 = mma(&fa1267, &fb1268, &fc1269);
+        cm1271 = mma(&fa1267, &fb1268, &fc1269);
+        let d1272 = mma(&fa1267, &fb1270, &fc1269);
+        acc = d1272.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6026,49 +6661,42 @@ pub fn fuzz_0174(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1273 = n - 1;
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
-    thread::sync_threads();
-    for k722 in 0..n % 4 {
-        let w723: u32;
-        if acc > 3 { w723 = x[(acc as usize) % x.len()].wrapping_add(k722); } else { w723 = 11; }
-        acc ^= w723;
-        acc = acc.wrapping_add(k722);
+    let mut K1274 = 31u32;
+    let v1275 = t + K1274;
+    K1274 = K1274.wrapping_mul(64);
+    acc = acc.wrapping_add(K1274);
+    let mut k1276 = 0u32;
+    while k1276 < n % 3 {
+        k1276 += 1;
         thread::sync_threads();
+        thread::sync_threads();
+        if k1276 == 1 { continue; }
+        acc = acc.wrapping_add(k1276);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
     thread::sync_threads();
-    let w724: u32;
-    if n % 2 == 0 { w724 = acc.wrapping_add(n); } else { w724 = 11; }
-    acc ^= w724;
-    let mut k725 = 0u32;
-    while k725 < n % 3 {
-        k725 += 1;
+    let mut K1277 = 5u32;
+    let v1278 = t + K1277;
+    K1277 = K1277.wrapping_mul(7);
+    acc = acc.wrapping_add(K1277);
+    for k1279 in 0..n % 4 {
         thread::sync_threads();
-        acc = x[(acc as usize) % x.len()].wrapping_add(t);
-        acc = acc.wrapping_add(k725);
-        if t % 2 == 0 { continue; }
-        acc ^= k725.wrapping_mul(3);
-    }
-    let mut K726 = 2654435769u32;
-    let v727 = t + K726;
-    K726 = K726.wrapping_mul(1);
-    acc = acc.wrapping_add(K726);
-    for k728 in 0..n % 4 {
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(k728);
-    }
-    let mut k729 = 0u32;
-    while k729 < n % 3 {
-        k729 += 1;
+        acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
+        thread::sync_threads();
         if acc != 7 || t < 64 {
-            if k729 == 1 && n % 2 == 0 { break; }
+            if k1279 == 1 && n % 2 == 0 { break; }
         }
-        acc = acc.wrapping_add(k729);
-        thread::sync_threads();
+        acc = acc.wrapping_add(k1279);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -6083,31 +6711,47 @@ pub fn fuzz_0175(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    for k730 in 0..3u32 {
-        tile.set(t as usize, acc);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
+    thread::sync_threads();
+    for k1280 in 0..(n ^ 64) % 5 {
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
+        let n = n.rotate_left(1);
         thread::sync_threads();
-        acc = acc.wrapping_add(k730);
-    }
-    if t < 22 {
-        let w731: u32;
-        if n % 2 == 0 { w731 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w731 = 3; }
-        acc ^= w731;
-    }
-    for k732 in 0..n % 4 {
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = t.wrapping_add(acc);
+        carried = acc.wrapping_add(k1280);
         acc ^= carried;
+        acc = acc.wrapping_add(k1280);
+    }
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let mut k1281 = 0u32;
+    while k1281 < n % 3 {
+        k1281 += 1;
+        let v1282 = t.wrapping_mul(64).wrapping_add(n);
         thread::sync_threads();
-        acc = acc.wrapping_add(k732);
-        if t % 3 == 0 { continue; }
-        acc ^= k732.wrapping_mul(3);
+        carried = x[(v1282 as usize) % x.len()].wrapping_add(acc);
+        acc ^= carried;
+        acc = acc.wrapping_add(k1281);
+        if t % 2 == 0 { continue; }
+        acc ^= k1281.wrapping_mul(3);
+    }
+    thread::sync_threads();
+    'l1284: for k1283 in 0..3u32 {
+        for k1284 in 0..2u32 {
+            thread::sync_threads();
+            acc = x[(t as usize) % x.len()].wrapping_add(t);
+            if k1283 == 0 && k1284 == 1 { continue 'l1284; }
+            acc = acc.wrapping_add(k1283 ^ k1284);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1283 + 1);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 27) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -6121,25 +6765,16 @@ pub fn fuzz_0176(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v733 = x[(t as usize) % x.len()].wrapping_add(n);
-    for k734 in 0..n.wrapping_mul(1000) % 5 {
+    let mut carried: u32;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 16) % 64) as usize));
+    thread::sync_threads();
+    for k1285 in 0..n % 4 {
         thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k734);
-    }
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    for k735 in 0..n % 4 {
-        if k735 == 0 { break; }
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k735);
+        carried = acc.wrapping_add(k1285);
+        acc ^= carried;
+        acc = acc.wrapping_add(k1285);
     }
     thread::sync_threads();
     if i < out.len() {
@@ -6154,25 +6789,28 @@ pub fn fuzz_0177(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_add(acc);
-    let mut k736 = 0u32;
-    while k736 < 2u32 {
-        k736 += 1;
+    let mut k1286 = 0u32;
+    while k1286 < n % 3 {
+        k1286 += 1;
+        let n = (x.len() as u32).wrapping_add(n);
+        let w1287: u32;
+        if n % 2 == 0 { w1287 = t.wrapping_add(t); } else { w1287 = 1; }
+        acc ^= w1287;
+        acc = acc.wrapping_add(k1286);
         thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k736);
-        if t % 3 == 0 { continue; }
-        acc ^= k736.wrapping_mul(3);
+        if t % 5 == 0 { continue; }
+        acc ^= k1286.wrapping_mul(3);
     }
-    thread::sync_threads();
-    let u737 = (n & 0xffff) + 6;
+    let u1288 = n.wrapping_add(64);
+    if t % 3 == 0 {
+        acc = (acc ^ u1288.rotate_left(24));
+    }
+    let mut K1289 = 2654435769u32;
+    let v1290 = t + K1289;
+    K1289 = K1289.wrapping_mul(5);
+    acc = acc.wrapping_add(K1289);
     acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let u738 = (x.len() as u32).wrapping_add(n);
-    let n = n.wrapping_mul(1);
-    let mut K739 = 1u32;
-    let v740 = t + K739;
-    K739 = K739.wrapping_mul(255);
-    acc = acc.wrapping_add(K739);
+    let v1290 = v1290.wrapping_mul(3).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6185,33 +6823,20 @@ pub fn fuzz_0178(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n % 5 == 2 {
+    thread::sync_threads();
+    let mut k1291 = 0u32;
+    while k1291 < 2u32 {
+        k1291 += 1;
+        if k1291 == 1 { continue; }
+        thread::sync_threads();
+        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+        acc = acc.wrapping_add(k1291);
+    }
+    thread::sync_threads();
+    if n % 7 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let mut k741 = 0u32;
-    while k741 < 2u32 {
-        k741 += 1;
-        thread::sync_threads();
-        carried = acc.wrapping_add(t);
-        acc ^= carried;
-        acc = acc.wrapping_add(k741);
-    }
-    let v742 = t.wrapping_add(t);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
-    thread::sync_threads();
-    if t % 3 == 0 {
-        acc = acc.wrapping_mul(11).wrapping_add(v742);
-    }
-    acc = x[(acc as usize) % x.len()].wrapping_add(v742);
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6224,9 +6849,33 @@ pub fn fuzz_0179(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    let u743 = n.rotate_left(12);
+    let fa1292 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb1293 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fc1294 = FragC::<i32>::zero();
     thread::sync_threads();
+    let d1295 = ferrocuda_std::mma::mma(&fa1292, &fb1293, &fc1294);
+    thread::sync_threads();
+    acc = d1295.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut K1296 = 2u32;
+    let v1297 = t + K1296;
+    K1296 = K1296.wrapping_mul(255);
+    acc = acc.wrapping_add(K1296);
+    thread::sync_threads();
+    let mut k1298 = 0u32;
+    while k1298 < 2u32 {
+        k1298 += 1;
+        thread::sync_threads();
+        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1298);
+    }
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if t < 62 {
+        let v1297 = v1297.wrapping_mul(5).wrapping_add(t);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6239,32 +6888,16 @@ pub fn fuzz_0180(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k744 in 0..n.rotate_left(28) % 5 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k744);
-    }
-    acc = (t ^ n.rotate_left(4));
-    for k745 in 0..3u32 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k745);
-    }
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
     thread::sync_threads();
-    for k746 in 0..3u32 {
-        acc = acc.wrapping_mul(2654435769).wrapping_add(k746);
-        let v747 = x[(acc as usize) % x.len()].wrapping_add(k746);
-        acc = acc.wrapping_add(k746);
-        thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k746.wrapping_mul(3);
-    }
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    let mut K748 = 5u32;
-    let v749 = t + K748;
-    K748 = K748.wrapping_mul(3);
-    acc = acc.wrapping_add(K748);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+    thread::sync_threads();
+    let v1299 = t.wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6277,38 +6910,43 @@ pub fn fuzz_0181(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l751: for k750 in 0..3u32 {
-        for k751 in 0..2u32 {
-            thread::sync_threads();
-            let n = (n & 0xff) * 2;
-            if k750 == 0 && k751 == 1 { break 'l751; }
-            acc = acc.wrapping_add(k750 ^ k751);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k750 + 1);
+    let mut carried: u32;
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    let mut K752 = 31u32;
-    let v753 = t + K752;
-    K752 = K752.wrapping_mul(5);
-    acc = acc.wrapping_add(K752);
-    'l755: for k754 in 0..n % 4 {
-        for k755 in 0..2u32 {
-            thread::sync_threads();
-            let w756: u32;
-            if n % 2 == 0 { w756 = v753.wrapping_add(t); } else { w756 = 7; }
-            acc ^= w756;
-            if k754 == 0 && k755 == 1 { continue 'l755; }
-            acc = acc.wrapping_add(k754 ^ k755);
-            thread::sync_threads();
+    for k1300 in 0..n.wrapping_add(11) % 5 {
+        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+        if acc != 7 || t < 64 {
+            if k1300 == 2 && n % 2 == 1 { continue; }
         }
-        acc = acc.rotate_left(k754 + 1);
+        acc = acc.wrapping_add(k1300);
+        thread::sync_threads();
     }
+    let fa1301 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb1302 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc1303 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
+    let mut cm1304 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d1305 = mma(&fa1301, &fb1302, &fc1303);
+    let d1306 = mma::mma(&fa1301, &fb1302, &fc1303);
+    cm1304 = mma::mma(&fa1301, &fb1302, &fc1303);
+    acc = acc.wrapping_add(cm1304.values[1] as i32 as u32);
+    let u1307 = (n & 0xffff) + 3;
+    cm1304 = mma(&fa1301, &fb1302, &cm1304);
+    acc = acc.wrapping_add(cm1304.values[0] as i32 as u32);
+    thread::sync_threads();
+    for k1308 in 0..3u32 {
+        thread::sync_threads();
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = if t % 2 == 0 { u1307 } else { t.wrapping_sub(u1307) };
+        acc ^= carried;
+        acc = acc.wrapping_add(k1308);
+        if t % 3 == 0 { continue; }
+        acc ^= k1308.wrapping_mul(3);
+    }
+    acc = (acc ^ t.rotate_left(21));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6321,20 +6959,33 @@ pub fn fuzz_0182(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g757 = n - 14;
-    acc = x[(t as usize) % x.len()].wrapping_add(n);
-    for k758 in 0..3u32 {
+    let mut carried: u32;
+    let mut k1309 = 0u32;
+    while k1309 < 2u32 {
+        k1309 += 1;
         thread::sync_threads();
-        acc = acc.wrapping_add(k758);
+        carried = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+        acc ^= carried;
+        let v1310 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+        acc = acc.wrapping_add(k1309);
+        if t % 2 == 0 { continue; }
+        acc ^= k1309.wrapping_mul(3);
     }
-    let mut K759 = 11u32;
-    let v760 = t + K759;
-    K759 = K759.wrapping_mul(11);
-    acc = acc.wrapping_add(K759);
+    for k1311 in 0..n % 4 {
+        thread::sync_threads();
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1311);
+    }
+    if n % 2 == 0 {
+        acc = (t ^ t.rotate_left(15));
+        thread::sync_threads();
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6347,32 +6998,23 @@ pub fn fuzz_0183(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 21);
-    let mut K761 = 2u32;
-    let v762 = t + K761;
-    K761 = K761.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K761);
-    if n % 2 == 0 {
-        acc = acc.wrapping_add(v762);
-        thread::sync_threads();
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    if n % 2 == 0 {
-        acc = v762.wrapping_add(v762);
-        thread::sync_threads();
+    let g1312 = n - 1;
+    let n = (n & 0xff) * 4;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 58) % 64) as usize));
+    thread::sync_threads();
+    acc = x[(acc as usize) % x.len()].wrapping_add(g1312);
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    for k763 in 0..3u32 {
-        thread::sync_threads();
-        if k763 == 2 { continue; }
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k763);
-    }
-    if n % 3 == 0 {
-        acc = x[(t as usize) % x.len()].wrapping_add(t);
-        thread::sync_threads();
-    }
+    let v1313 = t.wrapping_mul(11).wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6385,37 +7027,33 @@ pub fn fuzz_0184(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
+    let mut carried: u32;
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
-    thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    let mut k764 = 0u32;
-    while k764 < 2u32 {
-        k764 += 1;
-        if acc != 7 || t < 64 {
-            if k764 == 1 && n % 2 == 0 { continue; }
-        }
-        let w765: u32;
-        if t % 2 == 0 { w765 = (acc ^ t.rotate_left(24)); } else { w765 = 5; }
-        acc ^= w765;
+    for k1314 in 0..3u32 {
+        if k1314 == 0 { continue; }
         thread::sync_threads();
-        acc = acc.wrapping_add(k764);
+        carried = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+        acc ^= carried;
+        let w1315: u32;
+        if acc > 64 { w1315 = acc.wrapping_mul(5).wrapping_add(t); } else { w1315 = 1; }
+        acc ^= w1315;
+        acc = acc.wrapping_add(k1314);
     }
-    let u766 = (n % 5);
-    let mut K767 = 31u32;
-    let v768 = t + K767;
-    K767 = K767.wrapping_mul(7);
-    acc = acc.wrapping_add(K767);
-    let v769 = if v768 % 2 == 0 { n } else { v768.wrapping_sub(n) };
+    let v1316 = acc.wrapping_add(t);
+    for k1317 in 0..n % 4 {
+        let n = k1317.wrapping_mul(5);
+        let w1318: u32;
+        if n % 2 == 0 { w1318 = acc.wrapping_mul(5).wrapping_add(acc); } else { w1318 = 11; }
+        acc ^= w1318;
+        acc = acc.wrapping_add(k1317);
+        thread::sync_threads();
+    }
+    let v1319 = if v1316 % 2 == 0 { n } else { v1316.wrapping_sub(n) };
+    thread::sync_threads();
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
     thread::sync_threads();
-    acc = v769.wrapping_mul(11).wrapping_add(n);
-    if acc % 2 == 1 {
-        let v768 = v768.wrapping_mul(2).wrapping_add(t);
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6428,24 +7066,33 @@ pub fn fuzz_0185(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k770 = 0u32;
-    while k770 < n % 3 {
-        k770 += 1;
-        acc = (t ^ acc.rotate_left(15));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k770);
+    acc = t.wrapping_mul(11).wrapping_add(t);
+    let v1320 = t.wrapping_add(acc);
+    let fa1321 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb1322 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let fc1323 = FragC::<i32>::from_fn(|r, c| (v1320 ^ (r * 32 + c) as u32) as i32);
+    thread::sync_threads();
+    let d1324 = mma::mma(&fa1321, &fb1322, &fc1323);
+    acc = d1324.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if acc % 2 == 1 {
+        acc = if v1320 % 2 == 0 { n } else { v1320.wrapping_sub(n) };
+        let v1325 = x[(v1320 as usize) % x.len()].wrapping_add(acc);
     }
-    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    let fc1323 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1322 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
     thread::sync_threads();
-    if n % 3 == 0 {
-        acc = acc.wrapping_mul(64).wrapping_add(acc);
-        thread::sync_threads();
+    let d1324 = mma::mma(&fc1323, &fb1322, &d1324);
+    acc = d1324.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa1326 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fb1327 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fa1321 = FragC::<f32>::from_fn(|r, c| ((v1320.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d1328 = mma(&fa1326, &fb1327, &fa1321);
+    let u1329 = (n & 0xffff) + 3;
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
-    thread::sync_threads();
+    let g1330 = n - 14;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6458,23 +7105,36 @@ pub fn fuzz_0186(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t % 3 == 0 {
-        acc = (acc ^ t.rotate_left(24));
-        acc = acc.wrapping_mul(7).wrapping_add(acc);
+    let v1331 = (acc ^ acc.rotate_left(21));
+    'l1333: for k1332 in 0..3u32 {
+        for k1333 in 0..2u32 {
+            thread::sync_threads();
+            let w1334: u32;
+            if n % 2 == 0 { w1334 = x[(v1331 as usize) % x.len()].wrapping_add(k1333); } else { w1334 = 2654435769; }
+            acc ^= w1334;
+            if k1332 == 2 && k1333 == 1 { break 'l1333; }
+            acc = acc.wrapping_add(k1332 ^ k1333);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1332 + 1);
     }
-    if n % 5 == 1 {
+    if n % 5 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let mut k771 = 0u32;
-    while k771 < n % 3 {
-        k771 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k771);
-        if t % 5 == 0 { continue; }
-        acc ^= k771.wrapping_mul(3);
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 25);
+    let g1335 = n - 1;
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    thread::sync_threads();
+    for k1336 in 0..3u32 {
+        thread::sync_threads();
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1336);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6487,18 +7147,33 @@ pub fn fuzz_0187(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 1);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 22) % 64) as usize));
     thread::sync_threads();
-    let u772 = (thread::block_dim().x).wrapping_add(n);
-    let w773: u32;
-    if t % 2 == 0 { w773 = t.wrapping_add(n); } else { w773 = 5; }
-    acc ^= w773;
-    let w774: u32;
-    if acc > 1000 { w774 = x[(t as usize) % x.len()].wrapping_add(n); } else { w774 = 1000; }
-    acc ^= w774;
+    let u1337 = (n & 0xffff) + 1;
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    acc = acc.wrapping_mul(2).wrapping_add(t);
+    'l1339: for k1338 in 0..n % 4 {
+        for k1339 in 0..2u32 {
+            thread::sync_threads();
+            acc = acc.wrapping_mul(255).wrapping_add(k1339);
+            if k1338 == 1 && k1339 == 0 { break 'l1339; }
+            acc = acc.wrapping_add(k1338 ^ k1339);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1338 + 1);
+    }
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1340 = n - 1;
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6511,35 +7186,42 @@ pub fn fuzz_0188(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let v775 = acc.wrapping_add(n);
-    for k776 in 0..n.wrapping_add(3) % 5 {
-        thread::sync_threads();
-        carried = acc.wrapping_mul(255).wrapping_add(t);
-        acc ^= carried;
-        thread::sync_threads();
-        acc = if v775 % 2 == 0 { acc } else { v775.wrapping_sub(acc) };
-        acc = acc.wrapping_add(k776);
-    }
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    for k777 in 0..n.wrapping_mul(11) % 5 {
-        if k777 == 0 { continue; }
-        let v778 = x[(v775 as usize) % x.len()].wrapping_add(acc);
-        acc = acc.wrapping_add(k777);
+    if n % 2 == 0 {
+        acc = acc.wrapping_mul(255).wrapping_add(n);
         thread::sync_threads();
     }
-    if t < 5 {
-        let w779: u32;
-        if acc > 2654435769 { w779 = (v775 ^ v775.rotate_left(16)); } else { w779 = 64; }
-        acc ^= w779;
-        let v780 = (acc ^ acc.rotate_left(14));
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let u781 = n.wrapping_mul(5);
-    if t < 20 {
-        let w782: u32;
-        if acc > 31 { w782 = acc.wrapping_mul(2).wrapping_add(v775); } else { w782 = 1000; }
-        acc ^= w782;
+    for k1341 in 0..3u32 {
+        let w1342: u32;
+        if acc > 7 { w1342 = t.wrapping_add(t); } else { w1342 = 2654435769; }
+        acc ^= w1342;
+        let n = k1341.wrapping_mul(5);
+        let w1343: u32;
+        if t % 2 == 0 { w1343 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w1343 = 11; }
+        acc ^= w1343;
+        acc = acc.wrapping_add(k1341);
+        thread::sync_threads();
     }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 58) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    'l1345: for k1344 in 0..3u32 {
+        for k1345 in 0..2u32 {
+            thread::sync_threads();
+            acc = (acc ^ acc.rotate_left(31));
+            if k1344 == 2 && k1345 == 0 { continue 'l1345; }
+            acc = acc.wrapping_add(k1344 ^ k1345);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1344 + 1);
+    }
+    acc = acc.wrapping_mul(13).wrapping_add(n);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6552,49 +7234,26 @@ pub fn fuzz_0189(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g783 = n - 6;
-    thread::sync_threads();
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
-    for k784 in 0..3u32 {
-        thread::sync_threads();
-        carried = t.wrapping_mul(3).wrapping_add(n);
-        acc ^= carried;
-        let v785 = if t % 2 == 0 { k784 } else { t.wrapping_sub(k784) };
-        acc = acc.wrapping_add(k784);
-        if t % 5 == 0 { continue; }
-        acc ^= k784.wrapping_mul(3);
-    }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 18);
-    let mut k786 = 0u32;
-    while k786 < 2u32 {
-        k786 += 1;
-        thread::sync_threads();
-        let n = (g783 ^ 255);
-        acc = acc.wrapping_add(k786);
-        if t % 5 == 0 { continue; }
-        acc ^= k786.wrapping_mul(3);
-    }
-    let mut k787 = 0u32;
-    while k787 < 2u32 {
-        k787 += 1;
-        match k787 {
-            0 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k787);
-        if t % 5 == 0 { continue; }
-        acc ^= k787.wrapping_mul(3);
-    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
     thread::sync_threads();
+    acc = acc.wrapping_add(acc);
+    acc = t.wrapping_add(acc);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 20);
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let mut K1346 = 2u32;
+    let v1347 = t + K1346;
+    K1346 = K1346.wrapping_mul(1000);
+    acc = acc.wrapping_add(K1346);
+    for k1348 in 0..n % 4 {
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1348);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6607,23 +7266,24 @@ pub fn fuzz_0190(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    let mut k788 = 0u32;
-    while k788 < n % 3 {
-        k788 += 1;
-        let w789: u32;
-        if n % 2 == 0 { w789 = x[(t as usize) % x.len()].wrapping_add(t); } else { w789 = 2; }
-        acc ^= w789;
+    let mut carried: u32;
+    if n % 3 == 0 {
+        acc = x[(t as usize) % x.len()].wrapping_add(t);
         thread::sync_threads();
-        acc = acc.wrapping_add(k788);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
+    for k1349 in 0..3u32 {
+        match k1349 {
+            2 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        thread::sync_threads();
+        carried = acc.wrapping_mul(255).wrapping_add(n);
+        acc ^= carried;
+        if acc != 7 || t < 64 {
+            if k1349 == 0 && n % 2 == 1 { continue; }
+        }
+        acc = acc.wrapping_add(k1349);
+    }
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -6637,21 +7297,18 @@ pub fn fuzz_0191(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 0 {
+    acc = t.wrapping_add(t);
+    let w1350: u32;
+    if n % 2 == 0 { w1350 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w1350 = 7; }
+    acc ^= w1350;
+    if n % 11 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    thread::sync_threads();
-    if t % 3 == 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    if n % 3 == 0 {
+        acc = x[(t as usize) % x.len()].wrapping_add(acc);
+        thread::sync_threads();
     }
-    let n = n.wrapping_mul(5);
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let u790 = (x.len() as u32).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6664,33 +7321,58 @@ pub fn fuzz_0192(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k791 in 0..n.wrapping_mul(3) % 5 {
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k791);
-        if t % 2 == 0 { continue; }
-        acc ^= k791.wrapping_mul(3);
+    if (t >> 5) != (n & 1) {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
-    let u792 = (n & 0xffff) + 4;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
-    thread::sync_threads();
-    let mut k793 = 0u32;
-    while k793 < n % 3 {
-        k793 += 1;
-        thread::sync_threads();
-        if acc != 7 || t < 64 {
-            if k793 == 2 && n % 2 == 0 { break; }
+    let fa1351 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fb1352 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc1353 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let fc1353 = ferrocuda_std::mma::mma(&fa1351, &fb1352, &fc1353);
+    acc = fc1353.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let u1354 = n.rotate_left(21);
+    acc = t.wrapping_add(t);
+    let fa1355 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let mut cm1356 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let d1357 = mma(&fa1351, &fb1352, &fc1353);
+    let d1358 = ferrocuda_std::mma::mma(&fa1355, &fb1352, &fc1353);
+    cm1356 = ferrocuda_std::mma::mma(&fa1355, &fb1352, &fc1353);
+    cm1356 = mma(&fa1355, &fb1352, &fc1353);
+    acc = d1358.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = cm1356.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fa1359 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fa1351 = FragB::<u8>::from_fn(|r, c| (u1354.rotate_left((r * 3 + c) as u32)) as u8);
+    let d1358 = FragC::<i32>::zero();
+    let fc1360 = mma(&fa1359, &fa1351, &d1358);
+    let fc1360 = ferrocuda_std::mma::mma(&fa1359, &fa1351, &fc1360);
+    let fc1360 = ferrocuda_std::mma::mma(&fa1359, &fa1351, &fc1360);
+    acc = fc1360.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut k1361 = 0u32;
+    while k1361 < n % 3 {
+        let mut cm1362 = FragC::<i32>::from_fn(|r, c| (k1361.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        cm1362 = mma(&fa1359, &fa1351, &fc1360);
+        acc = acc.wrapping_add(cm1362.values[1] as u32);
+        let mut cm1363 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+        cm1363 = mma(&fa1359, &fa1351, &cm1363);
+        acc = cm1363.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        let fa1364 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+        cm1362 = mma(&fa1364, &fa1351, &cm1362);
+        k1361 += 1;
+    }
+    let u1365 = (u1354 & 0xffff) + 2;
+    let n = (n & 0xff) * 4;
+    for k1366 in 0..3u32 {
+        let fc1367 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        let d1368 = ferrocuda_std::mma::mma(&fa1359, &fa1351, &fc1367);
+        let d1369 = mma(&fa1359, &fa1351, &fc1367);
+        acc = acc.wrapping_add(d1369.values[2] as u32);
+        cm1356 = mma(&fa1355, &fb1352, &d1357);
+        if k1366 == 0 && t >= 32 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+            return;
         }
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k793);
+        acc = cm1356.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6703,27 +7385,34 @@ pub fn fuzz_0193(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_mul(2).wrapping_add(acc);
-    let u794 = (n & 0xffff) + 5;
-    let mut K795 = 13u32;
-    let v796 = t + K795;
-    K795 = K795.wrapping_mul(3);
-    acc = acc.wrapping_add(K795);
-    let u797 = (n & 0xffff) + 1;
-    let mut k798 = 0u32;
-    while k798 < 2u32 {
-        k798 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(u794);
-        let v796 = v796.wrapping_mul(1).wrapping_add(t);
-        acc = acc.wrapping_add(k798);
+    let fa1370 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fb1371 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1372 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cs1373 = [fc1372, FragC::<i32>::zero()];
+    cs1373[1] = mma(&fa1370, &fb1371, &cs1373[0]);
+    cs1373[0] = mma::mma(&fa1370, &fb1371, &cs1373[1]);
+    cs1373[1] = mma::mma(&fa1370, &fb1371, &cs1373[0]);
+    acc = cs1373[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = cs1373[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut cm1374 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
+    cm1374 = ferrocuda_std::mma::mma(&fa1370, &fb1371, &fc1372);
+    let fa1375 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb1376 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fc1377 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    thread::sync_threads();
+    let fa1370 = mma(&fa1375, &fb1376, &fc1377);
+    thread::sync_threads();
+    acc = fa1370.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    if (t >> 5) != (n & 1) {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
-    if t % 3 == 0 {
-        let n = (n & 0xff) * 4;
-        let w799: u32;
-        if n % 2 == 0 { w799 = v796.wrapping_add(u797); } else { w799 = 11; }
-        acc ^= w799;
-    }
+    let fa1378 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fb1379 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
+    let fb1371 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let fb1376 = mma::mma(&fa1378, &fb1379, &fb1371);
+    acc = fb1376.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let d1380 = mma(&fa1378, &fb1379, &fb1376);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6736,38 +7425,30 @@ pub fn fuzz_0194(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
+    if t < 0 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    }
+    let v1381 = x[(acc as usize) % x.len()].wrapping_add(t);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 16) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 11) % 64) as usize));
     thread::sync_threads();
-    thread::sync_threads();
-    let v800 = acc.wrapping_mul(13).wrapping_add(t);
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    let u1382 = (n & 0xffff) + 4;
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
-    thread::sync_threads();
-    let w801;
-    let w802: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w801 = (v800 ^ n.rotate_left(6)); w802 = 1; } 1 => { w801 = acc; w802 = n; } _ => { w801 = 13u32; w802 = t; } }
-    acc = acc.wrapping_add(w801) ^ w802;
-    let mut k803 = 0u32;
-    while k803 < 2u32 {
-        k803 += 1;
+    let g1383 = n - 14;
+    for k1384 in 0..n % 4 {
         thread::sync_threads();
-        carried = (acc ^ t.rotate_left(20));
-        acc ^= carried;
-        if k803 == 1 { break; }
-        acc = acc.wrapping_add(k803);
+        let w1385: u32;
+        if acc > 3 { w1385 = if v1381 % 2 == 0 { k1384 } else { v1381.wrapping_sub(k1384) }; } else { w1385 = 13; }
+        acc ^= w1385;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1384);
         if t % 3 == 0 { continue; }
-        acc ^= k803.wrapping_mul(3);
+        acc ^= k1384.wrapping_mul(3);
     }
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6780,40 +7461,23 @@ pub fn fuzz_0195(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let (w804, w805): (u32, u32);
-    thread::sync_threads();
-    if n % 2 == 0 { (w804, w805) = ((acc ^ t.rotate_left(14)), t); } else { w804 = 13; w805 = acc; }
-    acc = acc.wrapping_add(w804) ^ w805;
-    let v806 = acc.wrapping_add(acc);
-    let n = n.wrapping_add(64);
-    let mut k807 = 0u32;
-    while k807 < n % 3 {
-        k807 += 1;
+    let mut k1386 = 0u32;
+    while k1386 < n % 3 {
+        k1386 += 1;
         thread::sync_threads();
-        thread::sync_threads();
-        carried = t.wrapping_add(acc);
-        acc ^= carried;
-        thread::sync_threads();
-        carried = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k807);
-        if t % 2 == 0 { continue; }
-        acc ^= k807.wrapping_mul(3);
+        let n = (n & 0xff) * 2;
+        acc = acc.wrapping_add(k1386);
     }
+    let n = (n & 0xff) * 3;
+    if n % 2 == 0 {
+        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+        thread::sync_threads();
+    }
+    acc = acc.wrapping_add(t);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
     thread::sync_threads();
-    acc = (v806 ^ v806.rotate_left(2));
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    for k808 in 0..3u32 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k808);
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6826,30 +7490,33 @@ pub fn fuzz_0196(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let u1387 = (n & 0xffff) + 7;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
     thread::sync_threads();
-    tile.set(t as usize, acc);
+    let (w1388, w1389): (u32, u32);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
-    thread::sync_threads();
-    let u809 = n.wrapping_mul(1000);
-    let mut k810 = 0u32;
-    while k810 < n % 3 {
-        k810 += 1;
-        acc = t.wrapping_mul(3).wrapping_add(acc);
-        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        acc = acc.wrapping_add(k810);
+    if acc > 5 { (w1388, w1389) = (x[(t as usize) % x.len()].wrapping_add(u1387), t); } else { w1388 = 3; w1389 = acc; }
+    acc = acc.wrapping_add(w1388) ^ w1389;
+    let mut k1390 = 0u32;
+    while k1390 < n % 3 {
+        k1390 += 1;
+        let v1391 = (acc ^ u1387.rotate_left(23));
+        acc = acc.wrapping_add(k1390);
         thread::sync_threads();
         if t % 3 == 0 { continue; }
-        acc ^= k810.wrapping_mul(3);
+        acc ^= k1390.wrapping_mul(3);
     }
-    acc = t.wrapping_add(t);
-    thread::sync_threads();
-    for k811 in 0..n % 4 {
-        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-        acc = acc.wrapping_add(k811);
+    if n % 3 == 0 {
+        acc = t.wrapping_add(t);
+        thread::sync_threads();
+    }
+    for k1392 in 0..3u32 {
+        let w1393: u32;
+        if n % 2 == 0 { w1393 = x[(t as usize) % x.len()].wrapping_add(k1392); } else { w1393 = 7; }
+        acc ^= w1393;
+        acc = acc.wrapping_add(k1392);
         thread::sync_threads();
     }
     if i < out.len() {
@@ -6864,31 +7531,52 @@ pub fn fuzz_0197(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K812 = 64u32;
-    let v813 = t + K812;
-    K812 = K812.wrapping_mul(255);
-    acc = acc.wrapping_add(K812);
-    acc = (v813 ^ n.rotate_left(1));
-    let mut K814 = 2654435769u32;
-    let v815 = t + K814;
-    K814 = K814.wrapping_mul(31);
-    acc = acc.wrapping_add(K814);
+    thread::sync_threads();
+    let fa1394 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1395 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+    let fc1396 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm1397 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    cm1397 = mma(&fa1394, &fb1395, &fc1396);
+    acc = acc.wrapping_add(cm1397.values[0] as u32);
+    'l1399: for k1398 in 0..3u32 {
+        for k1399 in 0..2u32 {
+            thread::sync_threads();
+            let w1400: u32;
+            if n % 2 == 0 { w1400 = t.wrapping_add(k1399); } else { w1400 = 5; }
+            acc ^= w1400;
+            if k1398 == 0 && k1399 == 1 { break 'l1399; }
+            acc = acc.wrapping_add(k1398 ^ k1399);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1398 + 1);
+    }
+    let mut k1401 = 0u32;
+    while k1401 < 2u32 {
+        k1401 += 1;
+        let n = (n & 0xff) * 4;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1401);
+        if t % 3 == 0 { continue; }
+        acc ^= k1401.wrapping_mul(3);
+    }
+    let u1402 = (n & 0xffff) + 7;
+    'l1404: for k1403 in 0..n % 4 {
+        for k1404 in 0..2u32 {
+            thread::sync_threads();
+            let v1405 = if t % 2 == 0 { u1402 } else { t.wrapping_sub(u1402) };
+            if k1403 == 1 && k1404 == 1 { continue 'l1404; }
+            acc = acc.wrapping_add(k1403 ^ k1404);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1403 + 1);
+    }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
     thread::sync_threads();
-    let mut k816 = 0u32;
-    while k816 < n % 3 {
-        k816 += 1;
-        acc = acc.wrapping_add(v815);
-        acc = acc.wrapping_add(k816);
-        thread::sync_threads();
-    }
-    if n % 2 == 0 {
-        acc = v813.wrapping_mul(1000).wrapping_add(n);
-        thread::sync_threads();
-    }
-    let v817 = x[(acc as usize) % x.len()].wrapping_add(v813);
+    let fc1396 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
+    cm1397 = mma(&fa1394, &fb1395, &cm1397);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6901,40 +7589,30 @@ pub fn fuzz_0198(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let v818 = acc.wrapping_add(acc);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
     thread::sync_threads();
-    let mut k819 = 0u32;
-    while k819 < n % 3 {
-        k819 += 1;
-        let w820: u32;
-        if n % 2 == 0 { w820 = v818.wrapping_mul(5).wrapping_add(acc); } else { w820 = 1000; }
-        acc ^= w820;
-        thread::sync_threads();
-        carried = (v818 ^ v818.rotate_left(31));
-        acc ^= carried;
-        acc = acc.wrapping_add(k819);
-    }
-    if t % 3 == 0 {
-        let v821 = acc.wrapping_mul(7).wrapping_add(n);
-    }
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g822 = n - 14;
-    for k823 in 0..n % 4 {
-        if acc != 7 || t < 64 {
-            if k823 == 0 && n % 2 == 1 { continue; }
-        }
-        acc = acc.wrapping_add(k823);
-        thread::sync_threads();
-    }
-    let u824 = (n & 0xffff) + 6;
     thread::sync_threads();
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let fa1406 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fb1407 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fc1408 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let mut cm1409 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
+    cm1409 = mma(&fa1406, &fb1407, &cm1409);
+    cm1409 = mma(&fa1406, &fb1407, &cm1409);
+    cm1409 = mma::mma(&fa1406, &fb1407, &cm1409);
+    acc = cm1409.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let u1410 = (n ^ 13);
+    cm1409 = mma(&fa1406, &fb1407, &cm1409);
+    let v1411 = t.wrapping_mul(5).wrapping_add(acc);
+    let fa1406 = FragA::<u8>::from_fn(|r, c| (u1410.rotate_left((r * 3 + c) as u32)) as u8);
+    let fb1412 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
+    let fc1413 = FragC::<i32>::zero();
+    let d1414 = mma::mma(&fa1406, &fb1412, &fc1413);
+    let d1415 = mma::mma(&fa1406, &fb1412, &d1414);
+    let d1415 = mma(&fa1406, &fb1412, &d1415);
+    acc = d1415.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6947,16 +7625,33 @@ pub fn fuzz_0199(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w825: u32;
-    if n % 2 == 0 { w825 = (acc ^ acc.rotate_left(12)); } else { w825 = 255; }
-    acc ^= w825;
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    if t < 37 {
+        let v1416 = acc.wrapping_mul(255).wrapping_add(t);
     }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    let n = (n & 0xff) * 2;
-    let u826 = (thread::block_dim().x).wrapping_add(n);
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    let w1417: u32;
+    if n % 2 == 0 { w1417 = if t % 2 == 0 { n } else { t.wrapping_sub(n) }; } else { w1417 = 1; }
+    acc ^= w1417;
+    let mut k1418 = 0u32;
+    while k1418 < 2u32 {
+        k1418 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_mul(2654435769).wrapping_add(acc);
+        acc = acc.wrapping_add(k1418);
+    }
+    for k1419 in 0..3u32 {
+        if k1419 == 1 { continue; }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1419);
+    }
+    let u1420 = (n & 0xffff) + 3;
+    thread::sync_threads();
+    for k1421 in 0..3u32 {
+        acc = acc.wrapping_mul(11).wrapping_add(k1421);
+        let n = (n & 0xff) * 2;
+        acc = acc.wrapping_add(k1421);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6965,3 +7660,6 @@ pub fn fuzz_0199(x: &[u32], n: u32, out: Out<u32>) {
 /// Every generated kernel, in order.
 #[cfg(not(target_arch = "nvptx64"))]
 pub const GENERATED: &[FuzzKernel] = &[fuzz_0000, fuzz_0001, fuzz_0002, fuzz_0003, fuzz_0004, fuzz_0005, fuzz_0006, fuzz_0007, fuzz_0008, fuzz_0009, fuzz_0010, fuzz_0011, fuzz_0012, fuzz_0013, fuzz_0014, fuzz_0015, fuzz_0016, fuzz_0017, fuzz_0018, fuzz_0019, fuzz_0020, fuzz_0021, fuzz_0022, fuzz_0023, fuzz_0024, fuzz_0025, fuzz_0026, fuzz_0027, fuzz_0028, fuzz_0029, fuzz_0030, fuzz_0031, fuzz_0032, fuzz_0033, fuzz_0034, fuzz_0035, fuzz_0036, fuzz_0037, fuzz_0038, fuzz_0039, fuzz_0040, fuzz_0041, fuzz_0042, fuzz_0043, fuzz_0044, fuzz_0045, fuzz_0046, fuzz_0047, fuzz_0048, fuzz_0049, fuzz_0050, fuzz_0051, fuzz_0052, fuzz_0053, fuzz_0054, fuzz_0055, fuzz_0056, fuzz_0057, fuzz_0058, fuzz_0059, fuzz_0060, fuzz_0061, fuzz_0062, fuzz_0063, fuzz_0064, fuzz_0065, fuzz_0066, fuzz_0067, fuzz_0068, fuzz_0069, fuzz_0070, fuzz_0071, fuzz_0072, fuzz_0073, fuzz_0074, fuzz_0075, fuzz_0076, fuzz_0077, fuzz_0078, fuzz_0079, fuzz_0080, fuzz_0081, fuzz_0082, fuzz_0083, fuzz_0084, fuzz_0085, fuzz_0086, fuzz_0087, fuzz_0088, fuzz_0089, fuzz_0090, fuzz_0091, fuzz_0092, fuzz_0093, fuzz_0094, fuzz_0095, fuzz_0096, fuzz_0097, fuzz_0098, fuzz_0099, fuzz_0100, fuzz_0101, fuzz_0102, fuzz_0103, fuzz_0104, fuzz_0105, fuzz_0106, fuzz_0107, fuzz_0108, fuzz_0109, fuzz_0110, fuzz_0111, fuzz_0112, fuzz_0113, fuzz_0114, fuzz_0115, fuzz_0116, fuzz_0117, fuzz_0118, fuzz_0119, fuzz_0120, fuzz_0121, fuzz_0122, fuzz_0123, fuzz_0124, fuzz_0125, fuzz_0126, fuzz_0127, fuzz_0128, fuzz_0129, fuzz_0130, fuzz_0131, fuzz_0132, fuzz_0133, fuzz_0134, fuzz_0135, fuzz_0136, fuzz_0137, fuzz_0138, fuzz_0139, fuzz_0140, fuzz_0141, fuzz_0142, fuzz_0143, fuzz_0144, fuzz_0145, fuzz_0146, fuzz_0147, fuzz_0148, fuzz_0149, fuzz_0150, fuzz_0151, fuzz_0152, fuzz_0153, fuzz_0154, fuzz_0155, fuzz_0156, fuzz_0157, fuzz_0158, fuzz_0159, fuzz_0160, fuzz_0161, fuzz_0162, fuzz_0163, fuzz_0164, fuzz_0165, fuzz_0166, fuzz_0167, fuzz_0168, fuzz_0169, fuzz_0170, fuzz_0171, fuzz_0172, fuzz_0173, fuzz_0174, fuzz_0175, fuzz_0176, fuzz_0177, fuzz_0178, fuzz_0179, fuzz_0180, fuzz_0181, fuzz_0182, fuzz_0183, fuzz_0184, fuzz_0185, fuzz_0186, fuzz_0187, fuzz_0188, fuzz_0189, fuzz_0190, fuzz_0191, fuzz_0192, fuzz_0193, fuzz_0194, fuzz_0195, fuzz_0196, fuzz_0197, fuzz_0198, fuzz_0199];
+/// The generated kernels with tensor-core `mma` statements.
+#[cfg(not(target_arch = "nvptx64"))]
+pub const WITH_MMA: &[FuzzKernel] = &[fuzz_0000, fuzz_0003, fuzz_0005, fuzz_0008, fuzz_0009, fuzz_0010, fuzz_0011, fuzz_0014, fuzz_0015, fuzz_0019, fuzz_0021, fuzz_0026, fuzz_0028, fuzz_0031, fuzz_0039, fuzz_0043, fuzz_0044, fuzz_0048, fuzz_0049, fuzz_0055, fuzz_0056, fuzz_0060, fuzz_0061, fuzz_0062, fuzz_0065, fuzz_0066, fuzz_0067, fuzz_0070, fuzz_0073, fuzz_0074, fuzz_0082, fuzz_0087, fuzz_0089, fuzz_0093, fuzz_0099, fuzz_0101, fuzz_0104, fuzz_0105, fuzz_0107, fuzz_0112, fuzz_0118, fuzz_0122, fuzz_0124, fuzz_0127, fuzz_0128, fuzz_0129, fuzz_0132, fuzz_0133, fuzz_0135, fuzz_0139, fuzz_0141, fuzz_0143, fuzz_0144, fuzz_0145, fuzz_0147, fuzz_0149, fuzz_0150, fuzz_0153, fuzz_0155, fuzz_0158, fuzz_0159, fuzz_0160, fuzz_0161, fuzz_0162, fuzz_0167, fuzz_0168, fuzz_0169, fuzz_0173, fuzz_0179, fuzz_0181, fuzz_0185, fuzz_0192, fuzz_0193, fuzz_0197, fuzz_0198];

@@ -15,6 +15,10 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 #[allow(unused_imports)]
+use ferrocuda_std::half::{f16, f32_to_f16};
+#[allow(unused_imports)]
+use ferrocuda_std::mma::{self, mma, FragA, FragB, FragC};
+#[allow(unused_imports)]
 use ferrocuda_std::{kernel, shared, thread, warp, Out};
 
 /// Every fuzz kernel's handle: `(x: &[u32], n: u32, out: Out<u32>)`.
