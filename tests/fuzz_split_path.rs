@@ -9,12 +9,15 @@
 //! An `mma` statement (`let d = mma(..);`, `d = mma(..);`) is a block-level step of the split
 //! path, consecutive independent ones one step (issue 32); on the coroutine path each is a warp
 //! rendezvous, on the emulator `mma.sync`. The generated ones are integer-valued (i8/u8 with i32
-//! accumulators, f16 holding small integers), so exact everywhere.
+//! accumulators, f16 holding small integers), so exact everywhere. A warp's `mma_tiles` of two
+//! `shared!` windows (the tiles staged by the block before a barrier, the windows warp-uniform)
+//! is such a step too (grouped with neighbouring `mma`s); elsewhere a warp rendezvous, on the
+//! emulator fragment loads and `mma.sync`.
 
 mod support;
 
 use ferrocuda::{launch, CpuOptions, CpuPath, Device, Module, Ptx};
-use fuzz_kernels::{FOUND, GENERATED, WITH_MMA};
+use fuzz_kernels::{FOUND, GENERATED, WITH_MMA, WITH_MMA_TILES};
 use std::sync::OnceLock;
 
 /// The fuzz kernels' PTX, built once per test binary into `target/fuzz-kernels-ptx`, for sm_80
@@ -91,6 +94,19 @@ fn every_generated_kernel_gives_the_same_bits_on_the_split_path_the_coroutine_pa
         WITH_MMA.len() * 4 >= GENERATED.len() && split_mma * 4 >= WITH_MMA.len() * 3,
         "too few generated kernels with `mma` ({}) or too few of them split ({split_mma})",
         WITH_MMA.len()
+    );
+    let split_tiles = WITH_MMA_TILES
+        .iter()
+        .filter(|k| matches!(k.info().cpu_path, CpuPath::Regions))
+        .count();
+    println!(
+        "{split_tiles} of {} generated kernels with `mma_tiles` on the split path",
+        WITH_MMA_TILES.len()
+    );
+    assert!(
+        WITH_MMA_TILES.len() * 8 >= GENERATED.len() && split_tiles * 4 >= WITH_MMA_TILES.len() * 3,
+        "too few generated kernels with `mma_tiles` ({}) or too few of them split ({split_tiles})",
+        WITH_MMA_TILES.len()
     );
     let mut machines = vec![("split", cpu(false)), ("coroutines", cpu(true))];
     if let Some(gpu) = support::gpu_or_skip(test) {

@@ -8,44 +8,75 @@ pub fn fuzz_0000(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_mul(1000).wrapping_add(acc);
-    let fa1 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fb2 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
-    let fc3 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
-    let fc3 = mma::mma(&fa1, &fb2, &fc3);
-    acc = acc.wrapping_add(fc3.values[1] as u32);
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    'l5: for k4 in 0..n % 4 {
-        for k5 in 0..2u32 {
-            thread::sync_threads();
-            acc = x[(t as usize) % x.len()].wrapping_add(k4);
-            if k4 == 0 && k5 == 1 { break 'l5; }
-            acc = acc.wrapping_add(k4 ^ k5);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k4 + 1);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let fa6 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb7 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc8 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    let mut cm9 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    cm9 = mma::mma(&fa6, &fb7, &cm9);
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-    let fa10 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fc11 = FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
     thread::sync_threads();
-    let d12 = mma(&fa10, &fb7, &fc11);
-    acc = acc.wrapping_add(d12.values[3] as i32 as u32);
-    if n % 2 == 0 {
-        acc = (t ^ acc.rotate_left(30));
+    acc = acc.wrapping_mul(1000).wrapping_add(acc);
+    thread::sync_threads();
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2654435769)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2654435769)) as u8);
+    }
+    thread::sync_threads();
+    let wa1 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (16, 32), 104);
+    let wb2 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (32, 16), 32);
+    let ct3 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32); 2]; 1] };
+    let dt4 = mma::mma_tiles(&wa1, &wb2, &ct3);
+    acc = dt4.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa5 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb6 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc7 = FragC::<i32>::zero();
+    let mut cm8 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    cm8 = mma(&fa5, &fb6, &fc7);
+    acc = acc.wrapping_add(cm8.values[3] as u32);
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    let fb9 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb10 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let d11 = mma(&fa5, &fb9, &cm8);
+    let d12 = ferrocuda_std::mma::mma(&fa5, &fb10, &fc7);
+    cm8 = mma(&fa5, &fb10, &cm8);
+    acc = d11.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d12.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let v13 = acc.wrapping_add(acc);
+    let mut k14 = 0u32;
+    while k14 < 2u32 {
+        k14 += 1;
+        tile.set(t as usize, acc);
         thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k14);
+        if t % 5 == 0 { continue; }
+        acc ^= k14.wrapping_mul(3);
+    }
+    let wa15 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (16, 32), 104);
+    let wb16 = mma::SharedTile::new(sb_u8, (n % 3) as usize * 8, (32, 24), 32);
+    let ct17 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32); 3]; 1] };
+    let fa18 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let ct17 = mma_tiles(&wa15, &wb16, &ct17);
+    let d19 = mma(&fa18, &fb9, &fc7);
+    acc = acc.wrapping_add(d19.values[1] as u32);
+    acc = ct17.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if t < 57 {
+        let v20 = x[(t as usize) % x.len()].wrapping_add(n);
+        let v13 = v13.wrapping_mul(1000).wrapping_add(t);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -59,27 +90,30 @@ pub fn fuzz_0001(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l14: for k13 in 0..3u32 {
-        for k14 in 0..2u32 {
-            thread::sync_threads();
-            let v15 = if acc % 2 == 0 { k13 } else { acc.wrapping_sub(k13) };
-            if k13 == 1 && k14 == 0 { continue 'l14; }
-            acc = acc.wrapping_add(k13 ^ k14);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k13 + 1);
-    }
-    let mut K16 = 1000u32;
-    let v17 = t + K16;
-    K16 = K16.wrapping_mul(3);
-    acc = acc.wrapping_add(K16);
-    for k18 in 0..n % 4 {
+    for k21 in 0..3u32 {
+        let fa22 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+        let fb23 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k21.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+        let fc24 = FragC::<f32>::from_fn(|r, c| ((k21.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+        let mut cm25 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+        cm25 = mma(&fa22, &fb23, &cm25);
+        acc = acc.wrapping_add(cm25.values[2] as i32 as u32);
         thread::sync_threads();
-        acc = (t ^ k18.rotate_left(22));
-        acc = acc.wrapping_add(k18);
-        if t % 2 == 0 { continue; }
-        acc ^= k18.wrapping_mul(3);
+        let fa26 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+        let fb27 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+        let fc28 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32);
+        let d29 = mma(&fa26, &fb27, &fc28);
     }
+    let mut k30 = 0u32;
+    while k30 < 2u32 {
+        k30 += 1;
+        thread::sync_threads();
+        acc = (t ^ t.rotate_left(13));
+        let n = (n & 0xff) * 3;
+        acc = acc.wrapping_add(k30);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -93,23 +127,26 @@ pub fn fuzz_0002(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    for k31 in 0..n % 3 {
+        let fa32 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        let fb33 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+        let fc34 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        let d35 = mma(&fa32, &fb33, &fc34);
+        acc = d35.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+        thread::sync_threads();
+        let fa36 = FragA::<i8>::from_fn(|r, c| (k31 ^ (r * 32 + c) as u32) as i8);
+        let fb37 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+        let fc38 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+        let mut cm39 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+        cm39 = mma(&fa36, &fb37, &cm39);
+        acc = cm39.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     }
     thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
     thread::sync_threads();
-    thread::sync_threads();
-    thread::sync_threads();
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -122,22 +159,26 @@ pub fn fuzz_0003(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa19 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fb20 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
-    let fc21 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    let fa22 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
-    let fc23 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm24 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32);
-    cm24 = mma(&fa19, &fb20, &cm24);
-    cm24 = mma(&fa19, &fb20, &fc23);
-    let d25 = mma::mma(&fa22, &fb20, &fc21);
-    let d26 = mma(&fa22, &fb20, &fc23);
-    acc = acc.wrapping_add(cm24.values[3] as u32);
-    acc = d26.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let d27 = ferrocuda_std::mma::mma(&fa19, &fb20, &d26);
-    for k28 in 0..n.wrapping_mul(1) % 5 {
+    let u40 = n.wrapping_mul(64);
+    acc = acc.wrapping_mul(1000).wrapping_add(t);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
+    thread::sync_threads();
+    acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    for k41 in 0..3u32 {
+        let n = n.wrapping_add(7);
         thread::sync_threads();
-        acc = acc.wrapping_add(k28);
+        acc = t.wrapping_add(acc);
+        acc = acc.wrapping_add(k41);
+    }
+    if n % 3 == 0 {
+        acc = (t ^ acc.rotate_left(2));
+        thread::sync_threads();
+    }
+    if n % 2 == 0 {
+        acc = t.wrapping_add(n);
+        thread::sync_threads();
     }
     if i < out.len() {
         out.set(i, acc);
@@ -151,21 +192,34 @@ pub fn fuzz_0004(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let mut carried: u32;
+    let w42: u32;
+    if n % 2 == 0 { w42 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w42 = 31; }
+    acc ^= w42;
+    let (w43, w44): (u32, u32);
+    thread::sync_threads();
+    if n % 2 == 0 { (w43, w44) = ((acc ^ n.rotate_left(3)), t); } else { w43 = 255; w44 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w43) ^ w44;
+    acc = acc.wrapping_mul(255).wrapping_add(acc);
+    for k45 in 0..n.rotate_left(28) % 5 {
+        thread::sync_threads();
+        if k45 == 0 { continue; }
+        thread::sync_threads();
+        carried = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        acc ^= carried;
+        acc = acc.wrapping_add(k45);
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 22) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
     thread::sync_threads();
-    acc = (acc ^ t.rotate_left(6));
-    acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    for k29 in 0..3u32 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k29);
-    }
-    acc = acc.wrapping_add(t);
+    let mut K46 = 5u32;
+    let v47 = t + K46;
+    K46 = K46.wrapping_mul(7);
+    acc = acc.wrapping_add(K46);
+    thread::sync_threads();
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -178,40 +232,23 @@ pub fn fuzz_0005(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_mul(2).wrapping_add(t);
-    let w30;
-    let w31: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w30 = (acc ^ n.rotate_left(30)); w31 = 1; } 1 => { w30 = acc; w31 = n; } _ => { w30 = 2u32; w31 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w30) ^ w31;
-    let fa32 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fb33 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
-    let fc34 = FragC::<i32>::zero();
-    let d35 = mma::mma(&fa32, &fb33, &fc34);
-    let fa36 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc34 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc37 = FragC::<f32>::zero();
-    let mut cm38 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    cm38 = mma(&fa36, &fc34, &cm38);
-    acc = cm38.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    cm38 = mma::mma(&fa36, &fc34, &cm38);
-    acc = acc.wrapping_add(acc);
-    let mut K39 = 2u32;
-    let v40 = t + K39;
-    K39 = K39.wrapping_mul(64);
-    acc = acc.wrapping_add(K39);
-    let w41: u32;
-    if n % 2 == 0 { w41 = acc.wrapping_mul(2654435769).wrapping_add(t); } else { w41 = 5; }
-    acc ^= w41;
-    if t >= 32 && n % 3 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let fc37 = FragA::<i8>::from_fn(|r, c| (v40.rotate_left((r * 5 + c) as u32)) as i8);
-    let fb42 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let d43 = mma(&fc37, &fb42, &d35);
-    acc = acc.wrapping_add(d43.values[1] as u32);
+    for k48 in 0..3u32 {
+        thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k48);
+    }
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -224,22 +261,62 @@ pub fn fuzz_0006(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l45: for k44 in 0..n % 4 {
-        for k45 in 0..2u32 {
-            thread::sync_threads();
-            acc = acc.wrapping_mul(3).wrapping_add(k45);
-            if k44 == 1 && k45 == 1 { continue 'l45; }
-            acc = acc.wrapping_add(k44 ^ k45);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k44 + 1);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    thread::sync_threads();
+    for k49 in 0..n.wrapping_mul(1000) % 5 {
+        let fa50 = FragA::<u8>::from_fn(|r, c| (k49 ^ (r * 32 + c) as u32) as u8);
+        let fb51 = FragB::<u8>::from_fn(|r, c| (k49 ^ (r * 32 + c) as u32) as u8);
+        let fc52 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        let mut cm53 = FragC::<i32>::from_fn(|r, c| (k49 ^ (r * 32 + c) as u32) as i32);
+        cm53 = mma(&fa50, &fb51, &cm53);
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k49);
+    }
+    let fa54 = FragA::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
+    let fb55 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fc56 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
+    let fc57 = mma(&fa54, &fb55, &fc56);
+    let fc57 = mma(&fa54, &fb55, &fc57);
+    let fc57 = mma(&fa54, &fb55, &fc57);
+    acc = fc57.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    thread::sync_threads();
+    let fa58 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb59 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc60 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let fc57 = mma(&fa58, &fb59, &fc60);
+    acc = fc57.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let mut k61 = 0u32;
+    while k61 < 2u32 {
+        k61 += 1;
+        let wa62 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (16, 48), 56);
+        let wb63 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (48, 16), 32);
+        let ct64 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 2]; 1] };
+        let dt65 = mma::mma_tiles(&wa62, &wb63, &ct64);
+        let d66 = mma(&fa54, &fb55, &fc56);
+        acc = acc.wrapping_add(d66.values[3] as u32);
+        acc = acc.wrapping_add(dt65.frags[0][0].values[0] as i32 as u32);
+        acc = acc.wrapping_add(k61);
+        thread::sync_threads();
+    }
+    if t >= 32 && n % 3 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
         return;
     }
-    let g46 = n - 14;
+    let d67 = mma(&fa54, &fb55, &fc56);
+    acc = d67.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa68 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb69 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let d70 = ferrocuda_std::mma::mma(&fa68, &fb69, &fc56);
+    acc = d70.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -252,14 +329,48 @@ pub fn fuzz_0007(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v47 = (acc ^ t.rotate_left(26));
-    for k48 in 0..n.wrapping_mul(5) % 5 {
-        if k48 == 2 { continue; }
-        acc = acc.wrapping_add(k48);
-        thread::sync_threads();
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    acc = (t ^ t.rotate_left(25));
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    if t < 32 && n > 3 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa71 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fb72 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc73 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    let d74 = mma(&fa71, &fb72, &fc73);
+    acc = d74.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let w75: u32;
+    if acc > 3 { w75 = acc.wrapping_mul(64).wrapping_add(acc); } else { w75 = 3; }
+    acc ^= w75;
+    let u76 = (n & 0xffff) + 6;
+    let wa77 = mma::SharedTile::new(sa_i8, 0, (16, 96), 104);
+    let wb78 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (96, 8), 32);
+    let ct79 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 1]; 1] };
+    if n % 2 == 0 {
+        let dt80 = mma_tiles(&wa77, &wb78, &ct79);
+        acc = dt80.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    let fa81 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb82 = FragB::<i8>::from_fn(|r, c| (u76 ^ (r * 32 + c) as u32) as i8);
+    let fa71 = FragC::<i32>::zero();
+    acc ^= mma(&fa81, &fb82, &fa71).values[0] as u32;
+    let wa83 = mma::SharedTile::new(sa_i8, 0, (32, 96), 104);
+    let wb84 = mma::SharedTile::new(sb_i8, ((u76 ^ (t / 32)) % 3) as usize * 8 + 0, (96, 8), 32);
+    let ct79 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32); 1]; 2] };
+    let fa85 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let fc86 = FragC::<i32>::zero();
+    let dt87 = mma_tiles(&wa83, &wb84, &ct79);
+    let d88 = ferrocuda_std::mma::mma(&fa85, &fb82, &fc86);
+    acc = d88.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = dt87.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -272,56 +383,28 @@ pub fn fuzz_0008(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k49 in 0..3u32 {
-        let fa50 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let mut k89 = 0u32;
+    while k89 < n % 3 {
+        k89 += 1;
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        let fb51 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-        let fc52 = FragC::<f32>::from_fn(|r, c| ((k49 ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-        let mut cm53 = FragC::<f32>::from_fn(|r, c| ((k49 ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-        cm53 = mma(&fa50, &fb51, &cm53);
-        cm53 = mma(&fa50, &fb51, &cm53);
-        cm53 = mma(&fa50, &fb51, &cm53);
-        acc = acc.wrapping_add(cm53.values[3] as i32 as u32);
-    }
-    for k54 in 0..n % 3 {
-        let fa55 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-        let fb56 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-        let fc57 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
         thread::sync_threads();
-        let d58 = mma(&fa55, &fb56, &fc57);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k89);
     }
-    let u59 = (thread::block_dim().x).wrapping_add(n);
-    let mut K60 = 1000u32;
-    let v61 = t + K60;
-    K60 = K60.wrapping_mul(3);
-    acc = acc.wrapping_add(K60);
-    let fa62 = FragA::<u8>::from_fn(|r, c| (u59.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fb63 = FragB::<u8>::from_fn(|r, c| (v61 ^ (r * 32 + c) as u32) as u8);
-    let fc64 = FragC::<i32>::from_fn(|r, c| (v61 ^ (r * 32 + c) as u32) as i32);
-    let d65 = ferrocuda_std::mma::mma(&fa62, &fb63, &fc64);
-    let d66 = mma(&fa62, &fb63, &fc64);
-    let d67 = mma(&fa62, &fb63, &fc64);
-    acc = d65.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = d66.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = d67.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let u68 = (n & 0xffff) + 8;
-    'l70: for k69 in 0..3u32 {
-        for k70 in 0..2u32 {
-            thread::sync_threads();
-            let w71: u32;
-            if acc > 2 { w71 = if t % 2 == 0 { u68 } else { t.wrapping_sub(u68) }; } else { w71 = 7; }
-            acc ^= w71;
-            if k69 == 1 && k70 == 1 { break 'l70; }
-            acc = acc.wrapping_add(k69 ^ k70);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k69 + 1);
-    }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
     thread::sync_threads();
+    acc = t.wrapping_mul(3).wrapping_add(acc);
+    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    acc = t.wrapping_add(acc);
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -334,36 +417,31 @@ pub fn fuzz_0009(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa72 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fb73 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fc74 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    let d75 = mma(&fa72, &fb73, &fc74);
-    let d76 = mma::mma(&fa72, &fb73, &d75);
-    let d77 = mma(&fa72, &fb73, &d76);
-    acc = d77.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let d77 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb78 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc79 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    let d80 = mma(&d77, &fb78, &fc79);
-    let d81 = ferrocuda_std::mma::mma(&d77, &fb78, &d80);
-    let d82 = mma(&d77, &fb78, &d81);
-    acc = d82.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let fa83 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
-    let d80 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
     thread::sync_threads();
-    let d84 = mma(&fa83, &d80, &d76);
-    acc = d84.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 25);
-    let mut cm85 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-    cm85 = mma(&d77, &fb78, &cm85);
-    let fa86 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fb73 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    let d87 = ferrocuda_std::mma::mma(&d77, &fb78, &fc79);
-    let d88 = mma(&fa86, &fb78, &d82);
-    let d89 = mma(&d77, &fb78, &fb73);
-    acc = d87.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    acc = acc.wrapping_add(d88.values[1] as i32 as u32);
-    acc = acc.wrapping_add(d89.values[1] as i32 as u32);
+    let wa90 = mma::SharedTile::new(sa_f16, (t >> 5) as usize * 5, (32, 48), 56);
+    let wb91 = mma::SharedTile::new(sb_f16, 0, (48, 16), 32);
+    let mut ct92 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0); 2]; 2] };
+    ct92 = mma_tiles(&wa90, &wb91, &ct92);
+    ct92 = mma::mma_tiles(&wa90, &wb91, &ct92);
+    acc = ct92.frags[1][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
+    thread::sync_threads();
+    if n % 2 == 0 {
+        acc = (acc ^ n.rotate_left(12));
+        thread::sync_threads();
+    }
+    thread::sync_threads();
+    acc = x[(acc as usize) % x.len()].wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -376,49 +454,35 @@ pub fn fuzz_0010(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k90 = 0u32;
-    while k90 < n % 3 {
-        k90 += 1;
-        tile.set(t as usize, acc);
+    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let fa93 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fb94 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fc95 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let fc96 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
+    let mut cm97 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d98 = mma(&fa93, &fb94, &fc95);
+    cm97 = mma(&fa93, &fb94, &fc95);
+    let d99 = mma::mma(&fa93, &fb94, &fc96);
+    let d100 = mma(&fa93, &fb94, &fc96);
+    acc = d98.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(d100.values[3] as u32);
+    let u101 = (n & 0xffff) + 8;
+    let fb102 = FragB::<u8>::from_fn(|r, c| (u101 ^ (r * 32 + c) as u32) as u8);
+    let d103 = mma(&fa93, &fb102, &d99);
+    let d104 = mma::mma(&fa93, &fb102, &d99);
+    acc = acc.wrapping_add(d103.values[3] as u32);
+    acc = d104.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let v105 = x[(t as usize) % x.len()].wrapping_add(acc);
+    for k106 in 0..n % 4 {
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
         thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k90);
+        acc = acc.wrapping_add(k106);
     }
-    let mut k91 = 0u32;
-    while k91 < 2u32 {
-        k91 += 1;
-        thread::sync_threads();
-        carried = t.wrapping_mul(3).wrapping_add(acc);
-        acc ^= carried;
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k91);
-    }
-    let fa92 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fb93 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc94 = FragC::<f32>::zero();
-    thread::sync_threads();
-    let d95 = mma(&fa92, &fb93, &fc94);
-    acc = d95.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    thread::sync_threads();
-    let fa96 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fb97 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fc98 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
-    let mut cm99 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    cm99 = mma::mma(&fa96, &fb97, &cm99);
-    acc = cm99.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    for k100 in 0..(n % 4) % 5 {
-        thread::sync_threads();
-        if k100 == 0 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k100);
-    }
-    thread::sync_threads();
+    let u107 = (u101 & 0xffff) + 7;
+    let mut K108 = 11u32;
+    let v109 = t + K108;
+    K108 = K108.wrapping_mul(3);
+    acc = acc.wrapping_add(K108);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -431,30 +495,31 @@ pub fn fuzz_0011(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    thread::sync_threads();
-    let fa101 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fb102 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
-    let fc103 = FragC::<i32>::zero();
-    let d104 = mma::mma(&fa101, &fb102, &fc103);
-    let fa105 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb106 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb102 = FragC::<f32>::zero();
-    let mut cm107 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-    cm107 = ferrocuda_std::mma::mma(&fa105, &fb106, &cm107);
-    if t < 34 {
-        acc = t.wrapping_add(n);
+    'l111: for k110 in 0..3u32 {
+        for k111 in 0..2u32 {
+            thread::sync_threads();
+            acc = x[(acc as usize) % x.len()].wrapping_add(k110);
+            if k110 == 1 && k111 == 0 { continue 'l111; }
+            acc = acc.wrapping_add(k110 ^ k111);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k110 + 1);
     }
-    let (w108, w109): (u32, u32);
-    thread::sync_threads();
-    if n % 2 == 0 { (w108, w109) = (acc.wrapping_mul(2654435769).wrapping_add(acc), t); } else { w108 = 5; w109 = acc; }
-    acc = acc.wrapping_add(w108) ^ w109;
-    let u110 = (n & 0xffff) + 8;
-    let fb111 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fc112 = mma(&fa101, &fb111, &fc103);
-    let fc112 = mma(&fa101, &fb111, &fc112);
-    let fc112 = mma(&fa101, &fb111, &fc112);
-    acc = acc.wrapping_add(fc112.values[0] as u32);
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if t < 29 {
+        acc = t.wrapping_mul(2).wrapping_add(acc);
+    }
+    if n % 2 == 0 {
+        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -467,31 +532,23 @@ pub fn fuzz_0012(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    let u113 = (n & 0xffff) + 5;
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 5);
-    thread::sync_threads();
-    let v114 = (t ^ n.rotate_left(25));
-    'l116: for k115 in 0..n % 4 {
-        for k116 in 0..2u32 {
+    'l113: for k112 in 0..n % 4 {
+        for k113 in 0..2u32 {
             thread::sync_threads();
-            let w117: u32;
-            if t % 2 == 0 { w117 = (acc ^ v114.rotate_left(17)); } else { w117 = 1000; }
-            acc ^= w117;
-            if k115 == 1 && k116 == 1 { continue 'l116; }
-            acc = acc.wrapping_add(k115 ^ k116);
+            let n = (n & 0xff) * 4;
+            if k112 == 2 && k113 == 0 { break 'l113; }
+            acc = acc.wrapping_add(k112 ^ k113);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k115 + 1);
+        acc = acc.rotate_left(k112 + 1);
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 16);
-    tile.set(t as usize, acc);
+    let v114 = acc.wrapping_add(acc);
+    let fa115 = FragA::<i8>::from_fn(|r, c| (v114.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb116 = FragB::<i8>::from_fn(|r, c| (v114.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fc117 = FragC::<i32>::from_fn(|r, c| (v114.rotate_left((r * 5 + c) as u32)) as i32);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
-    thread::sync_threads();
-    if acc % 2 == 1 {
-        let v118 = x[(acc as usize) % x.len()].wrapping_add(n);
-    }
+    let d118 = ferrocuda_std::mma::mma(&fa115, &fb116, &fc117);
+    acc = acc.wrapping_add(d118.values[2] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -504,27 +561,52 @@ pub fn fuzz_0013(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
     thread::sync_threads();
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g119 = n - 1;
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
     if n % 5 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    if t < 29 {
-        acc = t.wrapping_mul(2).wrapping_add(g119);
+    thread::sync_threads();
+    let wa119 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (16, 96), 104);
+    let wb120 = mma::SharedTile::new(sb_u8, (t / 32) as usize * 8, (96, 24), 32);
+    let mut ct121 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32); 3]; 1] };
+    ct121 = mma_tiles(&wa119, &wb120, &ct121);
+    ct121 = mma_tiles(&wa119, &wb120, &ct121);
+    acc = acc.wrapping_add(ct121.frags[0][2].values[3] as u32);
+    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    thread::sync_threads();
+    let wa122 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (16, 32), 104);
+    let wb123 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (32, 24), 32);
+    ct121 = mma::mma_tiles(&wa122, &wb123, &ct121);
+    ct121 = mma_tiles(&wa122, &wb123, &ct121);
+    acc = ct121.frags[0][2].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if acc % 2 == 1 {
+        acc = (acc ^ acc.rotate_left(7));
+        let w124: u32;
+        if acc > 3 { w124 = t.wrapping_add(acc); } else { w124 = 7; }
+        acc ^= w124;
     }
-    if n % 2 == 0 {
-        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-        thread::sync_threads();
-    }
+    let wa125 = mma::SharedTile::new(sa_i8, 0, (16, 64), 104);
+    let wb126 = mma::SharedTile::new(sb_i8, 0, (64, 8), 32);
+    let ct127 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32); 1]; 1] };
+    let ct127 = mma_tiles(&wa125, &wb126, &ct127);
+    acc = ct127.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -537,24 +619,77 @@ pub fn fuzz_0014(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l121: for k120 in 0..n % 4 {
-        for k121 in 0..2u32 {
-            thread::sync_threads();
-            let n = (n & 0xff) * 4;
-            if k120 == 2 && k121 == 0 { break 'l121; }
-            acc = acc.wrapping_add(k120 ^ k121);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k120 + 1);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    let v122 = acc.wrapping_add(acc);
-    let fa123 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb124 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc125 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let d126 = mma::mma(&fa123, &fb124, &fc125);
-    let d127 = mma(&fa123, &fb124, &d126);
-    let d128 = mma(&fa123, &fb124, &d127);
-    acc = d128.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    thread::sync_threads();
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(7)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(64)) as u8);
+    }
+    thread::sync_threads();
+    let wa128 = mma::SharedTile::new(sa_u8, 0, (32, 64), 104);
+    let wb129 = mma::SharedTile::new(sb_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (64, 8), 32);
+    let ct130 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32); 1]; 2] };
+    let ct130 = mma_tiles(&wa128, &wb129, &ct130);
+    acc = acc.wrapping_add(ct130.frags[1][0].values[1] as u32);
+    for k131 in 0..3u32 {
+        let fa132 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let fb133 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+        let fc134 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+        thread::sync_threads();
+        let mut cm135 = FragC::<i32>::from_fn(|r, c| (k131 ^ (r * 32 + c) as u32) as i32);
+        cm135 = mma(&fa132, &fb133, &cm135);
+        acc = cm135.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        let fa136 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+        let fb137 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        let fc138 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+        let mut cm139 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+        cm139 = ferrocuda_std::mma::mma(&fa136, &fb137, &fc138);
+        acc = acc.wrapping_add(cm139.values[2] as i32 as u32);
+        let mut cm140 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+        cm140 = mma::mma(&fa136, &fb137, &cm140);
+        acc = cm140.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    let w141;
+    let w142: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w141 = t.wrapping_add(acc); w142 = 1; } 1 => { w141 = acc; w142 = n; } _ => { w141 = 5u32; w142 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w141) ^ w142;
+    let mut k143 = 0u32;
+    while k143 < 2u32 {
+        k143 += 1;
+        if acc != 7 || t < 64 {
+            if k143 == 2 && n % 2 == 1 { break; }
+        }
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
+        thread::sync_threads();
+        if k143 == 0 { break; }
+        acc = acc.wrapping_add(k143);
+    }
+    let mut k144 = 0u32;
+    while k144 < n % 3 {
+        k144 += 1;
+        let n = (n & 0xff) * 2;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k144);
+    }
+    let v145 = t.wrapping_mul(3).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -567,43 +702,41 @@ pub fn fuzz_0015(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k129 in 0..3u32 {
-        let fa130 = FragA::<u8>::from_fn(|r, c| (k129.rotate_left((r * 3 + c) as u32)) as u8);
-        let fb131 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-        let fc132 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-        let mut cm133 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-        cm133 = mma(&fa130, &fb131, &cm133);
-        acc = cm133.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k129);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let fa134 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb135 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-    let fc136 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let d137 = mma(&fa134, &fb135, &fc136);
-    let d138 = mma(&fa134, &fb135, &d137);
-    acc = acc.wrapping_add(d138.values[3] as i32 as u32);
-    let fa139 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fb140 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fc141 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
-    let mut cm142 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    cm142 = mma(&fa139, &fb140, &fc141);
-    let fa143 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fb144 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
-    cm142 = ferrocuda_std::mma::mma(&fa143, &fb144, &cm142);
-    cm142 = mma(&fa143, &fb144, &cm142);
-    cm142 = mma::mma(&fa143, &fb144, &cm142);
-    acc = cm142.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = (acc ^ acc.rotate_left(1));
-    'l146: for k145 in 0..3u32 {
-        for k146 in 0..2u32 {
-            thread::sync_threads();
-            let v147 = acc.wrapping_add(t);
-            if k145 == 2 && k146 == 0 { continue 'l146; }
-            acc = acc.wrapping_add(k145 ^ k146);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k145 + 1);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    let wa146 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (16, 96), 104);
+    let wb147 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (96, 24), 32);
+    let ct148 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32); 3]; 1] };
+    let dt149 = mma::mma_tiles(&wa146, &wb147, &ct148);
+    acc = dt149.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if t < 53 {
+        let n = (n & 0xff) * 2;
+    }
+    let mut k150 = 0u32;
+    while k150 < 2u32 {
+        k150 += 1;
+        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        if k150 == 0 { continue; }
+        acc = acc.wrapping_add(k150);
+        thread::sync_threads();
+        if t % 5 == 0 { continue; }
+        acc ^= k150.wrapping_mul(3);
+    }
+    let v151 = x[(t as usize) % x.len()].wrapping_add(n);
+    if t < 19 {
+        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
     }
     if i < out.len() {
         out.set(i, acc);
@@ -617,41 +750,20 @@ pub fn fuzz_0016(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k148 = 0u32;
-    while k148 < n % 3 {
-        k148 += 1;
-        acc = (t ^ acc.rotate_left(23));
-        acc = acc.wrapping_add(k148);
-        thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k148.wrapping_mul(3);
+    let u152 = n.wrapping_mul(2654435769);
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    if n % 3 == 0 {
-        acc = (t ^ n.rotate_left(17));
+    for k153 in 0..(n ^ 5) % 5 {
         thread::sync_threads();
+        if k153 == 2 { break; }
+        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+        acc = acc.wrapping_add(k153);
+        if t % 2 == 0 { continue; }
+        acc ^= k153.wrapping_mul(3);
     }
-    let mut k149 = 0u32;
-    while k149 < n % 3 {
-        k149 += 1;
-        let w150: u32;
-        if t % 2 == 0 { w150 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w150 = 1; }
-        acc ^= w150;
-        let v151 = x[(acc as usize) % x.len()].wrapping_add(acc);
-        thread::sync_threads();
-        carried = t.wrapping_add(t);
-        acc ^= carried;
-        acc = acc.wrapping_add(k149);
-    }
-    if n % 2 == 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(n);
-        thread::sync_threads();
-    }
-    if n % 2 == 0 {
-        acc = t.wrapping_mul(64).wrapping_add(t);
-        thread::sync_threads();
-    }
-    acc = (acc ^ acc.rotate_left(22));
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 4);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -664,41 +776,38 @@ pub fn fuzz_0017(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g152 = n - 14;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
-    thread::sync_threads();
-    if n % 3 == 0 {
-        acc = t.wrapping_add(acc);
-        thread::sync_threads();
-    }
-    let u153 = g152.wrapping_mul(2);
     let mut k154 = 0u32;
     while k154 < n % 3 {
         k154 += 1;
-        acc = x[(acc as usize) % x.len()].wrapping_add(n);
-        let v155 = if t % 2 == 0 { g152 } else { t.wrapping_sub(g152) };
-        acc = acc.wrapping_add(k154);
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        if t % 3 == 0 { continue; }
+        acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k154);
+        if t % 5 == 0 { continue; }
         acc ^= k154.wrapping_mul(3);
     }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
+    thread::sync_threads();
+    for k155 in 0..3u32 {
+        let v156 = acc.wrapping_mul(2).wrapping_add(k155);
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k155);
+    }
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     if n < 1 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g156 = n - 1;
-    let v157 = t.wrapping_mul(1000).wrapping_add(t);
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let g157 = n - 1;
+    let n = (thread::block_dim().x).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -711,30 +820,30 @@ pub fn fuzz_0018(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        let v158 = t.wrapping_add(n);
-    }
-    for k159 in 0..n % 4 {
-        let w160: u32;
-        if t % 2 == 0 { w160 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w160 = 5; }
-        acc ^= w160;
-        acc = acc.wrapping_add(k159);
+    for k158 in 0..3u32 {
         thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k158);
     }
-    'l162: for k161 in 0..n % 4 {
-        for k162 in 0..2u32 {
-            thread::sync_threads();
-            let n = (n & 0xff) * 2;
-            if k161 == 0 && k162 == 0 { continue 'l162; }
-            acc = acc.wrapping_add(k161 ^ k162);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k161 + 1);
+    if acc % 2 == 1 {
+        let w159: u32;
+        if t % 2 == 0 { w159 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }; } else { w159 = 2654435769; }
+        acc ^= w159;
+        acc = t.wrapping_add(n);
     }
-    let mut K163 = 1u32;
-    let v164 = t + K163;
-    K163 = K163.wrapping_mul(7);
-    acc = acc.wrapping_add(K163);
+    let mut K160 = 11u32;
+    let v161 = t + K160;
+    K160 = K160.wrapping_mul(13);
+    acc = acc.wrapping_add(K160);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
+    let fa162 = FragA::<u8>::from_fn(|r, c| (v161.rotate_left((r * 5 + c) as u32)) as u8);
+    let fb163 = FragB::<u8>::from_fn(|r, c| (v161 ^ (r * 32 + c) as u32) as u8);
+    let fc164 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let d165 = mma::mma(&fa162, &fb163, &fc164);
+    acc = d165.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -747,55 +856,31 @@ pub fn fuzz_0019(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k165 in 0..3u32 {
-        if k165 == 1 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k165);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    let fa166 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fb167 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    let fa166 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fb167 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
     let fc168 = FragC::<i32>::zero();
-    let mut cm169 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
-    cm169 = mma(&fa166, &fb167, &cm169);
-    cm169 = mma::mma(&fa166, &fb167, &fc168);
-    let d170 = mma(&fa166, &fb167, &fc168);
-    let fb167 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fc168 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc171 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let mut cm172 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    cm172 = mma(&fb167, &fc168, &cm172);
-    let mut k173 = 0u32;
-    while k173 < n % 3 {
-        let fb174 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-        let fc175 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-        let d176 = mma(&fa166, &fb174, &fc175);
-        let d177 = mma::mma(&fa166, &fb174, &d176);
-        let d178 = mma(&fa166, &fb174, &d177);
-        acc = acc.wrapping_add(d178.values[1] as u32);
-        acc = x[(acc as usize) % x.len()].wrapping_add(k173);
-        let mut cm179 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
-        cm179 = mma(&fa166, &fb174, &cm179);
-        k173 += 1;
-    }
-    let v180 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-    let mut K181 = 2u32;
-    let v182 = t + K181;
-    K181 = K181.wrapping_mul(11);
-    acc = acc.wrapping_add(K181);
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    for k183 in 0..3u32 {
-        if k183 == 2 { continue; }
-        if k183 == 0 { continue; }
-        acc = acc.wrapping_add(k183);
+    let d169 = mma::mma(&fa166, &fb167, &fc168);
+    let d170 = ferrocuda_std::mma::mma(&fa166, &fb167, &d169);
+    acc = d170.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    thread::sync_threads();
+    let mut ct171 = AccTile::<i32, 1, 1>::zero();
+    for k172 in 0..2u32 {
+        let wa173 = mma::SharedTile::new(sa_u8, ((k172 ^ (t / 32)) % 3) as usize * 8 + 0, (16, 32), 104);
+        let wb174 = mma::SharedTile::new(sb_u8, (t / 32) as usize * 8, (32, 8), 32);
+        ct171 = mma_tiles(&wa173, &wb174, &ct171);
         thread::sync_threads();
     }
+    acc = acc.wrapping_add(ct171.frags[0][0].values[3] as u32);
+    let u175 = n.rotate_left(7);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -808,23 +893,35 @@ pub fn fuzz_0020(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 34) % 64) as usize));
-    thread::sync_threads();
-    let mut K184 = 255u32;
-    let v185 = t + K184;
-    K184 = K184.wrapping_mul(255);
-    acc = acc.wrapping_add(K184);
-    let v186 = (t ^ t.rotate_left(21));
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g176 = n - 14;
     if n % 5 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
+    if t % 3 == 0 {
+        let w177: u32;
+        if t % 2 == 0 { w177 = t.wrapping_add(t); } else { w177 = 64; }
+        acc ^= w177;
+        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
     thread::sync_threads();
+    'l179: for k178 in 0..n % 4 {
+        for k179 in 0..2u32 {
+            thread::sync_threads();
+            acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+            if k178 == 2 && k179 == 1 { continue 'l179; }
+            acc = acc.wrapping_add(k178 ^ k179);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k178 + 1);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -837,34 +934,42 @@ pub fn fuzz_0021(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa187 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
-    let fb188 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
-    let fc189 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    let d190 = mma(&fa187, &fb188, &fc189);
-    let d191 = ferrocuda_std::mma::mma(&fa187, &fb188, &d190);
-    let d191 = mma::mma(&fa187, &fb188, &d191);
-    acc = acc.wrapping_add(d191.values[0] as u32);
-    let d192 = ferrocuda_std::mma::mma(&fa187, &fb188, &fc189);
-    let mut K193 = 5u32;
-    let v194 = t + K193;
-    K193 = K193.wrapping_mul(64);
-    acc = acc.wrapping_add(K193);
-    let fb195 = FragB::<u8>::from_fn(|r, c| (v194.rotate_left((r * 7 + c) as u32)) as u8);
-    let mut cm196 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    cm196 = mma::mma(&fa187, &fb195, &cm196);
-    acc = acc.wrapping_add(cm196.values[1] as u32);
-    let fa187 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb197 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v194.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let d191 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-    let d198 = mma(&fa187, &fb197, &d191);
-    let d199 = mma(&fa187, &fb197, &d198);
-    acc = d199.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    tile.set(t as usize, acc);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+    let mut ct180 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 3]; 2] };
+    for k181 in 0..n % 3 {
+        thread::sync_threads();
+        for e in (t as usize..1824).step_by(64) {
+            sa_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(255)) % 7) as f32 - 3.0));
+        }
+        for e in (t as usize..1568).step_by(64) {
+            sb_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(64)) % 7) as f32 - 3.0));
+        }
+        thread::sync_threads();
+        let wa182 = mma::SharedTile::new(sa_f16, (k181 % 3) as usize * 8, (32, 32), 56);
+        let wb183 = mma::SharedTile::new(sb_f16, ((k181 ^ (t / 32)) % 3) as usize * 8 + 3, (32, 24), 32);
+        ct180 = mma_tiles(&wa182, &wb183, &ct180);
+        thread::sync_threads();
+    }
+    acc = ct180.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let mut k184 = 0u32;
+    while k184 < 2u32 {
+        k184 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k184);
+    }
     thread::sync_threads();
-    let v200 = if t % 2 == 0 { v194 } else { t.wrapping_sub(v194) };
-    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    let v185 = acc.wrapping_mul(7).wrapping_add(acc);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -877,23 +982,44 @@ pub fn fuzz_0022(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v201 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    for k202 in 0..3u32 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 17) % 64) as usize));
-        thread::sync_threads();
-        if acc != 7 || t < 64 {
-            if k202 == 0 && n % 2 == 1 { continue; }
+    let mut carried: u32;
+    thread::sync_threads();
+    let n = (n & 0xff) * 4;
+    'l187: for k186 in 0..3u32 {
+        for k187 in 0..2u32 {
+            thread::sync_threads();
+            let w188: u32;
+            if t % 2 == 0 { w188 = x[(t as usize) % x.len()].wrapping_add(acc); } else { w188 = 5; }
+            acc ^= w188;
+            if k186 == 2 && k187 == 1 { break 'l187; }
+            acc = acc.wrapping_add(k186 ^ k187);
+            thread::sync_threads();
         }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k202);
+        acc = acc.rotate_left(k186 + 1);
     }
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g203 = n - 14;
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 11) % 64) as usize));
+    thread::sync_threads();
+    let mut k189 = 0u32;
+    while k189 < n % 3 {
+        k189 += 1;
+        if k189 == 2 { continue; }
+        thread::sync_threads();
+        carried = x[(acc as usize) % x.len()].wrapping_add(n);
+        acc ^= carried;
+        acc = acc.wrapping_add(k189);
+        if t % 3 == 0 { continue; }
+        acc ^= k189.wrapping_mul(3);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -906,16 +1032,24 @@ pub fn fuzz_0023(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
     thread::sync_threads();
-    acc = (t ^ acc.rotate_left(3));
-    tile.set(t as usize, acc);
+    acc = t.wrapping_add(t);
+    let n = (n & 0xff) * 4;
+    for k190 in 0..n % 4 {
+        if k190 == 2 { continue; }
+        acc = acc.wrapping_add(k190);
+        thread::sync_threads();
+    }
+    let v191 = t.wrapping_mul(5).wrapping_add(t);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
+    let mut K192 = 1u32;
+    let v193 = t + K192;
+    K192 = K192.wrapping_mul(11);
+    acc = acc.wrapping_add(K192);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -928,40 +1062,13 @@ pub fn fuzz_0024(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 2 == 0 {
-        acc = t.wrapping_add(n);
-        thread::sync_threads();
-    }
-    let mut k204 = 0u32;
-    while k204 < n % 3 {
-        k204 += 1;
-        acc = acc.wrapping_add(n);
-        acc = acc.wrapping_add(k204);
-        thread::sync_threads();
-    }
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    let v194 = (t ^ t.rotate_left(18));
+    acc = t.wrapping_add(acc);
+    acc = (v194 ^ t.rotate_left(14));
     if n % 11 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
-    thread::sync_threads();
-    for k205 in 0..n % 4 {
-        thread::sync_threads();
-        let v206 = t.wrapping_add(n);
-        let v206 = v206.wrapping_mul(31).wrapping_add(t);
-        acc = acc.wrapping_add(k205);
-        if t % 2 == 0 { continue; }
-        acc ^= k205.wrapping_mul(3);
-    }
-    let v207 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let v207 = v207.wrapping_mul(13).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -974,27 +1081,49 @@ pub fn fuzz_0025(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k208 = 0u32;
-    while k208 < n % 3 {
-        k208 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = acc.wrapping_add(acc);
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k208);
+    acc = x[(t as usize) % x.len()].wrapping_add(acc);
+    let mut K195 = 1000u32;
+    let v196 = t + K195;
+    K195 = K195.wrapping_mul(255);
+    acc = acc.wrapping_add(K195);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+    thread::sync_threads();
+    'l198: for k197 in 0..3u32 {
+        for k198 in 0..2u32 {
+            thread::sync_threads();
+            let w199: u32;
+            if acc > 3 { w199 = x[(v196 as usize) % x.len()].wrapping_add(t); } else { w199 = 7; }
+            acc ^= w199;
+            if k197 == 1 && k198 == 1 { continue 'l198; }
+            acc = acc.wrapping_add(k197 ^ k198);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k197 + 1);
     }
-    if t % 3 == 0 {
-        let n = (n & 0xff) * 4;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+    thread::sync_threads();
+    'l201: for k200 in 0..n % 4 {
+        for k201 in 0..2u32 {
+            thread::sync_threads();
+            let v202 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+            if k200 == 0 && k201 == 1 { break 'l201; }
+            acc = acc.wrapping_add(k200 ^ k201);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k200 + 1);
     }
-    for k209 in 0..n % 4 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(t);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k209);
-    }
-    acc = t.wrapping_add(t);
-    let u210 = (n & 0xffff) + 2;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1007,37 +1136,10 @@ pub fn fuzz_0026(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa211 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fb212 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
-    let fc213 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    let d214 = ferrocuda_std::mma::mma(&fa211, &fb212, &fc213);
-    acc = d214.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fa215 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fb216 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let mut cm217 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    cm217 = mma(&fa215, &fb216, &cm217);
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    tile.set(t as usize, acc);
+    acc = acc.wrapping_mul(11).wrapping_add(t);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
-    thread::sync_threads();
-    let fa218 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fc213 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-    let fc219 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
-    let fc220 = mma(&fa218, &fc213, &fc219);
-    let fc220 = mma(&fa218, &fc213, &fc220);
-    acc = fc220.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g221 = n - 1;
-    acc = (t ^ t.rotate_left(12));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
-    thread::sync_threads();
-    let u222 = (g221 & 0xffff) + 6;
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let u203 = (n & 0xffff) + 3;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1050,24 +1152,48 @@ pub fn fuzz_0027(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    'l205: for k204 in 0..3u32 {
+        for k205 in 0..2u32 {
+            thread::sync_threads();
+            let w206: u32;
+            if acc > 64 { w206 = acc.wrapping_mul(1000).wrapping_add(n); } else { w206 = 13; }
+            acc ^= w206;
+            if k204 == 1 && k205 == 0 { break 'l205; }
+            acc = acc.wrapping_add(k204 ^ k205);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k204 + 1);
+    }
+    let w207;
+    let w208: u32;
     thread::sync_threads();
+    match t % 3 { 0 => { w207 = (t ^ acc.rotate_left(14)); w208 = 1; } 1 => { w207 = acc; w208 = n; } _ => { w207 = 2654435769u32; w208 = t; } }
+    acc = acc.wrapping_add(w207) ^ w208;
+    if acc % 2 == 1 {
+        acc = x[(t as usize) % x.len()].wrapping_add(t);
+        let v209 = acc.wrapping_mul(64).wrapping_add(t);
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
     thread::sync_threads();
-    let mut K223 = 5u32;
-    let v224 = t + K223;
-    K223 = K223.wrapping_mul(7);
-    acc = acc.wrapping_add(K223);
-    let mut k225 = 0u32;
-    while k225 < n % 3 {
-        k225 += 1;
+    thread::sync_threads();
+    acc = (t ^ t.rotate_left(31));
+    let w210: u32;
+    if acc > 2 { w210 = t.wrapping_add(n); } else { w210 = 31; }
+    acc ^= w210;
+    let mut k211 = 0u32;
+    while k211 < n % 3 {
+        k211 += 1;
+        if k211 == 2 { break; }
+        let v212 = t.wrapping_mul(31).wrapping_add(acc);
+        match k211 {
+            2 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k211);
         thread::sync_threads();
-        acc = acc.wrapping_add(k225);
-        if t % 3 == 0 { continue; }
-        acc ^= k225.wrapping_mul(3);
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 5);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1080,40 +1206,15 @@ pub fn fuzz_0028(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g226 = n - 14;
-    let u227 = (g226 & 0xffff) + 8;
-    let fa228 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
-    let fb229 = FragB::<i8>::from_fn(|r, c| (g226.rotate_left((r * 5 + c) as u32)) as i8);
-    let fc230 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm231 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    cm231 = mma::mma(&fa228, &fb229, &cm231);
-    acc = cm231.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let mut k232 = 0u32;
-    while k232 < n % 3 {
-        k232 += 1;
-        if k232 == 0 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k232);
-        thread::sync_threads();
-    }
-    let fa233 = FragA::<u8>::from_fn(|r, c| (u227.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fb234 = FragB::<u8>::from_fn(|r, c| (u227 ^ (r * 32 + c) as u32) as u8);
-    let fc235 = FragC::<i32>::zero();
-    let fa228 = mma(&fa233, &fb234, &fc235);
-    acc = fa228.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let u236 = n.wrapping_add(7);
-    for k237 in 0..3u32 {
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k237);
-    }
+    thread::sync_threads();
+    let u213 = (n ^ 11);
+    let u214 = n.wrapping_add(7);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+    thread::sync_threads();
+    let v215 = acc.wrapping_mul(7).wrapping_add(u214);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1126,25 +1227,61 @@ pub fn fuzz_0029(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u238 = (n & 0xffff) + 8;
-    let v239 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    if n % 7 == 0 {
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    let mut carried: u32;
+    if n % 11 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
     thread::sync_threads();
-    for k240 in 0..(x.len() as u32).wrapping_add(u238) % 5 {
-        let v241 = v239.wrapping_add(k240);
-        if k240 == 0 { break; }
-        acc = acc.wrapping_add(k240);
+    let mut k216 = 0u32;
+    while k216 < n % 3 {
+        k216 += 1;
+        let wa217 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (32, 64), 104);
+        let wb218 = mma::SharedTile::new(sb_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (64, 24), 32);
+        let mut ct219 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32); 3]; 2] };
+        ct219 = mma_tiles(&wa217, &wb218, &ct219);
+        ct219 = mma::mma_tiles(&wa217, &wb218, &ct219);
+        acc = ct219.frags[1][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
         thread::sync_threads();
+        carried = acc.wrapping_mul(31).wrapping_add(t);
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k216);
     }
-    let v242 = x[(acc as usize) % x.len()].wrapping_add(acc);
-    acc = if t % 2 == 0 { v242 } else { t.wrapping_sub(v242) };
-    let v243 = v242.wrapping_mul(11).wrapping_add(t);
+    'l221: for k220 in 0..3u32 {
+        for k221 in 0..2u32 {
+            thread::sync_threads();
+            let w222: u32;
+            if acc > 3 { w222 = if acc % 2 == 0 { k220 } else { acc.wrapping_sub(k220) }; } else { w222 = 1; }
+            acc ^= w222;
+            if k220 == 2 && k221 == 0 { continue 'l221; }
+            acc = acc.wrapping_add(k220 ^ k221);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k220 + 1);
+    }
+    if t % 3 == 0 {
+        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+        let v223 = x[(t as usize) % x.len()].wrapping_add(n);
+    }
+    for k224 in 0..(n ^ 64) % 5 {
+        thread::sync_threads();
+        carried = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+        acc ^= carried;
+        acc = acc.wrapping_add(k224);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1157,21 +1294,48 @@ pub fn fuzz_0030(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w244: u32;
-    if acc > 2654435769 { w244 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w244 = 31; }
-    acc ^= w244;
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    for k245 in 0..3u32 {
-        let v246 = (t ^ k245.rotate_left(28));
-        acc = v246.wrapping_mul(2).wrapping_add(t);
-        acc = acc.wrapping_add(k245);
-        thread::sync_threads();
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let v247 = x[(t as usize) % x.len()].wrapping_add(n);
-    tile.set(t as usize, acc);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
+    let wa225 = mma::SharedTile::new(sa_f16, (t >> 5) as usize * 5, (32, 32), 56);
+    let wb226 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 8), 32);
+    let ct227 = AccTile::<f32, 2, 1>::zero();
+    let dt228 = mma_tiles(&wa225, &wb226, &ct227);
+    acc = acc.wrapping_add(dt228.frags[1][0].values[1] as i32 as u32);
     thread::sync_threads();
+    acc = (t ^ n.rotate_left(28));
+    let u229 = (n & 0xffff) + 7;
+    let fa230 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((u229 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb231 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc232 = FragC::<f32>::zero();
+    let mut cm233 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let d234 = mma::mma(&fa230, &fb231, &fc232);
+    cm233 = mma(&fa230, &fb231, &cm233);
+    cm233 = mma::mma(&fa230, &fb231, &fc232);
+    let d235 = ferrocuda_std::mma::mma(&fa230, &fb231, &fc232);
+    acc = d234.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = acc.wrapping_add(cm233.values[2] as i32 as u32);
+    acc = d235.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    thread::sync_threads();
+    thread::sync_threads();
+    for k236 in 0..3u32 {
+        acc = acc.wrapping_mul(255).wrapping_add(k236);
+        thread::sync_threads();
+        let fa237 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+        let fb238 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+        let fc239 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        let mut cm240 = FragC::<i32>::from_fn(|r, c| (u229.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        cm240 = mma(&fa237, &fb238, &cm240);
+        acc = cm240.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        acc = acc.wrapping_add(k236);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1184,53 +1348,27 @@ pub fn fuzz_0031(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa248 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fb249 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fc250 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32);
-    let fc251 = mma(&fa248, &fb249, &fc250);
-    let fc251 = mma(&fa248, &fb249, &fc251);
-    let fc251 = mma(&fa248, &fb249, &fc251);
-    acc = fc251.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fa252 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
-    let fb249 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
-    let mut cm253 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
-    let mut cm254 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    cm253 = mma::mma(&fa252, &fb249, &cm253);
-    cm253 = mma(&fa252, &fb249, &fc251);
-    cm254 = mma(&fa252, &fb249, &cm254);
-    let d255 = mma::mma(&fa252, &fb249, &fc251);
-    acc = cm254.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = (t ^ acc.rotate_left(1));
-    for k256 in 0..3u32 {
-        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-        if acc != 7 || t < 64 {
-            if k256 == 1 && n % 2 == 1 { break; }
-        }
+    acc = (acc ^ n.rotate_left(1));
+    let mut K241 = 5u32;
+    let v242 = t + K241;
+    K241 = K241.wrapping_mul(5);
+    acc = acc.wrapping_add(K241);
+    let mut k243 = 0u32;
+    while k243 < 2u32 {
+        k243 += 1;
+        acc = v242.wrapping_mul(255).wrapping_add(n);
+        acc = acc.wrapping_add(k243);
         thread::sync_threads();
-        acc = acc.wrapping_add(k256);
     }
-    let fa257 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb258 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc259 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-    let fc251 = mma(&fa257, &fb258, &fc259);
-    let d260 = mma(&fa257, &fb258, &fc251);
-    acc = d260.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let fc259 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm261 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    cm261 = mma(&fa252, &fb249, &cm261);
-    if t / 32 == n % 2 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+    let (w244, w245): (u32, u32);
+    thread::sync_threads();
+    if t % 2 == 0 { (w244, w245) = (t.wrapping_mul(5).wrapping_add(n), t); } else { w244 = 2654435769; w245 = acc; }
+    acc = acc.wrapping_add(w244) ^ w245;
+    let n = n.wrapping_add(2);
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let d260 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fb249 = ferrocuda_std::mma::mma(&fa252, &d260, &d255);
-    acc = acc.wrapping_add(fb249.values[3] as u32);
-    let fb262 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
-    if n % 2 == 0 {
-        let d263 = mma(&fa248, &fb262, &fc259);
-        acc = d263.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    }
-    let u264 = (n % 4);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1243,13 +1381,38 @@ pub fn fuzz_0032(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    for k265 in 0..n % 4 {
+    let mut carried: u32;
+    let mut k246 = 0u32;
+    while k246 < n % 3 {
+        k246 += 1;
+        if acc != 7 || t < 64 {
+            if k246 == 1 && n % 2 == 0 { continue; }
+        }
         thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k265);
+        acc = acc.wrapping_add(k246);
+        if t % 2 == 0 { continue; }
+        acc ^= k246.wrapping_mul(3);
     }
-    acc = acc.wrapping_mul(31).wrapping_add(t);
+    let n = n.wrapping_add(255);
+    let u247 = (x.len() as u32).wrapping_add(n);
+    for k248 in 0..n % 4 {
+        thread::sync_threads();
+        carried = (t ^ u247.rotate_left(1));
+        acc ^= carried;
+        acc = acc.wrapping_add(k248);
+        if t % 3 == 0 { continue; }
+        acc ^= k248.wrapping_mul(3);
+    }
+    let n = (thread::block_dim().x).wrapping_add(u247);
+    let mut k249 = 0u32;
+    while k249 < 2u32 {
+        k249 += 1;
+        let v250 = acc.wrapping_add(n);
+        acc = acc.wrapping_add(k249);
+        thread::sync_threads();
+        if t % 5 == 0 { continue; }
+        acc ^= k249.wrapping_mul(3);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1262,31 +1425,28 @@ pub fn fuzz_0033(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    for k266 in 0..n % 4 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k266);
-    }
-    let mut k267 = 0u32;
-    while k267 < n % 3 {
-        k267 += 1;
-        match k267 {
-            0 => break,
-            _ => acc = acc.wrapping_add(1),
+    let v251 = t.wrapping_add(t);
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    for k252 in 0..(n ^ 13) % 5 {
+        if acc != 7 || t < 64 {
+            if k252 == 1 && n % 2 == 0 { continue; }
         }
-        acc = acc.wrapping_add(k267);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k252);
+        if t % 5 == 0 { continue; }
+        acc ^= k252.wrapping_mul(3);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
+    thread::sync_threads();
+    for k253 in 0..n.rotate_left(26) % 5 {
+        if k253 == 0 { continue; }
+        let v254 = if t % 2 == 0 { v251 } else { t.wrapping_sub(v251) };
+        acc = x[(acc as usize) % x.len()].wrapping_add(v254);
+        acc = acc.wrapping_add(k253);
         thread::sync_threads();
     }
-    let v268 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    let v269 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    if acc % 2 == 1 {
-        acc = (v268 ^ v269.rotate_left(3));
-    }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 15);
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1299,43 +1459,31 @@ pub fn fuzz_0034(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
+    thread::sync_threads();
+    if acc % 2 == 1 {
+        let w255: u32;
+        if t % 2 == 0 { w255 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w255 = 13; }
+        acc ^= w255;
+    }
+    let n = (n & 0xff) * 2;
+    for k256 in 0..n.wrapping_mul(64) % 5 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k256);
+        if t % 5 == 0 { continue; }
+        acc ^= k256.wrapping_mul(3);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
     thread::sync_threads();
-    for k270 in 0..n % 4 {
-        let w271: u32;
-        if n % 2 == 0 { w271 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w271 = 3; }
-        acc ^= w271;
-        let w272: u32;
-        if n % 2 == 0 { w272 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w272 = 5; }
-        acc ^= w272;
-        acc = acc.wrapping_add(k270);
-        thread::sync_threads();
-    }
-    let mut k273 = 0u32;
-    while k273 < n % 3 {
-        k273 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = t.wrapping_add(n);
-        acc ^= carried;
-        acc = acc.wrapping_add(k273);
-    }
-    for k274 in 0..n % 4 {
-        thread::sync_threads();
-        carried = t.wrapping_mul(64).wrapping_add(t);
-        acc ^= carried;
-        acc = acc.wrapping_add(k274);
-        if t % 2 == 0 { continue; }
-        acc ^= k274.wrapping_mul(3);
-    }
-    acc = (acc ^ n.rotate_left(27));
+    let u257 = (n & 0xffff) + 5;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1348,24 +1496,47 @@ pub fn fuzz_0035(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k275 in 0..(n % 3) % 5 {
-        let v276 = x[(t as usize) % x.len()].wrapping_add(acc);
-        let v277 = acc.wrapping_mul(3).wrapping_add(k275);
-        acc = acc.wrapping_add(k275);
-        thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k275.wrapping_mul(3);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    let u258 = (n ^ 1000);
+    acc = t.wrapping_add(acc);
+    thread::sync_threads();
+    let mut ct259 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 1]; 2] };
+    for k260 in 0..n % 3 {
+        let wa261 = mma::SharedTile::new(sa_f16, (u258 % 3) as usize * 8, (32, 48), 56);
+        let wb262 = mma::SharedTile::new(sb_f16, 0, (48, 8), 32);
+        ct259 = mma_tiles(&wa261, &wb262, &ct259);
+    }
+    acc = acc.wrapping_add(ct259.frags[0][0].values[2] as i32 as u32);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 34) % 64) as usize));
     thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
-    thread::sync_threads();
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    thread::sync_threads();
+    let wa263 = mma::SharedTile::new(sa_i8, ((u258 ^ (t / 32)) % 3) as usize * 8 + 3, (16, 64), 104);
+    let wb264 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (64, 16), 32);
+    let ct265 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32); 2]; 1] };
+    let fa266 = FragA::<u8>::from_fn(|r, c| (u258.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb267 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fc268 = FragC::<i32>::from_fn(|r, c| (u258.rotate_left((r * 5 + c) as u32)) as i32);
+    let dt269 = mma::mma_tiles(&wa263, &wb264, &ct265);
+    let d270 = mma(&fa266, &fb267, &fc268);
+    acc = acc.wrapping_add(d270.values[0] as u32);
+    acc = dt269.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1378,36 +1549,16 @@ pub fn fuzz_0036(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    thread::sync_threads();
-    if t % 3 == 0 {
-        let n = n.rotate_left(18);
-        acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    }
-    for k278 in 0..3u32 {
-        thread::sync_threads();
-        carried = (t ^ k278.rotate_left(3));
-        acc ^= carried;
-        acc = acc.wrapping_add(k278);
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 7) % 64) as usize));
-    thread::sync_threads();
-    acc = (acc ^ acc.rotate_left(6));
-    let mut K279 = 3u32;
-    let v280 = t + K279;
-    K279 = K279.wrapping_mul(64);
-    acc = acc.wrapping_add(K279);
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g281 = n - 1;
+    let mut K271 = 64u32;
+    let v272 = t + K271;
+    K271 = K271.wrapping_mul(13);
+    acc = acc.wrapping_add(K271);
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    let mut K273 = 13u32;
+    let v274 = t + K273;
+    K273 = K273.wrapping_mul(255);
+    acc = acc.wrapping_add(K273);
+    let v272 = v272.wrapping_mul(2).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1420,50 +1571,39 @@ pub fn fuzz_0037(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let g282 = n - 6;
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 63) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
-    thread::sync_threads();
-    for k283 in 0..n % 4 {
-        thread::sync_threads();
-        carried = (t ^ t.rotate_left(5));
-        acc ^= carried;
-        thread::sync_threads();
-        carried = acc.wrapping_add(t);
-        acc ^= carried;
-        acc = acc.wrapping_add(k283);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
-    thread::sync_threads();
-    for k284 in 0..(g282 ^ 1000) % 5 {
-        let n = g282.rotate_left(0);
-        acc = acc.wrapping_add(k284);
-        thread::sync_threads();
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let mut k285 = 0u32;
-    while k285 < n % 3 {
-        k285 += 1;
-        let w286: u32;
-        if n % 2 == 0 { w286 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w286 = 255; }
-        acc ^= w286;
-        acc = acc.wrapping_add(k285);
-        thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k285.wrapping_mul(3);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
+    thread::sync_threads();
+    let wa275 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 64), 104);
+    let wb276 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (64, 16), 32);
+    let ct277 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32); 2]; 2] };
+    let dt278 = mma::mma_tiles(&wa275, &wb276, &ct277);
+    acc = acc.wrapping_add(dt278.frags[0][1].values[2] as u32);
+    thread::sync_threads();
+    let wa279 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (16, 16), 56);
+    let wb280 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (16, 8), 32);
+    let ct277 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0); 1]; 1] };
+    let fa281 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb282 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fc283 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
+    let ct277 = mma_tiles(&wa279, &wb280, &ct277);
+    let fc283 = mma(&fa281, &fb282, &fc283);
+    acc = fc283.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = ct277.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1476,15 +1616,11 @@ pub fn fuzz_0038(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v287 = acc.wrapping_mul(2654435769).wrapping_add(t);
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if acc % 2 == 1 {
-        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    }
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    thread::sync_threads();
+    thread::sync_threads();
+    thread::sync_threads();
+    acc = (acc ^ t.rotate_left(4));
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1497,24 +1633,28 @@ pub fn fuzz_0039(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa288 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fb289 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fc290 = FragC::<i32>::zero();
-    let mut cm291 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
-    cm291 = mma(&fa288, &fb289, &cm291);
-    acc = cm291.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if t >= 32 && n % 3 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
+    let v284 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    for k285 in 0..2u32 {
+        let fa286 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+        let fb287 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+        let fc288 = FragC::<i32>::zero();
+        let mut cm289 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+        cm289 = mma::mma(&fa286, &fb287, &cm289);
+        acc = cm289.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     }
-    let fa292 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb293 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fa288 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
-    let d294 = mma::mma(&fa292, &fb293, &fa288);
-    acc = d294.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let fa295 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fb296 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fa288 = mma(&fa295, &fb296, &cm291);
+    let fa290 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb291 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc292 = FragC::<f32>::zero();
+    let mut cm293 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm293 = mma(&fa290, &fb291, &cm293);
+    cm293 = mma::mma(&fa290, &fb291, &fc292);
+    acc = cm293.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fc292 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb294 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc295 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let d296 = mma(&fc292, &fb294, &fc295);
+    let fb291 = mma::mma(&fc292, &fb294, &d296);
+    acc = acc.wrapping_add(fb291.values[3] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1527,28 +1667,28 @@ pub fn fuzz_0040(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    let v297 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let u298 = (n & 0xffff) + 1;
-    acc = if acc % 2 == 0 { v297 } else { acc.wrapping_sub(v297) };
-    thread::sync_threads();
-    for k299 in 0..n.wrapping_add(5) % 5 {
-        acc = x[(t as usize) % x.len()].wrapping_add(t);
-        let w300: u32;
-        if acc > 5 { w300 = acc.wrapping_mul(2).wrapping_add(k299); } else { w300 = 2; }
-        acc ^= w300;
-        acc = acc.wrapping_add(k299);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k299.wrapping_mul(3);
-    }
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    if n % 2 == 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(v297);
-        thread::sync_threads();
-    }
     if acc % 2 == 1 {
-        acc = x[(v297 as usize) % x.len()].wrapping_add(v297);
+        let v297 = t.wrapping_mul(255).wrapping_add(acc);
+        let v297 = v297.wrapping_mul(2).wrapping_add(t);
+    }
+    let w298;
+    let w299: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w298 = x[(acc as usize) % x.len()].wrapping_add(t); w299 = 1; } 1 => { w298 = acc; w299 = n; } _ => { w298 = 11u32; w299 = t; } }
+    acc = acc.wrapping_add(w298) ^ w299;
+    let u300 = n.rotate_left(19);
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
+    for k301 in 0..(u300 ^ 1000) % 5 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k301);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -1562,28 +1702,35 @@ pub fn fuzz_0041(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w301: u32;
-    if acc > 2 { w301 = (t ^ acc.rotate_left(5)); } else { w301 = 1000; }
-    acc ^= w301;
-    let w302;
-    let w303: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w302 = (t ^ n.rotate_left(27)); w303 = 1; } 1 => { w302 = acc; w303 = n; } _ => { w302 = 2654435769u32; w303 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w302) ^ w303;
-    let n = (n & 0xff) * 4;
-    let n = (thread::block_dim().x).wrapping_add(n);
-    for k304 in 0..n % 4 {
-        if acc != 7 || t < 64 {
-            if k304 == 1 && n % 2 == 1 { break; }
+    'l303: for k302 in 0..3u32 {
+        for k303 in 0..2u32 {
+            thread::sync_threads();
+            let n = k302.wrapping_add(255);
+            if k302 == 1 && k303 == 1 { break 'l303; }
+            acc = acc.wrapping_add(k302 ^ k303);
+            thread::sync_threads();
         }
-        thread::sync_threads();
-        acc = x[(t as usize) % x.len()].wrapping_add(t);
-        acc = acc.wrapping_add(k304);
-        if t % 2 == 0 { continue; }
-        acc ^= k304.wrapping_mul(3);
+        acc = acc.rotate_left(k302 + 1);
     }
-    let v305 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    let v304 = acc.wrapping_mul(31).wrapping_add(t);
+    let u305 = (n & 0xffff) + 6;
+    let v306 = if t % 2 == 0 { v304 } else { t.wrapping_sub(v304) };
+    if n % 2 == 0 {
+        acc = if t % 2 == 0 { v306 } else { t.wrapping_sub(v306) };
+        thread::sync_threads();
+    }
+    if t % 3 == 0 {
+        let v306 = v306.wrapping_mul(13).wrapping_add(t);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1596,34 +1743,22 @@ pub fn fuzz_0042(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w306;
-    let w307: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w306 = x[(acc as usize) % x.len()].wrapping_add(t); w307 = 1; } 1 => { w306 = acc; w307 = n; } _ => { w306 = 13u32; w307 = t; } }
-    acc = acc.wrapping_add(w306) ^ w307;
-    thread::sync_threads();
-    thread::sync_threads();
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g308 = n - 1;
     acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
     if n % 2 == 0 {
-        acc = (acc ^ g308.rotate_left(30));
+        acc = (acc ^ acc.rotate_left(30));
         thread::sync_threads();
     }
-    'l310: for k309 in 0..3u32 {
-        for k310 in 0..2u32 {
+    'l308: for k307 in 0..3u32 {
+        for k308 in 0..2u32 {
             thread::sync_threads();
-            let w311: u32;
-            if n % 2 == 0 { w311 = (acc ^ acc.rotate_left(14)); } else { w311 = 1; }
-            acc ^= w311;
-            if k309 == 1 && k310 == 1 { break 'l310; }
-            acc = acc.wrapping_add(k309 ^ k310);
+            let w309: u32;
+            if n % 2 == 0 { w309 = (acc ^ acc.rotate_left(14)); } else { w309 = 1; }
+            acc ^= w309;
+            if k307 == 1 && k308 == 1 { break 'l308; }
+            acc = acc.wrapping_add(k307 ^ k308);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k309 + 1);
+        acc = acc.rotate_left(k307 + 1);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -1637,54 +1772,49 @@ pub fn fuzz_0043(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
     thread::sync_threads();
-    for k312 in 0..2u32 {
-        let fa313 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-        let fb314 = FragB::<i8>::from_fn(|r, c| (k312 ^ (r * 32 + c) as u32) as i8);
-        let fc315 = FragC::<i32>::zero();
-        let mut cm316 = FragC::<i32>::from_fn(|r, c| (k312.rotate_left((r * 7 + c) as u32)) as i32);
-        cm316 = mma(&fa313, &fb314, &cm316);
-        thread::sync_threads();
-        acc = acc.wrapping_add(cm316.values[3] as u32);
-    }
-    for k317 in 0..2u32 {
-        let fa318 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((k317.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-        let fb319 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-        let fc320 = FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-        let d321 = mma::mma(&fa318, &fb319, &fc320);
-        let mut cm322 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-        cm322 = mma(&fa318, &fb319, &cm322);
-        thread::sync_threads();
-        acc = acc.wrapping_add(cm322.values[1] as i32 as u32);
-    }
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    for k323 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        let w324: u32;
-        if acc > 64 { w324 = acc.wrapping_add(acc); } else { w324 = 1; }
-        acc ^= w324;
-        acc = acc.wrapping_add(k323);
-        thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k323.wrapping_mul(3);
-    }
+    thread::sync_threads();
+    let fa310 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i8);
+    let fb311 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc312 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let fc312 = mma(&fa310, &fb311, &fc312);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
     thread::sync_threads();
-    let mut k325 = 0u32;
-    while k325 < 2u32 {
-        k325 += 1;
-        if k325 == 1 { continue; }
-        acc = t.wrapping_add(n);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k325);
-    }
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    if t < 32 && n > 10 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
         return;
     }
-    let g326 = n - 14;
-    thread::sync_threads();
+    let d313 = mma(&fa310, &fb311, &fc312);
+    acc = d313.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let w314: u32;
+    if acc > 11 { w314 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w314 = 5; }
+    acc ^= w314;
+    let n = (n % 4);
+    let fc315 = mma(&fa310, &fb311, &d313);
+    let fc315 = mma(&fa310, &fb311, &fc315);
+    let fc315 = mma(&fa310, &fb311, &fc315);
+    acc = fc315.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let wa316 = mma::SharedTile::new(sa_f16, 0, (32, 16), 56);
+    let wb317 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (16, 8), 32);
+    let ct318 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 1]; 2] };
+    if t < 32 {
+        let dt319 = mma::mma_tiles(&wa316, &wb317, &ct318);
+        acc = acc.wrapping_add(dt319.frags[1][0].values[3] as i32 as u32);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1697,27 +1827,59 @@ pub fn fuzz_0044(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if (t >> 5) != (n & 1) {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    let fa320 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb321 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fc322 = FragC::<i32>::zero();
+    thread::sync_threads();
+    let d323 = ferrocuda_std::mma::mma(&fa320, &fb321, &fc322);
+    acc = acc.wrapping_add(d323.values[0] as u32);
+    let mut k324 = 0u32;
+    while k324 < n % 3 {
+        k324 += 1;
+        if k324 == 2 { break; }
+        let v325 = acc.wrapping_add(acc);
+        acc = acc.wrapping_add(k324);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k324.wrapping_mul(3);
+    }
+    for k326 in 0..n.rotate_left(16) % 5 {
+        let v327 = x[(acc as usize) % x.len()].wrapping_add(acc);
+        acc = acc.wrapping_add(k326);
+        thread::sync_threads();
+    }
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let fa327 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb328 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc329 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let d330 = mma(&fa327, &fb328, &fc329);
-    acc = acc.wrapping_add(d330.values[1] as i32 as u32);
-    let mut K331 = 7u32;
-    let v332 = t + K331;
-    K331 = K331.wrapping_mul(64);
-    acc = acc.wrapping_add(K331);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 27);
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    let mut K333 = 11u32;
-    let v334 = t + K333;
-    K333 = K333.wrapping_mul(3);
-    acc = acc.wrapping_add(K333);
-    let v335 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let g328 = n - 14;
+    let fa329 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((g328 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb330 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc331 = FragC::<f32>::zero();
+    let d332 = mma(&fa329, &fb330, &fc331);
+    acc = d332.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let wa333 = mma::SharedTile::new(sa_i8, (t / 32) as usize * 8, (16, 32), 104);
+    let wb334 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (32, 24), 32);
+    let ct335 = AccTile::<i32, 1, 3>::zero();
+    let dt336 = mma::mma_tiles(&wa333, &wb334, &ct335);
+    acc = dt336.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if acc % 2 == 1 {
+        let w337: u32;
+        if acc > 255 { w337 = t.wrapping_add(n); } else { w337 = 1; }
+        acc ^= w337;
+        let w338: u32;
+        if t % 2 == 0 { w338 = (acc ^ t.rotate_left(3)); } else { w338 = 64; }
+        acc ^= w338;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1730,21 +1892,28 @@ pub fn fuzz_0045(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let n = (n & 0xff) * 3;
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    if t < 4 {
-        acc = acc.wrapping_add(t);
-    }
-    let u336 = (x.len() as u32).wrapping_add(n);
-    if n % 2 == 0 {
-        acc = acc.wrapping_add(t);
+    let mut k339 = 0u32;
+    while k339 < 2u32 {
+        k339 += 1;
+        let fa340 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+        let fb341 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
+        let fc342 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
+        let mut cm343 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
+        let d344 = mma(&fa340, &fb341, &fc342);
+        let d345 = mma(&fa340, &fb341, &fc342);
+        cm343 = mma(&fa340, &fb341, &cm343);
+        acc = acc.wrapping_add(cm343.values[0] as u32);
+        tile.set(t as usize, acc);
         thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k339);
+        if t % 3 == 0 { continue; }
+        acc ^= k339.wrapping_mul(3);
     }
+    let v346 = (t ^ t.rotate_left(17));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1757,27 +1926,34 @@ pub fn fuzz_0046(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    'l338: for k337 in 0..3u32 {
-        for k338 in 0..2u32 {
-            thread::sync_threads();
-            let v339 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-            if k337 == 1 && k338 == 1 { break 'l338; }
-            acc = acc.wrapping_add(k337 ^ k338);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k337 + 1);
-    }
-    let v340 = (t ^ acc.rotate_left(23));
-    if n % 5 == 1 {
+    if n % 5 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    if n < 1 {
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if t < 22 {
+        acc = (t ^ t.rotate_left(23));
+    }
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    'l348: for k347 in 0..3u32 {
+        for k348 in 0..2u32 {
+            thread::sync_threads();
+            acc = x[(acc as usize) % x.len()].wrapping_add(k347);
+            if k347 == 1 && k348 == 0 { continue 'l348; }
+            acc = acc.wrapping_add(k347 ^ k348);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k347 + 1);
+    }
+    if n < 6 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g341 = n - 1;
+    let g349 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1790,22 +1966,51 @@ pub fn fuzz_0047(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = n.wrapping_add(13);
-    acc = acc.wrapping_mul(5).wrapping_add(t);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 17) % 64) as usize));
-    thread::sync_threads();
-    let u342 = (n & 0xffff) + 3;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
-    thread::sync_threads();
-    let v343 = (t ^ acc.rotate_left(17));
-    if n % 3 == 0 {
-        acc = acc.wrapping_add(v343);
-        thread::sync_threads();
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    thread::sync_threads();
+    let mut K350 = 2654435769u32;
+    let v351 = t + K350;
+    K350 = K350.wrapping_mul(1);
+    acc = acc.wrapping_add(K350);
+    let fa352 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb353 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fc354 = FragC::<f32>::zero();
+    let d355 = mma::mma(&fa352, &fb353, &fc354);
+    acc = acc.wrapping_add(d355.values[3] as i32 as u32);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
+    thread::sync_threads();
+    let v351 = v351.wrapping_mul(5).wrapping_add(t);
+    'l357: for k356 in 0..n % 4 {
+        for k357 in 0..2u32 {
+            thread::sync_threads();
+            let w358: u32;
+            if t % 2 == 0 { w358 = x[(acc as usize) % x.len()].wrapping_add(k357); } else { w358 = 3; }
+            acc ^= w358;
+            if k356 == 1 && k357 == 1 { continue 'l357; }
+            acc = acc.wrapping_add(k356 ^ k357);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k356 + 1);
+    }
+    let wa359 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (32, 32), 56);
+    let wb360 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (32, 16), 32);
+    let ct361 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 2]; 2] };
+    let fc354 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fa352 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let d355 = FragC::<i32>::from_fn(|r, c| (v351 ^ (r * 32 + c) as u32) as i32);
+    let dt362 = mma_tiles(&wa359, &wb360, &ct361);
+    let fb353 = ferrocuda_std::mma::mma(&fc354, &fa352, &d355);
+    acc = fb353.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(dt362.frags[1][0].values[3] as i32 as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1818,51 +2023,45 @@ pub fn fuzz_0048(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k344 in 0..n % 4 {
-        if k344 == 1 { break; }
-        acc = acc.wrapping_add(k344);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    thread::sync_threads();
+    let mut k363 = 0u32;
+    while k363 < n % 3 {
+        k363 += 1;
         thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k344.wrapping_mul(3);
+        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+        acc = acc.wrapping_add(k363);
+        if t % 5 == 0 { continue; }
+        acc ^= k363.wrapping_mul(3);
     }
-    let fa345 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fb346 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fc347 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    let mut cm348 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32);
-    cm348 = mma::mma(&fa345, &fb346, &cm348);
-    for k349 in 0..n % 3 {
-        let fb350 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as u8);
-        let d351 = ferrocuda_std::mma::mma(&fa345, &fb350, &cm348);
-        if k349 == 1 && t >= 32 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-            return;
-        }
-        let d352 = mma::mma(&fa345, &fb350, &cm348);
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-    }
-    let mut K353 = 255u32;
-    let v354 = t + K353;
-    K353 = K353.wrapping_mul(7);
-    acc = acc.wrapping_add(K353);
-    acc = (acc ^ v354.rotate_left(9));
-    let mut k355 = 0u32;
-    while k355 < 2u32 {
-        let fb356 = FragB::<u8>::from_fn(|r, c| (k355.rotate_left((r * 3 + c) as u32)) as u8);
-        let d357 = mma(&fa345, &fb346, &cm348);
-        let d358 = mma::mma(&fa345, &fb346, &d357);
-        acc = d358.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        let fa359 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-        let fb360 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v354 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-        if k355 == 1 && (t >> 5) != (n & 1) {
-            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-            return;
-        }
-        let fc361 = FragC::<f32>::zero();
-        let d362 = ferrocuda_std::mma::mma(&fa359, &fb360, &fc361);
-        acc = acc.wrapping_add(d362.values[1] as i32 as u32);
-        acc = acc.wrapping_add(v354);
-        k355 += 1;
-    }
+    thread::sync_threads();
+    let u364 = (n & 0xffff) + 4;
+    let wa365 = mma::SharedTile::new(sa_f16, 0, (32, 48), 56);
+    let wb366 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (48, 16), 32);
+    let ct367 = AccTile::<f32, 2, 2>::zero();
+    let ct367 = mma_tiles(&wa365, &wb366, &ct367);
+    acc = acc.wrapping_add(ct367.frags[0][0].values[0] as i32 as u32);
+    thread::sync_threads();
+    thread::sync_threads();
+    let fa368 = FragA::<i8>::from_fn(|r, c| (u364.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb369 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc370 = FragC::<i32>::zero();
+    let fc370 = mma(&fa368, &fb369, &fc370);
+    let mut K371 = 3u32;
+    let v372 = t + K371;
+    K371 = K371.wrapping_mul(1);
+    acc = acc.wrapping_add(K371);
+    let mut K373 = 1000u32;
+    let v374 = t + K373;
+    K373 = K373.wrapping_mul(13);
+    acc = acc.wrapping_add(K373);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1875,26 +2074,37 @@ pub fn fuzz_0049(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa363 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fb364 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fc365 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cs366 = [fc365, FragC::<i32>::zero()];
-    cs366[1] = mma(&fa363, &fb364, &cs366[0]);
-    cs366[0] = ferrocuda_std::mma::mma(&fa363, &fb364, &cs366[1]);
-    cs366[1] = mma(&fa363, &fb364, &cs366[0]);
-    acc = acc.wrapping_add(cs366[0].values[1] as u32);
-    acc = cs366[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fa367 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fb368 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
-    let fc365 = ferrocuda_std::mma::mma(&fa367, &fb368, &fc365);
-    acc = fc365.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let v369 = t.wrapping_add(acc);
-    let fb364 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb370 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc371 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let mut carried: u32;
+    for k375 in 0..n.wrapping_mul(64) % 5 {
+        thread::sync_threads();
+        carried = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+        acc ^= carried;
+        thread::sync_threads();
+        carried = (t ^ t.rotate_left(13));
+        acc ^= carried;
+        acc = acc.wrapping_add(k375);
+        if t % 3 == 0 { continue; }
+        acc ^= k375.wrapping_mul(3);
+    }
+    let n = (n & 0xff) * 4;
+    let mut K376 = 3u32;
+    let v377 = t + K376;
+    K376 = K376.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K376);
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    let mut K378 = 11u32;
+    let v379 = t + K378;
+    K378 = K378.wrapping_mul(255);
+    acc = acc.wrapping_add(K378);
+    if acc % 2 == 1 {
+        let w380: u32;
+        if t % 2 == 0 { w380 = v379.wrapping_add(t); } else { w380 = 31; }
+        acc ^= w380;
+    }
+    let (w381, w382): (u32, u32);
     thread::sync_threads();
-    let fc365 = mma::mma(&fb364, &fb370, &fc371);
-    acc = acc.wrapping_add(fc365.values[1] as i32 as u32);
+    if n % 2 == 0 { (w381, w382) = (x[(t as usize) % x.len()].wrapping_add(n), t); } else { w381 = 13; w382 = acc; }
+    acc = acc.wrapping_add(w381) ^ w382;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1907,39 +2117,43 @@ pub fn fuzz_0050(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n % 2 == 0 {
-        acc = (acc ^ n.rotate_left(9));
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    thread::sync_threads();
+    if t < 20 {
+        let w383: u32;
+        if n % 2 == 0 { w383 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w383 = 255; }
+        acc ^= w383;
+        acc = t.wrapping_mul(31).wrapping_add(n);
+    }
+    let mut k384 = 0u32;
+    while k384 < n % 3 {
+        k384 += 1;
         thread::sync_threads();
+        match k384 {
+            0 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        match k384 {
+            0 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k384);
+    }
+    if t % 3 == 0 {
+        acc = t.wrapping_mul(7).wrapping_add(t);
+        acc = t.wrapping_mul(13).wrapping_add(n);
+    }
+    acc = x[(t as usize) % x.len()].wrapping_add(n);
+    for k385 in 0..n % 4 {
+        thread::sync_threads();
+        let n = (thread::block_dim().x).wrapping_add(k385);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k385);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
     thread::sync_threads();
-    thread::sync_threads();
-    let mut k372 = 0u32;
-    while k372 < n % 3 {
-        k372 += 1;
-        thread::sync_threads();
-        carried = (t ^ t.rotate_left(10));
-        acc ^= carried;
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = (t ^ n.rotate_left(24));
-        acc ^= carried;
-        acc = acc.wrapping_add(k372);
-    }
-    let mut k373 = 0u32;
-    while k373 < 2u32 {
-        k373 += 1;
-        let w374: u32;
-        if n % 2 == 0 { w374 = (acc ^ acc.rotate_left(25)); } else { w374 = 255; }
-        acc ^= w374;
-        acc = acc.wrapping_add(k373);
-        thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k373.wrapping_mul(3);
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1952,25 +2166,35 @@ pub fn fuzz_0051(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    let u375 = (x.len() as u32).wrapping_add(n);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
-    thread::sync_threads();
-    'l377: for k376 in 0..3u32 {
-        for k377 in 0..2u32 {
-            thread::sync_threads();
-            let w378: u32;
-            if n % 2 == 0 { w378 = acc.wrapping_mul(2).wrapping_add(n); } else { w378 = 2654435769; }
-            acc ^= w378;
-            if k376 == 1 && k377 == 1 { continue 'l377; }
-            acc = acc.wrapping_add(k376 ^ k377);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k376 + 1);
+    let mut carried: u32;
+    for k386 in 0..n % 4 {
+        thread::sync_threads();
+        carried = acc.wrapping_add(n);
+        acc ^= carried;
+        acc = if acc % 2 == 0 { k386 } else { acc.wrapping_sub(k386) };
+        acc = acc.wrapping_add(k386);
     }
+    acc = acc.wrapping_mul(7).wrapping_add(n);
+    for k387 in 0..n % 4 {
+        let v388 = (t ^ k387.rotate_left(3));
+        let v388 = v388.wrapping_mul(1).wrapping_add(t);
+        let v389 = acc.wrapping_mul(1000).wrapping_add(acc);
+        acc = acc.wrapping_add(k387);
+        thread::sync_threads();
+    }
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let n = n.rotate_left(12);
+    let w390;
+    let w391: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w390 = (t ^ acc.rotate_left(9)); w391 = 1; } 1 => { w390 = acc; w391 = n; } _ => { w390 = 64u32; w391 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w390) ^ w391;
+    acc = acc.wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1983,25 +2207,24 @@ pub fn fuzz_0052(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n % 3 == 0 {
-        acc = t.wrapping_add(acc);
-        thread::sync_threads();
-    }
-    if acc % 2 == 1 {
-        let n = (n % 7);
-    }
-    for k379 in 0..3u32 {
-        thread::sync_threads();
-        if k379 == 0 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
+    'l393: for k392 in 0..n % 4 {
+        for k393 in 0..2u32 {
+            thread::sync_threads();
+            acc = (t ^ k393.rotate_left(21));
+            if k392 == 2 && k393 == 0 { continue 'l393; }
+            acc = acc.wrapping_add(k392 ^ k393);
+            thread::sync_threads();
         }
-        thread::sync_threads();
-        carried = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k379);
+        acc = acc.rotate_left(k392 + 1);
     }
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let w394: u32;
+    if t % 2 == 0 { w394 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w394 = 64; }
+    acc ^= w394;
+    let n = (n & 0xff) * 4;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2014,22 +2237,23 @@ pub fn fuzz_0053(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = x[(t as usize) % x.len()].wrapping_add(n);
-    for k380 in 0..n % 4 {
-        thread::sync_threads();
-        let n = (thread::block_dim().x).wrapping_add(k380);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k380);
+    let u395 = (n & 0xffff) + 7;
+    let w396: u32;
+    if n % 2 == 0 { w396 = (t ^ n.rotate_left(14)); } else { w396 = 11; }
+    acc ^= w396;
+    acc = (t ^ acc.rotate_left(29));
+    'l398: for k397 in 0..n % 4 {
+        for k398 in 0..2u32 {
+            thread::sync_threads();
+            acc = acc.wrapping_add(t);
+            if k397 == 1 && k398 == 1 { break 'l398; }
+            acc = acc.wrapping_add(k397 ^ k398);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k397 + 1);
     }
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
-    thread::sync_threads();
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g381 = n - 14;
+    let u399 = u395.wrapping_mul(7);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2042,21 +2266,22 @@ pub fn fuzz_0054(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k382 in 0..(n % 5) % 5 {
-        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-        if k382 == 1 { continue; }
-        if acc != 7 || t < 64 {
-            if k382 == 2 && n % 2 == 0 { continue; }
+    acc = acc.wrapping_add(n);
+    'l401: for k400 in 0..n % 4 {
+        for k401 in 0..2u32 {
+            thread::sync_threads();
+            let v402 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+            if k400 == 0 && k401 == 0 { continue 'l401; }
+            acc = acc.wrapping_add(k400 ^ k401);
+            thread::sync_threads();
         }
-        acc = acc.wrapping_add(k382);
-        thread::sync_threads();
+        acc = acc.rotate_left(k400 + 1);
     }
+    let w403;
+    let w404: u32;
     thread::sync_threads();
-    if n % 2 == 0 {
-        acc = (t ^ acc.rotate_left(13));
-        thread::sync_threads();
-    }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
+    match t % 3 { 0 => { w403 = acc.wrapping_mul(11).wrapping_add(acc); w404 = 1; } 1 => { w403 = acc; w404 = n; } _ => { w403 = 2654435769u32; w404 = t; } }
+    acc = acc.wrapping_add(w403) ^ w404;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2069,37 +2294,51 @@ pub fn fuzz_0055(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
-    thread::sync_threads();
-    let fa383 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb384 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc385 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let fc386 = mma::mma(&fa383, &fb384, &fc385);
-    let fc386 = mma(&fa383, &fb384, &fc386);
-    acc = fc386.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    for k387 in 0..3u32 {
-        let fa388 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
-        let fb389 = FragB::<i8>::from_fn(|r, c| (k387 ^ (r * 32 + c) as u32) as i8);
-        let fc390 = FragC::<i32>::from_fn(|r, c| (k387.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-        let d391 = mma(&fa388, &fb389, &fc390);
-        let d392 = mma(&fa388, &fb389, &d391);
-        let d393 = mma(&fa388, &fb389, &d392);
-        acc = d393.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        let d394 = mma(&fa383, &fb384, &fc385);
-        acc = acc.wrapping_add(d394.values[0] as i32 as u32);
-        let mut cs395 = [fc385, FragC::<f32>::zero()];
-        cs395[1] = ferrocuda_std::mma::mma(&fa383, &fb384, &cs395[0]);
-        cs395[0] = mma(&fa383, &fb384, &cs395[1]);
-        acc = cs395[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-        acc = acc.wrapping_add(cs395[1].values[2] as i32 as u32);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let u396 = (n & 0xffff) + 7;
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+    thread::sync_threads();
+    let wa405 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (32, 64), 104);
+    let wb406 = mma::SharedTile::new(sb_u8, (n % 3) as usize * 8, (64, 16), 32);
+    let mut ct407 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32); 2]; 2] };
+    ct407 = mma::mma_tiles(&wa405, &wb406, &ct407);
+    acc = acc.wrapping_add(ct407.frags[1][0].values[1] as u32);
+    let wa408 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (32, 48), 56);
+    let wb409 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (48, 8), 32);
+    let ct410 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0); 1]; 2] };
+    if n % 2 == 0 {
+        let dt411 = mma_tiles(&wa408, &wb409, &ct410);
+        acc = dt411.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    }
+    let u412 = (n & 0xffff) + 2;
+    let fa413 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fb414 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fc415 = FragC::<i32>::from_fn(|r, c| (u412.rotate_left((r * 5 + c) as u32)) as i32);
+    let mut cm416 = FragC::<i32>::from_fn(|r, c| (u412.rotate_left((r * 5 + c) as u32)) as i32);
+    cm416 = mma(&fa413, &fb414, &fc415);
+    acc = cm416.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa413 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb417 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((u412 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc418 = FragC::<f32>::zero();
+    let mut cm419 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm419 = mma(&fa413, &fb417, &cm419);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2112,47 +2351,19 @@ pub fn fuzz_0056(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
-    thread::sync_threads();
-    let mut k397 = 0u32;
-    while k397 < 3u32 {
-        let fa398 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        let fb399 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-        let fc400 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-        let mut cm401 = FragC::<i32>::from_fn(|r, c| (k397 ^ (r * 32 + c) as u32) as i32);
-        cm401 = mma(&fa398, &fb399, &fc400);
-        cm401 = mma::mma(&fa398, &fb399, &fc400);
-        acc = cm401.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        if k397 == 0 && t < 32 && n > 3 {
-            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-            return;
-        }
-        k397 += 1;
+    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    for k420 in 0..n.wrapping_mul(13) % 5 {
+        let n = (n & 0xff) * 2;
+        thread::sync_threads();
+        let v421 = t.wrapping_add(t);
+        acc = acc.wrapping_add(k420);
     }
-    let u402 = (n & 0xffff) + 3;
-    let n = (n & 0xff) * 2;
-    let fa403 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((u402.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fb404 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((u402 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc405 = FragC::<f32>::from_fn(|r, c| ((u402.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-    let fc406 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
-    let mut cm407 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    cm407 = mma(&fa403, &fb404, &cm407);
-    let d408 = mma::mma(&fa403, &fb404, &fc406);
-    let d409 = mma::mma(&fa403, &fb404, &fc405);
-    acc = acc.wrapping_add(cm407.values[0] as i32 as u32);
-    acc = d408.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let fa410 = FragA::<i8>::from_fn(|r, c| (u402 ^ (r * 32 + c) as u32) as i8);
-    let fb411 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fc412 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    let fc406 = mma(&fa410, &fb411, &fc412);
-    let n = (n & 0xff) * 3;
-    let mut cm413 = FragC::<i32>::from_fn(|r, c| (u402.rotate_left((r * 5 + c) as u32)) as i32);
-    cm413 = mma(&fa410, &fb411, &cm413);
-    cm413 = mma(&fa410, &fb411, &cm413);
-    acc = cm413.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 19);
+    thread::sync_threads();
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g422 = n - 14;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2165,43 +2376,56 @@ pub fn fuzz_0057(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    for k414 in 0..n % 4 {
-        let v415 = acc.wrapping_add(k414);
-        acc = acc.wrapping_add(k414);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k414.wrapping_mul(3);
-    }
-    for k416 in 0..n.wrapping_mul(3) % 5 {
-        thread::sync_threads();
-        if k416 == 0 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k416);
-    }
-    let u417 = n.rotate_left(19);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
     thread::sync_threads();
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
     thread::sync_threads();
-    let mut k418 = 0u32;
-    while k418 < n % 3 {
-        k418 += 1;
+    let mut k423 = 0u32;
+    while k423 < n % 3 {
+        k423 += 1;
         thread::sync_threads();
         thread::sync_threads();
         thread::sync_threads();
-        acc = acc.wrapping_add(k418);
+        acc = acc.wrapping_add(k423);
         if t % 3 == 0 { continue; }
-        acc ^= k418.wrapping_mul(3);
+        acc ^= k423.wrapping_mul(3);
     }
     if n < 1 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g419 = n - 1;
+    let g424 = n - 1;
+    'l426: for k425 in 0..n % 4 {
+        for k426 in 0..2u32 {
+            thread::sync_threads();
+            let w427: u32;
+            if n % 2 == 0 { w427 = x[(acc as usize) % x.len()].wrapping_add(k426); } else { w427 = 13; }
+            acc ^= w427;
+            if k425 == 2 && k426 == 0 { break 'l426; }
+            acc = acc.wrapping_add(k425 ^ k426);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k425 + 1);
+    }
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    if acc % 2 == 1 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(t);
+        let v428 = acc.wrapping_mul(255).wrapping_add(t);
+    }
+    let mut k429 = 0u32;
+    while k429 < 2u32 {
+        k429 += 1;
+        if acc != 7 || t < 64 {
+            if k429 == 0 && n % 2 == 0 { continue; }
+        }
+        acc = acc.wrapping_add(k429);
+        thread::sync_threads();
+    }
+    let u430 = (n ^ 2654435769);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2214,14 +2438,44 @@ pub fn fuzz_0058(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    if acc % 2 == 1 {
+        let w431: u32;
+        if t % 2 == 0 { w431 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w431 = 13; }
+        acc ^= w431;
+        acc = x[(acc as usize) % x.len()].wrapping_add(t);
     }
-    let g420 = n - 6;
-    let u421 = (g420 ^ 2654435769);
-    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-    let u422 = (n % 5);
+    let mut k432 = 0u32;
+    while k432 < 2u32 {
+        k432 += 1;
+        let w433: u32;
+        if acc > 5 { w433 = (acc ^ t.rotate_left(10)); } else { w433 = 2654435769; }
+        acc ^= w433;
+        acc = t.wrapping_mul(13).wrapping_add(n);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k432);
+        if t % 3 == 0 { continue; }
+        acc ^= k432.wrapping_mul(3);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    if t < 15 {
+        acc = acc.wrapping_mul(13).wrapping_add(n);
+        acc = t.wrapping_add(n);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    thread::sync_threads();
+    let fa434 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb435 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fc436 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm437 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
+    cm437 = mma(&fa434, &fb435, &cm437);
+    acc = cm437.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let n = (n & 0xff) * 3;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2234,38 +2488,12 @@ pub fn fuzz_0059(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
-    thread::sync_threads();
-    for k423 in 0..n % 4 {
-        let w424: u32;
-        if acc > 2654435769 { w424 = acc.wrapping_add(k423); } else { w424 = 64; }
-        acc ^= w424;
-        acc = (t ^ k423.rotate_left(19));
-        if k423 == 1 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k423);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    if n % 3 == 0 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(t);
         thread::sync_threads();
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
-    thread::sync_threads();
-    let u425 = (n ^ 7);
-    if t < 57 {
-        let v426 = t.wrapping_mul(5).wrapping_add(n);
-        acc = x[(t as usize) % x.len()].wrapping_add(n);
-    }
-    acc = t.wrapping_mul(255).wrapping_add(u425);
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2278,41 +2506,42 @@ pub fn fuzz_0060(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let mut K438 = 1u32;
+    let v439 = t + K438;
+    K438 = K438.wrapping_mul(13);
+    acc = acc.wrapping_add(K438);
+    for k440 in 0..2u32 {
+        let fa441 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+        let fb442 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+        let fc443 = FragC::<i32>::zero();
+        let mut cm444 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32);
+        cm444 = mma(&fa441, &fb442, &cm444);
     }
-    let n = (n ^ 13);
-    let fa427 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fb428 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fc429 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    let d430 = mma(&fa427, &fb428, &fc429);
-    acc ^= mma(&fa427, &fb428, &d430).values[0] as u32;
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    if (t >> 5) != (n & 1) {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    thread::sync_threads();
+    let mut k445 = 0u32;
+    while k445 < 2u32 {
+        k445 += 1;
+        let w446: u32;
+        if t % 2 == 0 { w446 = t.wrapping_mul(3).wrapping_add(v439); } else { w446 = 3; }
+        acc ^= w446;
+        acc = acc.wrapping_add(k445);
+        thread::sync_threads();
     }
-    let d430 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fb431 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
-    let fc432 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
-    let d433 = mma(&d430, &fb431, &fc432);
-    acc = acc.wrapping_add(d433.values[1] as u32);
-    let mut K434 = 11u32;
-    let v435 = t + K434;
-    K434 = K434.wrapping_mul(5);
-    acc = acc.wrapping_add(K434);
-    let fa436 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v435.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let d433 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-    let fc437 = FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let fa427 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v435.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let mut cm438 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    cm438 = ferrocuda_std::mma::mma(&fa436, &d433, &cm438);
-    cm438 = ferrocuda_std::mma::mma(&fa436, &d433, &fc437);
-    let d439 = mma(&fa427, &d433, &fc437);
-    cm438 = mma(&fa427, &d433, &fc437);
-    acc = acc.wrapping_add(cm438.values[0] as i32 as u32);
-    acc = acc.wrapping_add(d439.values[0] as i32 as u32);
+    let mut K447 = 2u32;
+    let v448 = t + K447;
+    K447 = K447.wrapping_mul(31);
+    acc = acc.wrapping_add(K447);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2325,38 +2554,42 @@ pub fn fuzz_0061(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa440 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
-    let fb441 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc442 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
-    let d443 = mma(&fa440, &fb441, &fc442);
-    acc = d443.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if t >= 32 && n % 3 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+    let mut k449 = 0u32;
+    while k449 < 2u32 {
+        k449 += 1;
+        if k449 == 0 { continue; }
+        let n = (n & 0xff) * 3;
+        acc = acc.wrapping_add(k449);
+        thread::sync_threads();
+    }
+    thread::sync_threads();
+    let mut K450 = 255u32;
+    let v451 = t + K450;
+    K450 = K450.wrapping_mul(31);
+    acc = acc.wrapping_add(K450);
+    'l453: for k452 in 0..n % 4 {
+        for k453 in 0..2u32 {
+            thread::sync_threads();
+            let w454: u32;
+            if acc > 1000 { w454 = t.wrapping_add(k453); } else { w454 = 2; }
+            acc ^= w454;
+            if k452 == 0 && k453 == 0 { break 'l453; }
+            acc = acc.wrapping_add(k452 ^ k453);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k452 + 1);
+    }
+    if n % 2 == 0 {
+        acc = x[(v451 as usize) % x.len()].wrapping_add(v451);
+        thread::sync_threads();
+    }
+    thread::sync_threads();
+    thread::sync_threads();
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let fb441 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
-    let fb444 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let d445 = mma(&fb441, &fb444, &d443);
-    acc = d445.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    let u446 = (n & 0xffff) + 2;
-    let d443 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-    let fb447 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((u446.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-    let fc448 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    if t < 32 {
-        let d449 = mma::mma(&d443, &fb447, &fc448);
-        acc = d449.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    }
-    let mut cm450 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    cm450 = mma(&d443, &fb447, &cm450);
-    acc = acc.wrapping_mul(64).wrapping_add(acc);
-    let fb451 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
-    let fc452 = FragC::<i32>::zero();
-    if t / 32 == n % 2 {
-        let d453 = mma(&fa440, &fb451, &fc452);
-        acc = acc.wrapping_add(d453.values[3] as u32);
-    }
-    cm450 = ferrocuda_std::mma::mma(&d443, &fb447, &fc448);
+    let g455 = n - 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2369,27 +2602,15 @@ pub fn fuzz_0062(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    if t % 3 == 0 {
-        let v454 = acc.wrapping_add(t);
-    }
-    if (t >> 5) != (n & 1) {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let fa455 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fb456 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
-    let fc457 = FragC::<i32>::zero();
-    let d458 = ferrocuda_std::mma::mma(&fa455, &fb456, &fc457);
-    acc = d458.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
+    thread::sync_threads();
+    let v456 = acc.wrapping_add(n);
+    let w457: u32;
+    if acc > 255 { w457 = x[(t as usize) % x.len()].wrapping_add(acc); } else { w457 = 64; }
+    acc ^= w457;
+    let v456 = v456.wrapping_mul(1000).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2402,41 +2623,56 @@ pub fn fuzz_0063(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k459 in 0..n % 4 {
-        if k459 == 2 { continue; }
-        if acc != 7 || t < 64 {
-            if k459 == 1 && n % 2 == 0 { continue; }
-        }
-        acc = acc.wrapping_add(k459);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    acc = t.wrapping_mul(11).wrapping_add(n);
+    let mut ct458 = AccTile::<f32, 2, 2>::zero();
+    for k459 in 0..2u32 {
         thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k459.wrapping_mul(3);
+        thread::sync_threads();
+        for e in (t as usize..3360).step_by(64) {
+            sa_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(3)) as u8);
+        }
+        for e in (t as usize..3104).step_by(64) {
+            sb_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(5)) as u8);
+        }
+        thread::sync_threads();
+        let wa460 = mma::SharedTile::new(sa_f16, 0, (32, 48), 56);
+        let wb461 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (48, 16), 32);
+        ct458 = mma_tiles(&wa460, &wb461, &ct458);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if acc % 2 == 1 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(n);
-        acc = x[(acc as usize) % x.len()].wrapping_add(n);
-    }
-    let w460: u32;
-    if n % 2 == 0 { w460 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w460 = 1; }
-    acc ^= w460;
+    acc = acc.wrapping_add(ct458.frags[1][0].values[1] as i32 as u32);
+    let fa462 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb463 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc464 = FragC::<i32>::zero();
+    let mut cs465 = [fc464, FragC::<i32>::zero()];
+    cs465[1] = ferrocuda_std::mma::mma(&fa462, &fb463, &cs465[0]);
+    cs465[0] = mma(&fa462, &fb463, &cs465[1]);
+    cs465[1] = mma(&fa462, &fb463, &cs465[0]);
+    acc = acc.wrapping_add(cs465[0].values[3] as u32);
+    acc = cs465[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fb466 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let mut cs467 = [fc464, FragC::<i32>::zero()];
+    cs467[1] = mma(&fa462, &fb466, &cs467[0]);
+    cs467[0] = ferrocuda_std::mma::mma(&fa462, &fb466, &cs467[1]);
+    cs467[1] = mma(&fa462, &fb466, &cs467[0]);
+    acc = cs467[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = cs467[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2449,20 +2685,27 @@ pub fn fuzz_0064(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_mul(64).wrapping_add(t);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
+    thread::sync_threads();
+    if t % 3 == 0 {
+        let w468: u32;
+        if t % 2 == 0 { w468 = acc.wrapping_mul(1).wrapping_add(t); } else { w468 = 2654435769; }
+        acc ^= w468;
     }
-    let g461 = n - 1;
-    let mut K462 = 13u32;
-    let v463 = t + K462;
-    K462 = K462.wrapping_mul(255);
-    acc = acc.wrapping_add(K462);
+    let mut K469 = 13u32;
+    let v470 = t + K469;
+    K469 = K469.wrapping_mul(5);
+    acc = acc.wrapping_add(K469);
     thread::sync_threads();
+    let mut K471 = 1000u32;
+    let v472 = t + K471;
+    K471 = K471.wrapping_mul(11);
+    acc = acc.wrapping_add(K471);
+    if t % 3 == 0 {
+        let v473 = v470.wrapping_add(acc);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2475,32 +2718,53 @@ pub fn fuzz_0065(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa464 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb465 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc466 = FragC::<f32>::zero();
-    let d467 = ferrocuda_std::mma::mma(&fa464, &fb465, &fc466);
-    acc = acc.wrapping_add(d467.values[0] as i32 as u32);
-    if n % 7 == 2 {
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    thread::sync_threads();
+    if n % 7 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let fa468 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fb469 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
-    let fc470 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    let mut cm471 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm472 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    cm471 = mma(&fa468, &fb469, &cm471);
-    let d473 = ferrocuda_std::mma::mma(&fa468, &fb469, &fc470);
-    cm472 = mma(&fa468, &fb469, &cm472);
-    acc = d473.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 11);
-    let w474: u32;
-    if t % 2 == 0 { w474 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w474 = 3; }
-    acc ^= w474;
-    let u475 = (n & 0xffff) + 4;
-    if acc % 2 == 1 {
-        acc = (acc ^ n.rotate_left(20));
-        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    let mut k474 = 0u32;
+    while k474 < n % 3 {
+        k474 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k474);
+        if t % 2 == 0 { continue; }
+        acc ^= k474.wrapping_mul(3);
+    }
+    let wa475 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (32, 16), 56);
+    let wb476 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (16, 8), 32);
+    let mut ct477 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 1]; 2] };
+    ct477 = mma_tiles(&wa475, &wb476, &ct477);
+    ct477 = mma::mma_tiles(&wa475, &wb476, &ct477);
+    acc = ct477.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    for k478 in 0..3u32 {
+        let fa479 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+        let fb480 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
+        thread::sync_threads();
+        let fc481 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+        let d482 = mma(&fa479, &fb480, &fc481);
+        let d483 = mma(&fa479, &fb480, &d482);
+        acc = acc.wrapping_add(d483.values[0] as u32);
+        let fa484 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+        let fb485 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k478 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        let fc486 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        let mut cm487 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+        cm487 = mma(&fa484, &fb485, &cm487);
+        let fa488 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+        let fb489 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
+        let d490 = mma(&fa488, &fb489, &d483);
+        acc = acc.wrapping_add(d490.values[1] as u32);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2514,38 +2778,23 @@ pub fn fuzz_0066(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t % 3 == 0 {
-        let w476: u32;
-        if acc > 7 { w476 = acc.wrapping_add(acc); } else { w476 = 2; }
-        acc ^= w476;
-        let v477 = acc.wrapping_mul(1).wrapping_add(acc);
-    }
-    let fa478 = FragA::<u8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as u8);
-    let fb479 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
-    let fc480 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    let d481 = mma(&fa478, &fb479, &fc480);
-    acc = d481.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if acc % 2 == 1 {
-        acc = (acc ^ n.rotate_left(31));
-    }
-    let mut cm482 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    cm482 = mma(&fa478, &fb479, &cm482);
-    let fa478 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
-    let fc483 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let d481 = mma(&fa478, &fb479, &fc483);
+    let v491 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    acc = x[(v491 as usize) % x.len()].wrapping_add(t);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 30);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
     thread::sync_threads();
-    let n = (n & 0xff) * 2;
-    let (w484, w485): (u32, u32);
+    let v491 = v491.wrapping_mul(1000).wrapping_add(t);
     thread::sync_threads();
-    if t % 2 == 0 { (w484, w485) = (if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }, t); } else { w484 = 255; w485 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w484) ^ w485;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -2559,44 +2808,48 @@ pub fn fuzz_0067(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k486 = 0u32;
-    while k486 < 2u32 {
-        k486 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k486);
-        if t % 5 == 0 { continue; }
-        acc ^= k486.wrapping_mul(3);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    for k487 in 0..n % 4 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
-        thread::sync_threads();
-        let v488 = x[(acc as usize) % x.len()].wrapping_add(t);
-        acc = acc.wrapping_add(k487);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    if t / 32 == n % 2 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    let fa489 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fb490 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc491 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let d492 = mma(&fa489, &fb490, &fc491);
-    acc = d492.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    if n % 2 == 0 {
-        let d493 = mma(&fa489, &fb490, &d492);
-        acc = d493.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 4);
-    let n = n.wrapping_add(31);
-    let v494 = acc.wrapping_add(n);
-    let fa495 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fb496 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fc497 = FragC::<i32>::zero();
-    let fc491 = mma::mma(&fa495, &fb496, &fc497);
-    acc = fc491.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let u498 = (n & 0xffff) + 8;
+    thread::sync_threads();
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let wa492 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 16), 56);
+    let wb493 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (16, 8), 32);
+    let ct494 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 1]; 2] };
+    let ct494 = mma::mma_tiles(&wa492, &wb493, &ct494);
+    acc = ct494.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fa495 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
+    let fb496 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fc497 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let mut cm498 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
+    cm498 = mma(&fa495, &fb496, &cm498);
+    cm498 = mma(&fa495, &fb496, &fc497);
+    let d499 = ferrocuda_std::mma::mma(&fa495, &fb496, &fc497);
+    acc = d499.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let n = (n % 3);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
+    thread::sync_threads();
+    let wa500 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (16, 96), 104);
+    let wb501 = mma::SharedTile::new(sb_u8, (t >> 5) as usize * 5, (96, 16), 32);
+    let mut ct502 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 2]; 1] };
+    ct502 = mma::mma_tiles(&wa500, &wb501, &ct502);
+    acc = acc.wrapping_add(ct502.frags[0][1].values[3] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2609,24 +2862,20 @@ pub fn fuzz_0068(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    thread::sync_threads();
-    let mut k499 = 0u32;
-    while k499 < n % 3 {
-        k499 += 1;
-        let n = (n & 0xff) * 3;
-        acc = acc.wrapping_add(k499);
+    let v503 = acc.wrapping_add(acc);
+    let mut K504 = 31u32;
+    let v505 = t + K504;
+    K504 = K504.wrapping_mul(31);
+    acc = acc.wrapping_add(K504);
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    for k506 in 0..n % 4 {
         thread::sync_threads();
+        let v507 = acc.wrapping_add(t);
+        acc = acc.wrapping_add(k506);
+        if t % 3 == 0 { continue; }
+        acc ^= k506.wrapping_mul(3);
     }
-    let u500 = n.rotate_left(22);
-    for k501 in 0..3u32 {
-        thread::sync_threads();
-        carried = (t ^ n.rotate_left(26));
-        acc ^= carried;
-        acc = acc.wrapping_add(k501);
-        if t % 2 == 0 { continue; }
-        acc ^= k501.wrapping_mul(3);
-    }
+    let v508 = v503.wrapping_add(v505);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2639,20 +2888,54 @@ pub fn fuzz_0069(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_mul(1).wrapping_add(t);
-    acc = acc.wrapping_mul(255).wrapping_add(acc);
-    let n = (n & 0xff) * 3;
-    acc = t.wrapping_add(n);
-    let w502;
-    let w503: u32;
+    let mut k509 = 0u32;
+    while k509 < 2u32 {
+        k509 += 1;
+        let w510: u32;
+        if acc > 13 { w510 = x[(t as usize) % x.len()].wrapping_add(acc); } else { w510 = 2; }
+        acc ^= w510;
+        if k509 == 0 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k509);
+    }
+    let (w511, w512): (u32, u32);
     thread::sync_threads();
-    match t % 3 { 0 => { w502 = acc.wrapping_mul(3).wrapping_add(t); w503 = 1; } 1 => { w502 = acc; w503 = n; } _ => { w502 = 31u32; w503 = t; } }
-    acc = acc.wrapping_add(w502) ^ w503;
-    let mut K504 = 2u32;
-    let v505 = t + K504;
-    K504 = K504.wrapping_mul(13);
-    acc = acc.wrapping_add(K504);
-    acc = x[(t as usize) % x.len()].wrapping_add(v505);
+    if t % 2 == 0 { (w511, w512) = (if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }, t); } else { w511 = 255; w512 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w511) ^ w512;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
+    thread::sync_threads();
+    let fa513 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb514 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc515 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d516 = mma(&fa513, &fb514, &fc515);
+    let d517 = mma(&fa513, &fb514, &d516);
+    acc = acc.wrapping_add(d517.values[0] as i32 as u32);
+    let u518 = (n & 0xffff) + 5;
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    thread::sync_threads();
+    let mut k519 = 0u32;
+    while k519 < 2u32 {
+        k519 += 1;
+        if k519 == 0 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k519);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2665,56 +2948,32 @@ pub fn fuzz_0070(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let mut carried: u32;
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    acc = acc.wrapping_mul(11).wrapping_add(n);
+    let n = (n & 0xff) * 4;
+    acc = t.wrapping_mul(1000).wrapping_add(acc);
     acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let mut k506 = 0u32;
-    while k506 < 2u32 {
-        k506 += 1;
+    for k520 in 0..n % 4 {
+        let w521: u32;
+        if n % 2 == 0 { w521 = (acc ^ t.rotate_left(12)); } else { w521 = 5; }
+        acc ^= w521;
         thread::sync_threads();
-        tile.set(t as usize, acc);
+        carried = x[(t as usize) % x.len()].wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k520);
+    }
+    for k522 in 0..n % 4 {
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
-        thread::sync_threads();
-        let fa507 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-        let fb508 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-        let fc509 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-        let mut cm510 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-        let mut cm511 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-        cm510 = mma(&fa507, &fb508, &cm510);
-        cm511 = mma::mma(&fa507, &fb508, &cm511);
-        acc = cm511.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-        acc = acc.wrapping_add(k506);
+        match k522 {
+            1 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k522);
     }
-    let mut k512 = 0u32;
-    while k512 < n % 3 {
-        k512 += 1;
-        if k512 == 2 { continue; }
-        acc = acc.wrapping_add(k512);
-        thread::sync_threads();
+    if t % 3 == 0 {
+        let v523 = acc.wrapping_add(t);
     }
-    for k513 in 0..n % 3 {
-        acc = acc.wrapping_mul(13).wrapping_add(t);
-        let fa514 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        let fb515 = FragB::<u8>::from_fn(|r, c| (k513 ^ (r * 32 + c) as u32) as u8);
-        let fc516 = FragC::<i32>::zero();
-        let mut cm517 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-        cm517 = ferrocuda_std::mma::mma(&fa514, &fb515, &cm517);
-        let fc518 = FragC::<i32>::from_fn(|r, c| (k513.rotate_left((r * 7 + c) as u32)) as i32);
-        cm517 = mma(&fa514, &fb515, &cm517);
-    }
-    thread::sync_threads();
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g519 = n - 6;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2727,31 +2986,39 @@ pub fn fuzz_0071(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n % 5);
-    let mut k520 = 0u32;
-    while k520 < 2u32 {
-        k520 += 1;
-        let w521: u32;
-        if n % 2 == 0 { w521 = (acc ^ t.rotate_left(29)); } else { w521 = 31; }
-        acc ^= w521;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k520);
-    }
-    let n = (n & 0xff) * 3;
-    if n % 5 == 1 {
+    let mut carried: u32;
+    let n = (n & 0xff) * 2;
+    acc = x[(t as usize) % x.len()].wrapping_add(t);
+    if n % 11 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    for k522 in 0..3u32 {
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k522);
-    }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 3);
+    tile.set(t as usize, acc);
     thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
+    thread::sync_threads();
+    let v524 = x[(acc as usize) % x.len()].wrapping_add(t);
+    thread::sync_threads();
+    for k525 in 0..3u32 {
+        if k525 == 2 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        thread::sync_threads();
+        let n = (n & 0xff) * 2;
+        acc = acc.wrapping_add(k525);
+    }
+    for k526 in 0..n % 4 {
+        if acc != 7 || t < 64 {
+            if k526 == 1 && n % 2 == 0 { break; }
+        }
+        thread::sync_threads();
+        carried = x[(acc as usize) % x.len()].wrapping_add(acc);
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k526);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2764,20 +3031,27 @@ pub fn fuzz_0072(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    for k523 in 0..n.rotate_left(25) % 5 {
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = x[(t as usize) % x.len()].wrapping_add(k523);
-        acc ^= carried;
-        acc = acc.wrapping_add(k523);
-        if t % 3 == 0 { continue; }
-        acc ^= k523.wrapping_mul(3);
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    let u524 = n.wrapping_add(11);
-    let n = (n % 7);
-    acc = t.wrapping_add(t);
-    let v525 = t.wrapping_mul(13).wrapping_add(t);
+    let g527 = n - 6;
+    let mut k528 = 0u32;
+    while k528 < n % 3 {
+        k528 += 1;
+        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        acc = acc.wrapping_add(k528);
+        thread::sync_threads();
+        if t % 2 == 0 { continue; }
+        acc ^= k528.wrapping_mul(3);
+    }
+    if acc % 2 == 1 {
+        acc = t.wrapping_mul(5).wrapping_add(g527);
+        let v529 = t.wrapping_mul(1).wrapping_add(g527);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -2791,55 +3065,50 @@ pub fn fuzz_0073(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k526 in 0..3u32 {
-        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-        tile.set(t as usize, acc);
+    for k530 in 0..3u32 {
+        if k530 == 0 { continue; }
+        match k530 {
+            0 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k526);
+        acc = acc.wrapping_add(k530);
+        if t % 3 == 0 { continue; }
+        acc ^= k530.wrapping_mul(3);
     }
-    let fa527 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fb528 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
-    let fc529 = FragC::<i32>::zero();
-    let fc530 = mma(&fa527, &fb528, &fc529);
-    let fc530 = mma::mma(&fa527, &fb528, &fc530);
-    let fc530 = mma(&fa527, &fb528, &fc530);
-    acc = fc530.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let n = (thread::block_dim().x).wrapping_add(n);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
     thread::sync_threads();
-    for k531 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        let v532 = (t ^ t.rotate_left(14));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k531);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    for k533 in 0..3u32 {
-        if k533 == 2 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        if k533 == 1 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k533);
+    let g531 = n - 14;
+    let mut k532 = 0u32;
+    while k532 < 2u32 {
+        k532 += 1;
+        let w533: u32;
+        if t % 2 == 0 { w533 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w533 = 2654435769; }
+        acc ^= w533;
         thread::sync_threads();
+        acc = acc.wrapping_add(k532);
+        if t % 2 == 0 { continue; }
+        acc ^= k532.wrapping_mul(3);
     }
-    let fa534 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fb535 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
-    let d536 = mma::mma(&fa534, &fb535, &fc529);
-    acc = acc.wrapping_add(d536.values[1] as u32);
-    let fa534 = mma(&fa527, &fb528, &fc530);
-    let fa534 = mma(&fa527, &fb528, &fa534);
-    let d537 = mma(&fa527, &fb528, &fa534);
-    acc = d537.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let mut K538 = 1u32;
-    let v539 = t + K538;
-    K538 = K538.wrapping_mul(5);
-    acc = acc.wrapping_add(K538);
+    for k534 in 0..(x.len() as u32).wrapping_add(n) % 5 {
+        if k534 == 1 { break; }
+        acc = acc.wrapping_add(acc);
+        match k534 {
+            1 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k534);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k534.wrapping_mul(3);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2852,32 +3121,23 @@ pub fn fuzz_0074(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    for k540 in 0..n % 4 {
-        if acc != 7 || t < 64 {
-            if k540 == 0 && n % 2 == 1 { continue; }
-        }
-        acc = acc.wrapping_add(k540);
-        thread::sync_threads();
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let n = (n & 0xff) * 4;
-    let fa541 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb542 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc543 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let mut K535 = 64u32;
+    let v536 = t + K535;
+    K535 = K535.wrapping_mul(11);
+    acc = acc.wrapping_add(K535);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let d544 = mma(&fa541, &fb542, &fc543);
+    acc = acc.wrapping_add(tile.get(((t + 16) % 64) as usize));
     thread::sync_threads();
-    acc = acc.wrapping_add(d544.values[2] as i32 as u32);
-    for k545 in 0..n % 4 {
-        match k545 {
-            0 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        thread::sync_threads();
-        carried = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k545);
-    }
+    let u537 = n.wrapping_mul(1);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2890,24 +3150,57 @@ pub fn fuzz_0075(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    let mut carried: u32;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
+    thread::sync_threads();
+    let mut k538 = 0u32;
+    while k538 < n % 3 {
+        k538 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = x[(acc as usize) % x.len()].wrapping_add(acc);
+        acc ^= carried;
+        acc = acc.wrapping_add(k538);
+        if t % 2 == 0 { continue; }
+        acc ^= k538.wrapping_mul(3);
     }
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    'l547: for k546 in 0..n % 4 {
-        for k547 in 0..2u32 {
-            thread::sync_threads();
-            acc = x[(acc as usize) % x.len()].wrapping_add(t);
-            if k546 == 2 && k547 == 0 { continue 'l547; }
-            acc = acc.wrapping_add(k546 ^ k547);
-            thread::sync_threads();
+    for k539 in 0..n % 4 {
+        if k539 == 1 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
         }
-        acc = acc.rotate_left(k546 + 1);
+        let w540: u32;
+        if n % 2 == 0 { w540 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w540 = 11; }
+        acc ^= w540;
+        acc = acc.wrapping_add(k539);
+        thread::sync_threads();
     }
-    acc = acc.wrapping_mul(255).wrapping_add(t);
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    for k541 in 0..n % 4 {
+        match k541 {
+            1 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k541);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k541.wrapping_mul(3);
+    }
+    let v542 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    let mut k543 = 0u32;
+    while k543 < n % 3 {
+        k543 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
+        thread::sync_threads();
+        let v544 = t.wrapping_add(acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k543);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2922,23 +3215,45 @@ pub fn fuzz_0076(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    for k548 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        if k548 == 0 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
+    let w545: u32;
+    if n % 2 == 0 { w545 = x[(t as usize) % x.len()].wrapping_add(acc); } else { w545 = 7; }
+    acc ^= w545;
+    if n % 2 == 0 {
+        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
         thread::sync_threads();
-        carried = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-        acc ^= carried;
-        acc = (t ^ n.rotate_left(14));
-        acc = acc.wrapping_add(k548);
     }
-    tile.set(t as usize, acc);
+    for k546 in 0..3u32 {
+        if k546 == 2 { break; }
+        if k546 == 2 { break; }
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k546);
+    }
+    let mut k547 = 0u32;
+    while k547 < 2u32 {
+        k547 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k547);
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
+    for k548 in 0..n % 4 {
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = acc.wrapping_add(k548);
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k548);
+        if t % 5 == 0 { continue; }
+        acc ^= k548.wrapping_mul(3);
+    }
     thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    thread::sync_threads();
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2951,30 +3266,28 @@ pub fn fuzz_0077(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k549 = 0u32;
-    while k549 < n % 3 {
-        k549 += 1;
-        if k549 == 1 { break; }
-        acc = acc.wrapping_add(k549);
+    thread::sync_threads();
+    let u549 = n.wrapping_mul(255);
+    acc = acc.wrapping_mul(13).wrapping_add(acc);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
+    thread::sync_threads();
+    for k550 in 0..(x.len() as u32).wrapping_add(u549) % 5 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k550);
+    }
+    for k551 in 0..n % 4 {
+        acc = (acc ^ acc.rotate_left(17));
+        match k551 {
+            0 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k551);
         thread::sync_threads();
     }
-    thread::sync_threads();
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let v550 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g551 = n - 14;
-    if t < 62 {
-        let w552: u32;
-        if n % 2 == 0 { w552 = acc.wrapping_mul(7).wrapping_add(acc); } else { w552 = 255; }
-        acc ^= w552;
-        let n = (n & 0xff) * 2;
-    }
+    let u552 = (x.len() as u32).wrapping_add(u549);
+    let u553 = (n & 0xffff) + 8;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2987,26 +3300,57 @@ pub fn fuzz_0078(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(t);
-    if acc % 2 == 1 {
-        acc = (t ^ t.rotate_left(18));
-        acc = x[(t as usize) % x.len()].wrapping_add(t);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let mut k553 = 0u32;
-    while k553 < n % 3 {
-        k553 += 1;
-        if k553 == 2 { continue; }
+    thread::sync_threads();
+    let fa554 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fb555 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fc556 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm557 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    cm557 = mma(&fa554, &fb555, &cm557);
+    let d558 = mma(&fa554, &fb555, &fc556);
+    let d559 = mma(&fa554, &fb555, &fc556);
+    let d560 = mma(&fa554, &fb555, &fc556);
+    acc = cm557.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d558.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut k561 = 0u32;
+    while k561 < 2u32 {
+        k561 += 1;
+        let fb562 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        cm557 = mma(&fa554, &fb562, &cm557);
         thread::sync_threads();
-        acc = acc.wrapping_add(k553);
+        acc = acc.wrapping_add(k561);
+        if t % 3 == 0 { continue; }
+        acc ^= k561.wrapping_mul(3);
     }
-    if n % 11 == 0 {
+    thread::sync_threads();
+    let wa563 = mma::SharedTile::new(sa_f16, 0, (16, 48), 56);
+    let wb564 = mma::SharedTile::new(sb_f16, 0, (48, 24), 32);
+    let mut ct565 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0); 3]; 1] };
+    ct565 = mma_tiles(&wa563, &wb564, &ct565);
+    ct565 = mma::mma_tiles(&wa563, &wb564, &ct565);
+    acc = acc.wrapping_add(ct565.frags[0][0].values[2] as i32 as u32);
+    'l567: for k566 in 0..3u32 {
+        for k567 in 0..2u32 {
+            thread::sync_threads();
+            acc = if acc % 2 == 0 { k566 } else { acc.wrapping_sub(k566) };
+            if k566 == 1 && k567 == 0 { break 'l567; }
+            acc = acc.wrapping_add(k566 ^ k567);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k566 + 1);
+    }
+    if n % 11 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
+    let u568 = (n & 0xffff) + 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3019,38 +3363,40 @@ pub fn fuzz_0079(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    'l555: for k554 in 0..n % 4 {
-        for k555 in 0..2u32 {
+    'l570: for k569 in 0..n % 4 {
+        for k570 in 0..2u32 {
             thread::sync_threads();
-            acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-            if k554 == 1 && k555 == 1 { continue 'l555; }
-            acc = acc.wrapping_add(k554 ^ k555);
+            let w571: u32;
+            if n % 2 == 0 { w571 = acc.wrapping_add(k570); } else { w571 = 5; }
+            acc ^= w571;
+            if k569 == 1 && k570 == 1 { continue 'l570; }
+            acc = acc.wrapping_add(k569 ^ k570);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k554 + 1);
+        acc = acc.rotate_left(k569 + 1);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 12) % 64) as usize));
-    thread::sync_threads();
-    let u556 = (thread::block_dim().x).wrapping_add(n);
-    for k557 in 0..3u32 {
-        thread::sync_threads();
-        carried = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-        acc ^= carried;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k557);
-        if t % 5 == 0 { continue; }
-        acc ^= k557.wrapping_mul(3);
-    }
-    let mut K558 = 13u32;
-    let v559 = t + K558;
-    K558 = K558.wrapping_mul(1000);
-    acc = acc.wrapping_add(K558);
+    let mut K572 = 1000u32;
+    let v573 = t + K572;
+    K572 = K572.wrapping_mul(13);
+    acc = acc.wrapping_add(K572);
+    let fa574 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb575 = FragB::<u8>::from_fn(|r, c| (v573.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fc576 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
+    let d577 = mma(&fa574, &fb575, &fc576);
+    let d578 = mma(&fa574, &fb575, &fc576);
+    acc = d577.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d578.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let d577 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fa574 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v573 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc579 = FragC::<f32>::from_fn(|r, c| ((v573.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let mut cm580 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let d581 = mma(&d577, &fa574, &fc579);
+    let d582 = mma::mma(&d577, &fa574, &fc579);
+    let d583 = mma::mma(&d577, &fa574, &fc579);
+    cm580 = mma(&d577, &fa574, &fc579);
+    acc = d581.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = acc.wrapping_add(d582.values[1] as i32 as u32);
+    acc = cm580.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3063,35 +3409,47 @@ pub fn fuzz_0080(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    thread::sync_threads();
     let mut carried: u32;
-    let u560 = n.wrapping_mul(11);
-    let w561: u32;
-    if n % 2 == 0 { w561 = (acc ^ acc.rotate_left(16)); } else { w561 = 64; }
-    acc ^= w561;
-    let mut K562 = 7u32;
-    let v563 = t + K562;
-    K562 = K562.wrapping_mul(31);
-    acc = acc.wrapping_add(K562);
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    let mut ct584 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 2]; 2] };
+    for k585 in 0..3u32 {
+        let wa586 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (32, 16), 56);
+        let wb587 = mma::SharedTile::new(sb_f16, 0, (16, 16), 32);
+        ct584 = mma_tiles(&wa586, &wb587, &ct584);
+    }
+    acc = ct584.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let mut k588 = 0u32;
+    while k588 < n % 3 {
+        k588 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k588);
+    }
+    acc = (acc ^ acc.rotate_left(29));
+    for k589 in 0..(n % 7) % 5 {
+        thread::sync_threads();
+        carried = (t ^ t.rotate_left(16));
+        acc ^= carried;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k589);
+    }
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g564 = n - 14;
-    if t % 3 == 0 {
-        acc = v563.wrapping_add(u560);
-    }
-    for k565 in 0..n.rotate_left(27) % 5 {
-        thread::sync_threads();
-        carried = v563.wrapping_mul(255).wrapping_add(acc);
-        acc ^= carried;
-        let w566: u32;
-        if t % 2 == 0 { w566 = t.wrapping_mul(11).wrapping_add(n); } else { w566 = 3; }
-        acc ^= w566;
-        acc = acc.wrapping_add(k565);
-        if t % 3 == 0 { continue; }
-        acc ^= k565.wrapping_mul(3);
-    }
-    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3104,18 +3462,46 @@ pub fn fuzz_0081(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v567 = t.wrapping_add(n);
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    let u568 = (n % 7);
-    acc = v567.wrapping_mul(255).wrapping_add(n);
-    thread::sync_threads();
-    if t % 3 == 0 {
-        let v569 = acc.wrapping_add(t);
-        let w570: u32;
-        if acc > 1 { w570 = v567.wrapping_add(v567); } else { w570 = 3; }
-        acc ^= w570;
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    acc = x[(t as usize) % x.len()].wrapping_add(acc);
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    thread::sync_threads();
+    let fa590 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fb591 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc592 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cs593 = [fc592, FragC::<i32>::zero()];
+    cs593[1] = mma(&fa590, &fb591, &cs593[0]);
+    cs593[0] = mma(&fa590, &fb591, &cs593[1]);
+    acc = cs593[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = cs593[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g594 = n - 1;
+    let w595: u32;
+    if t % 2 == 0 { w595 = (t ^ g594.rotate_left(23)); } else { w595 = 64; }
+    acc ^= w595;
+    for k596 in 0..n % 4 {
+        thread::sync_threads();
+        if k596 == 2 { continue; }
+        acc = acc.wrapping_add(k596);
+    }
+    let mut cm597 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let d598 = mma(&fa590, &fb591, &fc592);
+    cm597 = mma(&fa590, &fb591, &fc592);
+    acc = cm597.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let wa599 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (16, 64), 104);
+    let wb600 = mma::SharedTile::new(sb_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (64, 8), 32);
+    let ct601 = AccTile::<i32, 1, 1>::zero();
+    let ct601 = mma_tiles(&wa599, &wb600, &ct601);
+    acc = acc.wrapping_add(ct601.frags[0][0].values[3] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3128,31 +3514,47 @@ pub fn fuzz_0082(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_add(n);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
-    thread::sync_threads();
-    let w571;
-    let w572: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w571 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; w572 = 1; } 1 => { w571 = acc; w572 = n; } _ => { w571 = 31u32; w572 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w571) ^ w572;
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let g573 = n - 14;
-    if t >= 32 && n % 3 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let fa574 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fb575 = FragB::<i8>::from_fn(|r, c| (g573.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fc576 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let d577 = mma(&fa574, &fb575, &fc576);
-    acc = acc.wrapping_add(d577.values[0] as u32);
+    thread::sync_threads();
+    let mut carried: u32;
+    for k602 in 0..(n % 7) % 5 {
+        let fa603 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
+        let fb604 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+        let fc605 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
+        let mut cm606 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+        cm606 = ferrocuda_std::mma::mma(&fa603, &fb604, &cm606);
+        cm606 = mma(&fa603, &fb604, &cm606);
+        acc = acc.wrapping_add(cm606.values[3] as u32);
+        thread::sync_threads();
+        carried = t.wrapping_add(n);
+        acc ^= carried;
+        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+        acc = acc.wrapping_add(k602);
+    }
+    let wa607 = mma::SharedTile::new(sa_f16, 0, (16, 48), 56);
+    let wb608 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (48, 8), 32);
+    let ct609 = AccTile::<f32, 1, 1>::zero();
+    if t / 32 == n % 2 {
+        let dt610 = mma::mma_tiles(&wa607, &wb608, &ct609);
+        acc = dt610.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    }
+    let mut k611 = 0u32;
+    while k611 < 2u32 {
+        k611 += 1;
+        match k611 {
+            0 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k611);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3165,27 +3567,46 @@ pub fn fuzz_0083(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l579: for k578 in 0..3u32 {
-        for k579 in 0..2u32 {
-            thread::sync_threads();
-            let n = k579.rotate_left(4);
-            if k578 == 1 && k579 == 1 { break 'l579; }
-            acc = acc.wrapping_add(k578 ^ k579);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k578 + 1);
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    if acc % 2 == 1 {
-        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    let g612 = n - 6;
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let w580: u32;
-    if n % 2 == 0 { w580 = x[(t as usize) % x.len()].wrapping_add(n); } else { w580 = 31; }
-    acc ^= w580;
-    if acc % 2 == 1 {
-        let v581 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-        acc = acc.wrapping_mul(255).wrapping_add(acc);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    let mut k613 = 0u32;
+    while k613 < 2u32 {
+        k613 += 1;
+        if k613 == 1 { continue; }
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
+        thread::sync_threads();
+        let v614 = t.wrapping_add(n);
+        acc = acc.wrapping_add(k613);
     }
+    let (w615, w616): (u32, u32);
     thread::sync_threads();
+    if t % 2 == 0 { (w615, w616) = (x[(acc as usize) % x.len()].wrapping_add(n), t); } else { w615 = 5; w616 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w615) ^ w616;
+    let n = (n & 0xff) * 2;
+    let fa617 = FragA::<i8>::from_fn(|r, c| (g612.rotate_left((r * 3 + c) as u32)) as i8);
+    let fb618 = FragB::<i8>::from_fn(|r, c| (g612.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fc619 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
+    let fa620 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let mut cm621 = FragC::<i32>::from_fn(|r, c| (g612.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d622 = mma(&fa617, &fb618, &fc619);
+    let d623 = mma(&fa620, &fb618, &fc619);
+    cm621 = mma::mma(&fa617, &fb618, &cm621);
+    let d624 = mma::mma(&fa620, &fb618, &fc619);
+    acc = acc.wrapping_add(d622.values[2] as u32);
+    acc = acc.wrapping_add(d623.values[1] as u32);
+    acc = acc.wrapping_add(cm621.values[1] as u32);
+    acc = acc.wrapping_add(d624.values[3] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3198,39 +3619,52 @@ pub fn fuzz_0084(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 24);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g582 = n - 14;
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
-    thread::sync_threads();
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g583 = n - 6;
-    for k584 in 0..3u32 {
+    if n % 3 == 0 {
+        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
         thread::sync_threads();
+    }
+    let w625;
+    let w626: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w625 = t.wrapping_add(n); w626 = 1; } 1 => { w625 = acc; w626 = n; } _ => { w625 = 7u32; w626 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w625) ^ w626;
+    let fa627 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb628 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc629 = FragC::<f32>::zero();
+    let d630 = mma(&fa627, &fb628, &fc629);
+    acc = d630.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    for k631 in 0..3u32 {
+        match k631 {
+            1 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        match k631 {
+            2 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
         tile.set(t as usize, acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
+        acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
         thread::sync_threads();
-        let n = g583.wrapping_mul(255);
-        acc = acc.wrapping_add(k584);
+        acc = acc.wrapping_add(k631);
     }
-    let n = (n & 0xff) * 2;
-    if acc % 2 == 1 {
-        let w585: u32;
-        if acc > 64 { w585 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w585 = 255; }
-        acc ^= w585;
-        let v586 = acc.wrapping_mul(255).wrapping_add(g583);
+    'l633: for k632 in 0..n % 4 {
+        for k633 in 0..2u32 {
+            thread::sync_threads();
+            let v634 = t.wrapping_add(k632);
+            if k632 == 2 && k633 == 1 { continue 'l633; }
+            acc = acc.wrapping_add(k632 ^ k633);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k632 + 1);
     }
+    let fa635 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fb636 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fc637 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let mut cm638 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    cm638 = mma(&fa635, &fb636, &cm638);
+    acc = acc.wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3243,24 +3677,22 @@ pub fn fuzz_0085(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t < 2 {
-        let w587: u32;
-        if n % 2 == 0 { w587 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w587 = 255; }
-        acc ^= w587;
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    if acc % 2 == 1 {
-        let w588: u32;
-        if n % 2 == 0 { w588 = acc.wrapping_add(acc); } else { w588 = 255; }
-        acc ^= w588;
-        let n = (n & 0xff) * 4;
-    }
+    let v639 = x[(t as usize) % x.len()].wrapping_add(n);
+    let u640 = n.wrapping_mul(2);
+    let mut K641 = 64u32;
+    let v642 = t + K641;
+    K641 = K641.wrapping_mul(3);
+    acc = acc.wrapping_add(K641);
+    let u643 = (n & 0xffff) + 5;
+    let v644 = (acc ^ u643.rotate_left(15));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
     thread::sync_threads();
-    let n = (n & 0xff) * 4;
-    let u589 = (thread::block_dim().x).wrapping_add(n);
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3273,46 +3705,45 @@ pub fn fuzz_0086(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    for k590 in 0..n % 4 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k590);
+    if t < 48 {
+        let n = (x.len() as u32).wrapping_add(n);
+        let w645: u32;
+        if n % 2 == 0 { w645 = (t ^ acc.rotate_left(4)); } else { w645 = 1000; }
+        acc ^= w645;
     }
-    let mut k591 = 0u32;
-    while k591 < 2u32 {
-        k591 += 1;
+    for k646 in 0..n % 4 {
+        let v647 = acc.wrapping_add(t);
+        acc = acc.wrapping_add(k646);
         thread::sync_threads();
-        carried = x[(t as usize) % x.len()].wrapping_add(acc);
-        acc ^= carried;
-        thread::sync_threads();
-        carried = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k591);
     }
-    let (w592, w593): (u32, u32);
-    thread::sync_threads();
-    if acc > 2654435769 { (w592, w593) = (acc.wrapping_add(n), t); } else { w592 = 7; w593 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w592) ^ w593;
-    let n = (n & 0xff) * 4;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
     thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    for k594 in 0..n % 4 {
-        let w595: u32;
-        if n % 2 == 0 { w595 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w595 = 1; }
-        acc ^= w595;
-        acc = acc.wrapping_add(k594);
-        thread::sync_threads();
+    let u648 = (n & 0xffff) + 5;
+    if t % 3 == 0 {
+        let w649: u32;
+        if t % 2 == 0 { w649 = t.wrapping_add(t); } else { w649 = 1000; }
+        acc ^= w649;
     }
-    let u596 = (n & 0xffff) + 4;
+    tile.set(t as usize, acc);
     thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+    thread::sync_threads();
+    for k650 in 0..(x.len() as u32).wrapping_add(u648) % 5 {
+        thread::sync_threads();
+        thread::sync_threads();
+        if acc != 7 || t < 64 {
+            if k650 == 0 && n % 2 == 0 { continue; }
+        }
+        acc = acc.wrapping_add(k650);
+        if t % 5 == 0 { continue; }
+        acc ^= k650.wrapping_mul(3);
+    }
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3325,38 +3756,23 @@ pub fn fuzz_0087(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    let fa597 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb598 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc599 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let mut cm600 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    cm600 = mma::mma(&fa597, &fb598, &cm600);
-    cm600 = mma(&fa597, &fb598, &cm600);
-    acc = acc.wrapping_add(cm600.values[2] as i32 as u32);
-    let fa601 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fb602 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fc603 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    let fb604 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
-    let fc605 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm606 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
-    cm606 = mma::mma(&fa601, &fb602, &fc603);
-    cm606 = mma(&fa601, &fb604, &fc603);
-    cm606 = mma(&fa601, &fb604, &fc603);
-    cm606 = mma::mma(&fa601, &fb604, &fc603);
-    let mut K607 = 11u32;
-    let v608 = t + K607;
-    K607 = K607.wrapping_mul(1000);
-    acc = acc.wrapping_add(K607);
-    let fb598 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
-    let fc605 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
-    let d609 = mma(&fb598, &fc605, &cm606);
-    acc = d609.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let w610: u32;
-    if t % 2 == 0 { w610 = acc.wrapping_mul(13).wrapping_add(t); } else { w610 = 3; }
-    acc ^= w610;
-    let fb611 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    cm606 = mma(&fb598, &fb611, &cm606);
-    acc = cm606.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 34) % 64) as usize));
+    thread::sync_threads();
+    let v651 = x[(acc as usize) % x.len()].wrapping_add(t);
+    let v651 = v651.wrapping_mul(64).wrapping_add(t);
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g652 = n - 1;
+    acc = (v651 ^ acc.rotate_left(15));
+    thread::sync_threads();
+    let mut K653 = 1000u32;
+    let v654 = t + K653;
+    K653 = K653.wrapping_mul(255);
+    acc = acc.wrapping_add(K653);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3369,20 +3785,32 @@ pub fn fuzz_0088(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let w612: u32;
-    if t % 2 == 0 { w612 = (acc ^ n.rotate_left(17)); } else { w612 = 1000; }
-    acc ^= w612;
-    let mut K613 = 64u32;
-    let v614 = t + K613;
-    K613 = K613.wrapping_mul(5);
-    acc = acc.wrapping_add(K613);
-    thread::sync_threads();
-    let v615 = acc.wrapping_mul(64).wrapping_add(v614);
+    for k655 in 0..n % 4 {
+        if k655 == 0 { break; }
+        match k655 {
+            0 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k655);
+        thread::sync_threads();
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
     thread::sync_threads();
+    for k656 in 0..3u32 {
+        acc = if t % 2 == 0 { k656 } else { t.wrapping_sub(k656) };
+        if acc != 7 || t < 64 {
+            if k656 == 0 && n % 2 == 1 { continue; }
+        }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k656);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 41) % 64) as usize));
+    thread::sync_threads();
+    let v657 = x[(t as usize) % x.len()].wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3395,33 +3823,50 @@ pub fn fuzz_0089(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K616 = 64u32;
-    let v617 = t + K616;
-    K616 = K616.wrapping_mul(5);
-    acc = acc.wrapping_add(K616);
-    let fa618 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fb619 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fc620 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let fc621 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm622 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
-    let d623 = mma(&fa618, &fb619, &fc620);
-    cm622 = mma(&fa618, &fb619, &cm622);
-    let d624 = mma(&fa618, &fb619, &fc621);
-    acc = cm622.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if t < 54 {
-        let w625: u32;
-        if t % 2 == 0 { w625 = acc.wrapping_add(v617); } else { w625 = 1000; }
-        acc ^= w625;
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    tile.set(t as usize, acc);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
-    thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    let v617 = v617.wrapping_mul(255).wrapping_add(t);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 19);
-    thread::sync_threads();
+    if t >= 32 && n % 3 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let wa658 = mma::SharedTile::new(sa_f16, 0, (16, 48), 56);
+    let wb659 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (48, 16), 32);
+    let mut ct660 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0); 2]; 1] };
+    ct660 = mma::mma_tiles(&wa658, &wb659, &ct660);
+    ct660 = mma_tiles(&wa658, &wb659, &ct660);
+    acc = ct660.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let fa661 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb662 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fc663 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let d664 = mma(&fa661, &fb662, &fc663);
+    let d665 = mma(&fa661, &fb662, &d664);
+    let d666 = mma(&fa661, &fb662, &d665);
+    acc = d666.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let mut cm667 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm667 = mma(&fa661, &fb662, &cm667);
+    cm667 = mma(&fa661, &fb662, &cm667);
+    acc = acc.wrapping_add(cm667.values[3] as i32 as u32);
+    let fa668 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fb669 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fc670 = FragC::<i32>::zero();
+    acc ^= mma::mma(&fa668, &fb669, &fc670).values[2] as u32;
+    let fc670 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fc671 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let d672 = mma(&fc670, &fb669, &fc671);
+    let w673: u32;
+    if t % 2 == 0 { w673 = acc.wrapping_mul(64).wrapping_add(n); } else { w673 = 1000; }
+    acc ^= w673;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3434,14 +3879,35 @@ pub fn fuzz_0090(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t % 3 == 0 {
-        let w626: u32;
-        if n % 2 == 0 { w626 = x[(t as usize) % x.len()].wrapping_add(t); } else { w626 = 7; }
-        acc ^= w626;
-        acc = t.wrapping_add(n);
+    'l675: for k674 in 0..n % 4 {
+        for k675 in 0..2u32 {
+            thread::sync_threads();
+            let w676: u32;
+            if acc > 1 { w676 = t.wrapping_add(t); } else { w676 = 3; }
+            acc ^= w676;
+            if k674 == 0 && k675 == 0 { break 'l675; }
+            acc = acc.wrapping_add(k674 ^ k675);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k674 + 1);
     }
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g677 = n - 14;
+    for k678 in 0..n % 4 {
+        thread::sync_threads();
+        if k678 == 2 { continue; }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k678);
+    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3454,34 +3920,58 @@ pub fn fuzz_0091(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_add(t);
-    thread::sync_threads();
-    for k627 in 0..3u32 {
-        thread::sync_threads();
-        if k627 == 1 { continue; }
-        acc = acc.wrapping_add(k627);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
-    thread::sync_threads();
-    let mut K628 = 2654435769u32;
-    let v629 = t + K628;
-    K628 = K628.wrapping_mul(2);
-    acc = acc.wrapping_add(K628);
-    for k630 in 0..(n ^ 7) % 5 {
-        thread::sync_threads();
-        let v631 = x[(t as usize) % x.len()].wrapping_add(k630);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k630);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    for k632 in 0..n.wrapping_add(3) % 5 {
-        let w633: u32;
-        if t % 2 == 0 { w633 = v629.wrapping_add(t); } else { w633 = 2654435769; }
-        acc ^= w633;
-        if k632 == 0 { break; }
-        acc = acc.wrapping_add(k632);
-        thread::sync_threads();
+    thread::sync_threads();
+    thread::sync_threads();
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(3)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(1)) % 7) as f32 - 3.0));
+    }
+    thread::sync_threads();
+    let wa679 = mma::SharedTile::new(sa_f16, 0, (16, 32), 56);
+    let wb680 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 16), 32);
+    let ct681 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 2]; 1] };
+    let ct681 = mma_tiles(&wa679, &wb680, &ct681);
+    acc = ct681.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    if t < 5 {
+        let v682 = acc.wrapping_mul(7).wrapping_add(acc);
+        let w683: u32;
+        if acc > 64 { w683 = x[(t as usize) % x.len()].wrapping_add(t); } else { w683 = 5; }
+        acc ^= w683;
+    }
+    'l685: for k684 in 0..n % 4 {
+        for k685 in 0..2u32 {
+            thread::sync_threads();
+            acc = t.wrapping_mul(7).wrapping_add(k685);
+            if k684 == 0 && k685 == 1 { continue 'l685; }
+            acc = acc.wrapping_add(k684 ^ k685);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k684 + 1);
+    }
+    let fa686 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb687 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+    let fc688 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let d689 = mma(&fa686, &fb687, &fc688);
+    let v690 = x[(t as usize) % x.len()].wrapping_add(n);
+    'l692: for k691 in 0..3u32 {
+        for k692 in 0..2u32 {
+            thread::sync_threads();
+            let v693 = x[(v690 as usize) % x.len()].wrapping_add(acc);
+            if k691 == 1 && k692 == 1 { continue 'l692; }
+            acc = acc.wrapping_add(k691 ^ k692);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k691 + 1);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3495,25 +3985,21 @@ pub fn fuzz_0092(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 4;
-    if n % 3 == 0 {
-        acc = (t ^ t.rotate_left(24));
-        thread::sync_threads();
+    if acc % 2 == 1 {
+        let w694: u32;
+        if t % 2 == 0 { w694 = acc.wrapping_add(n); } else { w694 = 3; }
+        acc ^= w694;
+        let v695 = t.wrapping_mul(13).wrapping_add(t);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
-    thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(acc);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
-    thread::sync_threads();
+    let mut K696 = 7u32;
+    let v697 = t + K696;
+    K696 = K696.wrapping_mul(11);
+    acc = acc.wrapping_add(K696);
+    let mut K698 = 3u32;
+    let v699 = t + K698;
+    K698 = K698.wrapping_mul(64);
+    acc = acc.wrapping_add(K698);
+    let v700 = t.wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3526,49 +4012,41 @@ pub fn fuzz_0093(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 0 {
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+    thread::sync_threads();
+    let w701: u32;
+    if acc > 1 { w701 = acc.wrapping_mul(2654435769).wrapping_add(n); } else { w701 = 11; }
+    acc ^= w701;
+    let n = (n & 0xff) * 4;
+    let wa702 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 48), 56);
+    let wb703 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (48, 16), 32);
+    let mut ct704 = AccTile::<f32, 2, 2>::zero();
+    ct704 = mma_tiles(&wa702, &wb703, &ct704);
+    ct704 = mma_tiles(&wa702, &wb703, &ct704);
+    acc = ct704.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    if n % 3 == 0 {
+        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        thread::sync_threads();
+    }
+    if n % 7 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    if n % 2 == 0 {
-        acc = acc.wrapping_mul(2654435769).wrapping_add(acc);
-        thread::sync_threads();
-    }
-    let fa634 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
-    let fb635 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fc636 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    thread::sync_threads();
-    let fc636 = mma(&fa634, &fb635, &fc636);
-    acc = acc.wrapping_add(fc636.values[0] as u32);
-    for k637 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        thread::sync_threads();
-        acc = x[(t as usize) % x.len()].wrapping_add(k637);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k637);
-    }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 31);
-    for k638 in 0..n % 4 {
-        thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k638);
-    }
-    let fb635 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fb639 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let mut cm640 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    cm640 = ferrocuda_std::mma::mma(&fb635, &fb639, &cm640);
-    let d641 = ferrocuda_std::mma::mma(&fb635, &fb639, &fc636);
-    acc = acc.wrapping_add(d641.values[2] as u32);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 19);
-    if (t >> 5) != (n & 1) {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let fc636 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    let d641 = mma(&fb635, &fb639, &fc636);
-    acc = acc.wrapping_add(d641.values[1] as u32);
+    let fa705 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb706 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fc707 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let d708 = mma(&fa705, &fb706, &fc707);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3581,28 +4059,35 @@ pub fn fuzz_0094(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
     thread::sync_threads();
-    let n = n.rotate_left(28);
-    'l643: for k642 in 0..n % 4 {
-        for k643 in 0..2u32 {
-            thread::sync_threads();
-            let w644: u32;
-            if t % 2 == 0 { w644 = acc.wrapping_add(k643); } else { w644 = 64; }
-            acc ^= w644;
-            if k642 == 0 && k643 == 1 { continue 'l643; }
-            acc = acc.wrapping_add(k642 ^ k643);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k642 + 1);
+    acc = acc.wrapping_mul(13).wrapping_add(n);
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
+    let fa709 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb710 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc711 = FragC::<i32>::zero();
+    let d712 = mma(&fa709, &fb710, &fc711);
+    acc = t.wrapping_mul(2).wrapping_add(n);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 39) % 64) as usize));
+    thread::sync_threads();
+    let wa713 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (32, 64), 104);
+    let wb714 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (64, 16), 32);
+    let mut ct715 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 2]; 2] };
+    ct715 = mma_tiles(&wa713, &wb714, &ct715);
+    ct715 = mma::mma_tiles(&wa713, &wb714, &ct715);
+    acc = acc.wrapping_add(ct715.frags[0][0].values[2] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3615,36 +4100,32 @@ pub fn fuzz_0095(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = (acc ^ acc.rotate_left(28));
-    'l646: for k645 in 0..n % 4 {
-        for k646 in 0..2u32 {
-            thread::sync_threads();
-            acc = (acc ^ n.rotate_left(15));
-            if k645 == 1 && k646 == 0 { continue 'l646; }
-            acc = acc.wrapping_add(k645 ^ k646);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k645 + 1);
-    }
-    let v647 = x[(t as usize) % x.len()].wrapping_add(n);
-    let w648: u32;
-    if t % 2 == 0 { w648 = v647.wrapping_mul(13).wrapping_add(n); } else { w648 = 255; }
-    acc ^= w648;
-    let v647 = v647.wrapping_mul(11).wrapping_add(t);
+    let u716 = n.rotate_left(14);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
     thread::sync_threads();
-    if n < 14 {
+    if n < 6 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g649 = n - 14;
-    let mut K650 = 2u32;
-    let v651 = t + K650;
-    K650 = K650.wrapping_mul(7);
-    acc = acc.wrapping_add(K650);
-    let u652 = (g649 ^ 7);
+    let g717 = n - 6;
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g718 = n - 6;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
+    thread::sync_threads();
+    for k719 in 0..n % 4 {
+        if k719 == 1 { break; }
+        acc = (t ^ k719.rotate_left(31));
+        acc = acc.wrapping_add(k719);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3657,34 +4138,25 @@ pub fn fuzz_0096(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 3;
-    acc = t.wrapping_add(t);
-    tile.set(t as usize, acc);
+    let v720 = t.wrapping_add(acc);
+    let fa721 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
+    let fb722 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fc723 = FragC::<i32>::zero();
+    let mut cm724 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let mut cm725 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let d726 = mma(&fa721, &fb722, &fc723);
+    let d727 = mma(&fa721, &fb722, &fc723);
+    cm724 = mma(&fa721, &fb722, &fc723);
+    cm725 = mma(&fa721, &fb722, &cm725);
+    acc = acc.wrapping_add(d727.values[0] as u32);
+    acc = cm724.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = cm725.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let d726 = FragA::<u8>::from_fn(|r, c| (v720.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb728 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fc729 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut k653 = 0u32;
-    while k653 < n % 3 {
-        k653 += 1;
-        let w654: u32;
-        if t % 2 == 0 { w654 = x[(t as usize) % x.len()].wrapping_add(t); } else { w654 = 255; }
-        acc ^= w654;
-        acc = acc.wrapping_add(k653);
-        thread::sync_threads();
-    }
-    let mut k655 = 0u32;
-    while k655 < 2u32 {
-        k655 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k655);
-    }
-    let u656 = (n ^ 3);
+    let fc729 = mma(&d726, &fb728, &fc729);
+    acc = acc.wrapping_add(fc729.values[1] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3697,24 +4169,61 @@ pub fn fuzz_0097(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let (w657, w658): (u32, u32);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
     thread::sync_threads();
-    if acc > 11 { (w657, w658) = (x[(t as usize) % x.len()].wrapping_add(acc), t); } else { w657 = 64; w658 = acc; }
-    acc = acc.wrapping_add(w657) ^ w658;
-    let v659 = x[(t as usize) % x.len()].wrapping_add(n);
+    for k730 in 0..n.wrapping_add(255) % 5 {
+        match k730 {
+            2 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k730);
+        thread::sync_threads();
+    }
+    acc = t.wrapping_mul(13).wrapping_add(acc);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 58) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
     thread::sync_threads();
-    if acc % 2 == 1 {
-        let v660 = (acc ^ n.rotate_left(7));
-        let n = n.rotate_left(23);
+    if n % 2 == 0 {
+        acc = t.wrapping_mul(2654435769).wrapping_add(n);
+        thread::sync_threads();
     }
-    let w661: u32;
-    if t % 2 == 0 { w661 = (v659 ^ acc.rotate_left(31)); } else { w661 = 64; }
-    acc ^= w661;
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    acc = v659.wrapping_add(acc);
+    acc = (t ^ t.rotate_left(28));
+    let wa731 = mma::SharedTile::new(sa_u8, (n % 3) as usize * 8, (16, 32), 104);
+    let wb732 = mma::SharedTile::new(sb_u8, (n % 3) as usize * 8, (32, 16), 32);
+    let mut ct733 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32); 2]; 1] };
+    ct733 = mma_tiles(&wa731, &wb732, &ct733);
+    acc = acc.wrapping_add(ct733.frags[0][1].values[2] as u32);
+    let fa734 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb735 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fc736 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let fa737 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let mut cm738 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let mut cm739 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm738 = mma(&fa734, &fb735, &cm738);
+    cm738 = mma(&fa734, &fb735, &cm739);
+    cm738 = mma::mma(&fa734, &fb735, &cm739);
+    cm739 = mma(&fa737, &fb735, &fc736);
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if (t >> 5) != (n & 1) {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa740 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb741 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc742 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32);
+    let d743 = ferrocuda_std::mma::mma(&fa740, &fb741, &fc742);
+    acc = acc.wrapping_add(d743.values[0] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3727,34 +4236,25 @@ pub fn fuzz_0098(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t % 3 == 0 {
-        let v662 = acc.wrapping_mul(255).wrapping_add(t);
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
-    thread::sync_threads();
-    let u663 = (n & 0xffff) + 6;
-    let mut k664 = 0u32;
-    while k664 < 2u32 {
-        k664 += 1;
-        if k664 == 0 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k664);
+    if n % 2 == 0 {
+        acc = t.wrapping_add(acc);
         thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k664.wrapping_mul(3);
     }
-    if n % 11 == 0 {
+    if n % 5 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let mut K665 = 7u32;
-    let v666 = t + K665;
-    K665 = K665.wrapping_mul(3);
-    acc = acc.wrapping_add(K665);
+    let mut k744 = 0u32;
+    while k744 < n % 3 {
+        k744 += 1;
+        thread::sync_threads();
+        if acc != 7 || t < 64 {
+            if k744 == 2 && n % 2 == 0 { break; }
+        }
+        acc = acc.wrapping_add(k744);
+    }
+    thread::sync_threads();
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 17);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3767,19 +4267,61 @@ pub fn fuzz_0099(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K667 = 7u32;
-    let v668 = t + K667;
-    K667 = K667.wrapping_mul(2);
-    acc = acc.wrapping_add(K667);
-    let mut K669 = 1000u32;
-    let v670 = t + K669;
-    K669 = K669.wrapping_mul(11);
-    acc = acc.wrapping_add(K669);
-    let fa671 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fb672 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fc673 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm674 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    cm674 = mma(&fa671, &fb672, &cm674);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    let wa745 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (16, 48), 56);
+    let wb746 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (48, 16), 32);
+    let ct747 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 2]; 1] };
+    let dt748 = mma_tiles(&wa745, &wb746, &ct747);
+    acc = acc.wrapping_add(dt748.frags[0][0].values[3] as i32 as u32);
+    let mut K749 = 2u32;
+    let v750 = t + K749;
+    K749 = K749.wrapping_mul(5);
+    acc = acc.wrapping_add(K749);
+    for k751 in 0..n % 4 {
+        thread::sync_threads();
+        acc = t.wrapping_add(v750);
+        let w752: u32;
+        if t % 2 == 0 { w752 = t.wrapping_add(t); } else { w752 = 255; }
+        acc ^= w752;
+        acc = acc.wrapping_add(k751);
+    }
+    let mut k753 = 0u32;
+    while k753 < n % 3 {
+        k753 += 1;
+        thread::sync_threads();
+        let v750 = v750.wrapping_mul(2).wrapping_add(t);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k753);
+    }
+    let v754 = v750.wrapping_add(acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(acc);
+    if t < 32 && n > 10 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let wa755 = mma::SharedTile::new(sa_u8, 0, (16, 32), 104);
+    let wb756 = mma::SharedTile::new(sb_u8, 0, (32, 8), 32);
+    let mut ct757 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (v750.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 1]; 1] };
+    ct757 = mma_tiles(&wa755, &wb756, &ct757);
+    ct757 = mma_tiles(&wa755, &wb756, &ct757);
+    acc = acc.wrapping_add(ct757.frags[0][0].values[2] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3792,29 +4334,18 @@ pub fn fuzz_0100(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v675 = x[(acc as usize) % x.len()].wrapping_add(n);
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g676 = n - 6;
-    let u677 = (thread::block_dim().x).wrapping_add(n);
-    let (w678, w679): (u32, u32);
+    acc = x[(t as usize) % x.len()].wrapping_add(acc);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    if n % 2 == 0 { (w678, w679) = (if t % 2 == 0 { u677 } else { t.wrapping_sub(u677) }, t); } else { w678 = 7; w679 = acc; }
-    acc = acc.wrapping_add(w678) ^ w679;
-    'l681: for k680 in 0..3u32 {
-        for k681 in 0..2u32 {
-            thread::sync_threads();
-            let n = (g676 % 4);
-            if k680 == 0 && k681 == 0 { break 'l681; }
-            acc = acc.wrapping_add(k680 ^ k681);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k680 + 1);
-    }
-    let u682 = u677.wrapping_mul(255);
-    let u683 = (n & 0xffff) + 7;
+    acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
+    thread::sync_threads();
+    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let u758 = (n & 0xffff) + 7;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3827,25 +4358,31 @@ pub fn fuzz_0101(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa684 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fb685 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fc686 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    thread::sync_threads();
-    let d687 = ferrocuda_std::mma::mma(&fa684, &fb685, &fc686);
-    thread::sync_threads();
-    acc = d687.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if acc % 2 == 1 {
-        let w688: u32;
-        if n % 2 == 0 { w688 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w688 = 1; }
-        acc ^= w688;
-        let w689: u32;
-        if n % 2 == 0 { w689 = t.wrapping_add(acc); } else { w689 = 7; }
-        acc ^= w689;
+    let fa759 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fb760 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc761 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    let fb762 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let mut cm763 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let d764 = mma(&fa759, &fb760, &fc761);
+    cm763 = ferrocuda_std::mma::mma(&fa759, &fb762, &cm763);
+    acc = acc.wrapping_add(d764.values[2] as i32 as u32);
+    acc = cm763.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    for k765 in 0..n.wrapping_mul(31) % 5 {
+        let v766 = (acc ^ acc.rotate_left(10));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k765);
+        if t % 3 == 0 { continue; }
+        acc ^= k765.wrapping_mul(3);
     }
-    let fa690 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
-    let fa684 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i8);
-    let mut cm691 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
-    cm691 = mma(&fa690, &fa684, &cm691);
+    let fa767 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fb768 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fc769 = FragC::<i32>::zero();
+    let fb770 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
+    let mut cm771 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
+    let d772 = mma(&fa767, &fb768, &fc769);
+    cm771 = ferrocuda_std::mma::mma(&fa767, &fb768, &cm771);
+    cm771 = mma(&fa767, &fb770, &fc769);
+    acc = acc.wrapping_add(d772.values[3] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3858,35 +4395,20 @@ pub fn fuzz_0102(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k692 = 0u32;
-    while k692 < 2u32 {
-        k692 += 1;
-        if k692 == 0 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
+    for k773 in 0..n % 4 {
+        thread::sync_threads();
+        match k773 {
+            1 => break,
+            _ => acc = acc.wrapping_add(1),
         }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k692);
+        match k773 {
+            1 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k773);
     }
-    let v693 = acc.wrapping_add(acc);
-    if acc % 2 == 1 {
-        let w694: u32;
-        if t % 2 == 0 { w694 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w694 = 5; }
-        acc ^= w694;
-    }
-    for k695 in 0..3u32 {
-        let v696 = (v693 ^ k695.rotate_left(18));
-        acc = acc.wrapping_add(k695);
-        thread::sync_threads();
-    }
-    if n % 2 == 0 {
-        acc = t.wrapping_add(n);
-        thread::sync_threads();
-    }
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    thread::sync_threads();
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3899,18 +4421,58 @@ pub fn fuzz_0103(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    let n = (n & 0xff) * 2;
-    'l698: for k697 in 0..n % 4 {
-        for k698 in 0..2u32 {
-            thread::sync_threads();
-            acc = (t ^ k697.rotate_left(23));
-            if k697 == 0 && k698 == 1 { continue 'l698; }
-            acc = acc.wrapping_add(k697 ^ k698);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k697 + 1);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    thread::sync_threads();
+    let wa774 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 16), 56);
+    let wb775 = mma::SharedTile::new(sb_f16, 0, (16, 8), 32);
+    let ct776 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 1]; 2] };
+    let dt777 = mma::mma_tiles(&wa774, &wb775, &ct776);
+    acc = acc.wrapping_add(dt777.frags[0][0].values[3] as i32 as u32);
+    for k778 in 0..n % 3 {
+        let fa779 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+        let fb780 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k778.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+        let fc781 = FragC::<f32>::zero();
+        let fb782 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k778 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        let d783 = mma(&fa779, &fb780, &fc781);
+        let d784 = ferrocuda_std::mma::mma(&fa779, &fb782, &fc781);
+        acc = acc.wrapping_add(d784.values[1] as i32 as u32);
+        let fa785 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        let mut cm786 = FragC::<f32>::from_fn(|r, c| ((k778.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        cm786 = mma(&fa779, &fb780, &cm786);
+        cm786 = mma(&fa785, &fb780, &fc781);
+        acc = acc.wrapping_add(cm786.values[0] as i32 as u32);
+        let fa787 = FragA::<u8>::from_fn(|r, c| (k778.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let fb788 = FragB::<u8>::from_fn(|r, c| (k778.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+        let fc789 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
+        let mut cm790 = FragC::<i32>::from_fn(|r, c| (k778.rotate_left((r * 7 + c) as u32)) as i32);
+        cm790 = ferrocuda_std::mma::mma(&fa787, &fb788, &cm790);
+        acc = cm790.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+    thread::sync_threads();
+    let n = (n & 0xff) * 2;
+    let fa791 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb792 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
+    let fc793 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    thread::sync_threads();
+    let d794 = mma(&fa791, &fb792, &fc793);
+    thread::sync_threads();
+    acc = d794.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa791 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let d794 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc795 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let mut cm796 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm796 = mma(&fa791, &d794, &cm796);
+    acc = cm796.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3923,36 +4485,34 @@ pub fn fuzz_0104(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa699 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fb700 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as u8);
-    let fc701 = FragC::<i32>::zero();
-    let d702 = mma(&fa699, &fb700, &fc701);
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if n % 2 == 0 {
+        acc = t.wrapping_mul(2654435769).wrapping_add(n);
+        thread::sync_threads();
+    }
     thread::sync_threads();
-    let mut K703 = 31u32;
-    let v704 = t + K703;
-    K703 = K703.wrapping_mul(5);
-    acc = acc.wrapping_add(K703);
-    let fa705 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v704 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb706 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc707 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-    let d708 = mma(&fa705, &fb706, &fc707);
-    let fb709 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-    let d710 = ferrocuda_std::mma::mma(&fa705, &fb709, &fc707);
-    acc = d710.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let fa711 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
-    let fa705 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
-    let fb709 = FragC::<i32>::from_fn(|r, c| (v704.rotate_left((r * 5 + c) as u32)) as i32);
+    acc = acc.wrapping_mul(255).wrapping_add(acc);
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let v797 = acc.wrapping_add(t);
+    let mut k798 = 0u32;
+    while k798 < n % 3 {
+        k798 += 1;
+        thread::sync_threads();
+        let v799 = x[(t as usize) % x.len()].wrapping_add(n);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k798);
+    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let d712 = mma::mma(&fa711, &fa705, &fb709);
+    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
     thread::sync_threads();
-    acc = d712.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fa713 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let d714 = ferrocuda_std::mma::mma(&fa713, &fb706, &d710);
-    let fc715 = FragC::<i32>::zero();
-    let d716 = mma::mma(&fa699, &fb700, &fc715);
-    let fa705 = mma(&fa699, &fb700, &d716);
-    let d717 = mma(&fa699, &fb700, &fa705);
-    acc = acc.wrapping_add(d717.values[1] as u32);
+    let u800 = n.rotate_left(4);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3965,47 +4525,22 @@ pub fn fuzz_0105(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa718 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
-    let fb719 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
-    let fc720 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let d721 = mma(&fa718, &fb719, &fc720);
-    acc = d721.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let mut K722 = 64u32;
-    let v723 = t + K722;
-    K722 = K722.wrapping_mul(5);
-    acc = acc.wrapping_add(K722);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    let mut cm724 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    cm724 = mma(&fa718, &fb719, &cm724);
-    let d725 = mma(&fa718, &fb719, &d721);
-    let d726 = ferrocuda_std::mma::mma(&fa718, &fb719, &fc720);
-    acc = d725.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = d726.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let (w727, w728): (u32, u32);
-    thread::sync_threads();
-    if t % 2 == 0 { (w727, w728) = (acc.wrapping_mul(11).wrapping_add(t), t); } else { w727 = 13; w728 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w727) ^ w728;
-    let fa729 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb730 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v723 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc731 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let fc732 = mma(&fa729, &fb730, &fc731);
-    let fc732 = mma(&fa729, &fb730, &fc732);
-    acc = acc.wrapping_add(fc732.values[0] as i32 as u32);
-    for k733 in 0..2u32 {
-        let fa734 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-        let fb735 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
-        let mut cm736 = FragC::<i32>::from_fn(|r, c| (k733 ^ (r * 32 + c) as u32) as i32);
-        cm736 = ferrocuda_std::mma::mma(&fa734, &fb735, &cm736);
-        acc = acc.wrapping_add(cm736.values[3] as u32);
-        let fa737 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-        cm736 = ferrocuda_std::mma::mma(&fa737, &fb719, &d721);
-        acc = cm736.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        thread::sync_threads();
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    let w738: u32;
-    if t % 2 == 0 { w738 = acc.wrapping_add(n); } else { w738 = 31; }
-    acc ^= w738;
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    let wa801 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (16, 32), 104);
+    let wb802 = mma::SharedTile::new(sb_u8, 0, (32, 24), 32);
+    let ct803 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32); 3]; 1] };
+    let dt804 = mma::mma_tiles(&wa801, &wb802, &ct803);
+    acc = dt804.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    thread::sync_threads();
+    let v805 = t.wrapping_mul(1).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4018,19 +4553,32 @@ pub fn fuzz_0106(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = n.rotate_left(17);
-    if n % 5 == 0 {
+    'l807: for k806 in 0..n % 4 {
+        for k807 in 0..2u32 {
+            thread::sync_threads();
+            let w808: u32;
+            if t % 2 == 0 { w808 = (t ^ acc.rotate_left(13)); } else { w808 = 5; }
+            acc ^= w808;
+            if k806 == 1 && k807 == 1 { continue 'l807; }
+            acc = acc.wrapping_add(k806 ^ k807);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k806 + 1);
+    }
+    if n % 5 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    for k739 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = t.wrapping_mul(31).wrapping_add(t);
-        acc = acc.wrapping_add(k739);
-        if t % 3 == 0 { continue; }
-        acc ^= k739.wrapping_mul(3);
+    let n = (n % 5);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
+    thread::sync_threads();
+    if acc % 2 == 1 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+        let n = (n & 0xff) * 2;
     }
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4043,28 +4591,27 @@ pub fn fuzz_0107(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa740 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fb741 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fc742 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm743 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    cm743 = mma::mma(&fa740, &fb741, &cm743);
-    cm743 = mma(&fa740, &fb741, &fc742);
-    let d744 = mma(&fa740, &fb741, &fc742);
-    acc = cm743.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = acc.wrapping_add(d744.values[0] as u32);
-    let mut k745 = 0u32;
-    while k745 < 3u32 {
-        thread::sync_threads();
-        let fa746 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        let fb747 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-        let mut cm748 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-        cm748 = mma(&fa746, &fb747, &cm748);
-        k745 += 1;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
+    thread::sync_threads();
+    let v809 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    thread::sync_threads();
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    for k749 in 0..(n % 5) % 5 {
-        if k749 == 2 { break; }
-        acc = acc.wrapping_add(k749);
+    let g810 = n - 6;
+    let v811 = v809.wrapping_mul(5).wrapping_add(t);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    for k812 in 0..(g810 % 4) % 5 {
         thread::sync_threads();
+        acc = acc.wrapping_add(k812);
+        acc = acc.wrapping_add(k812);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -4078,22 +4625,42 @@ pub fn fuzz_0108(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l751: for k750 in 0..n % 4 {
-        for k751 in 0..2u32 {
+    let n = (n & 0xff) * 2;
+    'l814: for k813 in 0..n % 4 {
+        for k814 in 0..2u32 {
             thread::sync_threads();
-            let w752: u32;
-            if t % 2 == 0 { w752 = x[(acc as usize) % x.len()].wrapping_add(k750); } else { w752 = 7; }
-            acc ^= w752;
-            if k750 == 1 && k751 == 1 { continue 'l751; }
-            acc = acc.wrapping_add(k750 ^ k751);
+            let w815: u32;
+            if t % 2 == 0 { w815 = t.wrapping_mul(11).wrapping_add(acc); } else { w815 = 2654435769; }
+            acc ^= w815;
+            if k813 == 2 && k814 == 0 { continue 'l814; }
+            acc = acc.wrapping_add(k813 ^ k814);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k750 + 1);
+        acc = acc.rotate_left(k813 + 1);
+    }
+    if t < 42 {
+        acc = t.wrapping_add(n);
+    }
+    let u816 = (n & 0xffff) + 5;
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     thread::sync_threads();
-    for k753 in 0..n % 4 {
+    for k817 in 0..n % 4 {
+        if k817 == 1 { break; }
+        if k817 == 0 { break; }
+        acc = acc.wrapping_add(k817);
         thread::sync_threads();
-        acc = acc.wrapping_add(k753);
+    }
+    acc = (acc ^ t.rotate_left(3));
+    for k818 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        thread::sync_threads();
+        thread::sync_threads();
+        if k818 == 1 { continue; }
+        acc = acc.wrapping_add(k818);
+        if t % 3 == 0 { continue; }
+        acc ^= k818.wrapping_mul(3);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -4107,35 +4674,54 @@ pub fn fuzz_0109(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t < 58 {
-        let v754 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let mut K755 = 1u32;
-    let v756 = t + K755;
-    K755 = K755.wrapping_mul(11);
-    acc = acc.wrapping_add(K755);
-    let mut k757 = 0u32;
-    while k757 < n % 3 {
-        k757 += 1;
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-        let v756 = v756.wrapping_mul(255).wrapping_add(t);
-        acc = acc.wrapping_add(k757);
-        thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k757.wrapping_mul(3);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    let (w758, w759): (u32, u32);
     thread::sync_threads();
-    if acc > 3 { (w758, w759) = (x[(v756 as usize) % x.len()].wrapping_add(acc), t); } else { w758 = 3; w759 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w758) ^ w759;
-    let u760 = (n ^ 31);
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
-    thread::sync_threads();
+    let wa819 = mma::SharedTile::new(sa_i8, (t / 32) as usize * 8, (32, 96), 104);
+    let wb820 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (96, 16), 32);
+    let ct821 = AccTile::<i32, 2, 2>::zero();
+    let ct821 = mma_tiles(&wa819, &wb820, &ct821);
+    acc = acc.wrapping_add(ct821.frags[0][0].values[0] as u32);
+    let fa822 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb823 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc824 = FragC::<i32>::zero();
+    let d825 = mma(&fa822, &fb823, &fc824);
+    let d826 = mma::mma(&fa822, &fb823, &d825);
+    acc = d826.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if t < 32 && n > 3 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa822 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb827 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let d828 = mma::mma(&fa822, &fb827, &fc824);
+    acc = acc.wrapping_add(d828.values[3] as u32);
+    let mut ct829 = AccTile::<i32, 1, 2>::zero();
+    for k830 in 0..n % 3 {
+        let wa831 = mma::SharedTile::new(sa_i8, ((k830 ^ (t / 32)) % 3) as usize * 8 + 0, (16, 64), 104);
+        let wb832 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (64, 16), 32);
+        ct829 = mma_tiles(&wa831, &wb832, &ct829);
+        let fc833 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+        let d834 = mma(&fa822, &fb827, &fc833);
+        acc = d834.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    acc = acc.wrapping_add(ct829.frags[0][1].values[2] as u32);
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    let mut K835 = 3u32;
+    let v836 = t + K835;
+    K835 = K835.wrapping_mul(64);
+    acc = acc.wrapping_add(K835);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 16);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4148,11 +4734,48 @@ pub fn fuzz_0110(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u761 = (n & 0xffff) + 7;
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    let mut K837 = 2654435769u32;
+    let v838 = t + K837;
+    K837 = K837.wrapping_mul(31);
+    acc = acc.wrapping_add(K837);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
     thread::sync_threads();
     thread::sync_threads();
-    let v762 = (t ^ t.rotate_left(12));
-    let n = (u761 % 3);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(5)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(13)) % 7) as f32 - 3.0));
+    }
+    thread::sync_threads();
+    let wa839 = mma::SharedTile::new(sa_u8, 0, (16, 32), 104);
+    let wb840 = mma::SharedTile::new(sb_u8, (n % 3) as usize * 8, (32, 24), 32);
+    let ct841 = AccTile::<i32, 1, 3>::zero();
+    let dt842 = mma_tiles(&wa839, &wb840, &ct841);
+    acc = acc.wrapping_add(dt842.frags[0][0].values[2] as u32);
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4165,35 +4788,58 @@ pub fn fuzz_0111(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k763 = 0u32;
-    while k763 < n % 3 {
-        k763 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = (t ^ n.rotate_left(27));
-        acc = acc.wrapping_add(k763);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    'l765: for k764 in 0..3u32 {
-        for k765 in 0..2u32 {
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    let mut carried: u32;
+    acc = acc.wrapping_add(acc);
+    'l844: for k843 in 0..n % 4 {
+        for k844 in 0..2u32 {
             thread::sync_threads();
-            let w766: u32;
-            if acc > 64 { w766 = t.wrapping_mul(5).wrapping_add(k765); } else { w766 = 3; }
-            acc ^= w766;
-            if k764 == 0 && k765 == 1 { continue 'l765; }
-            acc = acc.wrapping_add(k764 ^ k765);
+            acc = x[(t as usize) % x.len()].wrapping_add(k843);
+            if k843 == 0 && k844 == 0 { continue 'l844; }
+            acc = acc.wrapping_add(k843 ^ k844);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k764 + 1);
+        acc = acc.rotate_left(k843 + 1);
     }
-    let mut K767 = 7u32;
-    let v768 = t + K767;
-    K767 = K767.wrapping_mul(11);
-    acc = acc.wrapping_add(K767);
-    tile.set(t as usize, acc);
+    for k845 in 0..n % 4 {
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = t.wrapping_add(k845);
+        acc ^= carried;
+        let fa846 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+        let fb847 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+        let fc848 = FragC::<i32>::from_fn(|r, c| (k845.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        let d849 = ferrocuda_std::mma::mma(&fa846, &fb847, &fc848);
+        let d850 = mma::mma(&fa846, &fb847, &d849);
+        acc = d850.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        acc = acc.wrapping_add(k845);
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    let mut K851 = 3u32;
+    let v852 = t + K851;
+    K851 = K851.wrapping_mul(5);
+    acc = acc.wrapping_add(K851);
+    let fa853 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb854 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fc855 = FragC::<f32>::zero();
     thread::sync_threads();
-    let v769 = x[(v768 as usize) % x.len()].wrapping_add(t);
+    let fc855 = mma(&fa853, &fb854, &fc855);
+    thread::sync_threads();
+    acc = acc.wrapping_add(fc855.values[1] as i32 as u32);
+    let wa856 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (16, 64), 104);
+    let wb857 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (64, 24), 32);
+    let mut ct858 = AccTile::<i32, 1, 3>::zero();
+    ct858 = mma::mma_tiles(&wa856, &wb857, &ct858);
+    ct858 = mma::mma_tiles(&wa856, &wb857, &ct858);
+    acc = acc.wrapping_add(ct858.frags[0][1].values[0] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4206,32 +4852,23 @@ pub fn fuzz_0112(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa770 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fb771 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
-    let fc772 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let fc773 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    let fb774 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let mut cm775 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32);
-    cm775 = mma(&fa770, &fb771, &cm775);
-    let d776 = mma(&fa770, &fb771, &fc773);
-    let d777 = mma::mma(&fa770, &fb771, &fc772);
-    let d778 = mma::mma(&fa770, &fb774, &fc773);
-    acc = acc.wrapping_add(cm775.values[1] as u32);
-    acc = d776.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let v779 = t.wrapping_add(n);
-    let u780 = n.wrapping_add(31);
-    let mut k781 = 0u32;
-    while k781 < 3u32 {
-        let fa782 = FragA::<i8>::from_fn(|r, c| (v779.rotate_left((r * 3 + c) as u32)) as i8);
-        let fb783 = FragB::<i8>::from_fn(|r, c| (k781.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-        cm775 = mma::mma(&fa782, &fb783, &cm775);
-        cm775 = mma::mma(&fa770, &fb771, &cm775);
-        let mut cm784 = FragC::<i32>::from_fn(|r, c| (v779.rotate_left((r * 7 + c) as u32)) as i32);
-        cm784 = mma(&fa770, &fb771, &cm784);
-        acc = acc.wrapping_add(cm784.values[1] as u32);
-        k781 += 1;
-    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
+    thread::sync_threads();
+    let u859 = (x.len() as u32).wrapping_add(n);
+    for k860 in 0..3u32 {
+        let fa861 = FragA::<i8>::from_fn(|r, c| (u859.rotate_left((r * 3 + c) as u32)) as i8);
+        let fb862 = FragB::<i8>::from_fn(|r, c| (k860 ^ (r * 32 + c) as u32) as i8);
+        let fc863 = FragC::<i32>::from_fn(|r, c| (k860.rotate_left((r * 7 + c) as u32)) as i32);
+        let mut cm864 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
+        cm864 = mma(&fa861, &fb862, &cm864);
+        let fa865 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+        let fb866 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as u8);
+        cm864 = mma(&fa865, &fb866, &cm864);
+        acc = acc.wrapping_add(cm864.values[3] as u32);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4244,30 +4881,22 @@ pub fn fuzz_0113(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    acc = t.wrapping_add(t);
-    acc = (acc ^ t.rotate_left(3));
-    for k785 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        thread::sync_threads();
-        thread::sync_threads();
-        if k785 == 1 { continue; }
-        acc = acc.wrapping_add(k785);
-        if t % 3 == 0 { continue; }
-        acc ^= k785.wrapping_mul(3);
-    }
+    let w867: u32;
+    if t % 2 == 0 { w867 = (t ^ n.rotate_left(22)); } else { w867 = 13; }
+    acc ^= w867;
     thread::sync_threads();
-    let mut k786 = 0u32;
-    while k786 < n % 3 {
-        k786 += 1;
-        if k786 == 2 { continue; }
-        tile.set(t as usize, acc);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
+    thread::sync_threads();
+    let w868: u32;
+    if n % 2 == 0 { w868 = t.wrapping_mul(255).wrapping_add(n); } else { w868 = 11; }
+    acc ^= w868;
+    for k869 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        acc = t.wrapping_mul(2654435769).wrapping_add(k869);
+        if k869 == 0 { continue; }
+        acc = acc.wrapping_add(k869);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k786);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -4281,26 +4910,60 @@ pub fn fuzz_0114(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
-    thread::sync_threads();
-    acc = t.wrapping_add(t);
-    let mut k787 = 0u32;
-    while k787 < n % 3 {
-        k787 += 1;
-        if k787 == 0 { break; }
-        acc = acc.wrapping_add(k787);
-        thread::sync_threads();
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let mut k788 = 0u32;
-    while k788 < n % 3 {
-        k788 += 1;
-        let v789 = (acc ^ t.rotate_left(30));
-        acc = acc.wrapping_add(k788);
-        thread::sync_threads();
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let v790 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    thread::sync_threads();
+    let wa870 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (16, 16), 56);
+    let wb871 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (16, 16), 32);
+    let mut ct872 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0); 2]; 1] };
+    ct872 = mma_tiles(&wa870, &wb871, &ct872);
+    acc = ct872.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let mut k873 = 0u32;
+    while k873 < 2u32 {
+        k873 += 1;
+        acc = x[(acc as usize) % x.len()].wrapping_add(n);
+        if k873 == 0 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        let w874: u32;
+        if t % 2 == 0 { w874 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w874 = 11; }
+        acc ^= w874;
+        acc = acc.wrapping_add(k873);
+        thread::sync_threads();
+        if t % 5 == 0 { continue; }
+        acc ^= k873.wrapping_mul(3);
+    }
+    let fa875 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fb876 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc877 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    let mut cm878 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    cm878 = ferrocuda_std::mma::mma(&fa875, &fb876, &cm878);
+    'l880: for k879 in 0..3u32 {
+        for k880 in 0..2u32 {
+            thread::sync_threads();
+            acc = acc.wrapping_add(t);
+            if k879 == 2 && k880 == 1 { continue 'l880; }
+            acc = acc.wrapping_add(k879 ^ k880);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k879 + 1);
+    }
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4313,28 +4976,44 @@ pub fn fuzz_0115(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_mul(1000).wrapping_add(n);
-    thread::sync_threads();
-    'l792: for k791 in 0..n % 4 {
-        for k792 in 0..2u32 {
-            thread::sync_threads();
-            acc = x[(acc as usize) % x.len()].wrapping_add(k792);
-            if k791 == 1 && k792 == 1 { continue 'l792; }
-            acc = acc.wrapping_add(k791 ^ k792);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k791 + 1);
+    let mut k881 = 0u32;
+    while k881 < 2u32 {
+        k881 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k881);
     }
-    acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    let mut K882 = 11u32;
+    let v883 = t + K882;
+    K882 = K882.wrapping_mul(11);
+    acc = acc.wrapping_add(K882);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
     thread::sync_threads();
-    acc = x[(t as usize) % x.len()].wrapping_add(n);
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g884 = n - 1;
+    let mut k885 = 0u32;
+    while k885 < n % 3 {
+        k885 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k885);
+    }
+    for k886 in 0..n % 4 {
+        let w887: u32;
+        if acc > 3 { w887 = if acc % 2 == 0 { k886 } else { acc.wrapping_sub(k886) }; } else { w887 = 7; }
+        acc ^= w887;
+        let v888 = if v883 % 2 == 0 { g884 } else { v883.wrapping_sub(g884) };
+        if acc != 7 || t < 64 {
+            if k886 == 1 && n % 2 == 1 { break; }
+        }
+        acc = acc.wrapping_add(k886);
+        thread::sync_threads();
+        if t % 5 == 0 { continue; }
+        acc ^= k886.wrapping_mul(3);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4347,41 +5026,33 @@ pub fn fuzz_0116(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    let n = n.wrapping_mul(7);
-    thread::sync_threads();
-    let mut k793 = 0u32;
-    while k793 < 2u32 {
-        k793 += 1;
-        if k793 == 0 { continue; }
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = x[(acc as usize) % x.len()].wrapping_add(t);
-        acc ^= carried;
-        acc = acc.wrapping_add(k793);
-    }
+    let mut K889 = 7u32;
+    let v890 = t + K889;
+    K889 = K889.wrapping_mul(1);
+    acc = acc.wrapping_add(K889);
+    let fa891 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fb892 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fc893 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let mut cm894 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
+    cm894 = mma(&fa891, &fb892, &cm894);
+    cm894 = mma(&fa891, &fb892, &fc893);
+    acc = acc.wrapping_add(cm894.values[3] as u32);
+    let v895 = if v890 % 2 == 0 { n } else { v890.wrapping_sub(n) };
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
     thread::sync_threads();
-    if n % 2 == 0 {
-        acc = x[(t as usize) % x.len()].wrapping_add(t);
-        thread::sync_threads();
-    }
-    if t < 57 {
-        acc = (t ^ acc.rotate_left(28));
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
-    thread::sync_threads();
-    for k794 in 0..n % 4 {
-        if k794 == 0 { break; }
-        let n = k794.wrapping_add(31);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k794);
-    }
+    let fb896 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let mut cm897 = FragC::<i32>::from_fn(|r, c| (v890.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let d898 = mma(&fa891, &fb892, &fc893);
+    cm897 = ferrocuda_std::mma::mma(&fa891, &fb896, &fc893);
+    let d899 = mma(&fa891, &fb896, &cm894);
+    cm897 = mma(&fa891, &fb896, &cm894);
+    acc = acc.wrapping_add(d898.values[2] as u32);
+    acc = cm897.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let u900 = (n & 0xffff) + 5;
+    let v901 = x[(v895 as usize) % x.len()].wrapping_add(acc);
+    acc = t.wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4394,39 +5065,27 @@ pub fn fuzz_0117(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    for k795 in 0..n % 4 {
-        acc = acc.wrapping_mul(13).wrapping_add(n);
-        let v796 = (acc ^ acc.rotate_left(9));
-        acc = t.wrapping_add(acc);
-        acc = acc.wrapping_add(k795);
-        thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k795.wrapping_mul(3);
+    let w902: u32;
+    if n % 2 == 0 { w902 = if t % 2 == 0 { n } else { t.wrapping_sub(n) }; } else { w902 = 1000; }
+    acc ^= w902;
+    if t < 46 {
+        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+        let w903: u32;
+        if n % 2 == 0 { w903 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w903 = 255; }
+        acc ^= w903;
     }
-    if t % 3 == 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    for k904 in 0..n.wrapping_mul(1) % 5 {
+        thread::sync_threads();
+        if k904 == 2 { continue; }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k904);
+        if t % 2 == 0 { continue; }
+        acc ^= k904.wrapping_mul(3);
     }
-    let v797 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    for k798 in 0..n.wrapping_mul(1000) % 5 {
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k798);
-    }
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    for k799 in 0..n % 4 {
-        if k799 == 0 { break; }
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k799);
-    }
+    let v905 = x[(t as usize) % x.len()].wrapping_add(t);
+    let w906: u32;
+    if n % 2 == 0 { w906 = if acc % 2 == 0 { v905 } else { acc.wrapping_sub(v905) }; } else { w906 = 1000; }
+    acc ^= w906;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4439,33 +5098,32 @@ pub fn fuzz_0118(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa800 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
-    let fb801 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fc802 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    let d803 = mma(&fa800, &fb801, &fc802);
-    acc = acc.wrapping_add(d803.values[2] as u32);
-    acc = t.wrapping_mul(1000).wrapping_add(acc);
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if n % 2 == 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(n);
-        thread::sync_threads();
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    let fb801 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fb804 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let mut cs805 = [fc802, FragC::<i32>::zero()];
-    cs805[1] = mma::mma(&fb801, &fb804, &cs805[0]);
-    cs805[0] = ferrocuda_std::mma::mma(&fb801, &fb804, &cs805[1]);
-    acc = cs805[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = cs805[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fb801 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
-    let fc802 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
-    let d806 = ferrocuda_std::mma::mma(&fb801, &fb804, &fc802);
-    acc = acc.wrapping_add(d806.values[0] as u32);
+    let g907 = n - 14;
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let fa908 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fb909 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((g907.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fc910 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d911 = mma(&fa908, &fb909, &fc910);
+    let d912 = mma::mma(&fa908, &fb909, &fc910);
+    acc = d912.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    for k913 in 0..3u32 {
+        let fa914 = FragA::<u8>::from_fn(|r, c| (g907 ^ (r * 32 + c) as u32) as u8);
+        let fb915 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as u8);
+        let fc916 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+        let mut cm917 = FragC::<i32>::from_fn(|r, c| (k913.rotate_left((r * 7 + c) as u32)) as i32);
+        cm917 = mma::mma(&fa914, &fb915, &fc916);
+        acc = cm917.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 27) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k913);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4478,15 +5136,46 @@ pub fn fuzz_0119(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
     thread::sync_threads();
+    let fa918 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb919 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
+    let fc920 = FragC::<i32>::zero();
+    let d921 = mma(&fa918, &fb919, &fc920);
+    let wa922 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (16, 96), 104);
+    let wb923 = mma::SharedTile::new(sb_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (96, 16), 32);
+    let mut ct924 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32); 2]; 1] };
+    ct924 = mma_tiles(&wa922, &wb923, &ct924);
+    ct924 = mma_tiles(&wa922, &wb923, &ct924);
+    acc = ct924.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa925 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
+    let fb926 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let d927 = mma(&fa925, &fb926, &fc920);
+    acc = d927.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let v928 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    let v929 = x[(t as usize) % x.len()].wrapping_add(acc);
+    let fa930 = FragA::<i8>::from_fn(|r, c| (v928 ^ (r * 32 + c) as u32) as i8);
+    let d931 = mma(&fa930, &fb926, &d921);
+    let wa932 = mma::SharedTile::new(sa_u8, 0, (32, 96), 104);
+    let wb933 = mma::SharedTile::new(sb_u8, (t >> 5) as usize * 5, (96, 8), 32);
+    let ct934 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32); 1]; 2] };
+    let ct934 = mma::mma_tiles(&wa932, &wb933, &ct934);
+    acc = ct934.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if n % 2 == 0 {
+        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        thread::sync_threads();
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
     thread::sync_threads();
-    let w807: u32;
-    if n % 2 == 0 { w807 = t.wrapping_mul(255).wrapping_add(n); } else { w807 = 11; }
-    acc ^= w807;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4499,30 +5188,30 @@ pub fn fuzz_0120(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let v935 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    let (w936, w937): (u32, u32);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+    if t % 2 == 0 { (w936, w937) = (x[(acc as usize) % x.len()].wrapping_add(t), t); } else { w936 = 3; w937 = acc; }
+    acc = acc.wrapping_add(w936) ^ w937;
+    let u938 = (thread::block_dim().x).wrapping_add(n);
     thread::sync_threads();
-    let mut k808 = 0u32;
-    while k808 < 2u32 {
-        k808 += 1;
-        let v809 = acc.wrapping_mul(2).wrapping_add(acc);
-        let n = n.wrapping_mul(31);
-        acc = acc.wrapping_add(k808);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k808.wrapping_mul(3);
-    }
-    for k810 in 0..n % 4 {
-        let v811 = t.wrapping_add(n);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k810);
-    }
-    if n % 2 == 0 {
-        acc = acc.wrapping_add(n);
+    let v939 = x[(v935 as usize) % x.len()].wrapping_add(t);
+    let n = (thread::block_dim().x).wrapping_add(n);
+    let mut k940 = 0u32;
+    while k940 < n % 3 {
+        k940 += 1;
+        match k940 {
+            0 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        let v935 = v935.wrapping_mul(1).wrapping_add(t);
+        acc = acc.wrapping_add(k940);
         thread::sync_threads();
     }
-    let n = (n & 0xff) * 3;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4535,20 +5224,19 @@ pub fn fuzz_0121(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let n = (n & 0xff) * 4;
+    if acc % 2 == 1 {
+        acc = (acc ^ n.rotate_left(15));
+        let n = n.rotate_left(12);
     }
-    if t < 45 {
-        acc = t.wrapping_add(t);
-        let w812: u32;
-        if t % 2 == 0 { w812 = acc.wrapping_mul(1).wrapping_add(acc); } else { w812 = 2; }
-        acc ^= w812;
+    acc = x[(t as usize) % x.len()].wrapping_add(n);
+    if t < 50 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
-    thread::sync_threads();
+    let w941: u32;
+    if n % 2 == 0 { w941 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w941 = 3; }
+    acc ^= w941;
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4561,25 +5249,33 @@ pub fn fuzz_0122(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v813 = t.wrapping_add(acc);
-    acc = acc.wrapping_mul(2654435769).wrapping_add(t);
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    let (w942, w943): (u32, u32);
+    thread::sync_threads();
+    if acc > 13 { (w942, w943) = (acc.wrapping_mul(13).wrapping_add(n), t); } else { w942 = 1; w943 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w942) ^ w943;
     if n % 11 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    acc = x[(acc as usize) % x.len()].wrapping_add(n);
-    let fa814 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
-    let fb815 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fc816 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
-    let mut cs817 = [fc816, FragC::<i32>::zero()];
-    cs817[1] = mma(&fa814, &fb815, &cs817[0]);
-    cs817[0] = mma(&fa814, &fb815, &cs817[1]);
-    acc = acc.wrapping_add(cs817[0].values[0] as u32);
-    acc = cs817[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let u818 = (x.len() as u32).wrapping_add(n);
-    let v819 = if acc % 2 == 0 { u818 } else { acc.wrapping_sub(u818) };
-    let v820 = if acc % 2 == 0 { u818 } else { acc.wrapping_sub(u818) };
+    tile.set(t as usize, acc);
     thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
+    thread::sync_threads();
+    let mut k944 = 0u32;
+    while k944 < n % 3 {
+        k944 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k944);
+    }
+    acc = t.wrapping_mul(3).wrapping_add(n);
+    let (w945, w946): (u32, u32);
+    thread::sync_threads();
+    if t % 2 == 0 { (w945, w946) = (t.wrapping_mul(5).wrapping_add(acc), t); } else { w945 = 1000; w946 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w945) ^ w946;
+    let v947 = acc.wrapping_mul(11).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4592,29 +5288,48 @@ pub fn fuzz_0123(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
-    thread::sync_threads();
-    if n % 3 == 0 {
-        acc = x[(t as usize) % x.len()].wrapping_add(t);
+    let mut k948 = 0u32;
+    while k948 < 2u32 {
+        k948 += 1;
+        let v949 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+        acc = acc.wrapping_add(k948);
         thread::sync_threads();
     }
-    'l822: for k821 in 0..3u32 {
-        for k822 in 0..2u32 {
-            thread::sync_threads();
-            let w823: u32;
-            if n % 2 == 0 { w823 = x[(acc as usize) % x.len()].wrapping_add(k822); } else { w823 = 1000; }
-            acc ^= w823;
-            if k821 == 1 && k822 == 1 { continue 'l822; }
-            acc = acc.wrapping_add(k821 ^ k822);
-            thread::sync_threads();
+    for k950 in 0..3u32 {
+        if k950 == 0 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
         }
-        acc = acc.rotate_left(k821 + 1);
+        acc = acc.wrapping_add(k950);
+        thread::sync_threads();
+        if t % 2 == 0 { continue; }
+        acc ^= k950.wrapping_mul(3);
     }
-    if acc % 2 == 1 {
-        let n = (x.len() as u32).wrapping_add(n);
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
+    let g951 = n - 6;
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g952 = n - 1;
+    acc = (t ^ g952.rotate_left(23));
+    let wa953 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (16, 32), 56);
+    let wb954 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (32, 8), 32);
+    let ct955 = AccTile::<f32, 1, 1>::zero();
+    let ct955 = mma_tiles(&wa953, &wb954, &ct955);
+    acc = ct955.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4627,25 +5342,21 @@ pub fn fuzz_0124(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa824 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fb825 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fc826 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm827 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
-    let d828 = mma(&fa824, &fb825, &fc826);
-    cm827 = mma(&fa824, &fb825, &cm827);
-    let d829 = mma(&fa824, &fb825, &fc826);
-    acc = d828.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = cm827.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = d829.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    thread::sync_threads();
-    let fa830 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let d829 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    thread::sync_threads();
-    let fb825 = mma(&fa830, &d829, &d828);
-    acc = fb825.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    for k831 in 0..n % 3 {
-        acc = acc.wrapping_mul(64).wrapping_add(n);
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
+    let g956 = n - 14;
+    for k957 in 0..3u32 {
+        let v958 = acc.wrapping_add(acc);
+        if k957 == 2 { break; }
+        let w959: u32;
+        if acc > 1 { w959 = acc.wrapping_mul(1000).wrapping_add(g956); } else { w959 = 5; }
+        acc ^= w959;
+        acc = acc.wrapping_add(k957);
+        thread::sync_threads();
+    }
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4658,12 +5369,44 @@ pub fn fuzz_0125(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = (t ^ acc.rotate_left(8));
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 1);
+    let mut carried: u32;
+    thread::sync_threads();
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let v960 = acc.wrapping_add(acc);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
     thread::sync_threads();
+    let mut k961 = 0u32;
+    while k961 < n % 3 {
+        k961 += 1;
+        let w962: u32;
+        if n % 2 == 0 { w962 = v960.wrapping_mul(5).wrapping_add(acc); } else { w962 = 1000; }
+        acc ^= w962;
+        thread::sync_threads();
+        carried = (v960 ^ v960.rotate_left(31));
+        acc ^= carried;
+        acc = acc.wrapping_add(k961);
+    }
+    if t % 3 == 0 {
+        let v963 = acc.wrapping_mul(7).wrapping_add(n);
+    }
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g964 = n - 14;
+    for k965 in 0..n % 4 {
+        if acc != 7 || t < 64 {
+            if k965 == 0 && n % 2 == 1 { continue; }
+        }
+        acc = acc.wrapping_add(k965);
+        thread::sync_threads();
+    }
+    let u966 = (n & 0xffff) + 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4676,22 +5419,36 @@ pub fn fuzz_0126(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_add(n);
-    for k832 in 0..3u32 {
-        acc = x[(t as usize) % x.len()].wrapping_add(t);
-        acc = acc.wrapping_add(k832);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    for k967 in 0..n % 3 {
+        let fa968 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let fb969 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let fc970 = FragC::<i32>::zero();
+        let mut cm971 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        cm971 = mma(&fa968, &fb969, &cm971);
         thread::sync_threads();
     }
-    for k833 in 0..n % 4 {
-        acc = acc.wrapping_add(t);
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k833);
-    }
-    let v834 = x[(t as usize) % x.len()].wrapping_add(t);
+    let u972 = (thread::block_dim().x).wrapping_add(n);
+    let wa973 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (16, 64), 104);
+    let wb974 = mma::SharedTile::new(sb_u8, 0, (64, 24), 32);
+    let ct975 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (u972.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 3]; 1] };
+    let ct975 = mma::mma_tiles(&wa973, &wb974, &ct975);
+    acc = acc.wrapping_add(ct975.frags[0][1].values[0] as u32);
+    let fa976 = FragA::<u8>::from_fn(|r, c| (u972.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fb977 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as u8);
+    let fc978 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    thread::sync_threads();
+    let d979 = mma(&fa976, &fb977, &fc978);
+    acc = acc.wrapping_add(d979.values[2] as u32);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4704,43 +5461,41 @@ pub fn fuzz_0127(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t < 32 && n > 10 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
+    'l981: for k980 in 0..n % 4 {
+        for k981 in 0..2u32 {
+            thread::sync_threads();
+            let w982: u32;
+            if acc > 13 { w982 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w982 = 2; }
+            acc ^= w982;
+            if k980 == 0 && k981 == 0 { continue 'l981; }
+            acc = acc.wrapping_add(k980 ^ k981);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k980 + 1);
     }
-    let fa835 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fb836 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc837 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    let d838 = mma(&fa835, &fb836, &fc837);
-    acc = acc.wrapping_add(d838.values[1] as i32 as u32);
-    let fa839 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
-    let fb840 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fc841 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    let fc842 = mma(&fa839, &fb840, &fc841);
-    let fc842 = mma::mma(&fa839, &fb840, &fc842);
-    let fc842 = mma(&fa839, &fb840, &fc842);
-    acc = fc842.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let mut cs843 = [fc837, FragC::<f32>::zero()];
-    cs843[1] = mma::mma(&fa835, &fb836, &cs843[0]);
-    cs843[0] = ferrocuda_std::mma::mma(&fa835, &fb836, &cs843[1]);
-    cs843[1] = mma::mma(&fa835, &fb836, &cs843[0]);
-    acc = cs843[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    acc = acc.wrapping_add(cs843[1].values[0] as i32 as u32);
-    let mut K844 = 31u32;
-    let v845 = t + K844;
-    K844 = K844.wrapping_mul(1000);
-    acc = acc.wrapping_add(K844);
-    let mut K846 = 11u32;
-    let v847 = t + K846;
-    K846 = K846.wrapping_mul(2);
-    acc = acc.wrapping_add(K846);
-    let u848 = (n & 0xffff) + 4;
-    acc = t.wrapping_mul(1000).wrapping_add(n);
-    if n % 7 == 1 {
+    let u983 = (n % 7);
+    acc = (acc ^ u983.rotate_left(19));
+    let (w984, w985): (u32, u32);
+    thread::sync_threads();
+    if t % 2 == 0 { (w984, w985) = (acc.wrapping_mul(1).wrapping_add(n), t); } else { w984 = 2654435769; w985 = acc; }
+    acc = acc.wrapping_add(w984) ^ w985;
+    if acc % 2 == 1 {
+        acc = acc.wrapping_add(t);
+        let v986 = t.wrapping_mul(64).wrapping_add(acc);
+    }
+    thread::sync_threads();
+    if n % 5 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4753,43 +5508,48 @@ pub fn fuzz_0128(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k849 in 0..n % 3 {
-        let fa850 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
-        thread::sync_threads();
-        let fb851 = FragB::<i8>::from_fn(|r, c| (k849 ^ (r * 32 + c) as u32) as i8);
-        let fc852 = FragC::<i32>::from_fn(|r, c| (k849 ^ (r * 32 + c) as u32) as i32);
-        let d853 = mma::mma(&fa850, &fb851, &fc852);
-        acc = acc.wrapping_add(d853.values[2] as u32);
-        let fa854 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-        let fb855 = FragB::<u8>::from_fn(|r, c| (k849 ^ (r * 32 + c) as u32) as u8);
-        let fc856 = FragC::<i32>::zero();
-        let mut cm857 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
-        cm857 = mma(&fa854, &fb855, &cm857);
-        let fa858 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-        let fb859 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-        let fc860 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-        let d861 = ferrocuda_std::mma::mma(&fa858, &fb859, &fc860);
+    for k987 in 0..n % 3 {
+        let fa988 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+        let fb989 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+        let fc990 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        let mut cm991 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        cm991 = mma(&fa988, &fb989, &cm991);
+        acc = acc.wrapping_add(cm991.values[0] as u32);
+        let fa992 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+        let fb993 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
+        let d994 = mma::mma(&fa992, &fb993, &cm991);
+        let d995 = mma(&fa992, &fb993, &cm991);
+        let d996 = mma(&fa992, &fb993, &fc990);
+        if k987 == 0 && t / 32 == n % 2 {
+            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+            return;
+        }
+        cm991 = mma(&fa992, &fb993, &fc990);
+        acc = acc.wrapping_add(d994.values[3] as u32);
+        acc = d995.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        acc = acc.wrapping_add(d996.values[2] as u32);
     }
-    let n = (n ^ 64);
-    if t >= 32 && n % 3 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
+    for k997 in 0..n % 3 {
+        let fa998 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+        let fb999 = FragB::<u8>::from_fn(|r, c| (k997.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+        let fc1000 = FragC::<i32>::from_fn(|r, c| (k997.rotate_left((r * 5 + c) as u32)) as i32);
+        let d1001 = mma(&fa998, &fb999, &fc1000);
     }
-    let fa862 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i8);
-    let fb863 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fc864 = FragC::<i32>::zero();
-    let d865 = ferrocuda_std::mma::mma(&fa862, &fb863, &fc864);
-    acc = d865.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let fa862 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
-    let fc864 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fb863 = mma(&fa862, &fc864, &d865);
-    acc = acc.wrapping_add(fb863.values[1] as u32);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
-    let u866 = (n & 0xffff) + 4;
+    let u1002 = n.rotate_left(3);
+    let fa1003 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb1004 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc1005 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let fa1006 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let mut cm1007 = FragC::<f32>::from_fn(|r, c| ((u1002.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d1008 = mma(&fa1003, &fb1004, &fc1005);
+    cm1007 = mma(&fa1006, &fb1004, &cm1007);
+    acc = d1008.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = cm1007.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fa1009 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc1005 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fc1010 = FragC::<i32>::zero();
+    let mut cm1011 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    cm1011 = mma(&fa1009, &fc1005, &cm1011);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4802,56 +5562,32 @@ pub fn fuzz_0129(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k867 in 0..n % 4 {
+    let v1012 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    let mut k1013 = 0u32;
+    while k1013 < 2u32 {
+        k1013 += 1;
+        if acc != 7 || t < 64 {
+            if k1013 == 2 && n % 2 == 1 { break; }
+        }
+        acc = (v1012 ^ v1012.rotate_left(29));
         tile.set(t as usize, acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+        acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
         thread::sync_threads();
-        thread::sync_threads();
-        let v868 = x[(acc as usize) % x.len()].wrapping_add(t);
-        acc = acc.wrapping_add(k867);
-        if t % 2 == 0 { continue; }
-        acc ^= k867.wrapping_mul(3);
+        acc = acc.wrapping_add(k1013);
     }
-    let u869 = (thread::block_dim().x).wrapping_add(n);
-    let fa870 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fb871 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as u8);
-    let fc872 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    let d873 = ferrocuda_std::mma::mma(&fa870, &fb871, &fc872);
-    acc = d873.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    for k874 in 0..2u32 {
-        let fa875 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-        let fb876 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
-        let mut cm877 = FragC::<i32>::from_fn(|r, c| (u869 ^ (r * 32 + c) as u32) as i32);
-        cm877 = ferrocuda_std::mma::mma(&fa875, &fb876, &cm877);
-        let d878 = mma(&fa875, &fb876, &d873);
-        thread::sync_threads();
-        cm877 = ferrocuda_std::mma::mma(&fa875, &fb876, &d873);
-        acc = acc.wrapping_add(cm877.values[3] as u32);
-        acc = d878.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        cm877 = mma(&fa875, &fb876, &cm877);
-        acc = cm877.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let d873 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-    let fb879 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fc880 = FragC::<f32>::zero();
-    let mut cm881 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-    cm881 = ferrocuda_std::mma::mma(&d873, &fb879, &cm881);
-    let mut k882 = 0u32;
-    while k882 < 2u32 {
-        k882 += 1;
-        acc = t.wrapping_add(t);
-        tile.set(t as usize, acc);
+    acc = t.wrapping_mul(2654435769).wrapping_add(t);
+    let v1014 = t.wrapping_add(acc);
+    for k1015 in 0..n % 4 {
+        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        acc = acc.wrapping_add(k1015);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k882);
     }
-    let d873 = ferrocuda_std::mma::mma(&fa870, &fb871, &fc872);
-    let fa883 = FragA::<i8>::from_fn(|r, c| (u869.rotate_left((r * 3 + c) as u32)) as i8);
-    let fb884 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fc880 = mma(&fa883, &fb884, &d873);
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4864,24 +5600,18 @@ pub fn fuzz_0130(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w885;
-    let w886: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w885 = if t % 2 == 0 { n } else { t.wrapping_sub(n) }; w886 = 1; } 1 => { w885 = acc; w886 = n; } _ => { w885 = 13u32; w886 = t; } }
-    acc = acc.wrapping_add(w885) ^ w886;
-    let u887 = n.wrapping_mul(1000);
-    let mut k888 = 0u32;
-    while k888 < n % 3 {
-        k888 += 1;
-        acc = t.wrapping_mul(3).wrapping_add(acc);
-        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        acc = acc.wrapping_add(k888);
-        thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k888.wrapping_mul(3);
+    let v1016 = x[(t as usize) % x.len()].wrapping_add(acc);
+    if (t >> 5) != (n & 1) {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
-    acc = t.wrapping_add(t);
-    thread::sync_threads();
+    let fa1017 = FragA::<i8>::from_fn(|r, c| (v1016 ^ (r * 32 + c) as u32) as i8);
+    let fb1018 = FragB::<i8>::from_fn(|r, c| (v1016.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1019 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
+    let d1020 = mma(&fa1017, &fb1018, &fc1019);
+    acc = d1020.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fb1021 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let d1020 = mma::mma(&fa1017, &fb1021, &d1020);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4894,44 +5624,38 @@ pub fn fuzz_0131(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k889 = 0u32;
-    while k889 < 2u32 {
-        k889 += 1;
-        match k889 {
-            0 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k889);
-        thread::sync_threads();
-    }
-    if n % 3 == 0 {
-        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-        thread::sync_threads();
-    }
-    let mut K890 = 64u32;
-    let v891 = t + K890;
-    K890 = K890.wrapping_mul(255);
-    acc = acc.wrapping_add(K890);
-    acc = (v891 ^ n.rotate_left(1));
-    let mut K892 = 2654435769u32;
-    let v893 = t + K892;
-    K892 = K892.wrapping_mul(31);
-    acc = acc.wrapping_add(K892);
+    let mut carried: u32;
+    acc = (acc ^ n.rotate_left(6));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
     thread::sync_threads();
-    let mut k894 = 0u32;
-    while k894 < n % 3 {
-        k894 += 1;
-        acc = acc.wrapping_add(v893);
-        acc = acc.wrapping_add(k894);
+    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    let mut k1022 = 0u32;
+    while k1022 < 2u32 {
+        k1022 += 1;
         thread::sync_threads();
-    }
-    if n % 2 == 0 {
-        acc = v891.wrapping_mul(1000).wrapping_add(n);
+        carried = acc.wrapping_mul(11).wrapping_add(acc);
+        acc ^= carried;
         thread::sync_threads();
+        if k1022 == 1 { break; }
+        acc = acc.wrapping_add(k1022);
+        if t % 5 == 0 { continue; }
+        acc ^= k1022.wrapping_mul(3);
     }
+    if t % 3 == 0 {
+        let v1023 = t.wrapping_mul(255).wrapping_add(n);
+        let w1024: u32;
+        if n % 2 == 0 { w1024 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w1024 = 2; }
+        acc ^= w1024;
+    }
+    let mut K1025 = 2654435769u32;
+    let v1026 = t + K1025;
+    K1025 = K1025.wrapping_mul(31);
+    acc = acc.wrapping_add(K1025);
+    let v1026 = v1026.wrapping_mul(1).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4944,46 +5668,51 @@ pub fn fuzz_0132(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k895 in 0..3u32 {
-        let fa896 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-        let fb897 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-        let fc898 = FragC::<i32>::zero();
-        let mut cm899 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-        cm899 = mma::mma(&fa896, &fb897, &cm899);
-        cm899 = mma(&fa896, &fb897, &cm899);
-        acc = cm899.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        if k895 == 2 && t < 32 && n > 10 {
-            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-            return;
-        }
+    let mut carried: u32;
+    let mut k1027 = 0u32;
+    while k1027 < 2u32 {
+        k1027 += 1;
+        if k1027 == 1 { continue; }
+        thread::sync_threads();
+        carried = acc.wrapping_mul(3).wrapping_add(n);
+        acc ^= carried;
+        acc = acc.wrapping_add(k1027);
     }
-    let mut K900 = 11u32;
-    let v901 = t + K900;
-    K900 = K900.wrapping_mul(7);
-    acc = acc.wrapping_add(K900);
-    let fa902 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb903 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v901.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc904 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let d905 = mma(&fa902, &fb903, &fc904);
-    for k906 in 0..3u32 {
-        let fa907 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-        let fb908 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
-        let fc909 = FragC::<i32>::from_fn(|r, c| (k906 ^ (r * 32 + c) as u32) as i32);
-        if k906 == 1 && (t >> 5) != (n & 1) {
-            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-            return;
+    'l1029: for k1028 in 0..n % 4 {
+        for k1029 in 0..2u32 {
+            thread::sync_threads();
+            let w1030: u32;
+            if t % 2 == 0 { w1030 = t.wrapping_mul(255).wrapping_add(n); } else { w1030 = 11; }
+            acc ^= w1030;
+            if k1028 == 2 && k1029 == 0 { continue 'l1029; }
+            acc = acc.wrapping_add(k1028 ^ k1029);
+            thread::sync_threads();
         }
-        let mut cm910 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-        cm910 = mma::mma(&fa907, &fb908, &cm910);
+        acc = acc.rotate_left(k1028 + 1);
     }
-    acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-    let fa911 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fb912 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fc913 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    let d914 = mma(&fa911, &fb912, &fc913);
-    acc = acc.wrapping_add(d914.values[3] as u32);
-    let mut cm915 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    cm915 = mma::mma(&fa902, &fb903, &cm915);
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    let mut k1031 = 0u32;
+    while k1031 < 2u32 {
+        k1031 += 1;
+        thread::sync_threads();
+        carried = t.wrapping_mul(7).wrapping_add(t);
+        acc ^= carried;
+        acc = t.wrapping_add(n);
+        thread::sync_threads();
+        carried = acc.wrapping_add(n);
+        acc ^= carried;
+        acc = acc.wrapping_add(k1031);
+    }
+    if acc % 2 == 1 {
+        let w1032: u32;
+        if acc > 3 { w1032 = acc.wrapping_mul(3).wrapping_add(t); } else { w1032 = 31; }
+        acc ^= w1032;
+    }
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1033 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4996,40 +5725,32 @@ pub fn fuzz_0133(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k916 in 0..n % 4 {
-        if k916 == 1 { continue; }
-        acc = acc.wrapping_add(k916);
-        thread::sync_threads();
+    let u1034 = n.wrapping_add(11);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
+    thread::sync_threads();
+    if t % 3 == 0 {
+        let w1035: u32;
+        if acc > 11 { w1035 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w1035 = 2654435769; }
+        acc ^= w1035;
+        let n = (n ^ 64);
     }
-    let u917 = (n % 5);
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    let mut k918 = 0u32;
-    while k918 < 2u32 {
-        k918 += 1;
-        let w919: u32;
-        if t % 2 == 0 { w919 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }; } else { w919 = 3; }
-        acc ^= w919;
-        acc = acc.wrapping_add(k918);
-        thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
+    thread::sync_threads();
+    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 13);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    thread::sync_threads();
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    let fa920 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
-    let fb921 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fc922 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    let fb923 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fb924 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
-    let mut cm925 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let d926 = mma(&fa920, &fb921, &fc922);
-    cm925 = ferrocuda_std::mma::mma(&fa920, &fb923, &cm925);
-    let d927 = mma(&fa920, &fb924, &fc922);
-    acc = d926.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = cm925.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = d927.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let v928 = (acc ^ acc.rotate_left(3));
-    let mut cm929 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    cm929 = ferrocuda_std::mma::mma(&fa920, &fb923, &cm929);
-    acc = cm929.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let d930 = mma(&fa920, &fb923, &cm925);
+    let g1036 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5042,37 +5763,34 @@ pub fn fuzz_0134(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 27) % 64) as usize));
-    thread::sync_threads();
-    if n % 7 == 2 {
+    let mut k1037 = 0u32;
+    while k1037 < n % 3 {
+        k1037 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1037);
+        if t % 3 == 0 { continue; }
+        acc ^= k1037.wrapping_mul(3);
+    }
+    acc = t.wrapping_mul(2654435769).wrapping_add(n);
+    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    if n % 7 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    thread::sync_threads();
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut k931 = 0u32;
-    while k931 < 2u32 {
-        k931 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k931);
-    }
-    if n % 3 == 0 {
-        acc = (t ^ n.rotate_left(15));
+    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    let mut k1038 = 0u32;
+    while k1038 < n % 3 {
+        k1038 += 1;
+        if k1038 == 0 { continue; }
+        if acc != 7 || t < 64 {
+            if k1038 == 1 && n % 2 == 1 { break; }
+        }
+        if k1038 == 2 { continue; }
+        acc = acc.wrapping_add(k1038);
         thread::sync_threads();
     }
-    let u932 = (n & 0xffff) + 4;
-    let mut K933 = 64u32;
-    let v934 = t + K933;
-    K933 = K933.wrapping_mul(31);
-    acc = acc.wrapping_add(K933);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5085,53 +5803,49 @@ pub fn fuzz_0135(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t % 3 == 0 {
-        let w935: u32;
-        if n % 2 == 0 { w935 = (t ^ acc.rotate_left(5)); } else { w935 = 2654435769; }
-        acc ^= w935;
-    }
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if t % 3 == 0 {
-        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    }
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    let fa936 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fb937 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as u8);
-    let fc938 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    let fb939 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
-    let mut cm940 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
-    let mut cm941 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
-    let d942 = mma(&fa936, &fb937, &fc938);
-    cm940 = mma(&fa936, &fb939, &fc938);
-    let d943 = mma(&fa936, &fb939, &fc938);
-    cm941 = mma(&fa936, &fb937, &fc938);
-    acc = d942.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = cm940.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = cm941.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    for k944 in 0..n % 3 {
-        let fa945 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-        let fb946 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-        cm941 = mma::mma(&fa945, &fb946, &cm941);
-        acc = cm941.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    }
-    for k947 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+    let mut k1039 = 0u32;
+    while k1039 < n % 3 {
+        k1039 += 1;
+        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
         thread::sync_threads();
-        if acc != 7 || t < 64 {
-            if k947 == 2 && n % 2 == 1 { break; }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1039);
+    }
+    acc = t.wrapping_mul(31).wrapping_add(t);
+    let u1040 = (n & 0xffff) + 6;
+    for k1041 in 0..n % 4 {
+        thread::sync_threads();
+        let v1042 = acc.wrapping_add(u1040);
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1041);
+    }
+    acc = x[(t as usize) % x.len()].wrapping_add(u1040);
+    let mut k1043 = 0u32;
+    while k1043 < n % 3 {
+        k1043 += 1;
+        match k1043 {
+            2 => break,
+            _ => acc = acc.wrapping_add(1),
         }
-        acc = (acc ^ k947.rotate_left(29));
-        acc = acc.wrapping_add(k947);
+        if k1043 == 1 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        if k1043 == 0 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k1043);
+        thread::sync_threads();
     }
-    if t >= 32 && n % 3 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let d948 = ferrocuda_std::mma::mma(&fa936, &fb939, &d943);
-    acc = d948.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let u949 = (n & 0xffff) + 4;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
+    thread::sync_threads();
+    let u1044 = (u1040 & 0xffff) + 7;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5144,29 +5858,15 @@ pub fn fuzz_0136(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u950 = (n & 0xffff) + 3;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
-    thread::sync_threads();
-    let v951 = x[(t as usize) % x.len()].wrapping_add(n);
-    thread::sync_threads();
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 12);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
-    thread::sync_threads();
-    let u952 = (u950 % 4);
-    'l954: for k953 in 0..n % 4 {
-        for k954 in 0..2u32 {
-            thread::sync_threads();
-            let v951 = v951.wrapping_mul(2).wrapping_add(t);
-            if k953 == 2 && k954 == 0 { continue 'l954; }
-            acc = acc.wrapping_add(k953 ^ k954);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k953 + 1);
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let n = (thread::block_dim().x).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5179,13 +5879,36 @@ pub fn fuzz_0137(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = (acc ^ t.rotate_left(3));
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let mut carried: u32;
+    let v1045 = t.wrapping_mul(2654435769).wrapping_add(acc);
+    let v1046 = x[(acc as usize) % x.len()].wrapping_add(n);
+    let v1047 = v1045.wrapping_add(n);
+    acc = if v1047 % 2 == 0 { v1047 } else { v1047.wrapping_sub(v1047) };
+    let mut k1048 = 0u32;
+    while k1048 < n % 3 {
+        k1048 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1048);
     }
-    let g955 = n - 6;
-    let u956 = g955.wrapping_add(1);
+    for k1049 in 0..(n ^ 2654435769) % 5 {
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = if v1047 % 2 == 0 { v1047 } else { v1047.wrapping_sub(v1047) };
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1049);
+        if t % 2 == 0 { continue; }
+        acc ^= k1049.wrapping_mul(3);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
+    let w1050: u32;
+    if acc > 11 { w1050 = v1046.wrapping_add(v1045); } else { w1050 = 31; }
+    acc ^= w1050;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5198,40 +5921,94 @@ pub fn fuzz_0138(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let g957 = n - 14;
-    let mut K958 = 2u32;
-    let v959 = t + K958;
-    K958 = K958.wrapping_mul(1000);
-    acc = acc.wrapping_add(K958);
-    let mut K960 = 13u32;
-    let v961 = t + K960;
-    K960 = K960.wrapping_mul(13);
-    acc = acc.wrapping_add(K960);
-    let u962 = (n & 0xffff) + 5;
-    let n = (thread::block_dim().x).wrapping_add(n);
-    'l964: for k963 in 0..n % 4 {
-        for k964 in 0..2u32 {
-            thread::sync_threads();
-            let w965: u32;
-            if n % 2 == 0 { w965 = v959.wrapping_mul(5).wrapping_add(v959); } else { w965 = 31; }
-            acc ^= w965;
-            if k963 == 0 && k964 == 0 { continue 'l964; }
-            acc = acc.wrapping_add(k963 ^ k964);
-            thread::sync_threads();
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    let mut K1051 = 64u32;
+    let v1052 = t + K1051;
+    K1051 = K1051.wrapping_mul(1000);
+    acc = acc.wrapping_add(K1051);
+    let fa1053 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fb1054 = FragB::<u8>::from_fn(|r, c| (v1052.rotate_left((r * 5 + c) as u32)) as u8);
+    let fc1055 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
+    let d1056 = mma(&fa1053, &fb1054, &fc1055);
+    acc = t.wrapping_mul(7).wrapping_add(acc);
+    let mut ct1057 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32); 2]; 2] };
+    for k1058 in 0..n % 3 {
+        thread::sync_threads();
+        let wa1059 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (32, 64), 104);
+        let wb1060 = mma::SharedTile::new(sb_u8, (t >> 5) as usize * 5, (64, 16), 32);
+        ct1057 = mma_tiles(&wa1059, &wb1060, &ct1057);
+    }
+    acc = ct1057.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for k1061 in 0..n % 3 {
+        let fa1062 = FragA::<u8>::from_fn(|r, c| (v1052 ^ (r * 32 + c) as u32) as u8);
+        let fc1063 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        let fa1064 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+        let fb1065 = FragB::<u8>::from_fn(|r, c| (v1052.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let mut cm1066 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
+        cm1066 = mma(&fa1062, &fb1054, &fc1063);
+        cm1066 = mma(&fa1053, &fb1054, &fc1055);
+        let d1067 = mma(&fa1062, &fb1054, &d1056);
+        let d1068 = mma::mma(&fa1064, &fb1065, &fc1063);
+        acc = acc.wrapping_add(cm1066.values[3] as u32);
+        acc = d1068.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        thread::sync_threads();
+        let fa1069 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+        let fb1070 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+        let d1071 = ferrocuda_std::mma::mma(&fa1069, &fb1070, &cm1066);
+        cm1066 = mma(&fa1064, &fb1054, &cm1066);
+        cm1066 = ferrocuda_std::mma::mma(&fa1064, &fb1054, &cm1066);
+        acc = acc.wrapping_add(cm1066.values[0] as u32);
+    }
+    let mut ct1072 = AccTile::<i32, 2, 1>::zero();
+    for k1073 in 0..3u32 {
+        thread::sync_threads();
+        for e in (t as usize..3360).step_by(64) {
+            sa_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(5)) as i8);
         }
-        acc = acc.rotate_left(k963 + 1);
+        for e in (t as usize..3104).step_by(64) {
+            sb_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(31)) as i8);
+        }
+        thread::sync_threads();
+        let wa1074 = mma::SharedTile::new(sa_i8, 0, (32, 32), 104);
+        let wb1075 = mma::SharedTile::new(sb_i8, ((k1073 ^ (t / 32)) % 3) as usize * 8 + 0, (32, 8), 32);
+        ct1072 = mma::mma_tiles(&wa1074, &wb1075, &ct1072);
+        let fa1076 = FragA::<u8>::from_fn(|r, c| (k1073.rotate_left((r * 5 + c) as u32)) as u8);
+        let fc1077 = FragC::<i32>::zero();
+        let mut cm1078 = FragC::<i32>::from_fn(|r, c| (v1052.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        cm1078 = mma(&fa1076, &fb1054, &fc1077);
     }
-    let mut K966 = 2654435769u32;
-    let v967 = t + K966;
-    K966 = K966.wrapping_mul(3);
-    acc = acc.wrapping_add(K966);
-    let w968: u32;
-    if acc > 2 { w968 = if v961 % 2 == 0 { acc } else { v961.wrapping_sub(acc) }; } else { w968 = 255; }
-    acc ^= w968;
+    acc = ct1072.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut K1079 = 11u32;
+    let v1080 = t + K1079;
+    K1079 = K1079.wrapping_mul(31);
+    acc = acc.wrapping_add(K1079);
+    let mut K1081 = 1000u32;
+    let v1082 = t + K1081;
+    K1081 = K1081.wrapping_mul(2);
+    acc = acc.wrapping_add(K1081);
+    let mut k1083 = 0u32;
+    while k1083 < 2u32 {
+        k1083 += 1;
+        if k1083 == 1 { break; }
+        acc = acc.wrapping_add(k1083);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5244,44 +6021,46 @@ pub fn fuzz_0139(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa969 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
-    let fb970 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fc971 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
-    let mut cm972 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
-    let d973 = mma(&fa969, &fb970, &fc971);
-    cm972 = mma(&fa969, &fb970, &fc971);
-    cm972 = mma(&fa969, &fb970, &fc971);
-    let d974 = mma(&fa969, &fb970, &fc971);
-    acc = acc.wrapping_add(d973.values[2] as u32);
-    acc = acc.wrapping_add(d974.values[2] as u32);
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let mut carried: u32;
+    'l1085: for k1084 in 0..3u32 {
+        for k1085 in 0..2u32 {
+            thread::sync_threads();
+            acc = (t ^ acc.rotate_left(20));
+            if k1084 == 1 && k1085 == 0 { break 'l1085; }
+            acc = acc.wrapping_add(k1084 ^ k1085);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1084 + 1);
     }
-    let g975 = n - 1;
-    let mut k976 = 0u32;
-    while k976 < 2u32 {
-        let fa977 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-        let fb978 = FragB::<i8>::from_fn(|r, c| (g975.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-        let mut cm979 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-        cm979 = mma(&fa977, &fb978, &cm979);
-        let fa980 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-        cm972 = mma(&fa980, &fb978, &cm972);
-        acc = cm972.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        cm979 = ferrocuda_std::mma::mma(&fa980, &fb978, &cm979);
-        acc = cm979.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        k976 += 1;
+    if t % 3 == 0 {
+        let v1086 = (t ^ acc.rotate_left(6));
     }
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
     thread::sync_threads();
-    cm972 = ferrocuda_std::mma::mma(&fa969, &fb970, &cm972);
-    acc = cm972.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut k1087 = 0u32;
+    while k1087 < n % 3 {
+        k1087 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = x[(t as usize) % x.len()].wrapping_add(n);
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1087);
+        if t % 3 == 0 { continue; }
+        acc ^= k1087.wrapping_mul(3);
+    }
+    let mut k1088 = 0u32;
+    while k1088 < n % 3 {
+        k1088 += 1;
+        let w1089: u32;
+        if acc > 3 { w1089 = t.wrapping_mul(1000).wrapping_add(n); } else { w1089 = 5; }
+        acc ^= w1089;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1088);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5294,24 +6073,29 @@ pub fn fuzz_0140(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u981 = (n & 0xffff) + 3;
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g982 = n - 14;
-    let n = (n & 0xff) * 4;
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    if n % 3 == 0 {
-        acc = t.wrapping_mul(31).wrapping_add(g982);
+    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 18) % 64) as usize));
+    thread::sync_threads();
+    for k1090 in 0..n % 4 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1090);
+        if t % 5 == 0 { continue; }
+        acc ^= k1090.wrapping_mul(3);
+    }
+    let mut K1091 = 64u32;
+    let v1092 = t + K1091;
+    K1091 = K1091.wrapping_mul(64);
+    acc = acc.wrapping_add(K1091);
+    if n % 2 == 0 {
+        acc = t.wrapping_mul(7).wrapping_add(n);
         thread::sync_threads();
     }
-    let n = (thread::block_dim().x).wrapping_add(g982);
-    acc = if acc % 2 == 0 { u981 } else { acc.wrapping_sub(u981) };
+    acc = acc.wrapping_mul(13).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5324,37 +6108,29 @@ pub fn fuzz_0141(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa983 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb984 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fc985 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
-    thread::sync_threads();
-    let d986 = mma(&fa983, &fb984, &fc985);
-    acc = acc.wrapping_add(d986.values[0] as i32 as u32);
-    for k987 in 0..2u32 {
-        let mut cm988 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-        cm988 = mma(&fa983, &fb984, &cm988);
+    for k1093 in 0..3u32 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1093);
+    }
+    for k1094 in 0..3u32 {
+        if k1094 == 0 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k1094);
         thread::sync_threads();
     }
-    if t < 21 {
-        let v989 = x[(acc as usize) % x.len()].wrapping_add(n);
-    }
-    let fa983 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fb990 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let d986 = FragC::<i32>::zero();
-    let fb984 = ferrocuda_std::mma::mma(&fa983, &fb990, &d986);
-    acc = acc.wrapping_add(fb984.values[2] as u32);
-    let fa991 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fb992 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let d993 = ferrocuda_std::mma::mma(&fa991, &fb992, &fb984);
-    acc = d993.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fb984 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb994 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let d986 = mma::mma(&fb984, &fb994, &fc985);
-    let d986 = FragC::<f32>::zero();
-    if t / 32 == n % 2 {
-        let d995 = mma(&fb984, &fb994, &d986);
-        acc = d995.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    thread::sync_threads();
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    let w1095;
+    let w1096: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w1095 = acc.wrapping_mul(3).wrapping_add(acc); w1096 = 1; } 1 => { w1095 = acc; w1096 = n; } _ => { w1095 = 1u32; w1096 = t; } }
+    acc = acc.wrapping_add(w1095) ^ w1096;
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5367,15 +6143,38 @@ pub fn fuzz_0142(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
-    thread::sync_threads();
-    let u996 = n.wrapping_add(2654435769);
-    let v997 = x[(acc as usize) % x.len()].wrapping_add(n);
-    acc = v997.wrapping_add(v997);
-    let n = (n & 0xff) * 3;
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    let mut k1097 = 0u32;
+    while k1097 < n % 3 {
+        k1097 += 1;
+        let v1098 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+        acc = acc.wrapping_add(k1097);
+        thread::sync_threads();
+    }
+    let mut K1099 = 7u32;
+    let v1100 = t + K1099;
+    K1099 = K1099.wrapping_mul(2);
+    acc = acc.wrapping_add(K1099);
+    let fa1101 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v1100.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb1102 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fc1103 = FragC::<f32>::from_fn(|r, c| ((v1100 ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    if n > 4 {
+        let d1104 = ferrocuda_std::mma::mma(&fa1101, &fb1102, &fc1103);
+        acc = d1104.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    }
+    for k1105 in 0..n % 3 {
+        if k1105 == 0 && t < 32 && n > 10 {
+            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+            return;
+        }
+        let fa1106 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+        let fb1107 = FragB::<i8>::from_fn(|r, c| (k1105.rotate_left((r * 3 + c) as u32)) as i8);
+        let fc1108 = FragC::<i32>::from_fn(|r, c| (k1105.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        let mut cm1109 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
+        cm1109 = mma(&fa1106, &fb1107, &cm1109);
+        cm1109 = mma(&fa1106, &fb1107, &cm1109);
+        acc = acc.wrapping_add(cm1109.values[1] as u32);
+    }
+    let d1110 = mma(&fa1101, &fb1102, &fc1103);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5388,39 +6187,51 @@ pub fn fuzz_0143(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa998 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fb999 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1000 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
-    let fc1001 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    let mut cm1002 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
-    cm1002 = mma(&fa998, &fb999, &cm1002);
-    let d1003 = mma(&fa998, &fb999, &fc1001);
-    acc = cm1002.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let mut cm1004 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    cm1004 = mma(&fa998, &fb999, &cm1004);
-    let fa1005 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fb1006 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let d1007 = mma(&fa1005, &fb1006, &d1003);
-    for k1008 in 0..3u32 {
-        acc = (acc ^ t.rotate_left(21));
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    thread::sync_threads();
+    let mut K1111 = 7u32;
+    let v1112 = t + K1111;
+    K1111 = K1111.wrapping_mul(31);
+    acc = acc.wrapping_add(K1111);
+    acc = acc.wrapping_mul(2654435769).wrapping_add(n);
+    let w1113;
+    let w1114: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w1113 = v1112.wrapping_mul(13).wrapping_add(t); w1114 = 1; } 1 => { w1113 = acc; w1114 = n; } _ => { w1113 = 64u32; w1114 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w1113) ^ w1114;
+    for k1115 in 0..n.wrapping_add(3) % 5 {
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        let w1009: u32;
-        if n % 2 == 0 { w1009 = (acc ^ t.rotate_left(12)); } else { w1009 = 2; }
-        acc ^= w1009;
-        acc = acc.wrapping_add(k1008);
-        if t % 5 == 0 { continue; }
-        acc ^= k1008.wrapping_mul(3);
+        acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1115);
     }
-    acc = t.wrapping_add(n);
-    if t / 32 == n % 2 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
+    thread::sync_threads();
+    let wa1116 = mma::SharedTile::new(sa_f16, 0, (16, 16), 56);
+    let wb1117 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (16, 8), 32);
+    let ct1118 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 1]; 1] };
+    let dt1119 = mma::mma_tiles(&wa1116, &wb1117, &ct1118);
+    acc = dt1119.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    for k1120 in 0..3u32 {
+        let fa1121 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
+        let fb1122 = FragB::<u8>::from_fn(|r, c| (v1112.rotate_left((r * 7 + c) as u32)) as u8);
+        let fc1123 = FragC::<i32>::from_fn(|r, c| (v1112 ^ (r * 32 + c) as u32) as i32);
+        let mut cm1124 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+        cm1124 = mma(&fa1121, &fb1122, &fc1123);
+        cm1124 = ferrocuda_std::mma::mma(&fa1121, &fb1122, &fc1123);
+        acc = acc.wrapping_add(cm1124.values[2] as u32);
     }
-    let fb1006 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb1010 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc1011 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-    let fc1001 = mma(&fb1006, &fb1010, &fc1011);
-    acc = acc.wrapping_add(fc1001.values[1] as i32 as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5433,43 +6244,26 @@ pub fn fuzz_0144(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k1012 = 0u32;
-    while k1012 < n % 3 {
-        k1012 += 1;
-        thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1012);
+    let fa1125 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb1126 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fc1127 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
+    let mut cm1128 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    cm1128 = mma(&fa1125, &fb1126, &cm1128);
+    acc = cm1128.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    thread::sync_threads();
+    if acc % 2 == 1 {
+        acc = (acc ^ acc.rotate_left(25));
+        let n = (thread::block_dim().x).wrapping_add(n);
     }
-    thread::sync_threads();
-    let fa1013 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
-    let fb1014 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fc1015 = FragC::<i32>::zero();
-    let fc1016 = mma(&fa1013, &fb1014, &fc1015);
-    let fc1016 = mma(&fa1013, &fb1014, &fc1016);
-    acc = fc1016.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let d1017 = mma(&fa1013, &fb1014, &fc1015);
-    acc = d1017.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
-    thread::sync_threads();
-    let v1018 = acc.wrapping_mul(3).wrapping_add(t);
-    let fa1019 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v1018.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb1020 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v1018 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc1021 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let mut cm1022 = FragC::<f32>::from_fn(|r, c| ((v1018 ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    cm1022 = mma(&fa1019, &fb1020, &cm1022);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
-    thread::sync_threads();
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    if t < 32 && n > 3 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
         return;
     }
+    let fa1129 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fb1130 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc1131 = FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let fc1131 = mma::mma(&fa1129, &fb1130, &fc1131);
+    acc = acc.wrapping_add(fc1131.values[2] as i32 as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5482,32 +6276,39 @@ pub fn fuzz_0145(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u1023 = (n & 0xffff) + 8;
-    if acc % 2 == 1 {
-        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let w1024: u32;
-    if n % 2 == 0 { w1024 = acc.wrapping_mul(7).wrapping_add(n); } else { w1024 = 1000; }
-    acc ^= w1024;
-    let v1025 = acc.wrapping_add(u1023);
-    let fa1026 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fb1027 = FragB::<u8>::from_fn(|r, c| (u1023.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fc1028 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
-    let d1029 = mma(&fa1026, &fb1027, &fc1028);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    let mut K1132 = 3u32;
+    let v1133 = t + K1132;
+    K1132 = K1132.wrapping_mul(255);
+    acc = acc.wrapping_add(K1132);
+    let wa1134 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (16, 32), 104);
+    let wb1135 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (32, 8), 32);
+    let ct1136 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32); 1]; 1] };
+    let dt1137 = mma_tiles(&wa1134, &wb1135, &ct1136);
+    acc = acc.wrapping_add(dt1137.frags[0][0].values[1] as u32);
+    let w1138: u32;
+    if n % 2 == 0 { w1138 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }; } else { w1138 = 11; }
+    acc ^= w1138;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
     thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 18) % 64) as usize));
-    thread::sync_threads();
-    for k1030 in 0..n % 4 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1030);
-        if t % 5 == 0 { continue; }
-        acc ^= k1030.wrapping_mul(3);
-    }
+    acc = v1133.wrapping_mul(11).wrapping_add(t);
+    let fa1139 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb1140 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
+    let fc1141 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let d1142 = mma(&fa1139, &fb1140, &fc1141);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5520,42 +6321,95 @@ pub fn fuzz_0146(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
-    thread::sync_threads();
-    for k1031 in 0..n % 4 {
-        let v1032 = if t % 2 == 0 { k1031 } else { t.wrapping_sub(k1031) };
-        let w1033: u32;
-        if t % 2 == 0 { w1033 = acc.wrapping_add(k1031); } else { w1033 = 5; }
-        acc ^= w1033;
-        acc = acc.wrapping_add(k1031);
-        thread::sync_threads();
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let mut k1034 = 0u32;
-    while k1034 < 2u32 {
-        k1034 += 1;
-        match k1034 {
-            1 => break,
-            _ => acc = acc.wrapping_add(1),
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    thread::sync_threads();
+    let w1143: u32;
+    if t % 2 == 0 { w1143 = (t ^ t.rotate_left(7)); } else { w1143 = 255; }
+    acc ^= w1143;
+    for k1144 in 0..3u32 {
+        let fa1145 = FragA::<i8>::from_fn(|r, c| (k1144.rotate_left((r * 3 + c) as u32)) as i8);
+        let fb1146 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+        let fc1147 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        let mut cm1148 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+        cm1148 = mma(&fa1145, &fb1146, &fc1147);
+        cm1148 = mma(&fa1145, &fb1146, &fc1147);
+        let d1149 = ferrocuda_std::mma::mma(&fa1145, &fb1146, &fc1147);
+        acc = acc.wrapping_add(cm1148.values[3] as u32);
+        if k1144 == 0 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
         }
-        if k1034 == 2 { break; }
-        acc = acc.wrapping_add(k1034);
+        acc = acc.wrapping_add(k1144);
         thread::sync_threads();
     }
-    acc = (acc ^ t.rotate_left(24));
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    let w1035;
-    let w1036: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w1035 = acc.wrapping_mul(3).wrapping_add(acc); w1036 = 1; } 1 => { w1035 = acc; w1036 = n; } _ => { w1035 = 1u32; w1036 = t; } }
-    acc = acc.wrapping_add(w1035) ^ w1036;
-    thread::sync_threads();
-    acc = t.wrapping_add(n);
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let mut k1150 = 0u32;
+    while k1150 < 2u32 {
+        k1150 += 1;
+        acc = t.wrapping_mul(1000).wrapping_add(t);
+        if k1150 == 1 { continue; }
+        acc = acc.wrapping_add(k1150);
+        thread::sync_threads();
     }
+    let mut K1151 = 5u32;
+    let v1152 = t + K1151;
+    K1151 = K1151.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K1151);
+    for k1153 in 0..n % 4 {
+        thread::sync_threads();
+        let w1154: u32;
+        if t % 2 == 0 { w1154 = t.wrapping_add(k1153); } else { w1154 = 3; }
+        acc ^= w1154;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1153);
+        if t % 2 == 0 { continue; }
+        acc ^= k1153.wrapping_mul(3);
+    }
+    let v1155 = if v1152 % 2 == 0 { t } else { v1152.wrapping_sub(t) };
+    for k1156 in 0..3u32 {
+        thread::sync_threads();
+        let fa1157 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v1152.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+        let fb1158 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v1152.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+        let fc1159 = FragC::<f32>::from_fn(|r, c| ((v1155.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        let mut cm1160 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+        cm1160 = mma(&fa1157, &fb1158, &cm1160);
+        acc = acc.wrapping_add(cm1160.values[3] as i32 as u32);
+        let fa1161 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let fb1162 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as u8);
+        let fc1163 = FragC::<i32>::from_fn(|r, c| (v1152.rotate_left((r * 3 + c) as u32)) as i32);
+        let d1164 = mma::mma(&fa1161, &fb1162, &fc1163);
+        let d1165 = mma::mma(&fa1161, &fb1162, &d1164);
+        let d1166 = mma(&fa1161, &fb1162, &d1165);
+        acc = d1166.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    thread::sync_threads();
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(1000)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2654435769)) as u8);
+    }
+    thread::sync_threads();
+    let wa1167 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 32), 104);
+    let wb1168 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (32, 24), 32);
+    let ct1169 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (v1155.rotate_left((r * 5 + c) as u32)) as i32); 3]; 2] };
+    let dt1170 = mma::mma_tiles(&wa1167, &wb1168, &ct1169);
+    acc = acc.wrapping_add(dt1170.frags[0][2].values[3] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5568,45 +6422,27 @@ pub fn fuzz_0147(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa1037 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb1038 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc1039 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
-    let mut cs1040 = [fc1039, FragC::<f32>::zero()];
-    cs1040[1] = mma(&fa1037, &fb1038, &cs1040[0]);
-    cs1040[0] = mma(&fa1037, &fb1038, &cs1040[1]);
-    cs1040[1] = ferrocuda_std::mma::mma(&fa1037, &fb1038, &cs1040[0]);
-    acc = acc.wrapping_add(cs1040[0].values[2] as i32 as u32);
-    acc = acc.wrapping_add(cs1040[1].values[0] as i32 as u32);
-    'l1042: for k1041 in 0..n % 4 {
-        for k1042 in 0..2u32 {
+    'l1172: for k1171 in 0..3u32 {
+        for k1172 in 0..2u32 {
             thread::sync_threads();
-            let w1043: u32;
-            if acc > 1000 { w1043 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w1043 = 5; }
-            acc ^= w1043;
-            if k1041 == 1 && k1042 == 1 { break 'l1042; }
-            acc = acc.wrapping_add(k1041 ^ k1042);
+            acc = t.wrapping_mul(2).wrapping_add(t);
+            if k1171 == 0 && k1172 == 0 { continue 'l1172; }
+            acc = acc.wrapping_add(k1171 ^ k1172);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k1041 + 1);
+        acc = acc.rotate_left(k1171 + 1);
     }
-    for k1044 in 0..n % 3 {
-        let fa1045 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-        let fb1046 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
-        let fc1047 = FragC::<i32>::zero();
-        let mut cm1048 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
-        cm1048 = mma(&fa1045, &fb1046, &cm1048);
-        acc = cm1048.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        let fa1049 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
-        let fb1050 = FragB::<u8>::from_fn(|r, c| (k1044.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        let mut cm1051 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-        cm1051 = mma(&fa1049, &fb1050, &cm1051);
-        acc = cm1051.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        acc = t.wrapping_mul(13).wrapping_add(k1044);
+    acc = t.wrapping_mul(3).wrapping_add(n);
+    thread::sync_threads();
+    for k1173 in 0..3u32 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1173);
     }
-    if acc % 2 == 1 {
-        let n = n.wrapping_mul(2654435769);
-        acc = x[(t as usize) % x.len()].wrapping_add(n);
-    }
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let v1174 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5619,17 +6455,25 @@ pub fn fuzz_0148(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
-    thread::sync_threads();
-    acc = t.wrapping_add(acc);
-    acc = t.wrapping_add(acc);
-    thread::sync_threads();
-    thread::sync_threads();
-    if acc % 2 == 1 {
-        acc = x[(t as usize) % x.len()].wrapping_add(n);
+    let mut carried: u32;
+    let mut k1175 = 0u32;
+    while k1175 < 2u32 {
+        k1175 += 1;
+        thread::sync_threads();
+        carried = x[(acc as usize) % x.len()].wrapping_add(n);
+        acc ^= carried;
+        if acc != 7 || t < 64 {
+            if k1175 == 2 && n % 2 == 1 { break; }
+        }
+        if k1175 == 1 { continue; }
+        acc = acc.wrapping_add(k1175);
     }
+    let u1176 = n.rotate_left(14);
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    acc = x[(t as usize) % x.len()].wrapping_add(u1176);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5642,30 +6486,23 @@ pub fn fuzz_0149(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa1052 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
-    let fb1053 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fc1054 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    thread::sync_threads();
-    let d1055 = mma(&fa1052, &fb1053, &fc1054);
-    thread::sync_threads();
-    acc = d1055.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    thread::sync_threads();
-    let mut k1056 = 0u32;
-    while k1056 < n % 3 {
-        let fa1057 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    acc = (acc ^ acc.rotate_left(18));
+    for k1177 in 0..(n ^ 5) % 5 {
+        let w1178: u32;
+        if acc > 31 { w1178 = (acc ^ n.rotate_left(2)); } else { w1178 = 64; }
+        acc ^= w1178;
+        if k1177 == 0 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        if k1177 == 0 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k1177);
         thread::sync_threads();
-        let fb1058 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-        let fc1059 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-        let mut cs1060 = [fc1059, FragC::<f32>::zero()];
-        cs1060[1] = mma(&fa1057, &fb1058, &cs1060[0]);
-        cs1060[0] = mma(&fa1057, &fb1058, &cs1060[1]);
-        cs1060[1] = mma(&fa1057, &fb1058, &cs1060[0]);
-        acc = cs1060[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-        acc = cs1060[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-        k1056 += 1;
     }
-    let v1061 = (acc ^ acc.rotate_left(14));
-    acc = x[(v1061 as usize) % x.len()].wrapping_add(v1061);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5678,37 +6515,52 @@ pub fn fuzz_0150(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k1062 = 0u32;
-    while k1062 < 3u32 {
-        let fa1063 = FragA::<i8>::from_fn(|r, c| (k1062 ^ (r * 32 + c) as u32) as i8);
-        let fb1064 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
-        let fc1065 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
-        let d1066 = ferrocuda_std::mma::mma(&fa1063, &fb1064, &fc1065);
-        k1062 += 1;
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let fa1067 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fb1068 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1069 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    let mut cs1070 = [fc1069, FragC::<i32>::zero()];
-    cs1070[1] = mma::mma(&fa1067, &fb1068, &cs1070[0]);
-    cs1070[0] = ferrocuda_std::mma::mma(&fa1067, &fb1068, &cs1070[1]);
-    cs1070[1] = mma::mma(&fa1067, &fb1068, &cs1070[0]);
-    acc = acc.wrapping_add(cs1070[0].values[0] as u32);
-    acc = cs1070[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
     thread::sync_threads();
-    let fa1071 = FragA::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
-    let fb1072 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
-    let d1073 = mma(&fa1071, &fb1072, &fc1069);
-    let fb1074 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
-    let d1075 = mma(&fa1067, &fb1068, &fc1069);
-    let d1076 = ferrocuda_std::mma::mma(&fa1067, &fb1074, &fc1069);
-    let d1077 = ferrocuda_std::mma::mma(&fa1067, &fb1074, &d1073);
-    let d1078 = mma(&fa1067, &fb1068, &d1073);
-    acc = acc.wrapping_add(d1076.values[3] as u32);
-    let fa1079 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let d1077 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc1080 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let d1081 = mma(&fa1079, &d1077, &fc1080);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
+    thread::sync_threads();
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let mut ct1179 = AccTile::<f32, 2, 3>::zero();
+    for k1180 in 0..n % 3 {
+        thread::sync_threads();
+        let wa1181 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 16), 56);
+        let wb1182 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (16, 24), 32);
+        ct1179 = mma::mma_tiles(&wa1181, &wb1182, &ct1179);
+        let fa1183 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
+        let fb1184 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
+        let fc1185 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        let mut cm1186 = FragC::<i32>::from_fn(|r, c| (k1180 ^ (r * 32 + c) as u32) as i32);
+        cm1186 = mma::mma(&fa1183, &fb1184, &cm1186);
+    }
+    acc = ct1179.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = t.wrapping_add(n);
+    if t % 3 == 0 {
+        acc = x[(t as usize) % x.len()].wrapping_add(n);
+        acc = t.wrapping_add(t);
+    }
+    let fa1187 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb1188 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc1189 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d1190 = mma(&fa1187, &fb1188, &fc1189);
+    let d1190 = mma(&fa1187, &fb1188, &d1190);
+    acc = acc.wrapping_add(d1190.values[2] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5721,32 +6573,33 @@ pub fn fuzz_0151(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l1083: for k1082 in 0..3u32 {
-        for k1083 in 0..2u32 {
-            thread::sync_threads();
-            let n = (n & 0xff) * 3;
-            if k1082 == 1 && k1083 == 0 { continue 'l1083; }
-            acc = acc.wrapping_add(k1082 ^ k1083);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1082 + 1);
-    }
-    let v1084 = acc.wrapping_add(n);
-    if t < 2 {
-        let v1085 = acc.wrapping_mul(1000).wrapping_add(n);
-        let n = n.wrapping_add(13);
-    }
-    for k1086 in 0..n % 4 {
-        thread::sync_threads();
-        let w1087: u32;
-        if t % 2 == 0 { w1087 = if v1084 % 2 == 0 { v1084 } else { v1084.wrapping_sub(v1084) }; } else { w1087 = 13; }
-        acc ^= w1087;
-        acc = acc.wrapping_add(k1086);
-        if t % 5 == 0 { continue; }
-        acc ^= k1086.wrapping_mul(3);
-    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let v1088 = if v1084 % 2 == 0 { t } else { v1084.wrapping_sub(t) };
+    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
+    thread::sync_threads();
+    let mut K1191 = 64u32;
+    let v1192 = t + K1191;
+    K1191 = K1191.wrapping_mul(13);
+    acc = acc.wrapping_add(K1191);
+    for k1193 in 0..2u32 {
+        let fa1194 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+        let fb1195 = FragB::<u8>::from_fn(|r, c| (v1192.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+        thread::sync_threads();
+        let fc1196 = FragC::<i32>::from_fn(|r, c| (v1192.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+        let mut cm1197 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
+        cm1197 = mma::mma(&fa1194, &fb1195, &cm1197);
+        let fa1198 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((k1193.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+        let fb1199 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        let fc1200 = FragC::<f32>::from_fn(|r, c| ((v1192.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        let mut cm1201 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        cm1201 = ferrocuda_std::mma::mma(&fa1198, &fb1199, &cm1201);
+        acc = acc.wrapping_add(cm1201.values[3] as i32 as u32);
+        let fa1202 = FragA::<i8>::from_fn(|r, c| (v1192.rotate_left((r * 7 + c) as u32)) as i8);
+        let fb1203 = FragB::<i8>::from_fn(|r, c| (v1192.rotate_left((r * 3 + c) as u32)) as i8);
+        cm1197 = mma(&fa1202, &fb1203, &cm1197);
+        acc = cm1197.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    let n = (n % 7);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5759,17 +6612,34 @@ pub fn fuzz_0152(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let fa1204 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fb1205 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1206 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let d1207 = mma(&fa1204, &fb1205, &fc1206);
+    let d1207 = mma(&fa1204, &fb1205, &d1207);
+    acc = d1207.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let v1089 = acc.wrapping_mul(13).wrapping_add(acc);
-    if n % 2 == 0 {
-        acc = (v1089 ^ t.rotate_left(5));
-        thread::sync_threads();
-    }
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+    thread::sync_threads();
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g1090 = n - 1;
+    let u1208 = (n ^ 255);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 7) % 64) as usize));
+    thread::sync_threads();
+    let w1209: u32;
+    if t % 2 == 0 { w1209 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w1209 = 7; }
+    acc ^= w1209;
+    let fa1210 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb1211 = FragB::<i8>::from_fn(|r, c| (u1208.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc1212 = FragC::<i32>::from_fn(|r, c| (u1208.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    thread::sync_threads();
+    let fc1206 = mma(&fa1210, &fb1211, &fc1212);
+    acc = fc1206.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5782,49 +6652,35 @@ pub fn fuzz_0153(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let (w1091, w1092): (u32, u32);
-    thread::sync_threads();
-    if t % 2 == 0 { (w1091, w1092) = (if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }, t); } else { w1091 = 5; w1092 = acc; }
-    acc = acc.wrapping_add(w1091) ^ w1092;
-    if t < 15 {
-        let v1093 = (t ^ t.rotate_left(11));
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let mut K1094 = 1u32;
-    let v1095 = t + K1094;
-    K1094 = K1094.wrapping_mul(2);
-    acc = acc.wrapping_add(K1094);
-    let fa1096 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
-    let fb1097 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1098 = FragC::<i32>::zero();
-    let d1099 = ferrocuda_std::mma::mma(&fa1096, &fb1097, &fc1098);
-    acc = d1099.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let w1100: u32;
-    if t % 2 == 0 { w1100 = acc.wrapping_add(acc); } else { w1100 = 2; }
-    acc ^= w1100;
+    let u1213 = (n & 0xffff) + 5;
+    thread::sync_threads();
+    let w1214: u32;
+    if n % 2 == 0 { w1214 = acc.wrapping_mul(13).wrapping_add(n); } else { w1214 = 255; }
+    acc ^= w1214;
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1215 = n - 14;
+    'l1217: for k1216 in 0..n % 4 {
+        for k1217 in 0..2u32 {
+            thread::sync_threads();
+            let v1218 = acc.wrapping_mul(13).wrapping_add(g1215);
+            if k1216 == 0 && k1217 == 1 { break 'l1217; }
+            acc = acc.wrapping_add(k1216 ^ k1217);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1216 + 1);
+    }
+    let v1219 = t.wrapping_add(acc);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
     thread::sync_threads();
-    for k1101 in 0..3u32 {
-        let mut cm1102 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
-        cm1102 = mma(&fa1096, &fb1097, &cm1102);
-        thread::sync_threads();
-        let fa1103 = FragA::<u8>::from_fn(|r, c| (v1095.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        let fb1104 = FragB::<u8>::from_fn(|r, c| (v1095.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        cm1102 = mma::mma(&fa1103, &fb1104, &fc1098);
-        cm1102 = mma(&fa1103, &fb1104, &fc1098);
-        acc = cm1102.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    }
-    let fa1105 = FragA::<u8>::from_fn(|r, c| (v1095.rotate_left((r * 5 + c) as u32)) as u8);
-    let fb1106 = FragB::<u8>::from_fn(|r, c| (v1095.rotate_left((r * 3 + c) as u32)) as u8);
-    let fa1096 = FragC::<i32>::zero();
-    let mut cm1107 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    let mut cm1108 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    cm1107 = ferrocuda_std::mma::mma(&fa1105, &fb1106, &cm1107);
-    cm1107 = ferrocuda_std::mma::mma(&fa1105, &fb1106, &d1099);
-    let d1109 = mma(&fa1105, &fb1106, &fa1096);
-    cm1108 = mma(&fa1105, &fb1106, &cm1108);
-    acc = acc.wrapping_add(cm1108.values[3] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5837,52 +6693,25 @@ pub fn fuzz_0154(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t < 50 {
-        let n = (n ^ 255);
-        let v1110 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-    }
-    for k1111 in 0..n.wrapping_mul(5) % 5 {
-        let w1112: u32;
-        if t % 2 == 0 { w1112 = if t % 2 == 0 { k1111 } else { t.wrapping_sub(k1111) }; } else { w1112 = 13; }
-        acc ^= w1112;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1111);
-        if t % 2 == 0 { continue; }
-        acc ^= k1111.wrapping_mul(3);
-    }
-    tile.set(t as usize, acc);
+    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    let w1220;
+    let w1221: u32;
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    let mut k1113 = 0u32;
-    while k1113 < 2u32 {
-        k1113 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 16) % 64) as usize));
-        thread::sync_threads();
-        if k1113 == 1 { break; }
-        acc = acc.wrapping_add(k1113);
+    match t % 3 { 0 => { w1220 = acc.wrapping_mul(5).wrapping_add(t); w1221 = 1; } 1 => { w1220 = acc; w1221 = n; } _ => { w1220 = 3u32; w1221 = t; } }
+    acc = acc.wrapping_add(w1220) ^ w1221;
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if acc % 2 == 1 {
+        let w1222: u32;
+        if n % 2 == 0 { w1222 = (acc ^ acc.rotate_left(23)); } else { w1222 = 2654435769; }
+        acc ^= w1222;
     }
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let mut K1223 = 2654435769u32;
+    let v1224 = t + K1223;
+    K1223 = K1223.wrapping_mul(255);
+    acc = acc.wrapping_add(K1223);
+    if t % 3 == 0 {
+        acc = x[(v1224 as usize) % x.len()].wrapping_add(acc);
     }
-    let g1114 = n - 1;
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g1115 = n - 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5895,41 +6724,67 @@ pub fn fuzz_0155(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 9);
-    'l1117: for k1116 in 0..3u32 {
-        for k1117 in 0..2u32 {
-            thread::sync_threads();
-            let w1118: u32;
-            if n % 2 == 0 { w1118 = (acc ^ k1116.rotate_left(7)); } else { w1118 = 255; }
-            acc ^= w1118;
-            if k1116 == 1 && k1117 == 0 { continue 'l1117; }
-            acc = acc.wrapping_add(k1116 ^ k1117);
-            thread::sync_threads();
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    thread::sync_threads();
+    let fa1225 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fb1226 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fc1227 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32);
+    thread::sync_threads();
+    let d1228 = ferrocuda_std::mma::mma(&fa1225, &fb1226, &fc1227);
+    acc = d1228.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let wa1229 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (32, 16), 56);
+    let wb1230 = mma::SharedTile::new(sb_f16, 0, (16, 8), 32);
+    let mut ct1231 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 1]; 2] };
+    ct1231 = mma_tiles(&wa1229, &wb1230, &ct1231);
+    ct1231 = mma::mma_tiles(&wa1229, &wb1230, &ct1231);
+    acc = acc.wrapping_add(ct1231.frags[1][0].values[3] as i32 as u32);
+    let u1232 = n.wrapping_mul(11);
+    let wa1233 = mma::SharedTile::new(sa_f16, ((u1232 ^ (t / 32)) % 3) as usize * 8 + 0, (16, 16), 56);
+    let wb1234 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (16, 8), 32);
+    let ct1235 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((u1232.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 1]; 1] };
+    let dt1236 = mma_tiles(&wa1233, &wb1234, &ct1235);
+    acc = dt1236.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    for k1237 in 0..n % 4 {
+        thread::sync_threads();
+        let fa1238 = FragA::<i8>::from_fn(|r, c| (k1237 ^ (r * 32 + c) as u32) as i8);
+        let fb1239 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+        let mut cm1240 = FragC::<i32>::from_fn(|r, c| (k1237 ^ (r * 32 + c) as u32) as i32);
+        cm1240 = ferrocuda_std::mma::mma(&fa1238, &fb1239, &cm1240);
+        acc = acc.wrapping_add(k1237);
+    }
+    let u1241 = (n & 0xffff) + 2;
+    let mut k1242 = 0u32;
+    while k1242 < 2u32 {
+        k1242 += 1;
+        let fa1243 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+        let fb1244 = FragB::<i8>::from_fn(|r, c| (u1232.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+        let d1245 = mma::mma(&fa1243, &fb1244, &fc1227);
+        acc = acc.wrapping_add(d1245.values[1] as u32);
+        acc = t.wrapping_mul(13).wrapping_add(n);
+        acc = acc.wrapping_add(k1242);
+        thread::sync_threads();
+    }
+    let v1246 = if t % 2 == 0 { u1232 } else { t.wrapping_sub(u1232) };
+    let mut k1247 = 0u32;
+    while k1247 < n % 3 {
+        k1247 += 1;
+        thread::sync_threads();
+        if acc != 7 || t < 64 {
+            if k1247 == 0 && n % 2 == 1 { continue; }
         }
-        acc = acc.rotate_left(k1116 + 1);
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1247);
     }
-    let fa1119 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb1120 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-    let fc1121 = FragC::<f32>::zero();
-    let mut cm1122 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
-    cm1122 = ferrocuda_std::mma::mma(&fa1119, &fb1120, &cm1122);
-    acc = acc.wrapping_add(cm1122.values[3] as i32 as u32);
-    if t % 3 == 0 {
-        acc = (t ^ t.rotate_left(30));
-    }
-    if (t >> 5) != (n & 1) {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let fa1123 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
-    let fb1124 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fc1125 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    let fc1125 = mma(&fa1123, &fb1124, &fc1125);
-    acc = fc1125.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 30);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5942,31 +6797,46 @@ pub fn fuzz_0156(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u1126 = (n & 0xffff) + 4;
-    let w1127: u32;
-    if acc > 1 { w1127 = acc.wrapping_add(t); } else { w1127 = 64; }
-    acc ^= w1127;
-    'l1129: for k1128 in 0..3u32 {
-        for k1129 in 0..2u32 {
-            thread::sync_threads();
-            let v1130 = x[(acc as usize) % x.len()].wrapping_add(u1126);
-            if k1128 == 2 && k1129 == 0 { continue 'l1129; }
-            acc = acc.wrapping_add(k1128 ^ k1129);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1128 + 1);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let mut K1131 = 64u32;
-    let v1132 = t + K1131;
-    K1131 = K1131.wrapping_mul(3);
-    acc = acc.wrapping_add(K1131);
-    acc = x[(v1132 as usize) % x.len()].wrapping_add(t);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
     thread::sync_threads();
-    acc = (t ^ u1126.rotate_left(24));
-    for k1133 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1133);
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
+    let g1248 = n - 6;
+    let fa1249 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1250 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1251 = FragC::<i32>::zero();
+    let d1252 = mma(&fa1249, &fb1250, &fc1251);
+    let d1253 = ferrocuda_std::mma::mma(&fa1249, &fb1250, &fc1251);
+    acc = d1252.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d1253.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fb1254 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let mut cm1255 = FragC::<i32>::from_fn(|r, c| (g1248 ^ (r * 32 + c) as u32) as i32);
+    cm1255 = ferrocuda_std::mma::mma(&fa1249, &fb1254, &fc1251);
+    cm1255 = mma::mma(&fa1249, &fb1250, &d1252);
+    if t % 3 == 0 {
+        let w1256: u32;
+        if n % 2 == 0 { w1256 = (t ^ acc.rotate_left(6)); } else { w1256 = 2; }
+        acc ^= w1256;
+    }
+    if t < 32 && n > 10 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let wa1257 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (16, 32), 56);
+    let wb1258 = mma::SharedTile::new(sb_f16, ((g1248 ^ (t / 32)) % 3) as usize * 8 + 0, (32, 8), 32);
+    let mut ct1259 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0); 1]; 1] };
+    ct1259 = mma_tiles(&wa1257, &wb1258, &ct1259);
+    acc = ct1259.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5979,43 +6849,70 @@ pub fn fuzz_0157(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    'l1135: for k1134 in 0..3u32 {
-        for k1135 in 0..2u32 {
-            thread::sync_threads();
-            acc = t.wrapping_add(n);
-            if k1134 == 2 && k1135 == 0 { break 'l1135; }
-            acc = acc.wrapping_add(k1134 ^ k1135);
-            thread::sync_threads();
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    let mut K1260 = 2654435769u32;
+    let v1261 = t + K1260;
+    K1260 = K1260.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K1260);
+    let wa1262 = mma::SharedTile::new(sa_u8, 0, (16, 32), 104);
+    let wb1263 = mma::SharedTile::new(sb_u8, (n % 3) as usize * 8, (32, 8), 32);
+    let ct1264 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32); 1]; 1] };
+    let dt1265 = mma::mma_tiles(&wa1262, &wb1263, &ct1264);
+    acc = acc.wrapping_add(dt1265.frags[0][0].values[3] as u32);
+    let fa1266 = FragA::<u8>::from_fn(|r, c| (v1261.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb1267 = FragB::<u8>::from_fn(|r, c| (v1261.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fc1268 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
+    let mut cm1269 = FragC::<i32>::from_fn(|r, c| (v1261.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    cm1269 = mma(&fa1266, &fb1267, &cm1269);
+    acc = cm1269.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut ct1270 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 2]; 2] };
+    for k1271 in 0..n % 3 {
+        thread::sync_threads();
+        thread::sync_threads();
+        for e in (t as usize..3360).step_by(64) {
+            sa_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(31)) as i8);
         }
-        acc = acc.rotate_left(k1134 + 1);
-    }
-    let v1136 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    acc = v1136.wrapping_add(v1136);
-    let mut k1137 = 0u32;
-    while k1137 < n % 3 {
-        k1137 += 1;
-        thread::sync_threads();
-        carried = acc.wrapping_mul(2654435769).wrapping_add(v1136);
-        acc ^= carried;
-        let w1138: u32;
-        if n % 2 == 0 { w1138 = t.wrapping_add(v1136); } else { w1138 = 7; }
-        acc ^= w1138;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1137);
-    }
-    let mut k1139 = 0u32;
-    while k1139 < n % 3 {
-        k1139 += 1;
-        match k1139 {
-            0 => break,
-            _ => acc = acc.wrapping_add(1),
+        for e in (t as usize..3104).step_by(64) {
+            sb_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(255)) as i8);
         }
-        if k1139 == 0 { continue; }
-        acc = acc.wrapping_add(k1139);
         thread::sync_threads();
+        let wa1272 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (32, 32), 56);
+        let wb1273 = mma::SharedTile::new(sb_f16, ((k1271 ^ (t / 32)) % 3) as usize * 8 + 0, (32, 16), 32);
+        ct1270 = mma_tiles(&wa1272, &wb1273, &ct1270);
     }
-    let n = (n % 7);
+    acc = ct1270.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    for k1274 in 0..2u32 {
+        cm1269 = mma(&fa1266, &fb1267, &cm1269);
+    }
+    acc = v1261.wrapping_mul(2).wrapping_add(n);
+    let (w1275, w1276): (u32, u32);
+    thread::sync_threads();
+    if acc > 64 { (w1275, w1276) = (v1261.wrapping_add(v1261), t); } else { w1275 = 11; w1276 = acc; }
+    acc = acc.wrapping_add(w1275) ^ w1276;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6028,48 +6925,18 @@ pub fn fuzz_0158(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t / 32 == n % 2 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let fa1140 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fb1141 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1142 = FragC::<i32>::zero();
-    let d1143 = mma::mma(&fa1140, &fb1141, &fc1142);
-    acc = d1143.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    for k1144 in 0..3u32 {
-        acc = x[(t as usize) % x.len()].wrapping_add(k1144);
-        let fa1145 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
-        let fb1146 = FragB::<u8>::from_fn(|r, c| (k1144.rotate_left((r * 5 + c) as u32)) as u8);
-        let mut cs1147 = [fc1142, FragC::<i32>::zero()];
-        cs1147[1] = mma(&fa1145, &fb1146, &cs1147[0]);
-        cs1147[0] = mma(&fa1145, &fb1146, &cs1147[1]);
-        acc = acc.wrapping_add(cs1147[0].values[1] as u32);
-        acc = cs1147[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        let fa1148 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((k1144.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-        let fb1149 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-        let fc1150 = FragC::<f32>::from_fn(|r, c| ((k1144.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-        let d1151 = mma(&fa1148, &fb1149, &fc1150);
-        acc = d1151.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    }
-    let mut K1152 = 3u32;
-    let v1153 = t + K1152;
-    K1152 = K1152.wrapping_mul(31);
-    acc = acc.wrapping_add(K1152);
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
     if n % 7 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let d1143 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fb1154 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fc1155 = mma::mma(&d1143, &fb1154, &fc1142);
-    let fc1155 = mma(&d1143, &fb1154, &fc1155);
-    acc = fc1155.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    if n % 3 == 0 {
+        acc = t.wrapping_mul(255).wrapping_add(acc);
+        thread::sync_threads();
+    }
+    if n % 2 == 0 {
+        acc = acc.wrapping_add(t);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6082,30 +6949,26 @@ pub fn fuzz_0159(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa1156 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fb1157 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1158 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    let d1159 = mma(&fa1156, &fb1157, &fc1158);
-    acc = acc.wrapping_add(d1159.values[0] as u32);
-    thread::sync_threads();
-    let mut k1160 = 0u32;
-    while k1160 < n % 3 {
-        k1160 += 1;
-        let v1161 = acc.wrapping_mul(3).wrapping_add(t);
-        acc = acc.wrapping_add(k1160);
-        thread::sync_threads();
-    }
-    let mut cm1162 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    cm1162 = ferrocuda_std::mma::mma(&fa1156, &fb1157, &d1159);
-    let u1163 = (n & 0xffff) + 6;
-    for k1164 in 0..3u32 {
-        thread::sync_threads();
-        if k1164 == 2 { continue; }
-        match k1164 {
-            1 => continue,
-            _ => acc = acc.wrapping_add(1),
+    for k1277 in 0..(n % 5) % 5 {
+        if acc != 7 || t < 64 {
+            if k1277 == 2 && n % 2 == 1 { continue; }
         }
-        acc = acc.wrapping_add(k1164);
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1277);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+    thread::sync_threads();
+    let n = n.rotate_left(19);
+    thread::sync_threads();
+    for k1278 in 0..n % 4 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1278);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -6119,48 +6982,26 @@ pub fn fuzz_0160(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa1165 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb1166 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc1167 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let d1168 = mma(&fa1165, &fb1166, &fc1167);
+    let u1279 = (n & 0xffff) + 2;
+    let mut k1280 = 0u32;
+    while k1280 < 2u32 {
+        k1280 += 1;
+        match k1280 {
+            1 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        thread::sync_threads();
+        acc = acc.wrapping_mul(13).wrapping_add(n);
+        acc = acc.wrapping_add(k1280);
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
     thread::sync_threads();
-    let mut K1169 = 31u32;
-    let v1170 = t + K1169;
-    K1169 = K1169.wrapping_mul(7);
-    acc = acc.wrapping_add(K1169);
-    for k1171 in 0..n % 3 {
-        let d1172 = mma(&fa1165, &fb1166, &d1168);
-        let fa1173 = FragA::<u8>::from_fn(|r, c| (v1170.rotate_left((r * 5 + c) as u32)) as u8);
-        let fb1174 = FragB::<u8>::from_fn(|r, c| (v1170.rotate_left((r * 3 + c) as u32)) as u8);
-        let fc1175 = FragC::<i32>::zero();
-        let mut cm1176 = FragC::<i32>::from_fn(|r, c| (v1170 ^ (r * 32 + c) as u32) as i32);
-        cm1176 = mma(&fa1173, &fb1174, &cm1176);
-        let d1177 = mma(&fa1173, &fb1174, &fc1175);
-        let d1178 = mma(&fa1173, &fb1174, &d1177);
-        acc = d1178.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if n % 3 == 0 {
+        acc = (acc ^ n.rotate_left(7));
         thread::sync_threads();
     }
-    if t / 32 == n % 2 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let fb1166 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fb1179 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fc1180 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
-    let d1181 = mma(&fb1166, &fb1179, &fc1180);
-    acc = acc.wrapping_add(d1181.values[1] as u32);
-    let v1182 = x[(acc as usize) % x.len()].wrapping_add(acc);
-    let fb1166 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fb1183 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
-    if t / 32 == n % 2 {
-        let d1184 = mma(&fb1166, &fb1183, &fc1180);
-        acc = d1184.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    }
-    acc = (v1170 ^ v1170.rotate_left(22));
-    acc = x[(t as usize) % x.len()].wrapping_add(v1170);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6173,43 +7014,32 @@ pub fn fuzz_0161(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
-    thread::sync_threads();
-    let fa1185 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fb1186 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fc1187 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
-    let d1188 = mma(&fa1185, &fb1186, &fc1187);
-    acc = acc.wrapping_add(d1188.values[0] as u32);
-    'l1190: for k1189 in 0..n % 4 {
-        for k1190 in 0..2u32 {
-            thread::sync_threads();
-            acc = (acc ^ t.rotate_left(5));
-            if k1189 == 1 && k1190 == 1 { continue 'l1190; }
-            acc = acc.wrapping_add(k1189 ^ k1190);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1189 + 1);
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let mut k1191 = 0u32;
-    while k1191 < n % 3 {
-        k1191 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = (acc ^ t.rotate_left(19));
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1191);
+    if t < 37 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
     }
-    acc = (t ^ n.rotate_left(26));
-    acc = (acc ^ n.rotate_left(15));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
+    if t >= 32 && n % 3 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa1281 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1282 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
+    let fc1283 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let d1284 = mma(&fa1281, &fb1282, &fc1283);
+    acc = acc.wrapping_add(d1284.values[3] as u32);
+    let w1285: u32;
+    if n % 2 == 0 { w1285 = acc.wrapping_add(n); } else { w1285 = 13; }
+    acc ^= w1285;
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let w1286: u32;
+    if acc > 2654435769 { w1286 = t.wrapping_mul(64).wrapping_add(t); } else { w1286 = 1; }
+    acc ^= w1286;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6222,20 +7052,49 @@ pub fn fuzz_0162(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v1192 = t.wrapping_add(n);
-    let fa1193 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fb1194 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1195 = FragC::<i32>::zero();
-    let fb1196 = FragB::<i8>::from_fn(|r, c| (v1192 ^ (r * 32 + c) as u32) as i8);
-    let mut cm1197 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let d1198 = ferrocuda_std::mma::mma(&fa1193, &fb1194, &fc1195);
-    let d1199 = mma(&fa1193, &fb1194, &fc1195);
-    let d1200 = mma(&fa1193, &fb1196, &fc1195);
-    cm1197 = ferrocuda_std::mma::mma(&fa1193, &fb1196, &cm1197);
-    acc = acc.wrapping_add(d1198.values[2] as u32);
-    acc = acc.wrapping_add(d1199.values[0] as u32);
-    acc = cm1197.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let v1192 = v1192.wrapping_mul(2).wrapping_add(t);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    if t / 32 == n % 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let wa1287 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (32, 32), 104);
+    let wb1288 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (32, 8), 32);
+    let mut ct1289 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32); 1]; 2] };
+    ct1289 = mma_tiles(&wa1287, &wb1288, &ct1289);
+    ct1289 = mma_tiles(&wa1287, &wb1288, &ct1289);
+    acc = acc.wrapping_add(ct1289.frags[1][0].values[3] as u32);
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let mut ct1290 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32); 2]; 1] };
+    for k1291 in 0..3u32 {
+        let wa1292 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (16, 64), 104);
+        let wb1293 = mma::SharedTile::new(sb_u8, 0, (64, 16), 32);
+        ct1290 = mma_tiles(&wa1292, &wb1293, &ct1290);
+    }
+    acc = ct1290.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let v1294 = acc.wrapping_mul(64).wrapping_add(n);
+    let fa1295 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
+    let fb1296 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc1297 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d1298 = mma(&fa1295, &fb1296, &fc1297);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6248,14 +7107,51 @@ pub fn fuzz_0163(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k1201 in 0..n % 4 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1201);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 16);
-    if n % 11 == 0 {
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    if acc % 2 == 1 {
+        let v1299 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+        let w1300: u32;
+        if t % 2 == 0 { w1300 = t.wrapping_mul(13).wrapping_add(v1299); } else { w1300 = 11; }
+        acc ^= w1300;
+    }
+    let wa1301 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (32, 16), 56);
+    let wb1302 = mma::SharedTile::new(sb_f16, 0, (16, 24), 32);
+    let ct1303 = AccTile::<f32, 2, 3>::zero();
+    let ct1303 = mma_tiles(&wa1301, &wb1302, &ct1303);
+    acc = ct1303.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let u1304 = n.wrapping_mul(2);
+    if n % 7 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
+    }
+    let wa1305 = mma::SharedTile::new(sa_u8, (n % 3) as usize * 8, (16, 96), 104);
+    let wb1306 = mma::SharedTile::new(sb_u8, ((u1304 ^ (t / 32)) % 3) as usize * 8 + 0, (96, 8), 32);
+    let ct1307 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (u1304.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 1]; 1] };
+    let ct1307 = mma_tiles(&wa1305, &wb1306, &ct1307);
+    acc = ct1307.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    for k1308 in 0..u1304.rotate_left(20) % 5 {
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1308);
+        if t % 2 == 0 { continue; }
+        acc ^= k1308.wrapping_mul(3);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -6269,31 +7165,28 @@ pub fn fuzz_0164(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    thread::sync_threads();
-    'l1203: for k1202 in 0..n % 4 {
-        for k1203 in 0..2u32 {
+    'l1310: for k1309 in 0..3u32 {
+        for k1310 in 0..2u32 {
             thread::sync_threads();
-            let w1204: u32;
-            if t % 2 == 0 { w1204 = acc.wrapping_add(acc); } else { w1204 = 3; }
-            acc ^= w1204;
-            if k1202 == 2 && k1203 == 0 { continue 'l1203; }
-            acc = acc.wrapping_add(k1202 ^ k1203);
+            acc = acc.wrapping_mul(7).wrapping_add(t);
+            if k1309 == 0 && k1310 == 1 { break 'l1310; }
+            acc = acc.wrapping_add(k1309 ^ k1310);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k1202 + 1);
+        acc = acc.rotate_left(k1309 + 1);
     }
-    acc = (t ^ acc.rotate_left(18));
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    acc = acc.wrapping_mul(31).wrapping_add(acc);
-    let v1205 = (t ^ t.rotate_left(27));
-    let mut K1206 = 64u32;
-    let v1207 = t + K1206;
-    K1206 = K1206.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K1206);
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
+    thread::sync_threads();
+    acc = (acc ^ n.rotate_left(22));
+    if acc % 2 == 1 {
+        let w1311: u32;
+        if acc > 11 { w1311 = (acc ^ t.rotate_left(5)); } else { w1311 = 31; }
+        acc ^= w1311;
+        let n = (n & 0xff) * 3;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6306,38 +7199,26 @@ pub fn fuzz_0165(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
-    thread::sync_threads();
-    for k1208 in 0..n % 4 {
+    let u1312 = (n ^ 64);
+    let mut k1313 = 0u32;
+    while k1313 < n % 3 {
+        k1313 += 1;
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        if k1208 == 2 { break; }
-        acc = x[(acc as usize) % x.len()].wrapping_add(k1208);
-        acc = acc.wrapping_add(k1208);
+        acc = acc.wrapping_add(tile.get(((t + 22) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1313);
     }
-    let v1209 = t.wrapping_add(acc);
-    'l1211: for k1210 in 0..n % 4 {
-        for k1211 in 0..2u32 {
-            thread::sync_threads();
-            acc = v1209.wrapping_mul(2).wrapping_add(n);
-            if k1210 == 1 && k1211 == 0 { continue 'l1211; }
-            acc = acc.wrapping_add(k1210 ^ k1211);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1210 + 1);
+    acc = t.wrapping_add(acc);
+    let n = (n & 0xff) * 3;
+    acc = (acc ^ acc.rotate_left(3));
+    for k1314 in 0..n % 4 {
+        thread::sync_threads();
+        let v1315 = t.wrapping_add(n);
+        acc = acc.wrapping_add(k1314);
+        if t % 2 == 0 { continue; }
+        acc ^= k1314.wrapping_mul(3);
     }
-    let v1212 = acc.wrapping_mul(255).wrapping_add(v1209);
-    let n = (thread::block_dim().x).wrapping_add(n);
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g1213 = n - 14;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6350,28 +7231,24 @@ pub fn fuzz_0166(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 3 == 0 {
-        acc = t.wrapping_mul(255).wrapping_add(acc);
-        thread::sync_threads();
-    }
-    if n % 2 == 0 {
-        acc = acc.wrapping_add(t);
-        thread::sync_threads();
-    }
-    if t < 44 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(n);
-    }
-    for k1214 in 0..3u32 {
-        let w1215: u32;
-        if t % 2 == 0 { w1215 = if t % 2 == 0 { n } else { t.wrapping_sub(n) }; } else { w1215 = 7; }
-        acc ^= w1215;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1214);
-    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
     thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+    thread::sync_threads();
+    if (t >> 5) != (n & 1) {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa1316 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as u8);
+    let fb1317 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fc1318 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let d1319 = mma::mma(&fa1316, &fb1317, &fc1318);
+    acc = d1319.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 20);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6384,30 +7261,17 @@ pub fn fuzz_0167(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u1216 = (n & 0xffff) + 5;
-    if t % 3 == 0 {
-        let v1217 = acc.wrapping_mul(13).wrapping_add(acc);
+    let v1320 = (acc ^ n.rotate_left(20));
+    for k1321 in 0..(x.len() as u32).wrapping_add(n) % 5 {
+        if k1321 == 0 { break; }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1321);
     }
-    let fa1218 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb1219 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc1220 = FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let mut cm1221 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    cm1221 = mma(&fa1218, &fb1219, &cm1221);
-    acc = acc.wrapping_add(cm1221.values[3] as i32 as u32);
-    let u1222 = n.rotate_left(18);
-    if t < 37 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(n);
-    }
-    let fc1220 = FragA::<i8>::from_fn(|r, c| (u1216.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fb1223 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
-    let fc1224 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    if n > 4 {
-        let d1225 = mma(&fc1220, &fb1223, &fc1224);
-        acc = d1225.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    }
-    acc = x[(acc as usize) % x.len()].wrapping_add(t);
-    let n = (n & 0xff) * 4;
-    acc = acc.wrapping_mul(1).wrapping_add(t);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
+    thread::sync_threads();
+    let u1322 = (n & 0xffff) + 8;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6420,14 +7284,46 @@ pub fn fuzz_0168(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(acc);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
     thread::sync_threads();
-    let fa1226 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fb1227 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fc1228 = FragC::<i32>::zero();
-    let d1229 = mma(&fa1226, &fb1227, &fc1228);
+    let mut k1323 = 0u32;
+    while k1323 < n % 3 {
+        let fa1324 = FragA::<i8>::from_fn(|r, c| (k1323 ^ (r * 32 + c) as u32) as i8);
+        let fb1325 = FragB::<i8>::from_fn(|r, c| (k1323.rotate_left((r * 5 + c) as u32)) as i8);
+        thread::sync_threads();
+        let fc1326 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+        let d1327 = mma(&fa1324, &fb1325, &fc1326);
+        k1323 += 1;
+    }
     thread::sync_threads();
-    if n % 11 == 0 {
+    let v1328 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1329 = n - 14;
+    let w1330: u32;
+    if acc > 1 { w1330 = if v1328 % 2 == 0 { acc } else { v1328.wrapping_sub(acc) }; } else { w1330 = 5; }
+    acc ^= w1330;
+    let wa1331 = mma::SharedTile::new(sa_f16, (g1329 % 3) as usize * 8, (32, 16), 56);
+    let wb1332 = mma::SharedTile::new(sb_f16, (g1329 % 3) as usize * 8, (16, 8), 32);
+    let ct1333 = AccTile::<f32, 2, 1>::zero();
+    if t < 32 {
+        let dt1334 = mma_tiles(&wa1331, &wb1332, &ct1333);
+        acc = acc.wrapping_add(dt1334.frags[0][0].values[1] as i32 as u32);
+    }
+    if t < 56 {
+        acc = t.wrapping_add(t);
+        let v1335 = if t % 2 == 0 { v1328 } else { t.wrapping_sub(v1328) };
+    }
+    if n % 7 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
@@ -6443,36 +7339,19 @@ pub fn fuzz_0169(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k1230 in 0..n.rotate_left(3) % 5 {
-        let v1231 = x[(t as usize) % x.len()].wrapping_add(acc);
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1230);
-    }
-    let fa1232 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fb1233 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1234 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let d1235 = mma(&fa1232, &fb1233, &fc1234);
-    let d1236 = mma(&fa1232, &fb1233, &d1235);
-    acc = d1236.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if acc % 2 == 1 {
-        let v1237 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        let w1238: u32;
-        if t % 2 == 0 { w1238 = t.wrapping_mul(13).wrapping_add(v1237); } else { w1238 = 11; }
-        acc ^= w1238;
-    }
-    let d1239 = mma(&fa1232, &fb1233, &d1236);
-    acc = d1239.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    for k1240 in 0..3u32 {
-        acc = t.wrapping_mul(2654435769).wrapping_add(t);
-        acc = acc.wrapping_add(k1240);
-        thread::sync_threads();
-    }
-    if acc % 2 == 1 {
-        let w1241: u32;
-        if n % 2 == 0 { w1241 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w1241 = 1; }
-        acc ^= w1241;
-    }
+    let fa1336 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
+    let fb1337 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1338 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm1339 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    cm1339 = mma(&fa1336, &fb1337, &fc1338);
+    let d1340 = mma(&fa1336, &fb1337, &fc1338);
+    let d1341 = mma::mma(&fa1336, &fb1337, &fc1338);
+    acc = cm1339.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(d1340.values[2] as u32);
+    let w1342: u32;
+    if acc > 1000 { w1342 = (t ^ t.rotate_left(4)); } else { w1342 = 64; }
+    acc ^= w1342;
+    let u1343 = (n & 0xffff) + 7;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6485,18 +7364,18 @@ pub fn fuzz_0170(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    if t < 20 {
+        let n = (thread::block_dim().x).wrapping_add(n);
     }
-    if t % 3 == 0 {
-        let w1242: u32;
-        if acc > 1000 { w1242 = (acc ^ t.rotate_left(28)); } else { w1242 = 7; }
-        acc ^= w1242;
-        let w1243: u32;
-        if n % 2 == 0 { w1243 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w1243 = 2; }
-        acc ^= w1243;
-    }
+    acc = t.wrapping_mul(13).wrapping_add(acc);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 27) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -6510,42 +7389,23 @@ pub fn fuzz_0171(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
-    thread::sync_threads();
-    acc = t.wrapping_mul(31).wrapping_add(acc);
-    let w1244;
-    let w1245: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w1244 = acc.wrapping_add(t); w1245 = 1; } 1 => { w1244 = acc; w1245 = n; } _ => { w1244 = 13u32; w1245 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w1244) ^ w1245;
-    thread::sync_threads();
-    for k1246 in 0..n % 4 {
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1246);
+    let mut K1344 = 64u32;
+    let v1345 = t + K1344;
+    K1344 = K1344.wrapping_mul(2);
+    acc = acc.wrapping_add(K1344);
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    if acc % 2 == 1 {
-        let w1247: u32;
-        if acc > 11 { w1247 = (acc ^ t.rotate_left(5)); } else { w1247 = 31; }
-        acc ^= w1247;
-        let n = (n & 0xff) * 3;
+    let g1346 = n - 6;
+    thread::sync_threads();
+    let mut K1347 = 255u32;
+    let v1348 = t + K1347;
+    K1347 = K1347.wrapping_mul(13);
+    acc = acc.wrapping_add(K1347);
+    if t % 3 == 0 {
+        acc = if acc % 2 == 0 { v1348 } else { acc.wrapping_sub(v1348) };
     }
-    let mut k1248 = 0u32;
-    while k1248 < 2u32 {
-        k1248 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_mul(7).wrapping_add(n);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1248);
-    }
-    acc = t.wrapping_mul(1000).wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6558,39 +7418,55 @@ pub fn fuzz_0172(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K1249 = 1000u32;
-    let v1250 = t + K1249;
-    K1249 = K1249.wrapping_mul(3);
-    acc = acc.wrapping_add(K1249);
-    for k1251 in 0..3u32 {
-        if k1251 == 0 { break; }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1251);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    for k1252 in 0..(n ^ 5) % 5 {
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    if n % 2 == 0 {
+        acc = (acc ^ n.rotate_left(1));
+        thread::sync_threads();
+    }
+    for k1349 in 0..n % 4 {
+        let w1350: u32;
+        if n % 2 == 0 { w1350 = t.wrapping_add(t); } else { w1350 = 1; }
+        acc ^= w1350;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1349);
+    }
+    let wa1351 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 32), 56);
+    let wb1352 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (32, 16), 32);
+    let ct1353 = AccTile::<f32, 2, 2>::zero();
+    let ct1353 = mma::mma_tiles(&wa1351, &wb1352, &ct1353);
+    acc = ct1353.frags[1][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = t.wrapping_mul(7).wrapping_add(acc);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    thread::sync_threads();
+    let wa1354 = mma::SharedTile::new(sa_i8, 0, (16, 96), 104);
+    let wb1355 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (96, 24), 32);
+    let mut ct1356 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32); 3]; 1] };
+    ct1356 = mma::mma_tiles(&wa1354, &wb1355, &ct1356);
+    acc = ct1356.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for k1357 in 0..n % 4 {
+        thread::sync_threads();
         if acc != 7 || t < 64 {
-            if k1252 == 0 && n % 2 == 0 { continue; }
+            if k1357 == 2 && n % 2 == 1 { break; }
         }
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1252);
-        if t % 5 == 0 { continue; }
-        acc ^= k1252.wrapping_mul(3);
+        acc = (t ^ n.rotate_left(9));
+        acc = acc.wrapping_add(k1357);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 16) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
-    thread::sync_threads();
-    acc = (t ^ acc.rotate_left(22));
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g1253 = n - 14;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6603,52 +7479,15 @@ pub fn fuzz_0173(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa1254 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb1255 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fc1256 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let mut cm1257 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    cm1257 = mma::mma(&fa1254, &fb1255, &cm1257);
-    cm1257 = mma(&fa1254, &fb1255, &fc1256);
-    acc = acc.wrapping_add(cm1257.values[2] as i32 as u32);
-    let mut K1258 = 1000u32;
-    let v1259 = t + K1258;
-    K1258 = K1258.wrapping_mul(5);
-    acc = acc.wrapping_add(K1258);
-    let u1260 = (n & 0xffff) + 6;
-    'l1262: for k1261 in 0..3u32 {
-        for k1262 in 0..2u32 {
-            thread::sync_threads();
-            let w1263: u32;
-            if n % 2 == 0 { w1263 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w1263 = 31; }
-            acc ^= w1263;
-            if k1261 == 2 && k1262 == 0 { continue 'l1262; }
-            acc = acc.wrapping_add(k1261 ^ k1262);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1261 + 1);
-    }
-    let mut k1264 = 0u32;
-    while k1264 < 2u32 {
-        k1264 += 1;
-        let w1265: u32;
-        if n % 2 == 0 { w1265 = (t ^ n.rotate_left(16)); } else { w1265 = 31; }
-        acc ^= w1265;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1264);
-    }
-    for k1266 in 0..n % 3 {
-        let fa1267 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-        let fb1268 = FragB::<i8>::from_fn(|r, c| (v1259 ^ (r * 32 + c) as u32) as i8);
-        let fc1269 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-        let fb1270 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
-        thread::sync_threads();
-        let mut cm1271 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-        cm1271 = mma(&fa1267, &fb1268, &cm1271);
-        cm1271 = mma(&fa1267, &fb1268, &fc1269);
-        cm1271 = mma(&fa1267, &fb1268, &fc1269);
-        let d1272 = mma(&fa1267, &fb1270, &fc1269);
-        acc = d1272.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let mut K1358 = 11u32;
+    let v1359 = t + K1358;
+    K1358 = K1358.wrapping_mul(3);
+    acc = acc.wrapping_add(K1358);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6661,43 +7500,37 @@ pub fn fuzz_0174(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    thread::sync_threads();
+    let v1360 = x[(acc as usize) % x.len()].wrapping_add(acc);
     if n < 1 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g1273 = n - 1;
-    thread::sync_threads();
-    let mut K1274 = 31u32;
-    let v1275 = t + K1274;
-    K1274 = K1274.wrapping_mul(64);
-    acc = acc.wrapping_add(K1274);
-    let mut k1276 = 0u32;
-    while k1276 < n % 3 {
-        k1276 += 1;
+    let g1361 = n - 1;
+    for k1362 in 0..3u32 {
+        acc = (acc ^ k1362.rotate_left(8));
         thread::sync_threads();
-        thread::sync_threads();
-        if k1276 == 1 { continue; }
-        acc = acc.wrapping_add(k1276);
+        let v1363 = x[(t as usize) % x.len()].wrapping_add(k1362);
+        acc = acc.wrapping_add(k1362);
+        if t % 2 == 0 { continue; }
+        acc ^= k1362.wrapping_mul(3);
     }
+    for k1364 in 0..n % 4 {
+        if k1364 == 2 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k1364);
+        thread::sync_threads();
+    }
+    let n = (n & 0xff) * 4;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
     thread::sync_threads();
-    let mut K1277 = 5u32;
-    let v1278 = t + K1277;
-    K1277 = K1277.wrapping_mul(7);
-    acc = acc.wrapping_add(K1277);
-    for k1279 in 0..n % 4 {
-        thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
-        thread::sync_threads();
-        if acc != 7 || t < 64 {
-            if k1279 == 1 && n % 2 == 0 { break; }
-        }
-        acc = acc.wrapping_add(k1279);
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6710,49 +7543,34 @@ pub fn fuzz_0175(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
-    thread::sync_threads();
-    for k1280 in 0..(n ^ 64) % 5 {
-        thread::sync_threads();
-        let n = n.rotate_left(1);
-        thread::sync_threads();
-        carried = acc.wrapping_add(k1280);
-        acc ^= carried;
-        acc = acc.wrapping_add(k1280);
+    if t < 17 {
+        acc = acc.wrapping_add(n);
     }
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut k1281 = 0u32;
-    while k1281 < n % 3 {
-        k1281 += 1;
-        let v1282 = t.wrapping_mul(64).wrapping_add(n);
-        thread::sync_threads();
-        carried = x[(v1282 as usize) % x.len()].wrapping_add(acc);
-        acc ^= carried;
-        acc = acc.wrapping_add(k1281);
-        if t % 2 == 0 { continue; }
-        acc ^= k1281.wrapping_mul(3);
-    }
-    thread::sync_threads();
-    'l1284: for k1283 in 0..3u32 {
-        for k1284 in 0..2u32 {
+    'l1366: for k1365 in 0..n % 4 {
+        for k1366 in 0..2u32 {
             thread::sync_threads();
-            acc = x[(t as usize) % x.len()].wrapping_add(t);
-            if k1283 == 0 && k1284 == 1 { continue 'l1284; }
-            acc = acc.wrapping_add(k1283 ^ k1284);
+            let n = (n & 0xff) * 2;
+            if k1365 == 1 && k1366 == 0 { break 'l1366; }
+            acc = acc.wrapping_add(k1365 ^ k1366);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k1283 + 1);
+        acc = acc.rotate_left(k1365 + 1);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 27) % 64) as usize));
-    thread::sync_threads();
+    'l1368: for k1367 in 0..n % 4 {
+        for k1368 in 0..2u32 {
+            thread::sync_threads();
+            acc = acc.wrapping_add(acc);
+            if k1367 == 1 && k1368 == 1 { break 'l1368; }
+            acc = acc.wrapping_add(k1367 ^ k1368);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1367 + 1);
+    }
+    if n % 3 == 0 {
+        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+        thread::sync_threads();
+    }
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6765,17 +7583,26 @@ pub fn fuzz_0176(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
+    let v1369 = x[(acc as usize) % x.len()].wrapping_add(n);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 16) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 17) % 64) as usize));
     thread::sync_threads();
-    for k1285 in 0..n % 4 {
+    let u1370 = n.wrapping_mul(1000);
+    for k1371 in 0..3u32 {
+        if k1371 == 2 { continue; }
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        carried = acc.wrapping_add(k1285);
-        acc ^= carried;
-        acc = acc.wrapping_add(k1285);
+        acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1371);
+        if t % 5 == 0 { continue; }
+        acc ^= k1371.wrapping_mul(3);
     }
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -6789,28 +7616,50 @@ pub fn fuzz_0177(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k1286 = 0u32;
-    while k1286 < n % 3 {
-        k1286 += 1;
-        let n = (x.len() as u32).wrapping_add(n);
-        let w1287: u32;
-        if n % 2 == 0 { w1287 = t.wrapping_add(t); } else { w1287 = 1; }
-        acc ^= w1287;
-        acc = acc.wrapping_add(k1286);
+    let mut carried: u32;
+    acc = (t ^ t.rotate_left(11));
+    let fa1372 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb1373 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1374 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let d1375 = mma(&fa1372, &fb1373, &fc1374);
+    let d1376 = mma(&fa1372, &fb1373, &d1375);
+    let d1377 = mma(&fa1372, &fb1373, &d1376);
+    acc = d1377.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let n = (n & 0xff) * 2;
+    let (w1378, w1379): (u32, u32);
+    thread::sync_threads();
+    if t % 2 == 0 { (w1378, w1379) = (t.wrapping_add(acc), t); } else { w1378 = 3; w1379 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w1378) ^ w1379;
+    for k1380 in 0..n.wrapping_mul(5) % 5 {
         thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k1286.wrapping_mul(3);
+        carried = x[(acc as usize) % x.len()].wrapping_add(k1380);
+        acc ^= carried;
+        acc = acc.wrapping_add(k1380);
     }
-    let u1288 = n.wrapping_add(64);
-    if t % 3 == 0 {
-        acc = (acc ^ u1288.rotate_left(24));
+    let mut K1381 = 5u32;
+    let v1382 = t + K1381;
+    K1381 = K1381.wrapping_mul(7);
+    acc = acc.wrapping_add(K1381);
+    let mut k1383 = 0u32;
+    while k1383 < n % 3 {
+        thread::sync_threads();
+        let fa1384 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((k1383.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+        let fb1385 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k1383.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+        let fc1386 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+        let fb1387 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k1383.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+        let mut cm1388 = FragC::<f32>::from_fn(|r, c| ((v1382.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        let mut cm1389 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+        cm1388 = mma(&fa1384, &fb1385, &fc1386);
+        cm1388 = ferrocuda_std::mma::mma(&fa1384, &fb1387, &cm1389);
+        cm1389 = mma(&fa1384, &fb1387, &cm1389);
+        let fa1390 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+        let fb1391 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let mut cm1392 = FragC::<i32>::from_fn(|r, c| (k1383.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+        cm1392 = mma(&fa1390, &fb1391, &cm1392);
+        acc = cm1392.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        k1383 += 1;
     }
-    let mut K1289 = 2654435769u32;
-    let v1290 = t + K1289;
-    K1289 = K1289.wrapping_mul(5);
-    acc = acc.wrapping_add(K1289);
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let v1290 = v1290.wrapping_mul(3).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6823,20 +7672,16 @@ pub fn fuzz_0178(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let mut k1291 = 0u32;
-    while k1291 < 2u32 {
-        k1291 += 1;
-        if k1291 == 1 { continue; }
-        thread::sync_threads();
-        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-        acc = acc.wrapping_add(k1291);
-    }
+    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
     thread::sync_threads();
-    if n % 7 == 1 {
+    if n % 11 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
+    let v1393 = t.wrapping_add(acc);
+    let n = (n & 0xff) * 4;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6849,33 +7694,25 @@ pub fn fuzz_0179(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa1292 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fb1293 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fc1294 = FragC::<i32>::zero();
-    thread::sync_threads();
-    let d1295 = ferrocuda_std::mma::mma(&fa1292, &fb1293, &fc1294);
-    thread::sync_threads();
-    acc = d1295.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let mut K1296 = 2u32;
-    let v1297 = t + K1296;
-    K1296 = K1296.wrapping_mul(255);
-    acc = acc.wrapping_add(K1296);
-    thread::sync_threads();
-    let mut k1298 = 0u32;
-    while k1298 < 2u32 {
-        k1298 += 1;
+    acc = acc.wrapping_mul(3).wrapping_add(n);
+    let mut K1394 = 11u32;
+    let v1395 = t + K1394;
+    K1394 = K1394.wrapping_mul(3);
+    acc = acc.wrapping_add(K1394);
+    let v1395 = v1395.wrapping_mul(2654435769).wrapping_add(t);
+    for k1396 in 0..(n ^ 7) % 5 {
+        acc = t.wrapping_add(k1396);
+        acc = if v1395 % 2 == 0 { v1395 } else { v1395.wrapping_sub(v1395) };
         thread::sync_threads();
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1298);
+        acc = acc.wrapping_add(k1396);
+        if t % 3 == 0 { continue; }
+        acc ^= k1396.wrapping_mul(3);
     }
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    if t < 62 {
-        let v1297 = v1297.wrapping_mul(5).wrapping_add(t);
-    }
+    let g1397 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6888,16 +7725,75 @@ pub fn fuzz_0180(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    tile.set(t as usize, acc);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
+    let mut K1398 = 3u32;
+    let v1399 = t + K1398;
+    K1398 = K1398.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K1398);
+    let wa1400 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (16, 96), 104);
+    let wb1401 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (96, 8), 32);
+    let ct1402 = AccTile::<i32, 1, 1>::zero();
+    let fa1403 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1404 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fc1405 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let dt1406 = mma_tiles(&wa1400, &wb1401, &ct1402);
+    let d1407 = mma(&fa1403, &fb1404, &fc1405);
+    acc = d1407.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(dt1406.frags[0][0].values[0] as u32);
+    for k1408 in 0..(n ^ 11) % 5 {
+        let v1409 = acc.wrapping_add(acc);
+        let fa1410 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+        let fb1411 = FragB::<u8>::from_fn(|r, c| (k1408.rotate_left((r * 7 + c) as u32)) as u8);
+        let d1412 = ferrocuda_std::mma::mma(&fa1410, &fb1411, &fc1405);
+        match k1408 {
+            1 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k1408);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k1408.wrapping_mul(3);
+    }
+    let fa1413 = FragA::<u8>::from_fn(|r, c| (v1399 ^ (r * 32 + c) as u32) as u8);
+    let fa1403 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fc1414 = FragC::<i32>::zero();
+    let d1415 = mma(&fa1413, &fa1403, &fc1414);
+    let mut dt1406 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32); 1]; 2] };
+    for k1416 in 0..3u32 {
+        thread::sync_threads();
+        let wa1417 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (32, 32), 104);
+        let wb1418 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (32, 8), 32);
+        dt1406 = mma_tiles(&wa1417, &wb1418, &dt1406);
+        let fa1419 = FragA::<i8>::from_fn(|r, c| (k1416.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+        let fa1420 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+        let mut cm1421 = FragC::<i32>::from_fn(|r, c| (k1416.rotate_left((r * 7 + c) as u32)) as i32);
+        cm1421 = mma(&fa1419, &fb1404, &cm1421);
+        let d1422 = mma(&fa1420, &fb1404, &fc1414);
+        cm1421 = mma(&fa1420, &fb1404, &d1407);
+        acc = cm1421.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    acc = dt1406.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa1423 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1414 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
+    let fc1424 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
     thread::sync_threads();
-    tile.set(t as usize, acc);
+    let d1425 = mma(&fa1423, &fc1414, &fc1424);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
-    thread::sync_threads();
-    let v1299 = t.wrapping_add(n);
+    acc = d1425.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut k1426 = 0u32;
+    while k1426 < n % 3 {
+        k1426 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1426);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6910,43 +7806,15 @@ pub fn fuzz_0181(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n % 5 == 0 {
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 20);
+    if n % 11 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    thread::sync_threads();
-    for k1300 in 0..n.wrapping_add(11) % 5 {
-        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-        if acc != 7 || t < 64 {
-            if k1300 == 2 && n % 2 == 1 { continue; }
-        }
-        acc = acc.wrapping_add(k1300);
-        thread::sync_threads();
-    }
-    let fa1301 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb1302 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc1303 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
-    let mut cm1304 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let d1305 = mma(&fa1301, &fb1302, &fc1303);
-    let d1306 = mma::mma(&fa1301, &fb1302, &fc1303);
-    cm1304 = mma::mma(&fa1301, &fb1302, &fc1303);
-    acc = acc.wrapping_add(cm1304.values[1] as i32 as u32);
-    let u1307 = (n & 0xffff) + 3;
-    cm1304 = mma(&fa1301, &fb1302, &cm1304);
-    acc = acc.wrapping_add(cm1304.values[0] as i32 as u32);
-    thread::sync_threads();
-    for k1308 in 0..3u32 {
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = if t % 2 == 0 { u1307 } else { t.wrapping_sub(u1307) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k1308);
-        if t % 3 == 0 { continue; }
-        acc ^= k1308.wrapping_mul(3);
-    }
-    acc = (acc ^ t.rotate_left(21));
+    let mut K1427 = 2u32;
+    let v1428 = t + K1427;
+    K1427 = K1427.wrapping_mul(1000);
+    acc = acc.wrapping_add(K1427);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6959,33 +7827,22 @@ pub fn fuzz_0182(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k1309 = 0u32;
-    while k1309 < 2u32 {
-        k1309 += 1;
-        thread::sync_threads();
-        carried = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-        acc ^= carried;
-        let v1310 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-        acc = acc.wrapping_add(k1309);
-        if t % 2 == 0 { continue; }
-        acc ^= k1309.wrapping_mul(3);
-    }
-    for k1311 in 0..n % 4 {
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1311);
-    }
-    if n % 2 == 0 {
-        acc = (t ^ t.rotate_left(15));
-        thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 7) % 64) as usize));
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    let u1429 = (n & 0xffff) + 1;
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
     thread::sync_threads();
-    thread::sync_threads();
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 20);
+    let v1430 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6998,23 +7855,41 @@ pub fn fuzz_0183(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g1312 = n - 1;
-    let n = (n & 0xff) * 4;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 58) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
     thread::sync_threads();
-    acc = x[(acc as usize) % x.len()].wrapping_add(g1312);
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let v1431 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    'l1433: for k1432 in 0..3u32 {
+        for k1433 in 0..2u32 {
+            thread::sync_threads();
+            acc = (t ^ k1432.rotate_left(6));
+            if k1432 == 1 && k1433 == 0 { break 'l1433; }
+            acc = acc.wrapping_add(k1432 ^ k1433);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1432 + 1);
     }
-    let v1313 = t.wrapping_mul(11).wrapping_add(acc);
+    let w1434: u32;
+    if n % 2 == 0 { w1434 = if v1431 % 2 == 0 { t } else { v1431.wrapping_sub(t) }; } else { w1434 = 31; }
+    acc ^= w1434;
+    let mut k1435 = 0u32;
+    while k1435 < 2u32 {
+        k1435 += 1;
+        if k1435 == 2 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k1435);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k1435.wrapping_mul(3);
+    }
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7027,33 +7902,25 @@ pub fn fuzz_0184(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    thread::sync_threads();
-    for k1314 in 0..3u32 {
-        if k1314 == 0 { continue; }
-        thread::sync_threads();
-        carried = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-        acc ^= carried;
-        let w1315: u32;
-        if acc > 64 { w1315 = acc.wrapping_mul(5).wrapping_add(t); } else { w1315 = 1; }
-        acc ^= w1315;
-        acc = acc.wrapping_add(k1314);
+    let u1436 = (n & 0xffff) + 6;
+    let v1437 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    if t % 3 == 0 {
+        let w1438: u32;
+        if acc > 2654435769 { w1438 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w1438 = 11; }
+        acc ^= w1438;
+        acc = acc.wrapping_add(u1436);
     }
-    let v1316 = acc.wrapping_add(t);
-    for k1317 in 0..n % 4 {
-        let n = k1317.wrapping_mul(5);
-        let w1318: u32;
-        if n % 2 == 0 { w1318 = acc.wrapping_mul(5).wrapping_add(acc); } else { w1318 = 11; }
-        acc ^= w1318;
-        acc = acc.wrapping_add(k1317);
+    for k1439 in 0..n % 4 {
+        tile.set(t as usize, acc);
         thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1439);
+        if t % 2 == 0 { continue; }
+        acc ^= k1439.wrapping_mul(3);
     }
-    let v1319 = if v1316 % 2 == 0 { n } else { v1316.wrapping_sub(n) };
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7066,33 +7933,39 @@ pub fn fuzz_0185(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_mul(11).wrapping_add(t);
-    let v1320 = t.wrapping_add(acc);
-    let fa1321 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fb1322 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
-    let fc1323 = FragC::<i32>::from_fn(|r, c| (v1320 ^ (r * 32 + c) as u32) as i32);
-    thread::sync_threads();
-    let d1324 = mma::mma(&fa1321, &fb1322, &fc1323);
-    acc = d1324.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if acc % 2 == 1 {
-        acc = if v1320 % 2 == 0 { n } else { v1320.wrapping_sub(n) };
-        let v1325 = x[(v1320 as usize) % x.len()].wrapping_add(acc);
+    if n % 2 == 0 {
+        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+        thread::sync_threads();
     }
-    let fc1323 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fb1322 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    thread::sync_threads();
-    let d1324 = mma::mma(&fc1323, &fb1322, &d1324);
-    acc = d1324.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fa1326 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fb1327 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fa1321 = FragC::<f32>::from_fn(|r, c| ((v1320.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let d1328 = mma(&fa1326, &fb1327, &fa1321);
-    let u1329 = (n & 0xffff) + 3;
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    let u1440 = (n & 0xffff) + 3;
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g1330 = n - 14;
+    let u1441 = (u1440 & 0xffff) + 3;
+    let mut k1442 = 0u32;
+    while k1442 < 2u32 {
+        k1442 += 1;
+        if acc != 7 || t < 64 {
+            if k1442 == 2 && n % 2 == 0 { continue; }
+        }
+        acc = acc.wrapping_add(k1442);
+        thread::sync_threads();
+    }
+    let mut k1443 = 0u32;
+    while k1443 < n % 3 {
+        k1443 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1443);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7105,36 +7978,16 @@ pub fn fuzz_0186(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v1331 = (acc ^ acc.rotate_left(21));
-    'l1333: for k1332 in 0..3u32 {
-        for k1333 in 0..2u32 {
-            thread::sync_threads();
-            let w1334: u32;
-            if n % 2 == 0 { w1334 = x[(v1331 as usize) % x.len()].wrapping_add(k1333); } else { w1334 = 2654435769; }
-            acc ^= w1334;
-            if k1332 == 2 && k1333 == 1 { break 'l1333; }
-            acc = acc.wrapping_add(k1332 ^ k1333);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1332 + 1);
+    if t % 3 == 0 {
+        acc = (acc ^ n.rotate_left(3));
     }
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g1335 = n - 1;
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let w1444;
+    let w1445: u32;
     thread::sync_threads();
-    for k1336 in 0..3u32 {
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1336);
-    }
+    match t % 3 { 0 => { w1444 = t.wrapping_mul(31).wrapping_add(n); w1445 = 1; } 1 => { w1444 = acc; w1445 = n; } _ => { w1444 = 1000u32; w1445 = t; } }
+    acc = acc.wrapping_add(w1444) ^ w1445;
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7147,33 +8000,16 @@ pub fn fuzz_0187(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    for k1446 in 0..3u32 {
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1446);
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 22) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
     thread::sync_threads();
-    let u1337 = (n & 0xffff) + 1;
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    acc = acc.wrapping_mul(2).wrapping_add(t);
-    'l1339: for k1338 in 0..n % 4 {
-        for k1339 in 0..2u32 {
-            thread::sync_threads();
-            acc = acc.wrapping_mul(255).wrapping_add(k1339);
-            if k1338 == 1 && k1339 == 0 { break 'l1339; }
-            acc = acc.wrapping_add(k1338 ^ k1339);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1338 + 1);
-    }
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g1340 = n - 1;
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    thread::sync_threads();
+    let v1447 = (acc ^ t.rotate_left(18));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7186,42 +8022,35 @@ pub fn fuzz_0188(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 2 == 0 {
-        acc = acc.wrapping_mul(255).wrapping_add(n);
-        thread::sync_threads();
-    }
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    for k1341 in 0..3u32 {
-        let w1342: u32;
-        if acc > 7 { w1342 = t.wrapping_add(t); } else { w1342 = 2654435769; }
-        acc ^= w1342;
-        let n = k1341.wrapping_mul(5);
-        let w1343: u32;
-        if t % 2 == 0 { w1343 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w1343 = 11; }
-        acc ^= w1343;
-        acc = acc.wrapping_add(k1341);
-        thread::sync_threads();
-    }
+    let v1448 = t.wrapping_add(acc);
+    let mut K1449 = 31u32;
+    let v1450 = t + K1449;
+    K1449 = K1449.wrapping_mul(2);
+    acc = acc.wrapping_add(K1449);
+    let fa1451 = FragA::<u8>::from_fn(|r, c| (v1448.rotate_left((r * 3 + c) as u32)) as u8);
+    let fb1452 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
+    let fc1453 = FragC::<i32>::from_fn(|r, c| (v1450.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    thread::sync_threads();
+    let d1454 = mma(&fa1451, &fb1452, &fc1453);
+    thread::sync_threads();
+    acc = acc.wrapping_add(d1454.values[3] as u32);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 58) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
     thread::sync_threads();
-    thread::sync_threads();
-    'l1345: for k1344 in 0..3u32 {
-        for k1345 in 0..2u32 {
-            thread::sync_threads();
-            acc = (acc ^ acc.rotate_left(31));
-            if k1344 == 2 && k1345 == 0 { continue 'l1345; }
-            acc = acc.wrapping_add(k1344 ^ k1345);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1344 + 1);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    let fa1455 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v1450 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb1456 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc1457 = FragC::<f32>::from_fn(|r, c| ((v1448.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    let mut cm1458 = FragC::<f32>::from_fn(|r, c| ((v1448.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm1458 = mma(&fa1455, &fb1456, &cm1458);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 8);
+    let mut k1459 = 0u32;
+    while k1459 < 2u32 {
+        k1459 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1459);
     }
-    acc = acc.wrapping_mul(13).wrapping_add(n);
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7234,26 +8063,12 @@ pub fn fuzz_0189(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(acc);
-    acc = t.wrapping_add(acc);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 20);
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut K1346 = 2u32;
-    let v1347 = t + K1346;
-    K1346 = K1346.wrapping_mul(1000);
-    acc = acc.wrapping_add(K1346);
-    for k1348 in 0..n % 4 {
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1348);
-    }
+    acc = acc.wrapping_add(t);
+    let n = (n ^ 1);
+    let v1460 = (acc ^ acc.rotate_left(11));
+    acc = (acc ^ t.rotate_left(31));
+    let v1461 = t.wrapping_mul(5).wrapping_add(acc);
+    let v1462 = acc.wrapping_mul(11).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7266,25 +8081,25 @@ pub fn fuzz_0190(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    if n % 3 == 0 {
-        acc = x[(t as usize) % x.len()].wrapping_add(t);
-        thread::sync_threads();
-    }
-    for k1349 in 0..3u32 {
-        match k1349 {
-            2 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        thread::sync_threads();
-        carried = acc.wrapping_mul(255).wrapping_add(n);
-        acc ^= carried;
-        if acc != 7 || t < 64 {
-            if k1349 == 0 && n % 2 == 1 { continue; }
-        }
-        acc = acc.wrapping_add(k1349);
-    }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
     thread::sync_threads();
+    let v1463 = acc.wrapping_add(n);
+    thread::sync_threads();
+    for k1464 in 0..3u32 {
+        thread::sync_threads();
+        let v1465 = v1463.wrapping_add(acc);
+        acc = acc.wrapping_add(k1464);
+    }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
+    let w1466: u32;
+    if t % 2 == 0 { w1466 = (t ^ t.rotate_left(7)); } else { w1466 = 11; }
+    acc ^= w1466;
+    let (w1467, w1468): (u32, u32);
+    thread::sync_threads();
+    if t % 2 == 0 { (w1467, w1468) = ((acc ^ t.rotate_left(18)), t); } else { w1467 = 31; w1468 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w1467) ^ w1468;
+    let v1469 = acc.wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7297,18 +8112,29 @@ pub fn fuzz_0191(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = t.wrapping_add(t);
-    let w1350: u32;
-    if n % 2 == 0 { w1350 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w1350 = 7; }
-    acc ^= w1350;
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n % 3 == 0 {
-        acc = x[(t as usize) % x.len()].wrapping_add(acc);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    for k1470 in 0..n % 4 {
+        if k1470 == 0 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = (t ^ k1470.rotate_left(13));
+        let v1471 = t.wrapping_mul(7).wrapping_add(acc);
+        acc = acc.wrapping_add(k1470);
         thread::sync_threads();
     }
+    let mut K1472 = 2u32;
+    let v1473 = t + K1472;
+    K1472 = K1472.wrapping_mul(1);
+    acc = acc.wrapping_add(K1472);
+    let mut K1474 = 13u32;
+    let v1475 = t + K1474;
+    K1474 = K1474.wrapping_mul(7);
+    acc = acc.wrapping_add(K1474);
+    let mut K1476 = 3u32;
+    let v1477 = t + K1476;
+    K1476 = K1476.wrapping_mul(7);
+    acc = acc.wrapping_add(K1476);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7321,152 +8147,12 @@ pub fn fuzz_0192(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if (t >> 5) != (n & 1) {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let fa1351 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fb1352 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc1353 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-    let fc1353 = ferrocuda_std::mma::mma(&fa1351, &fb1352, &fc1353);
-    acc = fc1353.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let u1354 = n.rotate_left(21);
-    acc = t.wrapping_add(t);
-    let fa1355 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let mut cm1356 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let d1357 = mma(&fa1351, &fb1352, &fc1353);
-    let d1358 = ferrocuda_std::mma::mma(&fa1355, &fb1352, &fc1353);
-    cm1356 = ferrocuda_std::mma::mma(&fa1355, &fb1352, &fc1353);
-    cm1356 = mma(&fa1355, &fb1352, &fc1353);
-    acc = d1358.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    acc = cm1356.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let fa1359 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fa1351 = FragB::<u8>::from_fn(|r, c| (u1354.rotate_left((r * 3 + c) as u32)) as u8);
-    let d1358 = FragC::<i32>::zero();
-    let fc1360 = mma(&fa1359, &fa1351, &d1358);
-    let fc1360 = ferrocuda_std::mma::mma(&fa1359, &fa1351, &fc1360);
-    let fc1360 = ferrocuda_std::mma::mma(&fa1359, &fa1351, &fc1360);
-    acc = fc1360.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let mut k1361 = 0u32;
-    while k1361 < n % 3 {
-        let mut cm1362 = FragC::<i32>::from_fn(|r, c| (k1361.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-        cm1362 = mma(&fa1359, &fa1351, &fc1360);
-        acc = acc.wrapping_add(cm1362.values[1] as u32);
-        let mut cm1363 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-        cm1363 = mma(&fa1359, &fa1351, &cm1363);
-        acc = cm1363.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        let fa1364 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
-        cm1362 = mma(&fa1364, &fa1351, &cm1362);
-        k1361 += 1;
-    }
-    let u1365 = (u1354 & 0xffff) + 2;
-    let n = (n & 0xff) * 4;
-    for k1366 in 0..3u32 {
-        let fc1367 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-        let d1368 = ferrocuda_std::mma::mma(&fa1359, &fa1351, &fc1367);
-        let d1369 = mma(&fa1359, &fa1351, &fc1367);
-        acc = acc.wrapping_add(d1369.values[2] as u32);
-        cm1356 = mma(&fa1355, &fb1352, &d1357);
-        if k1366 == 0 && t >= 32 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-            return;
-        }
-        acc = cm1356.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    }
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 193.
-#[kernel]
-pub fn fuzz_0193(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    let fa1370 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fb1371 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1372 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cs1373 = [fc1372, FragC::<i32>::zero()];
-    cs1373[1] = mma(&fa1370, &fb1371, &cs1373[0]);
-    cs1373[0] = mma::mma(&fa1370, &fb1371, &cs1373[1]);
-    cs1373[1] = mma::mma(&fa1370, &fb1371, &cs1373[0]);
-    acc = cs1373[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = cs1373[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let mut cm1374 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
-    cm1374 = ferrocuda_std::mma::mma(&fa1370, &fb1371, &fc1372);
-    let fa1375 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb1376 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fc1377 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    thread::sync_threads();
-    let fa1370 = mma(&fa1375, &fb1376, &fc1377);
-    thread::sync_threads();
-    acc = fa1370.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    if (t >> 5) != (n & 1) {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let fa1378 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fb1379 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
-    let fb1371 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    let fb1376 = mma::mma(&fa1378, &fb1379, &fb1371);
-    acc = fb1376.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let d1380 = mma(&fa1378, &fb1379, &fb1376);
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 194.
-#[kernel]
-pub fn fuzz_0194(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    if t < 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-    }
-    let v1381 = x[(acc as usize) % x.len()].wrapping_add(t);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 11) % 64) as usize));
-    thread::sync_threads();
-    let u1382 = (n & 0xffff) + 4;
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g1383 = n - 14;
-    for k1384 in 0..n % 4 {
-        thread::sync_threads();
-        let w1385: u32;
-        if acc > 3 { w1385 = if v1381 % 2 == 0 { k1384 } else { v1381.wrapping_sub(k1384) }; } else { w1385 = 13; }
-        acc ^= w1385;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1384);
-        if t % 3 == 0 { continue; }
-        acc ^= k1384.wrapping_mul(3);
-    }
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 195.
-#[kernel]
-pub fn fuzz_0195(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    let mut k1386 = 0u32;
-    while k1386 < n % 3 {
-        k1386 += 1;
+    let mut k1478 = 0u32;
+    while k1478 < n % 3 {
+        k1478 += 1;
         thread::sync_threads();
         let n = (n & 0xff) * 2;
-        acc = acc.wrapping_add(k1386);
+        acc = acc.wrapping_add(k1478);
     }
     let n = (n & 0xff) * 3;
     if n % 2 == 0 {
@@ -7483,6 +8169,190 @@ pub fn fuzz_0195(x: &[u32], n: u32, out: Out<u32>) {
     }
 }
 
+/// Generated kernel 193.
+#[kernel]
+pub fn fuzz_0193(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let u1479 = (n & 0xffff) + 7;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+    thread::sync_threads();
+    let (w1480, w1481): (u32, u32);
+    thread::sync_threads();
+    if acc > 5 { (w1480, w1481) = (x[(t as usize) % x.len()].wrapping_add(u1479), t); } else { w1480 = 3; w1481 = acc; }
+    acc = acc.wrapping_add(w1480) ^ w1481;
+    let mut k1482 = 0u32;
+    while k1482 < n % 3 {
+        k1482 += 1;
+        let v1483 = (acc ^ u1479.rotate_left(23));
+        acc = acc.wrapping_add(k1482);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k1482.wrapping_mul(3);
+    }
+    if n % 3 == 0 {
+        acc = t.wrapping_add(t);
+        thread::sync_threads();
+    }
+    for k1484 in 0..3u32 {
+        let w1485: u32;
+        if n % 2 == 0 { w1485 = x[(t as usize) % x.len()].wrapping_add(k1484); } else { w1485 = 7; }
+        acc ^= w1485;
+        acc = acc.wrapping_add(k1484);
+        thread::sync_threads();
+    }
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 194.
+#[kernel]
+pub fn fuzz_0194(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    thread::sync_threads();
+    let wa1486 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (32, 64), 104);
+    let wb1487 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (64, 24), 32);
+    let ct1488 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 3]; 2] };
+    let dt1489 = mma_tiles(&wa1486, &wb1487, &ct1488);
+    acc = acc.wrapping_add(dt1489.frags[1][0].values[0] as u32);
+    'l1491: for k1490 in 0..3u32 {
+        for k1491 in 0..2u32 {
+            thread::sync_threads();
+            let w1492: u32;
+            if n % 2 == 0 { w1492 = t.wrapping_add(k1491); } else { w1492 = 5; }
+            acc ^= w1492;
+            if k1490 == 0 && k1491 == 1 { break 'l1491; }
+            acc = acc.wrapping_add(k1490 ^ k1491);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1490 + 1);
+    }
+    let mut k1493 = 0u32;
+    while k1493 < 2u32 {
+        k1493 += 1;
+        let n = (n & 0xff) * 4;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1493);
+        if t % 3 == 0 { continue; }
+        acc ^= k1493.wrapping_mul(3);
+    }
+    let u1494 = (n & 0xffff) + 7;
+    'l1496: for k1495 in 0..n % 4 {
+        for k1496 in 0..2u32 {
+            thread::sync_threads();
+            let v1497 = if t % 2 == 0 { u1494 } else { t.wrapping_sub(u1494) };
+            if k1495 == 1 && k1496 == 1 { continue 'l1496; }
+            acc = acc.wrapping_add(k1495 ^ k1496);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1495 + 1);
+    }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
+    thread::sync_threads();
+    let wa1498 = mma::SharedTile::new(sa_i8, (t / 32) as usize * 8, (16, 64), 104);
+    let wb1499 = mma::SharedTile::new(sb_i8, 0, (64, 16), 32);
+    let dt1489 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32); 2]; 1] };
+    let dt1500 = mma_tiles(&wa1498, &wb1499, &dt1489);
+    acc = dt1500.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 195.
+#[kernel]
+pub fn fuzz_0195(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    let fa1501 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb1502 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fc1503 = FragC::<i32>::zero();
+    let mut cm1504 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    cm1504 = mma::mma(&fa1501, &fb1502, &cm1504);
+    let fa1505 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fb1506 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fc1507 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    thread::sync_threads();
+    let d1508 = ferrocuda_std::mma::mma(&fa1505, &fb1506, &fc1507);
+    thread::sync_threads();
+    acc = d1508.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    'l1510: for k1509 in 0..n % 4 {
+        for k1510 in 0..2u32 {
+            thread::sync_threads();
+            let n = n.rotate_left(0);
+            if k1509 == 1 && k1510 == 1 { break 'l1510; }
+            acc = acc.wrapping_add(k1509 ^ k1510);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1509 + 1);
+    }
+    let mut K1511 = 5u32;
+    let v1512 = t + K1511;
+    K1511 = K1511.wrapping_mul(255);
+    acc = acc.wrapping_add(K1511);
+    let wa1513 = mma::SharedTile::new(sa_u8, 0, (16, 32), 104);
+    let wb1514 = mma::SharedTile::new(sb_u8, 0, (32, 16), 32);
+    let ct1515 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32); 2]; 1] };
+    let fa1516 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fb1517 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let dt1518 = mma_tiles(&wa1513, &wb1514, &ct1515);
+    let fc1507 = ferrocuda_std::mma::mma(&fa1516, &fb1517, &fc1507);
+    acc = acc.wrapping_add(fc1507.values[2] as u32);
+    acc = acc.wrapping_add(dt1518.frags[0][1].values[1] as u32);
+    let u1519 = (x.len() as u32).wrapping_add(n);
+    let mut k1520 = 0u32;
+    while k1520 < 3u32 {
+        let mut cm1521 = FragC::<i32>::from_fn(|r, c| (u1519.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        cm1521 = mma(&fa1516, &fb1517, &cm1521);
+        let fa1522 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+        let fc1523 = FragC::<i32>::from_fn(|r, c| (k1520.rotate_left((r * 7 + c) as u32)) as i32);
+        let d1524 = ferrocuda_std::mma::mma(&fa1522, &fb1506, &fc1523);
+        if k1520 == 0 && t < 32 && n > 3 {
+            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+            return;
+        }
+        acc = d1524.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        acc = t.wrapping_add(acc);
+        k1520 += 1;
+    }
+    let v1525 = t.wrapping_add(v1512);
+    let v1526 = t.wrapping_mul(64).wrapping_add(acc);
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
 /// Generated kernel 196.
 #[kernel]
 pub fn fuzz_0196(x: &[u32], n: u32, out: Out<u32>) {
@@ -7490,35 +8360,30 @@ pub fn fuzz_0196(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u1387 = (n & 0xffff) + 7;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
-    thread::sync_threads();
-    let (w1388, w1389): (u32, u32);
-    thread::sync_threads();
-    if acc > 5 { (w1388, w1389) = (x[(t as usize) % x.len()].wrapping_add(u1387), t); } else { w1388 = 3; w1389 = acc; }
-    acc = acc.wrapping_add(w1388) ^ w1389;
-    let mut k1390 = 0u32;
-    while k1390 < n % 3 {
-        k1390 += 1;
-        let v1391 = (acc ^ u1387.rotate_left(23));
-        acc = acc.wrapping_add(k1390);
-        thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k1390.wrapping_mul(3);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    if n % 3 == 0 {
-        acc = t.wrapping_add(t);
-        thread::sync_threads();
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    for k1392 in 0..3u32 {
-        let w1393: u32;
-        if n % 2 == 0 { w1393 = x[(t as usize) % x.len()].wrapping_add(k1392); } else { w1393 = 7; }
-        acc ^= w1393;
-        acc = acc.wrapping_add(k1392);
-        thread::sync_threads();
+    thread::sync_threads();
+    let u1527 = (n ^ 64);
+    if t % 3 == 0 {
+        let v1528 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
     }
+    let wa1529 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (16, 32), 104);
+    let wb1530 = mma::SharedTile::new(sb_i8, ((u1527 ^ (t / 32)) % 3) as usize * 8 + 3, (32, 8), 32);
+    let ct1531 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32); 1]; 1] };
+    let ct1531 = mma_tiles(&wa1529, &wb1530, &ct1531);
+    acc = acc.wrapping_add(ct1531.frags[0][0].values[3] as u32);
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1532 = n - 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7531,52 +8396,26 @@ pub fn fuzz_0197(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    let fa1394 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fb1395 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
-    let fc1396 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm1397 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    cm1397 = mma(&fa1394, &fb1395, &fc1396);
-    acc = acc.wrapping_add(cm1397.values[0] as u32);
-    'l1399: for k1398 in 0..3u32 {
-        for k1399 in 0..2u32 {
-            thread::sync_threads();
-            let w1400: u32;
-            if n % 2 == 0 { w1400 = t.wrapping_add(k1399); } else { w1400 = 5; }
-            acc ^= w1400;
-            if k1398 == 0 && k1399 == 1 { break 'l1399; }
-            acc = acc.wrapping_add(k1398 ^ k1399);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1398 + 1);
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let mut k1401 = 0u32;
-    while k1401 < 2u32 {
-        k1401 += 1;
-        let n = (n & 0xff) * 4;
+    let mut k1533 = 0u32;
+    while k1533 < n % 3 {
+        k1533 += 1;
         thread::sync_threads();
-        acc = acc.wrapping_add(k1401);
-        if t % 3 == 0 { continue; }
-        acc ^= k1401.wrapping_mul(3);
+        let w1534: u32;
+        if t % 2 == 0 { w1534 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w1534 = 3; }
+        acc ^= w1534;
+        if k1533 == 0 { continue; }
+        acc = acc.wrapping_add(k1533);
+        if t % 5 == 0 { continue; }
+        acc ^= k1533.wrapping_mul(3);
     }
-    let u1402 = (n & 0xffff) + 7;
-    'l1404: for k1403 in 0..n % 4 {
-        for k1404 in 0..2u32 {
-            thread::sync_threads();
-            let v1405 = if t % 2 == 0 { u1402 } else { t.wrapping_sub(u1402) };
-            if k1403 == 1 && k1404 == 1 { continue 'l1404; }
-            acc = acc.wrapping_add(k1403 ^ k1404);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1403 + 1);
-    }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
     thread::sync_threads();
-    let fc1396 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
-    cm1397 = mma(&fa1394, &fb1395, &cm1397);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7589,30 +8428,14 @@ pub fn fuzz_0198(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let fa1406 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fb1407 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fc1408 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let mut cm1409 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
-    cm1409 = mma(&fa1406, &fb1407, &cm1409);
-    cm1409 = mma(&fa1406, &fb1407, &cm1409);
-    cm1409 = mma::mma(&fa1406, &fb1407, &cm1409);
-    acc = cm1409.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let u1410 = (n ^ 13);
-    cm1409 = mma(&fa1406, &fb1407, &cm1409);
-    let v1411 = t.wrapping_mul(5).wrapping_add(acc);
-    let fa1406 = FragA::<u8>::from_fn(|r, c| (u1410.rotate_left((r * 3 + c) as u32)) as u8);
-    let fb1412 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
-    let fc1413 = FragC::<i32>::zero();
-    let d1414 = mma::mma(&fa1406, &fb1412, &fc1413);
-    let d1415 = mma::mma(&fa1406, &fb1412, &d1414);
-    let d1415 = mma(&fa1406, &fb1412, &d1415);
-    acc = d1415.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let u1535 = (n & 0xffff) + 5;
+    for k1536 in 0..3u32 {
+        if k1536 == 1 { continue; }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1536);
+    }
+    let v1537 = t.wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7625,33 +8448,50 @@ pub fn fuzz_0199(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t < 37 {
-        let v1416 = acc.wrapping_mul(255).wrapping_add(t);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    let w1417: u32;
-    if n % 2 == 0 { w1417 = if t % 2 == 0 { n } else { t.wrapping_sub(n) }; } else { w1417 = 1; }
-    acc ^= w1417;
-    let mut k1418 = 0u32;
-    while k1418 < 2u32 {
-        k1418 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_mul(2654435769).wrapping_add(acc);
-        acc = acc.wrapping_add(k1418);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    for k1419 in 0..3u32 {
-        if k1419 == 1 { continue; }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1419);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let u1420 = (n & 0xffff) + 3;
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
     thread::sync_threads();
-    for k1421 in 0..3u32 {
-        acc = acc.wrapping_mul(11).wrapping_add(k1421);
-        let n = (n & 0xff) * 2;
-        acc = acc.wrapping_add(k1421);
-        thread::sync_threads();
+    let wa1538 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (32, 48), 56);
+    let wb1539 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (48, 24), 32);
+    let ct1540 = AccTile::<f32, 2, 3>::zero();
+    let ct1540 = mma::mma_tiles(&wa1538, &wb1539, &ct1540);
+    acc = ct1540.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let u1541 = (n & 0xffff) + 8;
+    thread::sync_threads();
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(1)) as i8);
     }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2654435769)) as i8);
+    }
+    thread::sync_threads();
+    let wa1542 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (32, 32), 104);
+    let wb1543 = mma::SharedTile::new(sb_u8, (u1541 % 3) as usize * 8, (32, 8), 32);
+    let ct1540 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32); 1]; 2] };
+    let ct1540 = mma_tiles(&wa1542, &wb1543, &ct1540);
+    acc = ct1540.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7662,4 +8502,7 @@ pub fn fuzz_0199(x: &[u32], n: u32, out: Out<u32>) {
 pub const GENERATED: &[FuzzKernel] = &[fuzz_0000, fuzz_0001, fuzz_0002, fuzz_0003, fuzz_0004, fuzz_0005, fuzz_0006, fuzz_0007, fuzz_0008, fuzz_0009, fuzz_0010, fuzz_0011, fuzz_0012, fuzz_0013, fuzz_0014, fuzz_0015, fuzz_0016, fuzz_0017, fuzz_0018, fuzz_0019, fuzz_0020, fuzz_0021, fuzz_0022, fuzz_0023, fuzz_0024, fuzz_0025, fuzz_0026, fuzz_0027, fuzz_0028, fuzz_0029, fuzz_0030, fuzz_0031, fuzz_0032, fuzz_0033, fuzz_0034, fuzz_0035, fuzz_0036, fuzz_0037, fuzz_0038, fuzz_0039, fuzz_0040, fuzz_0041, fuzz_0042, fuzz_0043, fuzz_0044, fuzz_0045, fuzz_0046, fuzz_0047, fuzz_0048, fuzz_0049, fuzz_0050, fuzz_0051, fuzz_0052, fuzz_0053, fuzz_0054, fuzz_0055, fuzz_0056, fuzz_0057, fuzz_0058, fuzz_0059, fuzz_0060, fuzz_0061, fuzz_0062, fuzz_0063, fuzz_0064, fuzz_0065, fuzz_0066, fuzz_0067, fuzz_0068, fuzz_0069, fuzz_0070, fuzz_0071, fuzz_0072, fuzz_0073, fuzz_0074, fuzz_0075, fuzz_0076, fuzz_0077, fuzz_0078, fuzz_0079, fuzz_0080, fuzz_0081, fuzz_0082, fuzz_0083, fuzz_0084, fuzz_0085, fuzz_0086, fuzz_0087, fuzz_0088, fuzz_0089, fuzz_0090, fuzz_0091, fuzz_0092, fuzz_0093, fuzz_0094, fuzz_0095, fuzz_0096, fuzz_0097, fuzz_0098, fuzz_0099, fuzz_0100, fuzz_0101, fuzz_0102, fuzz_0103, fuzz_0104, fuzz_0105, fuzz_0106, fuzz_0107, fuzz_0108, fuzz_0109, fuzz_0110, fuzz_0111, fuzz_0112, fuzz_0113, fuzz_0114, fuzz_0115, fuzz_0116, fuzz_0117, fuzz_0118, fuzz_0119, fuzz_0120, fuzz_0121, fuzz_0122, fuzz_0123, fuzz_0124, fuzz_0125, fuzz_0126, fuzz_0127, fuzz_0128, fuzz_0129, fuzz_0130, fuzz_0131, fuzz_0132, fuzz_0133, fuzz_0134, fuzz_0135, fuzz_0136, fuzz_0137, fuzz_0138, fuzz_0139, fuzz_0140, fuzz_0141, fuzz_0142, fuzz_0143, fuzz_0144, fuzz_0145, fuzz_0146, fuzz_0147, fuzz_0148, fuzz_0149, fuzz_0150, fuzz_0151, fuzz_0152, fuzz_0153, fuzz_0154, fuzz_0155, fuzz_0156, fuzz_0157, fuzz_0158, fuzz_0159, fuzz_0160, fuzz_0161, fuzz_0162, fuzz_0163, fuzz_0164, fuzz_0165, fuzz_0166, fuzz_0167, fuzz_0168, fuzz_0169, fuzz_0170, fuzz_0171, fuzz_0172, fuzz_0173, fuzz_0174, fuzz_0175, fuzz_0176, fuzz_0177, fuzz_0178, fuzz_0179, fuzz_0180, fuzz_0181, fuzz_0182, fuzz_0183, fuzz_0184, fuzz_0185, fuzz_0186, fuzz_0187, fuzz_0188, fuzz_0189, fuzz_0190, fuzz_0191, fuzz_0192, fuzz_0193, fuzz_0194, fuzz_0195, fuzz_0196, fuzz_0197, fuzz_0198, fuzz_0199];
 /// The generated kernels with tensor-core `mma` statements.
 #[cfg(not(target_arch = "nvptx64"))]
-pub const WITH_MMA: &[FuzzKernel] = &[fuzz_0000, fuzz_0003, fuzz_0005, fuzz_0008, fuzz_0009, fuzz_0010, fuzz_0011, fuzz_0014, fuzz_0015, fuzz_0019, fuzz_0021, fuzz_0026, fuzz_0028, fuzz_0031, fuzz_0039, fuzz_0043, fuzz_0044, fuzz_0048, fuzz_0049, fuzz_0055, fuzz_0056, fuzz_0060, fuzz_0061, fuzz_0062, fuzz_0065, fuzz_0066, fuzz_0067, fuzz_0070, fuzz_0073, fuzz_0074, fuzz_0082, fuzz_0087, fuzz_0089, fuzz_0093, fuzz_0099, fuzz_0101, fuzz_0104, fuzz_0105, fuzz_0107, fuzz_0112, fuzz_0118, fuzz_0122, fuzz_0124, fuzz_0127, fuzz_0128, fuzz_0129, fuzz_0132, fuzz_0133, fuzz_0135, fuzz_0139, fuzz_0141, fuzz_0143, fuzz_0144, fuzz_0145, fuzz_0147, fuzz_0149, fuzz_0150, fuzz_0153, fuzz_0155, fuzz_0158, fuzz_0159, fuzz_0160, fuzz_0161, fuzz_0162, fuzz_0167, fuzz_0168, fuzz_0169, fuzz_0173, fuzz_0179, fuzz_0181, fuzz_0185, fuzz_0192, fuzz_0193, fuzz_0197, fuzz_0198];
+pub const WITH_MMA: &[FuzzKernel] = &[fuzz_0000, fuzz_0001, fuzz_0002, fuzz_0006, fuzz_0007, fuzz_0009, fuzz_0010, fuzz_0012, fuzz_0013, fuzz_0014, fuzz_0015, fuzz_0018, fuzz_0019, fuzz_0021, fuzz_0029, fuzz_0030, fuzz_0035, fuzz_0037, fuzz_0039, fuzz_0043, fuzz_0044, fuzz_0045, fuzz_0047, fuzz_0048, fuzz_0055, fuzz_0058, fuzz_0060, fuzz_0063, fuzz_0065, fuzz_0067, fuzz_0069, fuzz_0078, fuzz_0079, fuzz_0080, fuzz_0081, fuzz_0082, fuzz_0083, fuzz_0084, fuzz_0089, fuzz_0091, fuzz_0093, fuzz_0094, fuzz_0096, fuzz_0097, fuzz_0099, fuzz_0101, fuzz_0103, fuzz_0105, fuzz_0109, fuzz_0110, fuzz_0111, fuzz_0112, fuzz_0114, fuzz_0116, fuzz_0118, fuzz_0119, fuzz_0123, fuzz_0126, fuzz_0128, fuzz_0130, fuzz_0138, fuzz_0142, fuzz_0143, fuzz_0144, fuzz_0145, fuzz_0146, fuzz_0150, fuzz_0151, fuzz_0152, fuzz_0155, fuzz_0156, fuzz_0157, fuzz_0161, fuzz_0162, fuzz_0163, fuzz_0166, fuzz_0168, fuzz_0169, fuzz_0172, fuzz_0177, fuzz_0180, fuzz_0188, fuzz_0194, fuzz_0195, fuzz_0196, fuzz_0199];
+/// The generated kernels with `mma_tiles` statements.
+#[cfg(not(target_arch = "nvptx64"))]
+pub const WITH_MMA_TILES: &[FuzzKernel] = &[fuzz_0000, fuzz_0006, fuzz_0007, fuzz_0009, fuzz_0013, fuzz_0014, fuzz_0015, fuzz_0019, fuzz_0021, fuzz_0029, fuzz_0030, fuzz_0035, fuzz_0037, fuzz_0043, fuzz_0044, fuzz_0047, fuzz_0048, fuzz_0055, fuzz_0063, fuzz_0065, fuzz_0067, fuzz_0078, fuzz_0080, fuzz_0081, fuzz_0082, fuzz_0089, fuzz_0091, fuzz_0093, fuzz_0094, fuzz_0097, fuzz_0099, fuzz_0103, fuzz_0105, fuzz_0109, fuzz_0110, fuzz_0111, fuzz_0114, fuzz_0119, fuzz_0123, fuzz_0126, fuzz_0138, fuzz_0143, fuzz_0145, fuzz_0146, fuzz_0150, fuzz_0155, fuzz_0156, fuzz_0157, fuzz_0162, fuzz_0163, fuzz_0168, fuzz_0172, fuzz_0180, fuzz_0194, fuzz_0195, fuzz_0196, fuzz_0199];

@@ -17,7 +17,7 @@
 #[allow(unused_imports)]
 use ferrocuda_std::half::{f16, f32_to_f16};
 #[allow(unused_imports)]
-use ferrocuda_std::mma::{self, mma, FragA, FragB, FragC};
+use ferrocuda_std::mma::{self, mma, mma_tiles, AccTile, FragA, FragB, FragC};
 #[allow(unused_imports)]
 use ferrocuda_std::{kernel, shared, thread, warp, Out};
 
