@@ -17,7 +17,7 @@
 mod support;
 
 use ferrocuda::{launch, CpuOptions, CpuPath, Device, Module, Ptx};
-use fuzz_kernels::{FOUND, GENERATED, WITH_MMA, WITH_MMA_TILES};
+use fuzz_kernels::{FuzzKernel, FOUND, GENERATED, WITH_MMA, WITH_MMA_TILES};
 use std::sync::OnceLock;
 
 /// The fuzz kernels' PTX, built once per test binary into `target/fuzz-kernels-ptx`, for sm_80
@@ -80,34 +80,10 @@ fn every_generated_kernel_gives_the_same_bits_on_the_split_path_the_coroutine_pa
             .any(|why| why.contains("`break`") || why.contains("`let` without a value")),
         "a generated `break`/`continue` or `let` without a value fell back: {reasons:?}"
     );
-    // The `mma` statements must be the split path's steps in most kernels that have them (else
-    // the generator no longer tests them).
-    let split_mma = WITH_MMA
-        .iter()
-        .filter(|k| matches!(k.info().cpu_path, CpuPath::Regions))
-        .count();
-    println!(
-        "{split_mma} of {} generated kernels with `mma` on the split path",
-        WITH_MMA.len()
-    );
-    assert!(
-        WITH_MMA.len() * 4 >= GENERATED.len() && split_mma * 4 >= WITH_MMA.len() * 3,
-        "too few generated kernels with `mma` ({}) or too few of them split ({split_mma})",
-        WITH_MMA.len()
-    );
-    let split_tiles = WITH_MMA_TILES
-        .iter()
-        .filter(|k| matches!(k.info().cpu_path, CpuPath::Regions))
-        .count();
-    println!(
-        "{split_tiles} of {} generated kernels with `mma_tiles` on the split path",
-        WITH_MMA_TILES.len()
-    );
-    assert!(
-        WITH_MMA_TILES.len() * 8 >= GENERATED.len() && split_tiles * 4 >= WITH_MMA_TILES.len() * 3,
-        "too few generated kernels with `mma_tiles` ({}) or too few of them split ({split_tiles})",
-        WITH_MMA_TILES.len()
-    );
+    // The `mma` and `mma_tiles` statements must be the split path's steps in most kernels that
+    // have them (else the generator no longer tests them).
+    mostly_split("mma", WITH_MMA, 4);
+    mostly_split("mma_tiles", WITH_MMA_TILES, 8);
     let mut machines = vec![("split", cpu(false)), ("coroutines", cpu(true))];
     if let Some(gpu) = support::gpu_or_skip(test) {
         machines.push(("GPU", gpu.load(fuzz_ptx()).unwrap()));
@@ -143,6 +119,24 @@ fn every_generated_kernel_gives_the_same_bits_on_the_split_path_the_coroutine_pa
         disagreements.len(),
         (GENERATED.len() + FOUND.len()) * 3,
         disagreements.join("\n")
+    );
+}
+
+/// Asserts that `kernels` (those of the corpus with a `what` statement) are at least one in
+/// `share` of the corpus and that three quarters of them are on the split path.
+fn mostly_split(what: &str, kernels: &[FuzzKernel], share: usize) {
+    let split = kernels
+        .iter()
+        .filter(|k| matches!(k.info().cpu_path, CpuPath::Regions))
+        .count();
+    println!(
+        "{split} of {} generated kernels with `{what}` on the split path",
+        kernels.len()
+    );
+    assert!(
+        kernels.len() * share >= GENERATED.len() && split * 4 >= kernels.len() * 3,
+        "too few generated kernels with `{what}` ({}) or too few of them split ({split})",
+        kernels.len()
     );
 }
 
