@@ -82,8 +82,9 @@ fn every_generated_kernel_gives_the_same_bits_on_the_split_path_the_coroutine_pa
     );
     // The `mma` and `mma_tiles` statements must be the split path's steps in most kernels that
     // have them (else the generator no longer tests them).
-    mostly_split("mma", WITH_MMA, 4);
-    mostly_split("mma_tiles", WITH_MMA_TILES, 8);
+    // Fewer `mma_tiles` kernels (a sixth to a quarter), so more variance: two thirds split.
+    mostly_split("mma", WITH_MMA, 4, (3, 4));
+    mostly_split("mma_tiles", WITH_MMA_TILES, 8, (2, 3));
     let mut machines = vec![("split", cpu(false)), ("coroutines", cpu(true))];
     if let Some(gpu) = support::gpu_or_skip(test) {
         machines.push(("GPU", gpu.load(fuzz_ptx()).unwrap()));
@@ -123,8 +124,8 @@ fn every_generated_kernel_gives_the_same_bits_on_the_split_path_the_coroutine_pa
 }
 
 /// Asserts that `kernels` (those of the corpus with a `what` statement) are at least one in
-/// `share` of the corpus and that three quarters of them are on the split path.
-fn mostly_split(what: &str, kernels: &[FuzzKernel], share: usize) {
+/// `share` of the corpus and that at least `num / den` of them are on the split path.
+fn mostly_split(what: &str, kernels: &[FuzzKernel], share: usize, (num, den): (usize, usize)) {
     let split = kernels
         .iter()
         .filter(|k| matches!(k.info().cpu_path, CpuPath::Regions))
@@ -134,7 +135,7 @@ fn mostly_split(what: &str, kernels: &[FuzzKernel], share: usize) {
         kernels.len()
     );
     assert!(
-        kernels.len() * share >= GENERATED.len() && split * 4 >= kernels.len() * 3,
+        kernels.len() * share >= GENERATED.len() && split * den >= kernels.len() * num,
         "too few generated kernels with `{what}` ({}) or too few of them split ({split})",
         kernels.len()
     );

@@ -8,76 +8,41 @@ pub fn fuzz_0000(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
+    let fa1 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb2 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fc3 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
+    let fb4 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let d5 = mma(&fa1, &fb2, &fc3);
+    let d6 = mma(&fa1, &fb4, &fc3);
+    acc = d5.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(d6.values[2] as u32);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_mul(1000).wrapping_add(acc);
+    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
     thread::sync_threads();
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2654435769)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2654435769)) as u8);
-    }
-    thread::sync_threads();
-    let wa1 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (16, 32), 104);
-    let wb2 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (32, 16), 32);
-    let ct3 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32); 2]; 1] };
-    let dt4 = mma::mma_tiles(&wa1, &wb2, &ct3);
-    acc = dt4.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fa5 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
-    let fb6 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fc7 = FragC::<i32>::zero();
-    let mut cm8 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    cm8 = mma(&fa5, &fb6, &fc7);
-    acc = acc.wrapping_add(cm8.values[3] as u32);
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    let fb9 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
-    let fb10 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let d11 = mma(&fa5, &fb9, &cm8);
-    let d12 = ferrocuda_std::mma::mma(&fa5, &fb10, &fc7);
-    cm8 = mma(&fa5, &fb10, &cm8);
-    acc = d11.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = d12.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let v13 = acc.wrapping_add(acc);
-    let mut k14 = 0u32;
-    while k14 < 2u32 {
-        k14 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
+    let mut k7 = 0u32;
+    while k7 < n % 3 {
+        k7 += 1;
+        let w8: u32;
+        if acc > 2 { w8 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w8 = 1000; }
+        acc ^= w8;
         thread::sync_threads();
         thread::sync_threads();
-        acc = acc.wrapping_add(k14);
-        if t % 5 == 0 { continue; }
-        acc ^= k14.wrapping_mul(3);
+        acc = acc.wrapping_add(k7);
     }
-    let wa15 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (16, 32), 104);
-    let wb16 = mma::SharedTile::new(sb_u8, (n % 3) as usize * 8, (32, 24), 32);
-    let ct17 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32); 3]; 1] };
-    let fa18 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let ct17 = mma_tiles(&wa15, &wb16, &ct17);
-    let d19 = mma(&fa18, &fb9, &fc7);
-    acc = acc.wrapping_add(d19.values[1] as u32);
-    acc = ct17.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if t < 57 {
-        let v20 = x[(t as usize) % x.len()].wrapping_add(n);
-        let v13 = v13.wrapping_mul(1000).wrapping_add(t);
+    'l10: for k9 in 0..3u32 {
+        for k10 in 0..2u32 {
+            thread::sync_threads();
+            let v11 = x[(t as usize) % x.len()].wrapping_add(k9);
+            if k9 == 1 && k10 == 1 { break 'l10; }
+            acc = acc.wrapping_add(k9 ^ k10);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k9 + 1);
     }
+    let fa12 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fb13 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let d5 = mma(&fa12, &fb13, &d6);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -90,30 +55,35 @@ pub fn fuzz_0001(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k21 in 0..3u32 {
-        let fa22 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-        let fb23 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k21.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-        let fc24 = FragC::<f32>::from_fn(|r, c| ((k21.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-        let mut cm25 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-        cm25 = mma(&fa22, &fb23, &cm25);
-        acc = acc.wrapping_add(cm25.values[2] as i32 as u32);
+    let mut carried: u32;
+    for k14 in 0..(n ^ 255) % 5 {
         thread::sync_threads();
-        let fa26 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-        let fb27 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-        let fc28 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32);
-        let d29 = mma(&fa26, &fb27, &fc28);
+        carried = if t % 2 == 0 { k14 } else { t.wrapping_sub(k14) };
+        acc ^= carried;
+        acc = if t % 2 == 0 { k14 } else { t.wrapping_sub(k14) };
+        if k14 == 1 { continue; }
+        acc = acc.wrapping_add(k14);
     }
-    let mut k30 = 0u32;
-    while k30 < 2u32 {
-        k30 += 1;
+    let mut K15 = 11u32;
+    let v16 = t + K15;
+    K15 = K15.wrapping_mul(31);
+    acc = acc.wrapping_add(K15);
+    for k17 in 0..(x.len() as u32).wrapping_add(n) % 5 {
         thread::sync_threads();
-        acc = (t ^ t.rotate_left(13));
-        let n = (n & 0xff) * 3;
-        acc = acc.wrapping_add(k30);
+        acc = t.wrapping_mul(1).wrapping_add(n);
+        acc = acc.wrapping_add(k17);
     }
-    tile.set(t as usize, acc);
+    let mut K18 = 3u32;
+    let v19 = t + K18;
+    K18 = K18.wrapping_mul(11);
+    acc = acc.wrapping_add(K18);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
+    acc = x[(acc as usize) % x.len()].wrapping_add(v16);
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    acc = v16.wrapping_add(v19);
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -127,26 +97,40 @@ pub fn fuzz_0002(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k31 in 0..n % 3 {
-        let fa32 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-        let fb33 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-        let fc34 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-        let d35 = mma(&fa32, &fb33, &fc34);
-        acc = d35.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-        thread::sync_threads();
-        let fa36 = FragA::<i8>::from_fn(|r, c| (k31 ^ (r * 32 + c) as u32) as i8);
-        let fb37 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
-        let fc38 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-        let mut cm39 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-        cm39 = mma(&fa36, &fb37, &cm39);
-        acc = cm39.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    }
-    thread::sync_threads();
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 63) % 64) as usize));
     thread::sync_threads();
-    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    acc = x[(t as usize) % x.len()].wrapping_add(t);
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    for k20 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        if k20 == 1 { continue; }
+        acc = acc.wrapping_add(k20);
+        thread::sync_threads();
+    }
+    'l22: for k21 in 0..n % 4 {
+        for k22 in 0..2u32 {
+            thread::sync_threads();
+            acc = x[(t as usize) % x.len()].wrapping_add(n);
+            if k21 == 0 && k22 == 0 { continue 'l22; }
+            acc = acc.wrapping_add(k21 ^ k22);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k21 + 1);
+    }
+    for k23 in 0..(x.len() as u32).wrapping_add(n) % 5 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 25) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k23);
+    }
+    let u24 = (n ^ 7);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -159,27 +143,36 @@ pub fn fuzz_0003(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u40 = n.wrapping_mul(64);
-    acc = acc.wrapping_mul(1000).wrapping_add(t);
+    let mut carried: u32;
+    acc = (t ^ acc.rotate_left(13));
+    let mut k25 = 0u32;
+    while k25 < 2u32 {
+        k25 += 1;
+        match k25 {
+            2 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
+        thread::sync_threads();
+        acc = (t ^ t.rotate_left(13));
+        acc = acc.wrapping_add(k25);
+    }
+    for k26 in 0..n.wrapping_mul(11) % 5 {
+        acc = t.wrapping_add(n);
+        if k26 == 0 { break; }
+        thread::sync_threads();
+        carried = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+        acc ^= carried;
+        acc = acc.wrapping_add(k26);
+        if t % 3 == 0 { continue; }
+        acc ^= k26.wrapping_mul(3);
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
     thread::sync_threads();
-    acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-    for k41 in 0..3u32 {
-        let n = n.wrapping_add(7);
-        thread::sync_threads();
-        acc = t.wrapping_add(acc);
-        acc = acc.wrapping_add(k41);
-    }
-    if n % 3 == 0 {
-        acc = (t ^ acc.rotate_left(2));
-        thread::sync_threads();
-    }
-    if n % 2 == 0 {
-        acc = t.wrapping_add(n);
-        thread::sync_threads();
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -192,34 +185,30 @@ pub fn fuzz_0004(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let w42: u32;
-    if n % 2 == 0 { w42 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w42 = 31; }
-    acc ^= w42;
-    let (w43, w44): (u32, u32);
-    thread::sync_threads();
-    if n % 2 == 0 { (w43, w44) = ((acc ^ n.rotate_left(3)), t); } else { w43 = 255; w44 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w43) ^ w44;
-    acc = acc.wrapping_mul(255).wrapping_add(acc);
-    for k45 in 0..n.rotate_left(28) % 5 {
+    let u27 = (n & 0xffff) + 1;
+    if n % 2 == 0 {
+        acc = t.wrapping_mul(255).wrapping_add(acc);
         thread::sync_threads();
-        if k45 == 0 { continue; }
-        thread::sync_threads();
-        carried = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k45);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
-    thread::sync_threads();
-    let mut K46 = 5u32;
-    let v47 = t + K46;
-    K46 = K46.wrapping_mul(7);
-    acc = acc.wrapping_add(K46);
-    thread::sync_threads();
-    thread::sync_threads();
+    acc = x[(t as usize) % x.len()].wrapping_add(acc);
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g28 = n - 6;
+    let mut K29 = 64u32;
+    let v30 = t + K29;
+    K29 = K29.wrapping_mul(7);
+    acc = acc.wrapping_add(K29);
+    for k31 in 0..n % 4 {
+        let w32: u32;
+        if acc > 2654435769 { w32 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w32 = 2; }
+        acc ^= w32;
+        acc = acc.wrapping_add(k31);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k31.wrapping_mul(3);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -232,23 +221,12 @@ pub fn fuzz_0005(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    for k48 in 0..3u32 {
-        thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k48);
-    }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
-    thread::sync_threads();
+    let mut K33 = 64u32;
+    let v34 = t + K33;
+    K33 = K33.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K33);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 9);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -261,62 +239,40 @@ pub fn fuzz_0006(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
     thread::sync_threads();
-    for k49 in 0..n.wrapping_mul(1000) % 5 {
-        let fa50 = FragA::<u8>::from_fn(|r, c| (k49 ^ (r * 32 + c) as u32) as u8);
-        let fb51 = FragB::<u8>::from_fn(|r, c| (k49 ^ (r * 32 + c) as u32) as u8);
-        let fc52 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-        let mut cm53 = FragC::<i32>::from_fn(|r, c| (k49 ^ (r * 32 + c) as u32) as i32);
-        cm53 = mma(&fa50, &fb51, &cm53);
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k49);
+    let wa35 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (32, 96), 104);
+    let wb36 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (96, 8), 32);
+    let ct37 = AccTile::<i32, 2, 1>::zero();
+    if t / 32 == n % 2 {
+        let dt38 = mma_tiles(&wa35, &wb36, &ct37);
+        acc = dt38.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     }
-    let fa54 = FragA::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
-    let fb55 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fc56 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
-    let fc57 = mma(&fa54, &fb55, &fc56);
-    let fc57 = mma(&fa54, &fb55, &fc57);
-    let fc57 = mma(&fa54, &fb55, &fc57);
-    acc = fc57.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut K39 = 2u32;
+    let v40 = t + K39;
+    K39 = K39.wrapping_mul(5);
+    acc = acc.wrapping_add(K39);
+    let fa41 = FragA::<u8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as u8);
+    let fb42 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fc43 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let fa44 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let mut cm45 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    cm45 = mma(&fa41, &fb42, &cm45);
+    let d46 = mma(&fa44, &fb42, &fc43);
+    let d47 = mma(&fa41, &fb42, &fc43);
+    let d48 = mma(&fa44, &fb42, &fc43);
+    acc = acc.wrapping_add(cm45.values[3] as u32);
+    acc = acc.wrapping_add(d47.values[1] as u32);
+    acc = d48.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     thread::sync_threads();
-    let fa58 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb59 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc60 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let fc57 = mma(&fa58, &fb59, &fc60);
-    acc = fc57.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let mut k61 = 0u32;
-    while k61 < 2u32 {
-        k61 += 1;
-        let wa62 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (16, 48), 56);
-        let wb63 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (48, 16), 32);
-        let ct64 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 2]; 1] };
-        let dt65 = mma::mma_tiles(&wa62, &wb63, &ct64);
-        let d66 = mma(&fa54, &fb55, &fc56);
-        acc = acc.wrapping_add(d66.values[3] as u32);
-        acc = acc.wrapping_add(dt65.frags[0][0].values[0] as i32 as u32);
-        acc = acc.wrapping_add(k61);
-        thread::sync_threads();
-    }
-    if t >= 32 && n % 3 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let d67 = mma(&fa54, &fb55, &fc56);
-    acc = d67.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fa68 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fb69 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
-    let d70 = ferrocuda_std::mma::mma(&fa68, &fb69, &fc56);
-    acc = d70.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -329,48 +285,53 @@ pub fn fuzz_0007(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    let v49 = acc.wrapping_add(n);
+    let mut k50 = 0u32;
+    while k50 < 2u32 {
+        k50 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k50);
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    for k51 in 0..n % 3 {
+        let fa52 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+        let fb53 = FragB::<u8>::from_fn(|r, c| (k51.rotate_left((r * 5 + c) as u32)) as u8);
+        let fc54 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
+        let mut cm55 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        cm55 = mma(&fa52, &fb53, &fc54);
+        cm55 = ferrocuda_std::mma::mma(&fa52, &fb53, &fc54);
+        let d56 = mma(&fa52, &fb53, &fc54);
+        cm55 = ferrocuda_std::mma::mma(&fa52, &fb53, &fc54);
+        acc = acc.wrapping_add(cm55.values[3] as u32);
+        acc = d56.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        thread::sync_threads();
+        let fb57 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+        cm55 = mma(&fa52, &fb57, &cm55);
+        acc = cm55.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     }
     thread::sync_threads();
-    if t < 32 && n > 3 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
+    let fa58 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb59 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc60 = FragC::<f32>::from_fn(|r, c| ((v49.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d61 = mma::mma(&fa58, &fb59, &fc60);
+    acc = d61.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+    thread::sync_threads();
+    let mut K62 = 1000u32;
+    let v63 = t + K62;
+    K62 = K62.wrapping_mul(255);
+    acc = acc.wrapping_add(K62);
+    let mut k64 = 0u32;
+    while k64 < 2u32 {
+        k64 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k64);
     }
-    let fa71 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-    let fb72 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc73 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    let d74 = mma(&fa71, &fb72, &fc73);
-    acc = d74.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let w75: u32;
-    if acc > 3 { w75 = acc.wrapping_mul(64).wrapping_add(acc); } else { w75 = 3; }
-    acc ^= w75;
-    let u76 = (n & 0xffff) + 6;
-    let wa77 = mma::SharedTile::new(sa_i8, 0, (16, 96), 104);
-    let wb78 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (96, 8), 32);
-    let ct79 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 1]; 1] };
-    if n % 2 == 0 {
-        let dt80 = mma_tiles(&wa77, &wb78, &ct79);
-        acc = dt80.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    }
-    let fa81 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fb82 = FragB::<i8>::from_fn(|r, c| (u76 ^ (r * 32 + c) as u32) as i8);
-    let fa71 = FragC::<i32>::zero();
-    acc ^= mma(&fa81, &fb82, &fa71).values[0] as u32;
-    let wa83 = mma::SharedTile::new(sa_i8, 0, (32, 96), 104);
-    let wb84 = mma::SharedTile::new(sb_i8, ((u76 ^ (t / 32)) % 3) as usize * 8 + 0, (96, 8), 32);
-    let ct79 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32); 1]; 2] };
-    let fa85 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
-    let fc86 = FragC::<i32>::zero();
-    let dt87 = mma_tiles(&wa83, &wb84, &ct79);
-    let d88 = ferrocuda_std::mma::mma(&fa85, &fb82, &fc86);
-    acc = d88.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = dt87.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -383,28 +344,66 @@ pub fn fuzz_0008(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k89 = 0u32;
-    while k89 < n % 3 {
-        k89 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k89);
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
-    thread::sync_threads();
-    acc = t.wrapping_mul(3).wrapping_add(acc);
-    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    acc = t.wrapping_add(acc);
-    if n % 7 == 0 {
+    let mut carried: u32;
+    if n % 5 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
+    for k65 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+        thread::sync_threads();
+        if k65 == 1 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k65);
+    }
+    let mut k66 = 0u32;
+    while k66 < n % 3 {
+        k66 += 1;
+        acc = acc.wrapping_mul(1).wrapping_add(n);
+        thread::sync_threads();
+        carried = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        acc ^= carried;
+        acc = acc.wrapping_add(k66);
+        if t % 3 == 0 { continue; }
+        acc ^= k66.wrapping_mul(3);
+    }
+    let mut K67 = 13u32;
+    let v68 = t + K67;
+    K67 = K67.wrapping_mul(1000);
+    acc = acc.wrapping_add(K67);
+    for k69 in 0..n % 4 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
+        thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k69);
+    }
+    let mut k70 = 0u32;
+    while k70 < n % 3 {
+        k70 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k70);
+        if t % 2 == 0 { continue; }
+        acc ^= k70.wrapping_mul(3);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -417,31 +416,22 @@ pub fn fuzz_0009(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
     thread::sync_threads();
-    let wa90 = mma::SharedTile::new(sa_f16, (t >> 5) as usize * 5, (32, 48), 56);
-    let wb91 = mma::SharedTile::new(sb_f16, 0, (48, 16), 32);
-    let mut ct92 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0); 2]; 2] };
-    ct92 = mma_tiles(&wa90, &wb91, &ct92);
-    ct92 = mma::mma_tiles(&wa90, &wb91, &ct92);
-    acc = ct92.frags[1][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let (w71, w72): (u32, u32);
+    thread::sync_threads();
+    if acc > 64 { (w71, w72) = ((t ^ t.rotate_left(17)), t); } else { w71 = 255; w72 = acc; }
+    acc = acc.wrapping_add(w71) ^ w72;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
     thread::sync_threads();
-    if n % 2 == 0 {
-        acc = (acc ^ n.rotate_left(12));
-        thread::sync_threads();
-    }
+    let w73: u32;
+    if n % 2 == 0 { w73 = t.wrapping_add(acc); } else { w73 = 255; }
+    acc ^= w73;
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = x[(acc as usize) % x.len()].wrapping_add(n);
+    acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -454,35 +444,88 @@ pub fn fuzz_0010(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let fa93 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
-    let fb94 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fc95 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let fc96 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
-    let mut cm97 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let d98 = mma(&fa93, &fb94, &fc95);
-    cm97 = mma(&fa93, &fb94, &fc95);
-    let d99 = mma::mma(&fa93, &fb94, &fc96);
-    let d100 = mma(&fa93, &fb94, &fc96);
-    acc = d98.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = acc.wrapping_add(d100.values[3] as u32);
-    let u101 = (n & 0xffff) + 8;
-    let fb102 = FragB::<u8>::from_fn(|r, c| (u101 ^ (r * 32 + c) as u32) as u8);
-    let d103 = mma(&fa93, &fb102, &d99);
-    let d104 = mma::mma(&fa93, &fb102, &d99);
-    acc = acc.wrapping_add(d103.values[3] as u32);
-    acc = d104.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let v105 = x[(t as usize) % x.len()].wrapping_add(acc);
-    for k106 in 0..n % 4 {
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k106);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let u107 = (u101 & 0xffff) + 7;
-    let mut K108 = 11u32;
-    let v109 = t + K108;
-    K108 = K108.wrapping_mul(3);
-    acc = acc.wrapping_add(K108);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    let mut carried: u32;
+    let mut ct74 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32); 3]; 2] };
+    for k75 in 0..n % 3 {
+        let wa76 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (32, 32), 104);
+        let wb77 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (32, 24), 32);
+        ct74 = mma_tiles(&wa76, &wb77, &ct74);
+        let wa78 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (16, 32), 104);
+        let wb79 = mma::SharedTile::new(sb_i8, 0, (32, 8), 32);
+        let mut ct80 = AccTile::<i32, 1, 1>::zero();
+        ct80 = mma_tiles(&wa78, &wb79, &ct80);
+        acc = acc.wrapping_add(ct80.frags[0][0].values[3] as u32);
+        thread::sync_threads();
+    }
+    acc = ct74.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for k81 in 0..2u32 {
+        let fa82 = FragA::<u8>::from_fn(|r, c| (k81.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+        let fb83 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+        let fc84 = FragC::<i32>::zero();
+        let d85 = mma(&fa82, &fb83, &fc84);
+        let d86 = mma(&fa82, &fb83, &d85);
+        acc = acc.wrapping_add(d86.values[2] as u32);
+    }
+    let mut k87 = 0u32;
+    while k87 < n % 3 {
+        k87 += 1;
+        if acc != 7 || t < 64 {
+            if k87 == 2 && n % 2 == 1 { break; }
+        }
+        acc = acc.wrapping_add(k87);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k87.wrapping_mul(3);
+    }
+    thread::sync_threads();
+    let fa88 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fb89 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc90 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
+    let mut cm91 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    cm91 = ferrocuda_std::mma::mma(&fa88, &fb89, &cm91);
+    cm91 = ferrocuda_std::mma::mma(&fa88, &fb89, &cm91);
+    cm91 = mma(&fa88, &fb89, &cm91);
+    acc = cm91.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut K92 = 3u32;
+    let v93 = t + K92;
+    K92 = K92.wrapping_mul(11);
+    acc = acc.wrapping_add(K92);
+    let mut k94 = 0u32;
+    while k94 < n % 3 {
+        k94 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k94);
+    }
+    let mut k95 = 0u32;
+    while k95 < 2u32 {
+        k95 += 1;
+        thread::sync_threads();
+        carried = t.wrapping_mul(3).wrapping_add(v93);
+        acc ^= carried;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k95);
+    }
+    if t < 32 && n > 10 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fb96 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i8);
+    let cm91 = mma::mma(&fa88, &fb96, &cm91);
+    acc = cm91.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -495,31 +538,39 @@ pub fn fuzz_0011(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l111: for k110 in 0..3u32 {
-        for k111 in 0..2u32 {
-            thread::sync_threads();
-            acc = x[(acc as usize) % x.len()].wrapping_add(k110);
-            if k110 == 1 && k111 == 0 { continue 'l111; }
-            acc = acc.wrapping_add(k110 ^ k111);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k110 + 1);
-    }
+    thread::sync_threads();
     if n % 7 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    if n % 5 == 0 {
+    let mut K97 = 1000u32;
+    let v98 = t + K97;
+    K97 = K97.wrapping_mul(7);
+    acc = acc.wrapping_add(K97);
+    let (w99, w100): (u32, u32);
+    thread::sync_threads();
+    if acc > 64 { (w99, w100) = (acc.wrapping_add(n), t); } else { w99 = 3; w100 = acc; }
+    acc = acc.wrapping_add(w99) ^ w100;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
+    thread::sync_threads();
+    if n % 11 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    if t < 29 {
-        acc = t.wrapping_mul(2).wrapping_add(acc);
-    }
-    if n % 2 == 0 {
-        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    for k101 in 0..(n % 4) % 5 {
         thread::sync_threads();
+        if k101 == 0 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k101);
     }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -532,23 +583,38 @@ pub fn fuzz_0012(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l113: for k112 in 0..n % 4 {
-        for k113 in 0..2u32 {
-            thread::sync_threads();
-            let n = (n & 0xff) * 4;
-            if k112 == 2 && k113 == 0 { break 'l113; }
-            acc = acc.wrapping_add(k112 ^ k113);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k112 + 1);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    let v114 = acc.wrapping_add(acc);
-    let fa115 = FragA::<i8>::from_fn(|r, c| (v114.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fb116 = FragB::<i8>::from_fn(|r, c| (v114.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fc117 = FragC::<i32>::from_fn(|r, c| (v114.rotate_left((r * 5 + c) as u32)) as i32);
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
     thread::sync_threads();
-    let d118 = ferrocuda_std::mma::mma(&fa115, &fb116, &fc117);
-    acc = acc.wrapping_add(d118.values[2] as u32);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    thread::sync_threads();
+    let wa102 = mma::SharedTile::new(sa_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 32), 104);
+    let wb103 = mma::SharedTile::new(sb_u8, 0, (32, 16), 32);
+    let ct104 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32); 2]; 2] };
+    if t / 32 == n % 2 {
+        let dt105 = mma::mma_tiles(&wa102, &wb103, &ct104);
+        acc = acc.wrapping_add(dt105.frags[1][1].values[2] as u32);
+    }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 18);
+    let wa106 = mma::SharedTile::new(sa_u8, 0, (16, 32), 104);
+    let wb107 = mma::SharedTile::new(sb_u8, (n % 3) as usize * 8, (32, 8), 32);
+    let ct108 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32); 1]; 1] };
+    let ct104 = mma::mma_tiles(&wa106, &wb107, &ct108);
+    acc = ct104.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    let u109 = (n & 0xffff) + 8;
+    let fa110 = FragA::<u8>::from_fn(|r, c| (u109.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fb111 = FragB::<u8>::from_fn(|r, c| (u109 ^ (r * 32 + c) as u32) as u8);
+    let fc112 = FragC::<i32>::zero();
+    let d113 = mma::mma(&fa110, &fb111, &fc112);
+    let d114 = mma::mma(&fa110, &fb111, &fc112);
+    acc = d113.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -561,52 +627,37 @@ pub fn fuzz_0013(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    let mut carried: u32;
+    for k115 in 0..3u32 {
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = x[(t as usize) % x.len()].wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k115);
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
+    let fa116 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
+    let fb117 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc118 = FragC::<i32>::zero();
     thread::sync_threads();
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    let d119 = mma(&fa116, &fb117, &fc118);
     thread::sync_threads();
-    let wa119 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (16, 96), 104);
-    let wb120 = mma::SharedTile::new(sb_u8, (t / 32) as usize * 8, (96, 24), 32);
-    let mut ct121 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32); 3]; 1] };
-    ct121 = mma_tiles(&wa119, &wb120, &ct121);
-    ct121 = mma_tiles(&wa119, &wb120, &ct121);
-    acc = acc.wrapping_add(ct121.frags[0][2].values[3] as u32);
-    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    thread::sync_threads();
-    let wa122 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (16, 32), 104);
-    let wb123 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (32, 24), 32);
-    ct121 = mma::mma_tiles(&wa122, &wb123, &ct121);
-    ct121 = mma_tiles(&wa122, &wb123, &ct121);
-    acc = ct121.frags[0][2].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if acc % 2 == 1 {
-        acc = (acc ^ acc.rotate_left(7));
-        let w124: u32;
-        if acc > 3 { w124 = t.wrapping_add(acc); } else { w124 = 7; }
-        acc ^= w124;
+    acc = acc.wrapping_add(d119.values[3] as u32);
+    let mut k120 = 0u32;
+    while k120 < n % 3 {
+        let mut cm121 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
+        cm121 = mma(&fa116, &fb117, &cm121);
+        acc = cm121.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        let fa122 = FragA::<i8>::from_fn(|r, c| (k120.rotate_left((r * 7 + c) as u32)) as i8);
+        let fb123 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+        cm121 = ferrocuda_std::mma::mma(&fa122, &fb123, &cm121);
+        cm121 = mma::mma(&fa122, &fb123, &cm121);
+        cm121 = ferrocuda_std::mma::mma(&fa122, &fb123, &cm121);
+        acc = cm121.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        k120 += 1;
     }
-    let wa125 = mma::SharedTile::new(sa_i8, 0, (16, 64), 104);
-    let wb126 = mma::SharedTile::new(sb_i8, 0, (64, 8), 32);
-    let ct127 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32); 1]; 1] };
-    let ct127 = mma_tiles(&wa125, &wb126, &ct127);
-    acc = ct127.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let w124: u32;
+    if t % 2 == 0 { w124 = x[(t as usize) % x.len()].wrapping_add(n); } else { w124 = 2; }
+    acc ^= w124;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -619,77 +670,21 @@ pub fn fuzz_0014(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let v125 = x[(t as usize) % x.len()].wrapping_add(t);
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
+    let u126 = n.wrapping_add(2);
     thread::sync_threads();
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g127 = n - 1;
+    acc = v125.wrapping_mul(13).wrapping_add(acc);
     thread::sync_threads();
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(7)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(64)) as u8);
-    }
-    thread::sync_threads();
-    let wa128 = mma::SharedTile::new(sa_u8, 0, (32, 64), 104);
-    let wb129 = mma::SharedTile::new(sb_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (64, 8), 32);
-    let ct130 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32); 1]; 2] };
-    let ct130 = mma_tiles(&wa128, &wb129, &ct130);
-    acc = acc.wrapping_add(ct130.frags[1][0].values[1] as u32);
-    for k131 in 0..3u32 {
-        let fa132 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        let fb133 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-        let fc134 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-        thread::sync_threads();
-        let mut cm135 = FragC::<i32>::from_fn(|r, c| (k131 ^ (r * 32 + c) as u32) as i32);
-        cm135 = mma(&fa132, &fb133, &cm135);
-        acc = cm135.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        let fa136 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-        let fb137 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-        let fc138 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-        let mut cm139 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-        cm139 = ferrocuda_std::mma::mma(&fa136, &fb137, &fc138);
-        acc = acc.wrapping_add(cm139.values[2] as i32 as u32);
-        let mut cm140 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-        cm140 = mma::mma(&fa136, &fb137, &cm140);
-        acc = cm140.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    let w141;
-    let w142: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w141 = t.wrapping_add(acc); w142 = 1; } 1 => { w141 = acc; w142 = n; } _ => { w141 = 5u32; w142 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w141) ^ w142;
-    let mut k143 = 0u32;
-    while k143 < 2u32 {
-        k143 += 1;
-        if acc != 7 || t < 64 {
-            if k143 == 2 && n % 2 == 1 { break; }
-        }
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
-        thread::sync_threads();
-        if k143 == 0 { break; }
-        acc = acc.wrapping_add(k143);
-    }
-    let mut k144 = 0u32;
-    while k144 < n % 3 {
-        k144 += 1;
-        let n = (n & 0xff) * 2;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k144);
-    }
-    let v145 = t.wrapping_mul(3).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -702,42 +697,63 @@ pub fn fuzz_0015(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
     thread::sync_threads();
-    let wa146 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (16, 96), 104);
-    let wb147 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (96, 24), 32);
-    let ct148 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32); 3]; 1] };
-    let dt149 = mma::mma_tiles(&wa146, &wb147, &ct148);
-    acc = dt149.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut carried: u32;
+    let w128;
+    let w129: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w128 = (acc ^ acc.rotate_left(19)); w129 = 1; } 1 => { w128 = acc; w129 = n; } _ => { w128 = 31u32; w129 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w128) ^ w129;
     acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if t < 53 {
-        let n = (n & 0xff) * 2;
-    }
-    let mut k150 = 0u32;
-    while k150 < 2u32 {
-        k150 += 1;
-        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-        if k150 == 0 { continue; }
-        acc = acc.wrapping_add(k150);
+    for k130 in 0..n % 4 {
+        let wa131 = mma::SharedTile::new(sa_f16, 0, (32, 16), 56);
+        let wb132 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (16, 8), 32);
+        let mut ct133 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0); 1]; 2] };
+        ct133 = mma_tiles(&wa131, &wb132, &ct133);
+        acc = acc.wrapping_add(ct133.frags[0][0].values[2] as i32 as u32);
         thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k150.wrapping_mul(3);
+        carried = acc.wrapping_add(n);
+        acc ^= carried;
+        acc = acc.wrapping_add(k130);
+        if t % 3 == 0 { continue; }
+        acc ^= k130.wrapping_mul(3);
     }
-    let v151 = x[(t as usize) % x.len()].wrapping_add(n);
-    if t < 19 {
-        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let mut ct134 = AccTile::<f32, 1, 2>::zero();
+    for k135 in 0..3u32 {
+        let wa136 = mma::SharedTile::new(sa_f16, (k135 % 3) as usize * 8, (16, 16), 56);
+        let wb137 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (16, 16), 32);
+        ct134 = mma_tiles(&wa136, &wb137, &ct134);
+        let fa138 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        let fb139 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        let fc140 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        let mut cm141 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+        cm141 = mma::mma(&fa138, &fb139, &cm141);
+        thread::sync_threads();
     }
+    acc = acc.wrapping_add(ct134.frags[0][1].values[2] as i32 as u32);
+    let v142 = (t ^ t.rotate_left(27));
+    thread::sync_threads();
+    let fa143 = FragA::<u8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as u8);
+    let fb144 = FragB::<u8>::from_fn(|r, c| (v142.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fc145 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let fb146 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let mut cm147 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let d148 = mma(&fa143, &fb144, &fc145);
+    let d149 = mma(&fa143, &fb146, &fc145);
+    cm147 = mma(&fa143, &fb146, &fc145);
+    let d150 = mma(&fa143, &fb144, &fc145);
+    acc = d148.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d149.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d150.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -750,20 +766,36 @@ pub fn fuzz_0016(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u152 = n.wrapping_mul(2654435769);
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    let mut carried: u32;
+    thread::sync_threads();
+    if acc % 2 == 1 {
+        let w151: u32;
+        if t % 2 == 0 { w151 = t.wrapping_add(n); } else { w151 = 1; }
+        acc ^= w151;
+    }
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    for k153 in 0..(n ^ 5) % 5 {
+    let g152 = n - 6;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    let mut k153 = 0u32;
+    while k153 < n % 3 {
+        k153 += 1;
+        if acc != 7 || t < 64 {
+            if k153 == 1 && n % 2 == 0 { continue; }
+        }
         thread::sync_threads();
-        if k153 == 2 { break; }
-        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+        carried = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+        acc ^= carried;
+        thread::sync_threads();
         acc = acc.wrapping_add(k153);
-        if t % 2 == 0 { continue; }
-        acc ^= k153.wrapping_mul(3);
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 4);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -776,38 +808,29 @@ pub fn fuzz_0017(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k154 = 0u32;
-    while k154 < n % 3 {
-        k154 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k154);
-        if t % 5 == 0 { continue; }
-        acc ^= k154.wrapping_mul(3);
-    }
+    let mut carried: u32;
+    let u154 = (n & 0xffff) + 3;
+    let mut K155 = 31u32;
+    let v156 = t + K155;
+    K155 = K155.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K155);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 21);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
     thread::sync_threads();
-    for k155 in 0..3u32 {
-        let v156 = acc.wrapping_mul(2).wrapping_add(k155);
-        tile.set(t as usize, acc);
+    for k157 in 0..n % 4 {
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
+        carried = t.wrapping_mul(13).wrapping_add(n);
+        acc ^= carried;
+        acc = acc.wrapping_add(k157);
+        if t % 5 == 0 { continue; }
+        acc ^= k157.wrapping_mul(3);
+    }
+    if n % 3 == 0 {
+        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
         thread::sync_threads();
-        acc = acc.wrapping_add(k155);
     }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g157 = n - 1;
-    let n = (thread::block_dim().x).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -820,30 +843,39 @@ pub fn fuzz_0018(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k158 in 0..3u32 {
+    let mut K158 = 13u32;
+    let v159 = t + K158;
+    K158 = K158.wrapping_mul(3);
+    acc = acc.wrapping_add(K158);
+    let mut k160 = 0u32;
+    while k160 < 2u32 {
+        k160 += 1;
         thread::sync_threads();
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k158);
+        let w161: u32;
+        if t % 2 == 0 { w161 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w161 = 5; }
+        acc ^= w161;
+        let w162: u32;
+        if t % 2 == 0 { w162 = x[(v159 as usize) % x.len()].wrapping_add(t); } else { w162 = 2; }
+        acc ^= w162;
+        acc = acc.wrapping_add(k160);
     }
-    if acc % 2 == 1 {
-        let w159: u32;
-        if t % 2 == 0 { w159 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }; } else { w159 = 2654435769; }
-        acc ^= w159;
-        acc = t.wrapping_add(n);
+    acc = t.wrapping_add(n);
+    let w163;
+    let w164: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w163 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; w164 = 1; } 1 => { w163 = acc; w164 = n; } _ => { w163 = 1000u32; w164 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w163) ^ w164;
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    let mut k165 = 0u32;
+    while k165 < n % 3 {
+        k165 += 1;
+        let v166 = t.wrapping_mul(255).wrapping_add(v159);
+        let v166 = v166.wrapping_mul(11).wrapping_add(t);
+        acc = acc.wrapping_add(k165);
+        thread::sync_threads();
     }
-    let mut K160 = 11u32;
-    let v161 = t + K160;
-    K160 = K160.wrapping_mul(13);
-    acc = acc.wrapping_add(K160);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    let fa162 = FragA::<u8>::from_fn(|r, c| (v161.rotate_left((r * 5 + c) as u32)) as u8);
-    let fb163 = FragB::<u8>::from_fn(|r, c| (v161 ^ (r * 32 + c) as u32) as u8);
-    let fc164 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    let d165 = mma::mma(&fa162, &fb163, &fc164);
-    acc = d165.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -856,31 +888,39 @@ pub fn fuzz_0019(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
     for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+        sa_i8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
     for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+        sb_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
     thread::sync_threads();
-    let fa166 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fb167 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fc168 = FragC::<i32>::zero();
-    let d169 = mma::mma(&fa166, &fb167, &fc168);
-    let d170 = ferrocuda_std::mma::mma(&fa166, &fb167, &d169);
-    acc = d170.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let wa167 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (16, 64), 104);
+    let wb168 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (64, 24), 32);
+    let ct169 = AccTile::<i32, 1, 3>::zero();
+    let fa170 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb171 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fc172 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let ct169 = mma_tiles(&wa167, &wb168, &ct169);
+    let fc172 = mma(&fa170, &fb171, &fc172);
+    acc = acc.wrapping_add(fc172.values[2] as u32);
+    acc = ct169.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fc172 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb173 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc174 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let mut cm175 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    cm175 = mma(&fc172, &fb173, &cm175);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let mut ct171 = AccTile::<i32, 1, 1>::zero();
-    for k172 in 0..2u32 {
-        let wa173 = mma::SharedTile::new(sa_u8, ((k172 ^ (t / 32)) % 3) as usize * 8 + 0, (16, 32), 104);
-        let wb174 = mma::SharedTile::new(sb_u8, (t / 32) as usize * 8, (32, 8), 32);
-        ct171 = mma_tiles(&wa173, &wb174, &ct171);
-        thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
+    thread::sync_threads();
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    acc = acc.wrapping_add(ct171.frags[0][0].values[3] as u32);
-    let u175 = n.rotate_left(7);
+    let n = (n & 0xff) * 4;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -893,35 +933,25 @@ pub fn fuzz_0020(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let v176 = (acc ^ n.rotate_left(25));
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    if n % 3 == 0 {
+        acc = x[(t as usize) % x.len()].wrapping_add(t);
+        thread::sync_threads();
     }
-    let g176 = n - 14;
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if t % 3 == 0 {
-        let w177: u32;
-        if t % 2 == 0 { w177 = t.wrapping_add(t); } else { w177 = 64; }
-        acc ^= w177;
-        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    if n % 2 == 0 {
+        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+        thread::sync_threads();
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
     thread::sync_threads();
-    'l179: for k178 in 0..n % 4 {
-        for k179 in 0..2u32 {
-            thread::sync_threads();
-            acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-            if k178 == 2 && k179 == 1 { continue 'l179; }
-            acc = acc.wrapping_add(k178 ^ k179);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k178 + 1);
-    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -934,41 +964,17 @@ pub fn fuzz_0021(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
+    let g177 = n - 6;
+    let n = g177.wrapping_add(1);
+    let mut K178 = 255u32;
+    let v179 = t + K178;
+    K178 = K178.wrapping_mul(1000);
+    acc = acc.wrapping_add(K178);
     thread::sync_threads();
-    let mut ct180 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 3]; 2] };
-    for k181 in 0..n % 3 {
-        thread::sync_threads();
-        for e in (t as usize..1824).step_by(64) {
-            sa_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(255)) % 7) as f32 - 3.0));
-        }
-        for e in (t as usize..1568).step_by(64) {
-            sb_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(64)) % 7) as f32 - 3.0));
-        }
-        thread::sync_threads();
-        let wa182 = mma::SharedTile::new(sa_f16, (k181 % 3) as usize * 8, (32, 32), 56);
-        let wb183 = mma::SharedTile::new(sb_f16, ((k181 ^ (t / 32)) % 3) as usize * 8 + 3, (32, 24), 32);
-        ct180 = mma_tiles(&wa182, &wb183, &ct180);
-        thread::sync_threads();
-    }
-    acc = ct180.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let mut k184 = 0u32;
-    while k184 < 2u32 {
-        k184 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k184);
-    }
-    thread::sync_threads();
-    let v185 = acc.wrapping_mul(7).wrapping_add(acc);
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -982,43 +988,22 @@ pub fn fuzz_0022(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    thread::sync_threads();
-    let n = (n & 0xff) * 4;
-    'l187: for k186 in 0..3u32 {
-        for k187 in 0..2u32 {
-            thread::sync_threads();
-            let w188: u32;
-            if t % 2 == 0 { w188 = x[(t as usize) % x.len()].wrapping_add(acc); } else { w188 = 5; }
-            acc ^= w188;
-            if k186 == 2 && k187 == 1 { break 'l187; }
-            acc = acc.wrapping_add(k186 ^ k187);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k186 + 1);
+    let u180 = n.wrapping_add(255);
+    if t < 3 {
+        acc = (t ^ t.rotate_left(21));
     }
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    let v181 = if t % 2 == 0 { u180 } else { t.wrapping_sub(u180) };
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let v182 = if v181 % 2 == 0 { t } else { v181.wrapping_sub(t) };
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 11) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 22) % 64) as usize));
     thread::sync_threads();
-    let mut k189 = 0u32;
-    while k189 < n % 3 {
-        k189 += 1;
-        if k189 == 2 { continue; }
+    for k183 in 0..3u32 {
         thread::sync_threads();
-        carried = x[(acc as usize) % x.len()].wrapping_add(n);
-        acc ^= carried;
-        acc = acc.wrapping_add(k189);
-        if t % 3 == 0 { continue; }
-        acc ^= k189.wrapping_mul(3);
+        acc = acc.wrapping_mul(13).wrapping_add(v181);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k183);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -1032,24 +1017,42 @@ pub fn fuzz_0023(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
-    thread::sync_threads();
-    acc = t.wrapping_add(t);
-    let n = (n & 0xff) * 4;
-    for k190 in 0..n % 4 {
-        if k190 == 2 { continue; }
-        acc = acc.wrapping_add(k190);
-        thread::sync_threads();
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let v191 = t.wrapping_mul(5).wrapping_add(t);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
     thread::sync_threads();
-    let mut K192 = 1u32;
-    let v193 = t + K192;
-    K192 = K192.wrapping_mul(11);
-    acc = acc.wrapping_add(K192);
+    for k184 in 0..3u32 {
+        let fa185 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+        thread::sync_threads();
+        let fb186 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+        let fc187 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+        let mut cm188 = FragC::<i32>::from_fn(|r, c| (k184.rotate_left((r * 3 + c) as u32)) as i32);
+        cm188 = mma(&fa185, &fb186, &cm188);
+        cm188 = mma::mma(&fa185, &fb186, &cm188);
+        acc = cm188.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    let wa189 = mma::SharedTile::new(sa_i8, 0, (32, 32), 104);
+    let wb190 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (32, 24), 32);
+    let ct191 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32); 3]; 2] };
+    if n % 2 == 0 {
+        let dt192 = mma::mma_tiles(&wa189, &wb190, &ct191);
+        acc = acc.wrapping_add(dt192.frags[0][0].values[1] as u32);
+    }
+    let wa193 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 64), 104);
+    let wb194 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (64, 16), 32);
+    let ct195 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32); 2]; 2] };
+    let fa196 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fb197 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fc198 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let dt199 = mma_tiles(&wa193, &wb194, &ct195);
+    let d200 = mma(&fa196, &fb197, &fc198);
+    acc = acc.wrapping_add(d200.values[3] as u32);
+    acc = dt199.frags[1][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1062,12 +1065,44 @@ pub fn fuzz_0024(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v194 = (t ^ t.rotate_left(18));
-    acc = t.wrapping_add(acc);
-    acc = (v194 ^ t.rotate_left(14));
-    if n % 11 == 1 {
+    for k201 in 0..3u32 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k201);
+    }
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g202 = n - 14;
+    if acc % 2 == 1 {
+        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+        let n = (n & 0xff) * 3;
+    }
+    thread::sync_threads();
+    let mut k203 = 0u32;
+    while k203 < n % 3 {
+        k203 += 1;
+        acc = acc.wrapping_mul(5).wrapping_add(n);
+        acc = acc.wrapping_add(k203);
+        thread::sync_threads();
+    }
+    if n % 11 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
+    }
+    let mut k204 = 0u32;
+    while k204 < 2u32 {
+        k204 += 1;
+        if k204 == 1 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        let n = (n & 0xff) * 4;
+        acc = acc.wrapping_add(k204);
+        thread::sync_threads();
     }
     if i < out.len() {
         out.set(i, acc);
@@ -1081,49 +1116,31 @@ pub fn fuzz_0025(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = x[(t as usize) % x.len()].wrapping_add(acc);
-    let mut K195 = 1000u32;
-    let v196 = t + K195;
-    K195 = K195.wrapping_mul(255);
-    acc = acc.wrapping_add(K195);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
-    thread::sync_threads();
-    'l198: for k197 in 0..3u32 {
-        for k198 in 0..2u32 {
-            thread::sync_threads();
-            let w199: u32;
-            if acc > 3 { w199 = x[(v196 as usize) % x.len()].wrapping_add(t); } else { w199 = 7; }
-            acc ^= w199;
-            if k197 == 1 && k198 == 1 { continue 'l198; }
-            acc = acc.wrapping_add(k197 ^ k198);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k197 + 1);
+    let mut carried: u32;
+    let fa205 = FragA::<u8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as u8);
+    let fb206 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc207 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm208 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    cm208 = mma(&fa205, &fb206, &cm208);
+    let mut k209 = 0u32;
+    while k209 < n % 3 {
+        k209 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = acc.wrapping_add(acc);
+        acc ^= carried;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k209);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-    thread::sync_threads();
-    'l201: for k200 in 0..n % 4 {
-        for k201 in 0..2u32 {
-            thread::sync_threads();
-            let v202 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-            if k200 == 0 && k201 == 1 { break 'l201; }
-            acc = acc.wrapping_add(k200 ^ k201);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k200 + 1);
+    if t % 3 == 0 {
+        let n = (n & 0xff) * 4;
     }
+    for k210 in 0..n % 4 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(t);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k210);
+    }
+    acc = t.wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1136,10 +1153,13 @@ pub fn fuzz_0026(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_mul(11).wrapping_add(t);
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let u203 = (n & 0xffff) + 3;
+    let v211 = (t ^ t.rotate_left(18));
+    acc = t.wrapping_add(acc);
+    acc = (v211 ^ t.rotate_left(14));
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1152,48 +1172,12 @@ pub fn fuzz_0027(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l205: for k204 in 0..3u32 {
-        for k205 in 0..2u32 {
-            thread::sync_threads();
-            let w206: u32;
-            if acc > 64 { w206 = acc.wrapping_mul(1000).wrapping_add(n); } else { w206 = 13; }
-            acc ^= w206;
-            if k204 == 1 && k205 == 0 { break 'l205; }
-            acc = acc.wrapping_add(k204 ^ k205);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k204 + 1);
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    let w207;
-    let w208: u32;
     thread::sync_threads();
-    match t % 3 { 0 => { w207 = (t ^ acc.rotate_left(14)); w208 = 1; } 1 => { w207 = acc; w208 = n; } _ => { w207 = 2654435769u32; w208 = t; } }
-    acc = acc.wrapping_add(w207) ^ w208;
-    if acc % 2 == 1 {
-        acc = x[(t as usize) % x.len()].wrapping_add(t);
-        let v209 = acc.wrapping_mul(64).wrapping_add(t);
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    acc = (t ^ t.rotate_left(31));
-    let w210: u32;
-    if acc > 2 { w210 = t.wrapping_add(n); } else { w210 = 31; }
-    acc ^= w210;
-    let mut k211 = 0u32;
-    while k211 < n % 3 {
-        k211 += 1;
-        if k211 == 2 { break; }
-        let v212 = t.wrapping_mul(31).wrapping_add(acc);
-        match k211 {
-            2 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k211);
-        thread::sync_threads();
-    }
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1206,15 +1190,51 @@ pub fn fuzz_0028(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
     thread::sync_threads();
-    let u213 = (n ^ 11);
-    let u214 = n.wrapping_add(7);
+    let u212 = (x.len() as u32).wrapping_add(n);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
     thread::sync_threads();
-    let v215 = acc.wrapping_mul(7).wrapping_add(u214);
-    thread::sync_threads();
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if t >= 32 && n % 3 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa213 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fb214 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fc215 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
+    let d216 = mma::mma(&fa213, &fb214, &fc215);
+    acc = d216.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let wa217 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (16, 96), 104);
+    let wb218 = mma::SharedTile::new(sb_i8, ((u212 ^ (t / 32)) % 3) as usize * 8 + 3, (96, 16), 32);
+    let mut ct219 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 2]; 1] };
+    ct219 = mma_tiles(&wa217, &wb218, &ct219);
+    ct219 = mma::mma_tiles(&wa217, &wb218, &ct219);
+    acc = acc.wrapping_add(ct219.frags[0][0].values[0] as u32);
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let mut cm220 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
+    cm220 = mma(&fa213, &fb214, &cm220);
+    acc = cm220.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa221 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((u212.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb222 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fc215 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    acc ^= mma(&fa221, &fb222, &fc215).values[2] as i32 as u32;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1227,61 +1247,51 @@ pub fn fuzz_0029(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
     thread::sync_threads();
-    let mut carried: u32;
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    let wa223 = mma::SharedTile::new(sa_f16, 0, (16, 16), 56);
+    let wb224 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (16, 8), 32);
+    let ct225 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 1]; 1] };
+    let fa226 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb227 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fc228 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let dt229 = mma_tiles(&wa223, &wb224, &ct225);
+    let fc228 = mma(&fa226, &fb227, &fc228);
+    acc = fc228.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = acc.wrapping_add(dt229.frags[0][0].values[3] as i32 as u32);
+    acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    let v230 = acc.wrapping_mul(7).wrapping_add(n);
+    let wa231 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (16, 32), 56);
+    let wb232 = mma::SharedTile::new(sb_f16, 0, (32, 16), 32);
+    let mut ct233 = AccTile::<f32, 1, 2>::zero();
+    ct233 = mma::mma_tiles(&wa231, &wb232, &ct233);
+    ct233 = mma_tiles(&wa231, &wb232, &ct233);
+    acc = ct233.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let v234 = v230.wrapping_add(n);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
     thread::sync_threads();
-    let mut k216 = 0u32;
-    while k216 < n % 3 {
-        k216 += 1;
-        let wa217 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (32, 64), 104);
-        let wb218 = mma::SharedTile::new(sb_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (64, 24), 32);
-        let mut ct219 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32); 3]; 2] };
-        ct219 = mma_tiles(&wa217, &wb218, &ct219);
-        ct219 = mma::mma_tiles(&wa217, &wb218, &ct219);
-        acc = ct219.frags[1][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut k235 = 0u32;
+    while k235 < 2u32 {
+        k235 += 1;
+        if k235 == 0 { break; }
+        acc = acc.wrapping_add(k235);
         thread::sync_threads();
-        carried = acc.wrapping_mul(31).wrapping_add(t);
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k216);
     }
-    'l221: for k220 in 0..3u32 {
-        for k221 in 0..2u32 {
-            thread::sync_threads();
-            let w222: u32;
-            if acc > 3 { w222 = if acc % 2 == 0 { k220 } else { acc.wrapping_sub(k220) }; } else { w222 = 1; }
-            acc ^= w222;
-            if k220 == 2 && k221 == 0 { continue 'l221; }
-            acc = acc.wrapping_add(k220 ^ k221);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k220 + 1);
-    }
-    if t % 3 == 0 {
-        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        let v223 = x[(t as usize) % x.len()].wrapping_add(n);
-    }
-    for k224 in 0..(n ^ 64) % 5 {
-        thread::sync_threads();
-        carried = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-        acc ^= carried;
-        acc = acc.wrapping_add(k224);
-    }
+    let wa236 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (16, 32), 56);
+    let wb237 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (32, 24), 32);
+    let mut ct238 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((v234 ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 3]; 1] };
+    ct238 = mma_tiles(&wa236, &wb237, &ct238);
+    ct238 = mma_tiles(&wa236, &wb237, &ct238);
+    acc = ct238.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1297,44 +1307,38 @@ pub fn fuzz_0030(x: &[u32], n: u32, out: Out<u32>) {
     let sa_f16 = shared!([f16; 1824]);
     let sb_f16 = shared!([f16; 1568]);
     for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
     for e in (t as usize..1568).step_by(64) {
         sb_f16.set(e, f32_to_f16(((x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
     thread::sync_threads();
-    let wa225 = mma::SharedTile::new(sa_f16, (t >> 5) as usize * 5, (32, 32), 56);
-    let wb226 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 8), 32);
-    let ct227 = AccTile::<f32, 2, 1>::zero();
-    let dt228 = mma_tiles(&wa225, &wb226, &ct227);
-    acc = acc.wrapping_add(dt228.frags[1][0].values[1] as i32 as u32);
-    thread::sync_threads();
-    acc = (t ^ n.rotate_left(28));
-    let u229 = (n & 0xffff) + 7;
-    let fa230 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((u229 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb231 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc232 = FragC::<f32>::zero();
-    let mut cm233 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let d234 = mma::mma(&fa230, &fb231, &fc232);
-    cm233 = mma(&fa230, &fb231, &cm233);
-    cm233 = mma::mma(&fa230, &fb231, &fc232);
-    let d235 = ferrocuda_std::mma::mma(&fa230, &fb231, &fc232);
-    acc = d234.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    acc = acc.wrapping_add(cm233.values[2] as i32 as u32);
-    acc = d235.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    thread::sync_threads();
-    thread::sync_threads();
-    for k236 in 0..3u32 {
-        acc = acc.wrapping_mul(255).wrapping_add(k236);
-        thread::sync_threads();
-        let fa237 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-        let fb238 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-        let fc239 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-        let mut cm240 = FragC::<i32>::from_fn(|r, c| (u229.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-        cm240 = mma(&fa237, &fb238, &cm240);
-        acc = cm240.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        acc = acc.wrapping_add(k236);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let mut K239 = 7u32;
+    let v240 = t + K239;
+    K239 = K239.wrapping_mul(1000);
+    acc = acc.wrapping_add(K239);
+    let wa241 = mma::SharedTile::new(sa_f16, (t >> 5) as usize * 5, (16, 32), 56);
+    let wb242 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (32, 16), 32);
+    let ct243 = AccTile::<f32, 1, 2>::zero();
+    if t / 32 == n % 2 {
+        let dt244 = mma_tiles(&wa241, &wb242, &ct243);
+        acc = dt244.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
+    'l246: for k245 in 0..3u32 {
+        for k246 in 0..2u32 {
+            thread::sync_threads();
+            let v247 = acc.wrapping_mul(3).wrapping_add(v240);
+            if k245 == 2 && k246 == 0 { break 'l246; }
+            acc = acc.wrapping_add(k245 ^ k246);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k245 + 1);
+    }
+    if acc % 2 == 1 {
+        let v248 = x[(v240 as usize) % x.len()].wrapping_add(t);
+        acc = v248.wrapping_mul(11).wrapping_add(v248);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -1348,26 +1352,29 @@ pub fn fuzz_0031(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = (acc ^ n.rotate_left(1));
-    let mut K241 = 5u32;
-    let v242 = t + K241;
-    K241 = K241.wrapping_mul(5);
-    acc = acc.wrapping_add(K241);
-    let mut k243 = 0u32;
-    while k243 < 2u32 {
-        k243 += 1;
-        acc = v242.wrapping_mul(255).wrapping_add(n);
-        acc = acc.wrapping_add(k243);
-        thread::sync_threads();
+    acc = t.wrapping_mul(5).wrapping_add(n);
+    let u249 = (thread::block_dim().x).wrapping_add(n);
+    'l251: for k250 in 0..3u32 {
+        for k251 in 0..2u32 {
+            thread::sync_threads();
+            acc = (acc ^ k251.rotate_left(19));
+            if k250 == 1 && k251 == 1 { continue 'l251; }
+            acc = acc.wrapping_add(k250 ^ k251);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k250 + 1);
     }
-    let (w244, w245): (u32, u32);
+    let v252 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    acc = if acc % 2 == 0 { u249 } else { acc.wrapping_sub(u249) };
     thread::sync_threads();
-    if t % 2 == 0 { (w244, w245) = (t.wrapping_mul(5).wrapping_add(n), t); } else { w244 = 2654435769; w245 = acc; }
-    acc = acc.wrapping_add(w244) ^ w245;
-    let n = n.wrapping_add(2);
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    for k253 in 0..n % 4 {
+        thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 16) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k253);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -1381,37 +1388,25 @@ pub fn fuzz_0032(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k246 = 0u32;
-    while k246 < n % 3 {
-        k246 += 1;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 39) % 64) as usize));
+    thread::sync_threads();
+    let u254 = n.wrapping_add(5);
+    let mut k255 = 0u32;
+    while k255 < 2u32 {
+        k255 += 1;
+        let n = n.wrapping_add(255);
+        thread::sync_threads();
         if acc != 7 || t < 64 {
-            if k246 == 1 && n % 2 == 0 { continue; }
+            if k255 == 0 && n % 2 == 0 { break; }
         }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k246);
-        if t % 2 == 0 { continue; }
-        acc ^= k246.wrapping_mul(3);
-    }
-    let n = n.wrapping_add(255);
-    let u247 = (x.len() as u32).wrapping_add(n);
-    for k248 in 0..n % 4 {
-        thread::sync_threads();
-        carried = (t ^ u247.rotate_left(1));
-        acc ^= carried;
-        acc = acc.wrapping_add(k248);
-        if t % 3 == 0 { continue; }
-        acc ^= k248.wrapping_mul(3);
-    }
-    let n = (thread::block_dim().x).wrapping_add(u247);
-    let mut k249 = 0u32;
-    while k249 < 2u32 {
-        k249 += 1;
-        let v250 = acc.wrapping_add(n);
-        acc = acc.wrapping_add(k249);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k249.wrapping_mul(3);
+        acc = acc.wrapping_add(k255);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -1425,28 +1420,30 @@ pub fn fuzz_0033(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v251 = t.wrapping_add(t);
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    for k252 in 0..(n ^ 13) % 5 {
-        if acc != 7 || t < 64 {
-            if k252 == 1 && n % 2 == 0 { continue; }
-        }
+    let mut k256 = 0u32;
+    while k256 < 2u32 {
+        k256 += 1;
         thread::sync_threads();
-        acc = acc.wrapping_add(k252);
+        acc = acc.wrapping_add(k256);
         if t % 5 == 0 { continue; }
-        acc ^= k252.wrapping_mul(3);
+        acc ^= k256.wrapping_mul(3);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
-    thread::sync_threads();
-    for k253 in 0..n.rotate_left(26) % 5 {
-        if k253 == 0 { continue; }
-        let v254 = if t % 2 == 0 { v251 } else { t.wrapping_sub(v251) };
-        acc = x[(acc as usize) % x.len()].wrapping_add(v254);
-        acc = acc.wrapping_add(k253);
-        thread::sync_threads();
+    let fa257 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fb258 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc259 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let d260 = mma(&fa257, &fb258, &fc259);
+    acc = d260.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
+    let g261 = n - 1;
+    let fa262 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let d260 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fc263 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
+    let d264 = mma::mma(&fa262, &d260, &fc263);
+    acc = acc.wrapping_add(d264.values[0] as u32);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1459,31 +1456,39 @@ pub fn fuzz_0034(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
-    thread::sync_threads();
-    if acc % 2 == 1 {
-        let w255: u32;
-        if t % 2 == 0 { w255 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w255 = 13; }
-        acc ^= w255;
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    'l266: for k265 in 0..3u32 {
+        for k266 in 0..2u32 {
+            thread::sync_threads();
+            let v267 = acc.wrapping_add(k266);
+            if k265 == 0 && k266 == 0 { break 'l266; }
+            acc = acc.wrapping_add(k265 ^ k266);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k265 + 1);
     }
-    let n = (n & 0xff) * 2;
-    for k256 in 0..n.wrapping_mul(64) % 5 {
+    let fa268 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fb269 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc270 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    let mut cm271 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
+    cm271 = mma(&fa268, &fb269, &cm271);
+    cm271 = mma(&fa268, &fb269, &fc270);
+    cm271 = mma(&fa268, &fb269, &fc270);
+    acc = acc.wrapping_add(cm271.values[3] as i32 as u32);
+    for k272 in 0..n % 4 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k256);
-        if t % 5 == 0 { continue; }
-        acc ^= k256.wrapping_mul(3);
+        acc = acc.wrapping_add(k272);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
-    thread::sync_threads();
-    let u257 = (n & 0xffff) + 5;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
-    thread::sync_threads();
+    let v273 = t.wrapping_add(t);
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g274 = n - 1;
+    let fc270 = FragA::<u8>::from_fn(|r, c| (g274.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb275 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fa268 = FragC::<i32>::from_fn(|r, c| (v273.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let d276 = mma(&fc270, &fb275, &fa268);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1498,45 +1503,58 @@ pub fn fuzz_0035(x: &[u32], n: u32, out: Out<u32>) {
     let mut acc = x[i % x.len()];
     let sa_f16 = shared!([f16; 1824]);
     let sb_f16 = shared!([f16; 1568]);
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
     for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
     for e in (t as usize..1568).step_by(64) {
         sb_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    thread::sync_threads();
+    'l278: for k277 in 0..3u32 {
+        for k278 in 0..2u32 {
+            thread::sync_threads();
+            let w279: u32;
+            if acc > 64 { w279 = (acc ^ k277.rotate_left(14)); } else { w279 = 1; }
+            acc ^= w279;
+            if k277 == 0 && k278 == 1 { break 'l278; }
+            acc = acc.wrapping_add(k277 ^ k278);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k277 + 1);
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    let u280 = (n & 0xffff) + 5;
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     thread::sync_threads();
-    let u258 = (n ^ 1000);
-    acc = t.wrapping_add(acc);
-    thread::sync_threads();
-    let mut ct259 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 1]; 2] };
-    for k260 in 0..n % 3 {
-        let wa261 = mma::SharedTile::new(sa_f16, (u258 % 3) as usize * 8, (32, 48), 56);
-        let wb262 = mma::SharedTile::new(sb_f16, 0, (48, 8), 32);
-        ct259 = mma_tiles(&wa261, &wb262, &ct259);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(1)) % 7) as f32 - 3.0));
     }
-    acc = acc.wrapping_add(ct259.frags[0][0].values[2] as i32 as u32);
-    tile.set(t as usize, acc);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2654435769)) % 7) as f32 - 3.0));
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 34) % 64) as usize));
+    let wa281 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (16, 32), 56);
+    let wb282 = mma::SharedTile::new(sb_f16, ((u280 ^ (t / 32)) % 3) as usize * 8 + 0, (32, 24), 32);
+    let ct283 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0); 3]; 1] };
+    let ct283 = mma_tiles(&wa281, &wb282, &ct283);
+    acc = ct283.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    acc = (acc ^ u280.rotate_left(8));
+    let w284;
+    let w285: u32;
     thread::sync_threads();
-    let wa263 = mma::SharedTile::new(sa_i8, ((u258 ^ (t / 32)) % 3) as usize * 8 + 3, (16, 64), 104);
-    let wb264 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (64, 16), 32);
-    let ct265 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32); 2]; 1] };
-    let fa266 = FragA::<u8>::from_fn(|r, c| (u258.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fb267 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fc268 = FragC::<i32>::from_fn(|r, c| (u258.rotate_left((r * 5 + c) as u32)) as i32);
-    let dt269 = mma::mma_tiles(&wa263, &wb264, &ct265);
-    let d270 = mma(&fa266, &fb267, &fc268);
-    acc = acc.wrapping_add(d270.values[0] as u32);
-    acc = dt269.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    match t % 3 { 0 => { w284 = x[(t as usize) % x.len()].wrapping_add(u280); w285 = 1; } 1 => { w284 = acc; w285 = n; } _ => { w284 = 13u32; w285 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w284) ^ w285;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1549,16 +1567,33 @@ pub fn fuzz_0036(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K271 = 64u32;
-    let v272 = t + K271;
-    K271 = K271.wrapping_mul(13);
-    acc = acc.wrapping_add(K271);
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    let mut K273 = 13u32;
-    let v274 = t + K273;
-    K273 = K273.wrapping_mul(255);
-    acc = acc.wrapping_add(K273);
-    let v272 = v272.wrapping_mul(2).wrapping_add(t);
+    let mut carried: u32;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
+    thread::sync_threads();
+    acc = t.wrapping_add(t);
+    let u286 = (n & 0xffff) + 4;
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    if t % 3 == 0 {
+        let n = n.rotate_left(18);
+        acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    }
+    for k287 in 0..3u32 {
+        thread::sync_threads();
+        carried = (t ^ u286.rotate_left(3));
+        acc ^= carried;
+        acc = acc.wrapping_add(k287);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 7) % 64) as usize));
+    thread::sync_threads();
+    acc = (acc ^ n.rotate_left(6));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1571,39 +1606,35 @@ pub fn fuzz_0037(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    let g288 = n - 1;
+    for k289 in 0..n % 4 {
+        let v290 = if acc % 2 == 0 { k289 } else { acc.wrapping_sub(k289) };
+        let v291 = t.wrapping_add(g288);
+        acc = acc.wrapping_add(k289);
+        thread::sync_threads();
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    let n = (n & 0xff) * 2;
+    for k292 in 0..3u32 {
+        let v293 = t.wrapping_mul(255).wrapping_add(n);
+        acc = acc.wrapping_add(k292);
+        thread::sync_threads();
     }
-    thread::sync_threads();
-    let wa275 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 64), 104);
-    let wb276 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (64, 16), 32);
-    let ct277 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32); 2]; 2] };
-    let dt278 = mma::mma_tiles(&wa275, &wb276, &ct277);
-    acc = acc.wrapping_add(dt278.frags[0][1].values[2] as u32);
-    thread::sync_threads();
-    let wa279 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (16, 16), 56);
-    let wb280 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (16, 8), 32);
-    let ct277 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0); 1]; 1] };
-    let fa281 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fb282 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fc283 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
-    let ct277 = mma_tiles(&wa279, &wb280, &ct277);
-    let fc283 = mma(&fa281, &fb282, &fc283);
-    acc = fc283.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = ct277.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if n % 3 == 0 {
+        acc = (acc ^ t.rotate_left(30));
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1616,11 +1647,20 @@ pub fn fuzz_0038(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    if t % 3 == 0 {
+        let v294 = (t ^ t.rotate_left(4));
+        let v295 = x[(v294 as usize) % x.len()].wrapping_add(acc);
+    }
+    let w296: u32;
+    if n % 2 == 0 { w296 = if t % 2 == 0 { n } else { t.wrapping_sub(n) }; } else { w296 = 1000; }
+    acc ^= w296;
+    tile.set(t as usize, acc);
     thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
     thread::sync_threads();
-    thread::sync_threads();
-    acc = (acc ^ t.rotate_left(4));
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    let w297: u32;
+    if acc > 2 { w297 = acc.wrapping_add(n); } else { w297 = 255; }
+    acc ^= w297;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1633,28 +1673,44 @@ pub fn fuzz_0039(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v284 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    for k285 in 0..2u32 {
-        let fa286 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-        let fb287 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-        let fc288 = FragC::<i32>::zero();
-        let mut cm289 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-        cm289 = mma::mma(&fa286, &fb287, &cm289);
-        acc = cm289.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut carried: u32;
+    for k298 in 0..3u32 {
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k298);
     }
-    let fa290 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb291 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc292 = FragC::<f32>::zero();
-    let mut cm293 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    cm293 = mma(&fa290, &fb291, &cm293);
-    cm293 = mma::mma(&fa290, &fb291, &fc292);
-    acc = cm293.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let fc292 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fb294 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
-    let fc295 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    let d296 = mma(&fc292, &fb294, &fc295);
-    let fb291 = mma::mma(&fc292, &fb294, &d296);
-    acc = acc.wrapping_add(fb291.values[3] as u32);
+    let mut k299 = 0u32;
+    while k299 < 2u32 {
+        k299 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k299);
+    }
+    let mut k300 = 0u32;
+    while k300 < n % 3 {
+        k300 += 1;
+        thread::sync_threads();
+        carried = t.wrapping_mul(1).wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k300);
+    }
+    let mut k301 = 0u32;
+    while k301 < n % 3 {
+        k301 += 1;
+        acc = t.wrapping_mul(3).wrapping_add(acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k301);
+        if t % 2 == 0 { continue; }
+        acc ^= k301.wrapping_mul(3);
+    }
+    thread::sync_threads();
+    for k302 in 0..(n ^ 1) % 5 {
+        let v303 = x[(acc as usize) % x.len()].wrapping_add(n);
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k302);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1667,29 +1723,38 @@ pub fn fuzz_0040(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        let v297 = t.wrapping_mul(255).wrapping_add(acc);
-        let v297 = v297.wrapping_mul(2).wrapping_add(t);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let w298;
-    let w299: u32;
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
     thread::sync_threads();
-    match t % 3 { 0 => { w298 = x[(acc as usize) % x.len()].wrapping_add(t); w299 = 1; } 1 => { w298 = acc; w299 = n; } _ => { w298 = 11u32; w299 = t; } }
-    acc = acc.wrapping_add(w298) ^ w299;
-    let u300 = n.rotate_left(19);
-    if n % 7 == 2 {
+    let wa304 = mma::SharedTile::new(sa_i8, 0, (32, 64), 104);
+    let wb305 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (64, 8), 32);
+    let ct306 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32); 1]; 2] };
+    let ct306 = mma::mma_tiles(&wa304, &wb305, &ct306);
+    acc = acc.wrapping_add(ct306.frags[1][0].values[0] as u32);
+    thread::sync_threads();
+    if n % 5 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
+    let fa307 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fb308 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fc309 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let d310 = mma(&fa307, &fb308, &fc309);
+    let u311 = (n & 0xffff) + 3;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
     thread::sync_threads();
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
-    for k301 in 0..(u300 ^ 1000) % 5 {
-        thread::sync_threads();
-        acc = acc.wrapping_add(k301);
-    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1702,35 +1767,35 @@ pub fn fuzz_0041(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l303: for k302 in 0..3u32 {
-        for k303 in 0..2u32 {
-            thread::sync_threads();
-            let n = k302.wrapping_add(255);
-            if k302 == 1 && k303 == 1 { break 'l303; }
-            acc = acc.wrapping_add(k302 ^ k303);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k302 + 1);
-    }
-    let v304 = acc.wrapping_mul(31).wrapping_add(t);
-    let u305 = (n & 0xffff) + 6;
-    let v306 = if t % 2 == 0 { v304 } else { t.wrapping_sub(v304) };
-    if n % 2 == 0 {
-        acc = if t % 2 == 0 { v306 } else { t.wrapping_sub(v306) };
+    let mut carried: u32;
+    let u312 = (n & 0xffff) + 2;
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
+    thread::sync_threads();
+    for k313 in 0..3u32 {
         thread::sync_threads();
+        acc = acc.wrapping_add(t);
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k313);
     }
-    if t % 3 == 0 {
-        let v306 = v306.wrapping_mul(13).wrapping_add(t);
+    let mut k314 = 0u32;
+    while k314 < n % 3 {
+        k314 += 1;
+        acc = x[(acc as usize) % x.len()].wrapping_add(u312);
+        thread::sync_threads();
+        carried = t.wrapping_add(u312);
+        acc ^= carried;
+        acc = acc.wrapping_add(k314);
+        if t % 3 == 0 { continue; }
+        acc ^= k314.wrapping_mul(3);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
+    acc = (acc ^ n.rotate_left(29));
+    if t < 44 {
+        acc = t.wrapping_mul(3).wrapping_add(u312);
+    }
+    acc = acc.wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1743,23 +1808,47 @@ pub fn fuzz_0042(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
-    if n % 2 == 0 {
-        acc = (acc ^ acc.rotate_left(30));
-        thread::sync_threads();
-    }
-    'l308: for k307 in 0..3u32 {
-        for k308 in 0..2u32 {
+    'l316: for k315 in 0..3u32 {
+        for k316 in 0..2u32 {
             thread::sync_threads();
-            let w309: u32;
-            if n % 2 == 0 { w309 = (acc ^ acc.rotate_left(14)); } else { w309 = 1; }
-            acc ^= w309;
-            if k307 == 1 && k308 == 1 { break 'l308; }
-            acc = acc.wrapping_add(k307 ^ k308);
+            acc = x[(t as usize) % x.len()].wrapping_add(k316);
+            if k315 == 2 && k316 == 1 { continue 'l316; }
+            acc = acc.wrapping_add(k315 ^ k316);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k307 + 1);
+        acc = acc.rotate_left(k315 + 1);
     }
+    thread::sync_threads();
+    thread::sync_threads();
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g317 = n - 1;
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 6);
+    if n % 2 == 0 {
+        acc = (acc ^ g317.rotate_left(30));
+        thread::sync_threads();
+    }
+    'l319: for k318 in 0..3u32 {
+        for k319 in 0..2u32 {
+            thread::sync_threads();
+            let w320: u32;
+            if n % 2 == 0 { w320 = (acc ^ acc.rotate_left(14)); } else { w320 = 1; }
+            acc ^= w320;
+            if k318 == 1 && k319 == 1 { break 'l319; }
+            acc = acc.wrapping_add(k318 ^ k319);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k318 + 1);
+    }
+    if acc % 2 == 1 {
+        acc = acc.wrapping_add(t);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 12) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1772,49 +1861,23 @@ pub fn fuzz_0043(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 1));
+    let u321 = (n & 0xffff) + 6;
+    let fa322 = FragA::<u8>::from_fn(|r, c| (u321.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fb323 = FragB::<u8>::from_fn(|r, c| (u321.rotate_left((r * 7 + c) as u32)) as u8);
+    let fc324 = FragC::<i32>::zero();
+    let d325 = ferrocuda_std::mma::mma(&fa322, &fb323, &fc324);
+    let d326 = mma(&fa322, &fb323, &d325);
+    let d327 = mma(&fa322, &fb323, &d326);
+    acc = acc.wrapping_add(d327.values[1] as u32);
+    for k328 in 0..3u32 {
+        acc = t.wrapping_mul(11).wrapping_add(t);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k328);
     }
     thread::sync_threads();
     thread::sync_threads();
-    let fa310 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i8);
-    let fb311 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc312 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    let fc312 = mma(&fa310, &fb311, &fc312);
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
-    thread::sync_threads();
-    if t < 32 && n > 10 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let d313 = mma(&fa310, &fb311, &fc312);
-    acc = d313.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let w314: u32;
-    if acc > 11 { w314 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w314 = 5; }
-    acc ^= w314;
-    let n = (n % 4);
-    let fc315 = mma(&fa310, &fb311, &d313);
-    let fc315 = mma(&fa310, &fb311, &fc315);
-    let fc315 = mma(&fa310, &fb311, &fc315);
-    acc = fc315.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let wa316 = mma::SharedTile::new(sa_f16, 0, (32, 16), 56);
-    let wb317 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (16, 8), 32);
-    let ct318 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 1]; 2] };
-    if t < 32 {
-        let dt319 = mma::mma_tiles(&wa316, &wb317, &ct318);
-        acc = acc.wrapping_add(dt319.frags[1][0].values[3] as i32 as u32);
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1827,59 +1890,45 @@ pub fn fuzz_0044(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
+    let mut carried: u32;
+    let w329;
+    let w330: u32;
     thread::sync_threads();
-    let fa320 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fb321 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fc322 = FragC::<i32>::zero();
+    match t % 3 { 0 => { w329 = t.wrapping_mul(2).wrapping_add(t); w330 = 1; } 1 => { w329 = acc; w330 = n; } _ => { w329 = 7u32; w330 = t; } }
     thread::sync_threads();
-    let d323 = ferrocuda_std::mma::mma(&fa320, &fb321, &fc322);
-    acc = acc.wrapping_add(d323.values[0] as u32);
-    let mut k324 = 0u32;
-    while k324 < n % 3 {
-        k324 += 1;
-        if k324 == 2 { break; }
-        let v325 = acc.wrapping_add(acc);
-        acc = acc.wrapping_add(k324);
+    acc = acc.wrapping_add(w329) ^ w330;
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    for k331 in 0..n.rotate_left(4) % 5 {
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = acc.wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k331);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
+    thread::sync_threads();
+    let v332 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let mut K333 = 31u32;
+    let v334 = t + K333;
+    K333 = K333.wrapping_mul(1000);
+    acc = acc.wrapping_add(K333);
+    let mut k335 = 0u32;
+    while k335 < n % 3 {
+        k335 += 1;
+        if k335 == 2 { break; }
+        let v336 = v334.wrapping_add(v332);
+        acc = acc.wrapping_add(k335);
         thread::sync_threads();
         if t % 3 == 0 { continue; }
-        acc ^= k324.wrapping_mul(3);
+        acc ^= k335.wrapping_mul(3);
     }
-    for k326 in 0..n.rotate_left(16) % 5 {
-        let v327 = x[(acc as usize) % x.len()].wrapping_add(acc);
-        acc = acc.wrapping_add(k326);
-        thread::sync_threads();
-    }
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g328 = n - 14;
-    let fa329 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((g328 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb330 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc331 = FragC::<f32>::zero();
-    let d332 = mma(&fa329, &fb330, &fc331);
-    acc = d332.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let wa333 = mma::SharedTile::new(sa_i8, (t / 32) as usize * 8, (16, 32), 104);
-    let wb334 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (32, 24), 32);
-    let ct335 = AccTile::<i32, 1, 3>::zero();
-    let dt336 = mma::mma_tiles(&wa333, &wb334, &ct335);
-    acc = dt336.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if acc % 2 == 1 {
-        let w337: u32;
-        if acc > 255 { w337 = t.wrapping_add(n); } else { w337 = 1; }
-        acc ^= w337;
-        let w338: u32;
-        if t % 2 == 0 { w338 = (acc ^ t.rotate_left(3)); } else { w338 = 64; }
-        acc ^= w338;
-    }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 14);
+    let mut K337 = 31u32;
+    let v338 = t + K337;
+    K337 = K337.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K337);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1892,28 +1941,34 @@ pub fn fuzz_0045(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k339 = 0u32;
-    while k339 < 2u32 {
-        k339 += 1;
-        let fa340 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-        let fb341 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
-        let fc342 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
-        let mut cm343 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
-        let d344 = mma(&fa340, &fb341, &fc342);
-        let d345 = mma(&fa340, &fb341, &fc342);
-        cm343 = mma(&fa340, &fb341, &cm343);
-        acc = acc.wrapping_add(cm343.values[0] as u32);
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k339);
-        if t % 3 == 0 { continue; }
-        acc ^= k339.wrapping_mul(3);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let v346 = (t ^ t.rotate_left(17));
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
     thread::sync_threads();
+    let (w339, w340): (u32, u32);
+    thread::sync_threads();
+    if acc > 64 { (w339, w340) = (x[(t as usize) % x.len()].wrapping_add(acc), t); } else { w339 = 255; w340 = acc; }
+    acc = acc.wrapping_add(w339) ^ w340;
+    let u341 = n.wrapping_mul(13);
+    if t < 15 {
+        let v342 = t.wrapping_add(u341);
+    }
+    if t / 32 == n % 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let wa343 = mma::SharedTile::new(sa_f16, 0, (16, 32), 56);
+    let wb344 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 16), 32);
+    let mut ct345 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 2]; 1] };
+    ct345 = mma_tiles(&wa343, &wb344, &ct345);
+    ct345 = mma_tiles(&wa343, &wb344, &ct345);
+    acc = ct345.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let u346 = u341.rotate_left(3);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1926,34 +1981,27 @@ pub fn fuzz_0046(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if t < 22 {
-        acc = (t ^ t.rotate_left(23));
-    }
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    'l348: for k347 in 0..3u32 {
+    acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
+    thread::sync_threads();
+    'l348: for k347 in 0..n % 4 {
         for k348 in 0..2u32 {
             thread::sync_threads();
-            acc = x[(acc as usize) % x.len()].wrapping_add(k347);
-            if k347 == 1 && k348 == 0 { continue 'l348; }
+            acc = (t ^ k348.rotate_left(1));
+            if k347 == 0 && k348 == 1 { continue 'l348; }
             acc = acc.wrapping_add(k347 ^ k348);
             thread::sync_threads();
         }
         acc = acc.rotate_left(k347 + 1);
     }
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g349 = n - 6;
+    let mut K349 = 3u32;
+    let v350 = t + K349;
+    K349 = K349.wrapping_mul(7);
+    acc = acc.wrapping_add(K349);
+    acc = if t % 2 == 0 { v350 } else { t.wrapping_sub(v350) };
+    let n = (n % 7);
+    acc = acc.wrapping_mul(5).wrapping_add(v350);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -1966,51 +2014,22 @@ pub fn fuzz_0047(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
     thread::sync_threads();
-    let mut K350 = 2654435769u32;
-    let v351 = t + K350;
-    K350 = K350.wrapping_mul(1);
-    acc = acc.wrapping_add(K350);
-    let fa352 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb353 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fc354 = FragC::<f32>::zero();
-    let d355 = mma::mma(&fa352, &fb353, &fc354);
-    acc = acc.wrapping_add(d355.values[3] as i32 as u32);
+    let u351 = (n & 0xffff) + 3;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
     thread::sync_threads();
-    let v351 = v351.wrapping_mul(5).wrapping_add(t);
-    'l357: for k356 in 0..n % 4 {
-        for k357 in 0..2u32 {
-            thread::sync_threads();
-            let w358: u32;
-            if t % 2 == 0 { w358 = x[(acc as usize) % x.len()].wrapping_add(k357); } else { w358 = 3; }
-            acc ^= w358;
-            if k356 == 1 && k357 == 1 { continue 'l357; }
-            acc = acc.wrapping_add(k356 ^ k357);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k356 + 1);
+    let v352 = (t ^ acc.rotate_left(17));
+    if n % 3 == 0 {
+        acc = acc.wrapping_add(v352);
+        thread::sync_threads();
     }
-    let wa359 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (32, 32), 56);
-    let wb360 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (32, 16), 32);
-    let ct361 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 2]; 2] };
-    let fc354 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fa352 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let d355 = FragC::<i32>::from_fn(|r, c| (v351 ^ (r * 32 + c) as u32) as i32);
-    let dt362 = mma_tiles(&wa359, &wb360, &ct361);
-    let fb353 = ferrocuda_std::mma::mma(&fc354, &fa352, &d355);
-    acc = fb353.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = acc.wrapping_add(dt362.frags[1][0].values[3] as i32 as u32);
+    if acc % 2 == 1 {
+        let w353: u32;
+        if acc > 3 { w353 = t.wrapping_add(v352); } else { w353 = 13; }
+        acc ^= w353;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2023,45 +2042,38 @@ pub fn fuzz_0048(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    'l355: for k354 in 0..3u32 {
+        for k355 in 0..2u32 {
+            thread::sync_threads();
+            acc = x[(acc as usize) % x.len()].wrapping_add(k354);
+            if k354 == 1 && k355 == 0 { continue 'l355; }
+            acc = acc.wrapping_add(k354 ^ k355);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k354 + 1);
     }
-    thread::sync_threads();
-    let mut k363 = 0u32;
-    while k363 < n % 3 {
-        k363 += 1;
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g356 = n - 6;
+    let v357 = acc.wrapping_add(n);
+    for k358 in 0..3u32 {
         thread::sync_threads();
-        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        acc = acc.wrapping_add(k363);
-        if t % 5 == 0 { continue; }
-        acc ^= k363.wrapping_mul(3);
+        match k358 {
+            0 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        if k358 == 2 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k358);
     }
-    thread::sync_threads();
-    let u364 = (n & 0xffff) + 4;
-    let wa365 = mma::SharedTile::new(sa_f16, 0, (32, 48), 56);
-    let wb366 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (48, 16), 32);
-    let ct367 = AccTile::<f32, 2, 2>::zero();
-    let ct367 = mma_tiles(&wa365, &wb366, &ct367);
-    acc = acc.wrapping_add(ct367.frags[0][0].values[0] as i32 as u32);
-    thread::sync_threads();
-    thread::sync_threads();
-    let fa368 = FragA::<i8>::from_fn(|r, c| (u364.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fb369 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc370 = FragC::<i32>::zero();
-    let fc370 = mma(&fa368, &fb369, &fc370);
-    let mut K371 = 3u32;
-    let v372 = t + K371;
-    K371 = K371.wrapping_mul(1);
-    acc = acc.wrapping_add(K371);
-    let mut K373 = 1000u32;
-    let v374 = t + K373;
-    K373 = K373.wrapping_mul(13);
-    acc = acc.wrapping_add(K373);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2074,37 +2086,20 @@ pub fn fuzz_0049(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    for k375 in 0..n.wrapping_mul(64) % 5 {
-        thread::sync_threads();
-        carried = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-        acc ^= carried;
-        thread::sync_threads();
-        carried = (t ^ t.rotate_left(13));
-        acc ^= carried;
-        acc = acc.wrapping_add(k375);
-        if t % 3 == 0 { continue; }
-        acc ^= k375.wrapping_mul(3);
-    }
-    let n = (n & 0xff) * 4;
-    let mut K376 = 3u32;
-    let v377 = t + K376;
-    K376 = K376.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K376);
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    let mut K378 = 11u32;
-    let v379 = t + K378;
-    K378 = K378.wrapping_mul(255);
-    acc = acc.wrapping_add(K378);
-    if acc % 2 == 1 {
-        let w380: u32;
-        if t % 2 == 0 { w380 = v379.wrapping_add(t); } else { w380 = 31; }
-        acc ^= w380;
-    }
-    let (w381, w382): (u32, u32);
+    acc = x[(t as usize) % x.len()].wrapping_add(acc);
+    acc = (acc ^ t.rotate_left(2));
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     thread::sync_threads();
-    if n % 2 == 0 { (w381, w382) = (x[(t as usize) % x.len()].wrapping_add(n), t); } else { w381 = 13; w382 = acc; }
-    acc = acc.wrapping_add(w381) ^ w382;
+    thread::sync_threads();
+    let mut K359 = 11u32;
+    let v360 = t + K359;
+    K359 = K359.wrapping_mul(3);
+    acc = acc.wrapping_add(K359);
+    thread::sync_threads();
+    let u361 = n.wrapping_add(13);
+    let w362: u32;
+    if acc > 255 { w362 = (v360 ^ v360.rotate_left(0)); } else { w362 = 5; }
+    acc ^= w362;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2117,43 +2112,27 @@ pub fn fuzz_0050(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    thread::sync_threads();
-    if t < 20 {
-        let w383: u32;
-        if n % 2 == 0 { w383 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w383 = 255; }
-        acc ^= w383;
-        acc = t.wrapping_mul(31).wrapping_add(n);
-    }
-    let mut k384 = 0u32;
-    while k384 < n % 3 {
-        k384 += 1;
-        thread::sync_threads();
-        match k384 {
-            0 => continue,
-            _ => acc = acc.wrapping_add(1),
+    'l364: for k363 in 0..n % 4 {
+        for k364 in 0..2u32 {
+            thread::sync_threads();
+            let v365 = t.wrapping_add(n);
+            if k363 == 2 && k364 == 1 { break 'l364; }
+            acc = acc.wrapping_add(k363 ^ k364);
+            thread::sync_threads();
         }
-        match k384 {
-            0 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k384);
+        acc = acc.rotate_left(k363 + 1);
     }
-    if t % 3 == 0 {
-        acc = t.wrapping_mul(7).wrapping_add(t);
-        acc = t.wrapping_mul(13).wrapping_add(n);
-    }
-    acc = x[(t as usize) % x.len()].wrapping_add(n);
-    for k385 in 0..n % 4 {
-        thread::sync_threads();
-        let n = (thread::block_dim().x).wrapping_add(k385);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k385);
-    }
+    let mut K366 = 255u32;
+    let v367 = t + K366;
+    K366 = K366.wrapping_mul(5);
+    acc = acc.wrapping_add(K366);
+    let u368 = (n % 7);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
     thread::sync_threads();
+    acc = if acc % 2 == 0 { u368 } else { acc.wrapping_sub(u368) };
+    let v369 = t.wrapping_mul(1000).wrapping_add(v367);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2167,34 +2146,61 @@ pub fn fuzz_0051(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    for k386 in 0..n % 4 {
+    'l371: for k370 in 0..3u32 {
+        for k371 in 0..2u32 {
+            thread::sync_threads();
+            let w372: u32;
+            if n % 2 == 0 { w372 = (acc ^ acc.rotate_left(0)); } else { w372 = 1; }
+            acc ^= w372;
+            if k370 == 0 && k371 == 0 { continue 'l371; }
+            acc = acc.wrapping_add(k370 ^ k371);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k370 + 1);
+    }
+    for k373 in 0..n % 4 {
         thread::sync_threads();
-        carried = acc.wrapping_add(n);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k373);
+        if t % 2 == 0 { continue; }
+        acc ^= k373.wrapping_mul(3);
+    }
+    let mut k374 = 0u32;
+    while k374 < n % 3 {
+        k374 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(t);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k374);
+    }
+    for k375 in 0..(n % 3) % 5 {
+        thread::sync_threads();
+        carried = x[(acc as usize) % x.len()].wrapping_add(acc);
         acc ^= carried;
-        acc = if acc % 2 == 0 { k386 } else { acc.wrapping_sub(k386) };
-        acc = acc.wrapping_add(k386);
+        acc = acc.wrapping_add(k375);
+        if t % 2 == 0 { continue; }
+        acc ^= k375.wrapping_mul(3);
     }
-    acc = acc.wrapping_mul(7).wrapping_add(n);
-    for k387 in 0..n % 4 {
-        let v388 = (t ^ k387.rotate_left(3));
-        let v388 = v388.wrapping_mul(1).wrapping_add(t);
-        let v389 = acc.wrapping_mul(1000).wrapping_add(acc);
-        acc = acc.wrapping_add(k387);
+    let v376 = acc.wrapping_mul(1000).wrapping_add(n);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 27);
+    let mut k377 = 0u32;
+    while k377 < 2u32 {
+        k377 += 1;
         thread::sync_threads();
+        thread::sync_threads();
+        carried = acc.wrapping_mul(64).wrapping_add(v376);
+        acc ^= carried;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k377);
+        if t % 3 == 0 { continue; }
+        acc ^= k377.wrapping_mul(3);
     }
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    let n = n.rotate_left(12);
-    let w390;
-    let w391: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w390 = (t ^ acc.rotate_left(9)); w391 = 1; } 1 => { w390 = acc; w391 = n; } _ => { w390 = 64u32; w391 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w390) ^ w391;
-    acc = acc.wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2207,24 +2213,24 @@ pub fn fuzz_0052(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l393: for k392 in 0..n % 4 {
-        for k393 in 0..2u32 {
-            thread::sync_threads();
-            acc = (t ^ k393.rotate_left(21));
-            if k392 == 2 && k393 == 0 { continue 'l393; }
-            acc = acc.wrapping_add(k392 ^ k393);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k392 + 1);
-    }
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let w394: u32;
-    if t % 2 == 0 { w394 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w394 = 64; }
-    acc ^= w394;
-    let n = (n & 0xff) * 4;
+    let fa378 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb379 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
+    let fc380 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let mut cs381 = [fc380, FragC::<i32>::zero()];
+    cs381[1] = mma(&fa378, &fb379, &cs381[0]);
+    cs381[0] = mma(&fa378, &fb379, &cs381[1]);
+    cs381[1] = mma::mma(&fa378, &fb379, &cs381[0]);
+    acc = cs381[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(cs381[1].values[2] as u32);
+    let v382 = (t ^ acc.rotate_left(4));
+    let mut cm383 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
+    let d384 = ferrocuda_std::mma::mma(&fa378, &fb379, &fc380);
+    cm383 = mma(&fa378, &fb379, &cm383);
+    acc = acc.wrapping_add(d384.values[0] as u32);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2237,23 +2243,65 @@ pub fn fuzz_0053(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u395 = (n & 0xffff) + 7;
-    let w396: u32;
-    if n % 2 == 0 { w396 = (t ^ n.rotate_left(14)); } else { w396 = 11; }
-    acc ^= w396;
-    acc = (t ^ acc.rotate_left(29));
-    'l398: for k397 in 0..n % 4 {
-        for k398 in 0..2u32 {
-            thread::sync_threads();
-            acc = acc.wrapping_add(t);
-            if k397 == 1 && k398 == 1 { break 'l398; }
-            acc = acc.wrapping_add(k397 ^ k398);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k397 + 1);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
     thread::sync_threads();
-    let u399 = u395.wrapping_mul(7);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
+    thread::sync_threads();
+    let fa385 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fb386 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+    let fc387 = FragC::<i32>::zero();
+    thread::sync_threads();
+    let d388 = mma(&fa385, &fb386, &fc387);
+    thread::sync_threads();
+    acc = acc.wrapping_add(d388.values[0] as u32);
+    thread::sync_threads();
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(1000)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(3)) as i8);
+    }
+    thread::sync_threads();
+    let wa389 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (16, 32), 104);
+    let wb390 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (32, 24), 32);
+    let ct391 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32); 3]; 1] };
+    let ct391 = mma_tiles(&wa389, &wb390, &ct391);
+    acc = ct391.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    if t < 45 {
+        acc = acc.wrapping_mul(64).wrapping_add(acc);
+        let v392 = (t ^ acc.rotate_left(27));
+    }
+    let d388 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    if t / 32 == n % 2 {
+        let d393 = mma(&fa385, &d388, &fc387);
+        acc = d393.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    for k394 in 0..n % 4 {
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
+        thread::sync_threads();
+        let v395 = (t ^ k394.rotate_left(3));
+        acc = acc.wrapping_add(k394);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2266,22 +2314,47 @@ pub fn fuzz_0054(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(n);
-    'l401: for k400 in 0..n % 4 {
-        for k401 in 0..2u32 {
-            thread::sync_threads();
-            let v402 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-            if k400 == 0 && k401 == 0 { continue 'l401; }
-            acc = acc.wrapping_add(k400 ^ k401);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k400 + 1);
+    let v396 = acc.wrapping_add(acc);
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    let w403;
-    let w404: u32;
+    let g397 = n - 14;
+    let mut k398 = 0u32;
+    while k398 < 2u32 {
+        k398 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k398);
+    }
+    let w399;
+    let w400: u32;
     thread::sync_threads();
-    match t % 3 { 0 => { w403 = acc.wrapping_mul(11).wrapping_add(acc); w404 = 1; } 1 => { w403 = acc; w404 = n; } _ => { w403 = 2654435769u32; w404 = t; } }
-    acc = acc.wrapping_add(w403) ^ w404;
+    match t % 3 { 0 => { w399 = x[(t as usize) % x.len()].wrapping_add(acc); w400 = 1; } 1 => { w399 = acc; w400 = n; } _ => { w399 = 3u32; w400 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w399) ^ w400;
+    if t < 48 {
+        let v401 = t.wrapping_mul(31).wrapping_add(n);
+    }
+    let v402 = acc.wrapping_mul(3).wrapping_add(acc);
+    for k403 in 0..n % 4 {
+        thread::sync_threads();
+        let w404: u32;
+        if acc > 1 { w404 = x[(v396 as usize) % x.len()].wrapping_add(t); } else { w404 = 64; }
+        acc ^= w404;
+        acc = acc.wrapping_add(k403);
+        if t % 5 == 0 { continue; }
+        acc ^= k403.wrapping_mul(3);
+    }
+    let v405 = x[(acc as usize) % x.len()].wrapping_add(v396);
+    if acc % 2 == 1 {
+        let w406: u32;
+        if n % 2 == 0 { w406 = if v396 % 2 == 0 { t } else { v396.wrapping_sub(t) }; } else { w406 = 11; }
+        acc ^= w406;
+        let v407 = (t ^ t.rotate_left(25));
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2294,51 +2367,62 @@ pub fn fuzz_0055(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    'l409: for k408 in 0..n % 4 {
+        for k409 in 0..2u32 {
+            thread::sync_threads();
+            let n = (n & 0xff) * 2;
+            if k408 == 2 && k409 == 1 { continue 'l409; }
+            acc = acc.wrapping_add(k408 ^ k409);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k408 + 1);
     }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    'l411: for k410 in 0..n % 4 {
+        for k411 in 0..2u32 {
+            thread::sync_threads();
+            let w412: u32;
+            if t % 2 == 0 { w412 = acc.wrapping_add(n); } else { w412 = 13; }
+            acc ^= w412;
+            if k410 == 1 && k411 == 1 { break 'l411; }
+            acc = acc.wrapping_add(k410 ^ k411);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k410 + 1);
     }
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    for k413 in 0..n % 4 {
+        let w414: u32;
+        if acc > 64 { w414 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w414 = 2654435769; }
+        acc ^= w414;
+        acc = t.wrapping_mul(255).wrapping_add(acc);
+        let v415 = acc.wrapping_add(n);
+        acc = acc.wrapping_add(k413);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k413.wrapping_mul(3);
+    }
+    'l417: for k416 in 0..3u32 {
+        for k417 in 0..2u32 {
+            thread::sync_threads();
+            let n = (n ^ 11);
+            if k416 == 1 && k417 == 0 { break 'l417; }
+            acc = acc.wrapping_add(k416 ^ k417);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k416 + 1);
     }
     thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
-    thread::sync_threads();
-    let wa405 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (32, 64), 104);
-    let wb406 = mma::SharedTile::new(sb_u8, (n % 3) as usize * 8, (64, 16), 32);
-    let mut ct407 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32); 2]; 2] };
-    ct407 = mma::mma_tiles(&wa405, &wb406, &ct407);
-    acc = acc.wrapping_add(ct407.frags[1][0].values[1] as u32);
-    let wa408 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (32, 48), 56);
-    let wb409 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (48, 8), 32);
-    let ct410 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0); 1]; 2] };
-    if n % 2 == 0 {
-        let dt411 = mma_tiles(&wa408, &wb409, &ct410);
-        acc = dt411.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let mut k418 = 0u32;
+    while k418 < n % 3 {
+        k418 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k418);
     }
-    let u412 = (n & 0xffff) + 2;
-    let fa413 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fb414 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fc415 = FragC::<i32>::from_fn(|r, c| (u412.rotate_left((r * 5 + c) as u32)) as i32);
-    let mut cm416 = FragC::<i32>::from_fn(|r, c| (u412.rotate_left((r * 5 + c) as u32)) as i32);
-    cm416 = mma(&fa413, &fb414, &fc415);
-    acc = cm416.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fa413 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb417 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((u412 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc418 = FragC::<f32>::zero();
-    let mut cm419 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    cm419 = mma(&fa413, &fb417, &cm419);
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2351,19 +2435,50 @@ pub fn fuzz_0056(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    for k420 in 0..n.wrapping_mul(13) % 5 {
+    'l420: for k419 in 0..n % 4 {
+        for k420 in 0..2u32 {
+            thread::sync_threads();
+            let v421 = acc.wrapping_mul(2654435769).wrapping_add(acc);
+            if k419 == 1 && k420 == 1 { break 'l420; }
+            acc = acc.wrapping_add(k419 ^ k420);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k419 + 1);
+    }
+    if t % 3 == 0 {
+        let w422: u32;
+        if n % 2 == 0 { w422 = t.wrapping_mul(255).wrapping_add(acc); } else { w422 = 3; }
+        acc ^= w422;
         let n = (n & 0xff) * 2;
+    }
+    let mut k423 = 0u32;
+    while k423 < 2u32 {
+        k423 += 1;
+        if acc != 7 || t < 64 {
+            if k423 == 1 && n % 2 == 0 { continue; }
+        }
         thread::sync_threads();
-        let v421 = t.wrapping_add(t);
-        acc = acc.wrapping_add(k420);
+        acc = acc.wrapping_add(k423);
+    }
+    for k424 in 0..n % 4 {
+        if k424 == 0 { break; }
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k424);
+        if t % 5 == 0 { continue; }
+        acc ^= k424.wrapping_mul(3);
     }
     thread::sync_threads();
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    if acc % 2 == 1 {
+        let w425: u32;
+        if acc > 2654435769 { w425 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w425 = 1; }
+        acc ^= w425;
     }
-    let g422 = n - 14;
+    let w426: u32;
+    if acc > 11 { w426 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w426 = 13; }
+    acc ^= w426;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2376,56 +2491,36 @@ pub fn fuzz_0057(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
-    thread::sync_threads();
-    let mut k423 = 0u32;
-    while k423 < n % 3 {
-        k423 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k423);
-        if t % 3 == 0 { continue; }
-        acc ^= k423.wrapping_mul(3);
-    }
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    let fa427 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
+    let fb428 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as u8);
+    let fc429 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm430 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
+    cm430 = mma::mma(&fa427, &fb428, &cm430);
+    cm430 = mma::mma(&fa427, &fb428, &cm430);
+    cm430 = mma(&fa427, &fb428, &cm430);
+    acc = acc.wrapping_add(cm430.values[0] as u32);
+    acc = acc.wrapping_add(acc);
+    let fa431 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb432 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fb433 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let fc434 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let fc435 = FragC::<i32>::zero();
+    let d436 = ferrocuda_std::mma::mma(&fa431, &fb432, &cm430);
+    let d437 = mma::mma(&fa431, &fb432, &fc429);
+    cm430 = mma(&fa431, &fb433, &fc434);
+    let d438 = mma(&fa431, &fb433, &fc435);
+    acc = acc.wrapping_add(cm430.values[0] as u32);
+    acc = d438.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let u439 = (n & 0xffff) + 2;
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g424 = n - 1;
-    'l426: for k425 in 0..n % 4 {
-        for k426 in 0..2u32 {
-            thread::sync_threads();
-            let w427: u32;
-            if n % 2 == 0 { w427 = x[(acc as usize) % x.len()].wrapping_add(k426); } else { w427 = 13; }
-            acc ^= w427;
-            if k425 == 2 && k426 == 0 { break 'l426; }
-            acc = acc.wrapping_add(k425 ^ k426);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k425 + 1);
+    acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-    if acc % 2 == 1 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(t);
-        let v428 = acc.wrapping_mul(255).wrapping_add(t);
-    }
-    let mut k429 = 0u32;
-    while k429 < 2u32 {
-        k429 += 1;
-        if acc != 7 || t < 64 {
-            if k429 == 0 && n % 2 == 0 { continue; }
-        }
-        acc = acc.wrapping_add(k429);
-        thread::sync_threads();
-    }
-    let u430 = (n ^ 2654435769);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2438,23 +2533,35 @@ pub fn fuzz_0058(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        let w431: u32;
-        if t % 2 == 0 { w431 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w431 = 13; }
-        acc ^= w431;
-        acc = x[(acc as usize) % x.len()].wrapping_add(t);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    let u440 = (n ^ 7);
+    if i < out.len() {
+        out.set(i, acc);
     }
-    let mut k432 = 0u32;
-    while k432 < 2u32 {
-        k432 += 1;
-        let w433: u32;
-        if acc > 5 { w433 = (acc ^ t.rotate_left(10)); } else { w433 = 2654435769; }
-        acc ^= w433;
+}
+
+/// Generated kernel 59.
+#[kernel]
+pub fn fuzz_0059(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let mut k441 = 0u32;
+    while k441 < 2u32 {
+        k441 += 1;
+        let w442: u32;
+        if acc > 5 { w442 = (acc ^ t.rotate_left(10)); } else { w442 = 2654435769; }
+        acc ^= w442;
         acc = t.wrapping_mul(13).wrapping_add(n);
         thread::sync_threads();
-        acc = acc.wrapping_add(k432);
+        acc = acc.wrapping_add(k441);
         if t % 3 == 0 { continue; }
-        acc ^= k432.wrapping_mul(3);
+        acc ^= k441.wrapping_mul(3);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
@@ -2469,31 +2576,12 @@ pub fn fuzz_0058(x: &[u32], n: u32, out: Out<u32>) {
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
     thread::sync_threads();
-    let fa434 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fb435 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fc436 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm437 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
-    cm437 = mma(&fa434, &fb435, &cm437);
-    acc = cm437.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let n = (n & 0xff) * 3;
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 59.
-#[kernel]
-pub fn fuzz_0059(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    if n % 3 == 0 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(t);
-        thread::sync_threads();
-    }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
+    let fa443 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb444 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fc445 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm446 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
+    cm446 = mma(&fa443, &fb444, &cm446);
+    acc = cm446.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2506,42 +2594,37 @@ pub fn fuzz_0060(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K438 = 1u32;
-    let v439 = t + K438;
-    K438 = K438.wrapping_mul(13);
-    acc = acc.wrapping_add(K438);
-    for k440 in 0..2u32 {
-        let fa441 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-        let fb442 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-        let fc443 = FragC::<i32>::zero();
-        let mut cm444 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32);
-        cm444 = mma(&fa441, &fb442, &cm444);
+    let mut k447 = 0u32;
+    while k447 < n % 3 {
+        k447 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
+        thread::sync_threads();
+        acc = x[(acc as usize) % x.len()].wrapping_add(t);
+        acc = acc.wrapping_add(k447);
+        if t % 2 == 0 { continue; }
+        acc ^= k447.wrapping_mul(3);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
     thread::sync_threads();
-    let mut k445 = 0u32;
-    while k445 < 2u32 {
-        k445 += 1;
-        let w446: u32;
-        if t % 2 == 0 { w446 = t.wrapping_mul(3).wrapping_add(v439); } else { w446 = 3; }
-        acc ^= w446;
-        acc = acc.wrapping_add(k445);
+    if n % 3 == 0 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(t);
         thread::sync_threads();
     }
-    let mut K447 = 2u32;
-    let v448 = t + K447;
-    K447 = K447.wrapping_mul(31);
-    acc = acc.wrapping_add(K447);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
     thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
-    thread::sync_threads();
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 2);
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g448 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2554,42 +2637,16 @@ pub fn fuzz_0061(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k449 = 0u32;
-    while k449 < 2u32 {
-        k449 += 1;
-        if k449 == 0 { continue; }
-        let n = (n & 0xff) * 3;
-        acc = acc.wrapping_add(k449);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let mut K449 = 2u32;
+    let v450 = t + K449;
+    K449 = K449.wrapping_mul(5);
+    acc = acc.wrapping_add(K449);
+    for k451 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        if k451 == 2 { continue; }
+        acc = acc.wrapping_add(k451);
         thread::sync_threads();
     }
-    thread::sync_threads();
-    let mut K450 = 255u32;
-    let v451 = t + K450;
-    K450 = K450.wrapping_mul(31);
-    acc = acc.wrapping_add(K450);
-    'l453: for k452 in 0..n % 4 {
-        for k453 in 0..2u32 {
-            thread::sync_threads();
-            let w454: u32;
-            if acc > 1000 { w454 = t.wrapping_add(k453); } else { w454 = 2; }
-            acc ^= w454;
-            if k452 == 0 && k453 == 0 { break 'l453; }
-            acc = acc.wrapping_add(k452 ^ k453);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k452 + 1);
-    }
-    if n % 2 == 0 {
-        acc = x[(v451 as usize) % x.len()].wrapping_add(v451);
-        thread::sync_threads();
-    }
-    thread::sync_threads();
-    thread::sync_threads();
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g455 = n - 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2602,15 +2659,44 @@ pub fn fuzz_0062(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let mut carried: u32;
+    let n = (n & 0xff) * 2;
+    let mut k452 = 0u32;
+    while k452 < 2u32 {
+        k452 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k452);
+    }
+    for k453 in 0..3u32 {
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = x[(acc as usize) % x.len()].wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k453);
+        if t % 3 == 0 { continue; }
+        acc ^= k453.wrapping_mul(3);
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
     thread::sync_threads();
-    let v456 = acc.wrapping_add(n);
-    let w457: u32;
-    if acc > 255 { w457 = x[(t as usize) % x.len()].wrapping_add(acc); } else { w457 = 64; }
-    acc ^= w457;
-    let v456 = v456.wrapping_mul(1000).wrapping_add(t);
+    let n = (n & 0xff) * 3;
+    let w454;
+    let w455: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w454 = t.wrapping_mul(7).wrapping_add(n); w455 = 1; } 1 => { w454 = acc; w455 = n; } _ => { w454 = 13u32; w455 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w454) ^ w455;
+    thread::sync_threads();
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g456 = n - 1;
+    if n % 2 == 0 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(t);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2623,56 +2709,54 @@ pub fn fuzz_0063(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
     let sa_u8 = shared!([u8; 3360]);
     let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
     for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+        sa_u8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
     for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+        sb_u8.set(e, (x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
     thread::sync_threads();
-    acc = t.wrapping_mul(11).wrapping_add(n);
-    let mut ct458 = AccTile::<f32, 2, 2>::zero();
-    for k459 in 0..2u32 {
+    if t % 3 == 0 {
+        let w457: u32;
+        if acc > 255 { w457 = x[(t as usize) % x.len()].wrapping_add(t); } else { w457 = 64; }
+        acc ^= w457;
+        acc = x[(acc as usize) % x.len()].wrapping_add(n);
+    }
+    let mut ct458 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32); 3]; 1] };
+    for k459 in 0..n % 3 {
         thread::sync_threads();
-        thread::sync_threads();
-        for e in (t as usize..3360).step_by(64) {
-            sa_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(3)) as u8);
-        }
-        for e in (t as usize..3104).step_by(64) {
-            sb_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(5)) as u8);
-        }
-        thread::sync_threads();
-        let wa460 = mma::SharedTile::new(sa_f16, 0, (32, 48), 56);
-        let wb461 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (48, 16), 32);
+        let wa460 = mma::SharedTile::new(sa_u8, (k459 % 3) as usize * 8, (16, 96), 104);
+        let wb461 = mma::SharedTile::new(sb_u8, (t / 32) as usize * 8, (96, 24), 32);
         ct458 = mma_tiles(&wa460, &wb461, &ct458);
     }
-    acc = acc.wrapping_add(ct458.frags[1][0].values[1] as i32 as u32);
-    let fa462 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
-    let fb463 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
-    let fc464 = FragC::<i32>::zero();
-    let mut cs465 = [fc464, FragC::<i32>::zero()];
-    cs465[1] = ferrocuda_std::mma::mma(&fa462, &fb463, &cs465[0]);
-    cs465[0] = mma(&fa462, &fb463, &cs465[1]);
-    cs465[1] = mma(&fa462, &fb463, &cs465[0]);
-    acc = acc.wrapping_add(cs465[0].values[3] as u32);
-    acc = cs465[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fb466 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let mut cs467 = [fc464, FragC::<i32>::zero()];
-    cs467[1] = mma(&fa462, &fb466, &cs467[0]);
-    cs467[0] = ferrocuda_std::mma::mma(&fa462, &fb466, &cs467[1]);
-    cs467[1] = mma(&fa462, &fb466, &cs467[0]);
-    acc = cs467[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = cs467[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = ct458.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for k462 in 0..3u32 {
+        thread::sync_threads();
+        if k462 == 2 { break; }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k462);
+    }
+    let mut k463 = 0u32;
+    while k463 < n % 3 {
+        k463 += 1;
+        let v464 = x[(t as usize) % x.len()].wrapping_add(acc);
+        acc = acc.wrapping_add(k463);
+        thread::sync_threads();
+    }
+    let fa465 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb466 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fc467 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let d468 = mma(&fa465, &fb466, &fc467);
+    let d469 = mma(&fa465, &fb466, &d468);
+    acc = acc.wrapping_add(d469.values[3] as u32);
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    if t % 3 == 0 {
+        let w470: u32;
+        if t % 2 == 0 { w470 = acc.wrapping_mul(1).wrapping_add(t); } else { w470 = 2654435769; }
+        acc ^= w470;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2685,26 +2769,22 @@ pub fn fuzz_0064(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    if t < 31 {
+        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+        let w471: u32;
+        if n % 2 == 0 { w471 = t.wrapping_add(t); } else { w471 = 2; }
+        acc ^= w471;
+    }
+    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
     thread::sync_threads();
-    if t % 3 == 0 {
-        let w468: u32;
-        if t % 2 == 0 { w468 = acc.wrapping_mul(1).wrapping_add(t); } else { w468 = 2654435769; }
-        acc ^= w468;
-    }
-    let mut K469 = 13u32;
-    let v470 = t + K469;
-    K469 = K469.wrapping_mul(5);
-    acc = acc.wrapping_add(K469);
-    thread::sync_threads();
-    let mut K471 = 1000u32;
-    let v472 = t + K471;
-    K471 = K471.wrapping_mul(11);
-    acc = acc.wrapping_add(K471);
-    if t % 3 == 0 {
-        let v473 = v470.wrapping_add(acc);
+    if t < 58 {
+        acc = acc.wrapping_add(n);
+        let w472: u32;
+        if n % 2 == 0 { w472 = (acc ^ acc.rotate_left(30)); } else { w472 = 1; }
+        acc ^= w472;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2718,54 +2798,23 @@ pub fn fuzz_0065(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    for k473 in 0..3u32 {
+        let n = k473.wrapping_mul(2654435769);
+        acc = acc.wrapping_add(k473);
+        thread::sync_threads();
     }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
+    let fa474 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fb475 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fc476 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let fc476 = ferrocuda_std::mma::mma(&fa474, &fb475, &fc476);
+    acc = fc476.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut k474 = 0u32;
-    while k474 < n % 3 {
-        k474 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k474);
-        if t % 2 == 0 { continue; }
-        acc ^= k474.wrapping_mul(3);
-    }
-    let wa475 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (32, 16), 56);
-    let wb476 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (16, 8), 32);
-    let mut ct477 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 1]; 2] };
-    ct477 = mma_tiles(&wa475, &wb476, &ct477);
-    ct477 = mma::mma_tiles(&wa475, &wb476, &ct477);
-    acc = ct477.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    for k478 in 0..3u32 {
-        let fa479 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-        let fb480 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
-        thread::sync_threads();
-        let fc481 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-        let d482 = mma(&fa479, &fb480, &fc481);
-        let d483 = mma(&fa479, &fb480, &d482);
-        acc = acc.wrapping_add(d483.values[0] as u32);
-        let fa484 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-        let fb485 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k478 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-        let fc486 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-        let mut cm487 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-        cm487 = mma(&fa484, &fb485, &cm487);
-        let fa488 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-        let fb489 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
-        let d490 = mma(&fa488, &fb489, &d483);
-        acc = acc.wrapping_add(d490.values[1] as u32);
-    }
+    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
+    thread::sync_threads();
+    let u477 = n.wrapping_mul(64);
+    let n = (x.len() as u32).wrapping_add(u477);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2778,24 +2827,15 @@ pub fn fuzz_0066(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v491 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    acc = x[(v491 as usize) % x.len()].wrapping_add(t);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 30);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
-    thread::sync_threads();
-    let v491 = v491.wrapping_mul(1000).wrapping_add(t);
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
-    thread::sync_threads();
+    acc = x[(t as usize) % x.len()].wrapping_add(n);
+    let mut K478 = 3u32;
+    let v479 = t + K478;
+    K478 = K478.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K478);
+    let fa480 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v479.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb481 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v479 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc482 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d483 = mma(&fa480, &fb481, &fc482);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2808,48 +2848,36 @@ pub fn fuzz_0067(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
+    let u484 = (n & 0xffff) + 7;
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    let wa492 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 16), 56);
-    let wb493 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (16, 8), 32);
-    let ct494 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 1]; 2] };
-    let ct494 = mma::mma_tiles(&wa492, &wb493, &ct494);
-    acc = ct494.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let fa495 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
-    let fb496 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fc497 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    let mut cm498 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
-    cm498 = mma(&fa495, &fb496, &cm498);
-    cm498 = mma(&fa495, &fb496, &fc497);
-    let d499 = ferrocuda_std::mma::mma(&fa495, &fb496, &fc497);
-    acc = d499.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let n = (n % 3);
+    acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
+    thread::sync_threads();
+    let mut k485 = 0u32;
+    while k485 < 2u32 {
+        k485 += 1;
+        acc = x[(t as usize) % x.len()].wrapping_add(n);
+        acc = acc.wrapping_add(k485);
+        thread::sync_threads();
+    }
+    acc = x[(acc as usize) % x.len()].wrapping_add(n);
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
     thread::sync_threads();
-    let wa500 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (16, 96), 104);
-    let wb501 = mma::SharedTile::new(sb_u8, (t >> 5) as usize * 5, (96, 16), 32);
-    let mut ct502 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 2]; 1] };
-    ct502 = mma::mma_tiles(&wa500, &wb501, &ct502);
-    acc = acc.wrapping_add(ct502.frags[0][1].values[3] as u32);
+    for k486 in 0..3u32 {
+        if k486 == 1 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k486);
+        thread::sync_threads();
+    }
+    let v487 = x[(acc as usize) % x.len()].wrapping_add(u484);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2862,20 +2890,41 @@ pub fn fuzz_0068(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v503 = acc.wrapping_add(acc);
-    let mut K504 = 31u32;
-    let v505 = t + K504;
-    K504 = K504.wrapping_mul(31);
-    acc = acc.wrapping_add(K504);
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    for k506 in 0..n % 4 {
-        thread::sync_threads();
-        let v507 = acc.wrapping_add(t);
-        acc = acc.wrapping_add(k506);
-        if t % 3 == 0 { continue; }
-        acc ^= k506.wrapping_mul(3);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let v508 = v503.wrapping_add(v505);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    let fa488 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb489 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fc490 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm491 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    cm491 = mma(&fa488, &fb489, &cm491);
+    acc = acc.wrapping_add(cm491.values[2] as u32);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
+    thread::sync_threads();
+    let wa492 = mma::SharedTile::new(sa_i8, (t / 32) as usize * 8, (32, 64), 104);
+    let wb493 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (64, 8), 32);
+    let mut ct494 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32); 1]; 2] };
+    ct494 = mma::mma_tiles(&wa492, &wb493, &ct494);
+    acc = acc.wrapping_add(ct494.frags[0][0].values[3] as u32);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+    thread::sync_threads();
+    let fa495 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb496 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc497 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    cm491 = ferrocuda_std::mma::mma(&fa495, &fb496, &cm491);
+    acc = cm491.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let u498 = (n & 0xffff) + 3;
+    let n = (x.len() as u32).wrapping_add(u498);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2888,54 +2937,13 @@ pub fn fuzz_0069(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k509 = 0u32;
-    while k509 < 2u32 {
-        k509 += 1;
-        let w510: u32;
-        if acc > 13 { w510 = x[(t as usize) % x.len()].wrapping_add(acc); } else { w510 = 2; }
-        acc ^= w510;
-        if k509 == 0 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    thread::sync_threads();
+    if n % 3 == 0 {
+        acc = t.wrapping_add(t);
         thread::sync_threads();
-        acc = acc.wrapping_add(k509);
     }
-    let (w511, w512): (u32, u32);
-    thread::sync_threads();
-    if t % 2 == 0 { (w511, w512) = (if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }, t); } else { w511 = 255; w512 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w511) ^ w512;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
-    thread::sync_threads();
-    let fa513 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb514 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc515 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let d516 = mma(&fa513, &fb514, &fc515);
-    let d517 = mma(&fa513, &fb514, &d516);
-    acc = acc.wrapping_add(d517.values[0] as i32 as u32);
-    let u518 = (n & 0xffff) + 5;
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
-    thread::sync_threads();
-    let mut k519 = 0u32;
-    while k519 < 2u32 {
-        k519 += 1;
-        if k519 == 0 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k519);
-    }
+    let u499 = (thread::block_dim().x).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -2948,31 +2956,39 @@ pub fn fuzz_0070(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    acc = acc.wrapping_mul(11).wrapping_add(n);
-    let n = (n & 0xff) * 4;
-    acc = t.wrapping_mul(1000).wrapping_add(acc);
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    for k520 in 0..n % 4 {
-        let w521: u32;
-        if n % 2 == 0 { w521 = (acc ^ t.rotate_left(12)); } else { w521 = 5; }
-        acc ^= w521;
-        thread::sync_threads();
-        carried = x[(t as usize) % x.len()].wrapping_add(t);
-        acc ^= carried;
-        acc = acc.wrapping_add(k520);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    for k522 in 0..n % 4 {
-        thread::sync_threads();
-        match k522 {
-            1 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k522);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    if t % 3 == 0 {
-        let v523 = acc.wrapping_add(t);
+    thread::sync_threads();
+    let wa500 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (32, 32), 56);
+    let wb501 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 24), 32);
+    let ct502 = AccTile::<f32, 2, 3>::zero();
+    if n % 2 == 0 {
+        let dt503 = mma::mma_tiles(&wa500, &wb501, &ct502);
+        acc = acc.wrapping_add(dt503.frags[0][2].values[1] as i32 as u32);
+    }
+    if n % 2 == 0 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(n);
+        thread::sync_threads();
+    }
+    for k504 in 0..(x.len() as u32).wrapping_add(n) % 5 {
+        thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k504);
+    }
+    acc = (acc ^ n.rotate_left(23));
+    let u505 = (n & 0xffff) + 6;
+    if n % 3 == 0 {
+        acc = t.wrapping_add(t);
+        thread::sync_threads();
     }
     if i < out.len() {
         out.set(i, acc);
@@ -2986,38 +3002,47 @@ pub fn fuzz_0071(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let n = (n & 0xff) * 2;
-    acc = x[(t as usize) % x.len()].wrapping_add(t);
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 3);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    if t < 21 {
+        let w506: u32;
+        if n % 2 == 0 { w506 = x[(t as usize) % x.len()].wrapping_add(t); } else { w506 = 64; }
+        acc ^= w506;
+        let v507 = acc.wrapping_add(n);
+    }
+    let wa508 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 32), 104);
+    let wb509 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (32, 8), 32);
+    let ct510 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32); 1]; 2] };
+    let ct510 = mma_tiles(&wa508, &wb509, &ct510);
+    acc = acc.wrapping_add(ct510.frags[0][0].values[1] as u32);
+    let wa511 = mma::SharedTile::new(sa_i8, 0, (16, 32), 104);
+    let wb512 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (32, 8), 32);
+    let ct510 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32); 1]; 1] };
+    let dt513 = mma_tiles(&wa511, &wb512, &ct510);
+    acc = dt513.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
     thread::sync_threads();
-    let v524 = x[(acc as usize) % x.len()].wrapping_add(t);
-    thread::sync_threads();
-    for k525 in 0..3u32 {
-        if k525 == 2 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        thread::sync_threads();
-        let n = (n & 0xff) * 2;
-        acc = acc.wrapping_add(k525);
+    if t % 3 == 0 {
+        let v514 = acc.wrapping_add(t);
     }
-    for k526 in 0..n % 4 {
-        if acc != 7 || t < 64 {
-            if k526 == 1 && n % 2 == 0 { break; }
+    'l516: for k515 in 0..n % 4 {
+        for k516 in 0..2u32 {
+            thread::sync_threads();
+            acc = acc.wrapping_add(n);
+            if k515 == 2 && k516 == 0 { continue 'l516; }
+            acc = acc.wrapping_add(k515 ^ k516);
+            thread::sync_threads();
         }
-        thread::sync_threads();
-        carried = x[(acc as usize) % x.len()].wrapping_add(acc);
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k526);
+        acc = acc.rotate_left(k515 + 1);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -3031,28 +3056,42 @@ pub fn fuzz_0072(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    let g527 = n - 6;
-    let mut k528 = 0u32;
-    while k528 < n % 3 {
-        k528 += 1;
-        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-        acc = acc.wrapping_add(k528);
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    let mut carried: u32;
+    let mut ct517 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32); 2]; 2] };
+    for k518 in 0..n % 3 {
+        let wa519 = mma::SharedTile::new(sa_u8, (n % 3) as usize * 8, (32, 32), 104);
+        let wb520 = mma::SharedTile::new(sb_u8, (t >> 5) as usize * 5, (32, 16), 32);
+        ct517 = mma_tiles(&wa519, &wb520, &ct517);
+    }
+    acc = ct517.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for k521 in 0..3u32 {
+        if k521 == 0 { continue; }
+        let w522: u32;
+        if n % 2 == 0 { w522 = (t ^ k521.rotate_left(15)); } else { w522 = 7; }
+        acc ^= w522;
         thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k528.wrapping_mul(3);
-    }
-    if acc % 2 == 1 {
-        acc = t.wrapping_mul(5).wrapping_add(g527);
-        let v529 = t.wrapping_mul(1).wrapping_add(g527);
+        carried = (acc ^ k521.rotate_left(6));
+        acc ^= carried;
+        acc = acc.wrapping_add(k521);
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
     thread::sync_threads();
+    if acc % 2 == 1 {
+        let w523: u32;
+        if acc > 1 { w523 = acc.wrapping_mul(11).wrapping_add(acc); } else { w523 = 5; }
+        acc ^= w523;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3065,37 +3104,57 @@ pub fn fuzz_0073(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k530 in 0..3u32 {
-        if k530 == 0 { continue; }
-        match k530 {
-            0 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 16);
+    let mut K524 = 7u32;
+    let v525 = t + K524;
+    K524 = K524.wrapping_mul(7);
+    acc = acc.wrapping_add(K524);
+    for k526 in 0..n % 4 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k530);
+        let v527 = x[(v525 as usize) % x.len()].wrapping_add(t);
+        acc = acc.wrapping_add(k526);
         if t % 3 == 0 { continue; }
-        acc ^= k530.wrapping_mul(3);
+        acc ^= k526.wrapping_mul(3);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    for k528 in 0..n % 4 {
+        if acc != 7 || t < 64 {
+            if k528 == 1 && n % 2 == 0 { continue; }
+        }
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 34) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k528);
+    }
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g531 = n - 14;
-    let mut k532 = 0u32;
-    while k532 < 2u32 {
-        k532 += 1;
-        let w533: u32;
-        if t % 2 == 0 { w533 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w533 = 2654435769; }
-        acc ^= w533;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k532);
-        if t % 2 == 0 { continue; }
-        acc ^= k532.wrapping_mul(3);
+    let v529 = if v525 % 2 == 0 { n } else { v525.wrapping_sub(n) };
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
+    thread::sync_threads();
+    if i < out.len() {
+        out.set(i, acc);
+    }
+}
+
+/// Generated kernel 74.
+#[kernel]
+pub fn fuzz_0074(x: &[u32], n: u32, out: Out<u32>) {
+    let tile = shared!([u32; 64]);
+    let t = thread::thread_idx().x;
+    let i = thread::index_1d();
+    let mut acc = x[i % x.len()];
+    let fa530 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fb531 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fc532 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
+    let d533 = ferrocuda_std::mma::mma(&fa530, &fb531, &fc532);
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     for k534 in 0..(x.len() as u32).wrapping_add(n) % 5 {
         if k534 == 1 { break; }
@@ -3109,35 +3168,17 @@ pub fn fuzz_0073(x: &[u32], n: u32, out: Out<u32>) {
         if t % 3 == 0 { continue; }
         acc ^= k534.wrapping_mul(3);
     }
-    if i < out.len() {
-        out.set(i, acc);
-    }
-}
-
-/// Generated kernel 74.
-#[kernel]
-pub fn fuzz_0074(x: &[u32], n: u32, out: Out<u32>) {
-    let tile = shared!([u32; 64]);
-    let t = thread::thread_idx().x;
-    let i = thread::index_1d();
-    let mut acc = x[i % x.len()];
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    thread::sync_threads();
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let mut K535 = 64u32;
-    let v536 = t + K535;
-    K535 = K535.wrapping_mul(11);
-    acc = acc.wrapping_add(K535);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 16) % 64) as usize));
-    thread::sync_threads();
-    let u537 = n.wrapping_mul(1);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
-    thread::sync_threads();
+    let g535 = n - 14;
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g536 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3150,58 +3191,18 @@ pub fn fuzz_0075(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 5);
+    let mut K537 = 2u32;
+    let v538 = t + K537;
+    K537 = K537.wrapping_mul(5);
+    acc = acc.wrapping_add(K537);
+    thread::sync_threads();
+    let v539 = acc.wrapping_mul(11).wrapping_add(v538);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
     thread::sync_threads();
-    let mut k538 = 0u32;
-    while k538 < n % 3 {
-        k538 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = x[(acc as usize) % x.len()].wrapping_add(acc);
-        acc ^= carried;
-        acc = acc.wrapping_add(k538);
-        if t % 2 == 0 { continue; }
-        acc ^= k538.wrapping_mul(3);
-    }
-    for k539 in 0..n % 4 {
-        if k539 == 1 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        let w540: u32;
-        if n % 2 == 0 { w540 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w540 = 11; }
-        acc ^= w540;
-        acc = acc.wrapping_add(k539);
-        thread::sync_threads();
-    }
-    for k541 in 0..n % 4 {
-        match k541 {
-            1 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k541);
-        thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k541.wrapping_mul(3);
-    }
-    let v542 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-    let mut k543 = 0u32;
-    while k543 < n % 3 {
-        k543 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
-        thread::sync_threads();
-        let v544 = t.wrapping_add(acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k543);
-    }
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3215,45 +3216,24 @@ pub fn fuzz_0076(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    let w545: u32;
-    if n % 2 == 0 { w545 = x[(t as usize) % x.len()].wrapping_add(acc); } else { w545 = 7; }
-    acc ^= w545;
-    if n % 2 == 0 {
-        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        thread::sync_threads();
-    }
-    for k546 in 0..3u32 {
-        if k546 == 2 { break; }
-        if k546 == 2 { break; }
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k546);
-    }
-    let mut k547 = 0u32;
-    while k547 < 2u32 {
-        k547 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k547);
-    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    for k548 in 0..n % 4 {
+    acc = acc.wrapping_add(tile.get(((t + 33) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    acc = x[(acc as usize) % x.len()].wrapping_add(n);
+    for k540 in 0..n.rotate_left(25) % 5 {
         thread::sync_threads();
         thread::sync_threads();
-        carried = acc.wrapping_add(k548);
+        carried = x[(t as usize) % x.len()].wrapping_add(k540);
         acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k548);
-        if t % 5 == 0 { continue; }
-        acc ^= k548.wrapping_mul(3);
+        acc = acc.wrapping_add(k540);
+        if t % 3 == 0 { continue; }
+        acc ^= k540.wrapping_mul(3);
     }
-    thread::sync_threads();
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    let u541 = n.wrapping_add(11);
+    let n = (n % 7);
+    acc = t.wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3266,28 +3246,60 @@ pub fn fuzz_0077(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    let u549 = n.wrapping_mul(255);
-    acc = acc.wrapping_mul(13).wrapping_add(acc);
+    let u542 = (n ^ 13);
+    let fa543 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fb544 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as u8);
+    let fc545 = FragC::<i32>::from_fn(|r, c| (u542.rotate_left((r * 3 + c) as u32)) as i32);
+    let mut cm546 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let d547 = mma(&fa543, &fb544, &fc545);
+    cm546 = mma::mma(&fa543, &fb544, &fc545);
+    let d548 = mma(&fa543, &fb544, &fc545);
+    acc = d547.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(cm546.values[3] as u32);
+    acc = acc.wrapping_add(d548.values[2] as u32);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
     thread::sync_threads();
-    for k550 in 0..(x.len() as u32).wrapping_add(u549) % 5 {
+    for k549 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        let v550 = (t ^ t.rotate_left(14));
         thread::sync_threads();
-        acc = acc.wrapping_add(k550);
+        acc = acc.wrapping_add(k549);
     }
-    for k551 in 0..n % 4 {
-        acc = (acc ^ acc.rotate_left(17));
-        match k551 {
-            0 => break,
-            _ => acc = acc.wrapping_add(1),
+    for k551 in 0..3u32 {
+        if k551 == 2 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        if k551 == 1 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
         }
         acc = acc.wrapping_add(k551);
         thread::sync_threads();
     }
-    let u552 = (x.len() as u32).wrapping_add(u549);
-    let u553 = (n & 0xffff) + 8;
+    let d548 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb544 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let d547 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d552 = mma(&d548, &fb544, &d547);
+    let d553 = mma(&d548, &fb544, &d547);
+    let d554 = mma(&d548, &fb544, &d547);
+    let d555 = mma(&d548, &fb544, &d547);
+    acc = acc.wrapping_add(d553.values[2] as i32 as u32);
+    acc = d554.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = d555.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fb556 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let mut cm557 = FragC::<i32>::from_fn(|r, c| (u542 ^ (r * 32 + c) as u32) as i32);
+    let d558 = mma(&fa543, &fb556, &cm546);
+    cm546 = mma(&fa543, &fb556, &cm546);
+    let d559 = ferrocuda_std::mma::mma(&fa543, &fb556, &fc545);
+    cm557 = mma::mma(&fa543, &fb556, &cm557);
+    acc = d559.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa560 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    if t < 32 {
+        let d561 = mma(&fa560, &fb556, &d558);
+        acc = d561.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3300,57 +3312,18 @@ pub fn fuzz_0078(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    thread::sync_threads();
-    let fa554 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
-    let fb555 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fc556 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm557 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    cm557 = mma(&fa554, &fb555, &cm557);
-    let d558 = mma(&fa554, &fb555, &fc556);
-    let d559 = mma(&fa554, &fb555, &fc556);
-    let d560 = mma(&fa554, &fb555, &fc556);
-    acc = cm557.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = d558.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let mut k561 = 0u32;
-    while k561 < 2u32 {
-        k561 += 1;
-        let fb562 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        cm557 = mma(&fa554, &fb562, &cm557);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k561);
-        if t % 3 == 0 { continue; }
-        acc ^= k561.wrapping_mul(3);
-    }
-    thread::sync_threads();
-    let wa563 = mma::SharedTile::new(sa_f16, 0, (16, 48), 56);
-    let wb564 = mma::SharedTile::new(sb_f16, 0, (48, 24), 32);
-    let mut ct565 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0); 3]; 1] };
-    ct565 = mma_tiles(&wa563, &wb564, &ct565);
-    ct565 = mma::mma_tiles(&wa563, &wb564, &ct565);
-    acc = acc.wrapping_add(ct565.frags[0][0].values[2] as i32 as u32);
-    'l567: for k566 in 0..3u32 {
-        for k567 in 0..2u32 {
+    let v562 = x[(acc as usize) % x.len()].wrapping_add(n);
+    'l564: for k563 in 0..n % 4 {
+        for k564 in 0..2u32 {
             thread::sync_threads();
-            acc = if acc % 2 == 0 { k566 } else { acc.wrapping_sub(k566) };
-            if k566 == 1 && k567 == 0 { break 'l567; }
-            acc = acc.wrapping_add(k566 ^ k567);
+            acc = x[(acc as usize) % x.len()].wrapping_add(t);
+            if k563 == 2 && k564 == 0 { continue 'l564; }
+            acc = acc.wrapping_add(k563 ^ k564);
             thread::sync_threads();
         }
-        acc = acc.rotate_left(k566 + 1);
+        acc = acc.rotate_left(k563 + 1);
     }
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let u568 = (n & 0xffff) + 1;
+    acc = acc.wrapping_mul(255).wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3363,40 +3336,18 @@ pub fn fuzz_0079(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l570: for k569 in 0..n % 4 {
-        for k570 in 0..2u32 {
-            thread::sync_threads();
-            let w571: u32;
-            if n % 2 == 0 { w571 = acc.wrapping_add(k570); } else { w571 = 5; }
-            acc ^= w571;
-            if k569 == 1 && k570 == 1 { continue 'l570; }
-            acc = acc.wrapping_add(k569 ^ k570);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k569 + 1);
+    let u565 = (thread::block_dim().x).wrapping_add(n);
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    let mut K572 = 1000u32;
-    let v573 = t + K572;
-    K572 = K572.wrapping_mul(13);
-    acc = acc.wrapping_add(K572);
-    let fa574 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fb575 = FragB::<u8>::from_fn(|r, c| (v573.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fc576 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
-    let d577 = mma(&fa574, &fb575, &fc576);
-    let d578 = mma(&fa574, &fb575, &fc576);
-    acc = d577.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = d578.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let d577 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fa574 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v573 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc579 = FragC::<f32>::from_fn(|r, c| ((v573.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-    let mut cm580 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let d581 = mma(&d577, &fa574, &fc579);
-    let d582 = mma::mma(&d577, &fa574, &fc579);
-    let d583 = mma::mma(&d577, &fa574, &fc579);
-    cm580 = mma(&d577, &fa574, &fc579);
-    acc = d581.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    acc = acc.wrapping_add(d582.values[1] as i32 as u32);
-    acc = cm580.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let g566 = n - 1;
+    let (w567, w568): (u32, u32);
+    thread::sync_threads();
+    if acc > 13 { (w567, w568) = ((t ^ u565.rotate_left(9)), t); } else { w567 = 3; w568 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w567) ^ w568;
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3409,47 +3360,17 @@ pub fn fuzz_0080(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    thread::sync_threads();
-    let mut carried: u32;
-    let mut ct584 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 2]; 2] };
-    for k585 in 0..3u32 {
-        let wa586 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (32, 16), 56);
-        let wb587 = mma::SharedTile::new(sb_f16, 0, (16, 16), 32);
-        ct584 = mma_tiles(&wa586, &wb587, &ct584);
-    }
-    acc = ct584.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let mut k588 = 0u32;
-    while k588 < n % 3 {
-        k588 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k588);
-    }
-    acc = (acc ^ acc.rotate_left(29));
-    for k589 in 0..(n % 7) % 5 {
-        thread::sync_threads();
-        carried = (t ^ t.rotate_left(16));
-        acc ^= carried;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k589);
-    }
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    let u569 = (n ^ 5);
+    let mut K570 = 1000u32;
+    let v571 = t + K570;
+    K570 = K570.wrapping_mul(13);
+    acc = acc.wrapping_add(K570);
+    let v572 = x[(acc as usize) % x.len()].wrapping_add(v571);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 12);
+    let mut K573 = 3u32;
+    let v574 = t + K573;
+    K573 = K573.wrapping_mul(5);
+    acc = acc.wrapping_add(K573);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3462,46 +3383,17 @@ pub fn fuzz_0081(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
     thread::sync_threads();
-    thread::sync_threads();
-    let fa590 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fb591 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc592 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cs593 = [fc592, FragC::<i32>::zero()];
-    cs593[1] = mma(&fa590, &fb591, &cs593[0]);
-    cs593[0] = mma(&fa590, &fb591, &cs593[1]);
-    acc = cs593[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = cs593[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    if t / 32 == n % 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
         return;
     }
-    let g594 = n - 1;
-    let w595: u32;
-    if t % 2 == 0 { w595 = (t ^ g594.rotate_left(23)); } else { w595 = 64; }
-    acc ^= w595;
-    for k596 in 0..n % 4 {
-        thread::sync_threads();
-        if k596 == 2 { continue; }
-        acc = acc.wrapping_add(k596);
-    }
-    let mut cm597 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    let d598 = mma(&fa590, &fb591, &fc592);
-    cm597 = mma(&fa590, &fb591, &fc592);
-    acc = cm597.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let wa599 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (16, 64), 104);
-    let wb600 = mma::SharedTile::new(sb_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (64, 8), 32);
-    let ct601 = AccTile::<i32, 1, 1>::zero();
-    let ct601 = mma_tiles(&wa599, &wb600, &ct601);
-    acc = acc.wrapping_add(ct601.frags[0][0].values[3] as u32);
+    let fa575 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+    let fb576 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc577 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d578 = ferrocuda_std::mma::mma(&fa575, &fb576, &fc577);
+    acc = d578.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3514,47 +3406,13 @@ pub fn fuzz_0082(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    let v579 = x[(t as usize) % x.len()].wrapping_add(t);
+    if n % 3 == 0 {
+        acc = t.wrapping_mul(3).wrapping_add(n);
+        thread::sync_threads();
     }
     thread::sync_threads();
-    let mut carried: u32;
-    for k602 in 0..(n % 7) % 5 {
-        let fa603 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
-        let fb604 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-        let fc605 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
-        let mut cm606 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-        cm606 = ferrocuda_std::mma::mma(&fa603, &fb604, &cm606);
-        cm606 = mma(&fa603, &fb604, &cm606);
-        acc = acc.wrapping_add(cm606.values[3] as u32);
-        thread::sync_threads();
-        carried = t.wrapping_add(n);
-        acc ^= carried;
-        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-        acc = acc.wrapping_add(k602);
-    }
-    let wa607 = mma::SharedTile::new(sa_f16, 0, (16, 48), 56);
-    let wb608 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (48, 8), 32);
-    let ct609 = AccTile::<f32, 1, 1>::zero();
-    if t / 32 == n % 2 {
-        let dt610 = mma::mma_tiles(&wa607, &wb608, &ct609);
-        acc = dt610.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    }
-    let mut k611 = 0u32;
-    while k611 < 2u32 {
-        k611 += 1;
-        match k611 {
-            0 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k611);
-    }
+    acc = (acc ^ v579.rotate_left(17));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3567,46 +3425,39 @@ pub fn fuzz_0083(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    let g612 = n - 6;
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    let mut k613 = 0u32;
-    while k613 < 2u32 {
-        k613 += 1;
-        if k613 == 1 { continue; }
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 51) % 64) as usize));
-        thread::sync_threads();
-        let v614 = t.wrapping_add(n);
-        acc = acc.wrapping_add(k613);
-    }
-    let (w615, w616): (u32, u32);
     thread::sync_threads();
-    if t % 2 == 0 { (w615, w616) = (x[(acc as usize) % x.len()].wrapping_add(n), t); } else { w615 = 5; w616 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w615) ^ w616;
-    let n = (n & 0xff) * 2;
-    let fa617 = FragA::<i8>::from_fn(|r, c| (g612.rotate_left((r * 3 + c) as u32)) as i8);
-    let fb618 = FragB::<i8>::from_fn(|r, c| (g612.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fc619 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
-    let fa620 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let mut cm621 = FragC::<i32>::from_fn(|r, c| (g612.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let d622 = mma(&fa617, &fb618, &fc619);
-    let d623 = mma(&fa620, &fb618, &fc619);
-    cm621 = mma::mma(&fa617, &fb618, &cm621);
-    let d624 = mma::mma(&fa620, &fb618, &fc619);
-    acc = acc.wrapping_add(d622.values[2] as u32);
-    acc = acc.wrapping_add(d623.values[1] as u32);
-    acc = acc.wrapping_add(cm621.values[1] as u32);
-    acc = acc.wrapping_add(d624.values[3] as u32);
+    let mut k580 = 0u32;
+    while k580 < 3u32 {
+        let fa581 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+        let fb582 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+        thread::sync_threads();
+        let fc583 = FragC::<i32>::zero();
+        let mut cm584 = FragC::<i32>::from_fn(|r, c| (k580.rotate_left((r * 5 + c) as u32)) as i32);
+        cm584 = ferrocuda_std::mma::mma(&fa581, &fb582, &cm584);
+        let fa585 = FragA::<u8>::from_fn(|r, c| (k580 ^ (r * 32 + c) as u32) as u8);
+        let fb586 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as u8);
+        cm584 = mma(&fa585, &fb586, &cm584);
+        k580 += 1;
+    }
+    acc = acc.wrapping_mul(255).wrapping_add(n);
+    let fa587 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb588 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc589 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let mut cm590 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    cm590 = ferrocuda_std::mma::mma(&fa587, &fb588, &cm590);
+    let wa591 = mma::SharedTile::new(sa_u8, 0, (16, 64), 104);
+    let wb592 = mma::SharedTile::new(sb_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (64, 16), 32);
+    let mut ct593 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32); 2]; 1] };
+    ct593 = mma::mma_tiles(&wa591, &wb592, &ct593);
+    acc = acc.wrapping_add(ct593.frags[0][0].values[3] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3619,52 +3470,35 @@ pub fn fuzz_0084(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 3 == 0 {
-        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-        thread::sync_threads();
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    let w625;
-    let w626: u32;
+    let g594 = n - 1;
+    let u595 = (n & 0xffff) + 1;
+    let v596 = (t ^ t.rotate_left(7));
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    match t % 3 { 0 => { w625 = t.wrapping_add(n); w626 = 1; } 1 => { w625 = acc; w626 = n; } _ => { w625 = 7u32; w626 = t; } }
+    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
     thread::sync_threads();
-    acc = acc.wrapping_add(w625) ^ w626;
-    let fa627 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb628 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc629 = FragC::<f32>::zero();
-    let d630 = mma(&fa627, &fb628, &fc629);
-    acc = d630.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    for k631 in 0..3u32 {
-        match k631 {
-            1 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        match k631 {
-            2 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        tile.set(t as usize, acc);
+    if n % 2 == 0 {
+        acc = (acc ^ g594.rotate_left(6));
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k631);
     }
-    'l633: for k632 in 0..n % 4 {
-        for k633 in 0..2u32 {
-            thread::sync_threads();
-            let v634 = t.wrapping_add(k632);
-            if k632 == 2 && k633 == 1 { continue 'l633; }
-            acc = acc.wrapping_add(k632 ^ k633);
-            thread::sync_threads();
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    for k597 in 0..3u32 {
+        if k597 == 1 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
         }
-        acc = acc.rotate_left(k632 + 1);
+        acc = acc.wrapping_add(k597);
+        thread::sync_threads();
     }
-    let fa635 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fb636 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fc637 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    let mut cm638 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    cm638 = mma(&fa635, &fb636, &cm638);
-    acc = acc.wrapping_add(acc);
+    for k598 in 0..3u32 {
+        acc = x[(acc as usize) % x.len()].wrapping_add(v596);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k598);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3677,22 +3511,22 @@ pub fn fuzz_0085(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    let v639 = x[(t as usize) % x.len()].wrapping_add(n);
-    let u640 = n.wrapping_mul(2);
-    let mut K641 = 64u32;
-    let v642 = t + K641;
-    K641 = K641.wrapping_mul(3);
-    acc = acc.wrapping_add(K641);
-    let u643 = (n & 0xffff) + 5;
-    let v644 = (acc ^ u643.rotate_left(15));
-    tile.set(t as usize, acc);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
     thread::sync_threads();
+    let wa599 = mma::SharedTile::new(sa_i8, (t / 32) as usize * 8, (16, 64), 104);
+    let wb600 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (64, 8), 32);
+    let ct601 = AccTile::<i32, 1, 1>::zero();
+    let ct601 = mma_tiles(&wa599, &wb600, &ct601);
+    acc = acc.wrapping_add(ct601.frags[0][0].values[3] as u32);
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3705,45 +3539,57 @@ pub fn fuzz_0086(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t < 48 {
-        let n = (x.len() as u32).wrapping_add(n);
-        let w645: u32;
-        if n % 2 == 0 { w645 = (t ^ acc.rotate_left(4)); } else { w645 = 1000; }
-        acc ^= w645;
-    }
-    for k646 in 0..n % 4 {
-        let v647 = acc.wrapping_add(t);
-        acc = acc.wrapping_add(k646);
+    let mut carried: u32;
+    for k602 in 0..n % 4 {
         thread::sync_threads();
+        acc = acc.wrapping_add(k602);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
-    thread::sync_threads();
-    let u648 = (n & 0xffff) + 5;
-    if t % 3 == 0 {
-        let w649: u32;
-        if t % 2 == 0 { w649 = t.wrapping_add(t); } else { w649 = 1000; }
-        acc ^= w649;
+    let mut k603 = 0u32;
+    while k603 < 2u32 {
+        k603 += 1;
+        thread::sync_threads();
+        carried = x[(t as usize) % x.len()].wrapping_add(n);
+        acc ^= carried;
+        let v604 = x[(t as usize) % x.len()].wrapping_add(n);
+        acc = acc.wrapping_add(k603);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
-    thread::sync_threads();
-    for k650 in 0..(x.len() as u32).wrapping_add(u648) % 5 {
+    let mut k605 = 0u32;
+    while k605 < 2u32 {
+        k605 += 1;
+        if k605 == 2 { continue; }
         thread::sync_threads();
+        carried = (t ^ n.rotate_left(5));
+        acc ^= carried;
         thread::sync_threads();
-        if acc != 7 || t < 64 {
-            if k650 == 0 && n % 2 == 0 { continue; }
-        }
-        acc = acc.wrapping_add(k650);
+        carried = (acc ^ n.rotate_left(3));
+        acc ^= carried;
+        acc = acc.wrapping_add(k605);
         if t % 5 == 0 { continue; }
-        acc ^= k650.wrapping_mul(3);
+        acc ^= k605.wrapping_mul(3);
     }
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
+    let g606 = n - 1;
+    let w607: u32;
+    if acc > 255 { w607 = x[(t as usize) % x.len()].wrapping_add(t); } else { w607 = 1; }
+    acc ^= w607;
+    let mut k608 = 0u32;
+    while k608 < n % 3 {
+        k608 += 1;
+        if k608 == 2 { break; }
+        match k608 {
+            0 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k608);
+        thread::sync_threads();
+        if t % 3 == 0 { continue; }
+        acc ^= k608.wrapping_mul(3);
+    }
+    let n = (n & 0xff) * 3;
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3756,23 +3602,26 @@ pub fn fuzz_0087(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 34) % 64) as usize));
-    thread::sync_threads();
-    let v651 = x[(acc as usize) % x.len()].wrapping_add(t);
-    let v651 = v651.wrapping_mul(64).wrapping_add(t);
-    if n < 1 {
+    for k609 in 0..(n ^ 255) % 5 {
+        let w610: u32;
+        if acc > 31 { w610 = t.wrapping_add(n); } else { w610 = 1000; }
+        acc ^= w610;
+        acc = (acc ^ acc.rotate_left(20));
+        acc = acc.wrapping_add(k609);
+        thread::sync_threads();
+    }
+    for k611 in 0..n % 4 {
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k611);
+        if t % 2 == 0 { continue; }
+        acc ^= k611.wrapping_mul(3);
+    }
+    if n < 6 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g652 = n - 1;
-    acc = (v651 ^ acc.rotate_left(15));
-    thread::sync_threads();
-    let mut K653 = 1000u32;
-    let v654 = t + K653;
-    K653 = K653.wrapping_mul(255);
-    acc = acc.wrapping_add(K653);
+    let g612 = n - 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3785,32 +3634,26 @@ pub fn fuzz_0088(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k655 in 0..n % 4 {
-        if k655 == 0 { break; }
-        match k655 {
-            0 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k655);
-        thread::sync_threads();
-    }
+    let fa613 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fb614 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc615 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
+    let d616 = mma(&fa613, &fb614, &fc615);
+    let fa617 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb618 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as u8);
+    let fc619 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let d620 = mma(&fa617, &fb618, &fc619);
+    acc = acc.wrapping_add(d620.values[0] as u32);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
     thread::sync_threads();
-    for k656 in 0..3u32 {
-        acc = if t % 2 == 0 { k656 } else { t.wrapping_sub(k656) };
-        if acc != 7 || t < 64 {
-            if k656 == 0 && n % 2 == 1 { continue; }
-        }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k656);
-    }
-    tile.set(t as usize, acc);
+    let d616 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fc621 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 41) % 64) as usize));
+    let d622 = mma(&fa613, &d616, &fc621);
+    acc = d622.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     thread::sync_threads();
-    let v657 = x[(t as usize) % x.len()].wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3823,50 +3666,29 @@ pub fn fuzz_0089(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    for k623 in 0..n.wrapping_add(13) % 5 {
+        thread::sync_threads();
+        let v624 = (acc ^ acc.rotate_left(2));
+        acc = acc.wrapping_add(k623);
     }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    if t >= 32 && n % 3 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let wa658 = mma::SharedTile::new(sa_f16, 0, (16, 48), 56);
-    let wb659 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (48, 16), 32);
-    let mut ct660 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0); 2]; 1] };
-    ct660 = mma::mma_tiles(&wa658, &wb659, &ct660);
-    ct660 = mma_tiles(&wa658, &wb659, &ct660);
-    acc = ct660.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let fa661 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb662 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-    let fc663 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let d664 = mma(&fa661, &fb662, &fc663);
-    let d665 = mma(&fa661, &fb662, &d664);
-    let d666 = mma(&fa661, &fb662, &d665);
-    acc = d666.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let mut cm667 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    cm667 = mma(&fa661, &fb662, &cm667);
-    cm667 = mma(&fa661, &fb662, &cm667);
-    acc = acc.wrapping_add(cm667.values[3] as i32 as u32);
-    let fa668 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fb669 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fc670 = FragC::<i32>::zero();
-    acc ^= mma::mma(&fa668, &fb669, &fc670).values[2] as u32;
-    let fc670 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fc671 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    let d672 = mma(&fc670, &fb669, &fc671);
-    let w673: u32;
-    if t % 2 == 0 { w673 = acc.wrapping_mul(64).wrapping_add(n); } else { w673 = 1000; }
-    acc ^= w673;
+    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
+    thread::sync_threads();
+    let n = (n % 7);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    let mut K625 = 31u32;
+    let v626 = t + K625;
+    K625 = K625.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K625);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3879,35 +3701,19 @@ pub fn fuzz_0090(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l675: for k674 in 0..n % 4 {
-        for k675 in 0..2u32 {
-            thread::sync_threads();
-            let w676: u32;
-            if acc > 1 { w676 = t.wrapping_add(t); } else { w676 = 3; }
-            acc ^= w676;
-            if k674 == 0 && k675 == 0 { break 'l675; }
-            acc = acc.wrapping_add(k674 ^ k675);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k674 + 1);
-    }
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g677 = n - 14;
-    for k678 in 0..n % 4 {
-        thread::sync_threads();
-        if k678 == 2 { continue; }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k678);
-    }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
     thread::sync_threads();
     acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    thread::sync_threads();
+    for k627 in 0..n % 4 {
+        let w628: u32;
+        if n % 2 == 0 { w628 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w628 = 1; }
+        acc ^= w628;
+        acc = acc.wrapping_add(k627);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3920,59 +3726,18 @@ pub fn fuzz_0091(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
     thread::sync_threads();
+    if t % 3 == 0 {
+        acc = acc.wrapping_add(n);
+    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(3)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(1)) % 7) as f32 - 3.0));
-    }
+    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
     thread::sync_threads();
-    let wa679 = mma::SharedTile::new(sa_f16, 0, (16, 32), 56);
-    let wb680 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 16), 32);
-    let ct681 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 2]; 1] };
-    let ct681 = mma_tiles(&wa679, &wb680, &ct681);
-    acc = ct681.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    if t < 5 {
-        let v682 = acc.wrapping_mul(7).wrapping_add(acc);
-        let w683: u32;
-        if acc > 64 { w683 = x[(t as usize) % x.len()].wrapping_add(t); } else { w683 = 5; }
-        acc ^= w683;
-    }
-    'l685: for k684 in 0..n % 4 {
-        for k685 in 0..2u32 {
-            thread::sync_threads();
-            acc = t.wrapping_mul(7).wrapping_add(k685);
-            if k684 == 0 && k685 == 1 { continue 'l685; }
-            acc = acc.wrapping_add(k684 ^ k685);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k684 + 1);
-    }
-    let fa686 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fb687 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
-    let fc688 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    let d689 = mma(&fa686, &fb687, &fc688);
-    let v690 = x[(t as usize) % x.len()].wrapping_add(n);
-    'l692: for k691 in 0..3u32 {
-        for k692 in 0..2u32 {
-            thread::sync_threads();
-            let v693 = x[(v690 as usize) % x.len()].wrapping_add(acc);
-            if k691 == 1 && k692 == 1 { continue 'l692; }
-            acc = acc.wrapping_add(k691 ^ k692);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k691 + 1);
-    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -3985,21 +3750,48 @@ pub fn fuzz_0092(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if acc % 2 == 1 {
-        let w694: u32;
-        if t % 2 == 0 { w694 = acc.wrapping_add(n); } else { w694 = 3; }
-        acc ^= w694;
-        let v695 = t.wrapping_mul(13).wrapping_add(t);
+    let mut carried: u32;
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    let mut K696 = 7u32;
-    let v697 = t + K696;
-    K696 = K696.wrapping_mul(11);
-    acc = acc.wrapping_add(K696);
-    let mut K698 = 3u32;
-    let v699 = t + K698;
-    K698 = K698.wrapping_mul(64);
-    acc = acc.wrapping_add(K698);
-    let v700 = t.wrapping_add(acc);
+    let g629 = n - 6;
+    for k630 in 0..3u32 {
+        let n = g629.wrapping_mul(2);
+        if k630 == 2 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        thread::sync_threads();
+        carried = t.wrapping_mul(2).wrapping_add(n);
+        acc ^= carried;
+        acc = acc.wrapping_add(k630);
+    }
+    for k631 in 0..3u32 {
+        let n = (thread::block_dim().x).wrapping_add(n);
+        acc = acc.wrapping_add(k631);
+        thread::sync_threads();
+    }
+    let mut k632 = 0u32;
+    while k632 < 2u32 {
+        k632 += 1;
+        acc = t.wrapping_add(n);
+        let v633 = t.wrapping_mul(2).wrapping_add(n);
+        let v634 = v633.wrapping_add(g629);
+        acc = acc.wrapping_add(k632);
+        thread::sync_threads();
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
+    if n % 2 == 0 {
+        acc = acc.wrapping_add(t);
+        thread::sync_threads();
+    }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 23);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4012,41 +3804,18 @@ pub fn fuzz_0093(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    if t % 3 == 0 {
+        let w635: u32;
+        if t % 2 == 0 { w635 = t.wrapping_add(t); } else { w635 = 1000; }
+        acc ^= w635;
     }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
-    thread::sync_threads();
-    let w701: u32;
-    if acc > 1 { w701 = acc.wrapping_mul(2654435769).wrapping_add(n); } else { w701 = 11; }
-    acc ^= w701;
-    let n = (n & 0xff) * 4;
-    let wa702 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 48), 56);
-    let wb703 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (48, 16), 32);
-    let mut ct704 = AccTile::<f32, 2, 2>::zero();
-    ct704 = mma_tiles(&wa702, &wb703, &ct704);
-    ct704 = mma_tiles(&wa702, &wb703, &ct704);
-    acc = ct704.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    if n % 3 == 0 {
-        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    let v636 = t.wrapping_add(acc);
+    for k637 in 0..n % 4 {
         thread::sync_threads();
+        thread::sync_threads();
+        acc = if v636 % 2 == 0 { acc } else { v636.wrapping_sub(acc) };
+        acc = acc.wrapping_add(k637);
     }
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let fa705 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb706 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-    let fc707 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let d708 = mma(&fa705, &fb706, &fc707);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4059,35 +3828,21 @@ pub fn fuzz_0094(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
+    acc = x[(t as usize) % x.len()].wrapping_add(t);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let w638: u32;
+    if t % 2 == 0 { w638 = (acc ^ n.rotate_left(17)); } else { w638 = 1000; }
+    acc ^= w638;
+    let mut K639 = 64u32;
+    let v640 = t + K639;
+    K639 = K639.wrapping_mul(5);
+    acc = acc.wrapping_add(K639);
     thread::sync_threads();
-    acc = acc.wrapping_mul(13).wrapping_add(n);
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let fa709 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
-    let fb710 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fc711 = FragC::<i32>::zero();
-    let d712 = mma(&fa709, &fb710, &fc711);
-    acc = t.wrapping_mul(2).wrapping_add(n);
+    let v641 = acc.wrapping_mul(64).wrapping_add(v640);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 39) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
     thread::sync_threads();
-    let wa713 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (32, 64), 104);
-    let wb714 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (64, 16), 32);
-    let mut ct715 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 2]; 2] };
-    ct715 = mma_tiles(&wa713, &wb714, &ct715);
-    ct715 = mma::mma_tiles(&wa713, &wb714, &ct715);
-    acc = acc.wrapping_add(ct715.frags[0][0].values[2] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4100,32 +3855,32 @@ pub fn fuzz_0095(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u716 = n.rotate_left(14);
-    tile.set(t as usize, acc);
+    acc = x[(t as usize) % x.len()].wrapping_add(t);
+    let mut K642 = 13u32;
+    let v643 = t + K642;
+    K642 = K642.wrapping_mul(31);
+    acc = acc.wrapping_add(K642);
+    let w644: u32;
+    if acc > 2 { w644 = (v643 ^ acc.rotate_left(11)); } else { w644 = 255; }
+    acc ^= w644;
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
+    let fa645 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb646 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc647 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
     thread::sync_threads();
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g717 = n - 6;
+    let fc647 = mma(&fa645, &fb646, &fc647);
+    thread::sync_threads();
+    acc = fc647.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    if n % 7 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g718 = n - 6;
+    let u648 = n.rotate_left(6);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
     thread::sync_threads();
-    for k719 in 0..n % 4 {
-        if k719 == 1 { break; }
-        acc = (t ^ k719.rotate_left(31));
-        acc = acc.wrapping_add(k719);
-        thread::sync_threads();
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4138,25 +3893,10 @@ pub fn fuzz_0096(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v720 = t.wrapping_add(acc);
-    let fa721 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
-    let fb722 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fc723 = FragC::<i32>::zero();
-    let mut cm724 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    let mut cm725 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    let d726 = mma(&fa721, &fb722, &fc723);
-    let d727 = mma(&fa721, &fb722, &fc723);
-    cm724 = mma(&fa721, &fb722, &fc723);
-    cm725 = mma(&fa721, &fb722, &cm725);
-    acc = acc.wrapping_add(d727.values[0] as u32);
-    acc = cm724.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = cm725.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let d726 = FragA::<u8>::from_fn(|r, c| (v720.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fb728 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fc729 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    thread::sync_threads();
-    let fc729 = mma(&d726, &fb728, &fc729);
-    acc = acc.wrapping_add(fc729.values[1] as u32);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
+    let u649 = (n & 0xffff) + 4;
+    let v650 = acc.wrapping_add(t);
+    acc = t.wrapping_mul(7).wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4169,61 +3909,37 @@ pub fn fuzz_0097(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
+    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    acc = t.wrapping_add(t);
     thread::sync_threads();
-    for k730 in 0..n.wrapping_add(255) % 5 {
-        match k730 {
-            2 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k730);
+    for k651 in 0..3u32 {
         thread::sync_threads();
+        if k651 == 1 { continue; }
+        acc = acc.wrapping_add(k651);
     }
-    acc = t.wrapping_mul(13).wrapping_add(acc);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
     thread::sync_threads();
-    if n % 2 == 0 {
-        acc = t.wrapping_mul(2654435769).wrapping_add(n);
+    let mut K652 = 2654435769u32;
+    let v653 = t + K652;
+    K652 = K652.wrapping_mul(2);
+    acc = acc.wrapping_add(K652);
+    for k654 in 0..(n ^ 7) % 5 {
+        thread::sync_threads();
+        let v655 = x[(t as usize) % x.len()].wrapping_add(k654);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k654);
+    }
+    for k656 in 0..n.wrapping_add(3) % 5 {
+        let w657: u32;
+        if t % 2 == 0 { w657 = v653.wrapping_add(t); } else { w657 = 2654435769; }
+        acc ^= w657;
+        if k656 == 0 { break; }
+        acc = acc.wrapping_add(k656);
         thread::sync_threads();
     }
-    acc = (t ^ t.rotate_left(28));
-    let wa731 = mma::SharedTile::new(sa_u8, (n % 3) as usize * 8, (16, 32), 104);
-    let wb732 = mma::SharedTile::new(sb_u8, (n % 3) as usize * 8, (32, 16), 32);
-    let mut ct733 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32); 2]; 1] };
-    ct733 = mma_tiles(&wa731, &wb732, &ct733);
-    acc = acc.wrapping_add(ct733.frags[0][1].values[2] as u32);
-    let fa734 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb735 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fc736 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let fa737 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let mut cm738 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let mut cm739 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    cm738 = mma(&fa734, &fb735, &cm738);
-    cm738 = mma(&fa734, &fb735, &cm739);
-    cm738 = mma::mma(&fa734, &fb735, &cm739);
-    cm739 = mma(&fa737, &fb735, &fc736);
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if (t >> 5) != (n & 1) {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let fa740 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
-    let fb741 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
-    let fc742 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32);
-    let d743 = ferrocuda_std::mma::mma(&fa740, &fb741, &fc742);
-    acc = acc.wrapping_add(d743.values[0] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4236,25 +3952,16 @@ pub fn fuzz_0098(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 2 == 0 {
-        acc = t.wrapping_add(acc);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
+    let mut k658 = 0u32;
+    while k658 < 2u32 {
+        k658 += 1;
         thread::sync_threads();
-    }
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut k744 = 0u32;
-    while k744 < n % 3 {
-        k744 += 1;
+        let v659 = x[(t as usize) % x.len()].wrapping_add(n);
         thread::sync_threads();
-        if acc != 7 || t < 64 {
-            if k744 == 2 && n % 2 == 0 { break; }
-        }
-        acc = acc.wrapping_add(k744);
+        acc = acc.wrapping_add(k658);
     }
-    thread::sync_threads();
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 17);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4267,61 +3974,26 @@ pub fn fuzz_0099(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let wa745 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (16, 48), 56);
-    let wb746 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (48, 16), 32);
-    let ct747 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 2]; 1] };
-    let dt748 = mma_tiles(&wa745, &wb746, &ct747);
-    acc = acc.wrapping_add(dt748.frags[0][0].values[3] as i32 as u32);
-    let mut K749 = 2u32;
-    let v750 = t + K749;
-    K749 = K749.wrapping_mul(5);
-    acc = acc.wrapping_add(K749);
-    for k751 in 0..n % 4 {
-        thread::sync_threads();
-        acc = t.wrapping_add(v750);
-        let w752: u32;
-        if t % 2 == 0 { w752 = t.wrapping_add(t); } else { w752 = 255; }
-        acc ^= w752;
-        acc = acc.wrapping_add(k751);
-    }
-    let mut k753 = 0u32;
-    while k753 < n % 3 {
-        k753 += 1;
-        thread::sync_threads();
-        let v750 = v750.wrapping_mul(2).wrapping_add(t);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k753);
-    }
-    let v754 = v750.wrapping_add(acc);
+    acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
     thread::sync_threads();
     acc = acc.wrapping_add(acc);
-    if t < 32 && n > 10 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let wa755 = mma::SharedTile::new(sa_u8, 0, (16, 32), 104);
-    let wb756 = mma::SharedTile::new(sb_u8, 0, (32, 8), 32);
-    let mut ct757 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (v750.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 1]; 1] };
-    ct757 = mma_tiles(&wa755, &wb756, &ct757);
-    ct757 = mma_tiles(&wa755, &wb756, &ct757);
-    acc = acc.wrapping_add(ct757.frags[0][0].values[2] as u32);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 31) % 64) as usize));
+    thread::sync_threads();
+    let w660: u32;
+    if acc > 255 { w660 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }; } else { w660 = 3; }
+    acc ^= w660;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4334,18 +4006,11 @@ pub fn fuzz_0100(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = x[(t as usize) % x.len()].wrapping_add(acc);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
-    thread::sync_threads();
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    let u758 = (n & 0xffff) + 7;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    let v661 = acc.wrapping_add(t);
+    let u662 = (n & 0xffff) + 7;
+    if t < 45 {
+        let v661 = v661.wrapping_mul(13).wrapping_add(t);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4358,31 +4023,19 @@ pub fn fuzz_0101(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa759 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fb760 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc761 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    let fb762 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let mut cm763 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-    let d764 = mma(&fa759, &fb760, &fc761);
-    cm763 = ferrocuda_std::mma::mma(&fa759, &fb762, &cm763);
-    acc = acc.wrapping_add(d764.values[2] as i32 as u32);
-    acc = cm763.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    for k765 in 0..n.wrapping_mul(31) % 5 {
-        let v766 = (acc ^ acc.rotate_left(10));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k765);
-        if t % 3 == 0 { continue; }
-        acc ^= k765.wrapping_mul(3);
-    }
-    let fa767 = FragA::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fb768 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fc769 = FragC::<i32>::zero();
-    let fb770 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
-    let mut cm771 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32);
-    let d772 = mma(&fa767, &fb768, &fc769);
-    cm771 = ferrocuda_std::mma::mma(&fa767, &fb768, &cm771);
-    cm771 = mma(&fa767, &fb770, &fc769);
-    acc = acc.wrapping_add(d772.values[3] as u32);
+    let mut K663 = 64u32;
+    let v664 = t + K663;
+    K663 = K663.wrapping_mul(255);
+    acc = acc.wrapping_add(K663);
+    let fa665 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fb666 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
+    let fc667 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32);
+    let d668 = mma::mma(&fa665, &fb666, &fc667);
+    acc = acc.wrapping_add(d668.values[2] as u32);
+    let fc669 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let d670 = mma(&fa665, &fb666, &fc669);
+    acc = acc.wrapping_add(d670.values[0] as u32);
+    let v671 = if v664 % 2 == 0 { t } else { v664.wrapping_sub(t) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4395,19 +4048,50 @@ pub fn fuzz_0102(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k773 in 0..n % 4 {
+    for k672 in 0..3u32 {
         thread::sync_threads();
-        match k773 {
-            1 => break,
-            _ => acc = acc.wrapping_add(1),
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k672);
+        if t % 2 == 0 { continue; }
+        acc ^= k672.wrapping_mul(3);
+    }
+    'l674: for k673 in 0..n % 4 {
+        for k674 in 0..2u32 {
+            thread::sync_threads();
+            let w675: u32;
+            if acc > 31 { w675 = t.wrapping_mul(7).wrapping_add(acc); } else { w675 = 2; }
+            acc ^= w675;
+            if k673 == 2 && k674 == 0 { break 'l674; }
+            acc = acc.wrapping_add(k673 ^ k674);
+            thread::sync_threads();
         }
-        match k773 {
-            1 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k773);
+        acc = acc.rotate_left(k673 + 1);
+    }
+    let mut k676 = 0u32;
+    while k676 < n % 3 {
+        k676 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k676);
     }
     thread::sync_threads();
+    let mut K677 = 3u32;
+    let v678 = t + K677;
+    K677 = K677.wrapping_mul(64);
+    acc = acc.wrapping_add(K677);
+    let v679 = v678.wrapping_mul(2654435769).wrapping_add(t);
+    let mut k680 = 0u32;
+    while k680 < n % 3 {
+        k680 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k680);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -4421,58 +4105,29 @@ pub fn fuzz_0103(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    thread::sync_threads();
-    let wa774 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 16), 56);
-    let wb775 = mma::SharedTile::new(sb_f16, 0, (16, 8), 32);
-    let ct776 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 1]; 2] };
-    let dt777 = mma::mma_tiles(&wa774, &wb775, &ct776);
-    acc = acc.wrapping_add(dt777.frags[0][0].values[3] as i32 as u32);
-    for k778 in 0..n % 3 {
-        let fa779 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-        let fb780 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k778.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-        let fc781 = FragC::<f32>::zero();
-        let fb782 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k778 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-        let d783 = mma(&fa779, &fb780, &fc781);
-        let d784 = ferrocuda_std::mma::mma(&fa779, &fb782, &fc781);
-        acc = acc.wrapping_add(d784.values[1] as i32 as u32);
-        let fa785 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-        let mut cm786 = FragC::<f32>::from_fn(|r, c| ((k778.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-        cm786 = mma(&fa779, &fb780, &cm786);
-        cm786 = mma(&fa785, &fb780, &fc781);
-        acc = acc.wrapping_add(cm786.values[0] as i32 as u32);
-        let fa787 = FragA::<u8>::from_fn(|r, c| (k778.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        let fb788 = FragB::<u8>::from_fn(|r, c| (k778.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-        let fc789 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
-        let mut cm790 = FragC::<i32>::from_fn(|r, c| (k778.rotate_left((r * 7 + c) as u32)) as i32);
-        cm790 = ferrocuda_std::mma::mma(&fa787, &fb788, &cm790);
-        acc = cm790.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    }
+    let mut K681 = 1u32;
+    let v682 = t + K681;
+    K681 = K681.wrapping_mul(64);
+    acc = acc.wrapping_add(K681);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 48) % 64) as usize));
     thread::sync_threads();
-    let n = (n & 0xff) * 2;
-    let fa791 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fb792 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
-    let fc793 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let d794 = mma(&fa791, &fb792, &fc793);
+    acc = acc.wrapping_add(tile.get(((t + 41) % 64) as usize));
     thread::sync_threads();
-    acc = d794.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fa791 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let d794 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc795 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let mut cm796 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    cm796 = mma(&fa791, &d794, &cm796);
-    acc = cm796.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let v683 = t.wrapping_add(n);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    thread::sync_threads();
+    let v684 = v683.wrapping_add(v682);
+    for k685 in 0..n % 4 {
+        if acc != 7 || t < 64 {
+            if k685 == 2 && n % 2 == 0 { continue; }
+        }
+        acc = acc.wrapping_add(k685);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4485,34 +4140,42 @@ pub fn fuzz_0104(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 7);
+    acc = (acc ^ acc.rotate_left(6));
+    let u686 = (n ^ 7);
+    let mut K687 = 2654435769u32;
+    let v688 = t + K687;
+    K687 = K687.wrapping_mul(2);
+    acc = acc.wrapping_add(K687);
     if n % 5 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    if n % 2 == 0 {
-        acc = t.wrapping_mul(2654435769).wrapping_add(n);
-        thread::sync_threads();
+    'l690: for k689 in 0..n % 4 {
+        for k690 in 0..2u32 {
+            thread::sync_threads();
+            let w691: u32;
+            if n % 2 == 0 { w691 = if v688 % 2 == 0 { n } else { v688.wrapping_sub(n) }; } else { w691 = 2654435769; }
+            acc ^= w691;
+            if k689 == 0 && k690 == 0 { break 'l690; }
+            acc = acc.wrapping_add(k689 ^ k690);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k689 + 1);
     }
-    thread::sync_threads();
-    acc = acc.wrapping_mul(255).wrapping_add(acc);
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    'l693: for k692 in 0..n % 4 {
+        for k693 in 0..2u32 {
+            thread::sync_threads();
+            let w694: u32;
+            if acc > 5 { w694 = (v688 ^ acc.rotate_left(26)); } else { w694 = 3; }
+            acc ^= w694;
+            if k692 == 1 && k693 == 0 { break 'l693; }
+            acc = acc.wrapping_add(k692 ^ k693);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k692 + 1);
     }
-    let v797 = acc.wrapping_add(t);
-    let mut k798 = 0u32;
-    while k798 < n % 3 {
-        k798 += 1;
-        thread::sync_threads();
-        let v799 = x[(t as usize) % x.len()].wrapping_add(n);
-        thread::sync_threads();
-        acc = acc.wrapping_add(k798);
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
-    thread::sync_threads();
-    let u800 = n.rotate_left(4);
+    let u695 = n.rotate_left(13);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4525,22 +4188,18 @@ pub fn fuzz_0105(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    for k696 in 0..n.wrapping_add(7) % 5 {
+        thread::sync_threads();
+        let v697 = acc.wrapping_add(t);
+        acc = acc.wrapping_add(k696);
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    let u698 = (n & 0xffff) + 4;
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    thread::sync_threads();
-    let wa801 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (16, 32), 104);
-    let wb802 = mma::SharedTile::new(sb_u8, 0, (32, 24), 32);
-    let ct803 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32); 3]; 1] };
-    let dt804 = mma::mma_tiles(&wa801, &wb802, &ct803);
-    acc = dt804.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    thread::sync_threads();
-    let v805 = t.wrapping_mul(1).wrapping_add(t);
+    let g699 = n - 14;
+    acc = if acc % 2 == 0 { u698 } else { acc.wrapping_sub(u698) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4553,31 +4212,35 @@ pub fn fuzz_0106(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l807: for k806 in 0..n % 4 {
-        for k807 in 0..2u32 {
-            thread::sync_threads();
-            let w808: u32;
-            if t % 2 == 0 { w808 = (t ^ acc.rotate_left(13)); } else { w808 = 5; }
-            acc ^= w808;
-            if k806 == 1 && k807 == 1 { continue 'l807; }
-            acc = acc.wrapping_add(k806 ^ k807);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k806 + 1);
-    }
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let n = (n % 5);
+    let u700 = (n & 0xffff) + 5;
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
     thread::sync_threads();
-    if acc % 2 == 1 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-        let n = (n & 0xff) * 2;
+    'l702: for k701 in 0..n % 4 {
+        for k702 in 0..2u32 {
+            thread::sync_threads();
+            acc = (t ^ k702.rotate_left(31));
+            if k701 == 1 && k702 == 0 { break 'l702; }
+            acc = acc.wrapping_add(k701 ^ k702);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k701 + 1);
     }
+    acc = x[(acc as usize) % x.len()].wrapping_add(u700);
+    let n = (n & 0xff) * 3;
+    for k703 in 0..(u700 ^ 2654435769) % 5 {
+        if acc != 7 || t < 64 {
+            if k703 == 2 && n % 2 == 0 { continue; }
+        }
+        acc = acc.wrapping_add(k703);
+        thread::sync_threads();
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 9) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -4591,28 +4254,24 @@ pub fn fuzz_0107(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
-    thread::sync_threads();
-    let v809 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-    thread::sync_threads();
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g810 = n - 6;
-    let v811 = v809.wrapping_mul(5).wrapping_add(t);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    for k812 in 0..(g810 % 4) % 5 {
+    let v704 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+    let fa705 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb706 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc707 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d708 = mma(&fa705, &fb706, &fc707);
+    let mut k709 = 0u32;
+    while k709 < n % 3 {
+        k709 += 1;
         thread::sync_threads();
-        acc = acc.wrapping_add(k812);
-        acc = acc.wrapping_add(k812);
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 12) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k709);
     }
+    let u710 = n.rotate_left(23);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4625,43 +4284,36 @@ pub fn fuzz_0108(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 2;
-    'l814: for k813 in 0..n % 4 {
-        for k814 in 0..2u32 {
-            thread::sync_threads();
-            let w815: u32;
-            if t % 2 == 0 { w815 = t.wrapping_mul(11).wrapping_add(acc); } else { w815 = 2654435769; }
-            acc ^= w815;
-            if k813 == 2 && k814 == 0 { continue 'l814; }
-            acc = acc.wrapping_add(k813 ^ k814);
-            thread::sync_threads();
+    if n % 3 == 0 {
+        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+        thread::sync_threads();
+    }
+    if t < 28 {
+        let v711 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+        let w712: u32;
+        if acc > 7 { w712 = v711.wrapping_add(v711); } else { w712 = 11; }
+        acc ^= w712;
+    }
+    let u713 = (n & 0xffff) + 7;
+    let n = n.wrapping_mul(2);
+    let u714 = (n & 0xffff) + 7;
+    acc = acc.wrapping_mul(31).wrapping_add(u713);
+    let mut k715 = 0u32;
+    while k715 < 2u32 {
+        k715 += 1;
+        if acc != 7 || t < 64 {
+            if k715 == 0 && n % 2 == 0 { continue; }
         }
-        acc = acc.rotate_left(k813 + 1);
-    }
-    if t < 42 {
-        acc = t.wrapping_add(n);
-    }
-    let u816 = (n & 0xffff) + 5;
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    thread::sync_threads();
-    for k817 in 0..n % 4 {
-        if k817 == 1 { break; }
-        if k817 == 0 { break; }
-        acc = acc.wrapping_add(k817);
+        acc = acc.wrapping_add(k715);
         thread::sync_threads();
-    }
-    acc = (acc ^ t.rotate_left(3));
-    for k818 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        thread::sync_threads();
-        thread::sync_threads();
-        if k818 == 1 { continue; }
-        acc = acc.wrapping_add(k818);
         if t % 3 == 0 { continue; }
-        acc ^= k818.wrapping_mul(3);
+        acc ^= k715.wrapping_mul(3);
     }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
+    thread::sync_threads();
+    acc = x[(acc as usize) % x.len()].wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4674,54 +4326,30 @@ pub fn fuzz_0109(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    let mut carried: u32;
+    let n = n.wrapping_add(11);
+    acc = (t ^ acc.rotate_left(5));
+    let v716 = t.wrapping_mul(1).wrapping_add(n);
+    let mut K717 = 5u32;
+    let v718 = t + K717;
+    K717 = K717.wrapping_mul(11);
+    acc = acc.wrapping_add(K717);
+    if t < 11 {
+        let v719 = x[(v718 as usize) % x.len()].wrapping_add(n);
+        acc = if v716 % 2 == 0 { acc } else { v716.wrapping_sub(acc) };
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
+    let u720 = (n & 0xffff) + 8;
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let wa819 = mma::SharedTile::new(sa_i8, (t / 32) as usize * 8, (32, 96), 104);
-    let wb820 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (96, 16), 32);
-    let ct821 = AccTile::<i32, 2, 2>::zero();
-    let ct821 = mma_tiles(&wa819, &wb820, &ct821);
-    acc = acc.wrapping_add(ct821.frags[0][0].values[0] as u32);
-    let fa822 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fb823 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let fc824 = FragC::<i32>::zero();
-    let d825 = mma(&fa822, &fb823, &fc824);
-    let d826 = mma::mma(&fa822, &fb823, &d825);
-    acc = d826.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if t < 32 && n > 3 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
+    acc = acc.wrapping_add(tile.get(((t + 63) % 64) as usize));
+    thread::sync_threads();
+    for k721 in 0..3u32 {
+        thread::sync_threads();
+        carried = v718.wrapping_mul(13).wrapping_add(acc);
+        acc ^= carried;
+        let v722 = (t ^ k721.rotate_left(18));
+        acc = acc.wrapping_add(k721);
     }
-    let fa822 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fb827 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let d828 = mma::mma(&fa822, &fb827, &fc824);
-    acc = acc.wrapping_add(d828.values[3] as u32);
-    let mut ct829 = AccTile::<i32, 1, 2>::zero();
-    for k830 in 0..n % 3 {
-        let wa831 = mma::SharedTile::new(sa_i8, ((k830 ^ (t / 32)) % 3) as usize * 8 + 0, (16, 64), 104);
-        let wb832 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (64, 16), 32);
-        ct829 = mma_tiles(&wa831, &wb832, &ct829);
-        let fc833 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-        let d834 = mma(&fa822, &fb827, &fc833);
-        acc = d834.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    }
-    acc = acc.wrapping_add(ct829.frags[0][1].values[2] as u32);
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    let mut K835 = 3u32;
-    let v836 = t + K835;
-    K835 = K835.wrapping_mul(64);
-    acc = acc.wrapping_add(K835);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 16);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4734,47 +4362,18 @@ pub fn fuzz_0110(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    thread::sync_threads();
-    let mut K837 = 2654435769u32;
-    let v838 = t + K837;
-    K837 = K837.wrapping_mul(31);
-    acc = acc.wrapping_add(K837);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
-    thread::sync_threads();
-    thread::sync_threads();
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(5)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(13)) % 7) as f32 - 3.0));
-    }
-    thread::sync_threads();
-    let wa839 = mma::SharedTile::new(sa_u8, 0, (16, 32), 104);
-    let wb840 = mma::SharedTile::new(sb_u8, (n % 3) as usize * 8, (32, 24), 32);
-    let ct841 = AccTile::<i32, 1, 3>::zero();
-    let dt842 = mma_tiles(&wa839, &wb840, &ct841);
-    acc = acc.wrapping_add(dt842.frags[0][0].values[2] as u32);
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let u723 = (n & 0xffff) + 1;
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let n = (n & 0xff) * 2;
+    'l725: for k724 in 0..n % 4 {
+        for k725 in 0..2u32 {
+            thread::sync_threads();
+            acc = (t ^ u723.rotate_left(23));
+            if k724 == 0 && k725 == 1 { continue 'l725; }
+            acc = acc.wrapping_add(k724 ^ k725);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k724 + 1);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -4788,58 +4387,34 @@ pub fn fuzz_0111(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
     thread::sync_threads();
     let mut carried: u32;
-    acc = acc.wrapping_add(acc);
-    'l844: for k843 in 0..n % 4 {
-        for k844 in 0..2u32 {
-            thread::sync_threads();
-            acc = x[(t as usize) % x.len()].wrapping_add(k843);
-            if k843 == 0 && k844 == 0 { continue 'l844; }
-            acc = acc.wrapping_add(k843 ^ k844);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k843 + 1);
-    }
-    for k845 in 0..n % 4 {
+    thread::sync_threads();
+    let u726 = (n % 3);
+    for k727 in 0..u726.wrapping_add(64) % 5 {
         thread::sync_threads();
-        thread::sync_threads();
-        carried = t.wrapping_add(k845);
+        carried = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
         acc ^= carried;
-        let fa846 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-        let fb847 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-        let fc848 = FragC::<i32>::from_fn(|r, c| (k845.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-        let d849 = ferrocuda_std::mma::mma(&fa846, &fb847, &fc848);
-        let d850 = mma::mma(&fa846, &fb847, &d849);
-        acc = d850.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        acc = acc.wrapping_add(k845);
+        acc = acc.wrapping_add(k727);
     }
-    thread::sync_threads();
-    let mut K851 = 3u32;
-    let v852 = t + K851;
-    K851 = K851.wrapping_mul(5);
-    acc = acc.wrapping_add(K851);
-    let fa853 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb854 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fc855 = FragC::<f32>::zero();
-    thread::sync_threads();
-    let fc855 = mma(&fa853, &fb854, &fc855);
-    thread::sync_threads();
-    acc = acc.wrapping_add(fc855.values[1] as i32 as u32);
-    let wa856 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (16, 64), 104);
-    let wb857 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (64, 24), 32);
-    let mut ct858 = AccTile::<i32, 1, 3>::zero();
-    ct858 = mma::mma_tiles(&wa856, &wb857, &ct858);
-    ct858 = mma::mma_tiles(&wa856, &wb857, &ct858);
-    acc = acc.wrapping_add(ct858.frags[0][1].values[0] as u32);
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g728 = n - 6;
+    let wa729 = mma::SharedTile::new(sa_f16, ((u726 ^ (t / 32)) % 3) as usize * 8 + 0, (16, 48), 56);
+    let wb730 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (48, 24), 32);
+    let ct731 = AccTile::<f32, 1, 3>::zero();
+    let ct731 = mma_tiles(&wa729, &wb730, &ct731);
+    acc = ct731.frags[0][2].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4852,23 +4427,26 @@ pub fn fuzz_0112(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    thread::sync_threads();
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if t % 3 == 0 {
+        acc = x[(t as usize) % x.len()].wrapping_add(t);
+        let w732: u32;
+        if n % 2 == 0 { w732 = x[(t as usize) % x.len()].wrapping_add(t); } else { w732 = 2; }
+        acc ^= w732;
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
     thread::sync_threads();
-    let u859 = (x.len() as u32).wrapping_add(n);
-    for k860 in 0..3u32 {
-        let fa861 = FragA::<i8>::from_fn(|r, c| (u859.rotate_left((r * 3 + c) as u32)) as i8);
-        let fb862 = FragB::<i8>::from_fn(|r, c| (k860 ^ (r * 32 + c) as u32) as i8);
-        let fc863 = FragC::<i32>::from_fn(|r, c| (k860.rotate_left((r * 7 + c) as u32)) as i32);
-        let mut cm864 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
-        cm864 = mma(&fa861, &fb862, &cm864);
-        let fa865 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-        let fb866 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as u8);
-        cm864 = mma(&fa865, &fb866, &cm864);
-        acc = acc.wrapping_add(cm864.values[3] as u32);
-        thread::sync_threads();
-    }
+    acc = x[(t as usize) % x.len()].wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4881,22 +4459,31 @@ pub fn fuzz_0113(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w867: u32;
-    if t % 2 == 0 { w867 = (t ^ n.rotate_left(22)); } else { w867 = 13; }
-    acc ^= w867;
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
-    thread::sync_threads();
-    let w868: u32;
-    if n % 2 == 0 { w868 = t.wrapping_mul(255).wrapping_add(n); } else { w868 = 11; }
-    acc ^= w868;
-    for k869 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
-        acc = t.wrapping_mul(2654435769).wrapping_add(k869);
-        if k869 == 0 { continue; }
-        acc = acc.wrapping_add(k869);
-        thread::sync_threads();
+    let u733 = (n & 0xffff) + 3;
+    let fa734 = FragA::<u8>::from_fn(|r, c| (u733.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb735 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fc736 = FragC::<i32>::from_fn(|r, c| (u733.rotate_left((r * 7 + c) as u32)) as i32);
+    let mut cm737 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    cm737 = mma(&fa734, &fb735, &cm737);
+    acc = acc.wrapping_add(cm737.values[0] as u32);
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let fa738 = FragA::<i8>::from_fn(|r, c| (u733.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb739 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc740 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    cm737 = mma(&fa738, &fb739, &cm737);
+    let d741 = mma(&fa738, &fb739, &fc740);
+    'l743: for k742 in 0..3u32 {
+        for k743 in 0..2u32 {
+            thread::sync_threads();
+            acc = t.wrapping_mul(64).wrapping_add(u733);
+            if k742 == 1 && k743 == 0 { break 'l743; }
+            acc = acc.wrapping_add(k742 ^ k743);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k742 + 1);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -4910,60 +4497,39 @@ pub fn fuzz_0114(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
     thread::sync_threads();
-    let wa870 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (16, 16), 56);
-    let wb871 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (16, 16), 32);
-    let mut ct872 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0); 2]; 1] };
-    ct872 = mma_tiles(&wa870, &wb871, &ct872);
-    acc = ct872.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let mut k873 = 0u32;
-    while k873 < 2u32 {
-        k873 += 1;
-        acc = x[(acc as usize) % x.len()].wrapping_add(n);
-        if k873 == 0 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        let w874: u32;
-        if t % 2 == 0 { w874 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w874 = 11; }
-        acc ^= w874;
-        acc = acc.wrapping_add(k873);
+    thread::sync_threads();
+    let mut k744 = 0u32;
+    while k744 < 2u32 {
+        k744 += 1;
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k873.wrapping_mul(3);
+        acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(t);
+        acc = acc.wrapping_add(k744);
     }
-    let fa875 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fb876 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc877 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    let mut cm878 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-    cm878 = ferrocuda_std::mma::mma(&fa875, &fb876, &cm878);
-    'l880: for k879 in 0..3u32 {
-        for k880 in 0..2u32 {
-            thread::sync_threads();
-            acc = acc.wrapping_add(t);
-            if k879 == 2 && k880 == 1 { continue 'l880; }
-            acc = acc.wrapping_add(k879 ^ k880);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k879 + 1);
+    let (w745, w746): (u32, u32);
+    thread::sync_threads();
+    if t % 2 == 0 { (w745, w746) = (t.wrapping_add(n), t); } else { w745 = 2654435769; w746 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w745) ^ w746;
+    thread::sync_threads();
+    if t < 39 {
+        let w747: u32;
+        if acc > 2654435769 { w747 = x[(acc as usize) % x.len()].wrapping_add(n); } else { w747 = 255; }
+        acc ^= w747;
     }
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    if n % 2 == 0 {
+        acc = t.wrapping_mul(1).wrapping_add(t);
+        thread::sync_threads();
     }
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
+    thread::sync_threads();
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 8);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -4976,44 +4542,18 @@ pub fn fuzz_0115(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k881 = 0u32;
-    while k881 < 2u32 {
-        k881 += 1;
+    if n % 2 == 0 {
+        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
         thread::sync_threads();
-        acc = acc.wrapping_add(k881);
     }
-    let mut K882 = 11u32;
-    let v883 = t + K882;
-    K882 = K882.wrapping_mul(11);
-    acc = acc.wrapping_add(K882);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 32) % 64) as usize));
-    thread::sync_threads();
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g884 = n - 1;
-    let mut k885 = 0u32;
-    while k885 < n % 3 {
-        k885 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k885);
-    }
-    for k886 in 0..n % 4 {
-        let w887: u32;
-        if acc > 3 { w887 = if acc % 2 == 0 { k886 } else { acc.wrapping_sub(k886) }; } else { w887 = 7; }
-        acc ^= w887;
-        let v888 = if v883 % 2 == 0 { g884 } else { v883.wrapping_sub(g884) };
-        if acc != 7 || t < 64 {
-            if k886 == 1 && n % 2 == 1 { break; }
-        }
-        acc = acc.wrapping_add(k886);
-        thread::sync_threads();
-        if t % 5 == 0 { continue; }
-        acc ^= k886.wrapping_mul(3);
-    }
+    let w748: u32;
+    if acc > 31 { w748 = acc.wrapping_add(t); } else { w748 = 1; }
+    acc ^= w748;
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5026,33 +4566,57 @@ pub fn fuzz_0116(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K889 = 7u32;
-    let v890 = t + K889;
-    K889 = K889.wrapping_mul(1);
-    acc = acc.wrapping_add(K889);
-    let fa891 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fb892 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fc893 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    let mut cm894 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
-    cm894 = mma(&fa891, &fb892, &cm894);
-    cm894 = mma(&fa891, &fb892, &fc893);
-    acc = acc.wrapping_add(cm894.values[3] as u32);
-    let v895 = if v890 % 2 == 0 { n } else { v890.wrapping_sub(n) };
-    tile.set(t as usize, acc);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 61) % 64) as usize));
-    thread::sync_threads();
-    let fb896 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let mut cm897 = FragC::<i32>::from_fn(|r, c| (v890.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    let d898 = mma(&fa891, &fb892, &fc893);
-    cm897 = ferrocuda_std::mma::mma(&fa891, &fb896, &fc893);
-    let d899 = mma(&fa891, &fb896, &cm894);
-    cm897 = mma(&fa891, &fb896, &cm894);
-    acc = acc.wrapping_add(d898.values[2] as u32);
-    acc = cm897.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let u900 = (n & 0xffff) + 5;
-    let v901 = x[(v895 as usize) % x.len()].wrapping_add(acc);
-    acc = t.wrapping_add(n);
+    if t / 32 == n % 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa749 = FragA::<u8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as u8);
+    let fb750 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fc751 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    let fc751 = mma(&fa749, &fb750, &fc751);
+    acc = fc751.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut ct752 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32); 3]; 1] };
+    for k753 in 0..n % 3 {
+        let wa754 = mma::SharedTile::new(sa_i8, 0, (16, 64), 104);
+        let wb755 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (64, 24), 32);
+        ct752 = mma::mma_tiles(&wa754, &wb755, &ct752);
+    }
+    acc = acc.wrapping_add(ct752.frags[0][2].values[0] as u32);
+    let mut K756 = 2u32;
+    let v757 = t + K756;
+    K756 = K756.wrapping_mul(13);
+    acc = acc.wrapping_add(K756);
+    let wa758 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (32, 32), 104);
+    let wb759 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 8), 32);
+    let ct760 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32); 1]; 2] };
+    if n % 2 == 0 {
+        let dt761 = mma::mma_tiles(&wa758, &wb759, &ct760);
+        acc = dt761.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    let w762: u32;
+    if t % 2 == 0 { w762 = v757.wrapping_mul(64).wrapping_add(v757); } else { w762 = 5; }
+    acc ^= w762;
+    let wa763 = mma::SharedTile::new(sa_i8, 0, (16, 32), 104);
+    let wb764 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (32, 16), 32);
+    let ct765 = AccTile::<i32, 1, 2>::zero();
+    let ct760 = mma_tiles(&wa763, &wb764, &ct765);
+    acc = ct760.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let v766 = acc.wrapping_add(v757);
+    let fa767 = FragA::<i8>::from_fn(|r, c| (v766.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb768 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb769 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let mut cm770 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32);
+    let d771 = mma(&fa767, &fb768, &fc751);
+    cm770 = mma::mma(&fa767, &fb769, &fc751);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5065,27 +4629,29 @@ pub fn fuzz_0117(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let w902: u32;
-    if n % 2 == 0 { w902 = if t % 2 == 0 { n } else { t.wrapping_sub(n) }; } else { w902 = 1000; }
-    acc ^= w902;
-    if t < 46 {
-        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-        let w903: u32;
-        if n % 2 == 0 { w903 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w903 = 255; }
-        acc ^= w903;
+    let v772 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    let fa773 = FragA::<u8>::from_fn(|r, c| (v772 ^ (r * 32 + c) as u32) as u8);
+    let fb774 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as u8);
+    let fc775 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let fc775 = mma(&fa773, &fb774, &fc775);
+    let fa776 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb777 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc778 = FragC::<f32>::zero();
+    if t < 32 {
+        let d779 = ferrocuda_std::mma::mma(&fa776, &fb777, &fc778);
+        acc = d779.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     }
-    for k904 in 0..n.wrapping_mul(1) % 5 {
-        thread::sync_threads();
-        if k904 == 2 { continue; }
-        thread::sync_threads();
-        acc = acc.wrapping_add(k904);
-        if t % 2 == 0 { continue; }
-        acc ^= k904.wrapping_mul(3);
+    let u780 = (n ^ 5);
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    if t >= 32 && n % 3 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
-    let v905 = x[(t as usize) % x.len()].wrapping_add(t);
-    let w906: u32;
-    if n % 2 == 0 { w906 = if acc % 2 == 0 { v905 } else { acc.wrapping_sub(v905) }; } else { w906 = 1000; }
-    acc ^= w906;
+    let fa781 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fb782 = FragB::<u8>::from_fn(|r, c| (u780 ^ (r * 32 + c) as u32) as u8);
+    let d783 = mma(&fa781, &fb782, &fc775);
+    acc = acc.wrapping_add(d783.values[2] as u32);
+    let u784 = (u780 & 0xffff) + 7;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5098,32 +4664,31 @@ pub fn fuzz_0118(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    let g907 = n - 14;
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let fa908 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fb909 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((g907.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
-    let fc910 = FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let d911 = mma(&fa908, &fb909, &fc910);
-    let d912 = mma::mma(&fa908, &fb909, &fc910);
-    acc = d912.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    for k913 in 0..3u32 {
-        let fa914 = FragA::<u8>::from_fn(|r, c| (g907 ^ (r * 32 + c) as u32) as u8);
-        let fb915 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as u8);
-        let fc916 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-        let mut cm917 = FragC::<i32>::from_fn(|r, c| (k913.rotate_left((r * 7 + c) as u32)) as i32);
-        cm917 = mma::mma(&fa914, &fb915, &fc916);
-        acc = cm917.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 27) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k913);
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
+    thread::sync_threads();
+    let wa785 = mma::SharedTile::new(sa_u8, 0, (16, 32), 104);
+    let wb786 = mma::SharedTile::new(sb_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 8), 32);
+    let ct787 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32); 1]; 1] };
+    if t / 32 == n % 2 {
+        let dt788 = mma::mma_tiles(&wa785, &wb786, &ct787);
+        acc = dt788.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
+    thread::sync_threads();
+    let v789 = t.wrapping_mul(1).wrapping_add(t);
+    let fa790 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fb791 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc792 = FragC::<f32>::zero();
+    thread::sync_threads();
+    let d793 = mma(&fa790, &fb791, &fc792);
+    thread::sync_threads();
+    acc = acc.wrapping_add(d793.values[2] as i32 as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5136,46 +4701,31 @@ pub fn fuzz_0119(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let fa918 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fb919 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as u8);
-    let fc920 = FragC::<i32>::zero();
-    let d921 = mma(&fa918, &fb919, &fc920);
-    let wa922 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (16, 96), 104);
-    let wb923 = mma::SharedTile::new(sb_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (96, 16), 32);
-    let mut ct924 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32); 2]; 1] };
-    ct924 = mma_tiles(&wa922, &wb923, &ct924);
-    ct924 = mma_tiles(&wa922, &wb923, &ct924);
-    acc = ct924.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fa925 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
-    let fb926 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let d927 = mma(&fa925, &fb926, &fc920);
-    acc = d927.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let v928 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-    let v929 = x[(t as usize) % x.len()].wrapping_add(acc);
-    let fa930 = FragA::<i8>::from_fn(|r, c| (v928 ^ (r * 32 + c) as u32) as i8);
-    let d931 = mma(&fa930, &fb926, &d921);
-    let wa932 = mma::SharedTile::new(sa_u8, 0, (32, 96), 104);
-    let wb933 = mma::SharedTile::new(sb_u8, (t >> 5) as usize * 5, (96, 8), 32);
-    let ct934 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32); 1]; 2] };
-    let ct934 = mma::mma_tiles(&wa932, &wb933, &ct934);
-    acc = ct934.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    if n % 2 == 0 {
-        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-        thread::sync_threads();
-    }
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
+    thread::sync_threads();
+    thread::sync_threads();
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
     tile.set(t as usize, acc);
     thread::sync_threads();
     acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
     thread::sync_threads();
+    let mut k794 = 0u32;
+    while k794 < 2u32 {
+        k794 += 1;
+        thread::sync_threads();
+        if acc != 7 || t < 64 {
+            if k794 == 2 && n % 2 == 1 { continue; }
+        }
+        acc = acc.wrapping_add(k794);
+        if t % 3 == 0 { continue; }
+        acc ^= k794.wrapping_mul(3);
+    }
+    let n = n.rotate_left(19);
+    let u795 = n.wrapping_add(1);
+    let v796 = t.wrapping_mul(2654435769).wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5188,30 +4738,39 @@ pub fn fuzz_0120(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    thread::sync_threads();
+    for k797 in 0..(n % 4) % 5 {
+        thread::sync_threads();
+        acc = t.wrapping_add(n);
+        acc = acc.wrapping_add(k797);
     }
-    let v935 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    let (w936, w937): (u32, u32);
-    thread::sync_threads();
-    if t % 2 == 0 { (w936, w937) = (x[(acc as usize) % x.len()].wrapping_add(t), t); } else { w936 = 3; w937 = acc; }
-    acc = acc.wrapping_add(w936) ^ w937;
-    let u938 = (thread::block_dim().x).wrapping_add(n);
-    thread::sync_threads();
-    let v939 = x[(v935 as usize) % x.len()].wrapping_add(t);
-    let n = (thread::block_dim().x).wrapping_add(n);
-    let mut k940 = 0u32;
-    while k940 < n % 3 {
-        k940 += 1;
-        match k940 {
-            0 => continue,
-            _ => acc = acc.wrapping_add(1),
+    acc = t.wrapping_mul(64).wrapping_add(n);
+    let fa798 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
+    let fb799 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
+    let fc800 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    acc ^= ferrocuda_std::mma::mma(&fa798, &fb799, &fc800).values[1] as u32;
+    for k801 in 0..n % 4 {
+        if k801 == 0 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
         }
-        let v935 = v935.wrapping_mul(1).wrapping_add(t);
-        acc = acc.wrapping_add(k940);
+        let w802: u32;
+        if acc > 7 { w802 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w802 = 7; }
+        acc ^= w802;
+        let n = (n & 0xff) * 4;
+        acc = acc.wrapping_add(k801);
         thread::sync_threads();
     }
+    let fb799 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc800 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fa798 = FragC::<i32>::zero();
+    let fc803 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cm804 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
+    cm804 = mma::mma(&fb799, &fc800, &cm804);
+    cm804 = mma::mma(&fb799, &fc800, &fc803);
+    let d805 = mma(&fb799, &fc800, &fc803);
+    acc = cm804.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d805.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5224,19 +4783,21 @@ pub fn fuzz_0121(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let n = (n & 0xff) * 4;
-    if acc % 2 == 1 {
-        acc = (acc ^ n.rotate_left(15));
-        let n = n.rotate_left(12);
+    let mut k806 = 0u32;
+    while k806 < n % 3 {
+        k806 += 1;
+        if k806 == 0 { break; }
+        acc = acc.wrapping_add(k806);
+        thread::sync_threads();
     }
-    acc = x[(t as usize) % x.len()].wrapping_add(n);
-    if t < 50 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    let n = (n & 0xff) * 2;
+    acc = (acc ^ t.rotate_left(6));
+    for k807 in 0..3u32 {
+        thread::sync_threads();
+        if k807 == 2 { continue; }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k807);
     }
-    let w941: u32;
-    if n % 2 == 0 { w941 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w941 = 3; }
-    acc ^= w941;
-    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5249,33 +4810,35 @@ pub fn fuzz_0122(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    let (w942, w943): (u32, u32);
-    thread::sync_threads();
-    if acc > 13 { (w942, w943) = (acc.wrapping_mul(13).wrapping_add(n), t); } else { w942 = 1; w943 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w942) ^ w943;
-    if n % 11 == 0 {
+    if n % 7 == 1 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 12);
+    thread::sync_threads();
+    let mut K808 = 1000u32;
+    let v809 = t + K808;
+    K808 = K808.wrapping_mul(5);
+    acc = acc.wrapping_add(K808);
+    let n = (n & 0xff) * 3;
+    thread::sync_threads();
+    if t < 47 {
+        acc = if t % 2 == 0 { v809 } else { t.wrapping_sub(v809) };
+        let w810: u32;
+        if acc > 3 { w810 = x[(v809 as usize) % x.len()].wrapping_add(v809); } else { w810 = 11; }
+        acc ^= w810;
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 57) % 64) as usize));
     thread::sync_threads();
-    let mut k944 = 0u32;
-    while k944 < n % 3 {
-        k944 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k944);
-    }
-    acc = t.wrapping_mul(3).wrapping_add(n);
-    let (w945, w946): (u32, u32);
-    thread::sync_threads();
-    if t % 2 == 0 { (w945, w946) = (t.wrapping_mul(5).wrapping_add(acc), t); } else { w945 = 1000; w946 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w945) ^ w946;
-    let v947 = acc.wrapping_mul(11).wrapping_add(t);
+    let fa811 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb812 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc813 = FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let d814 = mma(&fa811, &fb812, &fc813);
+    let d814 = mma(&fa811, &fb812, &d814);
+    let d814 = mma(&fa811, &fb812, &d814);
+    acc = acc.wrapping_add(d814.values[0] as i32 as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5288,48 +4851,26 @@ pub fn fuzz_0123(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
     thread::sync_threads();
-    let mut k948 = 0u32;
-    while k948 < 2u32 {
-        k948 += 1;
-        let v949 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-        acc = acc.wrapping_add(k948);
+    let v815 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    thread::sync_threads();
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 19);
+    for k816 in 0..n % 4 {
+        acc = acc.wrapping_mul(13).wrapping_add(v815);
+        let v817 = v815.wrapping_mul(11).wrapping_add(k816);
+        acc = t.wrapping_add(k816);
+        acc = acc.wrapping_add(k816);
         thread::sync_threads();
     }
-    for k950 in 0..3u32 {
-        if k950 == 0 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k950);
-        thread::sync_threads();
-        if t % 2 == 0 { continue; }
-        acc ^= k950.wrapping_mul(3);
-    }
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let g951 = n - 6;
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g952 = n - 1;
-    acc = (t ^ g952.rotate_left(23));
-    let wa953 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (16, 32), 56);
-    let wb954 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (32, 8), 32);
-    let ct955 = AccTile::<f32, 1, 1>::zero();
-    let ct955 = mma_tiles(&wa953, &wb954, &ct955);
-    acc = ct955.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 63) % 64) as usize));
+    thread::sync_threads();
+    let u818 = n.wrapping_mul(31);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5342,20 +4883,12 @@ pub fn fuzz_0124(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g956 = n - 14;
-    for k957 in 0..3u32 {
-        let v958 = acc.wrapping_add(acc);
-        if k957 == 2 { break; }
-        let w959: u32;
-        if acc > 1 { w959 = acc.wrapping_mul(1000).wrapping_add(g956); } else { w959 = 5; }
-        acc ^= w959;
-        acc = acc.wrapping_add(k957);
-        thread::sync_threads();
-    }
+    thread::sync_threads();
+    let mut K819 = 255u32;
+    let v820 = t + K819;
+    K819 = K819.wrapping_mul(255);
+    acc = acc.wrapping_add(K819);
+    let n = (n & 0xff) * 2;
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -5369,44 +4902,26 @@ pub fn fuzz_0125(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
     thread::sync_threads();
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let v960 = acc.wrapping_add(acc);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
-    thread::sync_threads();
-    let mut k961 = 0u32;
-    while k961 < n % 3 {
-        k961 += 1;
-        let w962: u32;
-        if n % 2 == 0 { w962 = v960.wrapping_mul(5).wrapping_add(acc); } else { w962 = 1000; }
-        acc ^= w962;
+    let mut k821 = 0u32;
+    while k821 < n % 3 {
+        k821 += 1;
         thread::sync_threads();
-        carried = (v960 ^ v960.rotate_left(31));
-        acc ^= carried;
-        acc = acc.wrapping_add(k961);
-    }
-    if t % 3 == 0 {
-        let v963 = acc.wrapping_mul(7).wrapping_add(n);
-    }
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g964 = n - 14;
-    for k965 in 0..n % 4 {
-        if acc != 7 || t < 64 {
-            if k965 == 0 && n % 2 == 1 { continue; }
+        let v822 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
+        if k821 == 1 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
         }
-        acc = acc.wrapping_add(k965);
-        thread::sync_threads();
+        acc = acc.wrapping_add(k821);
+        if t % 2 == 0 { continue; }
+        acc ^= k821.wrapping_mul(3);
     }
-    let u966 = (n & 0xffff) + 6;
+    let fa823 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as u8);
+    let fb824 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as u8);
+    let fc825 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let d826 = mma(&fa823, &fb824, &fc825);
+    acc = d826.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5419,36 +4934,24 @@ pub fn fuzz_0126(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    thread::sync_threads();
-    for k967 in 0..n % 3 {
-        let fa968 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        let fb969 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        let fc970 = FragC::<i32>::zero();
-        let mut cm971 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-        cm971 = mma(&fa968, &fb969, &cm971);
+    let mut k827 = 0u32;
+    while k827 < n % 3 {
+        k827 += 1;
+        acc = acc.wrapping_mul(11).wrapping_add(acc);
+        if k827 == 2 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        if k827 == 0 { continue; }
+        acc = acc.wrapping_add(k827);
         thread::sync_threads();
     }
-    let u972 = (thread::block_dim().x).wrapping_add(n);
-    let wa973 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (16, 64), 104);
-    let wb974 = mma::SharedTile::new(sb_u8, 0, (64, 24), 32);
-    let ct975 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (u972.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 3]; 1] };
-    let ct975 = mma::mma_tiles(&wa973, &wb974, &ct975);
-    acc = acc.wrapping_add(ct975.frags[0][1].values[0] as u32);
-    let fa976 = FragA::<u8>::from_fn(|r, c| (u972.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fb977 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as u8);
-    let fc978 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    thread::sync_threads();
-    let d979 = mma(&fa976, &fb977, &fc978);
-    acc = acc.wrapping_add(d979.values[2] as u32);
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 27);
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g828 = n - 14;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5461,40 +4964,21 @@ pub fn fuzz_0127(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l981: for k980 in 0..n % 4 {
-        for k981 in 0..2u32 {
-            thread::sync_threads();
-            let w982: u32;
-            if acc > 13 { w982 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w982 = 2; }
-            acc ^= w982;
-            if k980 == 0 && k981 == 0 { continue 'l981; }
-            acc = acc.wrapping_add(k980 ^ k981);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k980 + 1);
-    }
-    let u983 = (n % 7);
-    acc = (acc ^ u983.rotate_left(19));
-    let (w984, w985): (u32, u32);
     thread::sync_threads();
-    if t % 2 == 0 { (w984, w985) = (acc.wrapping_mul(1).wrapping_add(n), t); } else { w984 = 2654435769; w985 = acc; }
-    acc = acc.wrapping_add(w984) ^ w985;
-    if acc % 2 == 1 {
-        acc = acc.wrapping_add(t);
-        let v986 = t.wrapping_mul(64).wrapping_add(acc);
-    }
-    thread::sync_threads();
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    acc = x[(t as usize) % x.len()].wrapping_add(acc);
+    let v829 = t.wrapping_add(t);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 52) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
+    thread::sync_threads();
+    if t % 3 == 0 {
+        acc = acc.wrapping_mul(11).wrapping_add(v829);
+    }
+    acc = x[(acc as usize) % x.len()].wrapping_add(v829);
     thread::sync_threads();
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -5508,48 +4992,61 @@ pub fn fuzz_0128(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k987 in 0..n % 3 {
-        let fa988 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-        let fb989 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-        let fc990 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-        let mut cm991 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-        cm991 = mma(&fa988, &fb989, &cm991);
-        acc = acc.wrapping_add(cm991.values[0] as u32);
-        let fa992 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-        let fb993 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
-        let d994 = mma::mma(&fa992, &fb993, &cm991);
-        let d995 = mma(&fa992, &fb993, &cm991);
-        let d996 = mma(&fa992, &fb993, &fc990);
-        if k987 == 0 && t / 32 == n % 2 {
-            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-            return;
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    let wa830 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (32, 32), 104);
+    let wb831 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 8), 32);
+    let ct832 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32); 1]; 2] };
+    let fa833 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb834 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc835 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let dt836 = mma::mma_tiles(&wa830, &wb831, &ct832);
+    let fc835 = mma(&fa833, &fb834, &fc835);
+    acc = fc835.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = dt836.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    for k837 in 0..3u32 {
+        acc = acc.wrapping_mul(2654435769).wrapping_add(k837);
+        let v838 = x[(acc as usize) % x.len()].wrapping_add(k837);
+        acc = acc.wrapping_add(k837);
+        thread::sync_threads();
+        if t % 2 == 0 { continue; }
+        acc ^= k837.wrapping_mul(3);
+    }
+    'l840: for k839 in 0..n % 4 {
+        for k840 in 0..2u32 {
+            thread::sync_threads();
+            acc = x[(acc as usize) % x.len()].wrapping_add(n);
+            if k839 == 2 && k840 == 1 { continue 'l840; }
+            acc = acc.wrapping_add(k839 ^ k840);
+            thread::sync_threads();
         }
-        cm991 = mma(&fa992, &fb993, &fc990);
-        acc = acc.wrapping_add(d994.values[3] as u32);
-        acc = d995.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        acc = acc.wrapping_add(d996.values[2] as u32);
+        acc = acc.rotate_left(k839 + 1);
     }
-    for k997 in 0..n % 3 {
-        let fa998 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-        let fb999 = FragB::<u8>::from_fn(|r, c| (k997.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-        let fc1000 = FragC::<i32>::from_fn(|r, c| (k997.rotate_left((r * 5 + c) as u32)) as i32);
-        let d1001 = mma(&fa998, &fb999, &fc1000);
+    if t >= 32 && n % 3 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
     }
-    let u1002 = n.rotate_left(3);
-    let fa1003 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb1004 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc1005 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let fa1006 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let mut cm1007 = FragC::<f32>::from_fn(|r, c| ((u1002.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    let d1008 = mma(&fa1003, &fb1004, &fc1005);
-    cm1007 = mma(&fa1006, &fb1004, &cm1007);
-    acc = d1008.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    acc = cm1007.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let fa1009 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fc1005 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fc1010 = FragC::<i32>::zero();
-    let mut cm1011 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    cm1011 = mma(&fa1009, &fc1005, &cm1011);
+    let fa841 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb842 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fb834 = FragC::<f32>::zero();
+    let d843 = mma::mma(&fa841, &fb842, &fb834);
+    acc = acc.wrapping_add(d843.values[2] as i32 as u32);
+    for k844 in 0..2u32 {
+        acc = t.wrapping_add(t);
+    }
+    acc = x[(t as usize) % x.len()].wrapping_add(acc);
+    let v845 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5562,32 +5059,25 @@ pub fn fuzz_0129(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v1012 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-    let mut k1013 = 0u32;
-    while k1013 < 2u32 {
-        k1013 += 1;
-        if acc != 7 || t < 64 {
-            if k1013 == 2 && n % 2 == 1 { break; }
-        }
-        acc = (v1012 ^ v1012.rotate_left(29));
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1013);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 21);
+    let w846: u32;
+    if acc > 255 { w846 = (t ^ acc.rotate_left(16)); } else { w846 = 2; }
+    acc ^= w846;
+    let mut K847 = 255u32;
+    let v848 = t + K847;
+    K847 = K847.wrapping_mul(64);
+    acc = acc.wrapping_add(K847);
+    let fa849 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fb850 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fc851 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    if t < 32 {
+        let d852 = mma(&fa849, &fb850, &fc851);
+        acc = acc.wrapping_add(d852.values[1] as u32);
     }
-    if n % 5 == 2 {
+    if n % 7 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    acc = t.wrapping_mul(2654435769).wrapping_add(t);
-    let v1014 = t.wrapping_add(acc);
-    for k1015 in 0..n % 4 {
-        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-        acc = acc.wrapping_add(k1015);
-        thread::sync_threads();
-    }
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5600,18 +5090,50 @@ pub fn fuzz_0130(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v1016 = x[(t as usize) % x.len()].wrapping_add(acc);
-    if (t >> 5) != (n & 1) {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
+    thread::sync_threads();
+    for k853 in 0..3u32 {
+        if k853 == 0 { continue; }
+        if k853 == 1 && n % 3 == 0 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k853);
+        thread::sync_threads();
+    }
+    let wa854 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (16, 64), 104);
+    let wb855 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (64, 16), 32);
+    let ct856 = AccTile::<i32, 1, 2>::zero();
+    let dt857 = mma_tiles(&wa854, &wb855, &ct856);
+    acc = acc.wrapping_add(dt857.frags[0][1].values[1] as u32);
+    let mut k858 = 0u32;
+    while k858 < 2u32 {
+        k858 += 1;
+        if k858 == 0 { break; }
+        thread::sync_threads();
+        acc = t.wrapping_mul(64).wrapping_add(t);
+        acc = acc.wrapping_add(k858);
+    }
+    let wa859 = mma::SharedTile::new(sa_i8, (t / 32) as usize * 8, (16, 64), 104);
+    let wb860 = mma::SharedTile::new(sb_i8, 0, (64, 24), 32);
+    let ct861 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32); 3]; 1] };
+    let dt862 = mma_tiles(&wa859, &wb860, &ct861);
+    acc = acc.wrapping_add(dt862.frags[0][1].values[1] as u32);
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let fa1017 = FragA::<i8>::from_fn(|r, c| (v1016 ^ (r * 32 + c) as u32) as i8);
-    let fb1018 = FragB::<i8>::from_fn(|r, c| (v1016.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1019 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
-    let d1020 = mma(&fa1017, &fb1018, &fc1019);
-    acc = d1020.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fb1021 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
-    let d1020 = mma::mma(&fa1017, &fb1021, &d1020);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5624,38 +5146,63 @@ pub fn fuzz_0131(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    acc = (acc ^ n.rotate_left(6));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 56) % 64) as usize));
-    thread::sync_threads();
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-    let mut k1022 = 0u32;
-    while k1022 < 2u32 {
-        k1022 += 1;
-        thread::sync_threads();
-        carried = acc.wrapping_mul(11).wrapping_add(acc);
-        acc ^= carried;
-        thread::sync_threads();
-        if k1022 == 1 { break; }
-        acc = acc.wrapping_add(k1022);
-        if t % 5 == 0 { continue; }
-        acc ^= k1022.wrapping_mul(3);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    if t % 3 == 0 {
-        let v1023 = t.wrapping_mul(255).wrapping_add(n);
-        let w1024: u32;
-        if n % 2 == 0 { w1024 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w1024 = 2; }
-        acc ^= w1024;
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let mut K1025 = 2654435769u32;
-    let v1026 = t + K1025;
-    K1025 = K1025.wrapping_mul(31);
-    acc = acc.wrapping_add(K1025);
-    let v1026 = v1026.wrapping_mul(1).wrapping_add(t);
+    thread::sync_threads();
+    let mut ct863 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 1]; 2] };
+    for k864 in 0..n % 3 {
+        thread::sync_threads();
+        for e in (t as usize..1824).step_by(64) {
+            sa_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(11)) % 7) as f32 - 3.0));
+        }
+        for e in (t as usize..1568).step_by(64) {
+            sb_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2)) % 7) as f32 - 3.0));
+        }
+        thread::sync_threads();
+        let wa865 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 16), 56);
+        let wb866 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (16, 8), 32);
+        ct863 = mma_tiles(&wa865, &wb866, &ct863);
+        let fa867 = FragA::<i8>::from_fn(|r, c| (k864.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+        let fb868 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+        let fc869 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32);
+        let mut cm870 = FragC::<i32>::from_fn(|r, c| (k864.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        cm870 = mma(&fa867, &fb868, &cm870);
+        thread::sync_threads();
+    }
+    acc = ct863.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fa871 = FragA::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+    let fb872 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+    let fc873 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let mut cs874 = [fc873, FragC::<i32>::zero()];
+    cs874[1] = mma(&fa871, &fb872, &cs874[0]);
+    cs874[0] = mma::mma(&fa871, &fb872, &cs874[1]);
+    acc = cs874[0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = cs874[1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let v875 = acc.wrapping_mul(255).wrapping_add(t);
+    let fa876 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb877 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc878 = FragC::<f32>::from_fn(|r, c| ((v875.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let fc873 = mma(&fa876, &fb877, &fc878);
+    acc = fc873.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    thread::sync_threads();
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2654435769)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(1000)) % 7) as f32 - 3.0));
+    }
+    thread::sync_threads();
+    let wa879 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (16, 32), 56);
+    let wb880 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (32, 16), 32);
+    let ct881 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((v875 ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 2]; 1] };
+    let dt882 = mma_tiles(&wa879, &wb880, &ct881);
+    acc = acc.wrapping_add(dt882.frags[0][1].values[2] as i32 as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5668,51 +5215,41 @@ pub fn fuzz_0132(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let mut k1027 = 0u32;
-    while k1027 < 2u32 {
-        k1027 += 1;
-        if k1027 == 1 { continue; }
-        thread::sync_threads();
-        carried = acc.wrapping_mul(3).wrapping_add(n);
-        acc ^= carried;
-        acc = acc.wrapping_add(k1027);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    'l1029: for k1028 in 0..n % 4 {
-        for k1029 in 0..2u32 {
-            thread::sync_threads();
-            let w1030: u32;
-            if t % 2 == 0 { w1030 = t.wrapping_mul(255).wrapping_add(n); } else { w1030 = 11; }
-            acc ^= w1030;
-            if k1028 == 2 && k1029 == 0 { continue 'l1029; }
-            acc = acc.wrapping_add(k1028 ^ k1029);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1028 + 1);
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
-    let mut k1031 = 0u32;
-    while k1031 < 2u32 {
-        k1031 += 1;
-        thread::sync_threads();
-        carried = t.wrapping_mul(7).wrapping_add(t);
-        acc ^= carried;
-        acc = t.wrapping_add(n);
-        thread::sync_threads();
-        carried = acc.wrapping_add(n);
-        acc ^= carried;
-        acc = acc.wrapping_add(k1031);
-    }
-    if acc % 2 == 1 {
-        let w1032: u32;
-        if acc > 3 { w1032 = acc.wrapping_mul(3).wrapping_add(t); } else { w1032 = 31; }
-        acc ^= w1032;
-    }
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+    thread::sync_threads();
+    if t / 32 == n % 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
         return;
     }
-    let g1033 = n - 6;
+    let fa883 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fb884 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as u8);
+    let fc885 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let d886 = mma::mma(&fa883, &fb884, &fc885);
+    acc = acc.wrapping_add(d886.values[1] as u32);
+    let w887: u32;
+    if t % 2 == 0 { w887 = t.wrapping_mul(1).wrapping_add(n); } else { w887 = 31; }
+    acc ^= w887;
+    let fa888 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let d886 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fa883 = mma(&fa888, &d886, &fc885);
+    let u889 = n.rotate_left(29);
+    let wa890 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (32, 32), 56);
+    let wb891 = mma::SharedTile::new(sb_f16, 0, (32, 16), 32);
+    let ct892 = AccTile::<f32, 2, 2>::zero();
+    let fc893 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    let ct892 = mma_tiles(&wa890, &wb891, &ct892);
+    let d894 = mma(&fa888, &d886, &fc893);
+    acc = d894.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = ct892.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 7);
+    let v895 = acc.wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5725,32 +5262,45 @@ pub fn fuzz_0133(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u1034 = n.wrapping_add(11);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
-    thread::sync_threads();
-    if t % 3 == 0 {
-        let w1035: u32;
-        if acc > 11 { w1035 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w1035 = 2654435769; }
-        acc ^= w1035;
-        let n = (n ^ 64);
+    let v896 = t.wrapping_mul(255).wrapping_add(acc);
+    for k897 in 0..3u32 {
+        let n = (x.len() as u32).wrapping_add(n);
+        acc = acc.wrapping_add(k897);
+        thread::sync_threads();
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
-    thread::sync_threads();
-    acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 13);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
-    thread::sync_threads();
-    if n < 6 {
+    acc = if v896 % 2 == 0 { t } else { v896.wrapping_sub(t) };
+    let u898 = n.wrapping_mul(5);
+    if n < 14 {
         if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let g1036 = n - 6;
+    let g899 = n - 14;
+    'l901: for k900 in 0..n % 4 {
+        for k901 in 0..2u32 {
+            thread::sync_threads();
+            let w902: u32;
+            if t % 2 == 0 { w902 = x[(acc as usize) % x.len()].wrapping_add(v896); } else { w902 = 13; }
+            acc ^= w902;
+            if k900 == 2 && k901 == 0 { break 'l901; }
+            acc = acc.wrapping_add(k900 ^ k901);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k900 + 1);
+    }
+    for k903 in 0..3u32 {
+        let w904: u32;
+        if t % 2 == 0 { w904 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w904 = 2; }
+        acc ^= w904;
+        acc = acc.wrapping_add(k903);
+        thread::sync_threads();
+    }
+    if t % 3 == 0 {
+        let n = (n & 0xff) * 3;
+    }
+    let mut K905 = 13u32;
+    let v906 = t + K905;
+    K905 = K905.wrapping_mul(3);
+    acc = acc.wrapping_add(K905);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5763,34 +5313,50 @@ pub fn fuzz_0134(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k1037 = 0u32;
-    while k1037 < n % 3 {
-        k1037 += 1;
+    let mut carried: u32;
+    let mut k907 = 0u32;
+    while k907 < n % 3 {
+        k907 += 1;
+        acc = t.wrapping_mul(31).wrapping_add(n);
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k907);
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
+    thread::sync_threads();
+    let mut K908 = 13u32;
+    let v909 = t + K908;
+    K908 = K908.wrapping_mul(2);
+    acc = acc.wrapping_add(K908);
+    let u910 = (n & 0xffff) + 5;
+    let mut k911 = 0u32;
+    while k911 < n % 3 {
+        k911 += 1;
         thread::sync_threads();
         thread::sync_threads();
-        acc = acc.wrapping_add(k1037);
-        if t % 3 == 0 { continue; }
-        acc ^= k1037.wrapping_mul(3);
+        carried = if acc % 2 == 0 { u910 } else { acc.wrapping_sub(u910) };
+        acc ^= carried;
+        let w912: u32;
+        if n % 2 == 0 { w912 = (v909 ^ n.rotate_left(6)); } else { w912 = 2654435769; }
+        acc ^= w912;
+        acc = acc.wrapping_add(k911);
     }
-    acc = t.wrapping_mul(2654435769).wrapping_add(n);
-    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    let mut k1038 = 0u32;
-    while k1038 < n % 3 {
-        k1038 += 1;
-        if k1038 == 0 { continue; }
-        if acc != 7 || t < 64 {
-            if k1038 == 1 && n % 2 == 1 { break; }
-        }
-        if k1038 == 2 { continue; }
-        acc = acc.wrapping_add(k1038);
+    let n = u910.rotate_left(12);
+    acc = t.wrapping_mul(3).wrapping_add(acc);
+    for k913 in 0..n % 4 {
         thread::sync_threads();
+        acc = if acc % 2 == 0 { v909 } else { acc.wrapping_sub(v909) };
+        acc = acc.wrapping_add(k913);
+        if t % 2 == 0 { continue; }
+        acc ^= k913.wrapping_mul(3);
     }
+    let w914: u32;
+    if n % 2 == 0 { w914 = x[(v909 as usize) % x.len()].wrapping_add(t); } else { w914 = 7; }
+    acc ^= w914;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5803,49 +5369,49 @@ pub fn fuzz_0135(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k1039 = 0u32;
-    while k1039 < n % 3 {
-        k1039 += 1;
-        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1039);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    acc = t.wrapping_mul(31).wrapping_add(t);
-    let u1040 = (n & 0xffff) + 6;
-    for k1041 in 0..n % 4 {
-        thread::sync_threads();
-        let v1042 = acc.wrapping_add(u1040);
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1041);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    acc = x[(t as usize) % x.len()].wrapping_add(u1040);
-    let mut k1043 = 0u32;
-    while k1043 < n % 3 {
-        k1043 += 1;
-        match k1043 {
-            2 => break,
-            _ => acc = acc.wrapping_add(1),
-        }
-        if k1043 == 1 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        if k1043 == 0 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k1043);
-        thread::sync_threads();
-    }
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
+    let fa915 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb916 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc917 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let mut cm918 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let d919 = mma::mma(&fa915, &fb916, &fc917);
+    cm918 = mma(&fa915, &fb916, &fc917);
+    let (w920, w921): (u32, u32);
     thread::sync_threads();
-    let u1044 = (u1040 & 0xffff) + 7;
+    if t % 2 == 0 { (w920, w921) = (t.wrapping_mul(5).wrapping_add(acc), t); } else { w920 = 1000; w921 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w920) ^ w921;
+    let fa922 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fc917 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc923 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let fb924 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let mut cm925 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
+    let d926 = mma(&fa922, &fc917, &fc923);
+    let d927 = mma(&fa922, &fc917, &fc923);
+    cm925 = mma(&fa922, &fb924, &fc923);
+    acc = d927.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let wa928 = mma::SharedTile::new(sa_i8, 0, (16, 32), 104);
+    let wb929 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 8), 32);
+    let mut ct930 = AccTile::<i32, 1, 1>::zero();
+    ct930 = mma_tiles(&wa928, &wb929, &ct930);
+    acc = ct930.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let wa931 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 64), 104);
+    let wb932 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (64, 24), 32);
+    let ct933 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32); 3]; 2] };
+    let ct933 = mma::mma_tiles(&wa931, &wb932, &ct933);
+    acc = ct933.frags[1][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if n % 2 == 0 {
+        acc = x[(t as usize) % x.len()].wrapping_add(t);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5858,15 +5424,38 @@ pub fn fuzz_0136(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    let mut carried: u32;
+    thread::sync_threads();
+    let mut k934 = 0u32;
+    while k934 < n % 3 {
+        k934 += 1;
+        thread::sync_threads();
+        carried = acc.wrapping_mul(2654435769).wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k934);
+    }
+    if n % 2 == 0 {
+        acc = (acc ^ acc.rotate_left(19));
+        thread::sync_threads();
+    }
+    if t % 3 == 0 {
+        let n = n.wrapping_mul(3);
+        acc = (acc ^ n.rotate_left(31));
+    }
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let g935 = n - 6;
+    thread::sync_threads();
+    let mut k936 = 0u32;
+    while k936 < 2u32 {
+        k936 += 1;
+        let n = (n & 0xff) * 2;
+        acc = x[(t as usize) % x.len()].wrapping_add(acc);
+        acc = acc.wrapping_add(k936);
+        thread::sync_threads();
     }
-    let n = (thread::block_dim().x).wrapping_add(n);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5879,36 +5468,72 @@ pub fn fuzz_0137(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    let v1045 = t.wrapping_mul(2654435769).wrapping_add(acc);
-    let v1046 = x[(acc as usize) % x.len()].wrapping_add(n);
-    let v1047 = v1045.wrapping_add(n);
-    acc = if v1047 % 2 == 0 { v1047 } else { v1047.wrapping_sub(v1047) };
-    let mut k1048 = 0u32;
-    while k1048 < n % 3 {
-        k1048 += 1;
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1048);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    for k1049 in 0..(n ^ 2654435769) % 5 {
-        thread::sync_threads();
-        thread::sync_threads();
-        carried = if v1047 % 2 == 0 { v1047 } else { v1047.wrapping_sub(v1047) };
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1049);
-        if t % 2 == 0 { continue; }
-        acc ^= k1049.wrapping_mul(3);
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
+    let n = (n % 3);
+    for k937 in 0..n % 3 {
+        let fa938 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let fb939 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let fc940 = FragC::<i32>::zero();
+        let mut cm941 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        cm941 = mma(&fa938, &fb939, &cm941);
+        thread::sync_threads();
+    }
+    let u942 = (thread::block_dim().x).wrapping_add(n);
+    let wa943 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (32, 96), 104);
+    let wb944 = mma::SharedTile::new(sb_u8, (u942 % 3) as usize * 8, (96, 24), 32);
+    let ct945 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32); 3]; 2] };
+    let ct945 = mma::mma_tiles(&wa943, &wb944, &ct945);
+    acc = acc.wrapping_add(ct945.frags[0][0].values[0] as u32);
+    for k946 in 0..(u942 % 3) % 5 {
+        if k946 == 2 { continue; }
+        thread::sync_threads();
+        if acc != 7 || t < 64 {
+            if k946 == 2 && n % 2 == 1 { continue; }
+        }
+        acc = acc.wrapping_add(k946);
+    }
+    'l948: for k947 in 0..3u32 {
+        for k948 in 0..2u32 {
+            thread::sync_threads();
+            let v949 = acc.wrapping_add(t);
+            if k947 == 0 && k948 == 1 { continue 'l948; }
+            acc = acc.wrapping_add(k947 ^ k948);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k947 + 1);
+    }
+    let w950;
+    let w951: u32;
     thread::sync_threads();
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
-    let w1050: u32;
-    if acc > 11 { w1050 = v1046.wrapping_add(v1045); } else { w1050 = 31; }
-    acc ^= w1050;
+    match t % 3 { 0 => { w950 = if t % 2 == 0 { u942 } else { t.wrapping_sub(u942) }; w951 = 1; } 1 => { w950 = acc; w951 = n; } _ => { w950 = 2u32; w951 = t; } }
+    acc = acc.wrapping_add(w950) ^ w951;
+    let fa952 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb953 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc954 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    let mut cm955 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+    cm955 = mma(&fa952, &fb953, &cm955);
+    acc = cm955.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    thread::sync_threads();
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(13)) as u8);
+    }
+    thread::sync_threads();
+    let wa956 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (32, 96), 104);
+    let wb957 = mma::SharedTile::new(sb_u8, (t >> 5) as usize * 5, (96, 16), 32);
+    let ct958 = AccTile::<i32, 2, 2>::zero();
+    let dt959 = mma_tiles(&wa956, &wb957, &ct958);
+    acc = acc.wrapping_add(dt959.frags[1][0].values[1] as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -5921,94 +5546,48 @@ pub fn fuzz_0138(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    thread::sync_threads();
-    let mut K1051 = 64u32;
-    let v1052 = t + K1051;
-    K1051 = K1051.wrapping_mul(1000);
-    acc = acc.wrapping_add(K1051);
-    let fa1053 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
-    let fb1054 = FragB::<u8>::from_fn(|r, c| (v1052.rotate_left((r * 5 + c) as u32)) as u8);
-    let fc1055 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
-    let d1056 = mma(&fa1053, &fb1054, &fc1055);
-    acc = t.wrapping_mul(7).wrapping_add(acc);
-    let mut ct1057 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32); 2]; 2] };
-    for k1058 in 0..n % 3 {
-        thread::sync_threads();
-        let wa1059 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (32, 64), 104);
-        let wb1060 = mma::SharedTile::new(sb_u8, (t >> 5) as usize * 5, (64, 16), 32);
-        ct1057 = mma_tiles(&wa1059, &wb1060, &ct1057);
-    }
-    acc = ct1057.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    for k1061 in 0..n % 3 {
-        let fa1062 = FragA::<u8>::from_fn(|r, c| (v1052 ^ (r * 32 + c) as u32) as u8);
-        let fc1063 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-        let fa1064 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-        let fb1065 = FragB::<u8>::from_fn(|r, c| (v1052.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        let mut cm1066 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
-        cm1066 = mma(&fa1062, &fb1054, &fc1063);
-        cm1066 = mma(&fa1053, &fb1054, &fc1055);
-        let d1067 = mma(&fa1062, &fb1054, &d1056);
-        let d1068 = mma::mma(&fa1064, &fb1065, &fc1063);
-        acc = acc.wrapping_add(cm1066.values[3] as u32);
-        acc = d1068.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        thread::sync_threads();
-        let fa1069 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-        let fb1070 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
-        let d1071 = ferrocuda_std::mma::mma(&fa1069, &fb1070, &cm1066);
-        cm1066 = mma(&fa1064, &fb1054, &cm1066);
-        cm1066 = ferrocuda_std::mma::mma(&fa1064, &fb1054, &cm1066);
-        acc = acc.wrapping_add(cm1066.values[0] as u32);
-    }
-    let mut ct1072 = AccTile::<i32, 2, 1>::zero();
-    for k1073 in 0..3u32 {
-        thread::sync_threads();
-        for e in (t as usize..3360).step_by(64) {
-            sa_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(5)) as i8);
+    for k960 in 0..n % 3 {
+        let fa961 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+        let fb962 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+        let fc963 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        let mut cm964 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+        cm964 = mma(&fa961, &fb962, &cm964);
+        acc = acc.wrapping_add(cm964.values[0] as u32);
+        let fa965 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+        let fb966 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
+        let d967 = mma::mma(&fa965, &fb966, &cm964);
+        let d968 = mma(&fa965, &fb966, &cm964);
+        let d969 = mma(&fa965, &fb966, &fc963);
+        if k960 == 0 && t / 32 == n % 2 {
+            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+            return;
         }
-        for e in (t as usize..3104).step_by(64) {
-            sb_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(31)) as i8);
-        }
-        thread::sync_threads();
-        let wa1074 = mma::SharedTile::new(sa_i8, 0, (32, 32), 104);
-        let wb1075 = mma::SharedTile::new(sb_i8, ((k1073 ^ (t / 32)) % 3) as usize * 8 + 0, (32, 8), 32);
-        ct1072 = mma::mma_tiles(&wa1074, &wb1075, &ct1072);
-        let fa1076 = FragA::<u8>::from_fn(|r, c| (k1073.rotate_left((r * 5 + c) as u32)) as u8);
-        let fc1077 = FragC::<i32>::zero();
-        let mut cm1078 = FragC::<i32>::from_fn(|r, c| (v1052.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-        cm1078 = mma(&fa1076, &fb1054, &fc1077);
+        cm964 = mma(&fa965, &fb966, &fc963);
+        acc = acc.wrapping_add(d967.values[3] as u32);
+        acc = d968.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        acc = acc.wrapping_add(d969.values[2] as u32);
     }
-    acc = ct1072.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let mut K1079 = 11u32;
-    let v1080 = t + K1079;
-    K1079 = K1079.wrapping_mul(31);
-    acc = acc.wrapping_add(K1079);
-    let mut K1081 = 1000u32;
-    let v1082 = t + K1081;
-    K1081 = K1081.wrapping_mul(2);
-    acc = acc.wrapping_add(K1081);
-    let mut k1083 = 0u32;
-    while k1083 < 2u32 {
-        k1083 += 1;
-        if k1083 == 1 { break; }
-        acc = acc.wrapping_add(k1083);
-        thread::sync_threads();
+    for k970 in 0..n % 3 {
+        let fa971 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+        let fb972 = FragB::<u8>::from_fn(|r, c| (k970.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+        let fc973 = FragC::<i32>::from_fn(|r, c| (k970.rotate_left((r * 5 + c) as u32)) as i32);
+        let d974 = mma(&fa971, &fb972, &fc973);
     }
+    let u975 = n.rotate_left(3);
+    let fa976 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb977 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc978 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let fa979 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let mut cm980 = FragC::<f32>::from_fn(|r, c| ((u975.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let d981 = mma(&fa976, &fb977, &fc978);
+    cm980 = mma(&fa979, &fb977, &cm980);
+    acc = d981.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = cm980.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fa982 = FragA::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc978 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fc983 = FragC::<i32>::zero();
+    let mut cm984 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+    cm984 = mma(&fa982, &fc978, &cm984);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6021,45 +5600,20 @@ pub fn fuzz_0139(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    'l1085: for k1084 in 0..3u32 {
-        for k1085 in 0..2u32 {
-            thread::sync_threads();
-            acc = (t ^ acc.rotate_left(20));
-            if k1084 == 1 && k1085 == 0 { break 'l1085; }
-            acc = acc.wrapping_add(k1084 ^ k1085);
-            thread::sync_threads();
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 16);
+    thread::sync_threads();
+    let mut k985 = 0u32;
+    while k985 < 2u32 {
+        k985 += 1;
+        if acc != 7 || t < 64 {
+            if k985 == 2 && n % 2 == 1 { break; }
         }
-        acc = acc.rotate_left(k1084 + 1);
-    }
-    if t % 3 == 0 {
-        let v1086 = (t ^ acc.rotate_left(6));
-    }
-    thread::sync_threads();
-    thread::sync_threads();
-    let mut k1087 = 0u32;
-    while k1087 < n % 3 {
-        k1087 += 1;
+        acc = (acc ^ acc.rotate_left(29));
         tile.set(t as usize, acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+        acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
         thread::sync_threads();
-        thread::sync_threads();
-        carried = x[(t as usize) % x.len()].wrapping_add(n);
-        acc ^= carried;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1087);
-        if t % 3 == 0 { continue; }
-        acc ^= k1087.wrapping_mul(3);
-    }
-    let mut k1088 = 0u32;
-    while k1088 < n % 3 {
-        k1088 += 1;
-        let w1089: u32;
-        if acc > 3 { w1089 = t.wrapping_mul(1000).wrapping_add(n); } else { w1089 = 5; }
-        acc ^= w1089;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1088);
+        acc = acc.wrapping_add(k985);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -6073,29 +5627,34 @@ pub fn fuzz_0140(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 18) % 64) as usize));
-    thread::sync_threads();
-    for k1090 in 0..n % 4 {
+    for k986 in 0..n % 4 {
+        if k986 == 2 && n % 3 == 1 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        let v987 = x[(t as usize) % x.len()].wrapping_add(acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(k1090);
-        if t % 5 == 0 { continue; }
-        acc ^= k1090.wrapping_mul(3);
+        acc = acc.wrapping_add(k986);
     }
-    let mut K1091 = 64u32;
-    let v1092 = t + K1091;
-    K1091 = K1091.wrapping_mul(64);
-    acc = acc.wrapping_add(K1091);
+    let w988: u32;
+    if acc > 5 { w988 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w988 = 31; }
+    acc ^= w988;
     if n % 2 == 0 {
-        acc = t.wrapping_mul(7).wrapping_add(n);
+        acc = acc.wrapping_add(acc);
         thread::sync_threads();
     }
-    acc = acc.wrapping_mul(13).wrapping_add(n);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 6) % 64) as usize));
+    thread::sync_threads();
+    let v989 = x[(t as usize) % x.len()].wrapping_add(acc);
+    thread::sync_threads();
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 12);
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
+    thread::sync_threads();
+    let u990 = (n % 4);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6108,29 +5667,39 @@ pub fn fuzz_0141(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k1093 in 0..3u32 {
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 30);
+    for k991 in 0..n.wrapping_add(2) % 5 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k1093);
+        acc = acc.wrapping_add(n);
+        let v992 = if t % 2 == 0 { k991 } else { t.wrapping_sub(k991) };
+        acc = acc.wrapping_add(k991);
     }
-    for k1094 in 0..3u32 {
-        if k1094 == 0 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
+    let w993: u32;
+    if n % 2 == 0 { w993 = t.wrapping_mul(7).wrapping_add(t); } else { w993 = 13; }
+    acc ^= w993;
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g994 = n - 1;
+    let n = (thread::block_dim().x).wrapping_add(n);
+    'l996: for k995 in 0..n % 4 {
+        for k996 in 0..2u32 {
+            thread::sync_threads();
+            let w997: u32;
+            if n % 2 == 0 { w997 = if acc % 2 == 0 { k996 } else { acc.wrapping_sub(k996) }; } else { w997 = 31; }
+            acc ^= w997;
+            if k995 == 1 && k996 == 1 { break 'l996; }
+            acc = acc.wrapping_add(k995 ^ k996);
+            thread::sync_threads();
         }
-        acc = acc.wrapping_add(k1094);
-        thread::sync_threads();
+        acc = acc.rotate_left(k995 + 1);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
-    thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
-    let w1095;
-    let w1096: u32;
-    thread::sync_threads();
-    match t % 3 { 0 => { w1095 = acc.wrapping_mul(3).wrapping_add(acc); w1096 = 1; } 1 => { w1095 = acc; w1096 = n; } _ => { w1095 = 1u32; w1096 = t; } }
-    acc = acc.wrapping_add(w1095) ^ w1096;
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6143,38 +5712,47 @@ pub fn fuzz_0142(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k1097 = 0u32;
-    while k1097 < n % 3 {
-        k1097 += 1;
-        let v1098 = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-        acc = acc.wrapping_add(k1097);
+    let mut carried: u32;
+    let n = (x.len() as u32).wrapping_add(n);
+    let v998 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g999 = n - 14;
+    let (w1000, w1001): (u32, u32);
+    thread::sync_threads();
+    if n % 2 == 0 { (w1000, w1001) = (v998.wrapping_add(g999), t); } else { w1000 = 1; w1001 = acc; }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w1000) ^ w1001;
+    let v998 = v998.wrapping_mul(11).wrapping_add(t);
+    let v998 = v998.wrapping_mul(7).wrapping_add(t);
+    if n < 6 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1002 = n - 6;
+    let mut k1003 = 0u32;
+    while k1003 < 2u32 {
+        k1003 += 1;
+        let w1004: u32;
+        if t % 2 == 0 { w1004 = x[(t as usize) % x.len()].wrapping_add(v998); } else { w1004 = 5; }
+        acc ^= w1004;
+        acc = (v998 ^ v998.rotate_left(13));
+        if k1003 == 0 { break; }
+        acc = acc.wrapping_add(k1003);
         thread::sync_threads();
     }
-    let mut K1099 = 7u32;
-    let v1100 = t + K1099;
-    K1099 = K1099.wrapping_mul(2);
-    acc = acc.wrapping_add(K1099);
-    let fa1101 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v1100.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fb1102 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fc1103 = FragC::<f32>::from_fn(|r, c| ((v1100 ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    if n > 4 {
-        let d1104 = ferrocuda_std::mma::mma(&fa1101, &fb1102, &fc1103);
-        acc = d1104.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let mut k1005 = 0u32;
+    while k1005 < 2u32 {
+        k1005 += 1;
+        thread::sync_threads();
+        carried = t.wrapping_mul(7).wrapping_add(acc);
+        acc ^= carried;
+        acc = if v998 % 2 == 0 { t } else { v998.wrapping_sub(t) };
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1005);
     }
-    for k1105 in 0..n % 3 {
-        if k1105 == 0 && t < 32 && n > 10 {
-            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-            return;
-        }
-        let fa1106 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-        let fb1107 = FragB::<i8>::from_fn(|r, c| (k1105.rotate_left((r * 3 + c) as u32)) as i8);
-        let fc1108 = FragC::<i32>::from_fn(|r, c| (k1105.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-        let mut cm1109 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
-        cm1109 = mma(&fa1106, &fb1107, &cm1109);
-        cm1109 = mma(&fa1106, &fb1107, &cm1109);
-        acc = acc.wrapping_add(cm1109.values[1] as u32);
-    }
-    let d1110 = mma(&fa1101, &fb1102, &fc1103);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6187,51 +5765,21 @@ pub fn fuzz_0143(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
     thread::sync_threads();
-    let mut K1111 = 7u32;
-    let v1112 = t + K1111;
-    K1111 = K1111.wrapping_mul(31);
-    acc = acc.wrapping_add(K1111);
-    acc = acc.wrapping_mul(2654435769).wrapping_add(n);
-    let w1113;
-    let w1114: u32;
     thread::sync_threads();
-    match t % 3 { 0 => { w1113 = v1112.wrapping_mul(13).wrapping_add(t); w1114 = 1; } 1 => { w1113 = acc; w1114 = n; } _ => { w1113 = 64u32; w1114 = t; } }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w1113) ^ w1114;
-    for k1115 in 0..n.wrapping_add(3) % 5 {
-        tile.set(t as usize, acc);
+    for k1006 in 0..n % 4 {
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
         thread::sync_threads();
-        acc = acc.wrapping_add(k1115);
+        let v1007 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+        acc = acc.wrapping_add(k1006);
     }
+    let n = (n & 0xff) * 3;
+    let u1008 = (thread::block_dim().x).wrapping_add(n);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
     thread::sync_threads();
-    let wa1116 = mma::SharedTile::new(sa_f16, 0, (16, 16), 56);
-    let wb1117 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (16, 8), 32);
-    let ct1118 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 1]; 1] };
-    let dt1119 = mma::mma_tiles(&wa1116, &wb1117, &ct1118);
-    acc = dt1119.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    for k1120 in 0..3u32 {
-        let fa1121 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as u8);
-        let fb1122 = FragB::<u8>::from_fn(|r, c| (v1112.rotate_left((r * 7 + c) as u32)) as u8);
-        let fc1123 = FragC::<i32>::from_fn(|r, c| (v1112 ^ (r * 32 + c) as u32) as i32);
-        let mut cm1124 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-        cm1124 = mma(&fa1121, &fb1122, &fc1123);
-        cm1124 = ferrocuda_std::mma::mma(&fa1121, &fb1122, &fc1123);
-        acc = acc.wrapping_add(cm1124.values[2] as u32);
-    }
+    let u1009 = (u1008 & 0xffff) + 6;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6244,26 +5792,49 @@ pub fn fuzz_0144(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa1125 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i8);
-    let fb1126 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fc1127 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
-    let mut cm1128 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    cm1128 = mma(&fa1125, &fb1126, &cm1128);
-    acc = cm1128.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    thread::sync_threads();
-    if acc % 2 == 1 {
-        acc = (acc ^ acc.rotate_left(25));
-        let n = (thread::block_dim().x).wrapping_add(n);
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    if t < 32 && n > 3 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    let wa1010 = mma::SharedTile::new(sa_u8, (t / 32) as usize * 8, (32, 32), 104);
+    let wb1011 = mma::SharedTile::new(sb_u8, 0, (32, 16), 32);
+    let ct1012 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32); 2]; 2] };
+    let fa1013 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
+    let fb1014 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
+    let fc1015 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let ct1012 = mma::mma_tiles(&wa1010, &wb1011, &ct1012);
+    let d1016 = mma::mma(&fa1013, &fb1014, &fc1015);
+    acc = acc.wrapping_add(d1016.values[3] as u32);
+    acc = ct1012.frags[1][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let fa1129 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-    let fb1130 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fc1131 = FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-    let fc1131 = mma::mma(&fa1129, &fb1130, &fc1131);
-    acc = acc.wrapping_add(fc1131.values[2] as i32 as u32);
+    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
+    let mut k1017 = 0u32;
+    while k1017 < n % 3 {
+        k1017 += 1;
+        if k1017 == 0 { continue; }
+        if acc != 7 || t < 64 {
+            if k1017 == 1 && n % 2 == 1 { break; }
+        }
+        if k1017 == 2 { continue; }
+        acc = acc.wrapping_add(k1017);
+        thread::sync_threads();
+    }
+    if t < 6 {
+        let n = (n & 0xff) * 2;
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 14) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6276,39 +5847,47 @@ pub fn fuzz_0145(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    let mut carried: u32;
+    acc = t.wrapping_mul(2).wrapping_add(t);
+    let n = (n & 0xff) * 4;
+    let mut k1018 = 0u32;
+    while k1018 < 2u32 {
+        k1018 += 1;
+        thread::sync_threads();
+        carried = t.wrapping_add(n);
+        acc ^= carried;
+        if acc != 7 || t < 64 {
+            if k1018 == 1 && n % 2 == 0 { continue; }
+        }
+        acc = acc.wrapping_add(k1018);
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    let mut K1132 = 3u32;
-    let v1133 = t + K1132;
-    K1132 = K1132.wrapping_mul(255);
-    acc = acc.wrapping_add(K1132);
-    let wa1134 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (16, 32), 104);
-    let wb1135 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (32, 8), 32);
-    let ct1136 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32); 1]; 1] };
-    let dt1137 = mma_tiles(&wa1134, &wb1135, &ct1136);
-    acc = acc.wrapping_add(dt1137.frags[0][0].values[1] as u32);
-    let w1138: u32;
-    if n % 2 == 0 { w1138 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) }; } else { w1138 = 11; }
-    acc ^= w1138;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
     thread::sync_threads();
-    acc = v1133.wrapping_mul(11).wrapping_add(t);
-    let fa1139 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fb1140 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
-    let fc1141 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    let d1142 = mma(&fa1139, &fb1140, &fc1141);
+    let mut k1019 = 0u32;
+    while k1019 < 2u32 {
+        k1019 += 1;
+        let w1020: u32;
+        if t % 2 == 0 { w1020 = acc.wrapping_add(acc); } else { w1020 = 31; }
+        acc ^= w1020;
+        let v1021 = x[(t as usize) % x.len()].wrapping_add(acc);
+        acc = acc.wrapping_add(k1019);
+        thread::sync_threads();
+    }
+    for k1022 in 0..n % 4 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1022);
+        if t % 3 == 0 { continue; }
+        acc ^= k1022.wrapping_mul(3);
+    }
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    for k1023 in 0..3u32 {
+        acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        acc = acc.wrapping_add(k1023);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6321,95 +5900,42 @@ pub fn fuzz_0146(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
     let sa_u8 = shared!([u8; 3360]);
     let sb_u8 = shared!([u8; 3104]);
     for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+        sa_u8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
     for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+        sb_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
     thread::sync_threads();
-    thread::sync_threads();
-    let w1143: u32;
-    if t % 2 == 0 { w1143 = (t ^ t.rotate_left(7)); } else { w1143 = 255; }
-    acc ^= w1143;
-    for k1144 in 0..3u32 {
-        let fa1145 = FragA::<i8>::from_fn(|r, c| (k1144.rotate_left((r * 3 + c) as u32)) as i8);
-        let fb1146 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-        let fc1147 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-        let mut cm1148 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-        cm1148 = mma(&fa1145, &fb1146, &fc1147);
-        cm1148 = mma(&fa1145, &fb1146, &fc1147);
-        let d1149 = ferrocuda_std::mma::mma(&fa1145, &fb1146, &fc1147);
-        acc = acc.wrapping_add(cm1148.values[3] as u32);
-        if k1144 == 0 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k1144);
-        thread::sync_threads();
+    let fa1024 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fb1025 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc1026 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let mut cm1027 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    cm1027 = mma(&fa1024, &fb1025, &cm1027);
+    acc = cm1027.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let mut ct1028 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 2]; 1] };
+    for k1029 in 0..n % 3 {
+        let wa1030 = mma::SharedTile::new(sa_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (16, 96), 104);
+        let wb1031 = mma::SharedTile::new(sb_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (96, 16), 32);
+        ct1028 = mma_tiles(&wa1030, &wb1031, &ct1028);
     }
-    let mut k1150 = 0u32;
-    while k1150 < 2u32 {
-        k1150 += 1;
-        acc = t.wrapping_mul(1000).wrapping_add(t);
-        if k1150 == 1 { continue; }
-        acc = acc.wrapping_add(k1150);
-        thread::sync_threads();
-    }
-    let mut K1151 = 5u32;
-    let v1152 = t + K1151;
-    K1151 = K1151.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K1151);
-    for k1153 in 0..n % 4 {
-        thread::sync_threads();
-        let w1154: u32;
-        if t % 2 == 0 { w1154 = t.wrapping_add(k1153); } else { w1154 = 3; }
-        acc ^= w1154;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1153);
-        if t % 2 == 0 { continue; }
-        acc ^= k1153.wrapping_mul(3);
-    }
-    let v1155 = if v1152 % 2 == 0 { t } else { v1152.wrapping_sub(t) };
-    for k1156 in 0..3u32 {
-        thread::sync_threads();
-        let fa1157 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v1152.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-        let fb1158 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((v1152.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-        let fc1159 = FragC::<f32>::from_fn(|r, c| ((v1155.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-        let mut cm1160 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-        cm1160 = mma(&fa1157, &fb1158, &cm1160);
-        acc = acc.wrapping_add(cm1160.values[3] as i32 as u32);
-        let fa1161 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        let fb1162 = FragB::<u8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as u8);
-        let fc1163 = FragC::<i32>::from_fn(|r, c| (v1152.rotate_left((r * 3 + c) as u32)) as i32);
-        let d1164 = mma::mma(&fa1161, &fb1162, &fc1163);
-        let d1165 = mma::mma(&fa1161, &fb1162, &d1164);
-        let d1166 = mma(&fa1161, &fb1162, &d1165);
-        acc = d1166.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    }
-    thread::sync_threads();
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(1000)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2654435769)) as u8);
-    }
-    thread::sync_threads();
-    let wa1167 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 32), 104);
-    let wb1168 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (32, 24), 32);
-    let ct1169 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (v1155.rotate_left((r * 5 + c) as u32)) as i32); 3]; 2] };
-    let dt1170 = mma::mma_tiles(&wa1167, &wb1168, &ct1169);
-    acc = acc.wrapping_add(dt1170.frags[0][2].values[3] as u32);
+    acc = ct1028.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa1024 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fb1032 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fc1026 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let mut cm1033 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32);
+    cm1033 = mma::mma(&fa1024, &fb1032, &fc1026);
+    acc = t.wrapping_mul(13).wrapping_add(acc);
+    let wa1034 = mma::SharedTile::new(sa_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 64), 104);
+    let wb1035 = mma::SharedTile::new(sb_u8, (t / 32) as usize * 8, (64, 24), 32);
+    let ct1036 = AccTile::<i32, 2, 3>::zero();
+    let dt1037 = mma_tiles(&wa1034, &wb1035, &ct1036);
+    acc = dt1037.frags[1][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let w1038: u32;
+    if n % 2 == 0 { w1038 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w1038 = 13; }
+    acc ^= w1038;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6422,27 +5948,34 @@ pub fn fuzz_0147(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l1172: for k1171 in 0..3u32 {
-        for k1172 in 0..2u32 {
-            thread::sync_threads();
-            acc = t.wrapping_mul(2).wrapping_add(t);
-            if k1171 == 0 && k1172 == 0 { continue 'l1172; }
-            acc = acc.wrapping_add(k1171 ^ k1172);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1171 + 1);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    acc = t.wrapping_mul(3).wrapping_add(n);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
     thread::sync_threads();
-    for k1173 in 0..3u32 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 55) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1173);
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 37) % 64) as usize));
+    thread::sync_threads();
+    if acc % 2 == 1 {
+        let n = (n & 0xff) * 2;
     }
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let v1174 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let fa1039 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb1040 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
+    let fc1041 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    thread::sync_threads();
+    let d1042 = mma(&fa1039, &fb1040, &fc1041);
+    acc = acc.wrapping_add(d1042.values[2] as i32 as u32);
+    let wa1043 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 64), 104);
+    let wb1044 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (64, 16), 32);
+    let mut ct1045 = AccTile::<i32, 2, 2>::zero();
+    ct1045 = mma::mma_tiles(&wa1043, &wb1044, &ct1045);
+    acc = ct1045.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6456,24 +5989,40 @@ pub fn fuzz_0148(x: &[u32], n: u32, out: Out<u32>) {
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
     let mut carried: u32;
-    let mut k1175 = 0u32;
-    while k1175 < 2u32 {
-        k1175 += 1;
-        thread::sync_threads();
-        carried = x[(acc as usize) % x.len()].wrapping_add(n);
-        acc ^= carried;
-        if acc != 7 || t < 64 {
-            if k1175 == 2 && n % 2 == 1 { break; }
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    'l1047: for k1046 in 0..3u32 {
+        for k1047 in 0..2u32 {
+            thread::sync_threads();
+            acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+            if k1046 == 0 && k1047 == 1 { continue 'l1047; }
+            acc = acc.wrapping_add(k1046 ^ k1047);
+            thread::sync_threads();
         }
-        if k1175 == 1 { continue; }
-        acc = acc.wrapping_add(k1175);
+        acc = acc.rotate_left(k1046 + 1);
     }
-    let u1176 = n.rotate_left(14);
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let v1048 = t.wrapping_mul(2).wrapping_add(t);
+    acc = x[(t as usize) % x.len()].wrapping_add(t);
+    if n % 2 == 0 {
+        acc = acc.wrapping_add(t);
+        thread::sync_threads();
     }
-    acc = x[(t as usize) % x.len()].wrapping_add(u1176);
+    for k1049 in 0..3u32 {
+        if k1049 == 0 { break; }
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        acc ^= carried;
+        acc = acc.wrapping_add(k1049);
+    }
+    for k1050 in 0..3u32 {
+        thread::sync_threads();
+        if k1050 == 0 { continue; }
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1050);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6486,23 +6035,29 @@ pub fn fuzz_0149(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = (acc ^ acc.rotate_left(18));
-    for k1177 in 0..(n ^ 5) % 5 {
-        let w1178: u32;
-        if acc > 31 { w1178 = (acc ^ n.rotate_left(2)); } else { w1178 = 64; }
-        acc ^= w1178;
-        if k1177 == 0 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
+    let v1051 = x[(acc as usize) % x.len()].wrapping_add(acc);
+    'l1053: for k1052 in 0..3u32 {
+        for k1053 in 0..2u32 {
+            thread::sync_threads();
+            acc = (t ^ acc.rotate_left(20));
+            if k1052 == 1 && k1053 == 0 { break 'l1053; }
+            acc = acc.wrapping_add(k1052 ^ k1053);
+            thread::sync_threads();
         }
-        if k1177 == 0 && n % 3 == 1 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k1177);
-        thread::sync_threads();
+        acc = acc.rotate_left(k1052 + 1);
+    }
+    if t % 3 == 0 {
+        let v1054 = v1051.wrapping_add(t);
     }
     thread::sync_threads();
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
+    thread::sync_threads();
+    let n = (n & 0xff) * 4;
+    let n = (n & 0xff) * 3;
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6515,52 +6070,37 @@ pub fn fuzz_0150(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
     thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 62) % 64) as usize));
-    thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut ct1179 = AccTile::<f32, 2, 3>::zero();
-    for k1180 in 0..n % 3 {
+    let fa1055 = FragA::<u8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as u8);
+    let fb1056 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc1057 = FragC::<i32>::zero();
+    let d1058 = mma(&fa1055, &fb1056, &fc1057);
+    let d1059 = mma(&fa1055, &fb1056, &d1058);
+    let d1060 = mma(&fa1055, &fb1056, &d1059);
+    acc = d1060.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if n % 3 == 0 {
+        acc = t.wrapping_add(acc);
         thread::sync_threads();
-        let wa1181 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 16), 56);
-        let wb1182 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (16, 24), 32);
-        ct1179 = mma::mma_tiles(&wa1181, &wb1182, &ct1179);
-        let fa1183 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
-        let fb1184 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
-        let fc1185 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-        let mut cm1186 = FragC::<i32>::from_fn(|r, c| (k1180 ^ (r * 32 + c) as u32) as i32);
-        cm1186 = mma::mma(&fa1183, &fb1184, &cm1186);
     }
-    acc = ct1179.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    acc = t.wrapping_add(n);
-    if t % 3 == 0 {
-        acc = x[(t as usize) % x.len()].wrapping_add(n);
-        acc = t.wrapping_add(t);
-    }
-    let fa1187 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fb1188 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
-    let fc1189 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let d1190 = mma(&fa1187, &fb1188, &fc1189);
-    let d1190 = mma(&fa1187, &fb1188, &d1190);
-    acc = acc.wrapping_add(d1190.values[2] as u32);
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
+    thread::sync_threads();
+    let wa1061 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (16, 64), 104);
+    let wb1062 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (64, 16), 32);
+    let ct1063 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32); 2]; 1] };
+    let dt1064 = mma::mma_tiles(&wa1061, &wb1062, &ct1063);
+    acc = dt1064.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6573,33 +6113,44 @@ pub fn fuzz_0151(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 30) % 64) as usize));
-    thread::sync_threads();
-    let mut K1191 = 64u32;
-    let v1192 = t + K1191;
-    K1191 = K1191.wrapping_mul(13);
-    acc = acc.wrapping_add(K1191);
-    for k1193 in 0..2u32 {
-        let fa1194 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-        let fb1195 = FragB::<u8>::from_fn(|r, c| (v1192.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    for k1065 in 0..n % 4 {
+        acc = (t ^ t.rotate_left(3));
+        tile.set(t as usize, acc);
         thread::sync_threads();
-        let fc1196 = FragC::<i32>::from_fn(|r, c| (v1192.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-        let mut cm1197 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
-        cm1197 = mma::mma(&fa1194, &fb1195, &cm1197);
-        let fa1198 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((k1193.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
-        let fb1199 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-        let fc1200 = FragC::<f32>::from_fn(|r, c| ((v1192.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-        let mut cm1201 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-        cm1201 = ferrocuda_std::mma::mma(&fa1198, &fb1199, &cm1201);
-        acc = acc.wrapping_add(cm1201.values[3] as i32 as u32);
-        let fa1202 = FragA::<i8>::from_fn(|r, c| (v1192.rotate_left((r * 7 + c) as u32)) as i8);
-        let fb1203 = FragB::<i8>::from_fn(|r, c| (v1192.rotate_left((r * 3 + c) as u32)) as i8);
-        cm1197 = mma(&fa1202, &fb1203, &cm1197);
-        acc = cm1197.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        acc = acc.wrapping_add(tile.get(((t + 13) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1065);
     }
-    let n = (n % 7);
+    'l1067: for k1066 in 0..3u32 {
+        for k1067 in 0..2u32 {
+            thread::sync_threads();
+            let w1068: u32;
+            if n % 2 == 0 { w1068 = t.wrapping_mul(7).wrapping_add(t); } else { w1068 = 2; }
+            acc ^= w1068;
+            if k1066 == 2 && k1067 == 1 { continue 'l1067; }
+            acc = acc.wrapping_add(k1066 ^ k1067);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1066 + 1);
+    }
+    let mut K1069 = 255u32;
+    let v1070 = t + K1069;
+    K1069 = K1069.wrapping_mul(64);
+    acc = acc.wrapping_add(K1069);
+    for k1071 in 0..3u32 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1071);
+    }
+    let mut k1072 = 0u32;
+    while k1072 < n % 3 {
+        k1072 += 1;
+        let v1073 = x[(acc as usize) % x.len()].wrapping_add(acc);
+        acc = acc.wrapping_add(k1072);
+        thread::sync_threads();
+    }
+    if t < 56 {
+        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6612,34 +6163,42 @@ pub fn fuzz_0152(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa1204 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fb1205 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1206 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    let d1207 = mma(&fa1204, &fb1205, &fc1206);
-    let d1207 = mma(&fa1204, &fb1205, &d1207);
-    acc = d1207.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
-    thread::sync_threads();
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let mut carried: u32;
+    acc = t.wrapping_add(acc);
+    for k1074 in 0..3u32 {
+        thread::sync_threads();
+        match k1074 {
+            2 => continue,
+            _ => acc = acc.wrapping_add(1),
+        }
+        let v1075 = (t ^ k1074.rotate_left(13));
+        acc = acc.wrapping_add(k1074);
     }
-    let u1208 = (n ^ 255);
-    tile.set(t as usize, acc);
+    let mut k1076 = 0u32;
+    while k1076 < 2u32 {
+        k1076 += 1;
+        if acc != 7 || t < 64 {
+            if k1076 == 0 && n % 2 == 1 { break; }
+        }
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1076);
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 7) % 64) as usize));
-    thread::sync_threads();
-    let w1209: u32;
-    if t % 2 == 0 { w1209 = x[(acc as usize) % x.len()].wrapping_add(t); } else { w1209 = 7; }
-    acc ^= w1209;
-    let fa1210 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
-    let fb1211 = FragB::<i8>::from_fn(|r, c| (u1208.rotate_left((r * 5 + c) as u32)) as i8);
-    let fc1212 = FragC::<i32>::from_fn(|r, c| (u1208.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    thread::sync_threads();
-    let fc1206 = mma(&fa1210, &fb1211, &fc1212);
-    acc = fc1206.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if acc % 2 == 1 {
+        let n = n.wrapping_mul(2654435769);
+        acc = x[(t as usize) % x.len()].wrapping_add(n);
+    }
+    for k1077 in 0..3u32 {
+        let n = (n & 0xff) * 2;
+        thread::sync_threads();
+        carried = x[(t as usize) % x.len()].wrapping_add(n);
+        acc ^= carried;
+        match k1077 {
+            2 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
+        acc = acc.wrapping_add(k1077);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6652,35 +6211,21 @@ pub fn fuzz_0153(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 7 == 2 {
+    let fa1078 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb1079 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as u8);
+    let fc1080 = FragC::<i32>::zero();
+    let mut cm1081 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32);
+    cm1081 = mma(&fa1078, &fb1079, &cm1081);
+    acc = cm1081.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    let u1082 = (n & 0xffff) + 7;
+    if t % 3 == 0 {
+        acc = t.wrapping_mul(1).wrapping_add(t);
+    }
+    if n % 7 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let u1213 = (n & 0xffff) + 5;
-    thread::sync_threads();
-    let w1214: u32;
-    if n % 2 == 0 { w1214 = acc.wrapping_mul(13).wrapping_add(n); } else { w1214 = 255; }
-    acc ^= w1214;
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g1215 = n - 14;
-    'l1217: for k1216 in 0..n % 4 {
-        for k1217 in 0..2u32 {
-            thread::sync_threads();
-            let v1218 = acc.wrapping_mul(13).wrapping_add(g1215);
-            if k1216 == 0 && k1217 == 1 { break 'l1217; }
-            acc = acc.wrapping_add(k1216 ^ k1217);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1216 + 1);
-    }
-    let v1219 = t.wrapping_add(acc);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 45) % 64) as usize));
-    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6693,25 +6238,34 @@ pub fn fuzz_0154(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    let w1220;
-    let w1221: u32;
+    acc = x[(acc as usize) % x.len()].wrapping_add(n);
+    let mut k1083 = 0u32;
+    while k1083 < 2u32 {
+        k1083 += 1;
+        thread::sync_threads();
+        let w1084: u32;
+        if n % 2 == 0 { w1084 = (acc ^ t.rotate_left(28)); } else { w1084 = 7; }
+        acc ^= w1084;
+        acc = acc.wrapping_add(k1083);
+    }
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     thread::sync_threads();
-    match t % 3 { 0 => { w1220 = acc.wrapping_mul(5).wrapping_add(t); w1221 = 1; } 1 => { w1220 = acc; w1221 = n; } _ => { w1220 = 3u32; w1221 = t; } }
-    acc = acc.wrapping_add(w1220) ^ w1221;
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    if acc % 2 == 1 {
-        let w1222: u32;
-        if n % 2 == 0 { w1222 = (acc ^ acc.rotate_left(23)); } else { w1222 = 2654435769; }
-        acc ^= w1222;
+    let u1085 = (n & 0xffff) + 4;
+    'l1087: for k1086 in 0..n % 4 {
+        for k1087 in 0..2u32 {
+            thread::sync_threads();
+            let v1088 = (acc ^ k1087.rotate_left(14));
+            if k1086 == 1 && k1087 == 0 { continue 'l1087; }
+            acc = acc.wrapping_add(k1086 ^ k1087);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1086 + 1);
     }
-    let mut K1223 = 2654435769u32;
-    let v1224 = t + K1223;
-    K1223 = K1223.wrapping_mul(255);
-    acc = acc.wrapping_add(K1223);
-    if t % 3 == 0 {
-        acc = x[(v1224 as usize) % x.len()].wrapping_add(acc);
-    }
+    let v1089 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6724,66 +6278,11 @@ pub fn fuzz_0155(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    thread::sync_threads();
-    let fa1225 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fb1226 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fc1227 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32);
-    thread::sync_threads();
-    let d1228 = ferrocuda_std::mma::mma(&fa1225, &fb1226, &fc1227);
-    acc = d1228.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let wa1229 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (32, 16), 56);
-    let wb1230 = mma::SharedTile::new(sb_f16, 0, (16, 8), 32);
-    let mut ct1231 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 1]; 2] };
-    ct1231 = mma_tiles(&wa1229, &wb1230, &ct1231);
-    ct1231 = mma::mma_tiles(&wa1229, &wb1230, &ct1231);
-    acc = acc.wrapping_add(ct1231.frags[1][0].values[3] as i32 as u32);
-    let u1232 = n.wrapping_mul(11);
-    let wa1233 = mma::SharedTile::new(sa_f16, ((u1232 ^ (t / 32)) % 3) as usize * 8 + 0, (16, 16), 56);
-    let wb1234 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (16, 8), 32);
-    let ct1235 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((u1232.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 1]; 1] };
-    let dt1236 = mma_tiles(&wa1233, &wb1234, &ct1235);
-    acc = dt1236.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    for k1237 in 0..n % 4 {
+    let u1090 = (n ^ 2654435769);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
+    for k1091 in 0..n % 4 {
         thread::sync_threads();
-        let fa1238 = FragA::<i8>::from_fn(|r, c| (k1237 ^ (r * 32 + c) as u32) as i8);
-        let fb1239 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i8);
-        let mut cm1240 = FragC::<i32>::from_fn(|r, c| (k1237 ^ (r * 32 + c) as u32) as i32);
-        cm1240 = ferrocuda_std::mma::mma(&fa1238, &fb1239, &cm1240);
-        acc = acc.wrapping_add(k1237);
-    }
-    let u1241 = (n & 0xffff) + 2;
-    let mut k1242 = 0u32;
-    while k1242 < 2u32 {
-        k1242 += 1;
-        let fa1243 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-        let fb1244 = FragB::<i8>::from_fn(|r, c| (u1232.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-        let d1245 = mma::mma(&fa1243, &fb1244, &fc1227);
-        acc = acc.wrapping_add(d1245.values[1] as u32);
-        acc = t.wrapping_mul(13).wrapping_add(n);
-        acc = acc.wrapping_add(k1242);
-        thread::sync_threads();
-    }
-    let v1246 = if t % 2 == 0 { u1232 } else { t.wrapping_sub(u1232) };
-    let mut k1247 = 0u32;
-    while k1247 < n % 3 {
-        k1247 += 1;
-        thread::sync_threads();
-        if acc != 7 || t < 64 {
-            if k1247 == 0 && n % 2 == 1 { continue; }
-        }
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1247);
+        acc = acc.wrapping_add(k1091);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -6797,46 +6296,47 @@ pub fn fuzz_0156(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    let mut carried: u32;
+    'l1093: for k1092 in 0..n % 4 {
+        for k1093 in 0..2u32 {
+            thread::sync_threads();
+            let v1094 = (t ^ acc.rotate_left(26));
+            if k1092 == 0 && k1093 == 1 { continue 'l1093; }
+            acc = acc.wrapping_add(k1092 ^ k1093);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1092 + 1);
     }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    let mut k1095 = 0u32;
+    while k1095 < n % 3 {
+        k1095 += 1;
+        if k1095 == 1 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
+        }
+        acc = acc.wrapping_add(k1095);
+        thread::sync_threads();
+        if t % 5 == 0 { continue; }
+        acc ^= k1095.wrapping_mul(3);
     }
-    thread::sync_threads();
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let mut k1096 = 0u32;
+    while k1096 < 2u32 {
+        k1096 += 1;
+        if acc != 7 || t < 64 {
+            if k1096 == 1 && n % 2 == 1 { break; }
+        }
+        let w1097: u32;
+        if t % 2 == 0 { w1097 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) }; } else { w1097 = 3; }
+        acc ^= w1097;
+        thread::sync_threads();
+        carried = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+        acc ^= carried;
+        acc = acc.wrapping_add(k1096);
     }
-    let g1248 = n - 6;
-    let fa1249 = FragA::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fb1250 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1251 = FragC::<i32>::zero();
-    let d1252 = mma(&fa1249, &fb1250, &fc1251);
-    let d1253 = ferrocuda_std::mma::mma(&fa1249, &fb1250, &fc1251);
-    acc = d1252.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = d1253.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fb1254 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let mut cm1255 = FragC::<i32>::from_fn(|r, c| (g1248 ^ (r * 32 + c) as u32) as i32);
-    cm1255 = ferrocuda_std::mma::mma(&fa1249, &fb1254, &fc1251);
-    cm1255 = mma::mma(&fa1249, &fb1250, &d1252);
-    if t % 3 == 0 {
-        let w1256: u32;
-        if n % 2 == 0 { w1256 = (t ^ acc.rotate_left(6)); } else { w1256 = 2; }
-        acc ^= w1256;
-    }
-    if t < 32 && n > 10 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let wa1257 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (16, 32), 56);
-    let wb1258 = mma::SharedTile::new(sb_f16, ((g1248 ^ (t / 32)) % 3) as usize * 8 + 0, (32, 8), 32);
-    let mut ct1259 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0); 1]; 1] };
-    ct1259 = mma_tiles(&wa1257, &wb1258, &ct1259);
-    acc = ct1259.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let mut K1098 = 2654435769u32;
+    let v1099 = t + K1098;
+    K1098 = K1098.wrapping_mul(255);
+    acc = acc.wrapping_add(K1098);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6851,68 +6351,45 @@ pub fn fuzz_0157(x: &[u32], n: u32, out: Out<u32>) {
     let mut acc = x[i % x.len()];
     let sa_f16 = shared!([f16; 1824]);
     let sb_f16 = shared!([f16; 1568]);
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
     for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+        sa_f16.set(e, f32_to_f16(((x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
     for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 13 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+        sb_f16.set(e, f32_to_f16(((x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
     thread::sync_threads();
-    let mut K1260 = 2654435769u32;
-    let v1261 = t + K1260;
-    K1260 = K1260.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K1260);
-    let wa1262 = mma::SharedTile::new(sa_u8, 0, (16, 32), 104);
-    let wb1263 = mma::SharedTile::new(sb_u8, (n % 3) as usize * 8, (32, 8), 32);
-    let ct1264 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32); 1]; 1] };
-    let dt1265 = mma::mma_tiles(&wa1262, &wb1263, &ct1264);
-    acc = acc.wrapping_add(dt1265.frags[0][0].values[3] as u32);
-    let fa1266 = FragA::<u8>::from_fn(|r, c| (v1261.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
-    let fb1267 = FragB::<u8>::from_fn(|r, c| (v1261.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fc1268 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i32);
-    let mut cm1269 = FragC::<i32>::from_fn(|r, c| (v1261.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
-    cm1269 = mma(&fa1266, &fb1267, &cm1269);
-    acc = cm1269.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let mut ct1270 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 2]; 2] };
-    for k1271 in 0..n % 3 {
-        thread::sync_threads();
-        thread::sync_threads();
-        for e in (t as usize..3360).step_by(64) {
-            sa_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(31)) as i8);
-        }
-        for e in (t as usize..3104).step_by(64) {
-            sb_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(255)) as i8);
-        }
-        thread::sync_threads();
-        let wa1272 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (32, 32), 56);
-        let wb1273 = mma::SharedTile::new(sb_f16, ((k1271 ^ (t / 32)) % 3) as usize * 8 + 0, (32, 16), 32);
-        ct1270 = mma_tiles(&wa1272, &wb1273, &ct1270);
-    }
-    acc = ct1270.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    for k1274 in 0..2u32 {
-        cm1269 = mma(&fa1266, &fb1267, &cm1269);
-    }
-    acc = v1261.wrapping_mul(2).wrapping_add(n);
-    let (w1275, w1276): (u32, u32);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    if acc > 64 { (w1275, w1276) = (v1261.wrapping_add(v1261), t); } else { w1275 = 11; w1276 = acc; }
-    acc = acc.wrapping_add(w1275) ^ w1276;
+    acc = acc.wrapping_add(tile.get(((t + 46) % 64) as usize));
+    thread::sync_threads();
+    if t < 32 && n > 10 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa1100 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
+    let fb1101 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+    let fc1102 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let d1103 = mma(&fa1100, &fb1101, &fc1102);
+    acc = acc.wrapping_add(d1103.values[0] as u32);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 10);
+    let fa1100 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb1104 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 7 + c) as u32)) % 7) as f32 - 3.0));
+    let fc1105 = FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let d1106 = mma(&fa1100, &fb1104, &fc1105);
+    acc = acc.wrapping_add(d1106.values[1] as i32 as u32);
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 16));
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    let wa1107 = mma::SharedTile::new(sa_f16, 0, (32, 16), 56);
+    let wb1108 = mma::SharedTile::new(sb_f16, (t >> 5) as usize * 5, (16, 24), 32);
+    let mut ct1109 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 3]; 2] };
+    ct1109 = mma_tiles(&wa1107, &wb1108, &ct1109);
+    acc = ct1109.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let d1106 = FragA::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
+    let d1110 = mma::mma(&d1106, &fb1101, &d1103);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6925,18 +6402,23 @@ pub fn fuzz_0158(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 7 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    if n % 3 == 0 {
-        acc = t.wrapping_mul(255).wrapping_add(acc);
+    for k1111 in 0..n % 4 {
         thread::sync_threads();
+        acc = acc.wrapping_add(k1111);
+        if t % 2 == 0 { continue; }
+        acc ^= k1111.wrapping_mul(3);
     }
-    if n % 2 == 0 {
-        acc = acc.wrapping_add(t);
-        thread::sync_threads();
+    'l1113: for k1112 in 0..n % 4 {
+        for k1113 in 0..2u32 {
+            thread::sync_threads();
+            acc = (t ^ acc.rotate_left(0));
+            if k1112 == 0 && k1113 == 0 { break 'l1113; }
+            acc = acc.wrapping_add(k1112 ^ k1113);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1112 + 1);
     }
+    let u1114 = (n & 0xffff) + 3;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6949,27 +6431,18 @@ pub fn fuzz_0159(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k1277 in 0..(n % 5) % 5 {
-        if acc != 7 || t < 64 {
-            if k1277 == 2 && n % 2 == 1 { continue; }
-        }
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1277);
+    thread::sync_threads();
+    let v1115 = x[(t as usize) % x.len()].wrapping_add(n);
+    let n = (thread::block_dim().x).wrapping_add(n);
+    if acc % 2 == 1 {
+        let w1116: u32;
+        if t % 2 == 0 { w1116 = if v1115 % 2 == 0 { v1115 } else { v1115.wrapping_sub(v1115) }; } else { w1116 = 64; }
+        acc ^= w1116;
     }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 1) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 35) % 64) as usize));
     thread::sync_threads();
-    let n = n.rotate_left(19);
-    thread::sync_threads();
-    for k1278 in 0..n % 4 {
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1278);
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -6982,24 +6455,17 @@ pub fn fuzz_0160(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u1279 = (n & 0xffff) + 2;
-    let mut k1280 = 0u32;
-    while k1280 < 2u32 {
-        k1280 += 1;
-        match k1280 {
-            1 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        thread::sync_threads();
-        acc = acc.wrapping_mul(13).wrapping_add(n);
-        acc = acc.wrapping_add(k1280);
-    }
+    acc = t.wrapping_mul(1000).wrapping_add(t);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
     thread::sync_threads();
-    if n % 3 == 0 {
-        acc = (acc ^ n.rotate_left(7));
+    for k1117 in 0..3u32 {
+        let n = (n & 0xff) * 3;
+        if acc != 7 || t < 64 {
+            if k1117 == 2 && n % 2 == 1 { break; }
+        }
+        acc = acc.wrapping_add(k1117);
         thread::sync_threads();
     }
     if i < out.len() {
@@ -7014,32 +6480,33 @@ pub fn fuzz_0161(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 11 == 1 {
+    let fa1118 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb1119 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fc1120 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+    let d1121 = mma(&fa1118, &fb1119, &fc1120);
+    acc = d1121.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    if n % 11 == 2 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    if t < 37 {
-        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
-    }
-    if t >= 32 && n % 3 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let fa1281 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fb1282 = FragB::<i8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i8);
-    let fc1283 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    let d1284 = mma(&fa1281, &fb1282, &fc1283);
-    acc = acc.wrapping_add(d1284.values[3] as u32);
-    let w1285: u32;
-    if n % 2 == 0 { w1285 = acc.wrapping_add(n); } else { w1285 = 13; }
-    acc ^= w1285;
-    if n % 5 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
+    let g1122 = n - 1;
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    let mut k1123 = 0u32;
+    while k1123 < n % 3 {
+        k1123 += 1;
+        thread::sync_threads();
+        if acc != 7 || t < 64 {
+            if k1123 == 2 && n % 2 == 1 { break; }
+        }
+        if k1123 == 1 { continue; }
+        acc = acc.wrapping_add(k1123);
     }
-    let w1286: u32;
-    if acc > 2654435769 { w1286 = t.wrapping_mul(64).wrapping_add(t); } else { w1286 = 1; }
-    acc ^= w1286;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7052,49 +6519,10 @@ pub fn fuzz_0162(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
+    let v1124 = acc.wrapping_add(t);
     thread::sync_threads();
-    if t / 32 == n % 2 {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-        return;
-    }
-    let wa1287 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (32, 32), 104);
-    let wb1288 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (32, 8), 32);
-    let mut ct1289 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32); 1]; 2] };
-    ct1289 = mma_tiles(&wa1287, &wb1288, &ct1289);
-    ct1289 = mma_tiles(&wa1287, &wb1288, &ct1289);
-    acc = acc.wrapping_add(ct1289.frags[1][0].values[3] as u32);
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut ct1290 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32); 2]; 1] };
-    for k1291 in 0..3u32 {
-        let wa1292 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (16, 64), 104);
-        let wb1293 = mma::SharedTile::new(sb_u8, 0, (64, 16), 32);
-        ct1290 = mma_tiles(&wa1292, &wb1293, &ct1290);
-    }
-    acc = ct1290.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let v1294 = acc.wrapping_mul(64).wrapping_add(n);
-    let fa1295 = FragA::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
-    let fb1296 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i8);
-    let fc1297 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let d1298 = mma(&fa1295, &fb1296, &fc1297);
+    acc = x[(t as usize) % x.len()].wrapping_add(n);
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7107,52 +6535,59 @@ pub fn fuzz_0163(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
     for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+        sa_i8.set(e, (x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
     for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+        sb_i8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
     thread::sync_threads();
-    if acc % 2 == 1 {
-        let v1299 = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-        let w1300: u32;
-        if t % 2 == 0 { w1300 = t.wrapping_mul(13).wrapping_add(v1299); } else { w1300 = 11; }
-        acc ^= w1300;
+    let mut ct1125 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 5 + c) as u32)) as i32); 2]; 2] };
+    for k1126 in 0..2u32 {
+        let wa1127 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (32, 32), 104);
+        let wb1128 = mma::SharedTile::new(sb_i8, 0, (32, 16), 32);
+        ct1125 = mma_tiles(&wa1127, &wb1128, &ct1125);
+        let fa1129 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+        let fb1130 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i8);
+        let fc1131 = FragC::<i32>::from_fn(|r, c| (k1126 ^ (r * 32 + c) as u32) as i32);
+        let mut cm1132 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i32);
+        cm1132 = mma(&fa1129, &fb1130, &cm1132);
     }
-    let wa1301 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (32, 16), 56);
-    let wb1302 = mma::SharedTile::new(sb_f16, 0, (16, 24), 32);
-    let ct1303 = AccTile::<f32, 2, 3>::zero();
-    let ct1303 = mma_tiles(&wa1301, &wb1302, &ct1303);
-    acc = ct1303.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let u1304 = n.wrapping_mul(2);
-    if n % 7 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    acc = ct1125.frags[1][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa1133 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+    let fb1134 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc1135 = FragC::<f32>::from_fn(|r, c| ((n.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
+    thread::sync_threads();
+    let fc1135 = mma(&fa1133, &fb1134, &fc1135);
+    acc = fc1135.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let mut k1136 = 0u32;
+    while k1136 < 2u32 {
+        k1136 += 1;
+        if k1136 == 0 { break; }
+        let v1137 = x[(t as usize) % x.len()].wrapping_add(t);
+        if acc != 7 || t < 64 {
+            if k1136 == 2 && n % 2 == 1 { break; }
+        }
+        acc = acc.wrapping_add(k1136);
+        thread::sync_threads();
+    }
+    thread::sync_threads();
+    let mut k1138 = 0u32;
+    while k1138 < 2u32 {
+        k1138 += 1;
+        let w1139: u32;
+        if n % 2 == 0 { w1139 = (acc ^ acc.rotate_left(22)); } else { w1139 = 3; }
+        acc ^= w1139;
+        acc = acc.wrapping_add(k1138);
+        thread::sync_threads();
+    }
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let wa1305 = mma::SharedTile::new(sa_u8, (n % 3) as usize * 8, (16, 96), 104);
-    let wb1306 = mma::SharedTile::new(sb_u8, ((u1304 ^ (t / 32)) % 3) as usize * 8 + 0, (96, 8), 32);
-    let ct1307 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (u1304.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 1]; 1] };
-    let ct1307 = mma_tiles(&wa1305, &wb1306, &ct1307);
-    acc = ct1307.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    for k1308 in 0..u1304.rotate_left(20) % 5 {
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1308);
-        if t % 2 == 0 { continue; }
-        acc ^= k1308.wrapping_mul(3);
-    }
+    let g1140 = n - 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7165,28 +6600,32 @@ pub fn fuzz_0164(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    'l1310: for k1309 in 0..3u32 {
-        for k1310 in 0..2u32 {
-            thread::sync_threads();
-            acc = acc.wrapping_mul(7).wrapping_add(t);
-            if k1309 == 0 && k1310 == 1 { break 'l1310; }
-            acc = acc.wrapping_add(k1309 ^ k1310);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1309 + 1);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
     thread::sync_threads();
+    acc = t.wrapping_add(t);
+    let fa1141 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fb1142 = FragB::<u8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as u8);
+    let fc1143 = FragC::<i32>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d1144 = mma(&fa1141, &fb1142, &fc1143);
+    let d1144 = mma(&fa1141, &fb1142, &d1144);
+    acc = acc.wrapping_add(d1144.values[2] as u32);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 53) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 21) % 64) as usize));
     thread::sync_threads();
-    acc = (acc ^ n.rotate_left(22));
-    if acc % 2 == 1 {
-        let w1311: u32;
-        if acc > 11 { w1311 = (acc ^ t.rotate_left(5)); } else { w1311 = 31; }
-        acc ^= w1311;
-        let n = (n & 0xff) * 3;
-    }
+    let wa1145 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (32, 48), 56);
+    let wb1146 = mma::SharedTile::new(sb_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (48, 16), 32);
+    let mut ct1147 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0); 2]; 2] };
+    ct1147 = mma::mma_tiles(&wa1145, &wb1146, &ct1147);
+    ct1147 = mma::mma_tiles(&wa1145, &wb1146, &ct1147);
+    acc = acc.wrapping_add(ct1147.frags[1][0].values[1] as i32 as u32);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7199,26 +6638,45 @@ pub fn fuzz_0165(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u1312 = (n ^ 64);
-    let mut k1313 = 0u32;
-    while k1313 < n % 3 {
-        k1313 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 22) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1313);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    acc = t.wrapping_add(acc);
-    let n = (n & 0xff) * 3;
-    acc = (acc ^ acc.rotate_left(3));
-    for k1314 in 0..n % 4 {
-        thread::sync_threads();
-        let v1315 = t.wrapping_add(n);
-        acc = acc.wrapping_add(k1314);
-        if t % 2 == 0 { continue; }
-        acc ^= k1314.wrapping_mul(3);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
+    thread::sync_threads();
+    'l1149: for k1148 in 0..n % 4 {
+        for k1149 in 0..2u32 {
+            thread::sync_threads();
+            let v1150 = t.wrapping_mul(5).wrapping_add(k1149);
+            if k1148 == 1 && k1149 == 1 { continue 'l1149; }
+            acc = acc.wrapping_add(k1148 ^ k1149);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1148 + 1);
+    }
+    for k1151 in 0..n % 3 {
+        let fa1152 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((n.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+        let fb1153 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k1151.rotate_left((r * 3 + c) as u32)) % 7) as f32 - 3.0));
+        let fc1154 = FragC::<f32>::from_fn(|r, c| ((k1151.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
+        let mut cm1155 = FragC::<f32>::from_fn(|r, c| ((acc.rotate_left((r * 7 + c) as u32)) % 9) as f32 - 4.0);
+        cm1155 = mma::mma(&fa1152, &fb1153, &cm1155);
+        let fa1156 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((k1151 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+        let mut cm1157 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+        cm1157 = mma(&fa1156, &fb1153, &cm1157);
+        acc = cm1157.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    }
+    if t % 3 == 0 {
+        acc = acc.wrapping_mul(13).wrapping_add(n);
+        acc = x[(t as usize) % x.len()].wrapping_add(n);
+    }
+    let wa1158 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (16, 32), 104);
+    let wb1159 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (32, 16), 32);
+    let ct1160 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32); 2]; 1] };
+    let ct1160 = mma::mma_tiles(&wa1158, &wb1159, &ct1160);
+    acc = ct1160.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7231,24 +6689,31 @@ pub fn fuzz_0166(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
+    let mut K1161 = 31u32;
+    let v1162 = t + K1161;
+    K1161 = K1161.wrapping_mul(5);
+    acc = acc.wrapping_add(K1161);
+    for k1163 in 0..n % 4 {
+        let n = (k1163 % 3);
+        if acc != 7 || t < 64 {
+            if k1163 == 0 && n % 2 == 0 { break; }
+        }
+        acc = acc.wrapping_add(k1163);
+        thread::sync_threads();
+    }
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
     thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
-    thread::sync_threads();
-    if (t >> 5) != (n & 1) {
-        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+    if n % 3 == 0 {
+        acc = (acc ^ acc.rotate_left(24));
+        thread::sync_threads();
+    }
+    let v1162 = v1162.wrapping_mul(64).wrapping_add(t);
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let fa1316 = FragA::<u8>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as u8);
-    let fb1317 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-    let fc1318 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    let d1319 = mma::mma(&fa1316, &fb1317, &fc1318);
-    acc = d1319.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 20);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7261,17 +6726,31 @@ pub fn fuzz_0167(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v1320 = (acc ^ n.rotate_left(20));
-    for k1321 in 0..(x.len() as u32).wrapping_add(n) % 5 {
-        if k1321 == 0 { break; }
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
+    let mut k1164 = 0u32;
+    while k1164 < n % 3 {
+        k1164 += 1;
+        acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
+        acc = acc.wrapping_add(k1164);
         thread::sync_threads();
-        acc = acc.wrapping_add(k1321);
     }
+    thread::sync_threads();
+    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 22) % 64) as usize));
     thread::sync_threads();
-    let u1322 = (n & 0xffff) + 8;
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 8);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 11);
+    if acc % 2 == 1 {
+        let n = (n & 0xff) * 4;
+        let w1165: u32;
+        if n % 2 == 0 { w1165 = t.wrapping_mul(13).wrapping_add(acc); } else { w1165 = 31; }
+        acc ^= w1165;
+    }
+    let w1166: u32;
+    if acc > 3 { w1166 = t.wrapping_mul(11).wrapping_add(acc); } else { w1166 = 1000; }
+    acc ^= w1166;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7284,49 +6763,30 @@ pub fn fuzz_0168(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let mut k1323 = 0u32;
-    while k1323 < n % 3 {
-        let fa1324 = FragA::<i8>::from_fn(|r, c| (k1323 ^ (r * 32 + c) as u32) as i8);
-        let fb1325 = FragB::<i8>::from_fn(|r, c| (k1323.rotate_left((r * 5 + c) as u32)) as i8);
+    acc = acc.wrapping_add(tile.get(((t + 43) % 64) as usize));
+    thread::sync_threads();
+    let v1167 = x[(t as usize) % x.len()].wrapping_add(acc);
+    for k1168 in 0..n % 4 {
         thread::sync_threads();
-        let fc1326 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-        let d1327 = mma(&fa1324, &fb1325, &fc1326);
-        k1323 += 1;
+        acc = acc.wrapping_add(k1168);
     }
+    let mut k1169 = 0u32;
+    while k1169 < n % 3 {
+        k1169 += 1;
+        let v1170 = x[(acc as usize) % x.len()].wrapping_add(t);
+        acc = acc.wrapping_add(k1169);
+        thread::sync_threads();
+    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let v1328 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-    if n < 14 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g1329 = n - 14;
-    let w1330: u32;
-    if acc > 1 { w1330 = if v1328 % 2 == 0 { acc } else { v1328.wrapping_sub(acc) }; } else { w1330 = 5; }
-    acc ^= w1330;
-    let wa1331 = mma::SharedTile::new(sa_f16, (g1329 % 3) as usize * 8, (32, 16), 56);
-    let wb1332 = mma::SharedTile::new(sb_f16, (g1329 % 3) as usize * 8, (16, 8), 32);
-    let ct1333 = AccTile::<f32, 2, 1>::zero();
-    if t < 32 {
-        let dt1334 = mma_tiles(&wa1331, &wb1332, &ct1333);
-        acc = acc.wrapping_add(dt1334.frags[0][0].values[1] as i32 as u32);
-    }
-    if t < 56 {
-        acc = t.wrapping_add(t);
-        let v1335 = if t % 2 == 0 { v1328 } else { t.wrapping_sub(v1328) };
-    }
-    if n % 7 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
+    acc = acc.wrapping_add(tile.get(((t + 20) % 64) as usize));
+    thread::sync_threads();
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7339,19 +6799,22 @@ pub fn fuzz_0169(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let fa1336 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
-    let fb1337 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1338 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    let mut cm1339 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-    cm1339 = mma(&fa1336, &fb1337, &fc1338);
-    let d1340 = mma(&fa1336, &fb1337, &fc1338);
-    let d1341 = mma::mma(&fa1336, &fb1337, &fc1338);
-    acc = cm1339.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = acc.wrapping_add(d1340.values[2] as u32);
-    let w1342: u32;
-    if acc > 1000 { w1342 = (t ^ t.rotate_left(4)); } else { w1342 = 64; }
-    acc ^= w1342;
-    let u1343 = (n & 0xffff) + 7;
+    thread::sync_threads();
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1171 = n - 14;
+    for k1172 in 0..(g1171 % 3) % 5 {
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1172);
+    }
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7364,19 +6827,38 @@ pub fn fuzz_0170(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    if t < 20 {
-        let n = (thread::block_dim().x).wrapping_add(n);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 3 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    acc = t.wrapping_mul(13).wrapping_add(acc);
-    tile.set(t as usize, acc);
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 13 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 19) % 64) as usize));
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 27) % 64) as usize));
-    thread::sync_threads();
+    if t < 42 {
+        let w1173: u32;
+        if t % 2 == 0 { w1173 = t.wrapping_add(n); } else { w1173 = 7; }
+        acc ^= w1173;
+        let v1174 = x[(t as usize) % x.len()].wrapping_add(t);
+    }
+    let wa1175 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (16, 32), 104);
+    let wb1176 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (32, 8), 32);
+    let ct1177 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32); 1]; 1] };
+    let ct1177 = mma::mma_tiles(&wa1175, &wb1176, &ct1177);
+    acc = acc.wrapping_add(ct1177.frags[0][0].values[3] as u32);
+    let mut k1178 = 0u32;
+    while k1178 < n % 3 {
+        k1178 += 1;
+        let fa1179 = FragA::<u8>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as u8);
+        let fb1180 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
+        let fc1181 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
+        let mut cm1182 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
+        cm1182 = ferrocuda_std::mma::mma(&fa1179, &fb1180, &cm1182);
+        acc = cm1182.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        acc = acc.wrapping_add(k1178);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7389,22 +6871,26 @@ pub fn fuzz_0171(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut K1344 = 64u32;
-    let v1345 = t + K1344;
-    K1344 = K1344.wrapping_mul(2);
-    acc = acc.wrapping_add(K1344);
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let v1183 = t.wrapping_add(n);
+    'l1185: for k1184 in 0..3u32 {
+        for k1185 in 0..2u32 {
+            thread::sync_threads();
+            let w1186: u32;
+            if acc > 1000 { w1186 = (acc ^ k1184.rotate_left(2)); } else { w1186 = 1; }
+            acc ^= w1186;
+            if k1184 == 1 && k1185 == 1 { break 'l1185; }
+            acc = acc.wrapping_add(k1184 ^ k1185);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1184 + 1);
     }
-    let g1346 = n - 6;
-    thread::sync_threads();
-    let mut K1347 = 255u32;
-    let v1348 = t + K1347;
-    K1347 = K1347.wrapping_mul(13);
-    acc = acc.wrapping_add(K1347);
-    if t % 3 == 0 {
-        acc = if acc % 2 == 0 { v1348 } else { acc.wrapping_sub(v1348) };
+    let v1183 = v1183.wrapping_mul(5).wrapping_add(t);
+    for k1187 in 0..3u32 {
+        thread::sync_threads();
+        if acc != 7 || t < 64 {
+            if k1187 == 0 && n % 2 == 0 { break; }
+        }
+        acc = acc.wrapping_add(k1187);
     }
     if i < out.len() {
         out.set(i, acc);
@@ -7418,55 +6904,25 @@ pub fn fuzz_0172(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 3 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    thread::sync_threads();
-    if n % 2 == 0 {
-        acc = (acc ^ n.rotate_left(1));
-        thread::sync_threads();
-    }
-    for k1349 in 0..n % 4 {
-        let w1350: u32;
-        if n % 2 == 0 { w1350 = t.wrapping_add(t); } else { w1350 = 1; }
-        acc ^= w1350;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1349);
-    }
-    let wa1351 = mma::SharedTile::new(sa_f16, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 32), 56);
-    let wb1352 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (32, 16), 32);
-    let ct1353 = AccTile::<f32, 2, 2>::zero();
-    let ct1353 = mma::mma_tiles(&wa1351, &wb1352, &ct1353);
-    acc = ct1353.frags[1][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    acc = t.wrapping_mul(7).wrapping_add(acc);
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    thread::sync_threads();
-    let wa1354 = mma::SharedTile::new(sa_i8, 0, (16, 96), 104);
-    let wb1355 = mma::SharedTile::new(sb_i8, (t / 32) as usize * 8, (96, 24), 32);
-    let mut ct1356 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 5 + c) as u32)) as i32); 3]; 1] };
-    ct1356 = mma::mma_tiles(&wa1354, &wb1355, &ct1356);
-    acc = ct1356.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    for k1357 in 0..n % 4 {
-        thread::sync_threads();
-        if acc != 7 || t < 64 {
-            if k1357 == 2 && n % 2 == 1 { break; }
+    let mut carried: u32;
+    for k1188 in 0..3u32 {
+        if k1188 == 1 && n % 3 == 2 {
+            if i < out.len() { out.set(i, acc ^ 0xface); }
+            return;
         }
-        acc = (t ^ n.rotate_left(9));
-        acc = acc.wrapping_add(k1357);
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = (acc ^ acc.rotate_left(19));
+        acc ^= carried;
+        acc = acc.wrapping_add(k1188);
+        if t % 5 == 0 { continue; }
+        acc ^= k1188.wrapping_mul(3);
     }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 4) % 64) as usize));
+    thread::sync_threads();
+    let v1189 = t.wrapping_mul(7).wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7479,15 +6935,20 @@ pub fn fuzz_0173(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
-    let mut K1358 = 11u32;
-    let v1359 = t + K1358;
-    K1358 = K1358.wrapping_mul(3);
-    acc = acc.wrapping_add(K1358);
+    let v1190 = (acc ^ n.rotate_left(16));
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let mut k1191 = 0u32;
+    while k1191 < n % 3 {
+        k1191 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 26) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1191);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7500,37 +6961,29 @@ pub fn fuzz_0174(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 24) % 64) as usize));
-    thread::sync_threads();
-    let v1360 = x[(acc as usize) % x.len()].wrapping_add(acc);
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    let g1361 = n - 1;
-    for k1362 in 0..3u32 {
-        acc = (acc ^ k1362.rotate_left(8));
-        thread::sync_threads();
-        let v1363 = x[(t as usize) % x.len()].wrapping_add(k1362);
-        acc = acc.wrapping_add(k1362);
-        if t % 2 == 0 { continue; }
-        acc ^= k1362.wrapping_mul(3);
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
     }
-    for k1364 in 0..n % 4 {
-        if k1364 == 2 && n % 3 == 2 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
-        }
-        acc = acc.wrapping_add(k1364);
-        thread::sync_threads();
-    }
-    let n = (n & 0xff) * 4;
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 36) % 64) as usize));
+    let wa1192 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (32, 64), 104);
+    let wb1193 = mma::SharedTile::new(sb_u8, (t >> 5) as usize * 5, (64, 8), 32);
+    let ct1194 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32); 1]; 2] };
+    let ct1194 = mma_tiles(&wa1192, &wb1193, &ct1194);
+    acc = acc.wrapping_add(ct1194.frags[1][0].values[3] as u32);
+    let fa1195 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb1196 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+    let fc1197 = FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
     thread::sync_threads();
+    let d1198 = mma(&fa1195, &fb1196, &fc1197);
+    thread::sync_threads();
+    acc = acc.wrapping_add(d1198.values[1] as u32);
+    thread::sync_threads();
+    let v1199 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7543,34 +6996,42 @@ pub fn fuzz_0175(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t < 17 {
-        acc = acc.wrapping_add(n);
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    'l1366: for k1365 in 0..n % 4 {
-        for k1366 in 0..2u32 {
-            thread::sync_threads();
-            let n = (n & 0xff) * 2;
-            if k1365 == 1 && k1366 == 0 { break 'l1366; }
-            acc = acc.wrapping_add(k1365 ^ k1366);
-            thread::sync_threads();
+    let mut k1200 = 0u32;
+    while k1200 < n % 3 {
+        k1200 += 1;
+        match k1200 {
+            0 => break,
+            _ => acc = acc.wrapping_add(1),
         }
-        acc = acc.rotate_left(k1365 + 1);
-    }
-    'l1368: for k1367 in 0..n % 4 {
-        for k1368 in 0..2u32 {
-            thread::sync_threads();
-            acc = acc.wrapping_add(acc);
-            if k1367 == 1 && k1368 == 1 { break 'l1368; }
-            acc = acc.wrapping_add(k1367 ^ k1368);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1367 + 1);
-    }
-    if n % 3 == 0 {
-        acc = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) };
+        acc = acc.wrapping_add(k1200);
         thread::sync_threads();
     }
-    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    let v1201 = (t ^ acc.rotate_left(2));
+    'l1203: for k1202 in 0..n % 4 {
+        for k1203 in 0..2u32 {
+            thread::sync_threads();
+            acc = acc.wrapping_add(k1203);
+            if k1202 == 2 && k1203 == 1 { break 'l1203; }
+            acc = acc.wrapping_add(k1202 ^ k1203);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1202 + 1);
+    }
+    acc = v1201.wrapping_mul(2654435769).wrapping_add(acc);
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let w1204;
+    let w1205: u32;
+    thread::sync_threads();
+    match t % 3 { 0 => { w1204 = (acc ^ n.rotate_left(18)); w1205 = 1; } 1 => { w1204 = acc; w1205 = n; } _ => { w1204 = 64u32; w1205 = t; } }
+    thread::sync_threads();
+    acc = acc.wrapping_add(w1204) ^ w1205;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7583,27 +7044,59 @@ pub fn fuzz_0176(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v1369 = x[(acc as usize) % x.len()].wrapping_add(n);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 17) % 64) as usize));
-    thread::sync_threads();
-    let u1370 = n.wrapping_mul(1000);
-    for k1371 in 0..3u32 {
-        if k1371 == 2 { continue; }
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 44) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1371);
-        if t % 5 == 0 { continue; }
-        acc ^= k1371.wrapping_mul(3);
+    let sa_i8 = shared!([i8; 3360]);
+    let sb_i8 = shared!([i8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_i8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
     }
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    for e in (t as usize..3104).step_by(64) {
+        sb_i8.set(e, (x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    }
+    thread::sync_threads();
+    acc = acc.wrapping_mul(31).wrapping_add(acc);
+    let fa1206 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1207 = FragB::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fc1208 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let fc1208 = mma(&fa1206, &fb1207, &fc1208);
+    acc = fc1208.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
     thread::sync_threads();
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    let mut ct1209 = AccTile::<i32, 1, 1>::zero();
+    for k1210 in 0..n % 3 {
+        thread::sync_threads();
+        for e in (t as usize..3360).step_by(64) {
+            sa_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(5)) as i8);
+        }
+        for e in (t as usize..3104).step_by(64) {
+            sb_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2)) as i8);
+        }
+        thread::sync_threads();
+        let wa1211 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (16, 32), 104);
+        let wb1212 = mma::SharedTile::new(sb_i8, ((k1210 ^ (t / 32)) % 3) as usize * 8 + 0, (32, 8), 32);
+        ct1209 = mma::mma_tiles(&wa1211, &wb1212, &ct1209);
+        thread::sync_threads();
+    }
+    acc = ct1209.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let wa1213 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (32, 96), 104);
+    let wb1214 = mma::SharedTile::new(sb_i8, (n % 3) as usize * 8, (96, 8), 32);
+    let ct1215 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32); 1]; 2] };
+    let dt1216 = mma::mma_tiles(&wa1213, &wb1214, &ct1215);
+    acc = acc.wrapping_add(dt1216.frags[1][0].values[0] as u32);
+    let wa1217 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (32, 32), 104);
+    let wb1218 = mma::SharedTile::new(sb_i8, 0, (32, 8), 32);
+    let ct1219 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32); 1]; 2] };
+    let dt1220 = mma_tiles(&wa1217, &wb1218, &ct1219);
+    acc = dt1220.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if n % 7 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7616,50 +7109,58 @@ pub fn fuzz_0177(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut carried: u32;
-    acc = (t ^ t.rotate_left(11));
-    let fa1372 = FragA::<i8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i8);
-    let fb1373 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1374 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
-    let d1375 = mma(&fa1372, &fb1373, &fc1374);
-    let d1376 = mma(&fa1372, &fb1373, &d1375);
-    let d1377 = mma(&fa1372, &fb1373, &d1376);
-    acc = d1377.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let n = (n & 0xff) * 2;
-    let (w1378, w1379): (u32, u32);
-    thread::sync_threads();
-    if t % 2 == 0 { (w1378, w1379) = (t.wrapping_add(acc), t); } else { w1378 = 3; w1379 = acc; }
-    thread::sync_threads();
-    acc = acc.wrapping_add(w1378) ^ w1379;
-    for k1380 in 0..n.wrapping_mul(5) % 5 {
-        thread::sync_threads();
-        carried = x[(acc as usize) % x.len()].wrapping_add(k1380);
-        acc ^= carried;
-        acc = acc.wrapping_add(k1380);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
-    let mut K1381 = 5u32;
-    let v1382 = t + K1381;
-    K1381 = K1381.wrapping_mul(7);
-    acc = acc.wrapping_add(K1381);
-    let mut k1383 = 0u32;
-    while k1383 < n % 3 {
-        thread::sync_threads();
-        let fa1384 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((k1383.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-        let fb1385 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k1383.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-        let fc1386 = FragC::<f32>::from_fn(|r, c| ((t.rotate_left((r * 3 + c) as u32)) % 9) as f32 - 4.0);
-        let fb1387 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((k1383.rotate_left((r * 5 + c) as u32)) % 7) as f32 - 3.0));
-        let mut cm1388 = FragC::<f32>::from_fn(|r, c| ((v1382.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-        let mut cm1389 = FragC::<f32>::from_fn(|r, c| ((acc ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
-        cm1388 = mma(&fa1384, &fb1385, &fc1386);
-        cm1388 = ferrocuda_std::mma::mma(&fa1384, &fb1387, &cm1389);
-        cm1389 = mma(&fa1384, &fb1387, &cm1389);
-        let fa1390 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
-        let fb1391 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-        let mut cm1392 = FragC::<i32>::from_fn(|r, c| (k1383.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-        cm1392 = mma(&fa1390, &fb1391, &cm1392);
-        acc = cm1392.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        k1383 += 1;
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
     }
+    thread::sync_threads();
+    let u1221 = n.wrapping_add(2654435769);
+    let fa1222 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1223 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1224 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    let d1225 = mma(&fa1222, &fb1223, &fc1224);
+    let d1226 = mma(&fa1222, &fb1223, &fc1224);
+    acc = acc.wrapping_add(d1226.values[1] as u32);
+    let v1227 = acc.wrapping_mul(13).wrapping_add(acc);
+    let wa1228 = mma::SharedTile::new(sa_f16, (u1221 % 3) as usize * 8, (32, 16), 56);
+    let wb1229 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (16, 16), 32);
+    let ct1230 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((v1227.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0); 2]; 2] };
+    let fa1231 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((u1221.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fa1222 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((u1221.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc1232 = FragC::<f32>::from_fn(|r, c| ((v1227 ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let dt1233 = mma_tiles(&wa1228, &wb1229, &ct1230);
+    let d1226 = mma(&fa1231, &fa1222, &fc1232);
+    acc = d1226.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = acc.wrapping_add(dt1233.frags[1][0].values[3] as i32 as u32);
+    'l1235: for k1234 in 0..3u32 {
+        for k1235 in 0..2u32 {
+            thread::sync_threads();
+            let v1236 = if v1227 % 2 == 0 { acc } else { v1227.wrapping_sub(acc) };
+            if k1234 == 0 && k1235 == 0 { continue 'l1235; }
+            acc = acc.wrapping_add(k1234 ^ k1235);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1234 + 1);
+    }
+    if (t >> 5) != (n & 1) {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fc1232 = FragC::<f32>::from_fn(|r, c| ((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    let fc1224 = ferrocuda_std::mma::mma(&fa1231, &fa1222, &fc1232);
+    acc = acc.wrapping_add(fc1224.values[0] as i32 as u32);
+    let n = (thread::block_dim().x).wrapping_add(n);
+    let wa1237 = mma::SharedTile::new(sa_f16, (n % 3) as usize * 8, (32, 16), 56);
+    let wb1238 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (16, 24), 32);
+    let dt1233 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t ^ (r * 32 + c) as u32) % 9) as f32 - 4.0); 3]; 2] };
+    let dt1239 = mma_tiles(&wa1237, &wb1238, &dt1233);
+    acc = acc.wrapping_add(dt1239.frags[1][1].values[2] as i32 as u32);
+    let fc1224 = mma(&fa1231, &fa1222, &fc1224);
+    acc = fc1224.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7672,16 +7173,57 @@ pub fn fuzz_0178(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
+    let sa_f16 = shared!([f16; 1824]);
+    let sb_f16 = shared!([f16; 1568]);
+    for e in (t as usize..1824).step_by(64) {
+        sa_f16.set(e, f32_to_f16(((x[(e * 7 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
+    for e in (t as usize..1568).step_by(64) {
+        sb_f16.set(e, f32_to_f16(((x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    }
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 59) % 64) as usize));
-    thread::sync_threads();
+    let mut k1240 = 0u32;
+    while k1240 < 2u32 {
+        k1240 += 1;
+        let w1241: u32;
+        if acc > 1000 { w1241 = x[(t as usize) % x.len()].wrapping_add(t); } else { w1241 = 1; }
+        acc ^= w1241;
+        if acc != 7 || t < 64 {
+            if k1240 == 0 && n % 2 == 0 { break; }
+        }
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 23) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1240);
+    }
+    if t / 32 == n % 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa1242 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
+    let fb1243 = FragB::<i8>::from_fn(|r, c| (n.rotate_left((r * 5 + c) as u32)) as i8);
+    let fc1244 = FragC::<i32>::zero();
+    let d1245 = mma::mma(&fa1242, &fb1243, &fc1244);
+    acc = acc.wrapping_add(d1245.values[3] as u32);
+    let v1246 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
     if n % 11 == 0 {
         if i < out.len() { out.set(i, acc ^ 0xdead); }
         return;
     }
-    let v1393 = t.wrapping_add(acc);
-    let n = (n & 0xff) * 4;
+    let wa1247 = mma::SharedTile::new(sa_f16, 0, (16, 16), 56);
+    let wb1248 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (16, 8), 32);
+    let ct1249 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 1]; 1] };
+    let ct1249 = mma_tiles(&wa1247, &wb1248, &ct1249);
+    acc = acc.wrapping_add(ct1249.frags[0][0].values[3] as i32 as u32);
+    acc ^= mma(&fa1242, &fb1243, &d1245).values[0] as u32;
+    let wa1250 = mma::SharedTile::new(sa_f16, 0, (16, 16), 56);
+    let wb1251 = mma::SharedTile::new(sb_f16, (n % 3) as usize * 8, (16, 24), 32);
+    let ct1252 = AccTile { frags: [[FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0); 3]; 1] };
+    if t / 32 == n % 2 {
+        let dt1253 = mma_tiles(&wa1250, &wb1251, &ct1252);
+        acc = acc.wrapping_add(dt1253.frags[0][0].values[3] as i32 as u32);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7694,25 +7236,30 @@ pub fn fuzz_0179(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_mul(3).wrapping_add(n);
-    let mut K1394 = 11u32;
-    let v1395 = t + K1394;
-    K1394 = K1394.wrapping_mul(3);
-    acc = acc.wrapping_add(K1394);
-    let v1395 = v1395.wrapping_mul(2654435769).wrapping_add(t);
-    for k1396 in 0..(n ^ 7) % 5 {
-        acc = t.wrapping_add(k1396);
-        acc = if v1395 % 2 == 0 { v1395 } else { v1395.wrapping_sub(v1395) };
+    for k1254 in 0..n.rotate_left(20) % 5 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k1396);
-        if t % 3 == 0 { continue; }
-        acc ^= k1396.wrapping_mul(3);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1254);
+        if t % 2 == 0 { continue; }
+        acc ^= k1254.wrapping_mul(3);
     }
-    if n < 6 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 54) % 64) as usize));
+    thread::sync_threads();
+    let mut K1255 = 5u32;
+    let v1256 = t + K1255;
+    K1255 = K1255.wrapping_mul(2);
+    acc = acc.wrapping_add(K1255);
+    let mut K1257 = 5u32;
+    let v1258 = t + K1257;
+    K1257 = K1257.wrapping_mul(3);
+    acc = acc.wrapping_add(K1257);
+    for k1259 in 0..3u32 {
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1259);
     }
-    let g1397 = n - 6;
+    acc = if v1258 % 2 == 0 { v1256 } else { v1258.wrapping_sub(v1256) };
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7725,75 +7272,23 @@ pub fn fuzz_0180(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    thread::sync_threads();
-    let mut K1398 = 3u32;
-    let v1399 = t + K1398;
-    K1398 = K1398.wrapping_mul(2654435769);
-    acc = acc.wrapping_add(K1398);
-    let wa1400 = mma::SharedTile::new(sa_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (16, 96), 104);
-    let wb1401 = mma::SharedTile::new(sb_i8, ((n ^ (t / 32)) % 3) as usize * 8 + 3, (96, 8), 32);
-    let ct1402 = AccTile::<i32, 1, 1>::zero();
-    let fa1403 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i8);
-    let fb1404 = FragB::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
-    let fc1405 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
-    let dt1406 = mma_tiles(&wa1400, &wb1401, &ct1402);
-    let d1407 = mma(&fa1403, &fb1404, &fc1405);
-    acc = d1407.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    acc = acc.wrapping_add(dt1406.frags[0][0].values[0] as u32);
-    for k1408 in 0..(n ^ 11) % 5 {
-        let v1409 = acc.wrapping_add(acc);
-        let fa1410 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-        let fb1411 = FragB::<u8>::from_fn(|r, c| (k1408.rotate_left((r * 7 + c) as u32)) as u8);
-        let d1412 = ferrocuda_std::mma::mma(&fa1410, &fb1411, &fc1405);
-        match k1408 {
-            1 => continue,
-            _ => acc = acc.wrapping_add(1),
-        }
-        acc = acc.wrapping_add(k1408);
+    let mut K1260 = 255u32;
+    let v1261 = t + K1260;
+    K1260 = K1260.wrapping_mul(1);
+    acc = acc.wrapping_add(K1260);
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 3);
+    let mut k1262 = 0u32;
+    while k1262 < 2u32 {
+        k1262 += 1;
+        acc = (acc ^ acc.rotate_left(5));
+        if k1262 == 1 { break; }
+        acc = acc.wrapping_add(k1262);
         thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k1408.wrapping_mul(3);
     }
-    let fa1413 = FragA::<u8>::from_fn(|r, c| (v1399 ^ (r * 32 + c) as u32) as u8);
-    let fa1403 = FragB::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fc1414 = FragC::<i32>::zero();
-    let d1415 = mma(&fa1413, &fa1403, &fc1414);
-    let mut dt1406 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32); 1]; 2] };
-    for k1416 in 0..3u32 {
-        thread::sync_threads();
-        let wa1417 = mma::SharedTile::new(sa_i8, (n % 3) as usize * 8, (32, 32), 104);
-        let wb1418 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (32, 8), 32);
-        dt1406 = mma_tiles(&wa1417, &wb1418, &dt1406);
-        let fa1419 = FragA::<i8>::from_fn(|r, c| (k1416.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-        let fa1420 = FragA::<i8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-        let mut cm1421 = FragC::<i32>::from_fn(|r, c| (k1416.rotate_left((r * 7 + c) as u32)) as i32);
-        cm1421 = mma(&fa1419, &fb1404, &cm1421);
-        let d1422 = mma(&fa1420, &fb1404, &fc1414);
-        cm1421 = mma(&fa1420, &fb1404, &d1407);
-        acc = cm1421.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    }
-    acc = dt1406.frags[1][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let fa1423 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
-    let fc1414 = FragB::<i8>::from_fn(|r, c| (t.rotate_left((r * 3 + c) as u32)) as i8);
-    let fc1424 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let d1425 = mma(&fa1423, &fc1414, &fc1424);
+    acc = acc.wrapping_add(tile.get(((t + 7) % 64) as usize));
     thread::sync_threads();
-    acc = d1425.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    let mut k1426 = 0u32;
-    while k1426 < n % 3 {
-        k1426 += 1;
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1426);
-    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7806,15 +7301,55 @@ pub fn fuzz_0181(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 20);
-    if n % 11 == 2 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
-    let mut K1427 = 2u32;
-    let v1428 = t + K1427;
-    K1427 = K1427.wrapping_mul(1000);
-    acc = acc.wrapping_add(K1427);
+    let g1263 = n - 1;
+    let mut k1264 = 0u32;
+    while k1264 < 2u32 {
+        k1264 += 1;
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_mul(64).wrapping_add(n);
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1264);
+    }
+    acc = t.wrapping_mul(1000).wrapping_add(n);
+    if n % 2 == 0 {
+        acc = t.wrapping_mul(1).wrapping_add(g1263);
+        thread::sync_threads();
+    }
+    let mut k1265 = 0u32;
+    while k1265 < n % 3 {
+        k1265 += 1;
+        thread::sync_threads();
+        if acc != 7 || t < 64 {
+            if k1265 == 1 && n % 2 == 0 { break; }
+        }
+        acc = acc.wrapping_add(k1265);
+        if t % 2 == 0 { continue; }
+        acc ^= k1265.wrapping_mul(3);
+    }
+    if n % 3 == 0 {
+        acc = if t % 2 == 0 { g1263 } else { t.wrapping_sub(g1263) };
+        thread::sync_threads();
+    }
+    let mut k1266 = 0u32;
+    while k1266 < n % 3 {
+        k1266 += 1;
+        let w1267: u32;
+        if acc > 64 { w1267 = (acc ^ t.rotate_left(3)); } else { w1267 = 5; }
+        acc ^= w1267;
+        if k1266 == 1 { break; }
+        acc = acc.wrapping_add(k1266);
+        thread::sync_threads();
+        if t % 2 == 0 { continue; }
+        acc ^= k1266.wrapping_mul(3);
+    }
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7827,22 +7362,39 @@ pub fn fuzz_0182(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 7) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 4));
-    let u1429 = (n & 0xffff) + 1;
-    if n % 11 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
         return;
     }
+    let g1268 = n - 14;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 3) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
     thread::sync_threads();
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 20);
-    let v1430 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1269 = n - 1;
+    let fa1270 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fb1271 = FragB::<u8>::from_fn(|r, c| (g1269.rotate_left((r * 7 + c) as u32)) as u8);
+    let fc1272 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as i32);
+    let fa1273 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+    let fa1274 = FragA::<u8>::from_fn(|r, c| (g1268.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let mut cm1275 = FragC::<i32>::from_fn(|r, c| (g1269.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
+    cm1275 = ferrocuda_std::mma::mma(&fa1270, &fb1271, &fc1272);
+    cm1275 = mma(&fa1273, &fb1271, &fc1272);
+    let d1276 = mma(&fa1274, &fb1271, &fc1272);
+    let d1277 = mma::mma(&fa1274, &fb1271, &fc1272);
+    acc = cm1275.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = acc.wrapping_add(d1276.values[2] as u32);
+    acc = acc.wrapping_add(d1277.values[1] as u32);
+    let w1278: u32;
+    if n % 2 == 0 { w1278 = if acc % 2 == 0 { n } else { acc.wrapping_sub(n) }; } else { w1278 = 5; }
+    acc ^= w1278;
+    if t % 3 == 0 {
+        let n = (n & 0xff) * 2;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7855,41 +7407,53 @@ pub fn fuzz_0183(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
-    thread::sync_threads();
-    let v1431 = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
-    'l1433: for k1432 in 0..3u32 {
-        for k1433 in 0..2u32 {
-            thread::sync_threads();
-            acc = (t ^ k1432.rotate_left(6));
-            if k1432 == 1 && k1433 == 0 { break 'l1433; }
-            acc = acc.wrapping_add(k1432 ^ k1433);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1432 + 1);
+    let mut k1279 = 0u32;
+    while k1279 < 2u32 {
+        k1279 += 1;
+        let n = (n & 0xff) * 4;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1279);
     }
-    let w1434: u32;
-    if n % 2 == 0 { w1434 = if v1431 % 2 == 0 { t } else { v1431.wrapping_sub(t) }; } else { w1434 = 31; }
-    acc ^= w1434;
-    let mut k1435 = 0u32;
-    while k1435 < 2u32 {
-        k1435 += 1;
-        if k1435 == 2 && n % 3 == 1 {
+    acc = t.wrapping_mul(7).wrapping_add(n);
+    acc = x[(t as usize) % x.len()].wrapping_add(n);
+    let n = n.wrapping_add(2);
+    for k1280 in 0..(n % 5) % 5 {
+        if k1280 == 0 && n % 3 == 1 {
             if i < out.len() { out.set(i, acc ^ 0xface); }
             return;
         }
-        acc = acc.wrapping_add(k1435);
+        let v1281 = (acc ^ n.rotate_left(23));
+        tile.set(t as usize, acc);
         thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 60) % 64) as usize));
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1280);
         if t % 3 == 0 { continue; }
-        acc ^= k1435.wrapping_mul(3);
+        acc ^= k1280.wrapping_mul(3);
     }
-    thread::sync_threads();
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 15) % 64) as usize));
-    thread::sync_threads();
+    for k1282 in 0..n % 4 {
+        thread::sync_threads();
+        tile.set(t as usize, acc);
+        thread::sync_threads();
+        acc = acc.wrapping_add(tile.get(((t + 8) % 64) as usize));
+        thread::sync_threads();
+        if acc != 7 || t < 64 {
+            if k1282 == 1 && n % 2 == 0 { break; }
+        }
+        acc = acc.wrapping_add(k1282);
+    }
+    let mut k1283 = 0u32;
+    while k1283 < 2u32 {
+        k1283 += 1;
+        if acc != 7 || t < 64 {
+            if k1283 == 1 && n % 2 == 1 { break; }
+        }
+        if k1283 == 2 { break; }
+        acc = acc.wrapping_add(k1283);
+        thread::sync_threads();
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7902,25 +7466,32 @@ pub fn fuzz_0184(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u1436 = (n & 0xffff) + 6;
-    let v1437 = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-    if t % 3 == 0 {
-        let w1438: u32;
-        if acc > 2654435769 { w1438 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) }; } else { w1438 = 11; }
-        acc ^= w1438;
-        acc = acc.wrapping_add(u1436);
+    let mut carried: u32;
+    for k1284 in 0..(thread::block_dim().x).wrapping_add(n) % 5 {
+        let v1285 = acc.wrapping_add(t);
+        thread::sync_threads();
+        carried = if v1285 % 2 == 0 { acc } else { v1285.wrapping_sub(acc) };
+        acc ^= carried;
+        let w1286: u32;
+        if acc > 1000 { w1286 = v1285.wrapping_mul(1000).wrapping_add(acc); } else { w1286 = 255; }
+        acc ^= w1286;
+        acc = acc.wrapping_add(k1284);
     }
-    for k1439 in 0..n % 4 {
-        tile.set(t as usize, acc);
+    if n % 2 == 0 {
+        acc = t.wrapping_mul(64).wrapping_add(acc);
         thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
-        thread::sync_threads();
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1439);
-        if t % 2 == 0 { continue; }
-        acc ^= k1439.wrapping_mul(3);
     }
+    thread::sync_threads();
+    acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+    thread::sync_threads();
+    let mut K1287 = 2u32;
+    let v1288 = t + K1287;
+    K1287 = K1287.wrapping_mul(11);
+    acc = acc.wrapping_add(K1287);
+    let mut K1289 = 64u32;
+    let v1290 = t + K1289;
+    K1289 = K1289.wrapping_mul(2);
+    acc = acc.wrapping_add(K1289);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -7933,38 +7504,10 @@ pub fn fuzz_0185(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 2 == 0 {
-        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-        thread::sync_threads();
-    }
+    acc ^= warp::shfl_down_sync(u32::MAX, acc, 28);
     acc = if t % 2 == 0 { acc } else { t.wrapping_sub(acc) };
-    let u1440 = (n & 0xffff) + 3;
-    if n % 5 == 0 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let u1441 = (u1440 & 0xffff) + 3;
-    let mut k1442 = 0u32;
-    while k1442 < 2u32 {
-        k1442 += 1;
-        if acc != 7 || t < 64 {
-            if k1442 == 2 && n % 2 == 0 { continue; }
-        }
-        acc = acc.wrapping_add(k1442);
-        thread::sync_threads();
-    }
-    let mut k1443 = 0u32;
-    while k1443 < n % 3 {
-        k1443 += 1;
-        tile.set(t as usize, acc);
-        thread::sync_threads();
-        acc = acc.wrapping_add(tile.get(((t + 47) % 64) as usize));
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1443);
-    }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 42) % 64) as usize));
+    let n = n.rotate_left(16);
+    acc = x[(acc as usize) % x.len()].wrapping_add(n);
     thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
@@ -7978,16 +7521,50 @@ pub fn fuzz_0186(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if t % 3 == 0 {
-        acc = (acc ^ n.rotate_left(3));
+    let mut carried: u32;
+    let w1291: u32;
+    if t % 2 == 0 { w1291 = t.wrapping_mul(1000).wrapping_add(acc); } else { w1291 = 5; }
+    acc ^= w1291;
+    let w1292: u32;
+    if n % 2 == 0 { w1292 = acc.wrapping_add(acc); } else { w1292 = 255; }
+    acc ^= w1292;
+    if acc % 2 == 1 {
+        acc = if t % 2 == 0 { t } else { t.wrapping_sub(t) };
     }
-    let w1444;
-    let w1445: u32;
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    match t % 3 { 0 => { w1444 = t.wrapping_mul(31).wrapping_add(n); w1445 = 1; } 1 => { w1444 = acc; w1445 = n; } _ => { w1444 = 1000u32; w1445 = t; } }
-    acc = acc.wrapping_add(w1444) ^ w1445;
-    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    acc = acc.wrapping_add(tile.get(((t + 50) % 64) as usize));
     thread::sync_threads();
+    'l1294: for k1293 in 0..n % 4 {
+        for k1294 in 0..2u32 {
+            thread::sync_threads();
+            let v1295 = t.wrapping_mul(7).wrapping_add(acc);
+            if k1293 == 2 && k1294 == 1 { break 'l1294; }
+            acc = acc.wrapping_add(k1293 ^ k1294);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1293 + 1);
+    }
+    let w1296: u32;
+    if t % 2 == 0 { w1296 = acc.wrapping_mul(31).wrapping_add(n); } else { w1296 = 1; }
+    acc ^= w1296;
+    if acc % 2 == 1 {
+        acc = acc.wrapping_add(n);
+    }
+    let mut k1297 = 0u32;
+    while k1297 < 2u32 {
+        k1297 += 1;
+        acc = x[(acc as usize) % x.len()].wrapping_add(acc);
+        thread::sync_threads();
+        thread::sync_threads();
+        carried = acc.wrapping_mul(13).wrapping_add(t);
+        acc ^= carried;
+        acc = acc.wrapping_add(k1297);
+    }
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8000,16 +7577,12 @@ pub fn fuzz_0187(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    for k1446 in 0..3u32 {
-        thread::sync_threads();
-        thread::sync_threads();
-        acc = acc.wrapping_add(k1446);
+    if n % 11 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    tile.set(t as usize, acc);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 29) % 64) as usize));
-    thread::sync_threads();
-    let v1447 = (acc ^ t.rotate_left(18));
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8022,34 +7595,30 @@ pub fn fuzz_0188(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let v1448 = t.wrapping_add(acc);
-    let mut K1449 = 31u32;
-    let v1450 = t + K1449;
-    K1449 = K1449.wrapping_mul(2);
-    acc = acc.wrapping_add(K1449);
-    let fa1451 = FragA::<u8>::from_fn(|r, c| (v1448.rotate_left((r * 3 + c) as u32)) as u8);
-    let fb1452 = FragB::<u8>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as u8);
-    let fc1453 = FragC::<i32>::from_fn(|r, c| (v1450.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32);
-    thread::sync_threads();
-    let d1454 = mma(&fa1451, &fb1452, &fc1453);
-    thread::sync_threads();
-    acc = acc.wrapping_add(d1454.values[3] as u32);
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
-    thread::sync_threads();
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    let fa1455 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((v1450 ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
-    let fb1456 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
-    let fc1457 = FragC::<f32>::from_fn(|r, c| ((v1448.rotate_left((r * 5 + c) as u32)) % 9) as f32 - 4.0);
-    let mut cm1458 = FragC::<f32>::from_fn(|r, c| ((v1448.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
-    cm1458 = mma(&fa1455, &fb1456, &cm1458);
-    acc ^= warp::shfl_down_sync(u32::MAX, acc, 8);
-    let mut k1459 = 0u32;
-    while k1459 < 2u32 {
-        k1459 += 1;
+    let mut k1298 = 0u32;
+    while k1298 < 2u32 {
+        k1298 += 1;
+        if k1298 == 2 { continue; }
+        acc = acc.wrapping_add(k1298);
         thread::sync_threads();
-        acc = acc.wrapping_add(k1459);
+        if t % 2 == 0 { continue; }
+        acc ^= k1298.wrapping_mul(3);
+    }
+    let fa1299 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+    let fb1300 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc1301 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let mut cm1302 = FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32);
+    cm1302 = mma(&fa1299, &fb1300, &fc1301);
+    cm1302 = mma::mma(&fa1299, &fb1300, &fc1301);
+    let d1303 = mma(&fa1299, &fb1300, &fc1301);
+    let d1304 = ferrocuda_std::mma::mma(&fa1299, &fb1300, &fc1301);
+    acc = cm1302.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d1303.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    acc = d1304.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let v1305 = x[(acc as usize) % x.len()].wrapping_add(n);
+    if n % 11 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
     if i < out.len() {
         out.set(i, acc);
@@ -8063,12 +7632,31 @@ pub fn fuzz_0189(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(t);
-    let n = (n ^ 1);
-    let v1460 = (acc ^ acc.rotate_left(11));
-    acc = (acc ^ t.rotate_left(31));
-    let v1461 = t.wrapping_mul(5).wrapping_add(acc);
-    let v1462 = acc.wrapping_mul(11).wrapping_add(n);
+    acc = acc.wrapping_add(warp::ballot_sync(u32::MAX, acc % 3 == 0));
+    thread::sync_threads();
+    if t < 17 {
+        acc = acc.wrapping_add(n);
+    }
+    'l1307: for k1306 in 0..n % 4 {
+        for k1307 in 0..2u32 {
+            thread::sync_threads();
+            let n = (n & 0xff) * 2;
+            if k1306 == 1 && k1307 == 0 { break 'l1307; }
+            acc = acc.wrapping_add(k1306 ^ k1307);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1306 + 1);
+    }
+    'l1309: for k1308 in 0..n % 4 {
+        for k1309 in 0..2u32 {
+            thread::sync_threads();
+            acc = acc.wrapping_add(acc);
+            if k1308 == 1 && k1309 == 1 { break 'l1309; }
+            acc = acc.wrapping_add(k1308 ^ k1309);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1308 + 1);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8081,25 +7669,44 @@ pub fn fuzz_0190(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    let v1463 = acc.wrapping_add(n);
+    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
     thread::sync_threads();
-    for k1464 in 0..3u32 {
-        thread::sync_threads();
-        let v1465 = v1463.wrapping_add(acc);
-        acc = acc.wrapping_add(k1464);
+    'l1311: for k1310 in 0..n % 4 {
+        for k1311 in 0..2u32 {
+            thread::sync_threads();
+            let n = n.rotate_left(28);
+            if k1310 == 2 && k1311 == 1 { break 'l1311; }
+            acc = acc.wrapping_add(k1310 ^ k1311);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1310 + 1);
     }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
-    let w1466: u32;
-    if t % 2 == 0 { w1466 = (t ^ t.rotate_left(7)); } else { w1466 = 11; }
-    acc ^= w1466;
-    let (w1467, w1468): (u32, u32);
     thread::sync_threads();
-    if t % 2 == 0 { (w1467, w1468) = ((acc ^ t.rotate_left(18)), t); } else { w1467 = 31; w1468 = acc; }
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
+    'l1313: for k1312 in 0..3u32 {
+        for k1313 in 0..2u32 {
+            thread::sync_threads();
+            acc = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
+            if k1312 == 1 && k1313 == 0 { break 'l1313; }
+            acc = acc.wrapping_add(k1312 ^ k1313);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1312 + 1);
+    }
+    let mut K1314 = 7u32;
+    let v1315 = t + K1314;
+    K1314 = K1314.wrapping_mul(2654435769);
+    acc = acc.wrapping_add(K1314);
+    if n % 5 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(w1467) ^ w1468;
-    let v1469 = acc.wrapping_add(t);
+    acc = acc.wrapping_add(tile.get(((t + 38) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8112,29 +7719,69 @@ pub fn fuzz_0191(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 2));
-    for k1470 in 0..n % 4 {
-        if k1470 == 0 && n % 3 == 0 {
-            if i < out.len() { out.set(i, acc ^ 0xface); }
-            return;
+    let sa_u8 = shared!([u8; 3360]);
+    let sb_u8 = shared!([u8; 3104]);
+    for e in (t as usize..3360).step_by(64) {
+        sa_u8.set(e, (x[(e * 7 + 1) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    for e in (t as usize..3104).step_by(64) {
+        sb_u8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    }
+    thread::sync_threads();
+    let mut k1316 = 0u32;
+    while k1316 < 2u32 {
+        k1316 += 1;
+        match k1316 {
+            1 => continue,
+            _ => acc = acc.wrapping_add(1),
         }
-        acc = (t ^ k1470.rotate_left(13));
-        let v1471 = t.wrapping_mul(7).wrapping_add(acc);
-        acc = acc.wrapping_add(k1470);
+        acc = acc.wrapping_add(k1316);
         thread::sync_threads();
     }
-    let mut K1472 = 2u32;
-    let v1473 = t + K1472;
-    K1472 = K1472.wrapping_mul(1);
-    acc = acc.wrapping_add(K1472);
-    let mut K1474 = 13u32;
-    let v1475 = t + K1474;
-    K1474 = K1474.wrapping_mul(7);
-    acc = acc.wrapping_add(K1474);
-    let mut K1476 = 3u32;
-    let v1477 = t + K1476;
-    K1476 = K1476.wrapping_mul(7);
-    acc = acc.wrapping_add(K1476);
+    let fa1317 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1318 = FragB::<i8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i8);
+    let fc1319 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
+    let mut cm1320 = FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
+    cm1320 = ferrocuda_std::mma::mma(&fa1317, &fb1318, &cm1320);
+    acc = acc.wrapping_add(cm1320.values[0] as u32);
+    let wa1321 = mma::SharedTile::new(sa_u8, (n % 3) as usize * 8, (32, 32), 104);
+    let wb1322 = mma::SharedTile::new(sb_u8, (t / 32) as usize * 8, (32, 8), 32);
+    let ct1323 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32); 1]; 2] };
+    let dt1324 = mma::mma_tiles(&wa1321, &wb1322, &ct1323);
+    acc = dt1324.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let mut dt1324 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32); 3]; 1] };
+    for k1325 in 0..3u32 {
+        thread::sync_threads();
+        let wa1326 = mma::SharedTile::new(sa_u8, (k1325 % 3) as usize * 8, (16, 32), 104);
+        let wb1327 = mma::SharedTile::new(sb_u8, ((k1325 ^ (t / 32)) % 3) as usize * 8 + 0, (32, 24), 32);
+        dt1324 = mma_tiles(&wa1326, &wb1327, &dt1324);
+    }
+    acc = dt1324.frags[0][2].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let wa1328 = mma::SharedTile::new(sa_u8, 0, (16, 96), 104);
+    let wb1329 = mma::SharedTile::new(sb_u8, ((n ^ (t / 32)) % 3) as usize * 8 + 0, (96, 16), 32);
+    let ct1323 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32); 2]; 1] };
+    let dt1330 = mma_tiles(&wa1328, &wb1329, &ct1323);
+    acc = dt1330.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    if t / 32 == n % 2 {
+        if i < out.len() { out.set(i, acc ^ 0x3a3a); }
+        return;
+    }
+    let fa1331 = FragA::<u8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fb1332 = FragB::<u8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fa1317 = ferrocuda_std::mma::mma(&fa1331, &fb1332, &fc1319);
+    acc = fa1317.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let fa1333 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fb1334 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc1335 = FragC::<f32>::from_fn(|r, c| ((t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 9) as f32 - 4.0);
+    if t < 32 {
+        let d1336 = mma(&fa1333, &fb1334, &fc1335);
+        acc = d1336.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    }
+    if warp::any_sync(u32::MAX, acc % 5 == 0) { acc = acc.wrapping_add(1); }
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8147,23 +7794,39 @@ pub fn fuzz_0192(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let mut k1478 = 0u32;
-    while k1478 < n % 3 {
-        k1478 += 1;
-        thread::sync_threads();
-        let n = (n & 0xff) * 2;
-        acc = acc.wrapping_add(k1478);
+    if warp::any_sync(u32::MAX, acc % 64 == 0) { acc = acc.wrapping_add(1); }
+    if t < 25 {
+        acc = acc.wrapping_mul(2654435769).wrapping_add(t);
+        acc = (t ^ n.rotate_left(10));
     }
-    let n = (n & 0xff) * 3;
-    if n % 2 == 0 {
-        acc = if acc % 2 == 0 { t } else { acc.wrapping_sub(t) };
-        thread::sync_threads();
-    }
-    acc = acc.wrapping_add(t);
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 28) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 49) % 64) as usize));
     thread::sync_threads();
+    let n = (n & 0xff) * 3;
+    let n = (n & 0xff) * 4;
+    for k1337 in 0..(n % 5) % 5 {
+        acc = if t % 2 == 0 { k1337 } else { t.wrapping_sub(k1337) };
+        acc = acc.wrapping_add(k1337);
+        thread::sync_threads();
+    }
+    if n % 7 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
+    thread::sync_threads();
+    let mut k1338 = 0u32;
+    while k1338 < n % 3 {
+        k1338 += 1;
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1338);
+        if t % 5 == 0 { continue; }
+        acc ^= k1338.wrapping_mul(3);
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8176,35 +7839,32 @@ pub fn fuzz_0193(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let u1479 = (n & 0xffff) + 7;
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 40) % 64) as usize));
-    thread::sync_threads();
-    let (w1480, w1481): (u32, u32);
-    thread::sync_threads();
-    if acc > 5 { (w1480, w1481) = (x[(t as usize) % x.len()].wrapping_add(u1479), t); } else { w1480 = 3; w1481 = acc; }
-    acc = acc.wrapping_add(w1480) ^ w1481;
-    let mut k1482 = 0u32;
-    while k1482 < n % 3 {
-        k1482 += 1;
-        let v1483 = (acc ^ u1479.rotate_left(23));
-        acc = acc.wrapping_add(k1482);
-        thread::sync_threads();
-        if t % 3 == 0 { continue; }
-        acc ^= k1482.wrapping_mul(3);
-    }
-    if n % 3 == 0 {
-        acc = t.wrapping_add(t);
+    for k1339 in 0..3u32 {
+        let fa1340 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
+        let fb1341 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
+        let fc1342 = FragC::<i32>::zero();
+        let mut cm1343 = FragC::<i32>::from_fn(|r, c| (t.rotate_left((r * 7 + c) as u32)) as i32);
+        cm1343 = mma(&fa1340, &fb1341, &cm1343);
         thread::sync_threads();
     }
-    for k1484 in 0..3u32 {
-        let w1485: u32;
-        if n % 2 == 0 { w1485 = x[(t as usize) % x.len()].wrapping_add(k1484); } else { w1485 = 7; }
-        acc ^= w1485;
-        acc = acc.wrapping_add(k1484);
+    'l1345: for k1344 in 0..3u32 {
+        for k1345 in 0..2u32 {
+            thread::sync_threads();
+            let n = (n & 0xff) * 4;
+            if k1344 == 0 && k1345 == 1 { continue 'l1345; }
+            acc = acc.wrapping_add(k1344 ^ k1345);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1344 + 1);
+    }
+    if n % 2 == 0 {
+        acc = (t ^ t.rotate_left(10));
         thread::sync_threads();
     }
+    let u1346 = (n ^ 11);
+    let w1347: u32;
+    if acc > 11 { w1347 = (t ^ u1346.rotate_left(29)); } else { w1347 = 2; }
+    acc ^= w1347;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8217,63 +7877,42 @@ pub fn fuzz_0194(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 7 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 13 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    thread::sync_threads();
-    thread::sync_threads();
-    let wa1486 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (32, 64), 104);
-    let wb1487 = mma::SharedTile::new(sb_i8, (t >> 5) as usize * 5, (64, 24), 32);
-    let ct1488 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32); 3]; 2] };
-    let dt1489 = mma_tiles(&wa1486, &wb1487, &ct1488);
-    acc = acc.wrapping_add(dt1489.frags[1][0].values[0] as u32);
-    'l1491: for k1490 in 0..3u32 {
-        for k1491 in 0..2u32 {
-            thread::sync_threads();
-            let w1492: u32;
-            if n % 2 == 0 { w1492 = t.wrapping_add(k1491); } else { w1492 = 5; }
-            acc ^= w1492;
-            if k1490 == 0 && k1491 == 1 { break 'l1491; }
-            acc = acc.wrapping_add(k1490 ^ k1491);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1490 + 1);
-    }
-    let mut k1493 = 0u32;
-    while k1493 < 2u32 {
-        k1493 += 1;
-        let n = (n & 0xff) * 4;
+    for k1348 in 0..3u32 {
         thread::sync_threads();
-        acc = acc.wrapping_add(k1493);
-        if t % 3 == 0 { continue; }
-        acc ^= k1493.wrapping_mul(3);
+        thread::sync_threads();
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1348);
     }
-    let u1494 = (n & 0xffff) + 7;
-    'l1496: for k1495 in 0..n % 4 {
-        for k1496 in 0..2u32 {
-            thread::sync_threads();
-            let v1497 = if t % 2 == 0 { u1494 } else { t.wrapping_sub(u1494) };
-            if k1495 == 1 && k1496 == 1 { continue 'l1496; }
-            acc = acc.wrapping_add(k1495 ^ k1496);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1495 + 1);
+    if n < 14 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
     }
-    acc = acc.wrapping_add(warp::shfl_xor_sync(u32::MAX, acc, 8));
+    let g1349 = n - 14;
     tile.set(t as usize, acc);
     thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 10) % 64) as usize));
+    acc = acc.wrapping_add(tile.get(((t + 22) % 64) as usize));
     thread::sync_threads();
-    let wa1498 = mma::SharedTile::new(sa_i8, (t / 32) as usize * 8, (16, 64), 104);
-    let wb1499 = mma::SharedTile::new(sb_i8, 0, (64, 16), 32);
-    let dt1489 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32); 2]; 1] };
-    let dt1500 = mma_tiles(&wa1498, &wb1499, &dt1489);
-    acc = dt1500.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    let u1350 = (g1349 & 0xffff) + 1;
+    if n % 11 == 2 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
+    }
+    acc = acc.wrapping_mul(2).wrapping_add(t);
+    'l1352: for k1351 in 0..n % 4 {
+        for k1352 in 0..2u32 {
+            thread::sync_threads();
+            acc = acc.wrapping_mul(1000).wrapping_add(k1352);
+            if k1351 == 1 && k1352 == 0 { break 'l1352; }
+            acc = acc.wrapping_add(k1351 ^ k1352);
+            thread::sync_threads();
+        }
+        acc = acc.rotate_left(k1351 + 1);
+    }
+    if n < 1 {
+        if i < out.len() { out.set(i, acc ^ 0xbeef); }
+        return;
+    }
+    let g1353 = n - 1;
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8286,68 +7925,26 @@ pub fn fuzz_0195(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    acc = (acc ^ n.rotate_left(6));
+    if n % 5 == 0 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 3 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
+    if n % 5 == 1 {
+        if i < out.len() { out.set(i, acc ^ 0xdead); }
+        return;
     }
-    thread::sync_threads();
-    let fa1501 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-    let fb1502 = FragB::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fc1503 = FragC::<i32>::zero();
-    let mut cm1504 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    cm1504 = mma::mma(&fa1501, &fb1502, &cm1504);
-    let fa1505 = FragA::<u8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as u8);
-    let fb1506 = FragB::<u8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as u8);
-    let fc1507 = FragC::<i32>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i32);
-    thread::sync_threads();
-    let d1508 = ferrocuda_std::mma::mma(&fa1505, &fb1506, &fc1507);
-    thread::sync_threads();
-    acc = d1508.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-    'l1510: for k1509 in 0..n % 4 {
-        for k1510 in 0..2u32 {
-            thread::sync_threads();
-            let n = n.rotate_left(0);
-            if k1509 == 1 && k1510 == 1 { break 'l1510; }
-            acc = acc.wrapping_add(k1509 ^ k1510);
-            thread::sync_threads();
-        }
-        acc = acc.rotate_left(k1509 + 1);
+    for k1354 in 0..3u32 {
+        let w1355: u32;
+        if acc > 7 { w1355 = t.wrapping_add(t); } else { w1355 = 2654435769; }
+        acc ^= w1355;
+        let n = k1354.wrapping_mul(5);
+        let w1356: u32;
+        if t % 2 == 0 { w1356 = if t % 2 == 0 { t } else { t.wrapping_sub(t) }; } else { w1356 = 11; }
+        acc ^= w1356;
+        acc = acc.wrapping_add(k1354);
+        thread::sync_threads();
     }
-    let mut K1511 = 5u32;
-    let v1512 = t + K1511;
-    K1511 = K1511.wrapping_mul(255);
-    acc = acc.wrapping_add(K1511);
-    let wa1513 = mma::SharedTile::new(sa_u8, 0, (16, 32), 104);
-    let wb1514 = mma::SharedTile::new(sb_u8, 0, (32, 16), 32);
-    let ct1515 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 7 + c) as u32)) as i32); 2]; 1] };
-    let fa1516 = FragA::<i8>::from_fn(|r, c| (n ^ (r * 32 + c) as u32) as i8);
-    let fb1517 = FragB::<i8>::from_fn(|r, c| (n.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
-    let dt1518 = mma_tiles(&wa1513, &wb1514, &ct1515);
-    let fc1507 = ferrocuda_std::mma::mma(&fa1516, &fb1517, &fc1507);
-    acc = acc.wrapping_add(fc1507.values[2] as u32);
-    acc = acc.wrapping_add(dt1518.frags[0][1].values[1] as u32);
-    let u1519 = (x.len() as u32).wrapping_add(n);
-    let mut k1520 = 0u32;
-    while k1520 < 3u32 {
-        let mut cm1521 = FragC::<i32>::from_fn(|r, c| (u1519.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i32);
-        cm1521 = mma(&fa1516, &fb1517, &cm1521);
-        let fa1522 = FragA::<u8>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as u8);
-        let fc1523 = FragC::<i32>::from_fn(|r, c| (k1520.rotate_left((r * 7 + c) as u32)) as i32);
-        let d1524 = ferrocuda_std::mma::mma(&fa1522, &fb1506, &fc1523);
-        if k1520 == 0 && t < 32 && n > 3 {
-            if i < out.len() { out.set(i, acc ^ 0x3a3a); }
-            return;
-        }
-        acc = d1524.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
-        acc = t.wrapping_add(acc);
-        k1520 += 1;
-    }
-    let v1525 = t.wrapping_add(v1512);
-    let v1526 = t.wrapping_mul(64).wrapping_add(acc);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8360,30 +7957,37 @@ pub fn fuzz_0196(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
+    let mut k1357 = 0u32;
+    while k1357 < n % 3 {
+        k1357 += 1;
+        thread::sync_threads();
+        acc = acc.wrapping_add(k1357);
+        if t % 3 == 0 { continue; }
+        acc ^= k1357.wrapping_mul(3);
     }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 3 + 3) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
+    let fa1358 = FragA::<u8>::from_fn(|r, c| (t.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+    let fb1359 = FragB::<u8>::from_fn(|r, c| (acc.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as u8);
+    let fc1360 = FragC::<i32>::from_fn(|r, c| (t ^ (r * 32 + c) as u32) as i32);
+    let d1361 = mma::mma(&fa1358, &fb1359, &fc1360);
+    acc = acc.wrapping_add(d1361.values[0] as u32);
+    let fa1362 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb1363 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((t ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fc1364 = FragC::<f32>::zero();
+    let fc1360 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let d1365 = mma(&fa1362, &fb1363, &fc1364);
+    let d1366 = mma(&fa1362, &fb1363, &fc1360);
+    acc = d1365.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    acc = d1366.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
+    let fa1367 = FragA::<i8>::from_fn(|r, c| (t.wrapping_mul(33).wrapping_add((r ^ c) as u32)) as i8);
+    let fb1368 = FragB::<i8>::from_fn(|r, c| (acc.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+    let fc1369 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 7 + c) as u32)) as i32);
     thread::sync_threads();
-    let u1527 = (n ^ 64);
-    if t % 3 == 0 {
-        let v1528 = if acc % 2 == 0 { acc } else { acc.wrapping_sub(acc) };
-        acc = if t % 2 == 0 { n } else { t.wrapping_sub(n) };
-    }
-    let wa1529 = mma::SharedTile::new(sa_i8, (t >> 5) as usize * 5, (16, 32), 104);
-    let wb1530 = mma::SharedTile::new(sb_i8, ((u1527 ^ (t / 32)) % 3) as usize * 8 + 3, (32, 8), 32);
-    let ct1531 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as i32); 1]; 1] };
-    let ct1531 = mma_tiles(&wa1529, &wb1530, &ct1531);
-    acc = acc.wrapping_add(ct1531.frags[0][0].values[3] as u32);
-    if n < 1 {
-        if i < out.len() { out.set(i, acc ^ 0xbeef); }
-        return;
-    }
-    let g1532 = n - 1;
+    let d1366 = mma(&fa1367, &fb1368, &fc1369);
+    acc = d1366.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    tile.set(t as usize, acc);
+    thread::sync_threads();
+    acc = acc.wrapping_add(tile.get(((t + 2) % 64) as usize));
+    thread::sync_threads();
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8396,26 +8000,29 @@ pub fn fuzz_0197(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    if n % 11 == 1 {
-        if i < out.len() { out.set(i, acc ^ 0xdead); }
-        return;
-    }
-    let mut k1533 = 0u32;
-    while k1533 < n % 3 {
-        k1533 += 1;
+    if n % 3 == 0 {
+        acc = acc.wrapping_add(acc);
         thread::sync_threads();
-        let w1534: u32;
-        if t % 2 == 0 { w1534 = x[(acc as usize) % x.len()].wrapping_add(acc); } else { w1534 = 3; }
-        acc ^= w1534;
-        if k1533 == 0 { continue; }
-        acc = acc.wrapping_add(k1533);
-        if t % 5 == 0 { continue; }
-        acc ^= k1533.wrapping_mul(3);
     }
-    tile.set(t as usize, acc);
-    thread::sync_threads();
-    acc = acc.wrapping_add(tile.get(((t + 5) % 64) as usize));
-    thread::sync_threads();
+    acc = acc.wrapping_add(t);
+    for k1370 in 0..n % 3 {
+        let fa1371 = FragA::<u8>::from_fn(|r, c| (acc.wrapping_mul(5).wrapping_add((r ^ c) as u32)) as u8);
+        let fb1372 = FragB::<u8>::from_fn(|r, c| (acc.rotate_left((r * 3 + c) as u32)) as u8);
+        let fc1373 = FragC::<i32>::from_fn(|r, c| (k1370 ^ (r * 32 + c) as u32) as i32);
+        let mut cm1374 = FragC::<i32>::from_fn(|r, c| (k1370.rotate_left((r * 3 + c) as u32)) as i32);
+        cm1374 = mma::mma(&fa1371, &fb1372, &cm1374);
+        thread::sync_threads();
+        acc = cm1374.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+        let fa1375 = FragA::<i8>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i8);
+        let fb1376 = FragB::<i8>::from_fn(|r, c| (t.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i8);
+        let fc1377 = FragC::<i32>::from_fn(|r, c| (acc ^ (r * 32 + c) as u32) as i32);
+        let mut cm1378 = FragC::<i32>::from_fn(|r, c| (n.rotate_left((r * 3 + c) as u32)) as i32);
+        cm1378 = ferrocuda_std::mma::mma(&fa1375, &fb1376, &fc1377);
+        acc = acc.wrapping_add(cm1378.values[0] as u32);
+        let fc1379 = FragC::<i32>::from_fn(|r, c| (k1370.rotate_left((r * 3 + c) as u32)) as i32);
+        let d1380 = ferrocuda_std::mma::mma(&fa1375, &fb1376, &fc1379);
+        acc = d1380.values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8428,14 +8035,22 @@ pub fn fuzz_0198(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    thread::sync_threads();
-    let u1535 = (n & 0xffff) + 5;
-    for k1536 in 0..3u32 {
-        if k1536 == 1 { continue; }
+    for k1381 in 0..n % 4 {
+        match k1381 {
+            0 => break,
+            _ => acc = acc.wrapping_add(1),
+        }
         thread::sync_threads();
-        acc = acc.wrapping_add(k1536);
+        acc = acc.wrapping_add(k1381);
+        if t % 3 == 0 { continue; }
+        acc ^= k1381.wrapping_mul(3);
     }
-    let v1537 = t.wrapping_add(n);
+    let fa1382 = FragA::<f16>::from_fn(|r, c| f32_to_f16(((acc ^ (r * 32 + c) as u32) % 7) as f32 - 3.0));
+    let fb1383 = FragB::<f16>::from_fn(|r, c| f32_to_f16(((n.wrapping_mul(5).wrapping_add((r ^ c) as u32)) % 7) as f32 - 3.0));
+    let fc1384 = FragC::<f32>::from_fn(|r, c| ((n ^ (r * 32 + c) as u32) % 9) as f32 - 4.0);
+    let d1385 = mma(&fa1382, &fb1383, &fc1384);
+    acc = acc.wrapping_add(d1385.values[3] as i32 as u32);
+    let v1386 = acc.wrapping_add(t);
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8448,50 +8063,15 @@ pub fn fuzz_0199(x: &[u32], n: u32, out: Out<u32>) {
     let t = thread::thread_idx().x;
     let i = thread::index_1d();
     let mut acc = x[i % x.len()];
-    let sa_f16 = shared!([f16; 1824]);
-    let sb_f16 = shared!([f16; 1568]);
-    let sa_i8 = shared!([i8; 3360]);
-    let sb_i8 = shared!([i8; 3104]);
-    let sa_u8 = shared!([u8; 3360]);
-    let sb_u8 = shared!([u8; 3104]);
-    for e in (t as usize..1824).step_by(64) {
-        sa_f16.set(e, f32_to_f16(((x[(e * 13 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
+    if t % 3 == 0 {
+        acc = (acc ^ n.rotate_left(3));
     }
-    for e in (t as usize..1568).step_by(64) {
-        sb_f16.set(e, f32_to_f16(((x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) % 7) as f32 - 3.0));
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (x[(e * 13 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (x[(e * 7 + 0) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as i8);
-    }
-    for e in (t as usize..3360).step_by(64) {
-        sa_u8.set(e, (x[(e * 7 + 4) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_u8.set(e, (x[(e * 3 + 2) % x.len()] ^ (e as u32).wrapping_mul(n | 1)) as u8);
-    }
+    let w1387;
+    let w1388: u32;
     thread::sync_threads();
-    let wa1538 = mma::SharedTile::new(sa_f16, (t / 32) as usize * 8, (32, 48), 56);
-    let wb1539 = mma::SharedTile::new(sb_f16, (t / 32) as usize * 8, (48, 24), 32);
-    let ct1540 = AccTile::<f32, 2, 3>::zero();
-    let ct1540 = mma::mma_tiles(&wa1538, &wb1539, &ct1540);
-    acc = ct1540.frags[0][1].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as i32 as u32));
-    let u1541 = (n & 0xffff) + 8;
-    thread::sync_threads();
-    for e in (t as usize..3360).step_by(64) {
-        sa_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(1)) as i8);
-    }
-    for e in (t as usize..3104).step_by(64) {
-        sb_i8.set(e, (acc.rotate_left(e as u32 % 32) ^ (e as u32).wrapping_mul(2654435769)) as i8);
-    }
-    thread::sync_threads();
-    let wa1542 = mma::SharedTile::new(sa_u8, (t >> 5) as usize * 5, (32, 32), 104);
-    let wb1543 = mma::SharedTile::new(sb_u8, (u1541 % 3) as usize * 8, (32, 8), 32);
-    let ct1540 = AccTile { frags: [[FragC::<i32>::from_fn(|r, c| (n.wrapping_mul(3).wrapping_add((r ^ c) as u32)) as i32); 1]; 2] };
-    let ct1540 = mma_tiles(&wa1542, &wb1543, &ct1540);
-    acc = ct1540.frags[0][0].values.iter().fold(acc, |s, &e| s.rotate_left(5) ^ (e as u32));
+    match t % 3 { 0 => { w1387 = t.wrapping_mul(31).wrapping_add(n); w1388 = 1; } 1 => { w1387 = acc; w1388 = n; } _ => { w1387 = 1000u32; w1388 = t; } }
+    acc = acc.wrapping_add(w1387) ^ w1388;
+    if warp::any_sync(u32::MAX, acc % 7 == 0) { acc = acc.wrapping_add(1); }
     if i < out.len() {
         out.set(i, acc);
     }
@@ -8502,7 +8082,7 @@ pub fn fuzz_0199(x: &[u32], n: u32, out: Out<u32>) {
 pub const GENERATED: &[FuzzKernel] = &[fuzz_0000, fuzz_0001, fuzz_0002, fuzz_0003, fuzz_0004, fuzz_0005, fuzz_0006, fuzz_0007, fuzz_0008, fuzz_0009, fuzz_0010, fuzz_0011, fuzz_0012, fuzz_0013, fuzz_0014, fuzz_0015, fuzz_0016, fuzz_0017, fuzz_0018, fuzz_0019, fuzz_0020, fuzz_0021, fuzz_0022, fuzz_0023, fuzz_0024, fuzz_0025, fuzz_0026, fuzz_0027, fuzz_0028, fuzz_0029, fuzz_0030, fuzz_0031, fuzz_0032, fuzz_0033, fuzz_0034, fuzz_0035, fuzz_0036, fuzz_0037, fuzz_0038, fuzz_0039, fuzz_0040, fuzz_0041, fuzz_0042, fuzz_0043, fuzz_0044, fuzz_0045, fuzz_0046, fuzz_0047, fuzz_0048, fuzz_0049, fuzz_0050, fuzz_0051, fuzz_0052, fuzz_0053, fuzz_0054, fuzz_0055, fuzz_0056, fuzz_0057, fuzz_0058, fuzz_0059, fuzz_0060, fuzz_0061, fuzz_0062, fuzz_0063, fuzz_0064, fuzz_0065, fuzz_0066, fuzz_0067, fuzz_0068, fuzz_0069, fuzz_0070, fuzz_0071, fuzz_0072, fuzz_0073, fuzz_0074, fuzz_0075, fuzz_0076, fuzz_0077, fuzz_0078, fuzz_0079, fuzz_0080, fuzz_0081, fuzz_0082, fuzz_0083, fuzz_0084, fuzz_0085, fuzz_0086, fuzz_0087, fuzz_0088, fuzz_0089, fuzz_0090, fuzz_0091, fuzz_0092, fuzz_0093, fuzz_0094, fuzz_0095, fuzz_0096, fuzz_0097, fuzz_0098, fuzz_0099, fuzz_0100, fuzz_0101, fuzz_0102, fuzz_0103, fuzz_0104, fuzz_0105, fuzz_0106, fuzz_0107, fuzz_0108, fuzz_0109, fuzz_0110, fuzz_0111, fuzz_0112, fuzz_0113, fuzz_0114, fuzz_0115, fuzz_0116, fuzz_0117, fuzz_0118, fuzz_0119, fuzz_0120, fuzz_0121, fuzz_0122, fuzz_0123, fuzz_0124, fuzz_0125, fuzz_0126, fuzz_0127, fuzz_0128, fuzz_0129, fuzz_0130, fuzz_0131, fuzz_0132, fuzz_0133, fuzz_0134, fuzz_0135, fuzz_0136, fuzz_0137, fuzz_0138, fuzz_0139, fuzz_0140, fuzz_0141, fuzz_0142, fuzz_0143, fuzz_0144, fuzz_0145, fuzz_0146, fuzz_0147, fuzz_0148, fuzz_0149, fuzz_0150, fuzz_0151, fuzz_0152, fuzz_0153, fuzz_0154, fuzz_0155, fuzz_0156, fuzz_0157, fuzz_0158, fuzz_0159, fuzz_0160, fuzz_0161, fuzz_0162, fuzz_0163, fuzz_0164, fuzz_0165, fuzz_0166, fuzz_0167, fuzz_0168, fuzz_0169, fuzz_0170, fuzz_0171, fuzz_0172, fuzz_0173, fuzz_0174, fuzz_0175, fuzz_0176, fuzz_0177, fuzz_0178, fuzz_0179, fuzz_0180, fuzz_0181, fuzz_0182, fuzz_0183, fuzz_0184, fuzz_0185, fuzz_0186, fuzz_0187, fuzz_0188, fuzz_0189, fuzz_0190, fuzz_0191, fuzz_0192, fuzz_0193, fuzz_0194, fuzz_0195, fuzz_0196, fuzz_0197, fuzz_0198, fuzz_0199];
 /// The generated kernels with tensor-core `mma` statements.
 #[cfg(not(target_arch = "nvptx64"))]
-pub const WITH_MMA: &[FuzzKernel] = &[fuzz_0000, fuzz_0001, fuzz_0002, fuzz_0006, fuzz_0007, fuzz_0009, fuzz_0010, fuzz_0012, fuzz_0013, fuzz_0014, fuzz_0015, fuzz_0018, fuzz_0019, fuzz_0021, fuzz_0029, fuzz_0030, fuzz_0035, fuzz_0037, fuzz_0039, fuzz_0043, fuzz_0044, fuzz_0045, fuzz_0047, fuzz_0048, fuzz_0055, fuzz_0058, fuzz_0060, fuzz_0063, fuzz_0065, fuzz_0067, fuzz_0069, fuzz_0078, fuzz_0079, fuzz_0080, fuzz_0081, fuzz_0082, fuzz_0083, fuzz_0084, fuzz_0089, fuzz_0091, fuzz_0093, fuzz_0094, fuzz_0096, fuzz_0097, fuzz_0099, fuzz_0101, fuzz_0103, fuzz_0105, fuzz_0109, fuzz_0110, fuzz_0111, fuzz_0112, fuzz_0114, fuzz_0116, fuzz_0118, fuzz_0119, fuzz_0123, fuzz_0126, fuzz_0128, fuzz_0130, fuzz_0138, fuzz_0142, fuzz_0143, fuzz_0144, fuzz_0145, fuzz_0146, fuzz_0150, fuzz_0151, fuzz_0152, fuzz_0155, fuzz_0156, fuzz_0157, fuzz_0161, fuzz_0162, fuzz_0163, fuzz_0166, fuzz_0168, fuzz_0169, fuzz_0172, fuzz_0177, fuzz_0180, fuzz_0188, fuzz_0194, fuzz_0195, fuzz_0196, fuzz_0199];
+pub const WITH_MMA: &[FuzzKernel] = &[fuzz_0000, fuzz_0006, fuzz_0007, fuzz_0010, fuzz_0012, fuzz_0013, fuzz_0015, fuzz_0019, fuzz_0023, fuzz_0025, fuzz_0028, fuzz_0029, fuzz_0030, fuzz_0033, fuzz_0034, fuzz_0035, fuzz_0040, fuzz_0043, fuzz_0045, fuzz_0052, fuzz_0053, fuzz_0057, fuzz_0059, fuzz_0063, fuzz_0065, fuzz_0066, fuzz_0068, fuzz_0070, fuzz_0071, fuzz_0072, fuzz_0074, fuzz_0077, fuzz_0081, fuzz_0083, fuzz_0085, fuzz_0088, fuzz_0095, fuzz_0101, fuzz_0107, fuzz_0111, fuzz_0113, fuzz_0116, fuzz_0117, fuzz_0118, fuzz_0120, fuzz_0122, fuzz_0125, fuzz_0128, fuzz_0129, fuzz_0130, fuzz_0131, fuzz_0132, fuzz_0135, fuzz_0137, fuzz_0138, fuzz_0144, fuzz_0146, fuzz_0147, fuzz_0150, fuzz_0153, fuzz_0157, fuzz_0161, fuzz_0163, fuzz_0164, fuzz_0165, fuzz_0170, fuzz_0174, fuzz_0176, fuzz_0177, fuzz_0178, fuzz_0182, fuzz_0188, fuzz_0191, fuzz_0193, fuzz_0196, fuzz_0197, fuzz_0198];
 /// The generated kernels with `mma_tiles` statements.
 #[cfg(not(target_arch = "nvptx64"))]
-pub const WITH_MMA_TILES: &[FuzzKernel] = &[fuzz_0000, fuzz_0006, fuzz_0007, fuzz_0009, fuzz_0013, fuzz_0014, fuzz_0015, fuzz_0019, fuzz_0021, fuzz_0029, fuzz_0030, fuzz_0035, fuzz_0037, fuzz_0043, fuzz_0044, fuzz_0047, fuzz_0048, fuzz_0055, fuzz_0063, fuzz_0065, fuzz_0067, fuzz_0078, fuzz_0080, fuzz_0081, fuzz_0082, fuzz_0089, fuzz_0091, fuzz_0093, fuzz_0094, fuzz_0097, fuzz_0099, fuzz_0103, fuzz_0105, fuzz_0109, fuzz_0110, fuzz_0111, fuzz_0114, fuzz_0119, fuzz_0123, fuzz_0126, fuzz_0138, fuzz_0143, fuzz_0145, fuzz_0146, fuzz_0150, fuzz_0155, fuzz_0156, fuzz_0157, fuzz_0162, fuzz_0163, fuzz_0168, fuzz_0172, fuzz_0180, fuzz_0194, fuzz_0195, fuzz_0196, fuzz_0199];
+pub const WITH_MMA_TILES: &[FuzzKernel] = &[fuzz_0006, fuzz_0010, fuzz_0012, fuzz_0015, fuzz_0019, fuzz_0023, fuzz_0028, fuzz_0029, fuzz_0030, fuzz_0035, fuzz_0040, fuzz_0045, fuzz_0053, fuzz_0063, fuzz_0068, fuzz_0070, fuzz_0071, fuzz_0072, fuzz_0083, fuzz_0085, fuzz_0111, fuzz_0116, fuzz_0118, fuzz_0128, fuzz_0130, fuzz_0131, fuzz_0132, fuzz_0135, fuzz_0137, fuzz_0144, fuzz_0146, fuzz_0147, fuzz_0150, fuzz_0157, fuzz_0163, fuzz_0164, fuzz_0165, fuzz_0170, fuzz_0174, fuzz_0176, fuzz_0177, fuzz_0178, fuzz_0191];
