@@ -145,11 +145,9 @@ fn bf16_and_tf32_windows() {
     );
 }
 
-#[test]
-fn i8_windows_are_exact() {
-    let _turn = support::gpu_shared();
+/// i8 windows of `depth` on `module`: D exactly `c + a·b`.
+fn i8_exact(name: &str, module: &Module, depth: usize) {
     let (mut rng, seed) = support::rng();
-    let depth = 64;
     let a: Vec<i8> = (0..16 * A_STRIDE + SKEW_ROOM)
         .map(|_| rng.random())
         .collect();
@@ -159,17 +157,59 @@ fn i8_windows_are_exact() {
     let c: Vec<i32> = (0..128)
         .map(|_| rng.random_range(-1 << 20..1 << 20))
         .collect();
+    let mut d = vec![0i32; 128];
+    let depths = [depth as u32; 2];
+    launch!(module, mma_tiles_i8[1, 32](&a, &b, &c, &mut d, &depths, 0))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    for r in 0..16 {
+        for col in 0..8 {
+            let products =
+                (0..depth).map(|x| a[r * A_STRIDE + x] as i32 * b[x * B_STRIDE + col] as i32);
+            let want = c[r * 8 + col] + products.sum::<i32>();
+            assert_eq!(d[r * 8 + col], want, "{name} (seed {seed}): d[{r}][{col}]");
+        }
+    }
+}
+
+#[test]
+fn i8_windows_are_exact() {
+    let _turn = support::gpu_shared();
     for (name, module) in modules("i8_windows_are_exact") {
-        let mut d = vec![0i32; 128];
-        let depths = [depth as u32; 2];
-        launch!(module, mma_tiles_i8[1, 32](&a, &b, &c, &mut d, &depths, 0)).unwrap();
-        for r in 0..16 {
-            for col in 0..8 {
-                let products =
-                    (0..depth).map(|x| a[r * A_STRIDE + x] as i32 * b[x * B_STRIDE + col] as i32);
-                let want = c[r * 8 + col] + products.sum::<i32>();
-                assert_eq!(d[r * 8 + col], want, "{name} (seed {seed}): d[{r}][{col}]");
-            }
+        i8_exact(&name, &module, 64);
+    }
+}
+
+/// The warp's product (32 lanes' accumulators and operands at once) runs on the stack of the
+/// simulated thread that completes the warp (the split path's block step, or the coroutines'
+/// rendezvous): it must fit in the smallest stack a launch may ask for, with room for the
+/// kernel's own frames, for the integer and the float products, on both CPU paths.
+#[test]
+fn the_smallest_stack_runs_mma_tiles() {
+    use ferrocuda::{CpuOptions, Device};
+    let (a, b) = (
+        vec![f16::from_f32(0.5); 32 * A_STRIDE + SKEW_ROOM],
+        vec![f16::from_f32(0.25); B_ROWS * B_STRIDE + SKEW_ROOM],
+    );
+    let c: Vec<f32> = (0..768).map(|i| i as f32).collect();
+    for (checked, force_coroutines) in [(false, false), (true, false), (true, true)] {
+        let options = CpuOptions {
+            checked,
+            force_coroutines,
+            stack_bytes: 64 * 1024,
+            ..CpuOptions::default()
+        };
+        let name = format!("64 KiB stacks, checked={checked} coroutines={force_coroutines}");
+        let module = Device::cpu_with(options)
+            .unwrap()
+            .load(support::test_kernels_sm80())
+            .unwrap();
+        i8_exact(&name, &module, 64);
+        // f16: each element is c + 64 · 0.5 · 0.25, exact in f32.
+        let mut d = vec![f32::NAN; 768];
+        launch!(module, mma_tiles_f16[1, 32](&a, &b, &c, &mut d, &[64u32, 64], 0))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for (i, &x) in d.iter().enumerate() {
+            assert_eq!(x, i as f32 + 8.0, "{name}: d[{i}]");
         }
     }
 }
