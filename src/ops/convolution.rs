@@ -1,6 +1,7 @@
 //! 2D filtering of images (blur, edge detection) with small square filters.
 
-use super::{check_len, checked_product, grid_2d, to_u32};
+use super::checks::{check_len, checked_product, to_u32};
+use super::launch::grid_2d;
 use crate::kernels::convolution::{
     convolve_2d_const, CONV_MAX_CHANNELS, CONV_MAX_RADIUS, CONV_MAX_TAPS, CONV_TILE_X, CONV_TILE_Y,
     CONV_WEIGHTS,

@@ -1,8 +1,9 @@
 //! Option pricing: Black-Scholes-Merton in closed form for many options, and a Monte Carlo
 //! European option price under geometric Brownian motion.
 
+use super::checks::check_len;
+use super::launch::{grid_stride_blocks, THREADS_1D};
 use super::monte_carlo::{blocks_for, check_samples, Estimate};
-use super::{check_len, grid_stride_blocks, THREADS_1D};
 use crate::kernels::finance::black_scholes as black_scholes_kernel;
 use crate::kernels::monte_carlo::{monte_carlo_option, OPTION_SUMS};
 use crate::{launch, Error, InputData, Module, OutputData, Result};

@@ -1,6 +1,7 @@
 //! Group-by aggregation: per-key count, sum, min, max and mean of `(key, value)` rows.
 
-use super::{check_len, grid_stride_blocks, THREADS_1D};
+use super::checks::check_len;
+use super::launch::{grid_stride_blocks, THREADS_1D};
 use crate::kernels::group_by::{
     group_by_finish, group_by_global, group_by_owned, group_by_owned_finish, group_by_shared,
     OWNED_STATE_PER_KEY, SHARED_BYTES_PER_KEY,

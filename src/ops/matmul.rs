@@ -1,6 +1,8 @@
 //! Matrix product `C = A·B` of row-major f32 or f64 matrices.
 
-use super::{check_len, checked_product, grid_2d, to_u32, Element};
+use super::checks::{check_len, checked_product, to_u32};
+use super::element::Element;
+use super::launch::grid_2d;
 #[cfg(doc)]
 use crate::kernels::matmul::{matmul_blocked, matmul_naive, matmul_tiled};
 use crate::kernels::matmul::{BLOCKED_M, BLOCKED_N, BLOCKED_THREADS, TILE};

@@ -1,7 +1,7 @@
 //! Matrix product on tensor cores: `C = A·B` with A and B row-major f16 or bf16
 //! ([`matmul_tensor`]) or f32 multiplied as tf32 ([`matmul_tf32`], opt-in), C row-major f32.
 
-use super::grid_2d;
+use super::launch::grid_2d;
 use super::matmul::{check_shape, MatmulShape};
 use crate::tensor_kernels::matmul::{matmul_tc, BM, BN, THREADS};
 use crate::{bf16, f16, launch, Error, InputData, Kernel, Module, OutputData, Result};

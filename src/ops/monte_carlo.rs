@@ -1,6 +1,6 @@
 //! Monte Carlo estimates: π from random points of the unit square.
 
-use super::{grid_stride_blocks, THREADS_1D};
+use super::launch::{grid_stride_blocks, THREADS_1D};
 use crate::kernels::monte_carlo::monte_carlo_pi as pi_kernel;
 use crate::{launch, Error, Module, Result};
 

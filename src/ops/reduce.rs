@@ -1,6 +1,8 @@
 //! Reductions: dot product and sum, of f32 or f64 ([`Element`]).
 
-use super::{check_len, check_not_empty, grid_stride_blocks, reduce_threads, Element, THREADS_1D};
+use super::checks::{check_len, check_not_empty};
+use super::element::Element;
+use super::launch::{grid_stride_blocks, reduce_threads, THREADS_1D};
 #[cfg(doc)]
 use crate::kernels::reduce::{dot_partial, sum_partial};
 use crate::{launch, DeviceBuffer, InputData, Module, Result};

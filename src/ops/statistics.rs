@@ -1,6 +1,8 @@
 //! Descriptive statistics: count, sum, mean, variance, min and max in one read of the data.
 
-use super::{check_not_empty, grid_stride_blocks, Element, THREADS_1D};
+use super::checks::check_not_empty;
+use super::element::Element;
+use super::launch::{grid_stride_blocks, THREADS_1D};
 use crate::kernels::statistics::STATE_LEN;
 #[cfg(doc)]
 use crate::kernels::statistics::{statistics_merge, statistics_partial};

@@ -1,6 +1,8 @@
 //! Matrix transpose, of f32 or f64 ([`Element`]).
 
-use super::{check_len, checked_product, grid_2d, to_u32, Element};
+use super::checks::{check_len, checked_product, to_u32};
+use super::element::Element;
+use super::launch::grid_2d;
 #[cfg(doc)]
 use crate::kernels::transpose::{
     transpose_naive, transpose_naive_wide, transpose_tiled, transpose_tiled_wide,

@@ -2,7 +2,7 @@
 //! docs/profile.md states the model and what it leaves out.
 
 use super::gpus::Gpu;
-use super::Counters;
+use super::records::Counters;
 
 /// Warp instructions one SM issues per clock (four schedulers, one each: sm_70 to sm_90).
 const ISSUE_PER_SM_PER_CLOCK: f64 = 4.0;

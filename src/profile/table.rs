@@ -1,7 +1,8 @@
 //! The profile as a text table, one row per kernel: what `ferrocuda profile` prints and what a
 //! benchmark of a user's kernel prints on the emulator (`ferrocuda::bench`, feature `criterion`).
 
-use super::{Gpu, KernelRow};
+use super::gpus::Gpu;
+use super::rows::KernelRow;
 
 /// The table of `rows` (each with the label of its first column: a workload, or `-`) on `gpu`,
 /// under a line saying what was counted and what is estimated. Occupancy from a kernel's PTX

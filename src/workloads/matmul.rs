@@ -1,7 +1,8 @@
 //! `C = A·B` of f32 matrices: the seed's 1024×1024 matrix product.
 
 use super::cublas::{Cublas, CublasProduct, Gemm};
-use super::{inputs_rng, uniform, DeviceRun, Scale, Verdict, Work, Workload};
+use super::inputs::{inputs_rng, uniform};
+use super::workload::{DeviceRun, Scale, Verdict, Work, Workload};
 use crate::ops::{self, Matmul as Kernel, MatmulShape};
 use crate::{DeviceBuffer, Module, Result};
 use rayon::prelude::*;
@@ -72,7 +73,7 @@ pub(super) fn check_sampled(
         }
         let tolerance = k as f64 * f32::EPSILON as f64 * magnitude;
         let got = c[index] as f64;
-        if !super::within(got, exact, tolerance) {
+        if !super::inputs::within(got, exact, tolerance) {
             return Err(format!(
                 "C[{row}][{col}] is {got}, expected {exact} (± {tolerance:.3e})"
             ));

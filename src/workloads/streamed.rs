@@ -5,7 +5,7 @@
 //! it achieved as a share of what a page-locked copy measures.
 
 use super::finance::{BlackScholes, RATE, VOLATILITY};
-use super::{Scale, Verdict};
+use super::workload::{Scale, Verdict};
 use crate::kernels::finance::black_scholes as black_scholes_kernel;
 use crate::ops::{Chunk, Pipeline, Timeline};
 use crate::{launch, Device, Error, Event, Module, Result};
