@@ -2,7 +2,9 @@
 //! `x.fast_exp()`); the ones for both widths (`x.exp()`, `x.sqrt()`) are
 //! [`DeviceMath`](crate::math::DeviceMath)'s, its supertrait.
 
-use crate::math::{self, DeviceMath};
+use crate::math::approx;
+use crate::math::device_math::DeviceMath;
+use crate::math::reproducible::sincospi;
 
 /// The `f32`-only functions of [`math`](crate::math) as methods: `sinpi`, `cospi`, `sincospi`
 /// (the reproducible tier's) and the `fast_` family. Its supertrait
@@ -23,49 +25,49 @@ use crate::math::{self, DeviceMath};
 /// assert!((x.exp() - math::exp(x)).abs() <= f32::EPSILON * 2.0); // std's on the host
 /// ```
 pub trait Float: DeviceMath {
-    /// `(sin(πx), cos(πx))`: [`math::sincospi`].
+    /// `(sin(πx), cos(πx))`: [`math::sincospi`](crate::math::sincospi).
     fn sincospi(self) -> (Self, Self);
-    /// sin(πx): [`math::sinpi`].
+    /// sin(πx): [`math::sinpi`](crate::math::sinpi).
     fn sinpi(self) -> Self;
-    /// cos(πx): [`math::cospi`].
+    /// cos(πx): [`math::cospi`](crate::math::cospi).
     fn cospi(self) -> Self;
-    /// Fast e^x on the special function unit: [`math::fast_exp`].
+    /// Fast e^x on the special function unit: [`math::fast_exp`](crate::math::fast_exp).
     fn fast_exp(self) -> Self;
-    /// Fast 2^x: [`math::fast_exp2`].
+    /// Fast 2^x: [`math::fast_exp2`](crate::math::fast_exp2).
     fn fast_exp2(self) -> Self;
-    /// Fast ln x: [`math::fast_ln`].
+    /// Fast ln x: [`math::fast_ln`](crate::math::fast_ln).
     fn fast_ln(self) -> Self;
-    /// Fast log2 x: [`math::fast_log2`].
+    /// Fast log2 x: [`math::fast_log2`](crate::math::fast_log2).
     fn fast_log2(self) -> Self;
 }
 
 impl Float for f32 {
     #[inline]
     fn sincospi(self) -> (f32, f32) {
-        math::sincospi(self)
+        sincospi::sincospi(self)
     }
     #[inline]
     fn sinpi(self) -> f32 {
-        math::sinpi(self)
+        sincospi::sinpi(self)
     }
     #[inline]
     fn cospi(self) -> f32 {
-        math::cospi(self)
+        sincospi::cospi(self)
     }
     #[inline]
     fn fast_exp(self) -> f32 {
-        math::fast_exp(self)
+        approx::fast_exp(self)
     }
     #[inline]
     fn fast_exp2(self) -> f32 {
-        math::fast_exp2(self)
+        approx::fast_exp2(self)
     }
     #[inline]
     fn fast_ln(self) -> f32 {
-        math::fast_ln(self)
+        approx::fast_ln(self)
     }
     #[inline]
     fn fast_log2(self) -> f32 {
-        math::fast_log2(self)
+        approx::fast_log2(self)
     }
 }

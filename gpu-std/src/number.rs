@@ -124,7 +124,7 @@ macro_rules! number {
 }
 
 number! {
-    f32: 0.0, 1.0, f32::INFINITY, f32::NEG_INFINITY, |x, a, b| crate::math::fma_f32(x, a, b);
+    f32: 0.0, 1.0, f32::INFINITY, f32::NEG_INFINITY, |x, a, b| crate::math::primitives::fma_f32(x, a, b);
     f64: 0.0, 1.0, f64::INFINITY, f64::NEG_INFINITY, |x, a, b| fma_f64(x, a, b);
     i32: 0, 1, i32::MAX, i32::MIN, |x, a, b| x * a + b;
     u32: 0, 1, u32::MAX, u32::MIN, |x, a, b| x * a + b;

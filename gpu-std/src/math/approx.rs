@@ -14,7 +14,7 @@
 //! by ones that far off (see `model`) to check that the bounds stated for the GPU hold.
 
 #[cfg(not(target_arch = "nvptx64"))]
-use super::reproducible::ln;
+use super::reproducible::exp_ln::ln;
 
 const LOG2_E: f32 = core::f32::consts::LOG2_E;
 const LN2_F: f32 = core::f32::consts::LN_2;

@@ -2,7 +2,7 @@
 //! method names) in, so that a kernel runs ferrocuda-std's math on the host as on the GPU (see
 //! [`DeviceMath`]). Not a public API.
 
-use super::DeviceMath;
+use super::device_math::DeviceMath;
 use core::ops::{Deref, DerefMut};
 
 /// A method call's receiver, as `#[kernel]` passes it on. For `f32` and `f64` (and references

@@ -1,7 +1,7 @@
 //! [`DeviceMath`]: the default tier's functions for `f32` and `f64`, as methods (`x.exp()`) and
 //! behind the generic functions of [`math`](super) (`math::exp(x)` for either width).
 
-use super::{double, exp_log, normal, pow, trig};
+use super::{double, exp_log, normal, pow, primitives, trig};
 use crate::Number;
 
 mod sealed {
@@ -87,7 +87,7 @@ device_math!(f32,
     exp2() => exp_log::exp2;
     ln() => exp_log::ln;
     log2() => exp_log::log2;
-    sqrt() => super::sqrt_f32;
+    sqrt() => primitives::sqrt_f32;
     sin() => trig::sin;
     cos() => trig::cos;
     sin_cos() -> (f32, f32) => trig::sin_cos;

@@ -7,7 +7,7 @@
 //! absolute error near 1 is millions of ULPs there).
 
 use super::approx::{ex2, ex2_ftz, fma_sat};
-use super::{fma, poly};
+use super::primitives::{fma_f32 as fma, poly};
 
 const LOG2_E: f32 = core::f32::consts::LOG2_E;
 /// log2(e) - `LOG2_E`: the two are log2(e) to 48 bits.

@@ -2,7 +2,7 @@
 //! or an `f64` x, each one call of [`DeviceMath`]'s method for that width. Their bounds per
 //! width are the tables in [`math`](super).
 
-use super::DeviceMath;
+use super::device_math::DeviceMath;
 use crate::Number;
 
 /// e^x. f32: within 3 ULP on the GPU (`ex2.approx` after CUDA's reduction; CUDA's `expf`: 2),

@@ -77,17 +77,18 @@
 
 pub use crate::float::Float;
 
-mod approx;
+pub(crate) mod approx;
 #[cfg(not(target_arch = "nvptx64"))]
 mod cpu_exp2;
 #[doc(hidden)]
 pub mod device_call;
-mod device_math;
+pub(crate) mod device_math;
 mod double;
 mod exp_log;
 mod functions;
 mod normal;
 mod pow;
+pub(crate) mod primitives;
 pub mod reproducible;
 mod trig;
 
@@ -95,59 +96,6 @@ pub use approx::{fast_exp, fast_exp2, fast_ln, fast_log2};
 pub use device_math::DeviceMath;
 pub use functions::{cos, erfc, exp, exp2, fma, ln, log2, normal_cdf, pow, sin, sin_cos, sqrt};
 pub use reproducible::{cospi, sincospi, sinpi};
-
-/// `a·b + c` with one rounding (IEEE fused multiply-add): PTX `fma.rn.f32` on the GPU, the
-/// C library's `fmaf` (an FMA instruction where the CPU has one) on the host.
-#[inline(always)]
-pub(crate) fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        core::intrinsics::fmaf32(a, b, c)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        a.mul_add(b, c)
-    }
-}
-
-/// √x, correctly rounded (0.5 ULP): PTX `sqrt.rn.f32` on the GPU, IEEE `sqrtss` on the host.
-/// `sqrt(-0) = -0`, `sqrt(x < 0) = NaN`, `sqrt(inf) = inf`.
-#[inline(always)]
-pub(crate) fn sqrt_f32(x: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        core::intrinsics::sqrtf32(x)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        x.sqrt()
-    }
-}
-
-/// x rounded towards zero to an integer: PTX `cvt.rzi.f32.f32` on the GPU, IEEE on the host.
-#[inline(always)]
-pub(crate) fn trunc_f32(x: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        core::intrinsics::truncf32(x)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        x.trunc()
-    }
-}
-
-/// Horner's rule with fused multiply-adds: `c[0] + x·(c[1] + x·(…))`.
-#[inline(always)]
-pub(crate) fn poly<const N: usize>(c: &[f32; N], x: f32) -> f32 {
-    let mut p = c[N - 1];
-    let mut i = N - 1;
-    while i > 0 {
-        i -= 1;
-        p = fma_f32(p, x, c[i]);
-    }
-    p
-}
 
 #[cfg(all(test, not(target_arch = "nvptx64")))]
 mod model_tests;

@@ -11,7 +11,7 @@
 //! correction, which leaves it within half an ULP whatever `rcp.approx`'s own error.
 
 use super::approx::rcp_ftz;
-use super::{fma, poly};
+use super::primitives::{fma_f32 as fma, poly};
 
 const LOG2_E: f32 = core::f32::consts::LOG2_E;
 /// log2(e)'s low part (log2(e) - `LOG2_E` = 1.925963e-8) over `LOG2_E`.

@@ -6,7 +6,7 @@
 
 use super::approx::{ex2_ftz, rcp_ftz};
 use super::exp_log::log_reduce;
-use super::{fma, poly, trunc_f32};
+use super::primitives::{fma_f32 as fma, poly, trunc_f32};
 
 const LOG2_E: f32 = core::f32::consts::LOG2_E;
 /// log2(e) - `LOG2_E`: the two are log2(e) to 48 bits.

@@ -6,7 +6,7 @@
 //! (and integer and f64 arithmetic in the slow path), so these functions give the same bits on
 //! the GPU and on the CPU.
 
-use super::fma;
+use super::primitives::{fma_f32 as fma, poly};
 
 /// 2/π rounded to f32.
 const TWO_OVER_PI: f32 = core::f32::consts::FRAC_2_PI;
@@ -101,7 +101,7 @@ fn reduce_huge(x: f32) -> (f32, u32) {
 /// they are.
 #[inline(always)]
 fn sin_poly(r: f32, s: f32) -> f32 {
-    let y = fma(super::poly(&SIN_P, s) * s, r, r);
+    let y = fma(poly(&SIN_P, s) * s, r, r);
     if r == 0.0 {
         r
     } else {
@@ -111,7 +111,7 @@ fn sin_poly(r: f32, s: f32) -> f32 {
 
 #[inline(always)]
 fn cos_poly(s: f32) -> f32 {
-    super::poly(&COS_P, s)
+    poly(&COS_P, s)
 }
 
 /// sin(x) for quadrant q's polynomial choice and sign.

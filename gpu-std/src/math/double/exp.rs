@@ -3,7 +3,7 @@
 //! Plain IEEE arithmetic with explicit fused multiply-adds and no division or table: the same
 //! bits on the GPU and the CPU, about CUDA's `exp()`'s instructions.
 
-use super::fma;
+use super::ieee::fma;
 
 const LOG2_E: f64 = core::f64::consts::LOG2_E;
 /// ln 2 in two parts; `LN2_HI` has 21 trailing zero bits, so k·LN2_HI is exact for |k| < 2^21.

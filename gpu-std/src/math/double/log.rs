@@ -5,7 +5,7 @@
 //! 2^-40 ULP, so nearly always correctly rounded.
 
 use super::exp::{two_sum, LN2_HI, LN2_LO};
-use super::fma;
+use super::ieee::fma;
 
 /// log2(e) in two parts.
 const LOG2_E: f64 = core::f64::consts::LOG2_E;

@@ -5,7 +5,8 @@
 //! (dz the rounding error of x·(1/√2)), and erfc(z + dz) = erfc(z) - dz·(2/√π)·e^(-z²), to
 //! first order (the next term is dz² times smaller).
 
-use super::{erfc, exp, fma};
+use super::exp::exp;
+use super::ieee::{erfc, fma};
 
 /// 1/√2 in two parts (the second is 1/√2 minus the first).
 const FRAC_1_SQRT_2: f64 = core::f64::consts::FRAC_1_SQRT_2;

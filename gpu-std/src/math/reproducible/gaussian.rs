@@ -1,6 +1,7 @@
 //! erfc and the normal CDF of the reproducible tier: both tails, under 0.75 ULP.
 
-use super::{exp_parts, fma, poly, scale_sum};
+use super::exp_ln::{exp_parts, scale_sum};
+use crate::math::primitives::{fma_f32 as fma, poly};
 
 /// erf(a) = a·P(a²) for |a| ≤ `ERFC_HALF`: fit error 0.0493 × 2^-24 relative to erfc(a).
 const ERF_SMALL: [f32; 6] = [

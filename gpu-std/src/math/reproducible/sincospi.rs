@@ -1,6 +1,7 @@
 //! sin(πx) and cos(πx) of the reproducible tier.
 
-use super::{fma, poly, pow2, round_subnormal};
+use super::exp_ln::{pow2, round_subnormal};
+use crate::math::primitives::{fma_f32 as fma, poly};
 
 /// π as the nearest f32, and the rest.
 const PI_HI: f32 = core::f32::consts::PI;
