@@ -5,9 +5,13 @@
 use crate::device::check_device;
 use crate::ffi::{guard, handle, id_of, put};
 use crate::state::{self, DRIVER};
-use cudarc::driver::sys::{CUcontext, CUctxCreateParams, CUdevice, CUexecAffinityParam, CUresult};
+use cudarc::driver::sys::{
+    CUcontext, CUctxCreateParams, CUdevice, CUexecAffinityParam, CUresult, CUstream,
+};
 use cudarc::driver::sys::{CUfunc_cache_enum as Cache, CUlimit_enum as Limit};
+use ferrocuda_ptx_emu::Memory;
 use std::ffi::{c_int, c_uint};
+use std::sync::Arc;
 
 #[no_mangle]
 pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
@@ -35,7 +39,7 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUd
 pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
     guard("cuDevicePrimaryCtxRelease_v2", || {
         // Work still queued (deferred mode) runs first, as CUDA waits for it.
-        let _ = crate::deferred::finish(None);
+        let _ = crate::deferred_run::finish(None);
         let mut state = DRIVER.state()?;
         let device = check_device(dev)?;
         match state.primary.get(&device).copied() {
@@ -53,7 +57,7 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult
 pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
     guard("cuDevicePrimaryCtxReset_v2", || {
         // Work still queued (deferred mode) runs first, as CUDA waits for it.
-        let _ = crate::deferred::finish(None);
+        let _ = crate::deferred_run::finish(None);
         let mut state = DRIVER.state()?;
         let device = check_device(dev)?;
         // As the driver documents it: everything in the primary context is destroyed (memory,
@@ -170,7 +174,7 @@ pub unsafe extern "C" fn cuCtxCreate_v4(
 pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: CUcontext) -> CUresult {
     guard("cuCtxDestroy_v2", || {
         // Work still queued (deferred mode) runs first, as CUDA waits for it.
-        let _ = crate::deferred::finish(None);
+        let _ = crate::deferred_run::finish(None);
         let mut state = DRIVER.state()?;
         let id = id_of(ctx);
         if state.primary.values().any(|&(primary, _)| primary == id) {
@@ -245,7 +249,7 @@ pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
     // Work finished when it was queued (deferred mode: runs now); a sticky fault is left.
     guard("cuCtxSynchronize", || {
         let (context, _) = DRIVER.state()?.current_usable()?;
-        let ran = crate::deferred::finish(Some(context));
+        let ran = crate::deferred_run::finish(Some(context));
         DRIVER.state()?.current_usable()?;
         ran
     })
@@ -362,4 +366,16 @@ pub unsafe extern "C" fn cuCtxSetCacheConfig(_config: u32) -> CUresult {
     guard("cuCtxSetCacheConfig", || {
         DRIVER.state()?.current_usable().map(|_| ())
     })
+}
+
+/// Checks that the work may run: the current context (`stream` 0 and `None`: the calling
+/// thread's) or the stream's, usable: its id, and the memory of its device, the only one its
+/// work reaches.
+pub(crate) fn check_context(stream: Option<CUstream>) -> Result<(usize, Arc<Memory>), CUresult> {
+    let mut state = DRIVER.state()?;
+    let id = match stream {
+        None => state.current_usable()?.0,
+        Some(stream) => state.stream_context(id_of(stream))?,
+    };
+    Ok((id, DRIVER.memory_of(&state, id).clone()))
 }

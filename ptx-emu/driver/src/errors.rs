@@ -3,6 +3,7 @@
 
 use crate::ffi::{guard, put};
 use cudarc::driver::sys::CUresult;
+use ferrocuda_ptx_emu::MemError;
 use std::ffi::{c_char, CString};
 use std::sync::LazyLock;
 
@@ -131,4 +132,15 @@ pub unsafe extern "C" fn cuGetErrorName(error: u32, pStr: *mut *const c_char) ->
 pub unsafe extern "C" fn cuGetErrorString(error: u32, pStr: *mut *const c_char) -> CUresult {
     // SAFETY: the caller passes a pointer valid for one write (driver API contract).
     unsafe { lookup("cuGetErrorString", error, pStr, |e| &e.2) }
+}
+
+/// The code the driver gives for a failed memory operation.
+pub(crate) fn code(error: MemError) -> CUresult {
+    match error {
+        MemError::OutOfMemory { .. } => CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+        MemError::OutOfBounds { .. }
+        | MemError::NotAllocated { .. }
+        | MemError::Overlaps { .. }
+        | MemError::NotWords { .. } => CUresult::CUDA_ERROR_INVALID_VALUE,
+    }
 }

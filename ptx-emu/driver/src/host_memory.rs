@@ -7,8 +7,8 @@
 //! and both see the same bytes. Each page-locked range is remembered, so a free of anything
 //! else is `CUDA_ERROR_INVALID_VALUE`, never a free of foreign memory.
 
+use crate::errors::code;
 use crate::ffi::{guard, put};
-use crate::memory::code;
 use crate::state::DRIVER;
 use cudarc::driver::sys::{CUdeviceptr, CUresult};
 use ferrocuda_ptx_emu::MemError;
@@ -111,7 +111,7 @@ pub unsafe extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, bytesize: usize
 fn release(p: *mut c_void, registered: bool, wrong: CUresult) -> Result<(), CUresult> {
     DRIVER.initialized()?;
     // Queued copies may use it (deferred mode): they run first, as CUDA's free waits.
-    crate::deferred::finish(None)?;
+    crate::deferred_run::finish(None)?;
     let mut table = pinned();
     let range = *table
         .get(&p.addr())

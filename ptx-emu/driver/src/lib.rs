@@ -18,6 +18,7 @@
 mod context;
 mod cudadevrt;
 mod deferred;
+mod deferred_run;
 mod device;
 mod errors;
 mod ffi;

@@ -14,38 +14,18 @@
 //! queued work (of every context: the devices' work before it is done).
 //! A memset reaches only its context's device.
 
+use crate::context::check_context;
 use crate::deferred::{self, Work, DEFER};
+use crate::deferred_run;
+use crate::errors::code;
 use crate::ffi::{guard, id_of, put, Outcome};
 use crate::host_memory::is_pinned;
 use crate::state::{current, DRIVER};
 use cudarc::driver::sys::CUcontext;
 use cudarc::driver::sys::{CUdeviceptr, CUresult, CUstream};
-use ferrocuda_ptx_emu::{MemError, Memory};
+use ferrocuda_ptx_emu::Memory;
 use std::ffi::{c_uchar, c_uint, c_ushort, c_void};
 use std::sync::Arc;
-
-/// The code the driver gives for a failed memory operation.
-pub(crate) fn code(error: MemError) -> CUresult {
-    match error {
-        MemError::OutOfMemory { .. } => CUresult::CUDA_ERROR_OUT_OF_MEMORY,
-        MemError::OutOfBounds { .. }
-        | MemError::NotAllocated { .. }
-        | MemError::Overlaps { .. }
-        | MemError::NotWords { .. } => CUresult::CUDA_ERROR_INVALID_VALUE,
-    }
-}
-
-/// Checks that the work may run: the current context (`stream` 0 and `None`: the calling
-/// thread's) or the stream's, usable: its id, and the memory of its device, the only one its
-/// work reaches.
-pub(crate) fn check_context(stream: Option<CUstream>) -> Result<(usize, Arc<Memory>), CUresult> {
-    let mut state = DRIVER.state()?;
-    let id = match stream {
-        None => state.current_usable()?.0,
-        Some(stream) => state.stream_context(id_of(stream))?,
-    };
-    Ok((id, DRIVER.memory_of(&state, id).clone()))
-}
 
 /// Deferred mode: queues `work` on `stream` of `context` if it is asynchronous (`Some`), or
 /// runs what a synchronous call waits for (`None`) and gives `work` back to be done now.
@@ -63,7 +43,7 @@ fn defer_or_wait(
             Ok(None)
         }
         None => {
-            deferred::finish_legacy(context)?;
+            deferred_run::finish_legacy(context)?;
             DRIVER.state()?.usable(context)?;
             Ok(Some(work))
         }
@@ -90,7 +70,7 @@ pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) 
 pub unsafe extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
     guard("cuMemFree_v2", || {
         // As CUDA's: after the work that may still use it (deferred mode).
-        deferred::finish(None)?;
+        deferred_run::finish(None)?;
         let mut state = DRIVER.state()?;
         // Unified addressing: the context is found from the pointer, so any live context's
         // allocation may be freed from any context, or with none current (as CUDA does).
@@ -144,7 +124,7 @@ unsafe fn htod(
     if !Arc::ptr_eq(&memory, &own) {
         // Another device's memory (unified addressing): at once, after all queued work (whose
         // errors are their own calls'; a fault is sticky on its context).
-        let _ = deferred::finish(None);
+        let _ = deferred_run::finish(None);
     } else if *DEFER && stream.is_some() {
         let work = if is_pinned(src.addr(), bytes) {
             Work::HtoD {
@@ -191,7 +171,7 @@ unsafe fn dtoh(
     if !Arc::ptr_eq(&memory, &own) {
         // Another device's memory (unified addressing): at once, after all queued work (whose
         // errors are their own calls'; a fault is sticky on its context).
-        let _ = deferred::finish(None);
+        let _ = deferred_run::finish(None);
     } else if let Some(s) = stream.filter(|_| *DEFER) {
         if is_pinned(dst.addr(), bytes) {
             let work = Work::DtoH {
@@ -205,7 +185,7 @@ unsafe fn dtoh(
         // To pageable memory: CUDA returns once the copy is done, after its stream's work.
         let key = deferred::key(context, id_of(s));
         let targets = DRIVER.state()?.deferred.stream(key);
-        deferred::run_until(targets)?;
+        deferred_run::run_until(targets)?;
         DRIVER.state()?.usable(context)?;
     } else {
         defer_or_wait(context, None, Work::Wait(Vec::new()))?;
@@ -245,7 +225,7 @@ fn dtod(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: Option<CUstrea
     );
     if !Arc::ptr_eq(&to, &memory) || !Arc::ptr_eq(&from, &memory) {
         // After all queued work (deferred mode), that of the other device's contexts too.
-        let _ = deferred::finish(None);
+        let _ = deferred_run::finish(None);
         return crate::peer::copy_between(&to, dst, &from, src, bytes);
     }
     if *DEFER {

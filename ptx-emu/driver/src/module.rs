@@ -284,7 +284,7 @@ impl ResultCode for CUresult {
 pub unsafe extern "C" fn cuModuleUnload(hmod: CUmodule) -> CUresult {
     guard("cuModuleUnload", || {
         // Work still queued (deferred mode) runs first, as CUDA waits for it.
-        let _ = crate::deferred::finish(None);
+        let _ = crate::deferred_run::finish(None);
         let mut state = DRIVER.state()?;
         let id = id_of(hmod);
         if state.orphan(id) {

@@ -9,10 +9,11 @@
 //! peer access, as on CUDA, which stages them when the GPUs cannot reach each other; the copies
 //! between devices (`cuMemcpyPeer*`, and [`copy_between`] for unified addressing's) are here.
 
-use crate::deferred;
+use crate::context::check_context;
+use crate::deferred_run;
 use crate::device::check_device;
+use crate::errors::code;
 use crate::ffi::{guard, id_of, put, Outcome};
-use crate::memory::{check_context, code};
 use crate::state::DRIVER;
 use cudarc::driver::sys::CUdevice_P2PAttribute_enum as P2P;
 use cudarc::driver::sys::{CUcontext, CUdevice, CUdeviceptr, CUresult, CUstream};
@@ -122,7 +123,7 @@ fn peer(
 ) -> Outcome {
     check_context(stream)?;
     // That of both devices' contexts (its errors are their own calls').
-    let _ = deferred::finish(None);
+    let _ = deferred_run::finish(None);
     let (to, from) = {
         let mut state = DRIVER.state()?;
         for ctx in [dst_ctx, src_ctx] {

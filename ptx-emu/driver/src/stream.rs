@@ -6,6 +6,7 @@
 //! before its record has run.
 
 use crate::deferred::{self, Work, DEFER};
+use crate::deferred_run;
 use crate::ffi::{guard, handle, id_of, put};
 use crate::state::{Event, Stream, DRIVER};
 use cudarc::driver::sys::CUstreamCaptureStatus;
@@ -71,7 +72,7 @@ pub unsafe extern "C" fn cuStreamSynchronize(hStream: CUstream) -> CUresult {
                 .deferred
                 .stream(deferred::key(context, id_of(hStream)))
         };
-        let ran = deferred::run_until(targets);
+        let ran = deferred_run::run_until(targets);
         DRIVER.state()?.stream_context(id_of(hStream))?;
         ran
     })
@@ -94,7 +95,7 @@ pub unsafe extern "C" fn cuStreamQuery(hStream: CUstream) -> CUresult {
             }
             targets
         };
-        let ran = deferred::run_until(targets);
+        let ran = deferred_run::run_until(targets);
         DRIVER.state()?.stream_context(id_of(hStream))?;
         ran
     })
@@ -252,7 +253,7 @@ fn finish_event(event: CUevent, query: bool) -> Result<(), CUresult> {
         }
         position
     };
-    deferred::run_until(vec![position])
+    deferred_run::run_until(vec![position])
 }
 
 #[no_mangle]
