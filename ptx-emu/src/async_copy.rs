@@ -6,44 +6,10 @@
 //! shared-memory race check sees the write at the wait, by the thread that issued the copy.
 //! Copies still pending when their thread exits complete then.
 
+use crate::async_copies::PendingCopy;
 use crate::block::{resolve, Block, Grid, Place, Trouble};
 use crate::ir::Space;
 use crate::FaultKind;
-
-/// One issued copy not yet completed.
-#[derive(Debug, Clone)]
-pub(crate) struct PendingCopy {
-    /// The commit group it belongs to (`None` until a `cp.async.commit_group`).
-    group: Option<u32>,
-    pub shared: usize,
-    /// The global allocation's index and offset; absent when `src_bytes` is 0.
-    pub global: Option<(usize, u64)>,
-    pub bytes: u8,
-    /// Bytes read from the source; the rest of `bytes` is zero-filled.
-    pub src_bytes: u8,
-}
-
-/// Per thread: the copies in flight and how many groups it has committed.
-#[derive(Debug, Default)]
-pub(crate) struct AsyncCopies {
-    pending: Vec<PendingCopy>,
-    committed: u32,
-}
-
-impl AsyncCopies {
-    /// The copy issued last, if still pending (a profiled launch counts its bytes).
-    pub fn last(&self) -> Option<&PendingCopy> {
-        self.pending.last()
-    }
-
-    pub fn commit(&mut self) {
-        let group = self.committed;
-        for copy in self.pending.iter_mut().filter(|c| c.group.is_none()) {
-            copy.group = Some(group);
-        }
-        self.committed += 1;
-    }
-}
 
 /// `cp.async` of `bytes` from global `src` to shared `dst` by thread `t`, reading only
 /// `src_bytes` (zero-filling the rest).
@@ -114,7 +80,7 @@ pub(crate) fn complete(
         block
             .shared
             .write(t as u32, copy.shared, len)
-            .map_err(|c| crate::thread::conflict_trouble(c, t, true))?;
+            .map_err(|c| crate::block::conflict_trouble(c, t, true))?;
         block.shared.bytes[copy.shared..copy.shared + len].copy_from_slice(&data[..len]);
     }
     Ok(())

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::ir::{Program, Space};
 use crate::memory::Allocation;
 use crate::profile::{LaneAccess, Profile};
-use crate::shared::SharedMemory;
+use crate::shared::{Conflict, SharedMemory};
 use crate::FaultKind;
 
 /// Generic addresses of the block's shared window: `cvta.shared` adds this. Its low 32 bits are
@@ -94,11 +94,11 @@ pub(crate) struct ThreadState {
     /// Call sites to return through, with the pc to return to.
     pub calls: Vec<(u32, u32)>,
     /// The activations of recursive functions its calls interrupted (`recursion.rs`).
-    pub saved: crate::recursion::Saved,
+    pub saved: crate::call_stack::Saved,
     /// The allocation the last global access hit (an index into `Grid::globals`).
     pub last_global: usize,
     /// Its `cp.async` copies in flight.
-    pub async_copies: crate::async_copy::AsyncCopies,
+    pub async_copies: crate::async_copies::AsyncCopies,
 }
 
 /// A block in flight; reused from block to block on one host thread.
@@ -309,4 +309,37 @@ pub(crate) fn read_le(buffer: &[u8], offset: usize, bytes: usize) -> u64 {
 #[inline]
 pub(crate) fn write_le(buffer: &mut [u8], offset: usize, bytes: usize, value: u64) {
     buffer[offset..offset + bytes].copy_from_slice(&value.to_le_bytes()[..bytes]);
+}
+
+pub(crate) fn conflict_trouble(
+    (offset, conflict): (usize, Conflict),
+    t: usize,
+    writing: bool,
+) -> Trouble {
+    let (other, other_wrote) = match conflict {
+        Conflict::Uninitialized => {
+            let what = format!(
+                "reads shared byte {offset:#x}, which no thread of the block has stored to \
+                 (uninitialized shared memory: hardware leaves whatever was there)"
+            );
+            return Trouble::new(FaultKind::IllegalAddress, what);
+        }
+        Conflict::Race { other, other_wrote } => (other, other_wrote),
+    };
+    let other = if other == u32::MAX {
+        "other threads".to_string()
+    } else {
+        format!("thread {other}")
+    };
+    let (mine, theirs) = (
+        if writing { "write" } else { "read" },
+        if other_wrote { "wrote" } else { "read" },
+    );
+    Trouble::new(
+        FaultKind::Divergence,
+        format!(
+            "shared-memory race: thread {t} {mine}s shared byte {offset:#x}, which {other} {theirs} since the last barrier, \
+             with no bar.sync (or warp synchronisation) between (a missing barrier?)"
+        ),
+    )
 }

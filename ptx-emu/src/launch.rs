@@ -8,32 +8,13 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::block::{Block, Grid, Trouble};
+use crate::block::{Block, Grid};
 use crate::cooperative;
+use crate::deadline::check_deadline;
 use crate::ir::Program;
 use crate::memory::Allocation;
 use crate::profile::Profile;
 use crate::{Fault, FaultKind, KernelInfo, LaunchDims, LaunchOptions, LaunchStats, Memory};
-
-/// Instructions a thread runs between two looks at the clock (at a backward branch), and a
-/// block between two rounds of its scheduler that look: the deadline costs one comparison per
-/// backward branch.
-pub(crate) const DEADLINE_CHECK_EVERY: u64 = 1 << 16;
-
-/// A [`FaultKind::Timeout`] once the launch's deadline has passed.
-#[cold]
-pub(crate) fn check_deadline(grid: &Grid) -> Result<(), Trouble> {
-    match grid.deadline {
-        Some((at, given)) if Instant::now() >= at => Err(Trouble::new(
-            FaultKind::Timeout,
-            format!(
-                "still running after the launch's deadline of {:.3} s: a loop that never ends?",
-                given.as_secs_f64()
-            ),
-        )),
-        _ => Ok(()),
-    }
-}
 
 /// Most shared memory one block may have (sm_90's opt-in limit).
 pub(crate) const MAX_SHARED_BYTES: u32 = 227 * 1024;

@@ -69,9 +69,12 @@
 //! line it stopped.
 
 mod arith;
+mod async_copies;
 mod async_copy;
 mod block;
+mod call_stack;
 mod cooperative;
+mod deadline;
 mod decode;
 mod float16;
 mod ir;

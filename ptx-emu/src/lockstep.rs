@@ -77,7 +77,7 @@ fn earlier(a: &ThreadState, b: &ThreadState) -> bool {
 pub(crate) fn run_warps(grid: &Grid, block: &mut Block) -> Result<(), (usize, Trouble)> {
     let n = block.threads.len();
     let code = &grid.program.code;
-    let mut next_check = block.instructions + crate::launch::DEADLINE_CHECK_EVERY;
+    let mut next_check = block.instructions + crate::deadline::DEADLINE_CHECK_EVERY;
     let mut next_yield = block.instructions + crate::cooperative::YIELD_EVERY;
     let mut targets = [0u32; 32];
     let mut accesses: Vec<LaneAccess> = Vec::with_capacity(32);
@@ -97,8 +97,8 @@ pub(crate) fn run_warps(grid: &Grid, block: &mut Block) -> Result<(), (usize, Tr
                 break;
             };
             if block.instructions >= next_check {
-                next_check = block.instructions + crate::launch::DEADLINE_CHECK_EVERY;
-                crate::launch::check_deadline(grid).map_err(|e| (lead, e))?;
+                next_check = block.instructions + crate::deadline::DEADLINE_CHECK_EVERY;
+                crate::deadline::check_deadline(grid).map_err(|e| (lead, e))?;
             }
             if grid.cooperative && block.instructions >= next_yield {
                 next_yield = block.instructions + crate::cooperative::YIELD_EVERY;

@@ -69,7 +69,7 @@ pub(crate) fn execute(
             MbarrierOp::Init => block.shared.write(t as u32, o, 8),
             _ => block.shared.atomic(o, 8),
         };
-        checked.map_err(|c| crate::thread::conflict_trouble(c, t, true))?;
+        checked.map_err(|c| crate::block::conflict_trouble(c, t, true))?;
     }
     let word = read_le(&block.shared.bytes, o, 8);
     let (pending, expected) = (word & COUNT, (word >> 32) & (COUNT >> 1));

@@ -30,19 +30,6 @@ pub(crate) const MAX_DEPTH: usize = 1024;
 /// memory has this much past its static variables, zeroed with them for every block.
 pub(crate) const STACK_BYTES: u32 = 16 * 1024;
 
-/// A thread's saved activations of recursive functions, innermost last.
-#[derive(Debug, Default)]
-pub(crate) struct Saved {
-    /// Each saved activation's registers, then the stack bytes in use before it began.
-    registers: Vec<u64>,
-    /// Each saved activation's call-parameter bytes (its `Frame::params`, in order).
-    params: Vec<u8>,
-    /// Bytes of the stack in use (past `Program::stack_base`).
-    used: u32,
-    /// Return values in transit from a callee to its caller (reused).
-    returning: Vec<u8>,
-}
-
 /// Sets `program.stack_base` past the static `.local` variables and reserves the stack of
 /// recursive frames after them (none when no recursive function has `.local` variables).
 pub(crate) fn reserve_stack(program: &mut Program) {

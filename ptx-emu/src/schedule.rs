@@ -18,11 +18,11 @@ use crate::FaultKind;
 pub(crate) fn run_block(grid: &Grid, block: &mut Block) -> Result<(), (usize, Trouble)> {
     let n = block.threads.len();
     // A loop through barriers or warp collectives returns to this loop each time round.
-    let mut next_check = crate::launch::DEADLINE_CHECK_EVERY;
+    let mut next_check = crate::deadline::DEADLINE_CHECK_EVERY;
     loop {
         if block.instructions >= next_check {
-            next_check = block.instructions + crate::launch::DEADLINE_CHECK_EVERY;
-            if let Err(trouble) = crate::launch::check_deadline(grid) {
+            next_check = block.instructions + crate::deadline::DEADLINE_CHECK_EVERY;
+            if let Err(trouble) = crate::deadline::check_deadline(grid) {
                 let t = block
                     .threads
                     .iter()

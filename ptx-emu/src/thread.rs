@@ -4,12 +4,12 @@
 
 use crate::arith::{self, mask, sext};
 use crate::block::{
-    read_le, resolve, write_le, Block, Grid, Place, Status, Trouble, LOCAL_WINDOW, SHARED_WINDOW,
+    conflict_trouble, read_le, resolve, write_le, Block, Grid, Place, Status, Trouble,
+    LOCAL_WINDOW, SHARED_WINDOW,
 };
 use crate::float16;
 use crate::ir::*;
 use crate::profile::{ends_run, Landed, LaneAccess};
-use crate::shared::Conflict;
 use crate::FaultKind;
 
 #[inline]
@@ -70,7 +70,7 @@ pub(crate) fn run<const PROFILE: bool>(
     let mut pc = block.threads[t].pc as usize;
     let mut executed = 0u64;
     // A thread that never leaves this loop (an endless loop) goes through a backward branch.
-    let mut next_check = crate::launch::DEADLINE_CHECK_EVERY;
+    let mut next_check = crate::deadline::DEADLINE_CHECK_EVERY;
     let mut last = pc;
     let result = loop {
         let Some(instr) = code.get(pc) else {
@@ -405,8 +405,8 @@ pub(crate) fn run<const PROFILE: bool>(
             }
             Op::Bra { target } => {
                 if (target as usize) < pc && executed >= next_check {
-                    next_check = executed + crate::launch::DEADLINE_CHECK_EVERY;
-                    if let Err(trouble) = crate::launch::check_deadline(grid) {
+                    next_check = executed + crate::deadline::DEADLINE_CHECK_EVERY;
+                    if let Err(trouble) = crate::deadline::check_deadline(grid) {
                         break Err(trouble);
                     }
                 }
@@ -418,8 +418,8 @@ pub(crate) fn run<const PROFILE: bool>(
                 match targets.get(i) {
                     Some(&target) => {
                         if (target as usize) < pc && executed >= next_check {
-                            next_check = executed + crate::launch::DEADLINE_CHECK_EVERY;
-                            if let Err(trouble) = crate::launch::check_deadline(grid) {
+                            next_check = executed + crate::deadline::DEADLINE_CHECK_EVERY;
+                            if let Err(trouble) = crate::deadline::check_deadline(grid) {
                                 break Err(trouble);
                             }
                         }
@@ -692,39 +692,6 @@ fn store(
         }
     }
     Ok(())
-}
-
-pub(crate) fn conflict_trouble(
-    (offset, conflict): (usize, Conflict),
-    t: usize,
-    writing: bool,
-) -> Trouble {
-    let (other, other_wrote) = match conflict {
-        Conflict::Uninitialized => {
-            let what = format!(
-                "reads shared byte {offset:#x}, which no thread of the block has stored to \
-                 (uninitialized shared memory: hardware leaves whatever was there)"
-            );
-            return Trouble::new(FaultKind::IllegalAddress, what);
-        }
-        Conflict::Race { other, other_wrote } => (other, other_wrote),
-    };
-    let other = if other == u32::MAX {
-        "other threads".to_string()
-    } else {
-        format!("thread {other}")
-    };
-    let (mine, theirs) = (
-        if writing { "write" } else { "read" },
-        if other_wrote { "wrote" } else { "read" },
-    );
-    Trouble::new(
-        FaultKind::Divergence,
-        format!(
-            "shared-memory race: thread {t} {mine}s shared byte {offset:#x}, which {other} {theirs} since the last barrier, \
-             with no bar.sync (or warp synchronisation) between (a missing barrier?)"
-        ),
-    )
 }
 
 fn atomic_update(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {

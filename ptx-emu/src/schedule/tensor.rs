@@ -63,7 +63,7 @@ pub(super) fn ldmatrix(
         block
             .shared
             .read(t as u32, o, 16)
-            .map_err(|c| (t, crate::thread::conflict_trouble(c, t, false)))?;
+            .map_err(|c| (t, crate::block::conflict_trouble(c, t, false)))?;
         offsets[t % 32] = o as u64;
         for (k, element) in rows[t % 32].iter_mut().enumerate() {
             *element = read_le(&block.shared.bytes, o + 2 * k, 2) as u16;
