@@ -1,12 +1,12 @@
 //! The kernel library, ready to call: one function per workload that checks its inputs, picks a
 //! launch shape for the device and launches the kernels of [`crate::kernels`] on it.
 //!
-//! Every function takes the [`Module`] of [`crate::KERNELS`] loaded on a device (GPU or CPU
+//! Every function takes the [`Module`](crate::Module) of [`crate::KERNELS`] loaded on a device (GPU or CPU
 //! executor) (the tensor-core ops [`matmul_tensor`] and [`matmul_tf32`]: of
 //! [`crate::TENSOR_KERNELS`], built for sm_80), inputs as [`InputData`](crate::InputData) (host slices, copied to a GPU for the
 //! call, or [`DeviceBuffer`](crate::DeviceBuffer)s, used in place) and outputs as
 //! [`OutputData`](crate::OutputData), or returns its results (values, or device buffers as
-//! [`group_by`] does). Inputs that do not fit together are an [`Error::InvalidInput`] before
+//! [`group_by`] does). Inputs that do not fit together are an [`Error::InvalidInput`](crate::Error::InvalidInput) before
 //! anything runs.
 //!
 //! ```

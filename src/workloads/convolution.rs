@@ -1,8 +1,8 @@
 //! Filtering a 4K image (3840×2160) with a Gaussian blur or a Sobel derivative, borders clamped:
 //! the seed's image-processing use.
 
-use super::inputs::{check_close, inputs_rng, uniform};
-use super::workload::{DeviceRun, Scale, Verdict, Work, Workload};
+use super::inputs::{check_close, inputs_rng, uniform, Verdict};
+use super::workload::{DeviceRun, Scale, Work, Workload};
 use crate::ops::{self, Filter};
 use crate::{DeviceBuffer, Module, Result};
 use rayon::prelude::*;

@@ -22,7 +22,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::workload::Verdict;
+use super::inputs::Verdict;
 use crate::ops::MatmulShape;
 use crate::{bf16, f16, Device};
 use cudarc::cublas::result::gemm_ex;

@@ -1,7 +1,7 @@
 //! `Σ a[i]·b[i]` over a million elements: the seed's dot product.
 
-use super::inputs::{check_scalar, inputs_rng, uniform};
-use super::workload::{DeviceRun, Scale, Verdict, Work, Workload};
+use super::inputs::{check_scalar, inputs_rng, uniform, Verdict};
+use super::workload::{DeviceRun, Scale, Work, Workload};
 use crate::{ops, DeviceBuffer, Module, Result};
 use rayon::prelude::*;
 

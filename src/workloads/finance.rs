@@ -1,8 +1,8 @@
 //! Finance: Black-Scholes prices of ten million options (the seed's comparison), and Monte Carlo
 //! estimates of π and of a European option's price with a counter-based generator.
 
-use super::inputs::{inputs_rng, uniform, within};
-use super::workload::{DeviceRun, Scale, Verdict, Work, Workload};
+use super::inputs::{inputs_rng, uniform, within, Verdict};
+use super::workload::{DeviceRun, Scale, Work, Workload};
 use crate::kernels::finance::black_scholes_prices;
 use crate::kernels::monte_carlo::{in_quarter_disk, PI_STREAM};
 use crate::ops::{self, Estimate, OptionParams};

@@ -1,7 +1,7 @@
 //! `DataFrame.groupby(key).agg(count, sum, mean, min, max)` over ten million rows.
 
-use super::inputs::{inputs_rng, uniform, within};
-use super::workload::{DeviceRun, Scale, Verdict, Work, Workload};
+use super::inputs::{inputs_rng, uniform, within, Verdict};
+use super::workload::{DeviceRun, Scale, Work, Workload};
 use crate::{ops, DeviceBuffer, Module, Result};
 use rand::Rng;
 use rayon::prelude::*;

@@ -1,9 +1,11 @@
 //! What every workload shares for its inputs and checks: a fixed generator per workload, uniform
 //! values, and comparisons within a tolerance that name the first wrong element.
 
-use super::workload::Verdict;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+
+/// The outcome of checking a result: `Err` says which element is wrong and by how much.
+pub type Verdict = std::result::Result<(), String>;
 
 /// The generator every workload draws its inputs from: fixed, so runs are comparable.
 pub(super) fn inputs_rng(workload: &str) -> StdRng {

@@ -1,8 +1,8 @@
 //! `C = A·B` of f32 matrices: the seed's 1024×1024 matrix product.
 
 use super::cublas::{Cublas, CublasProduct, Gemm};
-use super::inputs::{inputs_rng, uniform};
-use super::workload::{DeviceRun, Scale, Verdict, Work, Workload};
+use super::inputs::{inputs_rng, uniform, Verdict};
+use super::workload::{DeviceRun, Scale, Work, Workload};
 use crate::ops::{self, Matmul as Kernel, MatmulShape};
 use crate::{DeviceBuffer, Module, Result};
 use rayon::prelude::*;

@@ -7,9 +7,9 @@
 //! products of the f16 inputs.
 
 use super::cublas::{Cublas, CublasProduct, Gemm};
-use super::inputs::{inputs_rng, uniform};
+use super::inputs::{inputs_rng, uniform, Verdict};
 use super::matmul::{check_sampled, product};
-use super::workload::{DeviceRun, Scale, Verdict, Work, Workload};
+use super::workload::{DeviceRun, Scale, Work, Workload};
 use crate::ops::{self, MatmulShape};
 use crate::{f16, DeviceBuffer, Module, Result};
 

@@ -35,9 +35,10 @@ mod transpose;
 mod vector_add;
 mod workload;
 
+pub use inputs::Verdict;
 pub use recipe::{all, matmul_variants, Recipe};
 pub use streamed::{
     run_streamed, run_streamed_devices, streamed_size, SpreadRun, Streamed, StreamedDevices,
     StreamedRun,
 };
-pub use workload::{DeviceRun, Scale, Verdict, Work, Workload};
+pub use workload::{DeviceRun, Scale, Work, Workload};

@@ -1,7 +1,7 @@
 //! Count, sum, mean, variance, min and max of ten million values: the statistics use.
 
-use super::inputs::{check_scalar, inputs_rng, uniform};
-use super::workload::{DeviceRun, Scale, Verdict, Work, Workload};
+use super::inputs::{check_scalar, inputs_rng, uniform, Verdict};
+use super::workload::{DeviceRun, Scale, Work, Workload};
 use crate::{ops, DeviceBuffer, Module, Result};
 use rayon::prelude::*;
 

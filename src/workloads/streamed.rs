@@ -5,7 +5,8 @@
 //! it achieved as a share of what a page-locked copy measures.
 
 use super::finance::{BlackScholes, RATE, VOLATILITY};
-use super::workload::{Scale, Verdict};
+use super::inputs::Verdict;
+use super::workload::Scale;
 use crate::kernels::finance::black_scholes as black_scholes_kernel;
 use crate::ops::{Chunk, Pipeline, Timeline};
 use crate::{launch, Device, Error, Event, Module, Result};

@@ -1,8 +1,8 @@
 //! Transposing a 4096×4096 matrix, naively and through shared memory: the seed's 3.1
 //! comparison of uncoalesced and coalesced memory access.
 
-use super::inputs::{inputs_rng, uniform};
-use super::workload::{DeviceRun, Scale, Verdict, Work, Workload};
+use super::inputs::{inputs_rng, uniform, Verdict};
+use super::workload::{DeviceRun, Scale, Work, Workload};
 use crate::ops::{self, Transpose};
 use crate::{DeviceBuffer, Module, Result};
 use rayon::prelude::*;

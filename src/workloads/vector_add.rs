@@ -1,7 +1,7 @@
 //! `out = a + b`: the seed's first example, purely memory-bound.
 
-use super::inputs::{check_close, inputs_rng, uniform};
-use super::workload::{DeviceRun, Scale, Verdict, Work, Workload};
+use super::inputs::{check_close, inputs_rng, uniform, Verdict};
+use super::workload::{DeviceRun, Scale, Work, Workload};
 use crate::kernels::vector_add;
 use crate::{DeviceBuffer, Module, Result};
 use rayon::prelude::*;

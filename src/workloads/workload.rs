@@ -2,6 +2,7 @@
 //! device), its [`DeviceRun`] on one device, the [`Scale`] of its inputs and the [`Work`] it does.
 
 use super::cublas;
+use super::inputs::Verdict;
 use crate::{Module, Result};
 
 /// How large the inputs are.
@@ -35,9 +36,6 @@ pub struct Work {
     pub flops: u64,
 }
 
-/// The outcome of checking a result: `Err` says which element is wrong and by how much.
-pub type Verdict = std::result::Result<(), String>;
-
 /// One benchmark workload. Every implementation computes the same result; the `check_*`
 /// methods compare it with a reference computed independently (in f64 where rounding matters).
 pub trait Workload {
@@ -58,7 +56,7 @@ pub trait Workload {
     /// Allocation or copy failures (e.g. [`crate::Error::OutOfMemory`]).
     fn on_device<'a>(&'a self, kernels: &'a Module) -> Result<Box<dyn DeviceRun + 'a>>;
     /// The kernels [`Workload::on_device`]'s run launches, for running it on another module
-    /// with kernels of the same names (the CUDA C versions, [`cuda_c`]); empty if it has none.
+    /// with kernels of the same names (the CUDA C versions, [`cuda_c`](super::cuda_c)); empty if it has none.
     fn kernels(&self) -> &'static [&'static str] {
         &[]
     }

@@ -3,15 +3,17 @@
 //! chunk k's kernel on a GPU; and over several GPUs ([`Pipeline::across`]), one set of streams
 //! each.
 
+mod chunk;
 mod slot;
 mod timeline;
 
+pub use chunk::Chunk;
 pub use timeline::{DeviceWork, Span, SpanKind, Timeline};
 
-use crate::{DeviceBuffer, Error, Module, Result, Stream};
+use crate::{Error, Module, Result};
 use bytemuck::Pod;
+use chunk::chunk_failed;
 use slot::{harvest, harvest_slot, Slot};
-use std::ops::Range;
 use timeline::{spans, Marked};
 
 /// Streams unless [`Pipeline::streams`] says otherwise: one chunk's copies overlap another's
@@ -24,43 +26,6 @@ pub const MAX_STREAMS: usize = 16;
 /// The share of the device's free memory (under its limit, if any) the default chunk length
 /// leaves to the pipeline's device buffers, all streams together.
 const FREE_MEMORY_SHARE: f64 = 0.5;
-
-/// The kernel for one chunk, as the body of a [`Pipeline`] sees it: the chunk's inputs and
-/// outputs on its device (each [`Chunk::len`] elements, the last chunk's maybe fewer), the
-/// kernels loaded on that device, and the stream to launch on
-/// (`launch!(chunk.kernels, k[grid, block, chunk.stream](...))`) so that the kernel overlaps
-/// other chunks' copies.
-pub struct Chunk<'a, T: Pod> {
-    /// Which chunk, from 0.
-    pub index: usize,
-    /// The elements of the whole input it covers.
-    pub range: Range<usize>,
-    /// The device it runs on: the index of its module among the pipeline's (always 0 for
-    /// [`Pipeline::new`]).
-    pub device: usize,
-    /// The kernels on that device: launch with these. A launch with another device's module
-    /// is [`Error::WrongDevice`] (its buffers and stream are this device's), never a kernel
-    /// reading another GPU's memory.
-    pub kernels: &'a Module,
-    /// The stream its copies are queued on; launch there.
-    pub stream: &'a Stream,
-    /// One device buffer per host input, holding this chunk of it.
-    pub inputs: &'a [DeviceBuffer<T>],
-    /// One device buffer per host output; what the kernel writes here is copied back.
-    pub outputs: &'a mut [DeviceBuffer<T>],
-}
-
-impl<T: Pod> Chunk<'_, T> {
-    /// Elements in this chunk.
-    pub fn len(&self) -> usize {
-        self.range.len()
-    }
-
-    /// Whether it has no elements (never, for a chunk a pipeline runs).
-    pub fn is_empty(&self) -> bool {
-        self.range.is_empty()
-    }
-}
 
 /// Runs an elementwise kernel over host data in chunks: per chunk, the inputs' slices are copied
 /// into page-locked buffers and on to the device, the body launches its kernel on the chunk's
@@ -313,16 +278,5 @@ impl<'m> Pipeline<'m> {
         let fits = (free as f64 * FREE_MEMORY_SHARE) as usize / per_element;
         let per_stream = n.div_ceil(2 * self.streams * self.kernels.len());
         Ok(fits.min(per_stream).max(1))
-    }
-}
-
-/// [`Error::ChunkFailed`] for `chunk` (of `timeline.chunks`, over `n` elements).
-fn chunk_failed(chunk: usize, timeline: &Timeline, source: Error) -> Error {
-    let len = timeline.chunk_len;
-    Error::ChunkFailed {
-        chunk,
-        chunks: timeline.chunks,
-        elements: chunk * len..((chunk + 1) * len).min(timeline.elements),
-        source: Box::new(source),
     }
 }

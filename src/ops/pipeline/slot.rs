@@ -1,8 +1,8 @@
 //! One stream of a [`Pipeline`](super::Pipeline) with its buffers and the chunk in flight on it,
 //! and the harvest that writes finished chunks out in chunk order.
 
-use super::timeline::{DeviceWork, Marks};
-use super::{chunk_failed, Chunk, Timeline};
+use super::chunk::{chunk_failed, Chunk};
+use super::timeline::{DeviceWork, Marks, Timeline};
 use crate::{DeviceBuffer, Module, Pending, PinnedBuffer, Result, Stream};
 use bytemuck::Pod;
 use std::ops::Range;
