@@ -11,8 +11,10 @@ that as few imports as possible point from a file to one ordered after it (the g
 Eades, Lin and Smyth, which is what a person rearranging the modules would do by hand), and the
 imports left pointing that way are the upward ones. A graph without circles has none.
 
-Usage: tools/layers/imports.py [CRATE_DIR ...] [--edges]
-(default: every workspace member with a src/lib.rs, the root crate included).
+Usage: tools/layers/imports.py [CRATE_DIR ...] [--edges] [--check]
+(default: every workspace member with a src/lib.rs, the root crate included). With `--check`
+it exits with status 1 if any crate has an import circle of more than two files (what
+`make test` enforces, so the layers docs/design.md draws stay true).
 """
 
 import re
@@ -21,7 +23,13 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_CRATES = ["gpu-std", "gpu-macros", "gpu-builder", "gpu-kernels", "host", ".", "ptx-emu", "ptx-emu/driver"]
+
+
+def workspace_members():
+    """The root crate and every member the workspace's Cargo.toml lists."""
+    manifest = (ROOT / "Cargo.toml").read_text()
+    members = re.search(r"members\s*=\s*\[([^\]]*)\]", manifest)
+    return ["."] + re.findall(r'"([^"]+)"', members.group(1) if members else "")
 
 
 def module_files(src: Path):
@@ -261,7 +269,8 @@ def name(mod):
     return "::".join(mod) or "lib"
 
 
-def report(crate: Path, show_edges: bool):
+def report(crate: Path, show_edges: bool) -> int:
+    """Prints the crate's summary (and its upward imports); returns its largest circle's size."""
     modules, edges = graph(crate)
     nodes = sorted(modules)
     comps = sccs(nodes, edges)
@@ -292,16 +301,24 @@ def report(crate: Path, show_edges: bool):
     if show_edges:
         for v, w in sorted(upward):
             print(f"  upward: {name(v)} -> {name(w)}")
+    return len(circles[0]) if circles else 0
 
 
 def main(argv):
     show_edges = "--edges" in argv
-    crates = [a for a in argv if not a.startswith("--")] or DEFAULT_CRATES
+    crates = [a for a in argv if not a.startswith("--")] or workspace_members()
+    tangled = []
     for c in crates:
         path = (ROOT / c).resolve()
-        if (path / "src" / "lib.rs").exists():
-            report(path, show_edges)
+        if (path / "src" / "lib.rs").exists() and report(path, show_edges) > 2:
+            tangled.append(c)
+    if "--check" in argv and tangled:
+        print(f"import circles of more than two files in: {', '.join(tangled)} "
+              "(docs/design.md: each crate's files import downward; break the circle by moving "
+              "what both sides need into a file below them)", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))
