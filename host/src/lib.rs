@@ -31,6 +31,7 @@ mod cpu;
 pub mod cpu_options;
 mod cuda;
 mod device;
+mod device_properties;
 mod driver;
 mod error;
 #[cfg(test)]
@@ -60,7 +61,8 @@ pub use cuda::LIBCUDA_ENV;
 /// (`Device::from_cudarc`, `DeviceBuffer::from_cudarc`, `Stream::from_cudarc`) uses the same
 /// version: `ferrocuda_host::cudarc::driver::CudaContext`.
 pub use cudarc;
-pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV};
+pub use device::{Device, DeviceChoice, DEVICE_ENV};
+pub use device_properties::{DeviceKind, DeviceProperties};
 pub use driver::DriverInfo;
 pub use error::{Error, Result};
 pub use event::Event;

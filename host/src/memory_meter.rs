@@ -2,9 +2,9 @@
 //! buffers, and the copies a launch stages for host data) holds a reservation against the
 //! device's meter, so a limit can make "larger than the GPU" happen on any machine.
 
+use crate::args::Arg;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::launch::Arg;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The environment variable that caps a device's memory (see [`Device::with_memory_limit`]):
