@@ -41,6 +41,7 @@ mod interop;
 mod kernel_handle;
 mod kernel_trail;
 mod launch;
+mod memory_limit;
 pub mod memory_meter;
 mod module;
 #[cfg(feature = "ndarray")]
@@ -73,7 +74,7 @@ pub use ferrocuda_std::Dim3;
 pub use ferrocuda_std::{bf16, f16};
 pub use kernel_handle::KernelHandle;
 pub use launch::{DimComponent, LaunchConfig, LaunchDims};
-pub use memory_meter::DEVICE_MEMORY_LIMIT_ENV;
+pub use memory_limit::DEVICE_MEMORY_LIMIT_ENV;
 pub use module::{Module, Ptx, PtxCheck};
 /// The ndarray whose views convert to kernel arguments (the `ndarray` feature:
 /// `Array2::try_from(view)`, `Out2::try_from(view_mut)`), so that a program names one version.
