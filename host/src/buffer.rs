@@ -1,9 +1,9 @@
 //! [`DeviceBuffer`]: typed memory on a device.
 
+use crate::args::Arg;
 use crate::cuda::GpuBytes;
 use crate::device::{Backend, Device};
 use crate::error::{Error, Result};
-use crate::launch::Arg;
 use crate::memory_meter::Reservation;
 use aligned_vec::AVec;
 use bytemuck::Pod;
@@ -427,7 +427,7 @@ impl<T: Pod> DeviceBuffer<T> {
 
 #[cfg(test)]
 mod tests {
-    use crate::launch::Arg;
+    use crate::args::Arg;
     use crate::Device;
 
     #[test]

@@ -282,7 +282,7 @@ impl<'a, T: Pod> BufferSliceMut<'a, T> {
     }
 
     /// The mutable view as a kernel's output (crate-only: the async copies use it).
-    pub(crate) fn as_arg_mut(&mut self) -> crate::launch::Arg<'_> {
+    pub(crate) fn as_arg_mut(&mut self) -> crate::args::Arg<'_> {
         let range = self.range();
         self.buffer.arg_range_mut(range)
     }

@@ -16,10 +16,11 @@
 //! functions in `cuda/modules.rs`, page-locked memory, asynchronous copies and events in
 //! `cuda/streams.rs`.
 
-use crate::device::{DeviceKind, DeviceProperties};
+use crate::args::{Arg, ParamSlot};
+use crate::device_properties::{DeviceKind, DeviceProperties};
 use crate::error::{Error, Result};
 use crate::kernel_trail::{Launches, Trail};
-use crate::launch::{Arg, LaunchConfig, ParamSlot};
+use crate::launch::LaunchConfig;
 use crate::stream::Stream;
 use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags, CUresult};
 use cudarc::driver::{

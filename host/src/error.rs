@@ -657,7 +657,7 @@ fn limit_note(limit: Option<usize>, total: usize, free: usize) -> String {
             " under the device memory limit of {limit} bytes, with {} bytes in use \
              (Device::with_memory_limit, {})",
             total.saturating_sub(free),
-            crate::memory_meter::DEVICE_MEMORY_LIMIT_ENV
+            crate::memory_limit::DEVICE_MEMORY_LIMIT_ENV
         ),
         None => String::new(),
     }

@@ -222,7 +222,7 @@ impl<T: Pod> InputData<T> for CudaSlice<T> {
         CudaSlice::len(self)
     }
     fn input_arg(&self) -> InputArg<'_, T> {
-        InputArg::new(crate::launch::Arg::CudarcSlice {
+        InputArg::new(crate::args::Arg::CudarcSlice {
             slice: self,
             len: CudaSlice::len(self),
         })
@@ -237,6 +237,6 @@ impl<T: Pod> OutputData<T> for CudaSlice<T> {
     }
     fn output_arg(&mut self) -> OutputArg<'_, T> {
         let len = CudaSlice::len(self);
-        OutputArg::new(crate::launch::Arg::CudarcOutput { slice: self, len })
+        OutputArg::new(crate::args::Arg::CudarcOutput { slice: self, len })
     }
 }

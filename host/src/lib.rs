@@ -31,6 +31,7 @@ mod cpu;
 pub mod cpu_options;
 mod cuda;
 mod device;
+mod device_properties;
 mod driver;
 mod error;
 #[cfg(test)]
@@ -40,6 +41,7 @@ mod interop;
 mod kernel_handle;
 mod kernel_trail;
 mod launch;
+mod memory_limit;
 pub mod memory_meter;
 mod module;
 #[cfg(feature = "ndarray")]
@@ -60,7 +62,8 @@ pub use cuda::LIBCUDA_ENV;
 /// (`Device::from_cudarc`, `DeviceBuffer::from_cudarc`, `Stream::from_cudarc`) uses the same
 /// version: `ferrocuda_host::cudarc::driver::CudaContext`.
 pub use cudarc;
-pub use device::{Device, DeviceChoice, DeviceKind, DeviceProperties, DEVICE_ENV};
+pub use device::{Device, DeviceChoice, DEVICE_ENV};
+pub use device_properties::{DeviceKind, DeviceProperties};
 pub use driver::DriverInfo;
 pub use error::{Error, Result};
 pub use event::Event;
@@ -71,7 +74,7 @@ pub use ferrocuda_std::Dim3;
 pub use ferrocuda_std::{bf16, f16};
 pub use kernel_handle::KernelHandle;
 pub use launch::{DimComponent, LaunchConfig, LaunchDims};
-pub use memory_meter::DEVICE_MEMORY_LIMIT_ENV;
+pub use memory_limit::DEVICE_MEMORY_LIMIT_ENV;
 pub use module::{Module, Ptx, PtxCheck};
 /// The ndarray whose views convert to kernel arguments (the `ndarray` feature:
 /// `Array2::try_from(view)`, `Out2::try_from(view_mut)`), so that a program names one version.

@@ -2,9 +2,9 @@
 
 use crate::cuda::GpuDevice;
 use crate::device::Device;
+use crate::device_properties::DeviceKind;
 use crate::error::{Error, Result};
 use crate::kernel_trail::Trail;
-use crate::DeviceKind;
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
