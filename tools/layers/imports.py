@@ -11,10 +11,11 @@ that as few imports as possible point from a file to one ordered after it (the g
 Eades, Lin and Smyth, which is what a person rearranging the modules would do by hand), and the
 imports left pointing that way are the upward ones. A graph without circles has none.
 
-Usage: tools/layers/imports.py [CRATE_DIR ...] [--edges] [--check]
+Usage: tools/layers/imports.py [CRATE_DIR ...] [--edges] [--check] [--allow=CRATE_DIR,...]
 (default: every workspace member with a src/lib.rs, the root crate included). With `--check`
 it exits with status 1 if any crate has an import circle of more than two files (what
-`make test` enforces, so the layers docs/design.md draws stay true).
+`make test` enforces, so the layers docs/design.md draws stay true); `--allow` names crates whose
+circles are known and still to be broken (reported, not failed).
 """
 
 import re
@@ -307,10 +308,11 @@ def report(crate: Path, show_edges: bool) -> int:
 def main(argv):
     show_edges = "--edges" in argv
     crates = [a for a in argv if not a.startswith("--")] or workspace_members()
+    allowed = {c for a in argv if a.startswith("--allow=") for c in a[len("--allow="):].split(",")}
     tangled = []
     for c in crates:
         path = (ROOT / c).resolve()
-        if (path / "src" / "lib.rs").exists() and report(path, show_edges) > 2:
+        if (path / "src" / "lib.rs").exists() and report(path, show_edges) > 2 and c not in allowed:
             tangled.append(c)
     if "--check" in argv and tangled:
         print(f"import circles of more than two files in: {', '.join(tangled)} "
