@@ -7,7 +7,7 @@ pub const NVPTX_TARGET: &str = "nvptx64-nvidia-cuda";
 
 /// Set (to anything but empty or `0`) to put the nested cargo's command line and whole output
 /// into a failed build's message; by default they are only written to the build log
-/// ([`BuildError::CargoFailed`]'s `log_path`).
+/// ([`BuildError::CargoFailed`](crate::BuildError::CargoFailed)'s `log_path`).
 pub const BUILD_VERBOSE_ENV: &str = "FERROCUDA_BUILD_VERBOSE";
 
 /// Every environment variable the builder reads, so a build script can ask cargo to rerun when
