@@ -1,7 +1,7 @@
 //! The whole job of a typical `build.rs` in one call: build, tell cargo when to rerun, hand the
 //! PTX's path to the crate, and fail the build with the builder's message.
 
-use crate::{BuiltPtx, PtxBuilder};
+use crate::builder::{BuiltPtx, PtxBuilder};
 
 impl PtxBuilder {
     /// Builds the kernel crate from a build script and sets the compile-time environment variable

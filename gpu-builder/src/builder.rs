@@ -7,18 +7,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::diagnostics::{gpu_only, parse_messages, render_with_hint, Diagnostic};
+use crate::error::{BuildError, CargoFailure};
+use crate::names::{BUILD_VERBOSE_ENV, ENV_VARS_READ};
 use crate::nested::{self, KernelPackage, Nested};
+use crate::process::{display_command, write_if_changed};
+use crate::ptx_text;
 use crate::ptxas::{assemble, parse_arch, search_ptxas, Ptxas, PtxasReport};
-use crate::toolchain::{find_kernel_toolchain, KernelToolchain, ToolchainSource};
-use crate::{display_command, ptx_text, write_if_changed, BuildError, CargoFailure, ENV_VARS_READ};
-
-/// rustc's target for NVIDIA GPUs: its assembly output is PTX.
-pub const NVPTX_TARGET: &str = "nvptx64-nvidia-cuda";
-
-/// Set (to anything but empty or `0`) to put the nested cargo's command line and whole output
-/// into a failed build's message; by default they are only written to the build log
-/// ([`BuildError::CargoFailed`]'s `log_path`).
-pub const BUILD_VERBOSE_ENV: &str = "FERROCUDA_BUILD_VERBOSE";
+use crate::toolchain::{find_kernel_toolchain, KernelToolchain};
+use crate::tried::ToolchainSource;
 
 /// Whether to check the PTX with `ptxas` (it needs no GPU, only the assembler).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -626,7 +622,7 @@ mod tests {
                 rustc: "/usr/bin/rustc".into(),
                 version: "rustc 1.96.0".into(),
                 sysroot: "/usr".into(),
-                source: crate::ToolchainSource::DebianRustcWeb,
+                source: ToolchainSource::DebianRustcWeb,
             },
             ptxas: None,
             report: None,

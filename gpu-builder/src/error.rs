@@ -5,8 +5,8 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use crate::toolchain::{no_toolchain_message, TriedRustc};
-use crate::{BUILD_VERBOSE_ENV, NVPTX_TARGET};
+use crate::names::{BUILD_VERBOSE_ENV, NVPTX_TARGET};
+use crate::tried::{no_toolchain_message, TriedRustc};
 
 /// Why building or checking the kernel PTX failed.
 #[derive(thiserror::Error, Debug)]

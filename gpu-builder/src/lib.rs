@@ -60,100 +60,32 @@
 #![allow(clippy::needless_doctest_main)]
 #![warn(missing_docs)]
 
+// Layers, bottom to top: the shared names, what the toolchain search tried, the error type, the
+// system helpers; then the pieces of the build (toolchain search, ptxas, the nested cargo, its
+// diagnostics); then the build itself (`builder`). Each file imports only files listed before it.
 mod build_script;
 mod builder;
 mod diagnostics;
 mod error;
 mod fma;
+mod names;
 mod nested;
+mod process;
 mod ptx_text;
-pub use ptx_text::cpu_paths;
 mod ptxas;
 pub mod sass;
 mod text_table;
 mod toolchain;
+mod tried;
 
-pub use builder::{
-    BuiltPtx, PtxBuilder, PtxasMode, BUILD_VERBOSE_ENV, CPU_PATH_WARNING_ENV, NVPTX_TARGET,
-};
+pub use builder::{BuiltPtx, PtxBuilder, PtxasMode, CPU_PATH_WARNING_ENV};
 pub use error::{BuildError, CargoFailure};
 pub use fma::{should_warn_without_fma, NO_FMA_WARNING_ENV};
+pub use names::{BUILD_VERBOSE_ENV, ENV_VARS_READ, NVPTX_TARGET};
 pub use nested::{SCRUBBED_ENV, SCRUBBED_ENV_PREFIXES};
+pub use ptx_text::cpu_paths;
 pub use ptxas::{
     assemble, assemble_to, find_ptxas, parse_ptxas_verbose, KernelResources, Ptxas, PtxasReport,
 };
-pub use toolchain::{
-    find_kernel_toolchain, find_kernel_toolchain_in, KernelToolchain, ToolchainSource, TriedRustc,
-};
-
-use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-/// Every environment variable the builder reads, so a build script can ask cargo to rerun when
-/// one of them changes.
-pub const ENV_VARS_READ: &[&str] = &[
-    "FERROCUDA_KERNEL_RUSTC",
-    "RUSTC",
-    "CARGO",
-    "OUT_DIR",
-    "PATH",
-    "FERROCUDA_PTXAS",
-    "CUDA_HOME",
-    "CUDA_PATH",
-    "DOCS_RS",
-    "FERROCUDA_BUILD_VERBOSE",
-    "FERROCUDA_NO_FMA_WARNING",
-];
-
-/// Finds `name` (plus the platform's executable suffix) in the directories of `PATH`.
-pub(crate) fn find_in_path(name: &str) -> Option<PathBuf> {
-    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(&file))
-        .find(|candidate| candidate.is_file())
-}
-
-/// Runs a program to completion, capturing its output.
-///
-/// Retries a spawn that fails with ETXTBSY: an executable written a moment ago (the tests' fake
-/// rustc scripts) can still be held open by a child another thread is forking.
-pub(crate) fn run_capture(program: &Path, args: &[&OsStr]) -> std::io::Result<Output> {
-    let mut attempt = 0;
-    loop {
-        match Command::new(program).args(args).output() {
-            Err(e) if e.raw_os_error() == Some(26) && attempt < 20 => {
-                attempt += 1;
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            other => return other,
-        }
-    }
-}
-
-/// Renders a command line for error messages (not for re-parsing: arguments are not quoted).
-pub(crate) fn display_command(cmd: &Command) -> String {
-    let mut s = cmd.get_program().to_string_lossy().into_owned();
-    for arg in cmd.get_args() {
-        s.push(' ');
-        let arg = arg.to_string_lossy();
-        if arg.contains(' ') || arg.contains('"') {
-            s.push('\'');
-            s.push_str(&arg);
-            s.push('\'');
-        } else {
-            s.push_str(&arg);
-        }
-    }
-    s
-}
-
-/// Writes `contents` unless the file already holds exactly that, so an unchanged PTX keeps its
-/// mtime and does not make cargo rebuild whatever `include_str!`s it.
-pub(crate) fn write_if_changed(path: &Path, contents: &str) -> Result<(), BuildError> {
-    if std::fs::read(path).is_ok_and(|old| old == contents.as_bytes()) {
-        return Ok(());
-    }
-    std::fs::write(path, contents).map_err(|e| BuildError::io(path, e))
-}
+pub use toolchain::{find_kernel_toolchain, find_kernel_toolchain_in, KernelToolchain};
+pub use tried::{ToolchainSource, TriedRustc};

@@ -13,7 +13,9 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::{BuildError, NVPTX_TARGET};
+use crate::error::BuildError;
+use crate::names::NVPTX_TARGET;
+use crate::process::write_if_changed;
 
 /// Variables cargo sets for a build script (or a user sets for the outer build) that must not
 /// reach the nested cargo: they describe the host build (flags, target, wrappers, jobserver) and
@@ -270,11 +272,11 @@ pub(crate) fn write_wrapper(
     }
     let manifest = dir.join("Cargo.toml");
     let manifest_text = wrapper_manifest(kernel_dir, package, patch, selection)?;
-    crate::write_if_changed(&manifest, &manifest_text)?;
-    crate::write_if_changed(&dir.join("lib.rs"), "#![no_std]\n")?;
+    write_if_changed(&manifest, &manifest_text)?;
+    write_if_changed(&dir.join("lib.rs"), "#![no_std]\n")?;
     if let Some(lock) = lockfile {
         let text = std::fs::read_to_string(lock).map_err(|e| BuildError::io(lock, e))?;
-        crate::write_if_changed(&dir.join("Cargo.lock"), &text)?;
+        write_if_changed(&dir.join("Cargo.lock"), &text)?;
     }
     Ok(manifest)
 }

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::{display_command, find_in_path, run_capture, BuildError};
+use crate::error::BuildError;
+use crate::process::{display_command, find_in_path, run_capture};
 
 /// A `ptxas` binary and its CUDA release.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::{display_command, find_in_path, BuildError};
+use crate::error::BuildError;
+use crate::process::{display_command, find_in_path};
 
 /// A disassembler of cubins: `nvdisasm` (preferred: CUDA 13's `cuobjdump -sass` runs it anyway)
 /// or `cuobjdump`.
@@ -400,12 +401,12 @@ pub struct SassReport {
     /// The architecture assembled for.
     pub arch: String,
     /// `(kernel, resources, stats)` for each kernel entry, in name order.
-    pub kernels: Vec<(crate::KernelResources, SassStats)>,
+    pub kernels: Vec<(crate::ptxas::KernelResources, SassStats)>,
 }
 
 impl SassReport {
     /// Joins ptxas's report and the disassembly; functions that are not entries are left out.
-    pub fn new(ptxas: &crate::PtxasReport, sass: &[KernelSass]) -> Self {
+    pub fn new(ptxas: &crate::ptxas::PtxasReport, sass: &[KernelSass]) -> Self {
         let kernels = ptxas
             .kernels
             .iter()

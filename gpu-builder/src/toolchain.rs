@@ -6,10 +6,11 @@
 //! builder looks at a few candidates and explains what to install when none qualifies.
 
 use std::ffi::OsStr;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::{find_in_path, run_capture, BuildError};
+use crate::error::BuildError;
+use crate::process::{find_in_path, run_capture};
+use crate::tried::{ToolchainSource, TriedRustc};
 
 /// Debian/Ubuntu's `rustc-web` rustc: with `rust-web-src` it has the library source.
 const DEBIAN_RUSTC: &str = "/usr/bin/rustc";
@@ -31,56 +32,6 @@ impl KernelToolchain {
     /// `<sysroot>/lib/rustlib/src/rust/library`: the source `-Zbuild-std` compiles.
     pub fn library_source(&self) -> PathBuf {
         library_source(&self.sysroot)
-    }
-}
-
-/// Where a candidate rustc came from; it decides how a failure is reported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolchainSource {
-    /// `FERROCUDA_KERNEL_RUSTC`: the user's explicit choice, so it is never silently skipped.
-    EnvOverride,
-    /// The toolchain building the host code: `RUSTC` (set by cargo for build scripts) or `rustc`
-    /// on `PATH`.
-    ActiveToolchain,
-    /// Debian's `/usr/bin/rustc` (`apt-get install rustc-web rust-web-src`).
-    DebianRustcWeb,
-    /// None: `DOCS_RS` was set, so nothing was compiled (see [`BuiltPtx::placeholder`](crate::BuiltPtx::placeholder)).
-    NotBuilt,
-}
-
-impl fmt::Display for ToolchainSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ToolchainSource::EnvOverride => "FERROCUDA_KERNEL_RUSTC",
-            ToolchainSource::ActiveToolchain => "active toolchain",
-            ToolchainSource::DebianRustcWeb => "Debian rustc-web",
-            ToolchainSource::NotBuilt => "none (DOCS_RS)",
-        })
-    }
-}
-
-/// One rustc that was looked at and did not qualify, for the error message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TriedRustc {
-    /// The rustc path (or bare name) tried.
-    pub rustc: PathBuf,
-    /// Where it came from.
-    pub source: ToolchainSource,
-    /// Its `rustc -V` line, if it ran.
-    pub version: Option<String>,
-    /// Its `rustc --print sysroot`, if it ran that far.
-    pub sysroot: Option<PathBuf>,
-    /// Why it was not used.
-    pub problem: String,
-}
-
-impl fmt::Display for TriedRustc {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.rustc.display(), self.source)?;
-        if let Some(v) = &self.version {
-            write!(f, ", {v}")?;
-        }
-        write!(f, ": {}", self.problem)
     }
 }
 
@@ -197,50 +148,9 @@ fn run_line(program: &Path, args: &[&OsStr]) -> Result<String, String> {
     Ok(line)
 }
 
-/// The text of [`BuildError::NoKernelToolchain`]: what was tried and what to run.
-pub(crate) fn no_toolchain_message(tried: &[TriedRustc]) -> String {
-    let mut msg = String::from(
-        "no rustc can build the GPU kernels: the kernel build compiles `core` for \
-         nvptx64-nvidia-cuda from source (-Zbuild-std=core), which needs a rustc whose sysroot \
-         holds the standard library's source (<sysroot>/lib/rustlib/src/rust/library).\ntried:\n",
-    );
-    for t in tried {
-        msg.push_str(&format!("  - {t}\n"));
-    }
-    if tried
-        .iter()
-        .any(|t| t.source == ToolchainSource::EnvOverride)
-    {
-        msg.push_str("FERROCUDA_KERNEL_RUSTC is set, so no other rustc was tried.\n");
-    }
-    msg.push_str("fix, one of:\n");
-    // A rustup toolchain's sysroot is ~/.rustup/toolchains/<name>: name it in the command.
-    let rustup_toolchain = tried.iter().find_map(|t| {
-        let sysroot = t.sysroot.as_deref()?;
-        if sysroot.parent()?.file_name()? != "toolchains" {
-            return None;
-        }
-        sysroot.file_name()?.to_str()
-    });
-    match rustup_toolchain {
-        Some(name) => msg.push_str(&format!(
-            "  - rustup: `rustup component add rust-src --toolchain {name}` \
-             (the workspace's rust-toolchain.toml lists rust-src, so rustup installs it where it can download)\n"
-        )),
-        None => msg.push_str(
-            "  - rustup: `rustup component add rust-src` \
-             (the workspace's rust-toolchain.toml lists rust-src, so rustup installs it where it can download)\n",
-        ),
-    }
-    msg.push_str(
-        "  - Debian/Ubuntu: `apt-get install rustc-web rust-web-src` \
-         (gives /usr/bin/rustc with its library source; it is found automatically)\n\
-         \x20 - or set FERROCUDA_KERNEL_RUSTC=/path/to/rustc, a rustc whose sysroot has the library source",
-    );
-    msg
-}
-
-#[cfg(all(test, unix))]
+// The fake rustc scripts are shell scripts.
+#[cfg(unix)]
+#[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
@@ -369,23 +279,5 @@ mod tests {
         assert!(msg.contains("FERROCUDA_KERNEL_RUSTC is set"), "{msg}");
         assert!(msg.contains(&bad.rustc.display().to_string()), "{msg}");
         assert!(!msg.contains(&good.rustc.display().to_string()), "{msg}");
-    }
-
-    #[test]
-    fn rustup_toolchain_is_named_in_the_fix() {
-        let tried = [TriedRustc {
-            rustc: "/home/u/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/rustc".into(),
-            source: ToolchainSource::ActiveToolchain,
-            version: Some("rustc 1.95.0".into()),
-            sysroot: Some("/home/u/.rustup/toolchains/stable-x86_64-unknown-linux-gnu".into()),
-            problem: "no standard library source".into(),
-        }];
-        let msg = no_toolchain_message(&tried);
-        assert!(
-            msg.contains(
-                "rustup component add rust-src --toolchain stable-x86_64-unknown-linux-gnu"
-            ),
-            "{msg}"
-        );
     }
 }

@@ -41,7 +41,7 @@ pub(crate) fn dispatch(plain: TokenStream2, wide: TokenStream2) -> TokenStream2 
 
 #[cfg(test)]
 mod tests {
-    use crate::expand::expand;
+    use crate::kernel::expand;
     use crate::options::KernelOptions;
 
     /// The expansion of `body` as a kernel over `out: Out<f32>`.

@@ -1,58 +1,13 @@
 //! The expansion of one PTX entry: the `extern "ptx-kernel"` function on nvptx, and on the host
 //! the `Kernel` handle's value (its parameters and a CPU entry that runs the same body).
 
-use crate::generics::{self, Substitution};
-use crate::options::KernelOptions;
+use crate::instance::Substitution;
 use crate::shared::{self, rewrite_shared, Target};
-use crate::signature::{
-    check_signature, length_rules, parse_params, Class, KernelParam, LengthRules,
-};
+use crate::signature::{Class, KernelParam, LengthRules};
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Attribute, Block, Ident, ItemFn};
-
-/// `#[kernel]`'s expansion: one entry, or one per instance of a generic kernel.
-pub(crate) fn expand(options: KernelOptions, function: ItemFn) -> syn::Result<TokenStream2> {
-    check_signature(&function, options.instances.is_some())?;
-    let params = parse_params(&function)?;
-    let rules = length_rules(&options, &params)?;
-    if let Some((key, instances)) = &options.instances {
-        if let Some(name) = &options.name {
-            return Err(syn::Error::new(
-                name.span(),
-                "a generic kernel's entries are named per instance (`scale_f32`, ...): rename \
-                 the function instead of giving `name`",
-            ));
-        }
-        return generics::expand_generic(&function, &params, &rules, key, instances);
-    }
-    let entry = Entry {
-        name: options
-            .name
-            .clone()
-            .unwrap_or_else(|| function.sig.ident.clone()),
-        params,
-        turbofish: TokenStream2::new(),
-        substitution: Substitution::default(),
-    };
-    let Expanded {
-        ptx_entry,
-        host_kernel,
-        kernel_type,
-    } = expand_entry(&function, &rules, &entry)?;
-    let name = &function.sig.ident;
-    let vis = &function.vis;
-    let doc_attrs = doc_attrs(&function);
-    Ok(quote! {
-        #ptx_entry
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        #(#doc_attrs)*
-        #[allow(non_upper_case_globals)]
-        #vis const #name: #kernel_type = #host_kernel;
-    })
-}
 
 /// One PTX entry to emit: a non-generic kernel, or one instance of a generic one.
 pub(crate) struct Entry {

@@ -5,63 +5,13 @@
 //! message that lists those that were.
 
 use crate::expand::{doc_attrs, expand_entry, kernel_type, Entry, Expanded};
+use crate::instance::{Instance, Substitution};
 use crate::signature::{KernelParam, LengthRules};
 use proc_macro2::TokenStream as TokenStream2;
 use quote::{format_ident, quote, ToTokens};
-use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;
-use syn::visit_mut::{self, VisitMut};
-use syn::{Ident, ItemFn, Token, Type};
-
-/// One entry of `instances(...)`: the types of the kernel's type parameters (one type, or a
-/// tuple with one type per parameter), optionally `as entry_name`.
-pub(crate) struct Instance {
-    types: Type,
-    rename: Option<Ident>,
-}
-
-impl Parse for Instance {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
-        let types = input.parse()?;
-        let rename = if input.peek(Token![as]) {
-            input.parse::<Token![as]>()?;
-            Some(input.parse()?)
-        } else {
-            None
-        };
-        Ok(Instance { types, rename })
-    }
-}
-
-/// Generic parameter → concrete type, applied to what must be concrete in an instance.
-#[derive(Default)]
-pub(crate) struct Substitution(Vec<(Ident, Type)>);
-
-impl Substitution {
-    /// `node` with each generic parameter replaced by its type.
-    pub(crate) fn apply<T: Clone>(&self, node: &T, visit: fn(&mut Self, &mut T)) -> T {
-        let mut node = node.clone();
-        let mut this = Substitution(self.0.clone());
-        visit(&mut this, &mut node);
-        node
-    }
-}
-
-impl VisitMut for Substitution {
-    fn visit_type_mut(&mut self, ty: &mut Type) {
-        if let Type::Path(path) = ty {
-            if path.qself.is_none() {
-                if let Some(ident) = path.path.get_ident() {
-                    if let Some((_, concrete)) = self.0.iter().find(|(param, _)| param == ident) {
-                        *ty = concrete.clone();
-                        return;
-                    }
-                }
-            }
-        }
-        visit_mut::visit_type_mut(self, ty);
-    }
-}
+use syn::visit_mut::VisitMut;
+use syn::{Ident, ItemFn, Type};
 
 /// The part of an entry name a type gives: its tokens with every run of other characters than
 /// letters, digits and `_` made one `_` (`f32` → `f32`, `[u8; 4]` → `u8_4`).

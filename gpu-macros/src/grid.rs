@@ -64,7 +64,7 @@ pub(crate) fn param(
 mod tests {
     fn expand(item: &str) -> syn::Result<String> {
         let options: crate::options::KernelOptions = syn::parse_str("")?;
-        crate::expand::expand(options, syn::parse_str(item)?).map(|tokens| tokens.to_string())
+        crate::kernel::expand(options, syn::parse_str(item)?).map(|tokens| tokens.to_string())
     }
 
     #[test]
@@ -101,7 +101,7 @@ mod tests {
         );
         let options: crate::options::KernelOptions = syn::parse_str("same_len(out, grid)").unwrap();
         let function = syn::parse_str("pub fn k(out: Out<f32>, grid: Grid) {}").unwrap();
-        let error = crate::expand::expand(options, function).unwrap_err();
+        let error = crate::kernel::expand(options, function).unwrap_err();
         assert!(error.to_string().contains("has no length"), "{error}");
     }
 }

@@ -14,6 +14,8 @@ mod cpu_features;
 mod expand;
 mod generics;
 mod grid;
+mod instance;
+mod kernel;
 mod math_methods;
 mod options;
 mod owned_outputs;
@@ -81,7 +83,7 @@ use syn::ItemFn;
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let options = syn::parse_macro_input!(attr as KernelOptions);
     let function = syn::parse_macro_input!(item as ItemFn);
-    match expand::expand(options, function) {
+    match kernel::expand(options, function) {
         Ok(tokens) => tokens.into(),
         Err(error) => error.to_compile_error().into(),
     }

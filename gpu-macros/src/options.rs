@@ -2,7 +2,7 @@
 //! `index32(a, out)` views, `transposed(out, a)` pairs, the `block(x, y, z)` shape,
 //! `instances(...)` and the PTX entry's `name = "..."`.
 
-use crate::generics::Instance;
+use crate::instance::Instance;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Expr, Ident, Token};

@@ -1,7 +1,7 @@
 //! The `shared!` rewrite: each `shared!([T; N])` of a kernel body becomes a `.shared`
 //! declaration of its own on the GPU and an array of the CPU executor's arena on the host.
 
-use crate::generics::Substitution;
+use crate::instance::Substitution;
 use proc_macro2::Span;
 use quote::{format_ident, quote_spanned};
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,6 +1,6 @@
 //! The expansion, checked on its tokens (the end-to-end checks are the workspace's tests).
 
-use crate::expand::expand;
+use crate::kernel::expand;
 use crate::options::KernelOptions;
 use syn::ItemFn;
 
