@@ -14,8 +14,7 @@
 
 use core::ops::Add;
 
-/// Threads per warp.
-pub const WARP_SIZE: u32 = 32;
+pub use crate::machine::WARP_SIZE;
 
 /// The mask naming all 32 lanes.
 pub const FULL_MASK: u32 = u32::MAX;

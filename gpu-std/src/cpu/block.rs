@@ -20,7 +20,7 @@ use super::bug::{raise, KernelBug};
 use super::interrupt::{self, Interruption};
 use super::stack_guard::{self, Ended, Guarded};
 use super::{set_thread, shared};
-use crate::thread::Dim3;
+use crate::machine::Dim3;
 use core::cell::{Cell, RefCell};
 use core::fmt::Write as _;
 use core::panic::Location;

@@ -13,10 +13,10 @@
 use super::bug::{raise, KernelBug};
 use super::regions::Regions;
 use super::WARP;
+use crate::machine::Dim3;
 use crate::mma::host::{multiply, Operands, Tiles};
 use crate::mma::tile_product::{warp_product, MmaTilesParts, Scratch};
 use crate::mma::{AccTile, FragC, MmaInput};
-use crate::thread::Dim3;
 use core::cell::{Ref, RefCell};
 use core::marker::PhantomData;
 use core::panic::Location;

@@ -49,7 +49,7 @@ pub(crate) use interrupt::{poll_deadline, GRID_STRIDE_CHUNK};
 pub(crate) use print::print_line;
 pub(crate) use shared::{check_access, dynamic_shared, Access};
 
-use crate::thread::Dim3;
+use crate::machine::Dim3;
 use core::cell::Cell;
 
 /// Runs `f` with `cell` (a thread-local pointer to the running launch's state: its constant
