@@ -3,7 +3,7 @@
 //! the scheduler calls [`release`], which gathers the matrices, multiplies them in the
 //! documented order and writes each lane's result back, before any lane runs on.
 
-use super::{a_position, b_position, Kind};
+use super::fragment::{a_position, b_position, Kind};
 use crate::cpu::{self, Wait, WarpOp, WARP};
 use core::panic::Location;
 use half::slice::HalfFloatSliceExt;
@@ -521,7 +521,7 @@ fn k_outermost<S: Copy, const K: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mma::c_position;
+    use crate::mma::fragment::c_position;
     use std::vec::Vec;
 
     /// Random register bits whose fields are finite values of `kind` (xorshift from `seed`).

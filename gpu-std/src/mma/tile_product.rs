@@ -6,8 +6,9 @@
 //! one f32 FMA each, the result of one `mma` being the next one's C), so the bits are the same,
 //! without gathering each fragment from 32 lanes' registers once per `mma`.
 
+use super::fragment::{a_position, b_position, Kind, MmaInput};
 use super::host::{element, fma_tile, multiply, Matrix, Operands};
-use super::{a_position, b_position, AccTile, Kind, MmaInput};
+use super::warp_tile::AccTile;
 use crate::cpu::{Wait, WarpOp, WARP};
 use core::cell::RefCell;
 use core::marker::PhantomData;
