@@ -64,6 +64,7 @@ pub mod out;
 pub mod print;
 pub mod random;
 pub mod shared;
+mod tensor_core;
 pub mod thread;
 pub mod warp;
 

@@ -1,13 +1,16 @@
 //! Facts about the machine that the kernel language and the CPU runtime both need: the shape of
-//! a launch ([`Dim3`]), the width of a warp and the size of constant memory.
+//! a launch ([`Dim3`]), the width of a warp and its full lane mask and the size of constant memory.
 //!
 //! This is the crate's lowest layer: it imports nothing from the crate, so the CPU runtime
 //! (`cpu/`) can name these without importing the language modules above it. The language
-//! modules re-export them where users know them (`thread::Dim3`, `warp::WARP_SIZE`,
+//! modules re-export them where users know them (`thread::Dim3`, `warp::WARP_SIZE`, `warp::FULL_MASK`,
 //! `constant::CONSTANT_MEMORY_BYTES`).
 
 /// Threads per warp.
 pub const WARP_SIZE: u32 = 32;
+
+/// The mask naming all 32 lanes.
+pub const FULL_MASK: u32 = u32::MAX;
 
 /// The most bytes of `.const` a table may have: what every CUDA GPU has for constant memory.
 pub const CONSTANT_MEMORY_BYTES: usize = 64 * 1024;

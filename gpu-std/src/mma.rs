@@ -75,6 +75,4 @@ pub use warp_tile::__split_mma_tiles;
 pub use warp_tile::{mma_tiles, AccTile};
 
 #[cfg(not(target_arch = "nvptx64"))]
-pub(crate) mod host;
-#[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod tile_product;

@@ -16,8 +16,7 @@ use core::ops::Add;
 
 pub use crate::machine::WARP_SIZE;
 
-/// The mask naming all 32 lanes.
-pub const FULL_MASK: u32 = u32::MAX;
+pub use crate::machine::FULL_MASK;
 
 /// This thread's lane in its warp, `0..32`.
 #[inline(always)]

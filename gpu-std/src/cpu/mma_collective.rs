@@ -11,10 +11,10 @@
 //! lanes there and others returned is warp divergence, reported as the coroutine path does.
 
 use super::bug::{raise, KernelBug};
+use super::mma::{multiply, Operands, Tiles};
 use super::regions::Regions;
 use super::WARP;
 use crate::machine::Dim3;
-use crate::mma::host::{multiply, Operands, Tiles};
 use crate::mma::tile_product::{warp_product, MmaTilesParts, Scratch};
 use crate::mma::{AccTile, FragC, MmaInput};
 use core::cell::{Ref, RefCell};

@@ -18,6 +18,7 @@ mod fallback;
 mod features;
 mod grid;
 mod interrupt;
+pub(crate) mod mma;
 mod mma_collective;
 mod outputs;
 mod panic;
@@ -43,7 +44,7 @@ pub use shared::SharedSite;
 pub use slots::Slots;
 pub use stack_guard::DEFAULT_STACK_BYTES;
 
-pub(crate) use block::{gathered, wait, Wait, WarpOp, WARP};
+pub(crate) use block::{gathered, wait, Release, Wait, WarpOp, WARP};
 pub(crate) use grid::grid_sync;
 pub(crate) use interrupt::{poll_deadline, GRID_STRIDE_CHUNK};
 pub(crate) use print::print_line;

@@ -1,8 +1,9 @@
 //! The warp's matrix fragments ([`FragA`], [`FragB`], [`FragC`]), the input types they hold
-//! ([`MmaInput`]) and where each lane's elements sit in the tiles (`a_position`, `b_position`,
-//! `c_position`): what the nvptx and CPU products and the tile loads all share.
+//! ([`MmaInput`]); where each lane's elements sit is [`crate::tensor_core`]'s.
 
 use crate::half::{bf16, f16};
+pub use crate::tensor_core::Kind;
+use crate::tensor_core::{a_position, b_position, c_position};
 use core::marker::PhantomData;
 
 mod sealed {
@@ -19,27 +20,6 @@ pub trait MmaInput: bytemuck::Pod + sealed::Sealed {
     const KIND: Kind;
     #[doc(hidden)]
     fn to_bits(self) -> u32;
-}
-
-#[doc(hidden)]
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind {
-    F16,
-    Bf16,
-    Tf32,
-    S8,
-    U8,
-}
-
-impl Kind {
-    /// Bits per element in a register.
-    pub(super) const fn bits(self) -> usize {
-        match self {
-            Kind::F16 | Kind::Bf16 => 16,
-            Kind::Tf32 => 32,
-            Kind::S8 | Kind::U8 => 8,
-        }
-    }
 }
 
 macro_rules! mma_input {
@@ -182,30 +162,4 @@ impl<A: bytemuck::Pod + Default> FragC<A> {
             f(r, c, v);
         }
     }
-}
-
-#[inline(always)]
-pub(super) fn a_position(kind: Kind, lane: usize, i: usize) -> (usize, usize) {
-    let (g, t) = (lane / 4, lane % 4);
-    match kind {
-        Kind::F16 | Kind::Bf16 => (g + 8 * (i / 2 % 2), 2 * t + i % 2 + 8 * (i / 4)),
-        Kind::Tf32 => (g + 8 * (i % 2), t + 4 * (i / 2)),
-        Kind::S8 | Kind::U8 => (g + 8 * (i / 4 % 2), 4 * t + i % 4 + 16 * (i / 8)),
-    }
-}
-
-#[inline(always)]
-pub(super) fn b_position(kind: Kind, lane: usize, i: usize) -> (usize, usize) {
-    let (g, t) = (lane / 4, lane % 4);
-    match kind {
-        Kind::F16 | Kind::Bf16 => (2 * t + i % 2 + 8 * (i / 2), g),
-        Kind::Tf32 => (t + 4 * i, g),
-        Kind::S8 | Kind::U8 => (4 * t + i % 4 + 16 * (i / 4), g),
-    }
-}
-
-#[inline(always)]
-#[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
-pub(super) fn c_position(lane: usize, i: usize) -> (usize, usize) {
-    (lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2)
 }

@@ -1,5 +1,5 @@
 //! One warp's 16×8 product, [`mma`]: PTX `mma.sync` on the GPU ([`super::ptx`]), the CPU
-//! runtime's warp exchange and product elsewhere ([`super::host`]).
+//! runtime's warp exchange and product elsewhere (`cpu/mma.rs`).
 
 use super::fragment::{FragA, FragB, FragC, MmaInput};
 #[cfg(not(target_arch = "nvptx64"))]
@@ -14,7 +14,7 @@ pub fn mma<T: MmaInput>(a: &FragA<T>, b: &FragB<T>, c: &FragC<T::Acc>) -> FragC<
     #[cfg(target_arch = "nvptx64")]
     let d = super::ptx::mma(T::KIND, a.regs, b.regs, c_bits);
     #[cfg(not(target_arch = "nvptx64"))]
-    let d = super::host::mma(T::KIND, a.regs, b.regs, c_bits);
+    let d = crate::cpu::mma::mma(T::KIND, a.regs, b.regs, c_bits);
     FragC {
         values: d.map(bytemuck::cast),
     }
@@ -32,7 +32,7 @@ pub fn __split_mma<T: MmaInput>(
     c: &FragC<T::Acc>,
 ) -> crate::cpu::collective::MmaParts<T> {
     crate::cpu::collective::MmaParts {
-        operands: super::host::Operands {
+        operands: crate::cpu::mma::Operands {
             a: a.regs,
             b: b.regs,
             c: core::array::from_fn(|i| bytemuck::cast(c.values[i])),
