@@ -3,7 +3,7 @@
 //!
 //! | input `T` | shape (M×N×K) | [`FragA`] (16×K) | [`FragB`] (K×8) | [`FragC`] |
 //! |---|---|---|---|---|
-//! | [`f16`](struct@f16), [`bf16`] | m16n8k16 | 8 elements per lane | 4 | 4 × `f32` |
+//! | [`f16`](struct@crate::half::f16), [`bf16`](struct@crate::half::bf16) | m16n8k16 | 8 elements per lane | 4 | 4 × `f32` |
 //! | `f32`, used as tf32 | m16n8k8 | 4 | 2 | 4 × `f32` |
 //! | `i8`, `u8` | m16n8k32 | 16 | 8 | 4 × `i32` |
 //!

@@ -10,7 +10,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// The input element types of [`mma`]: [`f16`](struct@f16), [`bf16`], `f32` (as tf32), `i8`, `u8`.
+/// The input element types of [`mma`](super::mma()): [`f16`](struct@f16), [`bf16`], `f32` (as tf32), `i8`, `u8`.
 pub trait MmaInput: bytemuck::Pod + sealed::Sealed {
     /// The accumulator type: `f32`, or `i32` for the integer inputs.
     type Acc: bytemuck::Pod + Default;
@@ -45,21 +45,21 @@ mma_input! {
     u8 => i32, 32, U8, |v| v as u32;
 }
 
-/// This lane's part of the 16×K matrix A (row-major), for [`mma`].
+/// This lane's part of the 16×K matrix A (row-major), for [`mma`](super::mma()).
 #[derive(Clone, Copy)]
 pub struct FragA<T> {
     pub(crate) regs: [u32; 4],
     pub(super) _t: PhantomData<T>,
 }
 
-/// This lane's part of the K×8 matrix B, for [`mma`].
+/// This lane's part of the K×8 matrix B, for [`mma`](super::mma()).
 #[derive(Clone, Copy)]
 pub struct FragB<T> {
     pub(crate) regs: [u32; 2],
     pub(super) _t: PhantomData<T>,
 }
 
-/// This lane's 4 elements of the 16×8 accumulator C (or result D) of [`mma`].
+/// This lane's 4 elements of the 16×8 accumulator C (or result D) of [`mma`](super::mma()).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct FragC<A> {
     /// The elements, `i` at [`FragC::position`]`(lane, i)`.
