@@ -5,7 +5,7 @@
 //! once, and the region after binds each thread's part of D. No thread suspends: on the
 //! coroutine path (and in a function the macro cannot see into) each `mma` is a warp
 //! rendezvous, a switch per thread; here it is a store per thread and one multiply per warp,
-//! with the same lane layout and the same order of the k-sum (`mma::host`), so the same bits.
+//! with the same lane layout and the same order of the k-sum (`cpu::mma`), so the same bits.
 //!
 //! A warp whose lanes all returned before the call does nothing (as on the GPU); one with some
 //! lanes there and others returned is warp divergence, reported as the coroutine path does.
