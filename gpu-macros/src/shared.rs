@@ -223,7 +223,7 @@ impl SharedRewriter<'_> {
                 // one the CPU entry lent to it.
                 // `__FERROCUDA_SHARED_CHECKS`: a constant of each function `#[kernel]` puts the body in
                 // (`false` in the split path's copy for unchecked launches).
-                unsafe { ::ferrocuda_std::cpu::shared_array::<#elem>(#scope, &__FERROCUDA_SITE, #len) }
+                unsafe { ::ferrocuda_std::__private::shared_array::<#elem>(#scope, &__FERROCUDA_SITE, #len) }
                     .__checks_if(__FERROCUDA_SHARED_CHECKS)
             }},
         };

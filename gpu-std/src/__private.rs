@@ -179,3 +179,40 @@ macro_rules! opaque_through {
 
 opaque_through!(reg32, u32, "mov.b32 {0}, {1};": i8, i16, i32, u8, u16, u32);
 opaque_through!(reg64, u64, "mov.b64 {0}, {1};": i64, isize, u64, usize);
+
+/// The block's `shared!` array declared at `site`: `len` elements of `T`, the same memory for
+/// every thread of the block. What `#[kernel]` makes of each `shared!` on the host.
+///
+/// A size that does not fit the block's shared memory (`len × size_of::<T>()` overflowing
+/// included, in release builds too) stops the block with [`KernelBug::SharedMemoryTooLarge`](crate::cpu::KernelBug::SharedMemoryTooLarge)
+/// before anything is allocated.
+///
+/// # Safety
+/// Call it only while [`run_block`](crate::cpu::run_block) runs a block on this thread, with the
+/// `scope` the kernel's CPU entry lent to the body: the handle then cannot outlive the block,
+/// and the arena keeps its memory until a later block replaces it.
+#[doc(hidden)]
+#[inline(always)]
+#[cfg(not(target_arch = "nvptx64"))]
+pub unsafe fn shared_array<'b, T: bytemuck::Pod>(
+    scope: &'b BlockScope,
+    site: &'static crate::cpu::SharedSite,
+    len: usize,
+) -> crate::shared::Shared<'b, T> {
+    let bytes = len.checked_mul(core::mem::size_of::<T>());
+    let (ptr, checked) = crate::cpu::shared_memory(site, bytes, core::mem::size_of::<T>().max(1));
+    // SAFETY: `ptr` is 16-byte aligned memory of `bytes = len × size_of::<T>()` bytes (the
+    // product checked by `shared_memory`), owned by this worker's arena and kept until a later
+    // block replaces it; the caller's `scope` keeps the handle inside this block. Built here,
+    // inlined into the kernel, the handle's length is the declaration's constant to LLVM, which
+    // can then prove a region's indices in bounds.
+    unsafe {
+        crate::shared::Shared::from_host_parts(
+            scope,
+            ptr.cast::<T>(),
+            len,
+            site.index as u32,
+            checked,
+        )
+    }
+}

@@ -13,8 +13,7 @@
 
 use crate::index::ElementIndex;
 
-/// The most bytes of `.const` a table may have: what every CUDA GPU has for constant memory.
-pub const CONSTANT_MEMORY_BYTES: usize = 64 * 1024;
+pub use crate::machine::CONSTANT_MEMORY_BYTES;
 
 /// A table of `N` `T`s in constant memory, declared with [`constant!`](crate::constant!): read it in
 /// kernels with [`get`](ConstTable::get) or [`view`](ConstTable::view), set it from the host

@@ -55,6 +55,7 @@ mod grid_stride_elements;
 pub mod half;
 pub mod hint;
 pub mod index;
+mod machine;
 pub mod math;
 mod mem;
 pub mod mma;
@@ -63,6 +64,7 @@ pub mod out;
 pub mod print;
 pub mod random;
 pub mod shared;
+mod tensor_core;
 pub mod thread;
 pub mod warp;
 
@@ -118,10 +120,10 @@ pub use ferrocuda_macros::pod;
 pub use grid::Grid;
 pub use half::{bf16, f16};
 pub use index::ElementIndex;
+pub use machine::Dim3;
 pub use number::Number;
 pub use out::{Out, OutElement};
 pub use shared::{dynamic_shared, Shared};
-pub use thread::Dim3;
 
 /// What most kernels use, in one import: `use ferrocuda_std::prelude::*;`.
 ///

@@ -559,7 +559,13 @@ pub fn dynamic_shared<T: bytemuck::Pod>(block: &BlockScope) -> Shared<'_, T> {
         unsafe { Shared::from_raw_parts(block, address as *mut T, len) }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::cpu::dynamic_shared(block)
+    {
+        let (ptr, len, id, checked) = crate::cpu::dynamic_memory::<T>();
+        // SAFETY: the CPU runtime's dynamic shared memory of this block: 16-byte aligned, at
+        // least `len` elements of `T`, kept while the block runs; `block` (a `BlockScope` exists
+        // only inside a block) keeps the handle inside it.
+        unsafe { Shared::from_host_parts(block, ptr, len, id, checked) }
+    }
 }
 
 // The one declaration of the dynamic shared memory; its size is the launch's `shared_mem_bytes`.

@@ -14,11 +14,9 @@
 
 use core::ops::Add;
 
-/// Threads per warp.
-pub const WARP_SIZE: u32 = 32;
+pub use crate::machine::WARP_SIZE;
 
-/// The mask naming all 32 lanes.
-pub const FULL_MASK: u32 = u32::MAX;
+pub use crate::machine::FULL_MASK;
 
 /// This thread's lane in its warp, `0..32`.
 #[inline(always)]

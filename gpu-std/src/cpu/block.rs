@@ -20,7 +20,7 @@ use super::bug::{raise, KernelBug};
 use super::interrupt::{self, Interruption};
 use super::stack_guard::{self, Ended, Guarded};
 use super::{set_thread, shared};
-use crate::thread::Dim3;
+use crate::machine::Dim3;
 use core::cell::{Cell, RefCell};
 use core::fmt::Write as _;
 use core::panic::Location;
@@ -33,6 +33,10 @@ use std::vec::Vec;
 
 /// Lanes per warp.
 pub(crate) const WARP: usize = 32;
+
+/// What the scheduler calls to complete a warp's [`rendezvous`]: `lanes[l]` is lane `l`'s
+/// pointer to its [`Lane`], of the type the function was made for.
+pub(crate) type Release = unsafe fn(&[u64; WARP]);
 
 /// A warp operation, as the scheduler matches and computes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +54,7 @@ pub(crate) enum WarpOp {
     Gather,
     /// A tensor-core `mma` of the whole warp (`crate::mma`): each lane's value points to its
     /// operands, which the release multiplies.
-    Mma(crate::mma::Kind),
+    Mma(crate::tensor_core::Kind),
     /// A warp's `mma_tiles` (`crate::mma::mma_tiles`): each lane's value points to its
     /// windows and accumulators, behind the release function (its address, which also tells
     /// one call's types from another's: lanes join only the same).
@@ -542,10 +546,10 @@ impl Scheduler {
             self.gathered[warp] = values;
         }
         if let WarpOp::Mma(kind) = op {
-            // SAFETY: every lane of the warp waits in `mma::host::mma` (the same operation, full
+            // SAFETY: every lane of the warp waits in `cpu::mma::mma` (the same operation, full
             // mask) with a pointer to its live operands as its value, and none runs until it is
             // readied below.
-            unsafe { crate::mma::host::release(kind, &values) };
+            unsafe { super::mma::release(kind, &values) };
         }
         if let WarpOp::MmaTiles(release) = op {
             // SAFETY: every lane of the warp waits in `mma::tile_product::rendezvous` with the
@@ -553,7 +557,7 @@ impl Scheduler {
             // pointer to a live lane of the type that function expects, none running until it
             // is readied below; `release` is that function's address.
             unsafe {
-                let release: crate::mma::tile_product::Release = core::mem::transmute(release);
+                let release: Release = core::mem::transmute(release);
                 release(&values);
             }
         }

@@ -4,7 +4,7 @@
 //! message is printed); `ferrocuda-host` catches it and returns an error that names the kernel, the
 //! block and the thread.
 
-use crate::thread::Dim3;
+use crate::machine::Dim3;
 use core::fmt;
 use core::panic::Location;
 use std::boxed::Box;

@@ -9,8 +9,8 @@
 use super::bug::{raise, KernelBug};
 use super::regions::Regions;
 use crate::block::{BlockScratch, BlockValue};
-use crate::thread::Dim3;
-use crate::warp::WARP_SIZE;
+use crate::machine::Dim3;
+use crate::machine::WARP_SIZE;
 use core::cell::RefCell;
 use core::panic::Location;
 use std::format;

@@ -74,7 +74,7 @@ pub(crate) fn constant_table(name: &str, bytes: usize) -> Arc<[u64]> {
 /// At least `bytes` of zeros.
 fn zeros(bytes: usize) -> Arc<[u64]> {
     static ZEROS: OnceLock<Arc<[u64]>> = OnceLock::new();
-    let words = crate::constant::CONSTANT_MEMORY_BYTES / 8;
+    let words = crate::machine::CONSTANT_MEMORY_BYTES / 8;
     let zeros = ZEROS.get_or_init(|| std::vec![0u64; words].into());
     if bytes <= words * 8 {
         zeros.clone()

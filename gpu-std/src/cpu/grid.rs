@@ -8,7 +8,7 @@
 
 use super::bug::{raise, KernelBug};
 use super::{current_block, current_linear, current_thread, interrupt, sync_threads_at};
-use crate::thread::Dim3;
+use crate::machine::Dim3;
 use core::cell::Cell;
 use core::panic::Location;
 use std::sync::{Condvar, Mutex, MutexGuard};

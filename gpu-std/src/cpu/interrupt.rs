@@ -12,7 +12,7 @@
 //! check point (a `loop {}` that never reaches a barrier, a long computation inside one index of
 //! a grid-stride loop) cannot be stopped: the launch ends only when it does.
 
-use crate::thread::Dim3;
+use crate::machine::Dim3;
 use core::cell::Cell;
 use std::boxed::Box;
 use std::time::Instant;

@@ -5,18 +5,18 @@
 //! once, and the region after binds each thread's part of D. No thread suspends: on the
 //! coroutine path (and in a function the macro cannot see into) each `mma` is a warp
 //! rendezvous, a switch per thread; here it is a store per thread and one multiply per warp,
-//! with the same lane layout and the same order of the k-sum (`mma::host`), so the same bits.
+//! with the same lane layout and the same order of the k-sum (`cpu::mma`), so the same bits.
 //!
 //! A warp whose lanes all returned before the call does nothing (as on the GPU); one with some
 //! lanes there and others returned is warp divergence, reported as the coroutine path does.
 
 use super::bug::{raise, KernelBug};
+use super::mma::{multiply, Operands, Tiles};
 use super::regions::Regions;
 use super::WARP;
-use crate::mma::host::{multiply, Operands, Tiles};
+use crate::machine::Dim3;
 use crate::mma::tile_product::{warp_product, MmaTilesParts, Scratch};
 use crate::mma::{AccTile, FragC, MmaInput};
-use crate::thread::Dim3;
 use core::cell::{Ref, RefCell};
 use core::marker::PhantomData;
 use core::panic::Location;

@@ -18,6 +18,7 @@ mod fallback;
 mod features;
 mod grid;
 mod interrupt;
+pub(crate) mod mma;
 mod mma_collective;
 mod outputs;
 mod panic;
@@ -39,17 +40,17 @@ pub use panic::{quiet_kernel_panics, take_panic_location};
 pub use print::{with_print_capture, PrintCapture};
 pub use regions::{run_regions, Regions, MAX_BLOCK_THREADS, MAX_LEAVE_DEPTH};
 pub(crate) use shared::holds as shared_holds;
-pub use shared::{shared_array, SharedSite};
+pub use shared::SharedSite;
 pub use slots::Slots;
 pub use stack_guard::DEFAULT_STACK_BYTES;
 
-pub(crate) use block::{gathered, wait, Wait, WarpOp, WARP};
+pub(crate) use block::{gathered, wait, Release, Wait, WarpOp, WARP};
 pub(crate) use grid::grid_sync;
 pub(crate) use interrupt::{poll_deadline, GRID_STRIDE_CHUNK};
 pub(crate) use print::print_line;
-pub(crate) use shared::{check_access, dynamic_shared, Access};
+pub(crate) use shared::{check_access, dynamic_memory, shared_memory, Access};
 
-use crate::thread::Dim3;
+use crate::machine::Dim3;
 use core::cell::Cell;
 
 /// Runs `f` with `cell` (a thread-local pointer to the running launch's state: its constant
@@ -573,7 +574,7 @@ mod tests {
         let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
             run(&checked_block(threads), || {
                 // SAFETY: inside the block `run` runs, with a scope that ends with this call.
-                body(unsafe { shared_array::<[u32; 3]>(scope, &ROWS, 2) })
+                body(unsafe { crate::__private::shared_array::<[u32; 3]>(scope, &ROWS, 2) })
             })
         }));
         take();
@@ -646,7 +647,7 @@ mod tests {
             let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
                 run(&checked_block(1), || {
                     // SAFETY: inside the block `run` runs, with a scope that outlives it.
-                    let huge = unsafe { shared_array::<u64>(scope, &HUGE, len) };
+                    let huge = unsafe { crate::__private::shared_array::<u64>(scope, &HUGE, len) };
                     huge.set(len - 1, 1);
                 })
             }));

@@ -207,7 +207,7 @@ pub(crate) unsafe fn check_output(
         let geometry = current_block();
         let earlier_block = block(earlier) - 1;
         let g = geometry.grid_dim;
-        let earlier_block = crate::thread::Dim3::new(
+        let earlier_block = crate::machine::Dim3::new(
             (earlier_block % g.x as u64) as u32,
             (earlier_block / g.x as u64 % g.y as u64) as u32,
             (earlier_block / (g.x as u64 * g.y as u64)) as u32,

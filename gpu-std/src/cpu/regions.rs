@@ -18,7 +18,7 @@ use super::interrupt::{self, Interruption};
 use super::slots::{Arena, Slots};
 use super::{block, linear_to_dim, shared, stack_guard, BlockContext, Geometry, BLOCK, THREAD};
 use super::{ThreadPos, DEFAULT_STACK_BYTES};
-use crate::thread::Dim3;
+use crate::machine::Dim3;
 use core::cell::{Cell, RefCell};
 use core::panic::Location;
 use std::format;

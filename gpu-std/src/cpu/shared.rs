@@ -12,7 +12,6 @@
 
 use super::bug::{raise, KernelBug, SharedAccess};
 use super::{current_block, current_linear, linear_to_dim, BlockContext, WARP};
-use crate::shared::{BlockScope, Shared};
 use core::cell::RefCell;
 use core::panic::Location;
 use std::format;
@@ -229,37 +228,9 @@ pub(crate) fn next_epoch() {
     ARENA.with_borrow_mut(|a| a.epoch = a.epoch.wrapping_add(1));
 }
 
-/// The block's `shared!` array declared at `site`: `len` elements of `T`, the same memory for
-/// every thread of the block. What `#[kernel]` makes of each `shared!` on the host.
-///
-/// A size that does not fit the block's shared memory (`len × size_of::<T>()` overflowing
-/// included, in release builds too) stops the block with [`KernelBug::SharedMemoryTooLarge`]
-/// before anything is allocated.
-///
-/// # Safety
-/// Call it only while [`run_block`](super::run_block) runs a block on this thread, with the
-/// `scope` the kernel's CPU entry lent to the body: the handle then cannot outlive the block,
-/// and the arena keeps its memory until a later block replaces it.
-#[doc(hidden)]
-#[inline(always)]
-pub unsafe fn shared_array<'b, T: bytemuck::Pod>(
-    scope: &'b BlockScope,
-    site: &'static SharedSite,
-    len: usize,
-) -> Shared<'b, T> {
-    let bytes = len.checked_mul(core::mem::size_of::<T>());
-    let (ptr, checked) = shared_memory(site, bytes, core::mem::size_of::<T>().max(1));
-    // SAFETY: `ptr` is 16-byte aligned memory of `bytes = len × size_of::<T>()` bytes (the
-    // product checked by `shared_memory`), owned by this worker's arena and kept until a later
-    // block replaces it; the caller's `scope` keeps the handle inside this block. Built here,
-    // inlined into the kernel, the handle's length is the declaration's constant to LLVM, which
-    // can then prove a region's indices in bounds.
-    unsafe { Shared::from_host_parts(scope, ptr.cast::<T>(), len, site.index as u32, checked) }
-}
-
-/// The memory of [`shared_array`]'s array of `bytes` (`None`: the size overflowed) in elements
+/// The memory of a `shared!` array (`__private::shared_array`) of `bytes` (`None`: the size overflowed) in elements
 /// of `elem_bytes`, and whether checked mode is on.
-fn shared_memory(
+pub(crate) fn shared_memory(
     site: &'static SharedSite,
     bytes: Option<usize>,
     elem_bytes: usize,
@@ -308,9 +279,10 @@ fn shared_memory(
     })
 }
 
-/// The block's dynamic shared memory (the launch's `shared_mem_bytes`) viewed as `T`s, for the
-/// block `scope` stands for.
-pub(crate) fn dynamic_shared<T: bytemuck::Pod>(scope: &BlockScope) -> Shared<'_, T> {
+/// The block's dynamic shared memory (the launch's `shared_mem_bytes`) viewed as `T`s: its
+/// address, its length in elements, its id for the checks and whether checked mode is on, the
+/// parts of the `Shared` handle that `shared::dynamic_shared` makes of them.
+pub(crate) fn dynamic_memory<T: bytemuck::Pod>() -> (*mut T, usize, u32, bool) {
     let size = core::mem::size_of::<T>().max(1);
     ARENA.with_borrow_mut(|a| {
         let bytes = a.dynamic_bytes;
@@ -319,9 +291,7 @@ pub(crate) fn dynamic_shared<T: bytemuck::Pod>(scope: &BlockScope) -> Shared<'_,
         }
         let allocation = a.dynamic.as_mut().expect("just filled");
         let ptr = allocation.memory.as_mut_ptr() as *mut T;
-        // SAFETY: 16-byte aligned memory of at least `bytes / size` elements of `T`; `scope`
-        // (the caller's, see `dynamic_shared_in`) keeps the handle inside this block.
-        unsafe { Shared::from_host_parts(scope, ptr, bytes / size, DYNAMIC, a.checked) }
+        (ptr, bytes / size, DYNAMIC, a.checked)
     })
 }
 

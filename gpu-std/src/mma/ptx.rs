@@ -1,6 +1,6 @@
 //! The GPU side of [`super::mma`]: PTX `mma.sync.aligned` and `ldmatrix` in inline assembly.
 
-use super::Kind;
+use crate::tensor_core::Kind;
 use core::arch::asm;
 
 macro_rules! mma_asm {

@@ -2,7 +2,7 @@
 //! that the fragment loads inside it check only their place in the window, which folds away
 //! where that place is a constant (an unrolled k-step), and address the window in 32 bits.
 
-use super::{FragA, FragB, MmaInput};
+use super::fragment::{FragA, FragB, MmaInput};
 use crate::shared::Shared;
 #[cfg(target_arch = "nvptx64")]
 use core::marker::PhantomData;
@@ -320,5 +320,36 @@ impl<'b, T: MmaInput> SharedTile<'b, T> {
             .wrapping_add(col as u32);
         self.window
             .wrapping_add(index.wrapping_mul(core::mem::size_of::<T>() as u32))
+    }
+}
+
+impl<T: MmaInput> FragA<T> {
+    /// The fragment of the row-major 16×K tile at element `start` of a shared array: the
+    /// [`SharedTile`] of that one tile, checked, and its [`frag_a`](SharedTile::frag_a). On the
+    /// GPU, f16 and bf16 tiles whose rows start 16-byte aligned (`start` and `row_stride`
+    /// multiples of 8) load with one `ldmatrix.x4`. A kernel that loads many fragments from one
+    /// stage makes the stage's `SharedTile` once instead (one range check for all of them).
+    ///
+    /// # Panics
+    /// If the tile reaches past the array (on the GPU: traps). In CPU checked mode, also on a
+    /// race or a read of an element no thread has written.
+    #[inline(always)]
+    #[track_caller]
+    pub fn load_shared(tile: &Shared<T>, start: usize, row_stride: usize) -> Self {
+        SharedTile::new(*tile, start, (16, T::K), row_stride).frag_a(0, 0)
+    }
+}
+
+impl<T: MmaInput> FragB<T> {
+    /// The fragment of the row-major K×8 tile at element `start` of a shared array (its
+    /// [`SharedTile`]'s [`frag_b`](SharedTile::frag_b)). On the GPU, f16 and bf16 tiles with
+    /// 16-byte aligned rows load with one `ldmatrix.x2.trans`.
+    ///
+    /// # Panics
+    /// As [`FragA::load_shared`].
+    #[inline(always)]
+    #[track_caller]
+    pub fn load_shared(tile: &Shared<T>, start: usize, row_stride: usize) -> Self {
+        SharedTile::new(*tile, start, (T::K, 8), row_stride).frag_b(0, 0)
     }
 }

@@ -6,9 +6,11 @@
 //! one f32 FMA each, the result of one `mma` being the next one's C), so the bits are the same,
 //! without gathering each fragment from 32 lanes' registers once per `mma`.
 
-use super::host::{element, fma_tile, multiply, Matrix, Operands};
-use super::{a_position, b_position, AccTile, Kind, MmaInput};
-use crate::cpu::{Wait, WarpOp, WARP};
+use super::fragment::MmaInput;
+use super::warp_tile::AccTile;
+use crate::cpu::mma::{element, fma_tile, multiply, Matrix, Operands};
+use crate::cpu::{Release, Wait, WarpOp, WARP};
+use crate::tensor_core::{a_position, b_position, Kind};
 use core::cell::RefCell;
 use core::marker::PhantomData;
 use core::panic::Location;
@@ -196,7 +198,7 @@ pub(crate) fn warp_product<T: MmaInput, const MT: usize, const NT: usize>(
     Ok(())
 }
 
-/// [`float_tiles`] compiled for AVX2 and FMA (see `host::multiply_wide`).
+/// [`float_tiles`] compiled for AVX2 and FMA (see `cpu::mma::multiply_wide`).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; as [`float_tiles`].
@@ -284,7 +286,7 @@ unsafe fn float_tiles<T: MmaInput, const MT: usize, const NT: usize>(
     }
 }
 
-/// `from` (f16, bf16 or tf32 elements) as f32 values into `to` (as `host::element`: tf32 keeps
+/// `from` (f16, bf16 or tf32 elements) as f32 values into `to` (as `cpu::mma::element`: tf32 keeps
 /// the 19 high bits).
 #[inline(always)]
 fn convert<T: MmaInput>(from: &[T], to: &mut [f32]) {
@@ -350,10 +352,6 @@ unsafe fn lane_by_lane<T: MmaInput, const MT: usize, const NT: usize>(
         }
     }
 }
-
-/// What the scheduler calls to complete a warp's [`rendezvous`]: `lanes[l]` is lane `l`'s
-/// pointer to its [`Lane`], of the type the function was made for.
-pub(crate) type Release = unsafe fn(&[u64; WARP]);
 
 /// One lane of a [`rendezvous`]: its operands, and after the release, its D or why there is
 /// none. `release` first (`repr(C)`): the lanes join by its address ([`WarpOp::MmaTiles`]).

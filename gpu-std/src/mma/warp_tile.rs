@@ -5,7 +5,8 @@
 //! windows straight from shared memory, where the fragment-by-fragment form costs a gather per
 //! lane and per `mma`.
 
-use super::{FragC, MmaInput, SharedTile};
+use super::fragment::{FragC, MmaInput};
+use super::tile::SharedTile;
 
 /// This lane's part of a (16·MT)×(8·NT) accumulator tile: MT × NT [`FragC`]s, `frags[i][j]`
 /// being the 16×8 tile at rows `16·i..`, columns `8·j..`. What [`mma_tiles`] takes and returns.

@@ -1,10 +1,10 @@
-//! The CPU executor's side of [`super::mma`]: a warp rendezvous. Each lane waits with a pointer
+//! The CPU executor's side of [`crate::mma::mma`]: a warp rendezvous. Each lane waits with a pointer
 //! to its fragments (on its own stack, which lives while it waits); when all 32 have arrived,
 //! the scheduler calls [`release`], which gathers the matrices, multiplies them in the
 //! documented order and writes each lane's result back, before any lane runs on.
 
-use super::{a_position, b_position, Kind};
 use crate::cpu::{self, Wait, WarpOp, WARP};
+use crate::tensor_core::{a_position, b_position, Kind};
 use core::panic::Location;
 use half::slice::HalfFloatSliceExt;
 
@@ -23,16 +23,16 @@ struct Lane {
 }
 
 #[track_caller]
-pub(super) fn mma(kind: Kind, a: [u32; 4], b: [u32; 2], c: [u32; 4]) -> [u32; 4] {
+pub(crate) fn mma(kind: Kind, a: [u32; 4], b: [u32; 2], c: [u32; 4]) -> [u32; 4] {
     let op = WarpOp::Mma(kind);
-    cpu::check_warp_mask(op, crate::warp::FULL_MASK);
+    cpu::check_warp_mask(op, crate::machine::FULL_MASK);
     let mut lane = Lane {
         operands: Operands { a, b, c },
         d: [0; 4],
     };
     cpu::wait(Wait::Warp {
         op,
-        mask: crate::warp::FULL_MASK,
+        mask: crate::machine::FULL_MASK,
         value: core::ptr::from_mut(&mut lane) as u64,
         arg: 0,
         site: Location::caller(),
@@ -41,7 +41,7 @@ pub(super) fn mma(kind: Kind, a: [u32; 4], b: [u32; 2], c: [u32; 4]) -> [u32; 4]
 }
 
 /// An A or B element's value (exact in f32; integers as integers).
-pub(super) fn element(kind: Kind, bits: u32) -> f32 {
+pub(crate) fn element(kind: Kind, bits: u32) -> f32 {
     match kind {
         Kind::F16 => half::f16::from_bits(bits as u16).to_f32(),
         Kind::Bf16 => half::bf16::from_bits(bits as u16).to_f32(),
@@ -350,10 +350,10 @@ fn float_product<const K: usize>(
 
 /// The shape of a row-major f32 matrix in a slice: `rows × cols`, rows `stride` apart.
 #[derive(Clone, Copy)]
-pub(super) struct Matrix {
-    pub(super) rows: usize,
-    pub(super) cols: usize,
-    pub(super) stride: usize,
+pub(crate) struct Matrix {
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    pub(crate) stride: usize,
 }
 
 /// `c(r, j) += a(r, k)·b(k, j)` for k = 0, 1, … `depth - 1` in order, one f32 FMA each (the
@@ -371,7 +371,7 @@ pub(super) struct Matrix {
 /// # Panics
 /// If a shape is not a multiple of 8, or `a`, `b` or `c` is too short for it.
 #[inline(always)]
-pub(super) fn fma_tile(
+pub(crate) fn fma_tile(
     a: &[f32],
     lda: usize,
     b: &[f32],
@@ -521,7 +521,7 @@ fn k_outermost<S: Copy, const K: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mma::c_position;
+    use crate::tensor_core::c_position;
     use std::vec::Vec;
 
     /// Random register bits whose fields are finite values of `kind` (xorshift from `seed`).
