@@ -59,7 +59,8 @@ pub(crate) fn element(kind: Kind, bits: u32) -> f32 {
 pub(crate) unsafe fn release(kind: Kind, lanes: &[u64; WARP]) {
     // SAFETY: the caller's contract: live `Lane`s, read only here.
     let operands = lanes.map(|pointer| unsafe { (*(pointer as *const Lane)).operands });
-    let d = multiply(kind, &operands, None);
+    // The warp's product is the executor's work: off the simulated thread's stack.
+    let d = super::stack_guard::on_step_stack(|| multiply(kind, &operands, None));
     for (&pointer, d) in lanes.iter().zip(d) {
         // SAFETY: as above; this is the only reference to it now.
         unsafe { (*(pointer as *mut Lane)).d = d };

@@ -13,6 +13,7 @@
 use super::bug::{raise, KernelBug};
 use super::mma::{multiply, Operands, Tiles};
 use super::regions::Regions;
+use super::stack_guard::on_step_stack;
 use super::WARP;
 use crate::machine::Dim3;
 use crate::mma::tile_product::{warp_product, MmaTilesParts, Scratch};
@@ -228,18 +229,21 @@ impl<T: MmaInput> MmaCollective<T> {
         regions: &Regions,
         site: &'static Location<'static>,
     ) -> Option<Ref<'_, WarpResults<FragC<T::Acc>>>> {
-        TILES.with_borrow_mut(|tiles| {
-            let warps = regions.threads().div_ceil(WARP);
-            if tiles.len() < warps {
-                tiles.resize_with(warps, Tiles::default);
-            }
-            self.step.fold(regions, site, "mma::mma", |w, these, out| {
-                for (out, bits) in out
-                    .iter_mut()
-                    .zip(multiply(T::KIND, these, Some(&mut tiles[w])))
-                {
-                    out.values = bits.map(bytemuck::cast);
+        // The warp's product is the executor's work: off the simulated thread's stack.
+        on_step_stack(|| {
+            TILES.with_borrow_mut(|tiles| {
+                let warps = regions.threads().div_ceil(WARP);
+                if tiles.len() < warps {
+                    tiles.resize_with(warps, Tiles::default);
                 }
+                self.step.fold(regions, site, "mma::mma", |w, these, out| {
+                    for (out, bits) in
+                        out.iter_mut()
+                            .zip(multiply(T::KIND, these, Some(&mut tiles[w])))
+                    {
+                        out.values = bits.map(bytemuck::cast);
+                    }
+                })
             })
         })
     }
@@ -282,15 +286,18 @@ impl<T: MmaInput, const MT: usize, const NT: usize> MmaTilesCollective<T, MT, NT
         regions: &Regions,
         site: &'static Location<'static>,
     ) -> Option<Ref<'_, WarpResults<AccTile<T::Acc, MT, NT>>>> {
-        let mut scratch = self.scratch.borrow_mut();
-        self.step
-            .fold(regions, site, "mma::mma_tiles", |w, these, out| {
-                let Err(refused) = warp_product(these, out, &mut scratch) else {
-                    return;
-                };
-                let (lane, detail) = refused.describe(w, site);
-                let tid = super::linear_to_dim(w * WARP + lane, regions.block_dim());
-                raise(tid, KernelBug::WarpDivergence { detail });
-            })
+        // The warp's product is the executor's work: off the simulated thread's stack.
+        on_step_stack(|| {
+            let mut scratch = self.scratch.borrow_mut();
+            self.step
+                .fold(regions, site, "mma::mma_tiles", |w, these, out| {
+                    let Err(refused) = warp_product(these, out, &mut scratch) else {
+                        return;
+                    };
+                    let (lane, detail) = refused.describe(w, site);
+                    let tid = super::linear_to_dim(w * WARP + lane, regions.block_dim());
+                    raise(tid, KernelBug::WarpDivergence { detail });
+                })
+        })
     }
 }

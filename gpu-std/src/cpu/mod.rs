@@ -42,6 +42,7 @@ pub use regions::{run_regions, Regions, MAX_BLOCK_THREADS, MAX_LEAVE_DEPTH};
 pub(crate) use shared::holds as shared_holds;
 pub use shared::SharedSite;
 pub use slots::Slots;
+pub(crate) use stack_guard::on_step_stack;
 pub use stack_guard::DEFAULT_STACK_BYTES;
 
 pub(crate) use block::{gathered, wait, Release, Wait, WarpOp, WARP};

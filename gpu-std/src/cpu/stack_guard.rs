@@ -26,7 +26,7 @@
 use core::cell::Cell;
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::trap::CoroutineTrapHandler;
-use corosensei::{Coroutine, CoroutineResult};
+use corosensei::{on_stack, Coroutine, CoroutineResult};
 
 /// The stack of each simulated thread when a launch does not say.
 pub const DEFAULT_STACK_BYTES: usize = 256 * 1024;
@@ -65,6 +65,8 @@ std::thread_local! {
     static RUNNING: Cell<Option<Guarded>> = const { Cell::new(None) };
     /// This OS thread's block runner, between blocks.
     static RUNNER: Cell<Option<KeptRunner>> = const { Cell::new(None) };
+    /// This OS thread's stack for the executor's own steps ([`on_step_stack`]), between steps.
+    static STEP_STACK: Cell<Option<DefaultStack>> = const { Cell::new(None) };
 }
 
 fn page_size() -> usize {
@@ -86,6 +88,49 @@ pub(crate) fn new_stack(bytes: usize) -> DefaultStack {
              executor threads (RAYON_NUM_THREADS)"
         )
     })
+}
+
+/// The stack [`on_step_stack`] runs the executor's steps on: virtual memory, of which a step
+/// commits only the pages it touches.
+const STEP_STACK_BYTES: usize = 8 << 20;
+
+/// Runs `step`, a part of the executor's own work that a simulated thread reaches (a warp's
+/// tensor-core product, with all 32 lanes' operands and accumulators), on a stack of this OS
+/// thread's, not on the simulated thread's `stack_bytes`: those are the kernel's. In a debug
+/// build such a step's frames came to most of the default 256 KiB, so a kernel whose own frames
+/// were deep overflowed *inside* the step, where the overflow's stop (which runs no destructors)
+/// left a thread-local `RefCell` borrowed and every later block on that OS thread failed. A panic
+/// in `step` propagates. Nested calls (and Miri, which cannot switch stacks) run `step` in place.
+#[inline]
+pub(crate) fn on_step_stack<R>(step: impl FnOnce() -> R) -> R {
+    if cfg!(miri) {
+        return step();
+    }
+    let Some(mut stack) = STEP_STACK.take().or_else(|| {
+        // Only the outermost call makes one: a nested call finds the stack taken and runs in
+        // place (on the step stack already).
+        (!ON_STEP_STACK.get()).then(|| new_stack(STEP_STACK_BYTES))
+    }) else {
+        return step();
+    };
+    ON_STEP_STACK.set(true);
+    // A panic in `step` unwinds out of `on_stack` with the stack dropped (unmapped); the next
+    // step maps a new one.
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            ON_STEP_STACK.set(false);
+        }
+    }
+    let _leave = Leave;
+    let result = on_stack(&mut stack, step);
+    STEP_STACK.set(Some(stack));
+    result
+}
+
+std::thread_local! {
+    /// Whether this OS thread runs on its step stack now.
+    static ON_STEP_STACK: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Runs `resume`, which resumes the coroutine `guarded` describes, with that coroutine marked as

@@ -408,7 +408,10 @@ unsafe fn release<T: MmaInput, const MT: usize, const NT: usize>(lanes: &[u64; W
     // SAFETY: the caller's contract: live lanes, read only here.
     let parts = lanes.map(|pointer| unsafe { (*lane(pointer)).parts });
     let mut out = [AccTile::zero(); WARP];
-    let result = SCRATCH.with_borrow_mut(|scratch| warp_product(&parts, &mut out, scratch));
+    // The warp's product is the executor's work: off the simulated thread's stack.
+    let result = crate::cpu::on_step_stack(|| {
+        SCRATCH.with_borrow_mut(|scratch| warp_product(&parts, &mut out, scratch))
+    });
     for (&pointer, d) in lanes.iter().zip(out) {
         // SAFETY: as above; this is the only reference to it now.
         unsafe {
