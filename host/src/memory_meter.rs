@@ -2,7 +2,6 @@
 //! buffers, and the copies a launch stages for host data) holds a reservation against the
 //! device's meter, so a limit can make "larger than the GPU" happen on any machine.
 
-use crate::args::Arg;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -119,23 +118,6 @@ impl Device {
             device: self.clone(),
             bytes,
         }
-    }
-
-    /// Counts the device copies a GPU launch makes of its host arguments, for the launch's
-    /// duration (the CPU executor uses host data in place, and its buffers are counted already).
-    pub(crate) fn reserve_staging(&self, args: &[Arg<'_>]) -> Result<Reservation> {
-        if !self.is_gpu() {
-            return self.reserve(0);
-        }
-        let bytes = args
-            .iter()
-            .map(|arg| match arg {
-                Arg::HostSlice { bytes, .. } => bytes.len(),
-                Arg::HostOutput { bytes, .. } => bytes.len(),
-                _ => 0,
-            })
-            .fold(0usize, usize::saturating_add);
-        self.reserve(bytes)
     }
 
     /// The cap on this device's memory, if any ([`Device::with_memory_limit`],

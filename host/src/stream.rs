@@ -1,9 +1,8 @@
 //! [`Stream`]: an ordered queue of launches and copies on one device.
 
 use crate::cuda::GpuDevice;
-use crate::device::Device;
 use crate::device_properties::DeviceKind;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::kernel_trail::Trail;
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
@@ -112,28 +111,11 @@ impl Stream {
         }
     }
 
-    /// A new event of this stream's device.
-    pub(crate) fn device_new_event(&self) -> Result<crate::Event> {
-        crate::event::Event::for_stream(self)
-    }
-
     /// The kernel trail of a GPU stream, shared with its clones.
     pub(crate) fn trail(&self) -> Option<Arc<Trail>> {
         match &self.inner {
             Inner::Cpu => None,
             Inner::Gpu { trail, .. } => Some(trail.clone()),
-        }
-    }
-
-    pub(crate) fn check_device(&self, device: &Device) -> Result<()> {
-        if self.device_kind() == device.kind() {
-            Ok(())
-        } else {
-            Err(Error::WrongDevice {
-                what: "a stream",
-                owner: format!("{:?}", self.device_kind()),
-                device: device.to_string(),
-            })
         }
     }
 }
