@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 /// A queue of work on a device: work on one stream runs in order; work on different streams of a
 /// GPU may overlap. Make one with [`Device::new_stream`]; pass it in a launch's third slot.
+///
+/// [`Device::new_stream`]: crate::Device::new_stream
 #[derive(Clone)]
 pub struct Stream {
     inner: Inner,
@@ -78,6 +80,9 @@ impl Stream {
     /// [`Error::KernelFailed`] if a kernel faulted (naming this stream's kernel; the device
     /// makes a new CUDA context, as after any fault), [`Error::ContextLost`] for a stream of a
     /// context an earlier fault destroyed.
+    ///
+    /// [`Error::KernelFailed`]: crate::Error::KernelFailed
+    /// [`Error::ContextLost`]: crate::Error::ContextLost
     pub fn synchronize(&self) -> Result<()> {
         match &self.inner {
             Inner::Cpu => Ok(()),
