@@ -5,8 +5,7 @@ use super::driver_library::driver_cuda_version;
 use super::gpu::{is_kernel_fault, lock, GpuContext, GpuDevice};
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
-use crate::module::Ptx;
-use crate::ptx::PtxInfo;
+use crate::ptx::{Ptx, PtxInfo};
 use cudarc::driver::sys::{
     self, CUdevice_attribute as Attr, CUfunction_attribute as FuncAttr, CUjit_option, CUresult,
 };
