@@ -1,6 +1,6 @@
 //! [`DeviceBuffer`]: typed memory on a device.
 
-use crate::args::Arg;
+use crate::args::{Arg, InputArg, InputData, OutputArg, OutputData};
 use crate::cuda::GpuBytes;
 use crate::device::{Backend, Device};
 use crate::error::{Error, Result};
@@ -422,6 +422,23 @@ impl<T: Pod> DeviceBuffer<T> {
 
     pub(crate) fn as_arg_mut(&mut self) -> Arg<'_> {
         self.arg_range_mut(0..self.len())
+    }
+}
+
+impl<T: Pod> InputData<T> for DeviceBuffer<T> {
+    fn len(&self) -> usize {
+        DeviceBuffer::len(self)
+    }
+    fn input_arg(&self) -> InputArg<'_, T> {
+        InputArg::new(self.as_arg())
+    }
+}
+impl<T: Pod> OutputData<T> for DeviceBuffer<T> {
+    fn len(&self) -> usize {
+        DeviceBuffer::len(self)
+    }
+    fn output_arg(&mut self) -> OutputArg<'_, T> {
+        OutputArg::new(self.as_arg_mut())
     }
 }
 

@@ -131,14 +131,13 @@ pub(crate) fn run_blocks_at_once(
 /// [`launch!`]: crate::launch
 #[macro_export]
 macro_rules! launch_cooperative {
-    ($module:expr, $kernel:path [$grid:expr, $block:expr] ($($arg:expr),* $(,)?)) => {
-        $crate::launch_cooperative!($module, $kernel [$grid, $block; shared = 0] ($($arg),*))
-    };
-    ($module:expr, $kernel:path [$grid:expr, $block:expr; shared = $shared:expr] ($($arg:expr),* $(,)?)) => {
+    // One arm, the shared-memory size optional, so that the macro never names itself
+    // (`$crate::launch_cooperative!` would make this file import the crate root).
+    ($module:expr, $kernel:path [$grid:expr, $block:expr $(; shared = $shared:expr)?] ($($arg:expr),* $(,)?)) => {
         match $crate::LaunchConfig::try_new($grid, $block) {
             ::core::result::Result::Ok(config) => $module.launch_cooperative(
                 &$kernel,
-                config.with_shared_mem_bytes($shared),
+                config $(.with_shared_mem_bytes($shared))?,
                 ($($arg,)*),
             ),
             ::core::result::Result::Err(error) => ::core::result::Result::Err(error),

@@ -4,9 +4,7 @@ use crate::cpu_options::CpuOptions;
 use crate::cuda::GpuDevice;
 use crate::device_properties::{DeviceKind, DeviceProperties};
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
-use crate::memory_limit::env_memory_limit;
-use crate::memory_meter::MemoryMeter;
+use crate::memory_limit::{env_memory_limit, MemoryMeter};
 use crate::stream::Stream;
 use std::fmt;
 use std::sync::Arc;
@@ -312,52 +310,17 @@ impl Device {
         }
     }
 
-    /// Checks a launch configuration against this device's limits.
-    pub(crate) fn check_config(&self, kernel: &'static str, config: &LaunchConfig) -> Result<()> {
-        let p = self.properties();
-        for (what, dims) in [("grid", config.grid), ("block", config.block)] {
-            if dims.count() == 0 {
-                return Err(Error::ZeroSize { kernel, what, dims });
-            }
-        }
-        let b = config.block;
-        let max_b = p.max_block_dim;
-        if b.count() > p.max_threads_per_block as u64
-            || b.x > max_b.x
-            || b.y > max_b.y
-            || b.z > max_b.z
-        {
-            return Err(Error::BlockTooLarge {
-                kernel,
-                block: b,
-                threads: b.count(),
+    /// Refuses a stream of another device.
+    pub(crate) fn check_stream(&self, stream: &Stream) -> Result<()> {
+        if stream.device_kind() == self.kind() {
+            Ok(())
+        } else {
+            Err(Error::WrongDevice {
+                what: "a stream",
+                owner: format!("{:?}", stream.device_kind()),
                 device: self.to_string(),
-                max_threads: p.max_threads_per_block,
-                max_dims: max_b,
-            });
+            })
         }
-        let g = config.grid;
-        let max_g = p.max_grid_dim;
-        if g.x > max_g.x || g.y > max_g.y || g.z > max_g.z {
-            return Err(Error::GridTooLarge {
-                kernel,
-                grid: g,
-                device: self.to_string(),
-                max_dims: max_g,
-            });
-        }
-        if config.shared_mem_bytes > p.max_shared_memory_per_block {
-            return Err(Error::SharedMemoryTooLarge {
-                kernel,
-                requested: config.shared_mem_bytes,
-                device: self.to_string(),
-                limit: p.max_shared_memory_per_block,
-            });
-        }
-        if let Some(stream) = config.stream {
-            stream.check_device(self)?;
-        }
-        Ok(())
     }
 }
 

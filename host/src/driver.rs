@@ -1,6 +1,6 @@
 //! [`DriverInfo`]: the NVIDIA driver as this process sees it.
 
-use crate::cuda;
+use crate::cuda::{driver_candidates, driver_cuda_version, driver_library_path};
 use crate::error::Result;
 use std::path::PathBuf;
 
@@ -31,9 +31,9 @@ impl DriverInfo {
     /// [`crate::Error::NoDriver`], naming the library files tried, when `libcuda` cannot be
     /// loaded.
     pub fn query() -> Result<DriverInfo> {
-        let cuda_version = cuda::driver_cuda_version()?;
+        let cuda_version = driver_cuda_version()?;
         Ok(DriverInfo {
-            library: cuda::driver_library_path(),
+            library: driver_library_path(),
             cuda_version,
         })
     }
@@ -41,6 +41,6 @@ impl DriverInfo {
     /// The library names tried, in order, when loading the driver (the system's loader searches
     /// its usual paths and `LD_LIBRARY_PATH` for each).
     pub fn library_candidates() -> Vec<String> {
-        cuda::driver_candidates()
+        driver_candidates()
     }
 }

@@ -1,7 +1,9 @@
 //! Launch configuration, argument passing, and the checks every launch makes.
 
 pub(crate) use crate::args::{Arg, LaunchArg, ParamSlot};
+use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::memory_meter::Reservation;
 use crate::ptx::PtxEntry;
 use crate::stream::Stream;
 use ferrocuda_std::abi::{KernelInfo, LenProduct, ParamClass};
@@ -74,6 +76,75 @@ impl<'s> LaunchConfig<'s> {
     pub fn with_shared_mem_bytes(mut self, bytes: u32) -> Self {
         self.shared_mem_bytes = bytes;
         self
+    }
+}
+
+/// What a launch asks of its device: checked here, where the configuration is defined, so that
+/// `device.rs` stays below the launch types.
+impl Device {
+    /// Checks a launch configuration against this device's limits.
+    pub(crate) fn check_config(&self, kernel: &'static str, config: &LaunchConfig) -> Result<()> {
+        let p = self.properties();
+        for (what, dims) in [("grid", config.grid), ("block", config.block)] {
+            if dims.count() == 0 {
+                return Err(Error::ZeroSize { kernel, what, dims });
+            }
+        }
+        let b = config.block;
+        let max_b = p.max_block_dim;
+        if b.count() > p.max_threads_per_block as u64
+            || b.x > max_b.x
+            || b.y > max_b.y
+            || b.z > max_b.z
+        {
+            return Err(Error::BlockTooLarge {
+                kernel,
+                block: b,
+                threads: b.count(),
+                device: self.to_string(),
+                max_threads: p.max_threads_per_block,
+                max_dims: max_b,
+            });
+        }
+        let g = config.grid;
+        let max_g = p.max_grid_dim;
+        if g.x > max_g.x || g.y > max_g.y || g.z > max_g.z {
+            return Err(Error::GridTooLarge {
+                kernel,
+                grid: g,
+                device: self.to_string(),
+                max_dims: max_g,
+            });
+        }
+        if config.shared_mem_bytes > p.max_shared_memory_per_block {
+            return Err(Error::SharedMemoryTooLarge {
+                kernel,
+                requested: config.shared_mem_bytes,
+                device: self.to_string(),
+                limit: p.max_shared_memory_per_block,
+            });
+        }
+        if let Some(stream) = config.stream {
+            self.check_stream(stream)?;
+        }
+        Ok(())
+    }
+
+    /// Counts the device copies a GPU launch makes of its host arguments, for the launch's
+    /// duration (the CPU executor uses host data in place, and its buffers are counted already).
+    pub(crate) fn reserve_staging(&self, args: &[Arg<'_>]) -> Result<Reservation> {
+        if !self.is_gpu() {
+            return self.reserve(0);
+        }
+        let bytes = args
+            .iter()
+            .map(|arg| match arg {
+                Arg::HostSlice { bytes, .. } => bytes.len(),
+                Arg::HostOutput { bytes, .. } => bytes.len(),
+                _ => 0,
+            })
+            .fold(0usize, usize::saturating_add);
+        self.reserve(bytes)
     }
 }
 

@@ -75,11 +75,12 @@ pub use ferrocuda_std::{bf16, f16};
 pub use kernel_handle::KernelHandle;
 pub use launch::{DimComponent, LaunchConfig, LaunchDims};
 pub use memory_limit::DEVICE_MEMORY_LIMIT_ENV;
-pub use module::{Module, Ptx, PtxCheck};
+pub use module::{Module, PtxCheck};
 /// The ndarray whose views convert to kernel arguments (the `ndarray` feature:
 /// `Array2::try_from(view)`, `Out2::try_from(view_mut)`), so that a program names one version.
 #[cfg(feature = "ndarray")]
 pub use ndarray;
 pub use pending::Pending;
 pub use pinned::PinnedBuffer;
+pub use ptx::Ptx;
 pub use stream::Stream;

@@ -1,6 +1,10 @@
 //! The device memory cap a program sets from outside: [`DEVICE_MEMORY_LIMIT_ENV`] and the sizes
-//! it reads. Plain data at the bottom of the crate, so that the error messages can name the
-//! variable without importing the meter (`memory_meter.rs`) that sits above `Device`.
+//! it reads, and the [`MemoryMeter`] a device counts its allocations with against its cap. Plain
+//! data at the bottom of the crate, so that the error messages can name the variable and
+//! `device.rs` can hold its meter without importing the reservations (`memory_meter.rs`) that
+//! sit above `Device`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The environment variable that caps a device's memory (see [`Device::with_memory_limit`](crate::Device::with_memory_limit)):
 /// bytes, or a size such as `64MiB`, `1.5GiB` or `500MB`.
@@ -50,6 +54,71 @@ pub fn parse_size(text: &str) -> Option<usize> {
     (bytes.is_finite() && bytes < usize::MAX as f64).then_some(bytes as usize)
 }
 
+/// Bytes a device's allocations hold now and at most since the last reset, against its cap.
+#[derive(Debug, Default)]
+pub(crate) struct MemoryMeter {
+    /// The cap, if any: `Device::with_memory_limit` or [`DEVICE_MEMORY_LIMIT_ENV`].
+    limit: Option<usize>,
+    used: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl MemoryMeter {
+    pub(crate) fn new(limit: Option<usize>) -> MemoryMeter {
+        MemoryMeter {
+            limit,
+            ..MemoryMeter::default()
+        }
+    }
+
+    pub(crate) fn limit(&self) -> Option<usize> {
+        self.limit
+    }
+
+    pub(crate) fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn peak(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    /// Starts the high-water mark again from what is held now.
+    pub(crate) fn reset_peak(&self) {
+        self.peak.store(self.used(), Ordering::Relaxed);
+    }
+
+    /// Counts `bytes` more if they fit under `limit` (the tighter of the cap and, on the CPU
+    /// executor, its own memory limit); `Err(in use)` if not.
+    pub(crate) fn try_take(
+        &self,
+        bytes: usize,
+        limit: Option<usize>,
+    ) -> core::result::Result<(), usize> {
+        let mut used = self.used();
+        loop {
+            let after = used.checked_add(bytes).ok_or(used)?;
+            if limit.is_some_and(|limit| after > limit) {
+                return Err(used);
+            }
+            match self
+                .used
+                .compare_exchange_weak(used, after, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    self.peak.fetch_max(after, Ordering::Relaxed);
+                    return Ok(());
+                }
+                Err(now) => used = now,
+            }
+        }
+    }
+
+    pub(crate) fn give_back(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +141,18 @@ mod tests {
         for bad in ["", "MiB", "64 MiBs", "-1", "1e9", "6.4.1MiB", "64 XB"] {
             assert_eq!(parse_size(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn the_meter_refuses_past_the_limit_and_keeps_the_high_water_mark() {
+        let meter = MemoryMeter::new(Some(100));
+        meter.try_take(60, meter.limit()).unwrap();
+        assert_eq!(meter.try_take(41, meter.limit()), Err(60));
+        meter.try_take(40, meter.limit()).unwrap();
+        meter.give_back(70);
+        assert_eq!((meter.used(), meter.peak()), (30, 100));
+        meter.reset_peak();
+        assert_eq!(meter.peak(), 30);
+        assert_eq!(meter.try_take(usize::MAX, None), Err(30));
     }
 }

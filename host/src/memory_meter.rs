@@ -2,73 +2,10 @@
 //! buffers, and the copies a launch stages for host data) holds a reservation against the
 //! device's meter, so a limit can make "larger than the GPU" happen on any machine.
 
-use crate::args::Arg;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use crate::memory_limit::{parse_size, DEVICE_MEMORY_LIMIT_ENV};
-
-/// Bytes a device's allocations hold now and at most since the last reset, against its cap.
-#[derive(Debug, Default)]
-pub(crate) struct MemoryMeter {
-    /// The cap, if any: `Device::with_memory_limit` or [`DEVICE_MEMORY_LIMIT_ENV`].
-    limit: Option<usize>,
-    used: AtomicUsize,
-    peak: AtomicUsize,
-}
-
-impl MemoryMeter {
-    pub(crate) fn new(limit: Option<usize>) -> MemoryMeter {
-        MemoryMeter {
-            limit,
-            ..MemoryMeter::default()
-        }
-    }
-
-    pub(crate) fn limit(&self) -> Option<usize> {
-        self.limit
-    }
-
-    pub(crate) fn used(&self) -> usize {
-        self.used.load(Ordering::Relaxed)
-    }
-
-    pub(crate) fn peak(&self) -> usize {
-        self.peak.load(Ordering::Relaxed)
-    }
-
-    /// Starts the high-water mark again from what is held now.
-    pub(crate) fn reset_peak(&self) {
-        self.peak.store(self.used(), Ordering::Relaxed);
-    }
-
-    /// Counts `bytes` more if they fit under `limit` (the tighter of the cap and, on the CPU
-    /// executor, its own memory limit); `Err(in use)` if not.
-    fn try_take(&self, bytes: usize, limit: Option<usize>) -> core::result::Result<(), usize> {
-        let mut used = self.used();
-        loop {
-            let after = used.checked_add(bytes).ok_or(used)?;
-            if limit.is_some_and(|limit| after > limit) {
-                return Err(used);
-            }
-            match self
-                .used
-                .compare_exchange_weak(used, after, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => {
-                    self.peak.fetch_max(after, Ordering::Relaxed);
-                    return Ok(());
-                }
-                Err(now) => used = now,
-            }
-        }
-    }
-
-    fn give_back(&self, bytes: usize) {
-        self.used.fetch_sub(bytes, Ordering::Relaxed);
-    }
-}
 
 /// Device bytes counted against a device's meter until this is dropped.
 pub(crate) struct Reservation {
@@ -121,23 +58,6 @@ impl Device {
         }
     }
 
-    /// Counts the device copies a GPU launch makes of its host arguments, for the launch's
-    /// duration (the CPU executor uses host data in place, and its buffers are counted already).
-    pub(crate) fn reserve_staging(&self, args: &[Arg<'_>]) -> Result<Reservation> {
-        if !self.is_gpu() {
-            return self.reserve(0);
-        }
-        let bytes = args
-            .iter()
-            .map(|arg| match arg {
-                Arg::HostSlice { bytes, .. } => bytes.len(),
-                Arg::HostOutput { bytes, .. } => bytes.len(),
-                _ => 0,
-            })
-            .fold(0usize, usize::saturating_add);
-        self.reserve(bytes)
-    }
-
     /// The cap on this device's memory, if any ([`Device::with_memory_limit`],
     /// [`DEVICE_MEMORY_LIMIT_ENV`]).
     pub fn memory_limit(&self) -> Option<usize> {
@@ -169,23 +89,5 @@ impl Device {
     /// Starts [`Device::peak_memory`] again from what is in use now.
     pub fn reset_peak_memory(&self) {
         self.meter().reset_peak();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_meter_refuses_past_the_limit_and_keeps_the_high_water_mark() {
-        let meter = MemoryMeter::new(Some(100));
-        meter.try_take(60, meter.limit()).unwrap();
-        assert_eq!(meter.try_take(41, meter.limit()), Err(60));
-        meter.try_take(40, meter.limit()).unwrap();
-        meter.give_back(70);
-        assert_eq!((meter.used(), meter.peak()), (30, 100));
-        meter.reset_peak();
-        assert_eq!(meter.peak(), 30);
-        assert_eq!(meter.try_take(usize::MAX, None), Err(30));
     }
 }

@@ -7,42 +7,9 @@ use crate::cuda::LoadedModule;
 use crate::device::{Backend, Device};
 use crate::error::{Error, Result};
 use crate::launch::{self, LaunchConfig};
-use crate::ptx::{self, PtxEntry, PtxInfo};
+use crate::ptx::{Ptx, PtxEntry, PtxInfo};
 use ferrocuda_std::abi::Kernel;
 use ferrocuda_std::Dim3;
-
-/// PTX text compiled into the program, usually by a build script that ran `ferrocuda-builder`:
-///
-/// ```ignore
-/// pub static KERNELS: Ptx = Ptx::new("my-kernels", include_str!(concat!(env!("OUT_DIR"), "/my-kernels.ptx")));
-/// ```
-#[derive(Debug)]
-pub struct Ptx {
-    name: &'static str,
-    source: &'static str,
-}
-
-impl Ptx {
-    /// A PTX module called `name` (for messages) with the text `source`.
-    pub const fn new(name: &'static str, source: &'static str) -> Self {
-        Ptx { name, source }
-    }
-
-    /// The module's name.
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// The PTX text.
-    pub fn source(&self) -> &'static str {
-        self.source
-    }
-
-    /// Its version, target and entries.
-    pub fn info(&self) -> PtxInfo {
-        ptx::parse(self.source)
-    }
-}
 
 /// Whether a device can run a [`Ptx`], and the facts behind the answer: what `ferrocuda doctor`
 /// reports. Made by [`Device::check_ptx`].

@@ -6,7 +6,7 @@
 //! `nvidia-cuda-nvrtc-cu12`), which is opened first, so that the dynamic linker hands that one
 //! out under its soname.
 
-use crate::module::Ptx;
+use crate::ptx::Ptx;
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
 use std::sync::OnceLock;
 

@@ -43,9 +43,8 @@ impl<T> Pending<T> {
     /// `value`, held until the work queued on `stream` so far is done. If that point cannot be
     /// marked, `value` is dropped only if the error says the work can no longer run.
     pub(crate) fn after(stream: &Stream, value: T) -> Result<Pending<T>> {
-        let marked = stream
-            .device_new_event()
-            .and_then(|mut done| stream.record(&mut done).map(|()| done));
+        let marked =
+            Event::for_stream(stream).and_then(|mut done| stream.record(&mut done).map(|()| done));
         match marked {
             Ok(done) => Ok(Pending {
                 value: Some(value),
@@ -201,7 +200,7 @@ fn check_copy(
     len: usize,
     host_len: usize,
 ) -> Result<()> {
-    stream.check_device(device)?;
+    device.check_stream(stream)?;
     if len != host_len {
         return Err(Error::CopyLength {
             what,

@@ -3,6 +3,42 @@
 //! The launch path compares a kernel's packed arguments against [`PtxEntry::param_sizes`] before
 //! every launch, on the GPU and on the CPU: the guard against the host and the device disagreeing
 //! about a kernel's parameters.
+//!
+//! [`Ptx`], the text compiled into the program, is here too: plain data below the modules and
+//! backends that load it.
+
+/// PTX text compiled into the program, usually by a build script that ran `ferrocuda-builder`:
+///
+/// ```ignore
+/// pub static KERNELS: Ptx = Ptx::new("my-kernels", include_str!(concat!(env!("OUT_DIR"), "/my-kernels.ptx")));
+/// ```
+#[derive(Debug)]
+pub struct Ptx {
+    name: &'static str,
+    source: &'static str,
+}
+
+impl Ptx {
+    /// A PTX module called `name` (for messages) with the text `source`.
+    pub const fn new(name: &'static str, source: &'static str) -> Self {
+        Ptx { name, source }
+    }
+
+    /// The module's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The PTX text.
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+
+    /// Its version, target and entries.
+    pub fn info(&self) -> PtxInfo {
+        parse(self.source)
+    }
+}
 
 /// What a PTX module declares.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

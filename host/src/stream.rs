@@ -1,15 +1,16 @@
 //! [`Stream`]: an ordered queue of launches and copies on one device.
 
 use crate::cuda::GpuDevice;
-use crate::device::Device;
 use crate::device_properties::DeviceKind;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::kernel_trail::Trail;
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 /// A queue of work on a device: work on one stream runs in order; work on different streams of a
 /// GPU may overlap. Make one with [`Device::new_stream`]; pass it in a launch's third slot.
+///
+/// [`Device::new_stream`]: crate::Device::new_stream
 #[derive(Clone)]
 pub struct Stream {
     inner: Inner,
@@ -79,6 +80,9 @@ impl Stream {
     /// [`Error::KernelFailed`] if a kernel faulted (naming this stream's kernel; the device
     /// makes a new CUDA context, as after any fault), [`Error::ContextLost`] for a stream of a
     /// context an earlier fault destroyed.
+    ///
+    /// [`Error::KernelFailed`]: crate::Error::KernelFailed
+    /// [`Error::ContextLost`]: crate::Error::ContextLost
     pub fn synchronize(&self) -> Result<()> {
         match &self.inner {
             Inner::Cpu => Ok(()),
@@ -112,28 +116,11 @@ impl Stream {
         }
     }
 
-    /// A new event of this stream's device.
-    pub(crate) fn device_new_event(&self) -> Result<crate::Event> {
-        crate::event::Event::for_stream(self)
-    }
-
     /// The kernel trail of a GPU stream, shared with its clones.
     pub(crate) fn trail(&self) -> Option<Arc<Trail>> {
         match &self.inner {
             Inner::Cpu => None,
             Inner::Gpu { trail, .. } => Some(trail.clone()),
-        }
-    }
-
-    pub(crate) fn check_device(&self, device: &Device) -> Result<()> {
-        if self.device_kind() == device.kind() {
-            Ok(())
-        } else {
-            Err(Error::WrongDevice {
-                what: "a stream",
-                owner: format!("{:?}", self.device_kind()),
-                device: device.to_string(),
-            })
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The check of a launch's arguments against the kernel's parameters, before anything is packed:
 //! the last line of defence for the (pointer, length) pairs a kernel trusts.
 
-use super::{Arg, LaunchArg};
+use super::arg::Arg;
+use super::kernel_arg::LaunchArg;
 use crate::error::{Error, Result};
 use ferrocuda_std::abi::{KernelInfo, Param, ParamClass};
 
@@ -127,7 +128,8 @@ mod tests {
     //! The checks the types already rule out through the public API (a view shorter than its
     //! length, misaligned memory), on hand-made arguments.
     use super::*;
-    use crate::args::{Element, ParamSlot};
+    use crate::args::arg::ParamSlot;
+    use crate::args::kernel_arg::Element;
 
     fn slice_param() -> Param {
         Param::slice::<u32>("x", "u32")

@@ -8,9 +8,9 @@
 //! both sides of the boundary; memory handed back to cudarc first makes its stream wait for every
 //! ferrocuda stream that used it, as a `GpuBytes`'s drop would.
 
-use super::{lock, GpuBytes, GpuContext, GpuDevice, GPUS};
+use super::gpu::{lock, GpuContext, GpuDevice, GPUS};
+use super::memory::GpuBytes;
 use crate::error::{Error, Result};
-use crate::stream::Stream;
 use cudarc::driver::{
     result, CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
@@ -127,13 +127,6 @@ impl GpuDevice {
             context: g.id,
             used_on: Mutex::default(),
         })
-    }
-
-    /// A ferrocuda stream on the program's `stream` of this device's context.
-    pub(crate) fn adopt_stream(self: &Arc<Self>, stream: Arc<CudaStream>) -> Result<Stream> {
-        let g = self.context();
-        self.check_cudarc(&g, "a cudarc stream", stream.context())?;
-        Ok(Stream::gpu(self.clone(), stream, g.id))
     }
 
     /// Copies `bytes` bytes from `src` at `src_offset` on `from` (another GPU, or another context)

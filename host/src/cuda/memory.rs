@@ -1,6 +1,6 @@
 //! Device memory: [`GpuBytes`], allocation, and the synchronous copies of `DeviceBuffer`.
 
-use super::{GpuContext, GpuDevice};
+use super::gpu::{GpuContext, GpuDevice};
 use crate::error::{Error, Result};
 use cudarc::driver::sys::CUresult;
 use cudarc::driver::{CudaSlice, CudaStream, DriverError};

@@ -1,13 +1,14 @@
 //! PTX modules on a GPU: loading (with the JIT's logs when the driver refuses), reloading after
 //! a context is replaced, functions and their limits.
 
-use super::{driver_cuda_version, is_kernel_fault};
-use super::{lock, GpuContext, GpuDevice};
+use super::driver_library::driver_cuda_version;
+use super::gpu::{is_kernel_fault, lock, GpuContext, GpuDevice};
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
-use crate::module::Ptx;
-use crate::ptx::PtxInfo;
-use cudarc::driver::sys::{self, CUfunction_attribute as FuncAttr, CUjit_option, CUresult};
+use crate::ptx::{Ptx, PtxInfo};
+use cudarc::driver::sys::{
+    self, CUdevice_attribute as Attr, CUfunction_attribute as FuncAttr, CUjit_option, CUresult,
+};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, DriverError};
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
@@ -321,6 +322,29 @@ impl GpuDevice {
             .occupancy_max_potential_block_size(no_dynamic_shared_memory, 0, 0, None)
             .map_err(self.driver_error(&g, "cuOccupancyMaxPotentialBlockSize"))?;
         Ok(block.max(1))
+    }
+
+    /// The blocks of `name` (of `block_threads` threads, with `shared_bytes` of dynamic shared
+    /// memory) one multiprocessor holds at once; `None` if the device has no cooperative launch.
+    pub(crate) fn co_resident_blocks_per_sm(
+        &self,
+        module: &LoadedModule,
+        name: &'static str,
+        block_threads: u32,
+        shared_bytes: u32,
+    ) -> Result<Option<u32>> {
+        let g = self.context();
+        let supported = g
+            .ctx
+            .attribute(Attr::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)
+            .map_err(self.driver_error(&g, "cuDeviceGetAttribute"))?;
+        if supported == 0 {
+            return Ok(None);
+        }
+        let (f, _) = self.function(&g, module, name)?;
+        f.occupancy_max_active_blocks_per_multiprocessor(block_threads, shared_bytes as usize, None)
+            .map(Some)
+            .map_err(self.driver_error(&g, "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
     }
 }
 

@@ -5,9 +5,11 @@
 //! memory it uses) and here: a device buffer remembers every stream that used it, and its
 //! memory is freed only after the work queued there so far (see `GpuBytes`'s `Drop`).
 
-use super::{GpuBytes, GpuDevice};
+use super::gpu::{lock, GpuContext, GpuDevice};
+use super::memory::GpuBytes;
 use crate::error::{Error, Result};
 use crate::kernel_trail::Trail;
+use crate::stream::Stream;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{result, CudaContext, CudaEvent, CudaStream, DevicePtr, DevicePtrMut};
 use std::ptr::NonNull;
@@ -50,6 +52,41 @@ pub(crate) struct GpuEvent {
 }
 
 impl GpuDevice {
+    /// A new stream in the current context.
+    pub(crate) fn new_stream(self: &Arc<Self>) -> Result<Stream> {
+        let g = self.context();
+        let stream = g
+            .ctx
+            .new_stream()
+            .map_err(self.driver_error(&g, "cuStreamCreate"))?;
+        Ok(Stream::gpu(self.clone(), stream, g.id))
+    }
+
+    /// A ferrocuda stream on the program's `stream` of this device's context.
+    pub(crate) fn adopt_stream(self: &Arc<Self>, stream: Arc<CudaStream>) -> Result<Stream> {
+        let g = self.context();
+        self.check_cudarc(&g, "a cudarc stream", stream.context())?;
+        Ok(Stream::gpu(self.clone(), stream, g.id))
+    }
+
+    /// Refuses a stream of another GPU, or of another context on this one (`from_cudarc`).
+    pub(crate) fn check_stream_device(&self, stream: &Stream) -> Result<()> {
+        match stream.gpu_device() {
+            Some(gpu) if std::ptr::eq(&**gpu, self) => Ok(()),
+            other => Err(Error::WrongDevice {
+                what: "a stream",
+                owner: match other {
+                    Some(gpu) if gpu.ordinal == self.ordinal => {
+                        format!("CUDA device {} in another CUDA context", gpu.ordinal)
+                    }
+                    Some(gpu) => gpu.label.clone(),
+                    None => "the CPU executor".into(),
+                },
+                device: self.label.clone(),
+            }),
+        }
+    }
+
     /// `len` (> 0) zeroed bytes of page-locked host memory.
     pub(crate) fn alloc_pinned(&self, len: usize) -> Result<PinnedBytes> {
         let g = self.context();
@@ -89,8 +126,8 @@ impl GpuDevice {
     /// The CUDA stream of `stream`, checked to belong to the current context, with its trail.
     fn live_stream<'s>(
         &self,
-        g: &super::GpuContext,
-        stream: &'s crate::Stream,
+        g: &GpuContext,
+        stream: &'s Stream,
     ) -> Result<(&'s Arc<CudaStream>, &'s Trail)> {
         self.check_stream_device(stream)?;
         match stream.cuda() {
@@ -104,7 +141,7 @@ impl GpuDevice {
     /// `stream`; the caller keeps `src` alive and unwritten until the stream passes it.
     pub(crate) fn copy_htod_async(
         &self,
-        stream: &crate::Stream,
+        stream: &Stream,
         src: &[u8],
         (dst, offset): (&mut GpuBytes, usize),
     ) -> Result<()> {
@@ -130,7 +167,7 @@ impl GpuDevice {
     /// stream passes it.
     pub(crate) fn copy_dtoh_async(
         &self,
-        stream: &crate::Stream,
+        stream: &Stream,
         (src, offset): (&GpuBytes, usize),
         dst: &mut [u8],
     ) -> Result<()> {
@@ -163,7 +200,7 @@ impl GpuDevice {
         })
     }
 
-    fn check_event(&self, g: &super::GpuContext, event: &GpuEvent) -> Result<()> {
+    fn check_event(&self, g: &GpuContext, event: &GpuEvent) -> Result<()> {
         if event.context == g.id {
             Ok(())
         } else {
@@ -177,7 +214,7 @@ impl GpuDevice {
 
     /// Records `event` on `stream`: it completes when the work queued there so far has. Returns
     /// the launch mark its completion vouches for.
-    pub(crate) fn record_event(&self, event: &GpuEvent, stream: &crate::Stream) -> Result<u64> {
+    pub(crate) fn record_event(&self, event: &GpuEvent, stream: &Stream) -> Result<u64> {
         let g = self.context();
         self.check_event(&g, event)?;
         let (cuda, trail) = self.live_stream(&g, stream)?;
@@ -192,7 +229,7 @@ impl GpuDevice {
     }
 
     /// Makes `stream` wait (on the device) for `event`.
-    pub(crate) fn wait_event(&self, stream: &crate::Stream, event: &GpuEvent) -> Result<()> {
+    pub(crate) fn wait_event(&self, stream: &Stream, event: &GpuEvent) -> Result<()> {
         let g = self.context();
         self.check_event(&g, event)?;
         let (cuda, trail) = self.live_stream(&g, stream)?;
@@ -251,7 +288,7 @@ impl GpuDevice {
 impl GpuBytes {
     /// Remembers that work on `stream` uses these bytes, so that freeing them waits for it.
     pub(crate) fn used_on(&self, stream: &Arc<CudaStream>) {
-        let mut streams = super::lock(&self.used_on);
+        let mut streams = lock(&self.used_on);
         if !streams.iter().any(|s| Arc::ptr_eq(s, stream)) {
             streams.push(stream.clone());
         }
@@ -265,7 +302,7 @@ impl Drop for GpuBytes {
     fn drop(&mut self) {
         let Some(slice) = &self.slice else { return };
         let owner = slice.stream();
-        for stream in super::lock(&self.used_on).drain(..) {
+        for stream in lock(&self.used_on).drain(..) {
             let ctx = stream.context();
             match stream.record_event(None) {
                 Ok(event) => ctx.record_err(owner.wait(&event)),
