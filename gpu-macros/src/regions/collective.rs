@@ -15,7 +15,8 @@
 //! coroutines, a switch per thread). A warp's product of two shared tiles, `mma_tiles(..)`
 //! (`MmaTilesCollective`), is one the same way: one step does every warp's whole product.
 
-use super::Seg;
+use super::names::{idents_of, path_names, regions_ident};
+use super::segments::Seg;
 use proc_macro2::Span;
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use std::cell::Cell;
@@ -113,7 +114,7 @@ pub(super) fn call_stmt(stmt: &Stmt) -> Option<Call> {
     let Expr::Path(path) = &*call.func else {
         return None;
     };
-    let names = super::path_names(path);
+    let names = path_names(path);
     if path.qself.is_some() || !is_collective(&names) {
         return None;
     }
@@ -163,7 +164,7 @@ impl Call {
             last.ident = format_ident!("__split_{}", last.ident, span = last.ident.span());
         }
         let (state, results, args) = (&site.state, &site.results, &self.args);
-        let regions = super::regions_ident();
+        let regions = regions_ident();
         let put: Stmt = syn::parse_quote_spanned! {self.span=>
             #state.put(&*#regions, ::ferrocuda_std::thread::thread_idx(), #split_path(#(#args),*));
         };
@@ -205,7 +206,7 @@ impl Group {
         }
         let mut read = BTreeSet::new();
         for arg in &call.args {
-            super::codegen::idents_of(arg.to_token_stream(), &mut read);
+            idents_of(arg.to_token_stream(), &mut read);
         }
         call.mma && self.written.is_disjoint(&read)
     }
@@ -216,7 +217,7 @@ impl Group {
             Target::Local(local) => local.pat.to_token_stream(),
             Target::Assign(place) => place.to_token_stream(),
         };
-        super::codegen::idents_of(target, &mut self.written);
+        idents_of(target, &mut self.written);
         self.calls.push(call.split());
     }
 
