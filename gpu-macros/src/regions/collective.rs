@@ -15,12 +15,10 @@
 //! coroutines, a switch per thread). A warp's product of two shared tiles, `mma_tiles(..)`
 //! (`MmaTilesCollective`), is one the same way: one step does every warp's whole product.
 
-use super::names::{idents_of, path_names, regions_ident};
-use super::segments::Seg;
+use super::names::{path_names, regions_ident};
 use proc_macro2::Span;
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{format_ident, quote, quote_spanned};
 use std::cell::Cell;
-use std::collections::BTreeSet;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprPath, Ident, Stmt};
 
@@ -59,14 +57,14 @@ fn is_mma(names: &[&str]) -> bool {
 }
 
 /// Where a collective's result goes: a `let`, or an assignment to a place.
-enum Target {
+pub(super) enum Target {
     Local(syn::Local),
     Assign(Expr),
 }
 
 /// A collective at statement level: `let pat = path(args);` (or `place = mma(args);`).
 pub(super) struct Call {
-    target: Target,
+    pub(super) target: Target,
     path: ExprPath,
     pub(super) args: Vec<Expr>,
     span: Span,
@@ -81,15 +79,15 @@ pub(super) struct Call {
 #[derive(Clone)]
 pub(crate) struct Site {
     /// The per-block state the threads hand their arguments to.
-    state: Ident,
+    pub(super) state: Ident,
     /// What each thread gets.
     results: Ident,
     /// The call's span (its site in reports).
     pub(crate) span: Span,
     /// Whether it is an `mma` (else a block collective).
-    mma: bool,
+    pub(super) mma: bool,
     /// Whether it is an `mma_tiles`.
-    tiles: bool,
+    pub(super) tiles: bool,
 }
 
 /// The collective `stmt` is, if it is `let pat = block::reduce(..);` (no `else`), or
@@ -182,96 +180,6 @@ impl Call {
         };
         (put, site, take)
     }
-}
-
-/// Collective calls in a row that share one block step: the region before hands over every
-/// call's arguments, the block does each call's step in turn, and the region after binds every
-/// result. Only `mma` statements group, and only while none reads what an earlier one of the
-/// group assigns (its arguments are evaluated before the earlier results are bound): the eight
-/// `acc_ij = mma(&fa_i, &fb_j, &acc_ij);` of a k-step are one step instead of eight, one
-/// region loop over the block's threads instead of eight (each of which would carry every
-/// fragment and accumulator through per-thread slots).
-#[derive(Default)]
-pub(super) struct Group {
-    calls: Vec<(Stmt, Site, Stmt)>,
-    /// The names the group's statements bind or assign (and any name in a place assigned).
-    written: BTreeSet<String>,
-}
-
-impl Group {
-    /// Whether `call` can join the group (an empty one takes any call).
-    pub(super) fn admits(&self, call: &Call) -> bool {
-        if self.calls.is_empty() {
-            return true;
-        }
-        let mut read = BTreeSet::new();
-        for arg in &call.args {
-            idents_of(arg.to_token_stream(), &mut read);
-        }
-        call.mma && self.written.is_disjoint(&read)
-    }
-
-    /// Adds `call` (which [`Group::admits`]).
-    pub(super) fn push(&mut self, call: Call) {
-        let target = match &call.target {
-            Target::Local(local) => local.pat.to_token_stream(),
-            Target::Assign(place) => place.to_token_stream(),
-        };
-        idents_of(target, &mut self.written);
-        self.calls.push(call.split());
-    }
-
-    /// Ends the group (if any): its hand-overs end the region in `code` (into `segs`), its
-    /// steps follow, and its bindings start the next region in `code`.
-    pub(super) fn end(&mut self, code: &mut Vec<Stmt>, segs: &mut Vec<Seg>) {
-        if self.calls.is_empty() {
-            return;
-        }
-        self.written.clear();
-        let calls = std::mem::take(&mut self.calls);
-        let mut takes = Vec::with_capacity(calls.len());
-        for (put, site, take) in calls {
-            code.push(put);
-            takes.push((site, take));
-        }
-        if !code.is_empty() {
-            segs.push(Seg::Code(std::mem::take(code)));
-        }
-        for (site, take) in takes {
-            segs.push(Seg::Collective(site));
-            code.push(take);
-        }
-    }
-}
-
-/// The declarations of the per-block states of the collectives in `segs`, for above the regions.
-pub(super) fn declarations(segs: &[Seg]) -> Vec<Stmt> {
-    let mut out = Vec::new();
-    for seg in segs {
-        match seg {
-            Seg::Collective(site) => {
-                let state = &site.state;
-                // A reference: the region closures capture copies (move), and a reference is
-                // what every thread's region must share.
-                out.push(if site.tiles {
-                    syn::parse_quote! {
-                        let #state = &::ferrocuda_std::cpu::collective::MmaTilesCollective::new();
-                    }
-                } else if site.mma {
-                    syn::parse_quote! {
-                        let #state = &::ferrocuda_std::cpu::collective::MmaCollective::new();
-                    }
-                } else {
-                    syn::parse_quote! {
-                        let #state = &::ferrocuda_std::cpu::collective::Collective::new();
-                    }
-                });
-            }
-            Seg::While { body, .. } | Seg::For { body, .. } => out.extend(declarations(body)),
-            Seg::Items(_) | Seg::Code(_) | Seg::Barrier(_) | Seg::Uniform(_) | Seg::Leave(_) => {}
-        }
-    }
-    out
 }
 
 /// The block-level step of the collective at `site`, between its two regions: a block whose

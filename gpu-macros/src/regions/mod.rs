@@ -30,6 +30,7 @@
 mod carried;
 mod codegen;
 mod collective;
+mod collective_segs;
 mod elementwise;
 mod names;
 mod plan;

@@ -1,7 +1,8 @@
 //! The split path's first pass: decides how the CPU expansion runs a body ([`plan`]), cuts it at
 //! its barriers and collectives into segments (`structure`), checks what a region may hold, then
-//! runs the analyses (`collective`'s declarations, `uniform`'s hoisting) over the segments.
+//! runs the analyses (`collective_segs`'s declarations, `uniform`'s hoisting) over the segments.
 
+use super::collective_segs::{self, Group};
 use super::names::{collect_all_locals, declared, has_warp_operation, path_names, pattern_names};
 use super::segments::{Exits, Plan, Seg, SegPlan, Targets};
 use super::{collective, unassigned, uniform};
@@ -60,7 +61,7 @@ pub(crate) fn plan(
         return Plan::Coroutines(why);
     }
     let mut items = items;
-    items.extend(collective::declarations(&segs));
+    items.extend(collective_segs::declarations(&segs));
     items.extend(uniform::hoist(&mut segs, block, inputs.iter().cloned()));
     if !items.is_empty() {
         segs.insert(0, Seg::Items(items));
@@ -125,7 +126,7 @@ fn structure(
         Ok((body, exits))
     };
     // Consecutive independent `mma` statements, which share one block step (`collective`).
-    let mut group = collective::Group::default();
+    let mut group = Group::default();
     for stmt in stmts {
         if let Some(call) = collective::call_stmt(stmt) {
             for arg in &call.args {
