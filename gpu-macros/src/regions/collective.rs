@@ -62,17 +62,32 @@ pub(super) enum Target {
     Assign(Expr),
 }
 
+/// Which collective a call is: its block-level step, and whether it is a warp's `mma`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// `block::reduce` or `block::reduce_add` (`Collective`).
+    Block,
+    /// A tensor-core `mma` (`MmaCollective`).
+    Mma,
+    /// A warp's product of two shared tiles, `mma_tiles` (`MmaTilesCollective`).
+    MmaTiles,
+}
+
+impl Kind {
+    /// Whether it is an `mma` or `mma_tiles` (its arguments may borrow locals: they are used
+    /// at once; consecutive ones may share a step).
+    pub(super) fn is_mma(self) -> bool {
+        self != Kind::Block
+    }
+}
+
 /// A collective at statement level: `let pat = path(args);` (or `place = mma(args);`).
 pub(super) struct Call {
     pub(super) target: Target,
     path: ExprPath,
     pub(super) args: Vec<Expr>,
     span: Span,
-    /// Whether it is an `mma` or `mma_tiles` (its arguments may borrow locals: they are used
-    /// at once).
-    pub(super) mma: bool,
-    /// Whether it is an `mma_tiles`.
-    tiles: bool,
+    pub(super) kind: Kind,
 }
 
 /// Where the split path runs a collective's block-level step.
@@ -84,10 +99,7 @@ pub(crate) struct Site {
     results: Ident,
     /// The call's span (its site in reports).
     pub(crate) span: Span,
-    /// Whether it is an `mma` (else a block collective).
-    pub(super) mma: bool,
-    /// Whether it is an `mma_tiles`.
-    pub(super) tiles: bool,
+    pub(super) kind: Kind,
 }
 
 /// The collective `stmt` is, if it is `let pat = block::reduce(..);` (no `else`), or
@@ -116,9 +128,14 @@ pub(super) fn call_stmt(stmt: &Stmt) -> Option<Call> {
     if path.qself.is_some() || !is_collective(&names) {
         return None;
     }
-    let mma = is_mma(&names.iter().map(String::as_str).collect::<Vec<_>>());
-    let tiles = mma && names.last().is_some_and(|n| n == "mma_tiles");
-    if !mma && matches!(target, Target::Assign(_)) {
+    let kind = if !is_mma(&names.iter().map(String::as_str).collect::<Vec<_>>()) {
+        Kind::Block
+    } else if names.last().is_some_and(|n| n == "mma_tiles") {
+        Kind::MmaTiles
+    } else {
+        Kind::Mma
+    };
+    if kind == Kind::Block && matches!(target, Target::Assign(_)) {
         return None;
     }
     Some(Call {
@@ -126,8 +143,7 @@ pub(super) fn call_stmt(stmt: &Stmt) -> Option<Call> {
         path: path.clone(),
         args: call.args.iter().cloned().collect(),
         span: call.span(),
-        mma,
-        tiles,
+        kind,
     })
 }
 
@@ -144,14 +160,13 @@ impl Call {
                 Span::mixed_site(),
             ),
             span: self.span,
-            mma: self.mma,
-            tiles: self.tiles,
+            kind: self.kind,
         };
         let mut split_path = self.path;
-        if self.tiles {
+        if self.kind == Kind::MmaTiles {
             split_path =
                 syn::parse_quote_spanned!(self.span=> ::ferrocuda_std::mma::__split_mma_tiles);
-        } else if self.mma {
+        } else if self.kind == Kind::Mma {
             split_path = syn::parse_quote_spanned!(self.span=> ::ferrocuda_std::mma::__split_mma);
         } else {
             let last = split_path

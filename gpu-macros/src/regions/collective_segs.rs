@@ -3,7 +3,7 @@
 //! per-block states above the regions ([`declarations`]). The call's own syntax and code are
 //! `collective`'s.
 
-use super::collective::{Call, Site, Target};
+use super::collective::{Call, Kind, Site, Target};
 use super::names::idents_of;
 use super::segments::Seg;
 use quote::ToTokens;
@@ -34,7 +34,7 @@ impl Group {
         for arg in &call.args {
             idents_of(arg.to_token_stream(), &mut read);
         }
-        call.mma && self.written.is_disjoint(&read)
+        call.kind.is_mma() && self.written.is_disjoint(&read)
     }
 
     /// Adds `call` (which [`Group::admits`]).
@@ -79,18 +79,16 @@ pub(super) fn declarations(segs: &[Seg]) -> Vec<Stmt> {
                 let state = &site.state;
                 // A reference: the region closures capture copies (move), and a reference is
                 // what every thread's region must share.
-                out.push(if site.tiles {
-                    syn::parse_quote! {
+                out.push(match site.kind {
+                    Kind::MmaTiles => syn::parse_quote! {
                         let #state = &::ferrocuda_std::cpu::collective::MmaTilesCollective::new();
-                    }
-                } else if site.mma {
-                    syn::parse_quote! {
+                    },
+                    Kind::Mma => syn::parse_quote! {
                         let #state = &::ferrocuda_std::cpu::collective::MmaCollective::new();
-                    }
-                } else {
-                    syn::parse_quote! {
+                    },
+                    Kind::Block => syn::parse_quote! {
                         let #state = &::ferrocuda_std::cpu::collective::Collective::new();
-                    }
+                    },
                 });
             }
             Seg::While { body, .. } | Seg::For { body, .. } => out.extend(declarations(body)),

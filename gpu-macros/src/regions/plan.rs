@@ -133,7 +133,7 @@ fn structure(
                 // `mma(&a, &b, &c)`: the region before hands the fragments over at once, so a
                 // reference to a local there is never carried.
                 let arg = match arg {
-                    Expr::Reference(r) if call.mma => &*r.expr,
+                    Expr::Reference(r) if call.kind.is_mma() => &*r.expr,
                     arg => arg,
                 };
                 check_code_expr(arg, locals)?;
@@ -141,7 +141,7 @@ fn structure(
             if !group.admits(&call) {
                 group.end(&mut code, &mut segs);
             }
-            let mma = call.mma;
+            let mma = call.kind.is_mma();
             group.push(call);
             if !mma {
                 group.end(&mut code, &mut segs);
