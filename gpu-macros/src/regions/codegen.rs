@@ -214,7 +214,7 @@ pub(super) fn region_code(
     (out, rewrite.left_to)
 }
 
-/// Code generation for [`Plan::Regions`]. Every carried variable's slots are made once at the
+/// Code generation for [`Plan::Regions`](super::Plan::Regions). Every carried variable's slots are made once at the
 /// top of the block's function; the code generator knows, at each point, which variables' slots
 /// hold a value for every live thread (the `Vec<Carried>` it passes along), and a region reads
 /// only those.
@@ -1031,7 +1031,7 @@ fn first_barrier(segs: &[Seg]) -> Option<Span> {
     })
 }
 
-/// The body of the split function for [`Plan::Regions`], or why the body cannot take the
+/// The body of the split function for [`Plan::Regions`](super::Plan::Regions), or why the body cannot take the
 /// split path after all (found while generating it: a `let` without a value assigned where the
 /// generator cannot follow it).
 pub(crate) fn regions(segs: &[SegPlan]) -> Result<TokenStream2, String> {

@@ -12,7 +12,7 @@
 //! reached inside a region moves the rest of that region onto coroutines at run time
 //! (`ferrocuda_std::cpu`'s fallback). A barrier of the body itself anywhere else than above (inside
 //! an `if`, a closure, a `loop`), a grid sync or a mutable parameter keep the coroutine path, and
-//! [`plan`] says why. A body with no barrier is one region: the elementwise loop.
+//! [`plan()`] says why. A body with no barrier is one region: the elementwise loop.
 //!
 //! `break`, `continue` and `return` may leave a split loop from anywhere in its regions (in an
 //! `if`, a `match`, a nested loop without a barrier; labelled or not): the thread stops running
@@ -22,10 +22,16 @@
 //! without a value is cut into one `let` per name and carried once assigned (`unassigned`). Items declared in the body (`const`, `static`, `use`, `fn`)
 //! are hoisted above the regions, and so are block-uniform `let`s (`uniform`).
 //!
-//! The passes, bottom to top: `names` (name and syntax queries, hygienic names) and `segments`
-//! (the data handed on: [`Seg`](segments::Seg), [`Plan`]); `plan` (parse: cut the body into
-//! segments and check them), then the analyses `collective`, `unassigned`, `uniform` and
-//! `carried` (what crosses a region boundary); `codegen` and `elementwise` (generate) on top.
+//! The passes, bottom to top (each file imports only files above it in this list):
+//! - `names`: name and syntax queries every pass uses, and the generated code's hygienic names;
+//! - `collective` (a collective call's syntax and its split and step code) and `unassigned`
+//!   (a `let` without a value: cut per name, then tracked while unassigned);
+//! - `segments`: the data the passes hand on ([`Seg`](segments::Seg), [`Plan`]);
+//! - the analyses over segments: `collective_segs` (grouping `mma`s, the states' declarations),
+//!   `uniform` (block-uniform values, hoisted and decided once), `carried` (what crosses a
+//!   region boundary, what may be recomputed instead);
+//! - `plan`: the parse pass, which cuts a body into segments, checks them and runs the analyses;
+//! - `codegen` then `elementwise`: generate the code from the plan (never calling the planner).
 
 mod carried;
 mod codegen;

@@ -1,4 +1,4 @@
-//! The data the split path's passes hand on: the planner ([`super::plan`]) cuts a body into
+//! The data the split path's passes hand on: the planner ([`super::plan()`]) cuts a body into
 //! [`Seg`]ments, the analyses (`uniform`, `collective`, `unassigned`) rewrite them, and the code
 //! generator (`codegen`) reads the [`Plan`].
 
