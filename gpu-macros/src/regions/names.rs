@@ -86,6 +86,7 @@ pub(super) fn has_warp_operation(stmts: &[Stmt]) -> bool {
     find.0
 }
 
+/// Collects every name a pattern binds (`let`s, closure and loop patterns, `match` arms),
 /// outside nested items.
 pub(super) struct Bindings<'a>(pub(super) &'a mut BTreeSet<String>);
 
@@ -127,6 +128,7 @@ pub(super) fn declared(stmts: &[Stmt]) -> Vec<Ident> {
     names
 }
 
+/// Whether `op` assigns (`+=` and the like).
 pub(super) fn is_assignment(op: &syn::BinOp) -> bool {
     use syn::BinOp::*;
     matches!(

@@ -270,9 +270,6 @@ struct Scan<'a> {
     leaves: Vec<(Option<String>, bool)>,
 }
 
-/// The loops and labelled blocks entered inside a statement, to tell a `break` or `continue`
-/// that stays in it from one that leaves it (for a split loop around it). The same rules for
-
 impl<'a> Scan<'a> {
     fn new(locals: &'a BTreeSet<String>) -> Self {
         Scan {
@@ -448,6 +445,7 @@ fn contains_return(expr: &Expr) -> bool {
     find.0
 }
 
+/// Loop bodies may not shadow a name of an enclosing scope (the per-thread store at the loop
 /// head must keep one type per name).
 fn check_scopes(segs: &[Seg], outer: &BTreeSet<String>) -> Result<(), String> {
     let mut scope = outer.clone();

@@ -92,6 +92,9 @@ pub(crate) enum Plan {
 /// A [`Seg`] ready for code generation.
 pub(crate) struct SegPlan(pub(super) Seg);
 
+/// The loops and labelled blocks entered inside a statement, to tell a `break` or `continue`
+/// that stays in it from one that leaves it (for a split loop around it). The same rules for
+/// the planner's scan and the code generator's rewrite.
 #[derive(Default, Clone)]
 pub(super) struct Targets {
     /// Loops entered (a closure counts as one: nothing leaves it).
@@ -110,6 +113,7 @@ impl Targets {
     }
 }
 
+/// Every name the segments bind anywhere (`let`s, loop and closure patterns, `match` arms),
 /// hoisted items' `let`s included.
 pub(super) fn bound_names(segs: &[Seg]) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
