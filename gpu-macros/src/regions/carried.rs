@@ -2,7 +2,8 @@
 //! of their values: fixed (never changed after their `let`) or recomputable from the thread's
 //! position alone (never stored: each region that reads one evaluates its `let` again).
 
-use super::{path_names, pattern_names};
+use super::names::{idents_of, is_assignment, path_names, pattern_names};
+use super::uniform::is_constant_name;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::quote;
 use std::collections::{BTreeMap, BTreeSet};
@@ -143,7 +144,7 @@ pub(super) fn recomputable_lets(
             Some((name, init)) => {
                 let mut reads = BTreeSet::new();
                 let value = &init.expr;
-                super::codegen::idents_of(quote!(#value), &mut reads);
+                idents_of(quote!(#value), &mut reads);
                 let deps =
                     known
                         .iter()
@@ -202,12 +203,11 @@ fn position_only(
         Expr::Binary(e) => {
             let by_variable = matches!(e.op, syn::BinOp::Div(_) | syn::BinOp::Rem(_))
                 && !matches!(&*e.right, Expr::Lit(_));
-            !by_variable && !super::is_assignment(&e.op) && recurse(&e.left) && recurse(&e.right)
+            !by_variable && !is_assignment(&e.op) && recurse(&e.left) && recurse(&e.right)
         }
         Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
             let name = i.to_string();
-            known.contains_key(&name)
-                || (!bound.contains(&name) && super::uniform::is_constant_name(&name))
+            known.contains_key(&name) || (!bound.contains(&name) && is_constant_name(&name))
         }),
         // The forms `Rewrite` turns into the region loop's variables.
         Expr::Call(_) => call_path(expr).is_some_and(|names| {

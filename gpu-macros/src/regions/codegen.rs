@@ -2,27 +2,16 @@
 //! region loops with the slots of their carried variables and their trip decisions.
 
 use super::carried::{fixed_lets, recomputable_lets, restrict, Carried};
+use super::collective;
+use super::names::{declared, has_warp_operation, idents_of, path_names, pattern_names, Names};
+use super::segments::{bound_names, Seg, SegPlan, Targets};
 use super::unassigned::{self, State};
-use super::{declared, path_names, pattern_names, Seg, SegPlan, Targets};
-use proc_macro2::{Span, TokenStream as TokenStream2, TokenTree};
+use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::{quote, quote_spanned, ToTokens};
 use std::collections::{BTreeMap, BTreeSet};
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Ident, Stmt};
-
-/// Every identifier in `tokens` (for liveness: a name used later is carried).
-pub(super) fn idents_of(tokens: TokenStream2, into: &mut BTreeSet<String>) {
-    for tree in tokens {
-        match tree {
-            TokenTree::Ident(ident) => {
-                into.insert(ident.to_string());
-            }
-            TokenTree::Group(group) => idents_of(group.stream(), into),
-            _ => {}
-        }
-    }
-}
 
 fn seg_idents(seg: &Seg, into: &mut BTreeSet<String>) {
     match seg {
@@ -39,38 +28,6 @@ fn seg_idents(seg: &Seg, into: &mut BTreeSet<String>) {
             idents_of(iter.to_token_stream(), into);
             body.iter().for_each(|s| seg_idents(s, into));
         }
-    }
-}
-
-/// The hygienic names of the generated code.
-pub(super) struct Names {
-    pub(super) regions: Ident,
-    pub(super) tid: Ident,
-    pub(super) base_1d: Ident,
-    /// The thread's index in the block (x fastest) in a region's loop.
-    linear: Ident,
-    /// A trip decision's vote.
-    go: Ident,
-    label: syn::Lifetime,
-    /// The block a thread leaving a split loop's trip jumps out of (`break`/`continue`).
-    leave: syn::Lifetime,
-}
-
-impl Names {
-    pub(super) fn new() -> Self {
-        let id = |name: &str| Ident::new(name, Span::mixed_site());
-        Names {
-            regions: id("__ferrocuda_regions"),
-            tid: id("__ferrocuda_tid"),
-            base_1d: id("__ferrocuda_base_1d"),
-            linear: id("__ferrocuda_linear"),
-            go: id("__ferrocuda_go"),
-            label: syn::Lifetime::new("'__ferrocuda_region", Span::mixed_site()),
-            leave: syn::Lifetime::new("'__ferrocuda_leave", Span::mixed_site()),
-        }
-    }
-    pub(super) fn label(&self) -> syn::Lifetime {
-        self.label.clone()
     }
 }
 
@@ -257,7 +214,7 @@ pub(super) fn region_code(
     (out, rewrite.left_to)
 }
 
-/// Code generation for [`Plan::Regions`]. Every carried variable's slots are made once at the
+/// Code generation for [`Plan::Regions`](super::Plan::Regions). Every carried variable's slots are made once at the
 /// top of the block's function; the code generator knows, at each point, which variables' slots
 /// hold a value for every live thread (the `Vec<Carried>` it passes along), and a region reads
 /// only those.
@@ -506,7 +463,7 @@ impl Gen {
                 unsafe { #(#slots.put(#linear, #names);)* }
             }
         });
-        let warp_operations = super::has_warp_operation(stmts);
+        let warp_operations = has_warp_operation(stmts);
         let body = if left_to.is_empty() {
             quote! {
                 #[allow(unused_labels)]
@@ -714,7 +671,7 @@ impl Gen {
                     });
                 }
                 Seg::Collective(site) => {
-                    out.extend(super::collective::fold_code(site, &self.names.regions))
+                    out.extend(collective::fold_code(site, &self.names.regions))
                 }
                 Seg::Uniform(stmts) => {
                     let regions = &self.names.regions;
@@ -1074,7 +1031,7 @@ fn first_barrier(segs: &[Seg]) -> Option<Span> {
     })
 }
 
-/// The body of the split function for [`Plan::Regions`], or why the body cannot take the
+/// The body of the split function for [`Plan::Regions`](super::Plan::Regions), or why the body cannot take the
 /// split path after all (found while generating it: a `let` without a value assigned where the
 /// generator cannot follow it).
 pub(crate) fn regions(segs: &[SegPlan]) -> Result<TokenStream2, String> {
@@ -1084,7 +1041,7 @@ pub(crate) fn regions(segs: &[SegPlan]) -> Result<TokenStream2, String> {
         names: Names::new(),
         counter: 0,
         slots: Vec::new(),
-        bound: super::bound_names(&segs),
+        bound: bound_names(&segs),
         loops: Vec::new(),
         error: None,
     };
@@ -1139,9 +1096,4 @@ fn clone_seg(seg: &Seg) -> Seg {
             exits: exits.clone(),
         },
     }
-}
-
-/// The regions' hygienic argument name, for the generated function's signature.
-pub(crate) fn regions_ident() -> Ident {
-    Names::new().regions
 }

@@ -15,11 +15,10 @@
 //! coroutines, a switch per thread). A warp's product of two shared tiles, `mma_tiles(..)`
 //! (`MmaTilesCollective`), is one the same way: one step does every warp's whole product.
 
-use super::Seg;
+use super::names::{path_names, regions_ident};
 use proc_macro2::Span;
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{format_ident, quote, quote_spanned};
 use std::cell::Cell;
-use std::collections::BTreeSet;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprPath, Ident, Stmt};
 
@@ -58,37 +57,49 @@ fn is_mma(names: &[&str]) -> bool {
 }
 
 /// Where a collective's result goes: a `let`, or an assignment to a place.
-enum Target {
+pub(super) enum Target {
     Local(syn::Local),
     Assign(Expr),
 }
 
+/// Which collective a call is: its block-level step, and whether it is a warp's `mma`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// `block::reduce` or `block::reduce_add` (`Collective`).
+    Block,
+    /// A tensor-core `mma` (`MmaCollective`).
+    Mma,
+    /// A warp's product of two shared tiles, `mma_tiles` (`MmaTilesCollective`).
+    MmaTiles,
+}
+
+impl Kind {
+    /// Whether it is an `mma` or `mma_tiles` (its arguments may borrow locals: they are used
+    /// at once; consecutive ones may share a step).
+    pub(super) fn is_mma(self) -> bool {
+        self != Kind::Block
+    }
+}
+
 /// A collective at statement level: `let pat = path(args);` (or `place = mma(args);`).
 pub(super) struct Call {
-    target: Target,
+    pub(super) target: Target,
     path: ExprPath,
     pub(super) args: Vec<Expr>,
     span: Span,
-    /// Whether it is an `mma` or `mma_tiles` (its arguments may borrow locals: they are used
-    /// at once).
-    pub(super) mma: bool,
-    /// Whether it is an `mma_tiles`.
-    tiles: bool,
+    pub(super) kind: Kind,
 }
 
 /// Where the split path runs a collective's block-level step.
 #[derive(Clone)]
 pub(crate) struct Site {
     /// The per-block state the threads hand their arguments to.
-    state: Ident,
+    pub(super) state: Ident,
     /// What each thread gets.
     results: Ident,
     /// The call's span (its site in reports).
     pub(crate) span: Span,
-    /// Whether it is an `mma` (else a block collective).
-    mma: bool,
-    /// Whether it is an `mma_tiles`.
-    tiles: bool,
+    pub(super) kind: Kind,
 }
 
 /// The collective `stmt` is, if it is `let pat = block::reduce(..);` (no `else`), or
@@ -113,13 +124,18 @@ pub(super) fn call_stmt(stmt: &Stmt) -> Option<Call> {
     let Expr::Path(path) = &*call.func else {
         return None;
     };
-    let names = super::path_names(path);
+    let names = path_names(path);
     if path.qself.is_some() || !is_collective(&names) {
         return None;
     }
-    let mma = is_mma(&names.iter().map(String::as_str).collect::<Vec<_>>());
-    let tiles = mma && names.last().is_some_and(|n| n == "mma_tiles");
-    if !mma && matches!(target, Target::Assign(_)) {
+    let kind = if !is_mma(&names.iter().map(String::as_str).collect::<Vec<_>>()) {
+        Kind::Block
+    } else if names.last().is_some_and(|n| n == "mma_tiles") {
+        Kind::MmaTiles
+    } else {
+        Kind::Mma
+    };
+    if kind == Kind::Block && matches!(target, Target::Assign(_)) {
         return None;
     }
     Some(Call {
@@ -127,8 +143,7 @@ pub(super) fn call_stmt(stmt: &Stmt) -> Option<Call> {
         path: path.clone(),
         args: call.args.iter().cloned().collect(),
         span: call.span(),
-        mma,
-        tiles,
+        kind,
     })
 }
 
@@ -145,14 +160,13 @@ impl Call {
                 Span::mixed_site(),
             ),
             span: self.span,
-            mma: self.mma,
-            tiles: self.tiles,
+            kind: self.kind,
         };
         let mut split_path = self.path;
-        if self.tiles {
+        if self.kind == Kind::MmaTiles {
             split_path =
                 syn::parse_quote_spanned!(self.span=> ::ferrocuda_std::mma::__split_mma_tiles);
-        } else if self.mma {
+        } else if self.kind == Kind::Mma {
             split_path = syn::parse_quote_spanned!(self.span=> ::ferrocuda_std::mma::__split_mma);
         } else {
             let last = split_path
@@ -163,7 +177,7 @@ impl Call {
             last.ident = format_ident!("__split_{}", last.ident, span = last.ident.span());
         }
         let (state, results, args) = (&site.state, &site.results, &self.args);
-        let regions = super::regions_ident();
+        let regions = regions_ident();
         let put: Stmt = syn::parse_quote_spanned! {self.span=>
             #state.put(&*#regions, ::ferrocuda_std::thread::thread_idx(), #split_path(#(#args),*));
         };
@@ -181,96 +195,6 @@ impl Call {
         };
         (put, site, take)
     }
-}
-
-/// Collective calls in a row that share one block step: the region before hands over every
-/// call's arguments, the block does each call's step in turn, and the region after binds every
-/// result. Only `mma` statements group, and only while none reads what an earlier one of the
-/// group assigns (its arguments are evaluated before the earlier results are bound): the eight
-/// `acc_ij = mma(&fa_i, &fb_j, &acc_ij);` of a k-step are one step instead of eight, one
-/// region loop over the block's threads instead of eight (each of which would carry every
-/// fragment and accumulator through per-thread slots).
-#[derive(Default)]
-pub(super) struct Group {
-    calls: Vec<(Stmt, Site, Stmt)>,
-    /// The names the group's statements bind or assign (and any name in a place assigned).
-    written: BTreeSet<String>,
-}
-
-impl Group {
-    /// Whether `call` can join the group (an empty one takes any call).
-    pub(super) fn admits(&self, call: &Call) -> bool {
-        if self.calls.is_empty() {
-            return true;
-        }
-        let mut read = BTreeSet::new();
-        for arg in &call.args {
-            super::codegen::idents_of(arg.to_token_stream(), &mut read);
-        }
-        call.mma && self.written.is_disjoint(&read)
-    }
-
-    /// Adds `call` (which [`Group::admits`]).
-    pub(super) fn push(&mut self, call: Call) {
-        let target = match &call.target {
-            Target::Local(local) => local.pat.to_token_stream(),
-            Target::Assign(place) => place.to_token_stream(),
-        };
-        super::codegen::idents_of(target, &mut self.written);
-        self.calls.push(call.split());
-    }
-
-    /// Ends the group (if any): its hand-overs end the region in `code` (into `segs`), its
-    /// steps follow, and its bindings start the next region in `code`.
-    pub(super) fn end(&mut self, code: &mut Vec<Stmt>, segs: &mut Vec<Seg>) {
-        if self.calls.is_empty() {
-            return;
-        }
-        self.written.clear();
-        let calls = std::mem::take(&mut self.calls);
-        let mut takes = Vec::with_capacity(calls.len());
-        for (put, site, take) in calls {
-            code.push(put);
-            takes.push((site, take));
-        }
-        if !code.is_empty() {
-            segs.push(Seg::Code(std::mem::take(code)));
-        }
-        for (site, take) in takes {
-            segs.push(Seg::Collective(site));
-            code.push(take);
-        }
-    }
-}
-
-/// The declarations of the per-block states of the collectives in `segs`, for above the regions.
-pub(super) fn declarations(segs: &[Seg]) -> Vec<Stmt> {
-    let mut out = Vec::new();
-    for seg in segs {
-        match seg {
-            Seg::Collective(site) => {
-                let state = &site.state;
-                // A reference: the region closures capture copies (move), and a reference is
-                // what every thread's region must share.
-                out.push(if site.tiles {
-                    syn::parse_quote! {
-                        let #state = &::ferrocuda_std::cpu::collective::MmaTilesCollective::new();
-                    }
-                } else if site.mma {
-                    syn::parse_quote! {
-                        let #state = &::ferrocuda_std::cpu::collective::MmaCollective::new();
-                    }
-                } else {
-                    syn::parse_quote! {
-                        let #state = &::ferrocuda_std::cpu::collective::Collective::new();
-                    }
-                });
-            }
-            Seg::While { body, .. } | Seg::For { body, .. } => out.extend(declarations(body)),
-            Seg::Items(_) | Seg::Code(_) | Seg::Barrier(_) | Seg::Uniform(_) | Seg::Leave(_) => {}
-        }
-    }
-    out
 }
 
 /// The block-level step of the collective at `site`, between its two regions: a block whose

@@ -26,7 +26,7 @@
 //! would not compile). So the slots hold plain values (no `Option`, no `MaybeUninit`), and
 //! what our rules cannot follow is a fallback to coroutines, never a wrong value.
 
-use super::codegen::idents_of;
+use super::names::{idents_of, pattern_names};
 use quote::ToTokens;
 use std::collections::BTreeSet;
 use syn::{Expr, Pat, Stmt};
@@ -118,7 +118,7 @@ pub(super) fn state_after(stmts: &[Stmt], name: &str, start: Option<State>) -> O
     for stmt in stmts {
         if let Stmt::Local(local) = stmt {
             let mut bound = Vec::new();
-            super::pattern_names(&local.pat, &mut bound);
+            pattern_names(&local.pat, &mut bound);
             if bound.iter().any(|b| b == name) {
                 state = Some(match declares_unassigned(stmt) {
                     Some(_) => State::Unassigned,
@@ -161,7 +161,7 @@ fn block_assigns(block: &syn::Block, name: &str) -> bool {
         }
         if let Stmt::Local(local) = stmt {
             let mut bound = Vec::new();
-            super::pattern_names(&local.pat, &mut bound);
+            pattern_names(&local.pat, &mut bound);
             if bound.iter().any(|b| b == name) {
                 // Another variable of that name from here on.
                 return false;
@@ -173,7 +173,7 @@ fn block_assigns(block: &syn::Block, name: &str) -> bool {
 
 fn binds(pat: &Pat, name: &str) -> bool {
     let mut bound = Vec::new();
-    super::pattern_names(pat, &mut bound);
+    pattern_names(pat, &mut bound);
     bound.iter().any(|b| b == name)
 }
 

@@ -16,7 +16,8 @@
 //! hoisted above a statement that may leave the body first (`if x.is_empty() { return; }`, a
 //! `?`, a macro such as `assert!`): the guard would no longer guard it.
 
-use super::{is_assignment, path_names, Seg};
+use super::names::{idents_of, is_assignment, path_names};
+use super::segments::{Leave, Seg};
 use std::collections::{BTreeMap, BTreeSet};
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, FnArg, Pat, Stmt, UnOp};
@@ -98,7 +99,7 @@ pub(super) fn hoist(
 /// and wait (`Regions::leave`). Only at a region's edges, so that no region is cut in two.
 /// `loops`: the labels of the split loops around `segs`.
 fn lift_leaves(segs: &mut Vec<Seg>, uniform: &Uniform, loops: &mut Vec<Option<String>>) {
-    let leave = |stmt: &Stmt, loops: &[Option<String>]| -> Option<super::Leave> {
+    let leave = |stmt: &Stmt, loops: &[Option<String>]| -> Option<Leave> {
         let Stmt::Expr(Expr::If(e), _) = stmt else {
             return None;
         };
@@ -123,7 +124,7 @@ fn lift_leaves(segs: &mut Vec<Seg>, uniform: &Uniform, loops: &mut Vec<Option<St
                     .rposition(|l| l.as_deref() == Some(name.as_str()))?
             }
         };
-        uniform.expr(&e.cond).then(|| super::Leave {
+        uniform.expr(&e.cond).then(|| Leave {
             cond: (*e.cond).clone(),
             depth,
             is_break,
@@ -406,7 +407,7 @@ impl<'ast> Visit<'ast> for Uses<'_> {
     }
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         let mut named = BTreeSet::new();
-        super::codegen::idents_of(mac.tokens.clone(), &mut named);
+        idents_of(mac.tokens.clone(), &mut named);
         self.changed
             .extend(named.intersection(self.candidates).cloned());
     }
