@@ -318,11 +318,7 @@ impl<'a> Scan<'a> {
         is_loop: bool,
         f: impl FnOnce(&mut Self),
     ) {
-        let saved = self.targets.clone();
-        self.targets.depth += usize::from(is_loop);
-        if let Some(label) = label {
-            self.targets.labels.push(label.name.ident.to_string());
-        }
+        let saved = self.targets.enter(label, is_loop);
         f(self);
         self.targets = saved;
     }

@@ -104,6 +104,16 @@ pub(super) struct Targets {
 }
 
 impl Targets {
+    /// Enters a loop (`is_loop`) or a labelled block of the statement: what to restore on leaving.
+    pub(super) fn enter(&mut self, label: Option<&syn::Label>, is_loop: bool) -> Targets {
+        let saved = self.clone();
+        self.depth += usize::from(is_loop);
+        if let Some(label) = label {
+            self.labels.push(label.name.ident.to_string());
+        }
+        saved
+    }
+
     /// Whether a `break`/`continue` with `label` leaves the statement.
     pub(super) fn leaves(&self, label: Option<&syn::Lifetime>) -> bool {
         match label {
