@@ -182,6 +182,21 @@ impl Module {
     }
 }
 
+// Here rather than in `memory.rs`, so that memory, below the module, need not name it.
+impl Memory {
+    /// Makes `module`'s variables (`.global`, `.const`) part of this memory, as a GPU's are of its
+    /// device memory: copies to and from their addresses work from then on, and kernels see what
+    /// was copied. They do not count against the capacity (a GPU loads them with the module).
+    pub fn map_module(&self, module: &Module) {
+        self.map_allocations(&module.globals);
+    }
+
+    /// Takes `module`'s variables out of this memory again (the module is unloaded).
+    pub fn unmap_module(&self, module: &Module) {
+        self.unmap_allocations(&module.globals);
+    }
+}
+
 /// A launch's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchDims {

@@ -172,20 +172,19 @@ impl Memory {
         (addr - allocation.base < allocation.len).then_some((allocation.base, allocation.len))
     }
 
-    /// Makes `module`'s variables (`.global`, `.const`) part of this memory, as a GPU's are of its
-    /// device memory: copies to and from their addresses work from then on, and kernels see what
-    /// was copied. They do not count against the capacity (a GPU loads them with the module).
-    pub fn map_module(&self, module: &crate::Module) {
+    /// Puts `allocations` (a module's variables) in this memory's table; [`Memory::map_module`]
+    /// (`lib.rs`, where [`crate::Module`] lives) is the public face.
+    pub(crate) fn map_allocations(&self, allocations: &[Arc<Allocation>]) {
         let mut table = self.write_table();
-        for allocation in &module.globals {
+        for allocation in allocations {
             table.live.insert(allocation.base, allocation.clone());
         }
     }
 
-    /// Takes `module`'s variables out of this memory again (the module is unloaded).
-    pub fn unmap_module(&self, module: &crate::Module) {
+    /// Takes `allocations` out of this memory's table again.
+    pub(crate) fn unmap_allocations(&self, allocations: &[Arc<Allocation>]) {
         let mut table = self.write_table();
-        for allocation in &module.globals {
+        for allocation in allocations {
             table.live.remove(&allocation.base);
         }
     }
