@@ -1,8 +1,15 @@
 //! PTX text to tokens: names (opcodes, directives, registers, labels), numbers, punctuation,
 //! each with its line; comments dropped.
 
-use super::err;
 use crate::ParseError;
+
+/// A [`ParseError`] at `line` (every stage of parsing and decoding reports with it).
+pub(crate) fn err(line: usize, message: &str) -> ParseError {
+    ParseError {
+        line,
+        message: message.to_string(),
+    }
+}
 
 /// One token with the line it is on.
 #[derive(Debug, Clone, PartialEq)]
