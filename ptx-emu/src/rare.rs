@@ -27,7 +27,7 @@ fn execute(grid: &Grid, block: &mut Block, t: usize, op: &Op) -> Option<Result<b
         Op::IsSpace { space, d, a } => {
             regs[d as usize] = crate::block::in_window(space, get(regs, a)) as u64
         }
-        Op::SetpX2 { .. } => crate::float16::setp_pair(regs, op),
+        Op::SetpX2 { .. } => crate::arith::setp_pair(regs, op),
         Op::Mbarrier { op, d, addr, b } => {
             return Some(crate::mbarrier::execute(grid, block, t, op, d, addr, b))
         }
