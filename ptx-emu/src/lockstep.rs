@@ -74,6 +74,9 @@ fn earlier(a: &ThreadState, b: &ThreadState) -> bool {
 /// all reach at the same pc, since the code between has no branches. Each instruction of the
 /// run is one warp instruction of those lanes; a memory instruction's lanes are matched by pc
 /// in their traces (a lane predicated off has no access there).
+// Out of line, as it was before the printf split moved the crate's code units about: inlined into
+// `schedule::run_block` it costs the unprofiled launches 1% there (callgrind, `speed --small`).
+#[inline(never)]
 pub(crate) fn run_warps(grid: &Grid, block: &mut Block) -> Result<(), (usize, Trouble)> {
     let n = block.threads.len();
     let code = &grid.program.code;
