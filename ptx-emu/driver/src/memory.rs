@@ -113,19 +113,10 @@ unsafe fn htod(
     bytes: usize,
     stream: Option<CUstream>,
 ) -> Outcome {
-    let (context, own) = check_context(stream)?;
-    if bytes == 0 {
+    let Some((context, memory, own)) = copy_start(dst, src.is_null(), bytes, stream)? else {
         return Ok(());
-    }
-    if src.is_null() {
-        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-    }
-    let memory = holder(&own, dst, bytes as u64)?;
-    if !Arc::ptr_eq(&memory, &own) {
-        // Another device's memory (unified addressing): at once, after all queued work (whose
-        // errors are their own calls'; a fault is sticky on its context).
-        let _ = deferred_run::finish(None);
-    } else if *DEFER && stream.is_some() {
+    };
+    if own && *DEFER && stream.is_some() {
         let work = if is_pinned(src.addr(), bytes) {
             Work::HtoD {
                 dst,
@@ -142,7 +133,7 @@ unsafe fn htod(
         };
         defer_or_wait(context, stream, work)?;
         return Ok(());
-    } else {
+    } else if own {
         defer_or_wait(context, None, Work::Wait(Vec::new()))?;
     }
     // SAFETY: not null and valid for `bytes` bytes of reads (the caller's contract).
@@ -160,19 +151,10 @@ unsafe fn dtoh(
     bytes: usize,
     stream: Option<CUstream>,
 ) -> Outcome {
-    let (context, own) = check_context(stream)?;
-    if bytes == 0 {
+    let Some((context, memory, own)) = copy_start(src, dst.is_null(), bytes, stream)? else {
         return Ok(());
-    }
-    if dst.is_null() {
-        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-    }
-    let memory = holder(&own, src, bytes as u64)?;
-    if !Arc::ptr_eq(&memory, &own) {
-        // Another device's memory (unified addressing): at once, after all queued work (whose
-        // errors are their own calls'; a fault is sticky on its context).
-        let _ = deferred_run::finish(None);
-    } else if let Some(s) = stream.filter(|_| *DEFER) {
+    };
+    if let Some(s) = stream.filter(|_| own && *DEFER) {
         if is_pinned(dst.addr(), bytes) {
             let work = Work::DtoH {
                 dst: dst.addr(),
@@ -187,13 +169,39 @@ unsafe fn dtoh(
         let targets = DRIVER.state()?.deferred.stream(key);
         deferred_run::run_until(targets)?;
         DRIVER.state()?.usable(context)?;
-    } else {
+    } else if own {
         defer_or_wait(context, None, Work::Wait(Vec::new()))?;
     }
     // SAFETY: not null and valid for `bytes` bytes of writes (the caller's contract); the host
     // does not touch it during the call.
     let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<u8>(), bytes) };
     memory.read(src, out).map_err(code)
+}
+
+/// What [`htod`] and [`dtoh`] both do first: the stream's context and the memory (of any
+/// device, [`holder`]) that holds `[addr, addr + bytes)`, with whether it is the context's own;
+/// `None` when there is nothing to copy, an error for a null host pointer. A copy from or to
+/// another device's memory (unified addressing) runs at once, after all queued work (whose
+/// errors are their own calls'; a fault is sticky on its context): that work is finished here.
+fn copy_start(
+    addr: CUdeviceptr,
+    host_is_null: bool,
+    bytes: usize,
+    stream: Option<CUstream>,
+) -> Result<Option<(usize, Arc<Memory>, bool)>, CUresult> {
+    let (context, own) = check_context(stream)?;
+    if bytes == 0 {
+        return Ok(None);
+    }
+    if host_is_null {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let memory = holder(&own, addr, bytes as u64)?;
+    let is_own = Arc::ptr_eq(&memory, &own);
+    if !is_own {
+        let _ = deferred_run::finish(None);
+    }
+    Ok(Some((context, memory, is_own)))
 }
 
 /// The device memory (of any device) that holds all of `[addr, addr + len)`, or the error of
