@@ -54,7 +54,11 @@ impl Counted<'_> {
 /// Renders `format` as C's printf does: flags `-+ #0`, width and precision (`*` taking an
 /// `int`), lengths `hh h l ll z j t L`, conversions `d i u o x X c s p f F e E g G %`. `None`
 /// once the text is longer than `limit` (the rest is not rendered).
-pub(super) fn render(format: &[u8], args: &mut dyn Args, limit: usize) -> Result<Option<Vec<u8>>, Trouble> {
+pub(super) fn render(
+    format: &[u8],
+    args: &mut dyn Args,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, Trouble> {
     let mut args = Counted { args, taken: 0 };
     let mut out = Vec::with_capacity((format.len() + 32).min(limit + 1));
     let mut i = 0;
