@@ -35,11 +35,14 @@
 
 mod carried;
 mod codegen;
+mod codegen_loops;
+mod codegen_region;
 mod collective;
 mod collective_segs;
 mod elementwise;
 mod names;
 mod plan;
+mod rewrite;
 mod segments;
 mod unassigned;
 mod uniform;
