@@ -3,7 +3,7 @@
 //! loop's variables.
 
 use super::names::{path_names, Names};
-use super::segments::Targets;
+use super::segments::{loop_depth, Targets};
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::{quote, quote_spanned, ToTokens};
 use std::collections::BTreeSet;
@@ -52,15 +52,7 @@ impl<'a> Rewrite<'a> {
         if !self.targets.leaves(label) {
             return None;
         }
-        let depth = match label {
-            None => loops.len().checked_sub(1)?,
-            Some(label) => {
-                let name = label.ident.to_string();
-                loops
-                    .iter()
-                    .rposition(|l| l.as_deref() == Some(name.as_str()))?
-            }
-        };
+        let depth = loop_depth(loops, label)?;
         self.left_to.insert(depth);
         let code = 2 * depth as u32 + u32::from(is_break);
         let (regions, linear, leave) = (&self.names.regions, &self.names.linear, &self.names.leave);

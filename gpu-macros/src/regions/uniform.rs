@@ -17,7 +17,7 @@
 //! `?`, a macro such as `assert!`): the guard would no longer guard it.
 
 use super::names::{idents_of, is_assignment, path_names};
-use super::segments::{Leave, Seg};
+use super::segments::{loop_depth, Leave, Seg};
 use std::collections::{BTreeMap, BTreeSet};
 use syn::visit::Visit;
 use syn::{BinOp, Block, Expr, FnArg, Pat, Stmt, UnOp};
@@ -115,15 +115,7 @@ fn lift_leaves(segs: &mut Vec<Seg>, uniform: &Uniform, loops: &mut Vec<Option<St
             }
             _ => return None,
         };
-        let depth = match label {
-            None => loops.len().checked_sub(1)?,
-            Some(label) => {
-                let name = label.ident.to_string();
-                loops
-                    .iter()
-                    .rposition(|l| l.as_deref() == Some(name.as_str()))?
-            }
-        };
+        let depth = loop_depth(loops, label.as_ref())?;
         uniform.expr(&e.cond).then(|| Leave {
             cond: (*e.cond).clone(),
             depth,
