@@ -225,15 +225,19 @@ impl Gen {
             }
         });
         let warp_operations = has_warp_operation(stmts);
+        // The thread's run of the region: `true` when it falls off the end.
+        let run = quote! {
+            #[allow(unused_labels)]
+            #label: {
+                #prelude
+                #code
+                #write
+                return true;
+            }
+        };
         let body = if left_to.is_empty() {
             quote! {
-                #[allow(unused_labels)]
-                #label: {
-                    #prelude
-                    #code
-                    #write
-                    return true;
-                }
+                #run
                 false
             }
         } else {
@@ -266,13 +270,7 @@ impl Gen {
             quote! {
                 #[allow(unused_labels)]
                 #leave: {
-                    #[allow(unused_labels)]
-                    #label: {
-                        #prelude
-                        #code
-                        #write
-                        return true;
-                    }
+                    #run
                     return false;
                 }
                 #put_back
