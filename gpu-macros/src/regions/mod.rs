@@ -46,6 +46,7 @@ mod rewrite;
 mod segments;
 mod unassigned;
 mod uniform;
+mod uniform_expr;
 
 pub(crate) use codegen::regions;
 pub(crate) use elementwise::elementwise;
