@@ -3,7 +3,7 @@
 //! position alone (never stored: each region that reads one evaluates its `let` again).
 
 use super::names::{idents_of, is_assignment, path_names, pattern_names};
-use super::uniform::is_constant_name;
+use super::uniform_expr::is_constant_name;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::quote;
 use std::collections::{BTreeMap, BTreeSet};

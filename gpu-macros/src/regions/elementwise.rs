@@ -1,8 +1,8 @@
 //! Code generation for a body with no barrier: the elementwise loop nest over the block's
 //! threads (the block's first thread alone first, for the run time's fallback).
 
-use super::codegen::region_code;
 use super::names::Names;
+use super::rewrite::region_code;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::quote;
 use syn::{Ident, Stmt};

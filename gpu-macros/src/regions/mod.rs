@@ -35,14 +35,18 @@
 
 mod carried;
 mod codegen;
+mod codegen_loops;
+mod codegen_region;
 mod collective;
 mod collective_segs;
 mod elementwise;
 mod names;
 mod plan;
+mod rewrite;
 mod segments;
 mod unassigned;
 mod uniform;
+mod uniform_expr;
 
 pub(crate) use codegen::regions;
 pub(crate) use elementwise::elementwise;

@@ -125,6 +125,21 @@ impl Targets {
 
 /// Every name the segments bind anywhere (`let`s, loop and closure patterns, `match` arms),
 /// hoisted items' `let`s included.
+/// The depth of the split loop, among `loops` (their labels, outermost first), that a `break` or
+/// `continue` with `label` leaves: the innermost one without a label, else the innermost one
+/// with that label; `None` when it leaves none of them.
+pub(super) fn loop_depth(loops: &[Option<String>], label: Option<&syn::Lifetime>) -> Option<usize> {
+    match label {
+        None => loops.len().checked_sub(1),
+        Some(label) => {
+            let name = label.ident.to_string();
+            loops
+                .iter()
+                .rposition(|l| l.as_deref() == Some(name.as_str()))
+        }
+    }
+}
+
 pub(super) fn bound_names(segs: &[Seg]) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     for seg in segs {
