@@ -2,12 +2,12 @@
 
 use crate::args::{Arg, InputArg, InputData, OutputArg, OutputData};
 use crate::cuda::GpuBytes;
-use crate::device::{Backend, Device};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::memory_meter::Reservation;
+use crate::storage::Storage;
 use aligned_vec::AVec;
 use bytemuck::Pod;
-use std::mem::size_of;
 use std::ops::Range;
 
 /// `len` elements of `T` on a device: GPU memory, or host memory for the CPU executor.
@@ -30,18 +30,6 @@ pub struct DeviceBuffer<T: Pod> {
     _counted: Reservation,
 }
 
-enum Storage<T> {
-    /// A CPU device's memory: aligned to a cache line (64 bytes), as a GPU's allocations are (to
-    /// 256), so that a kernel's vector loads never straddle two lines because of where `malloc`
-    /// put the buffer (it returns 16-byte aligned memory; a plain loop of 32-byte loads over
-    /// 16M floats measured 11.5 ms aligned and 12.5 to 12.9 ms 16 bytes off).
-    Host(AVec<T>),
-    Gpu {
-        bytes: GpuBytes,
-        len: usize,
-    },
-}
-
 impl Device {
     /// Copies `data` to a new buffer on this device.
     ///
@@ -50,9 +38,9 @@ impl Device {
     /// executor, when it needs more than the host's available memory or the device's
     /// [`memory_limit`](crate::CpuOptions::memory_limit) leaves.
     pub fn upload<T: Pod>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
-        let (storage, counted) = match self.backend() {
-            Backend::Cpu => self.counted_host(data.len(), |v| v.extend_from_slice(data))?,
-            Backend::Gpu(gpu) => {
+        let (storage, counted) = match self.backend().gpu() {
+            None => self.counted_host(data.len(), |v| v.extend_from_slice(data))?,
+            Some(gpu) => {
                 let counted = self.reserve(std::mem::size_of_val(data))?;
                 let bytes = gpu.upload(bytemuck::cast_slice(data))?;
                 let len = data.len();
@@ -73,9 +61,9 @@ impl Device {
     /// host's available memory or the device's
     /// [`memory_limit`](crate::CpuOptions::memory_limit) leaves.
     pub fn alloc_zeroed<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>> {
-        let (storage, counted) = match self.backend() {
-            Backend::Cpu => self.counted_host(len, |v| v.resize(len, T::zeroed()))?,
-            Backend::Gpu(gpu) => {
+        let (storage, counted) = match self.backend().gpu() {
+            None => self.counted_host(len, |v| v.resize(len, T::zeroed()))?,
+            Some(gpu) => {
                 let counted = self.reserve(len.saturating_mul(std::mem::size_of::<T>()))?;
                 let bytes = gpu.alloc_zeroed(len.saturating_mul(std::mem::size_of::<T>()))?;
                 (Storage::Gpu { bytes, len }, counted)
@@ -202,10 +190,7 @@ fn advise_huge_pages<T>(data: *const T, bytes: usize) {
 impl<T: Pod> DeviceBuffer<T> {
     /// Number of elements.
     pub fn len(&self) -> usize {
-        match &self.storage {
-            Storage::Host(data) => data.len(),
-            Storage::Gpu { len, .. } => *len,
-        }
+        self.storage.len()
     }
 
     /// Whether it holds no elements.
@@ -288,18 +273,12 @@ impl<T: Pod> DeviceBuffer<T> {
 
     /// A GPU buffer's bytes.
     pub(crate) fn gpu_bytes(&self) -> Option<&GpuBytes> {
-        match &self.storage {
-            Storage::Gpu { bytes, .. } => Some(bytes),
-            Storage::Host(_) => None,
-        }
+        self.storage.gpu_bytes()
     }
 
     /// A GPU buffer's bytes, to write.
     pub(crate) fn gpu_bytes_mut(&mut self) -> Option<&mut GpuBytes> {
-        match &mut self.storage {
-            Storage::Gpu { bytes, .. } => Some(bytes),
-            Storage::Host(_) => None,
-        }
+        self.storage.gpu_bytes_mut()
     }
 
     /// Elements `range` in a new `Vec`. The caller checked the range.
@@ -323,35 +302,13 @@ impl<T: Pod> DeviceBuffer<T> {
     /// The caller checked the range.
     pub(crate) fn read_range(&self, range: Range<usize>, dst: &mut [T]) -> Result<()> {
         debug_assert!(range.end <= self.len() && range.len() == dst.len());
-        match (&self.storage, self.device.backend()) {
-            (Storage::Host(data), _) => dst.copy_from_slice(&data[range]),
-            (Storage::Gpu { bytes, .. }, Backend::Gpu(gpu)) => gpu.download(
-                bytes,
-                range.start * size_of::<T>(),
-                bytemuck::cast_slice_mut(dst),
-            )?,
-            (Storage::Gpu { .. }, Backend::Cpu) => {
-                unreachable!("GPU memory always has a GPU device")
-            }
-        }
-        Ok(())
+        self.storage.read(self.device.backend(), range, dst)
     }
 
     /// Overwrites elements `range` with `src` (as long). The caller checked the range.
     pub(crate) fn write_range(&mut self, range: Range<usize>, src: &[T]) -> Result<()> {
         debug_assert!(range.end <= self.len() && range.len() == src.len());
-        match (&mut self.storage, self.device.backend()) {
-            (Storage::Host(data), _) => data[range].copy_from_slice(src),
-            (Storage::Gpu { bytes, .. }, Backend::Gpu(gpu)) => gpu.overwrite(
-                bytes,
-                range.start * size_of::<T>(),
-                bytemuck::cast_slice(src),
-            )?,
-            (Storage::Gpu { .. }, Backend::Cpu) => {
-                unreachable!("GPU memory always has a GPU device")
-            }
-        }
-        Ok(())
+        self.storage.write(self.device.backend(), range, src)
     }
 
     /// Overwrites elements `range` with elements `from` of `src` (as many), on the device. The
@@ -369,51 +326,21 @@ impl<T: Pod> DeviceBuffer<T> {
             owner: src.device.to_string(),
             device: self.device.to_string(),
         };
-        let size = size_of::<T>();
-        match (&mut self.storage, &src.storage, self.device.backend()) {
-            (Storage::Host(to), Storage::Host(data), _) => to[range].copy_from_slice(&data[from]),
-            (
-                Storage::Gpu { bytes: to, .. },
-                Storage::Gpu { bytes: data, .. },
-                Backend::Gpu(gpu),
-            ) => gpu.copy_within(
-                (data, from.start * size),
-                (to, range.start * size),
-                range.len() * size,
-            )?,
-            _ => return Err(wrong_device()),
+        let backend = self.device.backend();
+        match self.storage.copy_within(backend, range, &src.storage, from) {
+            Some(copied) => copied,
+            None => Err(wrong_device()),
         }
-        Ok(())
     }
 
     /// Elements `range` as a kernel's input. The caller checked the range.
     pub(crate) fn arg_range(&self, range: Range<usize>) -> Arg<'_> {
-        match &self.storage {
-            Storage::Host(data) => Arg::HostSlice {
-                bytes: bytemuck::cast_slice(&data[range.clone()]),
-                len: range.len(),
-            },
-            Storage::Gpu { bytes, .. } => Arg::GpuSlice {
-                buffer: bytes,
-                offset: range.start * size_of::<T>(),
-                len: range.len(),
-            },
-        }
+        self.storage.arg(range)
     }
 
     /// Elements `range` as a kernel's output. The caller checked the range.
     pub(crate) fn arg_range_mut(&mut self, range: Range<usize>) -> Arg<'_> {
-        match &mut self.storage {
-            Storage::Host(data) => Arg::HostOutput {
-                bytes: bytemuck::cast_slice_mut(&mut data[range.clone()]),
-                len: range.len(),
-            },
-            Storage::Gpu { bytes, .. } => Arg::GpuOutput {
-                buffer: bytes,
-                offset: range.start * size_of::<T>(),
-                len: range.len(),
-            },
-        }
+        self.storage.arg_mut(range)
     }
 
     pub(crate) fn as_arg(&self) -> Arg<'_> {

@@ -4,7 +4,6 @@
 
 use crate::args::KernelArgs;
 use crate::cooperative;
-use crate::device::Backend;
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
 use crate::module::Module;
@@ -84,8 +83,8 @@ impl Module {
             });
         };
         let _writing = self.lock_table_writes();
-        let current = match (self.device().backend(), self.loaded()) {
-            (Backend::Gpu(gpu), Some(loaded)) => gpu.constant_bytes(loaded, table.name()),
+        let current = match self.on_gpu() {
+            Some((gpu, loaded)) => gpu.constant_bytes(loaded, table.name()),
             _ => self
                 .cpu_constants()
                 .iter()
@@ -115,8 +114,8 @@ impl Module {
         data: &[T],
     ) -> Result<()> {
         let bytes = self.table_bytes(table, data)?;
-        match (self.device().backend(), self.loaded()) {
-            (Backend::Gpu(gpu), Some(loaded)) => gpu.set_constant(loaded, table.name(), bytes),
+        match self.on_gpu() {
+            Some((gpu, loaded)) => gpu.set_constant(loaded, table.name(), bytes),
             _ => {
                 self.cpu_constants().set(table.name(), bytes);
                 Ok(())

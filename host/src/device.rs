@@ -1,5 +1,6 @@
 //! [`Device`]: a CUDA GPU or the CPU executor, and how the best one is chosen.
 
+use crate::backend::Backend;
 use crate::cpu_options::CpuOptions;
 use crate::cuda::GpuDevice;
 use crate::device_properties::{DeviceKind, DeviceProperties};
@@ -8,7 +9,7 @@ use crate::memory_limit::{env_memory_limit, MemoryMeter};
 use crate::stream::Stream;
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Where kernels run: a CUDA GPU or the CPU executor. Cheap to clone (shared handle).
 ///
@@ -30,12 +31,6 @@ struct Inner {
     cpu: Option<CpuOptions>,
     /// Bytes its allocations hold, their high-water mark and the cap.
     meter: MemoryMeter,
-}
-
-#[derive(Clone)]
-pub(crate) enum Backend {
-    Cpu,
-    Gpu(Arc<GpuDevice>),
 }
 
 /// The device [`Device::best`] picked, and why.
@@ -245,15 +240,14 @@ impl Device {
     /// [`Error::MemoryInfoUnavailable`] on the CPU executor of a system without `/proc/meminfo`;
     /// a driver error on a GPU.
     pub fn memory_info(&self) -> Result<(usize, usize)> {
-        let (free, total) = match self.backend() {
-            Backend::Cpu => {
-                self.host_memory_info()
-                    .map_err(|detail| Error::MemoryInfoUnavailable {
-                        device: self.to_string(),
-                        detail,
-                    })?
-            }
-            Backend::Gpu(gpu) => gpu.memory_info()?,
+        let (free, total) = match self.backend().gpu_memory_info() {
+            Some(gpu) => gpu?,
+            None => self
+                .host_memory_info()
+                .map_err(|detail| Error::MemoryInfoUnavailable {
+                    device: self.to_string(),
+                    detail,
+                })?,
         };
         Ok(match self.memory_limit() {
             Some(limit) => (
@@ -266,7 +260,7 @@ impl Device {
 
     /// Whether this is a CUDA GPU.
     pub fn is_gpu(&self) -> bool {
-        matches!(self.inner.backend, Backend::Gpu(_))
+        self.inner.backend.is_gpu()
     }
 
     pub(crate) fn backend(&self) -> &Backend {
@@ -276,18 +270,12 @@ impl Device {
     /// A new stream: launches and copies on different streams may overlap on a GPU. On the CPU
     /// every launch runs to completion before returning, so streams only keep programs portable.
     pub fn new_stream(&self) -> Result<Stream> {
-        match self.backend() {
-            Backend::Cpu => Ok(Stream::cpu()),
-            Backend::Gpu(gpu) => gpu.new_stream(),
-        }
+        self.backend().new_stream()
     }
 
     /// Waits until all work queued on this device has finished.
     pub fn synchronize(&self) -> Result<()> {
-        match self.backend() {
-            Backend::Cpu => Ok(()),
-            Backend::Gpu(gpu) => gpu.synchronize(),
-        }
+        self.backend().synchronize()
     }
 
     /// Runs `work` and measures how long the device spent on it: CUDA events around the work on
@@ -300,14 +288,7 @@ impl Device {
     /// assert!(elapsed.as_secs() < 1);
     /// ```
     pub fn time<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
-        match self.backend() {
-            Backend::Cpu => {
-                let start = Instant::now();
-                let value = work()?;
-                Ok((value, start.elapsed()))
-            }
-            Backend::Gpu(gpu) => gpu.time(work),
-        }
+        self.backend().time(work)
     }
 
     /// Refuses a stream of another device.

@@ -1,7 +1,7 @@
 //! [`Event`]: a point in a stream's queue, to order other streams after it and to time work.
 
 use crate::cuda::{GpuDevice, GpuEvent};
-use crate::device::{Backend, Device};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel_trail::Trail;
 use crate::stream::Stream;
@@ -45,10 +45,7 @@ impl Device {
     /// # Errors
     /// Driver errors on a GPU.
     pub fn new_event(&self) -> Result<Event> {
-        match self.backend() {
-            Backend::Cpu => Event::on(None),
-            Backend::Gpu(gpu) => Event::on(Some(gpu)),
-        }
+        Event::on(self.backend().gpu())
     }
 }
 

@@ -4,9 +4,10 @@
 //! the program's `CudaStream`, `&CudaSlice<T>` / `&mut CudaSlice<T>` as launch arguments; and
 //! several GPUs: [`Device::all`], [`DeviceBuffer::copy_from_peer`]. See docs/interop.md.
 
+use crate::backend::Backend;
 use crate::buffer::DeviceBuffer;
 use crate::cuda::GpuDevice;
-use crate::device::{Backend, Device};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::stream::Stream;
 use crate::{InputArg, InputData, OutputArg, OutputData};
@@ -55,10 +56,7 @@ impl Device {
     /// work on the same GPU memory as ferrocuda. After a kernel fault on a device of ferrocuda's
     /// own, the device moves to a new context; this returns the new one.
     pub fn cudarc_context(&self) -> Option<Arc<CudaContext>> {
-        match self.backend() {
-            Backend::Gpu(gpu) => Some(gpu.cudarc_context()),
-            Backend::Cpu => None,
-        }
+        self.backend().gpu().map(|gpu| gpu.cudarc_context())
     }
 
     /// Every CUDA GPU, in the driver's order (`Device::cuda(0)`, `Device::cuda(1)`, ...); empty
@@ -108,7 +106,7 @@ impl<T: Pod> DeviceBuffer<T> {
     /// [`Error::WrongDevice`] for a slice of another GPU, of another context on the same GPU,
     /// or for the CPU executor (the slice is then freed, as when it is dropped).
     pub fn from_cudarc_on(device: &Device, slice: CudaSlice<T>) -> Result<Self> {
-        let Backend::Gpu(gpu) = device.backend() else {
+        let Some(gpu) = device.backend().gpu() else {
             return Err(Error::WrongDevice {
                 what: "a cudarc slice",
                 owner: format!("CUDA device {}", slice.ordinal()),
@@ -142,7 +140,7 @@ impl<T: Pod> DeviceBuffer<T> {
     pub fn into_cudarc(self) -> Result<CudaSlice<T>> {
         match self.into_gpu_bytes() {
             Ok((device, bytes, len)) => {
-                let Backend::Gpu(gpu) = device.backend() else {
+                let Some(gpu) = device.backend().gpu() else {
                     unreachable!("GPU memory always has a GPU device")
                 };
                 // SAFETY: the bytes hold `len` `T`s (the buffer's), and `T: Pod`.
@@ -174,9 +172,10 @@ impl<T: Pod> DeviceBuffer<T> {
                 actual: src.len(),
             });
         }
-        let (Backend::Gpu(to), Backend::Gpu(from)) =
-            (self.device().backend().clone(), src.device().backend())
-        else {
+        let (Some(to), Some(from)) = (
+            self.device().backend().gpu().cloned(),
+            src.device().backend().gpu(),
+        ) else {
             return self.copy_from_buffer(src);
         };
         if Arc::ptr_eq(&to, from) {

@@ -23,6 +23,7 @@
 
 mod args;
 mod array;
+mod backend;
 mod buffer;
 mod buffer_slice;
 mod constant;
@@ -50,6 +51,7 @@ pub mod nvrtc;
 mod pending;
 mod pinned;
 pub mod ptx;
+mod storage;
 mod stream;
 
 pub use args::{InputArg, InputData, KernelArg, KernelArgs, OutputArg, OutputData};

@@ -3,13 +3,14 @@
 use crate::args::KernelArgs;
 use crate::cooperative;
 use crate::cpu;
-use crate::cuda::LoadedModule;
-use crate::device::{Backend, Device};
+use crate::cuda::{GpuDevice, LoadedModule};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::launch::{self, LaunchConfig};
 use crate::ptx::{Ptx, PtxEntry, PtxInfo};
 use ferrocuda_std::abi::Kernel;
 use ferrocuda_std::Dim3;
+use std::sync::Arc;
 
 /// Whether a device can run a [`Ptx`], and the facts behind the answer: what `ferrocuda doctor`
 /// reports. Made by [`Device::check_ptx`].
@@ -74,9 +75,9 @@ impl Device {
     /// refuses it.
     pub fn load(&self, ptx: &'static Ptx) -> Result<Module> {
         let info = ptx.info();
-        let loaded = match self.backend() {
-            Backend::Cpu => None,
-            Backend::Gpu(gpu) => Some(gpu.load(ptx, &info)?),
+        let loaded = match self.backend().gpu() {
+            None => None,
+            Some(gpu) => Some(gpu.load(ptx, &info)?),
         };
         Ok(Module {
             device: self.clone(),
@@ -103,9 +104,9 @@ impl Device {
     /// ```
     pub fn check_ptx(&self, ptx: &Ptx) -> PtxCheck {
         let info = ptx.info();
-        let (driver_cuda, load) = match self.backend() {
-            Backend::Cpu => (None, None),
-            Backend::Gpu(gpu) => (
+        let (driver_cuda, load) = match self.backend().gpu() {
+            None => (None, None),
+            Some(gpu) => (
                 crate::cuda::driver_cuda_version().ok(),
                 Some(gpu.jit_check(ptx, &info)),
             ),
@@ -136,9 +137,9 @@ impl Module {
         &self.info
     }
 
-    /// The module on its GPU; `None` on the CPU executor.
-    pub(crate) fn loaded(&self) -> Option<&LoadedModule> {
-        self.loaded.as_ref()
+    /// The module loaded on its GPU, with the GPU; `None` on the CPU executor.
+    pub(crate) fn on_gpu(&self) -> Option<(&Arc<GpuDevice>, &LoadedModule)> {
+        Some((self.device.backend().gpu()?, self.loaded.as_ref()?))
     }
 
     /// The CPU executor's constant tables of this module.
@@ -238,8 +239,8 @@ impl Module {
         self.device.check_config(info.name, &config)?;
         let _staged = self.device.reserve_staging(&args)?;
         let block_threads = config.block.count();
-        match (self.device.backend(), &self.loaded) {
-            (Backend::Gpu(gpu), Some(loaded)) => {
+        match self.on_gpu() {
+            Some((gpu, loaded)) => {
                 if cooperative {
                     let per_sm = gpu.co_resident_blocks_per_sm(
                         loaded,
@@ -257,7 +258,7 @@ impl Module {
                     None => launch(),
                 }
             }
-            _ => {
+            None => {
                 if cooperative {
                     let per_worker = cooperative::cpu_blocks_per_worker(block_threads);
                     cooperative::check_co_resident(info, &config, &self.device, Some(per_worker))?;
@@ -295,8 +296,8 @@ impl Module {
                 dims,
             });
         }
-        let block = match (self.device.backend(), &self.loaded) {
-            (Backend::Gpu(gpu), Some(loaded)) => gpu.occupancy_block_size(loaded, name)?,
+        let block = match self.on_gpu() {
+            Some((gpu, loaded)) => gpu.occupancy_block_size(loaded, name)?,
             // The largest block: on the CPU a block is the unit a worker runs, and its fixed
             // cost (the first thread alone, the block's state) is paid once per 1024 threads
             // instead of per 256 (main-job vector add on 2 cores: 7.25 → 6.45 ms).

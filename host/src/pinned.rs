@@ -3,7 +3,7 @@
 
 use crate::args::{InputArg, InputData, OutputArg, OutputData};
 use crate::cuda::PinnedBytes;
-use crate::device::{Backend, Device};
+use crate::device::Device;
 use crate::error::Result;
 use bytemuck::Pod;
 use std::ptr::NonNull;
@@ -52,8 +52,8 @@ impl Device {
     /// [`crate::Error::OutOfMemory`] if the host cannot lock that much; driver errors.
     pub fn alloc_pinned<T: Pod>(&self, len: usize) -> Result<PinnedBuffer<T>> {
         let bytes = len.saturating_mul(std::mem::size_of::<T>());
-        let storage = match self.backend() {
-            Backend::Gpu(gpu) if bytes > 0 => {
+        let storage = match self.backend().gpu() {
+            Some(gpu) if bytes > 0 => {
                 let pinned = gpu.alloc_pinned(bytes)?;
                 if pinned.as_ptr().addr().get() % std::mem::align_of::<T>() == 0 {
                     Storage::Pinned {
