@@ -19,6 +19,7 @@
 //! primitives of the machine but different language features, and they say why where they are.
 
 use crate::machine::Dim3;
+use crate::warp_value::{Shuffle, WarpValue};
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod cpu;
@@ -56,4 +57,18 @@ pub(crate) trait Backend {
     fn sync_threads();
     /// [`Backend::sync_threads`] that also returns how many threads passed a true `predicate`.
     fn sync_threads_count(predicate: bool) -> u32;
+
+    // --- Warp exchange (CUDA's `__shfl*_sync`, `__all_sync`, `__any_sync`, `__ballot_sync`,
+    // `__syncwarp`); every lane of `mask` must make the same call ---
+
+    /// The `value` of the lane that `op` and `arg` name, among the lanes of `mask`.
+    fn shfl<T: WarpValue>(op: Shuffle, mask: u32, value: T, arg: u32) -> T;
+    /// Whether `predicate` holds in every lane of `mask`.
+    fn vote_all(mask: u32, predicate: bool) -> bool;
+    /// Whether `predicate` holds in some lane of `mask`.
+    fn vote_any(mask: u32, predicate: bool) -> bool;
+    /// The lanes of `mask` whose `predicate` holds, one bit each.
+    fn ballot(mask: u32, predicate: bool) -> u32;
+    /// Waits until every lane of `mask` has reached this call.
+    fn sync_warp(mask: u32);
 }

@@ -69,6 +69,7 @@ pub mod shared;
 mod tensor_core;
 pub mod thread;
 pub mod warp;
+mod warp_value;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod abi;

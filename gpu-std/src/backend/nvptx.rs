@@ -2,6 +2,8 @@
 
 use super::Backend;
 use crate::machine::Dim3;
+use crate::warp_value::{Shuffle, WarpValue};
+use core::arch::asm;
 use core::arch::nvptx as ptx;
 
 /// The GPU (the `nvptx64-nvidia-cuda` target).
@@ -71,4 +73,92 @@ impl Backend for Nvptx {
         }
         count
     }
+
+    // --- Warp exchange ---
+
+    #[inline(always)]
+    fn shfl<T: WarpValue>(op: Shuffle, mask: u32, value: T, arg: u32) -> T {
+        let bits = value.to_bits64();
+        let low = shfl32(op, mask, bits as u32, arg) as u64;
+        let high = if T::WIDE {
+            (shfl32(op, mask, (bits >> 32) as u32, arg) as u64) << 32
+        } else {
+            0
+        };
+        T::from_bits64(high | low)
+    }
+
+    #[inline(always)]
+    fn vote_all(mask: u32, predicate: bool) -> bool {
+        let out: u32;
+        // SAFETY: a vote reads a predicate of each lane in `mask`.
+        unsafe {
+            asm!(
+                "{{ .reg .pred %oxp_in, %oxp_out;",
+                "setp.ne.u32 %oxp_in, {1}, 0;",
+                "vote.sync.all.pred %oxp_out, %oxp_in, {2};",
+                "selp.u32 {0}, 1, 0, %oxp_out; }}",
+                out(reg32) out, in(reg32) predicate as u32, in(reg32) mask, options(nostack)
+            );
+        }
+        out != 0
+    }
+
+    #[inline(always)]
+    fn vote_any(mask: u32, predicate: bool) -> bool {
+        let out: u32;
+        // SAFETY: as in `vote_all`.
+        unsafe {
+            asm!(
+                "{{ .reg .pred %oxp_in, %oxp_out;",
+                "setp.ne.u32 %oxp_in, {1}, 0;",
+                "vote.sync.any.pred %oxp_out, %oxp_in, {2};",
+                "selp.u32 {0}, 1, 0, %oxp_out; }}",
+                out(reg32) out, in(reg32) predicate as u32, in(reg32) mask, options(nostack)
+            );
+        }
+        out != 0
+    }
+
+    #[inline(always)]
+    fn ballot(mask: u32, predicate: bool) -> u32 {
+        let out: u32;
+        // SAFETY: as in `vote_all`.
+        unsafe {
+            asm!(
+                "{{ .reg .pred %oxp_in;",
+                "setp.ne.u32 %oxp_in, {1}, 0;",
+                "vote.sync.ballot.b32 {0}, %oxp_in, {2}; }}",
+                out(reg32) out, in(reg32) predicate as u32, in(reg32) mask, options(nostack)
+            );
+        }
+        out
+    }
+
+    #[inline(always)]
+    fn sync_warp(mask: u32) {
+        // SAFETY: waits for the lanes in `mask`, which the caller names correctly.
+        unsafe { asm!("bar.warp.sync {0};", in(reg32) mask, options(nostack)) }
+    }
+}
+
+/// One 32-bit `shfl.sync` of the kind `op`.
+#[inline(always)]
+fn shfl32(op: Shuffle, mask: u32, value: u32, arg: u32) -> u32 {
+    let out: u32;
+    // SAFETY: `shfl.sync` reads registers of the lanes in `mask`; the caller is in `mask`
+    // (the documented contract of every warp function).
+    unsafe {
+        match op {
+            Shuffle::Idx => asm!("shfl.sync.idx.b32 {0}, {1}, {2}, 0x1f, {3};",
+                out(reg32) out, in(reg32) value, in(reg32) arg, in(reg32) mask, options(nostack)),
+            Shuffle::Up => asm!("shfl.sync.up.b32 {0}, {1}, {2}, 0x0, {3};",
+                out(reg32) out, in(reg32) value, in(reg32) arg, in(reg32) mask, options(nostack)),
+            Shuffle::Down => asm!("shfl.sync.down.b32 {0}, {1}, {2}, 0x1f, {3};",
+                out(reg32) out, in(reg32) value, in(reg32) arg, in(reg32) mask, options(nostack)),
+            Shuffle::Xor => asm!("shfl.sync.bfly.b32 {0}, {1}, {2}, 0x1f, {3};",
+                out(reg32) out, in(reg32) value, in(reg32) arg, in(reg32) mask, options(nostack)),
+        }
+    }
+    out
 }
