@@ -71,4 +71,14 @@ pub(crate) trait Backend {
     fn ballot(mask: u32, predicate: bool) -> u32;
     /// Waits until every lane of `mask` has reached this call.
     fn sync_warp(mask: u32);
+
+    // --- Grid sync (cooperative launches) ---
+
+    /// Waits until every thread of every block of the launch has reached this call; memory
+    /// written before it by any thread is visible to every thread after it.
+    ///
+    /// # Safety
+    /// `barrier` is the launch's own barrier word in device memory (zeroed at launch), and every
+    /// block of the launch is resident at once.
+    unsafe fn grid_sync(barrier: *mut u32);
 }

@@ -72,6 +72,16 @@ impl Backend for Cpu {
     fn sync_warp(mask: u32) {
         join(Op::Sync, mask, 0, 0);
     }
+
+    // --- Grid sync ---
+
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn grid_sync(_barrier: *mut u32) {
+        // Every block of a cooperative launch runs on an OS thread of its own; the executor's
+        // barrier is in its launch state, not in device memory.
+        cpu::grid_sync()
+    }
 }
 
 impl Cpu {

@@ -140,7 +140,67 @@ impl Backend for Nvptx {
         // SAFETY: waits for the lanes in `mask`, which the caller names correctly.
         unsafe { asm!("bar.warp.sync {0};", in(reg32) mask, options(nostack)) }
     }
+
+    // --- Grid sync ---
+
+    /// What CUDA's cooperative groups do: a block barrier, then thread 0 of each block adds to
+    /// the launch's barrier word with a device-scope fence and waits until the word's top bit
+    /// flips (the last block to arrive flips it), then a block barrier again.
+    #[inline(always)]
+    unsafe fn grid_sync(barrier: *mut u32) {
+        Self::sync_threads();
+        let t = Self::thread_idx();
+        if t.x == 0 && t.y == 0 && t.z == 0 {
+            let b = Self::block_idx();
+            let grid = Self::grid_dim();
+            let blocks = grid.x.wrapping_mul(grid.y).wrapping_mul(grid.z);
+            let first = b.x == 0 && b.y == 0 && b.z == 0;
+            let add = if first {
+                FLIP.wrapping_sub(blocks.wrapping_sub(1))
+            } else {
+                1
+            };
+            let old: u32;
+            // SAFETY: the caller's contract; the fence makes this block's writes visible at
+            // device scope before its arrival is (release).
+            unsafe {
+                asm!(
+                    "{{ .reg .u64 %gb; cvta.to.global.u64 %gb, {p};",
+                    "fence.acq_rel.gpu;",
+                    "atom.relaxed.gpu.global.add.u32 {old}, [%gb], {add}; }}",
+                    p = in(reg64) barrier,
+                    add = in(reg32) add,
+                    old = out(reg32) old,
+                    options(nostack)
+                );
+            }
+            loop {
+                let now: u32;
+                // SAFETY: as above; a relaxed load of the word the other blocks add to.
+                unsafe {
+                    asm!(
+                        "{{ .reg .u64 %gb; cvta.to.global.u64 %gb, {p};",
+                        "ld.relaxed.gpu.global.u32 {now}, [%gb]; }}",
+                        p = in(reg64) barrier,
+                        now = out(reg32) now,
+                        options(nostack, readonly)
+                    );
+                }
+                // (No `nanosleep` between polls: it needs PTX ISA 6.2, and we emit 6.0.)
+                if (old ^ now) & FLIP != 0 {
+                    break;
+                }
+            }
+            // SAFETY: a fence; the acquire half of the arrival above, for every block's writes.
+            unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) };
+        }
+        Self::sync_threads();
+    }
 }
+
+/// The top bit of the barrier word flips once per sync: every block but block 0 adds 1,
+/// block 0 adds `2^31 - (blocks - 1)`, so each sync adds exactly `2^31` whatever the order.
+const FLIP: u32 = 0x8000_0000;
 
 /// One 32-bit `shfl.sync` of the kind `op`.
 #[inline(always)]
