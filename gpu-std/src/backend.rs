@@ -19,6 +19,7 @@
 //! primitives of the machine but different language features, and they say why where they are.
 
 use crate::machine::Dim3;
+use crate::print::format::{CFormat, PrintArgs};
 use crate::warp_value::{Shuffle, WarpValue};
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -81,4 +82,9 @@ pub(crate) trait Backend {
     /// `barrier` is the launch's own barrier word in device memory (zeroed at launch), and every
     /// block of the launch is resident at once.
     unsafe fn grid_sync(barrier: *mut u32);
+
+    // --- Printing (CUDA's `printf`) ---
+
+    /// Prints `args` with the C format string `format` (one conversion per argument, in order).
+    fn print<A: PrintArgs>(format: &'static CFormat, args: A);
 }

@@ -5,6 +5,7 @@
 use super::Backend;
 use crate::cpu::{self, Wait, WarpOp as Op};
 use crate::machine::Dim3;
+use crate::print::format::{CFormat, PrintArgs};
 use crate::warp_value::{Shuffle, WarpValue};
 use core::panic::Location;
 
@@ -81,6 +82,13 @@ impl Backend for Cpu {
         // Every block of a cooperative launch runs on an OS thread of its own; the executor's
         // barrier is in its launch state, not in device memory.
         cpu::grid_sync()
+    }
+
+    // --- Printing ---
+
+    #[inline(always)]
+    fn print<A: PrintArgs>(format: &'static CFormat, args: A) {
+        cpu::print_line(format.as_bytes(), &args.values());
     }
 }
 

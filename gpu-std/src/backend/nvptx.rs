@@ -2,6 +2,7 @@
 
 use super::Backend;
 use crate::machine::Dim3;
+use crate::print::format::{CFormat, PrintArgs};
 use crate::warp_value::{Shuffle, WarpValue};
 use core::arch::asm;
 use core::arch::nvptx as ptx;
@@ -195,6 +196,21 @@ impl Backend for Nvptx {
             unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) };
         }
         Self::sync_threads();
+    }
+
+    // --- Printing ---
+
+    #[inline(always)]
+    fn print<A: PrintArgs>(format: &'static CFormat, args: A) {
+        let packed = args.pack();
+        // SAFETY: `format` is NUL-terminated (`compile` keeps its last byte zero) and has one
+        // conversion per argument, in order, of the argument's kind; `packed` lays the
+        // arguments out as CUDA C does, each of the width its conversion reads; every `%s`
+        // argument is the address of a NUL-terminated static string (`LiteralStr::new` checks
+        // its NUL, `CStr` has one). `vprintf` only reads both during the call.
+        unsafe {
+            ptx::vprintf(format.as_ptr(), (&raw const packed).cast());
+        }
     }
 }
 
