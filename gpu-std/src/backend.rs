@@ -18,7 +18,7 @@
 //! grid-stride loop's chunking on the CPU), the language module keeps a `cfg`: those are not
 //! primitives of the machine but different language features, and they say why where they are.
 
-use crate::machine::Dim3;
+use crate::machine::{Dim3, Scope};
 use crate::print::format::{CFormat, PrintArgs};
 use crate::warp_value::{Shuffle, WarpValue};
 
@@ -87,4 +87,13 @@ pub(crate) trait Backend {
 
     /// Prints `args` with the C format string `format` (one conversion per argument, in order).
     fn print<A: PrintArgs>(format: &'static CFormat, args: A);
+
+    // --- Fences (CUDA's `__threadfence*`); the atomics themselves are the per-type [`Atomic`]
+    // impls in `nvptx/atomic.rs` and `cpu/atomic.rs` ---
+    //
+    // [`Atomic`]: crate::atomic::Atomic
+
+    /// Orders this thread's memory accesses before the fence before those after it, as seen by
+    /// the threads of `scope`.
+    fn fence(scope: Scope);
 }

@@ -2,9 +2,11 @@
 //! (`crate::cpu`), which keeps the simulated thread's context and runs a block's threads
 //! cooperatively.
 
+mod atomic;
+
 use super::Backend;
 use crate::cpu::{self, Wait, WarpOp as Op};
-use crate::machine::Dim3;
+use crate::machine::{Dim3, Scope};
 use crate::print::format::{CFormat, PrintArgs};
 use crate::warp_value::{Shuffle, WarpValue};
 use core::panic::Location;
@@ -89,6 +91,15 @@ impl Backend for Cpu {
     #[inline(always)]
     fn print<A: PrintArgs>(format: &'static CFormat, args: A) {
         cpu::print_line(format.as_bytes(), &args.values());
+    }
+
+    // --- Fences ---
+
+    #[inline(always)]
+    fn fence(scope: Scope) {
+        // A sequentially consistent fence orders at every scope: the host has no narrower one.
+        let _ = scope;
+        core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
     }
 }
 

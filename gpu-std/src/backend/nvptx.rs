@@ -1,7 +1,9 @@
 //! The GPU's [`Backend`]: PTX special registers, `core::arch::nvptx` intrinsics and inline PTX.
 
+mod atomic;
+
 use super::Backend;
-use crate::machine::Dim3;
+use crate::machine::{Dim3, Scope};
 use crate::print::format::{CFormat, PrintArgs};
 use crate::warp_value::{Shuffle, WarpValue};
 use core::arch::asm;
@@ -210,6 +212,20 @@ impl Backend for Nvptx {
         // its NUL, `CStr` has one). `vprintf` only reads both during the call.
         unsafe {
             ptx::vprintf(format.as_ptr(), (&raw const packed).cast());
+        }
+    }
+
+    // --- Fences ---
+
+    #[inline(always)]
+    fn fence(scope: Scope) {
+        // SAFETY: a fence only orders this thread's memory accesses.
+        unsafe {
+            match scope {
+                Scope::Block => asm!("fence.acq_rel.cta;", options(nostack)),
+                Scope::Device => asm!("fence.acq_rel.gpu;", options(nostack)),
+                Scope::System => asm!("fence.acq_rel.sys;", options(nostack)),
+            }
         }
     }
 }
