@@ -27,6 +27,15 @@ mod cpu;
 #[cfg(target_arch = "nvptx64")]
 mod nvptx;
 
+/// Shared-memory element access on this machine: `nvptx/shared.rs` (`ld.shared`/`st.shared`
+/// through the array's 32-bit shared-window address) or `cpu/shared.rs` (plain loads and stores
+/// on the block's own memory). Not [`Backend`] functions: the GPU's take the shared-window
+/// address, which the CPU's handle does not have, so `shared.rs` keeps a `cfg` per call.
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) use cpu::shared;
+#[cfg(target_arch = "nvptx64")]
+pub(crate) use nvptx::shared;
+
 /// The machine this build runs kernels on: the GPU's for `nvptx64`, the CPU executor's otherwise.
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) type Machine = cpu::Cpu;

@@ -3,6 +3,7 @@
 //! cooperatively.
 
 mod atomic;
+pub(crate) mod shared;
 
 use super::Backend;
 use crate::cpu::{self, Wait, WarpOp as Op};

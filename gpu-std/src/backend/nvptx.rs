@@ -1,6 +1,7 @@
 //! The GPU's [`Backend`]: PTX special registers, `core::arch::nvptx` intrinsics and inline PTX.
 
 mod atomic;
+pub(crate) mod shared;
 
 use super::Backend;
 use crate::machine::{Dim3, Scope};
