@@ -2,8 +2,8 @@
 //!
 //! The kernel language (`thread`, `warp`, `grid`, ...) is written once; the few primitives whose
 //! implementation depends on the machine go through the [`Backend`] trait, implemented by
-//! [`nvptx::Nvptx`] (PTX special registers, `asm!`, `core::arch::nvptx`) for the GPU build and by
-//! [`cpu::Cpu`] (calls down into the CPU executor's runtime, `crate::cpu`) for every other target.
+//! `nvptx::Nvptx` (PTX special registers, `asm!`, `core::arch::nvptx`) for the GPU build and by
+//! `cpu::Cpu` (calls down into the CPU executor's runtime, `crate::cpu`) for every other target.
 //! [`Machine`] names the one the current target uses, so a language module calls
 //! `Machine::thread_idx()` with no `cfg(target_arch)` of its own.
 //!
