@@ -23,6 +23,7 @@
 //!
 //! [`KernelBug::GridSyncDivergence`]: crate::cpu::KernelBug::GridSyncDivergence
 
+use crate::backend::{Backend, Machine};
 use crate::shared::BlockScope;
 use core::marker::PhantomData;
 
@@ -31,7 +32,6 @@ use core::marker::PhantomData;
 #[derive(Clone, Copy, Debug)]
 pub struct Grid<'a> {
     /// The launch's barrier word in device memory (unused on the CPU executor).
-    #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
     barrier: *mut u32,
     _scope: PhantomData<&'a BlockScope>,
 }
@@ -60,76 +60,8 @@ impl<'a> Grid<'a> {
     #[inline(always)]
     #[track_caller]
     pub fn sync(&self) {
-        #[cfg(target_arch = "nvptx64")]
         // SAFETY: `from_raw`'s contract: the barrier word is this launch's, and every block is
         // resident, so the wait ends once all have arrived.
-        unsafe {
-            gpu::sync(self.barrier)
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::cpu::grid_sync();
-    }
-}
-
-#[cfg(target_arch = "nvptx64")]
-mod gpu {
-    use crate::thread;
-    use core::arch::asm;
-
-    /// The top bit of the barrier word flips once per sync: every block but block 0 adds 1,
-    /// block 0 adds `2^31 - (blocks - 1)`, so each sync adds exactly `2^31` whatever the order.
-    const FLIP: u32 = 0x8000_0000;
-
-    /// # Safety
-    /// `barrier` is the launch's barrier word, a global address; every block is resident.
-    #[inline(always)]
-    pub(super) unsafe fn sync(barrier: *mut u32) {
-        thread::sync_threads();
-        let t = thread::thread_idx();
-        if t.x == 0 && t.y == 0 && t.z == 0 {
-            let b = thread::block_idx();
-            let grid = thread::grid_dim();
-            let blocks = grid.x.wrapping_mul(grid.y).wrapping_mul(grid.z);
-            let first = b.x == 0 && b.y == 0 && b.z == 0;
-            let add = if first {
-                FLIP.wrapping_sub(blocks.wrapping_sub(1))
-            } else {
-                1
-            };
-            let old: u32;
-            // SAFETY: the caller's contract; the fence makes this block's writes visible at
-            // device scope before its arrival is (release).
-            unsafe {
-                asm!(
-                    "{{ .reg .u64 %gb; cvta.to.global.u64 %gb, {p};",
-                    "fence.acq_rel.gpu;",
-                    "atom.relaxed.gpu.global.add.u32 {old}, [%gb], {add}; }}",
-                    p = in(reg64) barrier,
-                    add = in(reg32) add,
-                    old = out(reg32) old,
-                    options(nostack)
-                );
-            }
-            loop {
-                let now: u32;
-                // SAFETY: as above; a relaxed load of the word the other blocks add to.
-                unsafe {
-                    asm!(
-                        "{{ .reg .u64 %gb; cvta.to.global.u64 %gb, {p};",
-                        "ld.relaxed.gpu.global.u32 {now}, [%gb]; }}",
-                        p = in(reg64) barrier,
-                        now = out(reg32) now,
-                        options(nostack, readonly)
-                    );
-                }
-                // (No `nanosleep` between polls: it needs PTX ISA 6.2, and we emit 6.0.)
-                if (old ^ now) & FLIP != 0 {
-                    break;
-                }
-            }
-            // SAFETY: a fence; the acquire half of the arrival above, for every block's writes.
-            unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) };
-        }
-        thread::sync_threads();
+        unsafe { Machine::grid_sync(self.barrier) };
     }
 }

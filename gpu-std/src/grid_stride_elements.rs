@@ -8,8 +8,10 @@
 //! against the slice's end is one 64-bit add and one 64-bit compare per element, fewer than
 //! CUDA C's `size_t` loop (which recomputes the address from the index).
 
+#[cfg(target_arch = "nvptx64")]
+use crate::backend::{Backend, Machine};
 #[cfg(not(target_arch = "nvptx64"))]
-use crate::thread::GridStride;
+use crate::grid_stride::GridStride;
 #[cfg(target_arch = "nvptx64")]
 use core::marker::PhantomData;
 
@@ -48,7 +50,7 @@ pub fn grid_stride_elements<T>(x: &[T]) -> GridStrideElements<'_, T> {
     {
         GridStrideElements {
             slice: x,
-            indices: crate::thread::grid_stride(x.len()),
+            indices: crate::grid_stride::grid_stride(x.len()),
         }
     }
 }
@@ -59,7 +61,7 @@ pub fn grid_stride_elements<T>(x: &[T]) -> GridStrideElements<'_, T> {
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 fn strided_span<T>(base: *const T, len: usize) -> (*const T, *const T, usize) {
-    let (index, threads) = (crate::thread::index_1d(), crate::thread::grid_size_1d());
+    let (index, threads) = (Machine::index_1d(), crate::grid_stride::grid_size_1d());
     let size = core::mem::size_of::<T>();
     let start = base.wrapping_add(index.min(len));
     // A step of more than `isize::MAX` bytes leaves any slice (whose bytes fit in `isize`)
@@ -195,7 +197,7 @@ impl<'a, T> GridStrideElements<'a, T> {
 /// index and LLVM adds a 64-bit pointer per slice beside it; a `for` loop steps a 64-bit index.
 #[inline(always)]
 pub fn grid_stride_zip<'a, A, B>(a: &'a [A], b: &'a [B]) -> GridStrideZip<'a, A, B> {
-    let indices = crate::thread::grid_stride(a.len().min(b.len()));
+    let indices = crate::grid_stride::grid_stride(a.len().min(b.len()));
     #[cfg(target_arch = "nvptx64")]
     {
         GridStrideZip {
@@ -227,7 +229,7 @@ pub struct GridStrideZip<'a, A, B> {
     #[cfg(not(target_arch = "nvptx64"))]
     b: &'a [B],
     /// The indices, all below both lengths.
-    indices: crate::thread::GridStride,
+    indices: crate::grid_stride::GridStride,
 }
 
 impl<'a, A, B> Iterator for GridStrideZip<'a, A, B> {

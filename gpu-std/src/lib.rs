@@ -47,10 +47,12 @@ extern crate std;
 pub mod array;
 pub mod async_copy;
 pub mod atomic;
+mod backend;
 pub mod block;
 pub mod constant;
 mod float;
 pub mod grid;
+mod grid_stride;
 mod grid_stride_elements;
 pub mod half;
 pub mod hint;
@@ -67,6 +69,7 @@ pub mod shared;
 mod tensor_core;
 pub mod thread;
 pub mod warp;
+mod warp_value;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod abi;

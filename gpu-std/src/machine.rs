@@ -4,7 +4,7 @@
 //! This is the crate's lowest layer: it imports nothing from the crate, so the CPU runtime
 //! (`cpu/`) can name these without importing the language modules above it. The language
 //! modules re-export them where users know them (`thread::Dim3`, `warp::WARP_SIZE`, `warp::FULL_MASK`,
-//! `constant::CONSTANT_MEMORY_BYTES`).
+//! `constant::CONSTANT_MEMORY_BYTES`, `atomic::Scope`).
 
 /// Threads per warp.
 pub const WARP_SIZE: u32 = 32;
@@ -97,4 +97,15 @@ impl From<[u32; 3]> for Dim3 {
     fn from([x, y, z]: [u32; 3]) -> Self {
         Dim3::new(x, y, z)
     }
+}
+
+/// How far the ordering of a fence (or the effect of an atomic) reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// The threads of this block (`.cta`).
+    Block,
+    /// Every thread of the device (`.gpu`).
+    Device,
+    /// The device and the host (`.sys`).
+    System,
 }

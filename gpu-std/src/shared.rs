@@ -5,6 +5,10 @@
 //! the multiprocessor and is as fast as a register file, which is what tiled and reduction
 //! kernels are built on. Threads see each other's writes after a `sync_threads()`.
 
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::backend::shared as host;
+#[cfg(target_arch = "nvptx64")]
+use crate::backend::shared as ptx;
 use crate::index::{checked_index, ElementIndex};
 use core::marker::PhantomData;
 
@@ -245,31 +249,6 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
     }
 }
 
-/// Shared memory's element accesses on the host: plain loads and stores. Unlike an output's
-/// (relaxed atomics, [`crate::mem`]), a block's shared memory is only ever touched by the one OS
-/// thread that runs the block: its simulated threads run one after another there (coroutines
-/// included, which switch only at barriers and warp operations), and a `Shared` is neither
-/// `Send` nor `Sync`, so no other OS thread can reach it. Plain accesses let LLVM use one
-/// 16-byte load for a `F32x4` and vectorise around them, where atomics were one word at a time.
-#[cfg(not(target_arch = "nvptx64"))]
-mod host {
-    /// # Safety
-    /// `p` is valid for reads of a `T` (alignment not needed), and no other OS thread writes it.
-    #[inline(always)]
-    pub(super) unsafe fn load<T: bytemuck::Pod>(p: *const T) -> T {
-        // SAFETY: the caller's contract; `T: Pod` makes any bytes a valid `T`.
-        unsafe { p.read_unaligned() }
-    }
-
-    /// # Safety
-    /// `p` is valid for writes of a `T` (alignment not needed), and no other OS thread accesses it.
-    #[inline(always)]
-    pub(super) unsafe fn store<T: bytemuck::Pod>(p: *mut T, value: T) {
-        // SAFETY: the caller's contract.
-        unsafe { p.write_unaligned(value) }
-    }
-}
-
 #[cfg(not(target_arch = "nvptx64"))]
 impl<T> Shared<'_, T> {
     /// The handle with checked mode's access checks kept only if `checks`: what `#[kernel]` makes
@@ -371,115 +350,6 @@ impl<T: bytemuck::Pod, const M: usize> Shared<'_, [T; M]> {
         let flat = row * M + col;
         self.check_part::<T>(flat, access);
         flat
-    }
-}
-
-/// Shared-memory accesses as `ld.shared`/`st.shared`. A `Shared` holds a generic address (from
-/// `cvta.shared`), and ptxas does not trace generic addresses back to shared memory: plain Rust
-/// reads through it become generic `ld`, which costs more than `ld.shared`. Element sizes of 4, 8
-/// and 16 bytes, naturally aligned, take the shared path; others stay generic.
-#[cfg(target_arch = "nvptx64")]
-pub(crate) mod ptx {
-    use core::arch::asm;
-    use core::mem::{align_of, size_of, transmute_copy};
-
-    /// The generic address `base` of shared memory as a 32-bit shared-window address (shared
-    /// memory is far smaller than 4 GiB; 32-bit addresses save registers).
-    #[inline(always)]
-    pub(crate) fn window_of<T>(base: *mut T) -> u32 {
-        let window: u32;
-        // SAFETY: converts an address; touches no memory.
-        unsafe {
-            asm!(
-                "{{ .reg .u64 %oxs; cvta.to.shared.u64 %oxs, {1}; cvt.u32.u64 {0}, %oxs; }}",
-                out(reg32) window,
-                in(reg64) base as u64,
-                options(pure, nomem, nostack, preserves_flags)
-            )
-        };
-        window
-    }
-
-    /// Element `index` of the array at shared-window address `window`.
-    #[inline(always)]
-    pub(crate) fn element<T>(window: u32, index: usize) -> u32 {
-        window.wrapping_add((index * size_of::<T>()) as u32)
-    }
-
-    /// # Safety
-    /// `base` is a generic address of shared memory holding element `index`, `window` its
-    /// shared-window address.
-    #[inline(always)]
-    pub(super) unsafe fn load<T: Copy>(base: *mut T, window: u32, index: usize) -> T {
-        let at = element::<T>(window, index);
-        // SAFETY (each arm): `at` addresses element `index` in shared memory, aligned to the
-        // access size (checked by the arm's condition); the asm only reads it.
-        unsafe {
-            match (size_of::<T>(), align_of::<T>() >= size_of::<T>()) {
-                (2, true) => {
-                    let v: u16;
-                    asm!("ld.shared.b16 {0}, [{1}];", out(reg16) v, in(reg32) at,
-                         options(pure, readonly, nostack, preserves_flags));
-                    transmute_copy(&v)
-                }
-                (4, true) => {
-                    let v: u32;
-                    asm!("ld.shared.b32 {0}, [{1}];", out(reg32) v, in(reg32) at,
-                         options(pure, readonly, nostack, preserves_flags));
-                    transmute_copy(&v)
-                }
-                (8, true) => {
-                    let v: u64;
-                    asm!("ld.shared.b64 {0}, [{1}];", out(reg64) v, in(reg32) at,
-                         options(pure, readonly, nostack, preserves_flags));
-                    transmute_copy(&v)
-                }
-                (16, true) => {
-                    let v: [u32; 4];
-                    let (a, b, c, d): (u32, u32, u32, u32);
-                    asm!("ld.shared.v4.b32 {{{0}, {1}, {2}, {3}}}, [{4}];",
-                         out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d, in(reg32) at,
-                         options(pure, readonly, nostack, preserves_flags));
-                    v = [a, b, c, d];
-                    transmute_copy(&v)
-                }
-                _ => base.add(index).read(),
-            }
-        }
-    }
-
-    /// # Safety
-    /// As [`load`].
-    #[inline(always)]
-    pub(super) unsafe fn store<T: Copy>(base: *mut T, window: u32, index: usize, value: T) {
-        let at = element::<T>(window, index);
-        // SAFETY (each arm): as in `load`; the asm only writes element `index`.
-        unsafe {
-            match (size_of::<T>(), align_of::<T>() >= size_of::<T>()) {
-                (2, true) => {
-                    let v: u16 = transmute_copy(&value);
-                    asm!("st.shared.b16 [{0}], {1};", in(reg32) at, in(reg16) v,
-                         options(nostack, preserves_flags));
-                }
-                (4, true) => {
-                    let v: u32 = transmute_copy(&value);
-                    asm!("st.shared.b32 [{0}], {1};", in(reg32) at, in(reg32) v,
-                         options(nostack, preserves_flags));
-                }
-                (8, true) => {
-                    let v: u64 = transmute_copy(&value);
-                    asm!("st.shared.b64 [{0}], {1};", in(reg32) at, in(reg64) v,
-                         options(nostack, preserves_flags));
-                }
-                (16, true) => {
-                    let [a, b, c, d]: [u32; 4] = transmute_copy(&value);
-                    asm!("st.shared.v4.b32 [{0}], {{{1}, {2}, {3}, {4}}};", in(reg32) at,
-                         in(reg32) a, in(reg32) b, in(reg32) c, in(reg32) d,
-                         options(nostack, preserves_flags));
-                }
-                _ => base.add(index).write(value),
-            }
-        }
     }
 }
 
