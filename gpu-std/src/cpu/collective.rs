@@ -120,7 +120,7 @@ impl<V: BlockValue, S: BlockScratch<V>, F: Fn(V, V) -> V> Collective<V, S, F> {
                  but {} threads returned without reaching it",
                 threads - arrived
             );
-            let tid = super::linear_to_dim(first, regions.block_dim());
+            let tid = super::context::linear_to_dim(first, regions.block_dim());
             raise(tid, KernelBug::BarrierDivergence { detail })
         }
         let (identity, scratch, combine) = self

@@ -14,7 +14,7 @@ use super::bug::{raise, KernelBug};
 use super::mma::{multiply, Operands, Tiles};
 use super::regions::Regions;
 use super::stack_guard::on_step_stack;
-use super::WARP;
+use super::waits::WARP;
 use crate::machine::Dim3;
 use crate::mma::tile_product::{warp_product, MmaTilesParts, Scratch};
 use crate::mma::{AccTile, FragC, MmaInput};
@@ -119,7 +119,7 @@ impl<P: Copy + Default, R: Copy + Default> WarpStep<P, R> {
                  has only {these} lanes (use warp::warp_mask())",
                 these - 1,
             );
-            let tid = super::linear_to_dim(w * WARP, block_dim);
+            let tid = super::context::linear_to_dim(w * WARP, block_dim);
             drop(lanes);
             raise(tid, KernelBug::WarpMask { detail });
         }
@@ -171,7 +171,7 @@ impl<P: Copy + Default> Lanes<P> {
                      lane {missing} returned without reaching it"
                 );
                 raise(
-                    super::linear_to_dim(w * WARP + first, block_dim),
+                    super::context::linear_to_dim(w * WARP + first, block_dim),
                     KernelBug::WarpDivergence { detail },
                 );
             }
@@ -295,7 +295,7 @@ impl<T: MmaInput, const MT: usize, const NT: usize> MmaTilesCollective<T, MT, NT
                         return;
                     };
                     let (lane, detail) = refused.describe(w, site);
-                    let tid = super::linear_to_dim(w * WARP + lane, regions.block_dim());
+                    let tid = super::context::linear_to_dim(w * WARP + lane, regions.block_dim());
                     raise(tid, KernelBug::WarpDivergence { detail });
                 })
         })

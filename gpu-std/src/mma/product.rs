@@ -14,7 +14,7 @@ pub fn mma<T: MmaInput>(a: &FragA<T>, b: &FragB<T>, c: &FragC<T::Acc>) -> FragC<
     #[cfg(target_arch = "nvptx64")]
     let d = super::ptx::mma(T::KIND, a.regs, b.regs, c_bits);
     #[cfg(not(target_arch = "nvptx64"))]
-    let d = crate::cpu::mma::mma(T::KIND, a.regs, b.regs, c_bits);
+    let d = crate::cpu::warp_mma::mma(T::KIND, a.regs, b.regs, c_bits);
     FragC {
         values: d.map(bytemuck::cast),
     }
