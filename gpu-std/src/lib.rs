@@ -72,6 +72,9 @@ pub mod warp;
 pub mod abi;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod cpu;
+#[cfg(not(target_arch = "nvptx64"))]
+#[doc(hidden)]
+pub mod split_steps;
 
 #[doc(hidden)]
 pub mod __private;

@@ -53,10 +53,11 @@ pub struct BlockContext {
     /// Checked mode: find shared-memory races and uninitialized shared reads.
     pub checked: bool,
     /// When the launch must have ended: a thread still running then stops the block with
-    /// [`Interrupted`] at its next check point (see [`Interruption::DeadlinePassed`]).
+    /// [`Interrupted`](super::Interrupted) at its next check point (see [`Interruption::DeadlinePassed`](super::Interruption::DeadlinePassed)).
     pub deadline: Option<std::time::Instant>,
-    /// The stack of each simulated thread, in bytes (0: [`DEFAULT_STACK_BYTES`]): a thread that
-    /// needs more stops the block with [`Interrupted`] ([`Interruption::StackOverflow`]).
+    /// The stack of each simulated thread, in bytes (0: [`DEFAULT_STACK_BYTES`](super::DEFAULT_STACK_BYTES)): a thread that
+    /// needs more stops the block with [`Interrupted`](super::Interrupted)
+    /// ([`Interruption::StackOverflow`](super::Interruption::StackOverflow)).
     pub stack_bytes: usize,
     /// Run the block on the coroutine path even if `#[kernel]` split the kernel at its barriers
     /// (`CpuOptions::force_coroutines`): both paths must give the same results and reports.

@@ -8,11 +8,9 @@
 //! never call this module.
 
 mod block;
-mod bug;
-#[doc(hidden)]
-pub mod collective;
+pub(crate) mod bug;
 mod constants;
-mod context;
+pub(crate) mod context;
 #[doc(hidden)]
 pub mod elementwise;
 mod fallback;
@@ -20,16 +18,15 @@ mod features;
 mod grid;
 mod interrupt;
 pub(crate) mod mma;
-mod mma_collective;
 mod outputs;
 mod panic;
 mod print;
-mod regions;
+pub(crate) mod regions;
 mod run;
 mod shared;
 mod slots;
-mod stack_guard;
-mod waits;
+pub(crate) mod stack_guard;
+pub(crate) mod waits;
 pub(crate) mod warp_mma;
 
 pub use bug::{BugReport, KernelBug, SharedAccess};
