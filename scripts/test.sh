@@ -75,7 +75,7 @@ check "cargo fmt --check" cargo fmt --all -- --check
 # two files. gpu-std still has one inside its CPU runtime (cpu/mod.rs holds code its files import;
 # issue 34).
 check "no import circle of more than two files (tools/layers/imports.py --check)" \
-  python3 tools/layers/imports.py --check --allow=gpu-std
+  python3 tools/layers/imports.py --check
 
 # Broken intra-doc links and the like are errors, as they would be on docs.rs.
 check "cargo doc --workspace --no-deps (RUSTDOCFLAGS=-D warnings)" \

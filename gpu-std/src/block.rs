@@ -9,7 +9,7 @@
 //! `#[kernel]` knows these calls as sync points when they are a `let` of the kernel body (`let
 //! total = block::reduce_add(sum, scratch);`, at its top level or in a split `while`/`for` loop
 //! of it). On the CPU executor's split path the region before ends there, each thread's value is
-//! kept, and one block-level step ([`crate::cpu::collective`]) folds them in exactly the GPU's
+//! kept, and one block-level step ([`crate::split_steps::collective`]) folds them in exactly the GPU's
 //! tree order, so the CPU gives the GPU's bits and every thread the value the GPU gives it; it
 //! also writes and reads `scratch` as the GPU's lanes do (lane 0 of each warp stores, then after
 //! the barrier's epoch the lanes of warp 0 below the warp count load), so checked mode sees the
@@ -142,8 +142,8 @@ pub fn __split_reduce<V: BlockValue, S: BlockScratch<V>, F: Fn(V, V) -> V>(
     identity: V,
     scratch: S,
     combine: F,
-) -> crate::cpu::collective::Parts<V, S, F> {
-    crate::cpu::collective::Parts {
+) -> crate::split_steps::collective::Parts<V, S, F> {
+    crate::split_steps::collective::Parts {
         value,
         identity,
         scratch,
@@ -159,6 +159,6 @@ pub fn __split_reduce<V: BlockValue, S: BlockScratch<V>, F: Fn(V, V) -> V>(
 pub fn __split_reduce_add<T: Number>(
     value: T,
     scratch: Shared<'_, T>,
-) -> crate::cpu::collective::Parts<T, Shared<'_, T>, fn(T, T) -> T> {
+) -> crate::split_steps::collective::Parts<T, Shared<'_, T>, fn(T, T) -> T> {
     __split_reduce(value, T::ZERO, scratch, add::<T> as fn(T, T) -> T)
 }

@@ -75,6 +75,9 @@ mod warp_value;
 pub mod abi;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod cpu;
+#[cfg(not(target_arch = "nvptx64"))]
+#[doc(hidden)]
+pub mod split_steps;
 
 #[doc(hidden)]
 pub mod __private;

@@ -56,8 +56,9 @@
 //! `ferrocuda_builder::PtxBuilder::arch("sm_80")` (or newer); loading that PTX on an older GPU
 //! is `Error::GpuTooOld` on the host, before any launch.
 
+mod acc_tile;
 mod fragment;
-mod product;
+pub(crate) mod product;
 pub use fragment::{FragA, FragB, FragC, Kind, MmaInput};
 #[doc(hidden)]
 #[cfg(not(target_arch = "nvptx64"))]
@@ -68,11 +69,12 @@ pub use product::mma;
 mod ptx;
 mod tile;
 mod warp_tile;
+pub use acc_tile::AccTile;
 pub use tile::SharedTile;
 #[doc(hidden)]
 #[cfg(not(target_arch = "nvptx64"))]
 pub use warp_tile::__split_mma_tiles;
-pub use warp_tile::{mma_tiles, AccTile};
+pub use warp_tile::mma_tiles;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) mod tile_product;

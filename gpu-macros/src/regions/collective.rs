@@ -1,7 +1,7 @@
 //! Block collectives as sync points of the split path: a `let` of the body whose value is
 //! `block::reduce(..)` or `block::reduce_add(..)` (ferrocuda-std's `block` module) ends the
 //! region before it like a barrier. That region hands each thread's arguments to a per-block
-//! state (`ferrocuda_std::cpu::collective::Collective`, declared above the regions), one
+//! state (`ferrocuda_std::split_steps::collective::Collective`, declared above the regions), one
 //! block-level step folds them as the GPU's warps would (`Collective::fold`, which also checks
 //! that every thread got there), and the region after binds each thread's result. Anywhere else
 //! (in an `if`, a closure, an expression) a collective counts as a barrier there, which keeps the
@@ -9,7 +9,7 @@
 //!
 //! A tensor-core `mma` (`mma(..)`, `mma::mma(..)`, `ferrocuda_std::mma::mma(..)`) is the same
 //! kind of sync point, in `let d = mma(..);` or `d = mma(..);`: the region before hands each
-//! thread's operands to a per-block state (`ferrocuda_std::cpu::collective::MmaCollective`),
+//! thread's operands to a per-block state (`ferrocuda_std::split_steps::collective::MmaCollective`),
 //! one step does every warp's `mma`, and the region after takes each thread's part of D, so
 //! no thread suspends (at run time, an `mma` the macro does not see is a warp rendezvous on
 //! coroutines, a switch per thread). A warp's product of two shared tiles, `mma_tiles(..)`

@@ -81,13 +81,13 @@ pub(super) fn declarations(segs: &[Seg]) -> Vec<Stmt> {
                 // what every thread's region must share.
                 out.push(match site.kind {
                     Kind::MmaTiles => syn::parse_quote! {
-                        let #state = &::ferrocuda_std::cpu::collective::MmaTilesCollective::new();
+                        let #state = &::ferrocuda_std::split_steps::collective::MmaTilesCollective::new();
                     },
                     Kind::Mma => syn::parse_quote! {
-                        let #state = &::ferrocuda_std::cpu::collective::MmaCollective::new();
+                        let #state = &::ferrocuda_std::split_steps::collective::MmaCollective::new();
                     },
                     Kind::Block => syn::parse_quote! {
-                        let #state = &::ferrocuda_std::cpu::collective::Collective::new();
+                        let #state = &::ferrocuda_std::split_steps::collective::Collective::new();
                     },
                 });
             }

@@ -17,86 +17,20 @@
 //! barrier never create a coroutine.
 
 use super::bug::{raise, KernelBug};
+use super::context::set_thread;
 use super::interrupt::{self, Interruption};
+use super::shared;
 use super::stack_guard::{self, Ended, Guarded};
-use super::{set_thread, shared};
+use super::waits::{Release, Wait, WarpOp, WARP};
 use crate::machine::Dim3;
 use core::cell::{Cell, RefCell};
 use core::fmt::Write as _;
-use core::panic::Location;
 use corosensei::stack::{DefaultStack, Stack, StackPointer};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::collections::VecDeque;
 use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
-
-/// Lanes per warp.
-pub(crate) const WARP: usize = 32;
-
-/// What the scheduler calls to complete a warp's [`rendezvous`]: `lanes[l]` is lane `l`'s
-/// pointer to its [`Lane`], of the type the function was made for.
-pub(crate) type Release = unsafe fn(&[u64; WARP]);
-
-/// A warp operation, as the scheduler matches and computes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WarpOp {
-    ShflIdx,
-    ShflUp,
-    ShflDown,
-    ShflXor,
-    All,
-    Any,
-    Ballot,
-    Sync,
-    /// Every lane gets every lane's value (see [`gathered`]): a whole warp reduction in one
-    /// suspension instead of six shuffles.
-    Gather,
-    /// A tensor-core `mma` of the whole warp (`crate::mma`): each lane's value points to its
-    /// operands, which the release multiplies.
-    Mma(crate::tensor_core::Kind),
-    /// A warp's `mma_tiles` (`crate::mma::mma_tiles`): each lane's value points to its
-    /// windows and accumulators, behind the release function (its address, which also tells
-    /// one call's types from another's: lanes join only the same).
-    MmaTiles(usize),
-}
-
-impl WarpOp {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            WarpOp::ShflIdx => "shfl_sync",
-            WarpOp::ShflUp => "shfl_up_sync",
-            WarpOp::ShflDown => "shfl_down_sync",
-            WarpOp::ShflXor => "shfl_xor_sync",
-            WarpOp::All => "all_sync",
-            WarpOp::Any => "any_sync",
-            WarpOp::Ballot => "ballot_sync",
-            WarpOp::Sync => "sync_warp",
-            WarpOp::Gather => "warp::reduce",
-            WarpOp::Mma(_) => "mma::mma",
-            WarpOp::MmaTiles(_) => "mma::mma_tiles",
-        }
-    }
-}
-
-/// Where a suspended thread waits.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Wait {
-    Barrier {
-        site: &'static Location<'static>,
-        /// The thread's predicate, for `sync_threads_count/and/or`.
-        predicate: bool,
-    },
-    Warp {
-        op: WarpOp,
-        mask: u32,
-        /// The lane's value (shuffles) or predicate (votes).
-        value: u64,
-        /// Source lane, delta or xor mask (shuffles).
-        arg: u32,
-        site: &'static Location<'static>,
-    },
-}
 
 enum State {
     NotStarted,
@@ -258,14 +192,10 @@ pub(crate) fn abandon() {
 }
 
 /// Suspends the calling simulated thread at `wait` until the block (barrier) or the warp (warp
-/// operation) releases it, and returns the released value.
-pub(crate) fn wait(wait: Wait) -> u64 {
-    if super::regions::in_split_block() && !is_active() {
-        // A barrier the macro did not see: the rest of the region runs cooperatively, with
-        // this thread as the driver (activated below), or it is reported.
-        super::fallback::hidden_sync(&wait);
-    }
-    super::poll_deadline();
+/// operation) releases it, and returns the released value. The scheduler's half of
+/// [`super::run::wait`], which first hands a split block's hidden barrier to the fallback.
+pub(crate) fn suspend(wait: Wait) -> u64 {
+    super::interrupt::poll_deadline();
     let yielder = YIELDER.with(Cell::get);
     if !yielder.is_null() {
         // SAFETY: a non-null YIELDER is the yielder of the coroutine running on this OS thread,
@@ -274,7 +204,7 @@ pub(crate) fn wait(wait: Wait) -> u64 {
         YIELDER.with(|y| y.set(yielder));
         return value;
     }
-    let me = super::current_linear();
+    let me = super::context::current_linear();
     SCHEDULER.with_borrow_mut(|s| {
         if !ACTIVE.with(Cell::get) {
             s.activate(me);

@@ -55,7 +55,7 @@ std::thread_local! {
 /// Runs `f` (a block's CPU entry) with `tables` as the launch's constant tables on this OS thread.
 /// An executor internal.
 pub fn with_constants<R>(tables: &ConstantTables, f: impl FnOnce() -> R) -> R {
-    super::with_current(&CURRENT, tables, f)
+    super::context::with_current(&CURRENT, tables, f)
 }
 
 /// Table `name` of the running launch, at least `bytes` long: the module's copy, or zeros if it

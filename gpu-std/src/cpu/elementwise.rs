@@ -3,8 +3,8 @@
 //! block row as one loop LLVM can vectorise, and a grid-stride loop's indices as plain ranges
 //! ([`GridStrideRun`]) for the same reason.
 
+use super::context::THREAD;
 use super::interrupt::{self, GRID_STRIDE_CHUNK};
-use super::THREAD;
 use core::ops::Range;
 
 /// Makes thread `x` of the row `Regions::enter_row` started the running one: one store (only

@@ -13,9 +13,10 @@
 //!
 //! The loop running the region lends it here ([`lend`]) for [`hidden_sync`] to find.
 
-use super::block::{self, Wait, WARP};
+use super::block;
 use super::bug::{raise, KernelBug};
-use super::{current_block, current_linear, current_thread, linear_to_dim};
+use super::context::{current_block, current_linear, current_thread, linear_to_dim};
+use super::waits::{Wait, WARP};
 use core::cell::Cell;
 use core::marker::PhantomData;
 use core::panic::Location;

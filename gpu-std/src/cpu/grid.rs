@@ -7,7 +7,9 @@
 //! at a grid sync is reported as [`KernelBug::GridSyncDivergence`], never a hang.
 
 use super::bug::{raise, KernelBug};
-use super::{current_block, current_linear, current_thread, interrupt, sync_threads_at};
+use super::context::{current_block, current_linear, current_thread};
+use super::interrupt;
+use super::run::sync_threads_at;
 use crate::machine::Dim3;
 use core::cell::Cell;
 use core::panic::Location;

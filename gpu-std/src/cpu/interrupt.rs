@@ -34,7 +34,7 @@ pub(crate) const GRID_STRIDE_CHUNK: usize = 1024;
 pub enum Interruption {
     /// The launch's deadline passed while the thread was still running.
     DeadlinePassed,
-    /// The thread's call stack outgrew its `stack_bytes` (see [`super::BlockContext`]).
+    /// The thread's call stack outgrew its `stack_bytes` (see [`super::context::BlockContext`]).
     StackOverflow {
         /// The size of each simulated thread's stack.
         stack_bytes: usize,
@@ -91,7 +91,10 @@ fn read_clock() {
     };
     COUNTDOWN.set(POLL_EVERY - 1);
     if Instant::now() >= deadline {
-        raise(super::current_thread(), Interruption::DeadlinePassed);
+        raise(
+            super::context::current_thread(),
+            Interruption::DeadlinePassed,
+        );
     }
 }
 

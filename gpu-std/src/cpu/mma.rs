@@ -1,11 +1,10 @@
-//! The CPU executor's side of [`crate::mma::mma`]: a warp rendezvous. Each lane waits with a pointer
-//! to its fragments (on its own stack, which lives while it waits); when all 32 have arrived,
-//! the scheduler calls [`release`], which gathers the matrices, multiplies them in the
-//! documented order and writes each lane's result back, before any lane runs on.
+//! The CPU executor's tensor-core product: [`release`] completes a warp's `mma` rendezvous
+//! (`warp_mma.rs`; the scheduler calls it when all 32 lanes have arrived): it gathers the
+//! matrices, multiplies them in the documented order and writes each lane's result back, before
+//! any lane runs on. Below the scheduler; also the split path's and `mma_tiles`' product.
 
-use crate::cpu::{self, Wait, WarpOp, WARP};
+use super::waits::WARP;
 use crate::tensor_core::{a_position, b_position, Kind};
-use core::panic::Location;
 use half::slice::HalfFloatSliceExt;
 
 /// One lane's operands of an `mma`, as registers.
@@ -16,28 +15,11 @@ pub(crate) struct Operands {
     pub(crate) c: [u32; 4],
 }
 
-/// One lane's operands and, after the release, its result.
-struct Lane {
-    operands: Operands,
-    d: [u32; 4],
-}
-
-#[track_caller]
-pub(crate) fn mma(kind: Kind, a: [u32; 4], b: [u32; 2], c: [u32; 4]) -> [u32; 4] {
-    let op = WarpOp::Mma(kind);
-    cpu::check_warp_mask(op, crate::machine::FULL_MASK);
-    let mut lane = Lane {
-        operands: Operands { a, b, c },
-        d: [0; 4],
-    };
-    cpu::wait(Wait::Warp {
-        op,
-        mask: crate::machine::FULL_MASK,
-        value: core::ptr::from_mut(&mut lane) as u64,
-        arg: 0,
-        site: Location::caller(),
-    });
-    lane.d
+/// One lane's operands and, after the release, its result: what a lane waiting in
+/// [`super::warp_mma::mma`] points to.
+pub(crate) struct Lane {
+    pub(crate) operands: Operands,
+    pub(crate) d: [u32; 4],
 }
 
 /// An A or B element's value (exact in f32; integers as integers).
@@ -54,7 +36,7 @@ pub(crate) fn element(kind: Kind, bits: u32) -> f32 {
 /// Completes the warp's `mma`: `lanes[l]` is lane `l`'s [`Lane`] pointer.
 ///
 /// # Safety
-/// Every pointer is a live `Lane` of a lane waiting in [`mma`], not otherwise accessed until it
+/// Every pointer is a live `Lane` of a lane waiting in [`super::warp_mma::mma`], not otherwise accessed until it
 /// is released (the scheduler calls this before it readies any of them).
 pub(crate) unsafe fn release(kind: Kind, lanes: &[u64; WARP]) {
     // SAFETY: the caller's contract: live `Lane`s, read only here.
@@ -79,7 +61,7 @@ pub(crate) fn multiply(
         target_arch = "x86_64",
         not(all(target_feature = "avx2", target_feature = "fma"))
     ))]
-    if crate::cpu::has_avx2_and_fma() {
+    if super::features::has_avx2_and_fma() {
         // SAFETY: the CPU has AVX2 and FMA, all `multiply_wide` enables.
         return unsafe { multiply_wide(kind, lanes, tiles) };
     }

@@ -19,7 +19,7 @@
 //! 2^12 grid syncs), so two accesses exactly a multiple of that apart look unordered.
 
 use super::bug::{raise, KernelBug};
-use super::{current_block, current_linear, linear_to_dim};
+use super::context::{current_block, current_linear, linear_to_dim};
 use core::cell::Cell;
 use core::panic::Location;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -128,7 +128,7 @@ std::thread_local! {
 /// Runs `f` (a block's CPU entry) with `shadows` as the launch's output shadows on this OS
 /// thread. An executor internal.
 pub fn with_output_checks<R>(shadows: &OutputShadows, f: impl FnOnce() -> R) -> R {
-    super::with_current(&CURRENT, shadows, f)
+    super::context::with_current(&CURRENT, shadows, f)
 }
 
 /// The shadow of the output at `base` in the running launch, or null (unchecked).
@@ -214,7 +214,7 @@ pub(crate) unsafe fn check_output(
         );
         let earlier_thread = linear_to_dim(thread(earlier) as usize - 1, geometry.block_dim);
         raise(
-            super::current_thread(),
+            super::context::current_thread(),
             KernelBug::OutputRace {
                 output: shadow.name.into(),
                 index,

@@ -21,7 +21,7 @@ pub fn quiet_kernel_panics() {
     INSTALL.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if super::in_kernel() {
+            if super::context::in_kernel() {
                 let location = info.location().map(ToString::to_string);
                 LOCATION.with_borrow_mut(|l| *l = location);
             } else {

@@ -77,9 +77,12 @@ pub fn with_print_capture<R>(capture: Option<&PrintCapture>, f: impl FnOnce() ->
 /// GPU would get, `values` its arguments.
 pub(crate) fn print_line(c_format: &[u8], values: &[Value]) {
     let text = render(c_format, values);
-    let line = if super::in_kernel() {
-        let block = super::current_block().block_idx;
-        std::format!("[block {block} thread {}] {text}", super::current_thread())
+    let line = if super::context::in_kernel() {
+        let block = super::context::current_block().block_idx;
+        std::format!(
+            "[block {block} thread {}] {text}",
+            super::context::current_thread()
+        )
     } else {
         text
     };

@@ -13,11 +13,12 @@
 //! after others ran past it to the region's end is barrier divergence, reported with both places.
 
 use super::bug::{raise, KernelBug};
+use super::context::{linear_to_dim, BlockContext, Geometry, ThreadPos, BLOCK, THREAD};
 use super::fallback::{self, End, Fallback};
 use super::interrupt::{self, Interruption};
 use super::slots::{Arena, Slots};
-use super::{block, linear_to_dim, shared, stack_guard, BlockContext, Geometry, BLOCK, THREAD};
-use super::{ThreadPos, DEFAULT_STACK_BYTES};
+use super::stack_guard::DEFAULT_STACK_BYTES;
+use super::{block, shared, stack_guard};
 use crate::machine::Dim3;
 use core::cell::{Cell, RefCell};
 use core::panic::Location;
@@ -120,8 +121,8 @@ impl Regions {
         let alive = &self.alive[..self.threads];
         let for_fallback = body;
         let thread = || {
-            let linear = super::current_linear();
-            if alive[linear].get() && !for_fallback(linear, super::current_thread()) {
+            let linear = super::context::current_linear();
+            if alive[linear].get() && !for_fallback(linear, super::context::current_thread()) {
                 alive[linear].set(false);
             }
         };
@@ -273,7 +274,7 @@ impl Regions {
             Dim3::new(linear as u32, 0, 0)
         } else {
             let tid = linear_to_dim(linear, d);
-            super::set_thread(tid);
+            super::context::set_thread(tid);
             tid
         };
         if linear.is_multiple_of(interrupt::THREADS_PER_POLL as usize) {
@@ -564,8 +565,8 @@ pub const MAX_LEAVE_DEPTH: usize = 8;
 /// sequence of region loops, on a guarded stack of the block's stack size.
 ///
 /// # Safety
-/// As [`super::run_block`]: no other block may be running on this OS thread, and if this
-/// unwinds, the caller must call [`super::take_current`] before it runs another block.
+/// As [`super::run::run_block`]: no other block may be running on this OS thread, and if this
+/// unwinds, the caller must call [`super::run::take_current`] before it runs another block.
 #[doc(hidden)]
 #[inline(always)]
 pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) {
@@ -634,7 +635,7 @@ pub unsafe fn run_regions(block: &BlockContext, regions: impl Fn(&mut Regions)) 
     SPLIT.with(|s| s.set(false));
     if ended == stack_guard::Ended::Overflowed {
         interrupt::raise(
-            super::current_thread(),
+            super::context::current_thread(),
             Interruption::StackOverflow { stack_bytes },
         );
     }

@@ -11,7 +11,8 @@
 //! exempt from the race check.
 
 use super::bug::{raise, KernelBug, SharedAccess};
-use super::{current_block, current_linear, linear_to_dim, BlockContext, WARP};
+use super::context::{current_block, current_linear, linear_to_dim, BlockContext};
+use super::waits::WARP;
 use core::cell::RefCell;
 use core::panic::Location;
 use std::format;
@@ -243,7 +244,7 @@ pub(crate) fn shared_memory(
         };
         let Some(bytes) = bytes.filter(|&b| b <= a.limit) else {
             raise(
-                super::current_thread(),
+                super::context::current_thread(),
                 too_large(bytes.unwrap_or(usize::MAX)),
             );
         };
@@ -272,7 +273,7 @@ pub(crate) fn shared_memory(
                     limit: a.limit,
                     array: site.describe(),
                 };
-                raise(super::current_thread(), bug);
+                raise(super::context::current_thread(), bug);
             }
         }
         (ptr, a.checked)
@@ -360,7 +361,7 @@ pub(crate) fn check_access(
     });
     if let Some((conflict, array)) = failure {
         let block_dim = current_block().block_dim;
-        let me = super::current_thread();
+        let me = super::context::current_thread();
         let bug = match conflict {
             Conflict::Uninitialized => KernelBug::UninitializedShared { array, index, at },
             Conflict::Race {

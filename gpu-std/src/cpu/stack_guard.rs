@@ -11,7 +11,7 @@
 //! fault is in that coroutine's guard page, it uses corosensei's trap handling: it rewrites the
 //! interrupted registers so that, once the handler returns (no `longjmp`), the coroutine's stack
 //! is reset and the coroutine returns [`Ended::Overflowed`] to whoever resumed it; the executor
-//! then stops the block with [`Interruption::StackOverflow`](super::Interruption) for that
+//! then stops the block with [`Interruption::StackOverflow`](super::interrupt::Interruption) for that
 //! thread. Any other fault goes to the handler that was installed before (Rust's own reports an
 //! overflow of an OS thread's stack), or the default action.
 //!

@@ -1,13 +1,13 @@
 //! The CPU executor's [`super::mma_tiles`] for a whole warp at once (the split path's step,
-//! `cpu::collective::MmaTilesCollective`): the A and B windows are read straight from shared
+//! `split_steps::collective::MmaTilesCollective`): the A and B windows are read straight from shared
 //! memory and converted once, the warp's accumulators gathered into one tile, and each 16×8
 //! band multiplied with one k-chain per element over the whole depth. That is what the
 //! fragment-by-fragment form computes (each element adds its products for k = 0, 1, … in order,
 //! one f32 FMA each, the result of one `mma` being the next one's C), so the bits are the same,
 //! without gathering each fragment from 32 lanes' registers once per `mma`.
 
+use super::acc_tile::AccTile;
 use super::fragment::MmaInput;
-use super::warp_tile::AccTile;
 use crate::cpu::mma::{element, fma_tile, multiply, Matrix, Operands};
 use crate::cpu::{Release, Wait, WarpOp, WARP};
 use crate::tensor_core::{a_position, b_position, Kind};

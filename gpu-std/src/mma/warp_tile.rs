@@ -5,46 +5,9 @@
 //! windows straight from shared memory, where the fragment-by-fragment form costs a gather per
 //! lane and per `mma`.
 
-use super::fragment::{FragC, MmaInput};
+use super::acc_tile::AccTile;
+use super::fragment::MmaInput;
 use super::tile::SharedTile;
-
-/// This lane's part of a (16·MT)×(8·NT) accumulator tile: MT × NT [`FragC`]s, `frags[i][j]`
-/// being the 16×8 tile at rows `16·i..`, columns `8·j..`. What [`mma_tiles`] takes and returns.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AccTile<A, const MT: usize, const NT: usize> {
-    /// The accumulators, by 16-row band and 8-column band.
-    pub frags: [[FragC<A>; NT]; MT],
-}
-
-impl<A: bytemuck::Pod + Default, const MT: usize, const NT: usize> AccTile<A, MT, NT> {
-    /// All zeros.
-    #[inline(always)]
-    pub fn zero() -> Self {
-        AccTile {
-            frags: [[FragC::zero(); NT]; MT],
-        }
-    }
-
-    /// Calls `f(row, column, value)` for each of this lane's elements of the tile (rows below
-    /// 16·MT, columns below 8·NT).
-    #[inline(always)]
-    pub fn for_each(&self, mut f: impl FnMut(usize, usize, A)) {
-        // A copy walked in a loop: the tile itself is then only read at constant places, so
-        // that on the GPU it stays in registers through a kernel's k-loop.
-        let frags = self.frags;
-        for (i, band) in frags.iter().enumerate() {
-            for (j, frag) in band.iter().enumerate() {
-                frag.for_each(|r, c, v| f(16 * i + r, 8 * j + c, v));
-            }
-        }
-    }
-}
-
-impl<A: bytemuck::Pod + Default, const MT: usize, const NT: usize> Default for AccTile<A, MT, NT> {
-    fn default() -> Self {
-        Self::zero()
-    }
-}
 
 /// `a·b + c` for the warp: `a` a (16·MT)×K' window, `b` a K'×(8·NT) window (K' a multiple of
 /// the shape's K), `c` and the result (16·MT)×(8·NT). Every lane of the warp calls it with the
@@ -152,7 +115,7 @@ fn shape_mismatch(
 
 /// What `#[kernel]`'s split path calls instead of [`mma_tiles`] in `acc = mma_tiles(..);` (or
 /// `let d = mma_tiles(..);`): this thread's windows and accumulators, which the block's step
-/// multiplies with its warp's (`cpu::collective::MmaTilesCollective`). In checked mode, the
+/// multiplies with its warp's (`split_steps::collective::MmaTilesCollective`). In checked mode, the
 /// lane's fragment loads are made here (recorded as this thread's reads, at this place); their
 /// values are read again in the step, unchanged, as no thread runs in between.
 #[doc(hidden)]
@@ -163,7 +126,7 @@ pub fn __split_mma_tiles<T: MmaInput, const MT: usize, const NT: usize>(
     a: &SharedTile<'_, T>,
     b: &SharedTile<'_, T>,
     c: &AccTile<T::Acc, MT, NT>,
-) -> crate::cpu::collective::MmaTilesParts<T, MT, NT> {
+) -> super::tile_product::MmaTilesParts<T, MT, NT> {
     let steps = check_shapes::<T, MT, NT>(a, b);
     if a.checks_accesses() || b.checks_accesses() {
         for step in 0..steps {
@@ -175,5 +138,5 @@ pub fn __split_mma_tiles<T: MmaInput, const MT: usize, const NT: usize>(
             }
         }
     }
-    crate::cpu::collective::MmaTilesParts::new(a.window(), b.window(), *c)
+    super::tile_product::MmaTilesParts::new(a.window(), b.window(), *c)
 }

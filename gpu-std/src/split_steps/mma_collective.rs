@@ -10,12 +10,13 @@
 //! A warp whose lanes all returned before the call does nothing (as on the GPU); one with some
 //! lanes there and others returned is warp divergence, reported as the coroutine path does.
 
-use super::bug::{raise, KernelBug};
-use super::mma::{multiply, Operands, Tiles};
-use super::regions::Regions;
-use super::stack_guard::on_step_stack;
-use super::WARP;
+use crate::cpu::bug::{raise, KernelBug};
+use crate::cpu::mma::{multiply, Operands, Tiles};
+use crate::cpu::regions::Regions;
+use crate::cpu::stack_guard::on_step_stack;
+use crate::cpu::waits::WARP;
 use crate::machine::Dim3;
+use crate::mma::product::MmaParts;
 use crate::mma::tile_product::{warp_product, MmaTilesParts, Scratch};
 use crate::mma::{AccTile, FragC, MmaInput};
 use core::cell::{Ref, RefCell};
@@ -119,7 +120,7 @@ impl<P: Copy + Default, R: Copy + Default> WarpStep<P, R> {
                  has only {these} lanes (use warp::warp_mask())",
                 these - 1,
             );
-            let tid = super::linear_to_dim(w * WARP, block_dim);
+            let tid = crate::cpu::context::linear_to_dim(w * WARP, block_dim);
             drop(lanes);
             raise(tid, KernelBug::WarpMask { detail });
         }
@@ -171,19 +172,12 @@ impl<P: Copy + Default> Lanes<P> {
                      lane {missing} returned without reaching it"
                 );
                 raise(
-                    super::linear_to_dim(w * WARP + first, block_dim),
+                    crate::cpu::context::linear_to_dim(w * WARP + first, block_dim),
                     KernelBug::WarpDivergence { detail },
                 );
             }
         }
     }
-}
-
-/// One thread's operands of an `mma` on the split path (what `mma::__split_mma` returns).
-#[doc(hidden)]
-pub struct MmaParts<T> {
-    pub(crate) operands: Operands,
-    pub(crate) _t: PhantomData<T>,
 }
 
 /// The operands of one `mma` call site of one block, as the threads reach it.
@@ -295,7 +289,8 @@ impl<T: MmaInput, const MT: usize, const NT: usize> MmaTilesCollective<T, MT, NT
                         return;
                     };
                     let (lane, detail) = refused.describe(w, site);
-                    let tid = super::linear_to_dim(w * WARP + lane, regions.block_dim());
+                    let tid =
+                        crate::cpu::context::linear_to_dim(w * WARP + lane, regions.block_dim());
                     raise(tid, KernelBug::WarpDivergence { detail });
                 })
         })

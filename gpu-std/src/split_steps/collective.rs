@@ -6,9 +6,9 @@
 //! folding them again. So the result is the GPU's bit for bit, each thread gets what the GPU
 //! gives it, and checked mode sees the same shared-memory accesses in the same epochs.
 
-use super::bug::{raise, KernelBug};
-use super::regions::Regions;
 use crate::block::{BlockScratch, BlockValue};
+use crate::cpu::bug::{raise, KernelBug};
+use crate::cpu::regions::Regions;
 use crate::machine::Dim3;
 use crate::machine::WARP_SIZE;
 use core::cell::RefCell;
@@ -16,7 +16,8 @@ use core::panic::Location;
 use std::format;
 use std::vec::Vec;
 
-pub use super::mma_collective::{MmaCollective, MmaParts, MmaTilesCollective, WarpResults};
+pub use super::mma_collective::{MmaCollective, MmaTilesCollective, WarpResults};
+pub use crate::mma::product::MmaParts;
 pub use crate::mma::tile_product::MmaTilesParts;
 
 /// One thread's arguments of a block collective.
@@ -120,7 +121,7 @@ impl<V: BlockValue, S: BlockScratch<V>, F: Fn(V, V) -> V> Collective<V, S, F> {
                  but {} threads returned without reaching it",
                 threads - arrived
             );
-            let tid = super::linear_to_dim(first, regions.block_dim());
+            let tid = crate::cpu::context::linear_to_dim(first, regions.block_dim());
             raise(tid, KernelBug::BarrierDivergence { detail })
         }
         let (identity, scratch, combine) = self
