@@ -132,6 +132,17 @@ fn add<T: Number>(a: T, b: T) -> T {
     a + b
 }
 
+/// One thread's arguments of a block collective, as [`__split_reduce`] hands them to the split
+/// path's block-level step (`split_steps::collective`, which sits above the language).
+#[doc(hidden)]
+#[cfg(not(target_arch = "nvptx64"))]
+pub struct Parts<V, S, F> {
+    pub value: V,
+    pub identity: V,
+    pub scratch: S,
+    pub combine: F,
+}
+
 /// What `#[kernel]`'s split path calls instead of [`reduce`]: the call's arguments, for the
 /// block-level step.
 #[doc(hidden)]
@@ -142,8 +153,8 @@ pub fn __split_reduce<V: BlockValue, S: BlockScratch<V>, F: Fn(V, V) -> V>(
     identity: V,
     scratch: S,
     combine: F,
-) -> crate::split_steps::collective::Parts<V, S, F> {
-    crate::split_steps::collective::Parts {
+) -> Parts<V, S, F> {
+    Parts {
         value,
         identity,
         scratch,
@@ -159,6 +170,6 @@ pub fn __split_reduce<V: BlockValue, S: BlockScratch<V>, F: Fn(V, V) -> V>(
 pub fn __split_reduce_add<T: Number>(
     value: T,
     scratch: Shared<'_, T>,
-) -> crate::split_steps::collective::Parts<T, Shared<'_, T>, fn(T, T) -> T> {
+) -> Parts<T, Shared<'_, T>, fn(T, T) -> T> {
     __split_reduce(value, T::ZERO, scratch, add::<T> as fn(T, T) -> T)
 }

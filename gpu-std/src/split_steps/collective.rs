@@ -20,14 +20,7 @@ pub use super::mma_collective::{MmaCollective, MmaTilesCollective, WarpResults};
 pub use crate::mma::product::MmaParts;
 pub use crate::mma::tile_product::MmaTilesParts;
 
-/// One thread's arguments of a block collective.
-#[doc(hidden)]
-pub struct Parts<V, S, F> {
-    pub value: V,
-    pub identity: V,
-    pub scratch: S,
-    pub combine: F,
-}
+pub use crate::block::Parts;
 
 /// The values of one block collective of one block, as the threads reach it.
 #[doc(hidden)]
