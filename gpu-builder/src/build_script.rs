@@ -1,7 +1,8 @@
 //! The whole job of a typical `build.rs` in one call: build, tell cargo when to rerun, hand the
 //! PTX's path to the crate, and fail the build with the builder's message.
 
-use crate::builder::{BuiltPtx, PtxBuilder};
+use crate::builder::PtxBuilder;
+use crate::built::BuiltPtx;
 
 impl PtxBuilder {
     /// Builds the kernel crate from a build script and sets the compile-time environment variable
@@ -21,8 +22,7 @@ impl PtxBuilder {
     /// ```
     pub fn build_for_env(self, env_var: &str) -> BuiltPtx {
         let warn = self.warn_cpu_fallbacks
-            && std::env::var(crate::builder::CPU_PATH_WARNING_ENV)
-                .map_or(true, |v| v.trim() != "0");
+            && std::env::var(crate::built::CPU_PATH_WARNING_ENV).map_or(true, |v| v.trim() != "0");
         let built = match self.build() {
             Ok(built) => built,
             Err(error) => {
@@ -33,7 +33,7 @@ impl PtxBuilder {
         built.emit_rerun_if_changed();
         println!(
             "cargo:rerun-if-env-changed={}",
-            crate::builder::CPU_PATH_WARNING_ENV
+            crate::built::CPU_PATH_WARNING_ENV
         );
         if warn {
             for warning in built.cpu_fallback_warnings() {

@@ -61,10 +61,11 @@
 #![warn(missing_docs)]
 
 // Layers, bottom to top: the shared names, what the toolchain search tried, the error type, the
-// system helpers; then the pieces of the build (toolchain search, ptxas, the nested cargo, its
-// diagnostics); then the build itself (`builder`). Each file imports only files listed before it.
+// system helpers; then the pieces of the build (toolchain search, ptxas and its search, the nested
+// cargo, its diagnostics); then what a build produced (`built`) and the build itself (`builder`).
 mod build_script;
 mod builder;
+mod built;
 mod diagnostics;
 mod error;
 mod fma;
@@ -73,19 +74,20 @@ mod nested;
 mod process;
 mod ptx_text;
 mod ptxas;
+mod ptxas_search;
 pub mod sass;
 mod text_table;
 mod toolchain;
 mod tried;
 
-pub use builder::{BuiltPtx, PtxBuilder, PtxasMode, CPU_PATH_WARNING_ENV};
+pub use builder::{PtxBuilder, PtxasMode};
+pub use built::{BuiltPtx, CPU_PATH_WARNING_ENV};
 pub use error::{BuildError, CargoFailure};
 pub use fma::{should_warn_without_fma, NO_FMA_WARNING_ENV};
 pub use names::{BUILD_VERBOSE_ENV, ENV_VARS_READ, NVPTX_TARGET};
 pub use nested::{SCRUBBED_ENV, SCRUBBED_ENV_PREFIXES};
 pub use ptx_text::cpu_paths;
-pub use ptxas::{
-    assemble, assemble_to, find_ptxas, parse_ptxas_verbose, KernelResources, Ptxas, PtxasReport,
-};
+pub use ptxas::{assemble, assemble_to, parse_ptxas_verbose, KernelResources, Ptxas, PtxasReport};
+pub use ptxas_search::find_ptxas;
 pub use toolchain::{find_kernel_toolchain, find_kernel_toolchain_in, KernelToolchain};
 pub use tried::{ToolchainSource, TriedRustc};

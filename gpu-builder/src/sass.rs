@@ -83,7 +83,7 @@ pub fn find_disassembler() -> Result<Disassembler, Vec<String>> {
         }
     }
     dirs.push(PathBuf::from("/usr/local/cuda/bin"));
-    for site in crate::ptxas::python_site_dirs() {
+    for site in crate::ptxas_search::python_site_dirs() {
         dirs.extend([
             site.join("nvidia/cu13/bin"),
             site.join("nvidia/cuda_nvdisasm/bin"),
