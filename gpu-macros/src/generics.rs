@@ -4,8 +4,9 @@
 //! trait implemented once per instance, so naming one that was not built fails to compile with a
 //! message that lists those that were.
 
-use crate::expand::{doc_attrs, expand_entry, kernel_type, Entry, Expanded};
+use crate::expand::{doc_attrs, expand_entry, Entry, Expanded};
 use crate::instance::{Instance, Substitution};
+use crate::param_tokens::kernel_type;
 use crate::signature::{KernelParam, LengthRules};
 use proc_macro2::TokenStream as TokenStream2;
 use quote::{format_ident, quote, ToTokens};

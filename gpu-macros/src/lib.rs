@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 mod cpu_features;
+mod cpu_path;
 mod expand;
 mod generics;
 mod grid;
@@ -19,6 +20,8 @@ mod kernel;
 mod math_methods;
 mod options;
 mod owned_outputs;
+mod owned_outputs_rewrite;
+mod param_tokens;
 mod pod;
 mod regions;
 mod rematerialize;

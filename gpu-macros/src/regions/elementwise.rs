@@ -55,15 +55,15 @@ pub(crate) fn elementwise(stmts: &[Stmt], owned: &[Ident], slices: &[Ident]) -> 
     }
     let own = quote!((#base_1d + #tid.x as usize));
     let threads = quote!((#regions.grid_dim().x as usize * #dim.x as usize));
-    let lengths = crate::owned_outputs::own_index_lengths(&stmts, owned, slices);
+    let lengths = crate::owned_outputs_rewrite::own_index_lengths(&stmts, owned, slices);
     let fast = loop_nest(
-        &crate::owned_outputs::rewrite(&stmts, owned, slices, &own, &threads),
+        &crate::owned_outputs_rewrite::rewrite(&stmts, owned, slices, &own, &threads),
         &names,
         Some(&lengths),
     );
     let handles: Vec<Ident> = owned
         .iter()
-        .map(crate::owned_outputs::handle_name)
+        .map(crate::owned_outputs_rewrite::handle_name)
         .collect();
     let all = Ident::new("__ferrocuda_handles", Span::mixed_site());
     quote! {
