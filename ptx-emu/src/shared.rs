@@ -74,6 +74,19 @@ impl SharedMemory {
         self.warp_syncs.resize(warps, 0);
     }
 
+    /// What an access by `thread` is recorded with: its id, its warp, the barrier epoch and its
+    /// warp's count of warp-level synchronisations.
+    #[inline(always)]
+    fn accessor(&self, thread: u32) -> (u16, u16, u32, u32) {
+        let warp = (thread / 32) as u16;
+        (
+            thread as u16,
+            warp,
+            self.epoch,
+            self.warp_syncs[warp as usize],
+        )
+    }
+
     /// Records a read of `[offset, offset + len)` by `thread` (in bounds), or the conflict it
     /// makes (with the byte's offset).
     // Inlined into both instances of `thread::run` (as into the one there was before).
@@ -84,9 +97,7 @@ impl SharedMemory {
         offset: usize,
         len: usize,
     ) -> Result<(), (usize, Conflict)> {
-        let (epoch, warp) = (self.epoch, (thread / 32) as u16);
-        let sync = self.warp_syncs[warp as usize];
-        let t = thread as u16;
+        let (t, warp, epoch, sync) = self.accessor(thread);
         for (i, s) in self.shadow[offset..offset + len].iter_mut().enumerate() {
             if !s.written {
                 return Err((offset + i, Conflict::Uninitialized));
@@ -121,9 +132,7 @@ impl SharedMemory {
         offset: usize,
         len: usize,
     ) -> Result<(), (usize, Conflict)> {
-        let (epoch, warp) = (self.epoch, (thread / 32) as u16);
-        let sync = self.warp_syncs[warp as usize];
-        let t = thread as u16;
+        let (t, warp, epoch, sync) = self.accessor(thread);
         for (i, s) in self.shadow[offset..offset + len].iter_mut().enumerate() {
             check_last_write(s, t, warp, epoch, sync).map_err(|c| (offset + i, c))?;
             if s.read_epoch == epoch

@@ -361,19 +361,12 @@ impl State {
 
     pub fn new_context(&mut self, device: usize, flags: u32) -> usize {
         let id = self.new_id();
-        self.contexts.insert(
-            id,
-            Context {
-                device,
-                flags,
-                ..Context::default()
-            },
-        );
+        self.recreate_context(id, device, flags);
         id
     }
 
-    /// A fresh, empty context under the id of one just destroyed (a reset primary context keeps
-    /// its handle).
+    /// A fresh, empty context under `id`: a new one's, or that of one just destroyed (a reset
+    /// primary context keeps its handle).
     pub fn recreate_context(&mut self, id: usize, device: usize, flags: u32) {
         self.contexts.insert(
             id,
