@@ -8,9 +8,10 @@
 //! both sides of the boundary; memory handed back to cudarc first makes its stream wait for every
 //! ferrocuda stream that used it, as a `GpuBytes`'s drop would.
 
-use super::gpu::{lock, GpuContext, GpuDevice, GPUS};
+use super::gpu::{GpuContext, GpuDevice, GPUS};
 use super::memory::GpuBytes;
 use crate::error::{Error, Result};
+use crate::lock::lock;
 use cudarc::driver::{
     result, CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
