@@ -4,10 +4,11 @@
 //! The upper types (`Device`, `Event`, `Module`, `PinnedBuffer`, ...) ask the [`Backend`] for
 //! what they need and do not match on it themselves: the choice of backend is made here, once
 //! per operation, with a plain `match` (no `dyn`: every method is a direct call on each side).
-//! The few that need the GPU's own objects take [`Backend::gpu`], which is `None` on the CPU:
-//! loading PTX (the CUDA backend's module layer sits above `launch.rs`, whose `LaunchConfig` it
-//! takes, so this seam cannot name it without a circle), a loaded module's launches and
-//! constants, pinned memory, and cudarc interop.
+//! A loaded module and a buffer's memory have a seam of their own beside this one, built on it:
+//! `loaded.rs` (loading PTX, launching, constant tables) and `storage.rs` (reading, writing,
+//! copying). Where a GPU has something the CPU executor does not (a driver to check PTX with,
+//! device allocations, pinned memory, driver events, cudarc interop), the type asks for it with
+//! [`Backend::gpu`], which is `None` on the CPU.
 
 use crate::cuda::GpuDevice;
 use crate::error::Result;

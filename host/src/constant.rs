@@ -5,7 +5,8 @@
 use crate::args::KernelArgs;
 use crate::cooperative;
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
+use crate::launch_config::LaunchConfig;
+use crate::lock::lock;
 use crate::module::Module;
 use ferrocuda_std::abi::Kernel;
 use ferrocuda_std::constant::{ConstElement, ConstTable};
@@ -83,14 +84,7 @@ impl Module {
             });
         };
         let _writing = self.lock_table_writes();
-        let current = match self.on_gpu() {
-            Some((gpu, loaded)) => gpu.constant_bytes(loaded, table.name()),
-            _ => self
-                .cpu_constants()
-                .iter()
-                .find(|(name, _)| *name == table.name())
-                .map(|(_, bytes)| bytes.to_vec()),
-        };
+        let current = self.loaded.constant_bytes(table.name());
         let mut whole: Vec<T> = match current {
             Some(bytes) if bytes.len() == core::mem::size_of::<[T; N]>() => {
                 let mut whole = vec![T::zeroed(); N];
@@ -104,7 +98,7 @@ impl Module {
     }
 
     fn lock_table_writes(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.table_writes.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.table_writes)
     }
 
     /// Sets `table` to `data`; the caller holds `table_writes`.
@@ -114,13 +108,7 @@ impl Module {
         data: &[T],
     ) -> Result<()> {
         let bytes = self.table_bytes(table, data)?;
-        match self.on_gpu() {
-            Some((gpu, loaded)) => gpu.set_constant(loaded, table.name(), bytes),
-            _ => {
-                self.cpu_constants().set(table.name(), bytes);
-                Ok(())
-            }
-        }
+        self.loaded.set_constant(table.name(), bytes)
     }
 
     /// Launches `kernel` as [`Module::launch`] does, with constant table `table` set to `data`

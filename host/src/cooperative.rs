@@ -8,7 +8,8 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
+use crate::launch_config::LaunchConfig;
+use crate::lock::lock;
 use ferrocuda_std::abi::KernelInfo;
 use ferrocuda_std::cpu::{with_grid_barrier, GridBarrier};
 use ferrocuda_std::Dim3;
@@ -84,7 +85,7 @@ pub(crate) fn run_blocks_at_once(
     let barrier = GridBarrier::new(blocks);
     let first_error: Mutex<Option<Error>> = Mutex::new(None);
     let fail = |error: Error| {
-        let mut first = first_error.lock().unwrap_or_else(|p| p.into_inner());
+        let mut first = lock(&first_error);
         first.get_or_insert(error);
     };
     std::thread::scope(|scope| {

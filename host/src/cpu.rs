@@ -3,4 +3,4 @@
 
 mod launch;
 
-pub(crate) use launch::launch;
+pub(crate) use launch::{launch, CpuLaunch};

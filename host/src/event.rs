@@ -4,6 +4,7 @@ use crate::cuda::{GpuDevice, GpuEvent};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel_trail::Trail;
+use crate::lock::lock;
 use crate::stream::Stream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -66,10 +67,6 @@ impl Event {
     pub(crate) fn for_stream(stream: &Stream) -> Result<Event> {
         Event::on(stream.gpu_device())
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Stream {

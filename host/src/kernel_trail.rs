@@ -4,15 +4,12 @@
 //! context its last kernel on any stream and how far a context-wide synchronization has seen
 //! every launch finish ([`Launches`]).
 
+use crate::lock::lock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// A kernel launch: its number in the context (from 1) and the kernel.
 type Launch = Option<(u64, &'static str)>;
-
-fn lock(mutex: &Mutex<Launch>) -> std::sync::MutexGuard<'_, Launch> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// The last kernel launched on one stream that it has not been seen to finish.
 #[derive(Default)]

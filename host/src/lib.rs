@@ -42,6 +42,9 @@ mod interop;
 mod kernel_handle;
 mod kernel_trail;
 mod launch;
+mod launch_config;
+mod loaded;
+mod lock;
 mod memory_limit;
 pub mod memory_meter;
 mod module;
@@ -75,7 +78,7 @@ pub use ferrocuda_std::cpu::KernelBug;
 pub use ferrocuda_std::Dim3;
 pub use ferrocuda_std::{bf16, f16};
 pub use kernel_handle::KernelHandle;
-pub use launch::{DimComponent, LaunchConfig, LaunchDims};
+pub use launch_config::{DimComponent, LaunchConfig, LaunchDims};
 pub use memory_limit::DEVICE_MEMORY_LIMIT_ENV;
 pub use module::{Module, PtxCheck};
 /// The ndarray whose views convert to kernel arguments (the `ndarray` feature:

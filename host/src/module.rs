@@ -2,15 +2,14 @@
 
 use crate::args::KernelArgs;
 use crate::cooperative;
-use crate::cpu;
-use crate::cuda::{GpuDevice, LoadedModule};
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::launch::{self, LaunchConfig};
+use crate::launch;
+use crate::launch_config::LaunchConfig;
+use crate::loaded::Loaded;
 use crate::ptx::{Ptx, PtxEntry, PtxInfo};
 use ferrocuda_std::abi::Kernel;
 use ferrocuda_std::Dim3;
-use std::sync::Arc;
 
 /// Whether a device can run a [`Ptx`], and the facts behind the answer: what `ferrocuda doctor`
 /// reports. Made by [`Device::check_ptx`].
@@ -58,9 +57,8 @@ pub struct Module {
     device: Device,
     ptx: &'static Ptx,
     info: PtxInfo,
-    loaded: Option<LoadedModule>,
-    /// The constant tables on the CPU executor ([`Module::set_constant`]).
-    cpu_constants: std::sync::Mutex<ferrocuda_std::cpu::ConstantTables>,
+    /// Its kernels on the device's backend.
+    pub(crate) loaded: Loaded,
     /// Held while a table is set, so that a write of part of one (read, change, write) is not
     /// interleaved with another write of the table.
     pub(crate) table_writes: std::sync::Mutex<()>,
@@ -75,16 +73,12 @@ impl Device {
     /// refuses it.
     pub fn load(&self, ptx: &'static Ptx) -> Result<Module> {
         let info = ptx.info();
-        let loaded = match self.backend().gpu() {
-            None => None,
-            Some(gpu) => Some(gpu.load(ptx, &info)?),
-        };
+        let loaded = Loaded::load(self, ptx, &info)?;
         Ok(Module {
             device: self.clone(),
             ptx,
             info,
             loaded,
-            cpu_constants: Default::default(),
             table_writes: Default::default(),
         })
     }
@@ -135,20 +129,6 @@ impl Module {
     /// The PTX's version, target and entries.
     pub fn info(&self) -> &PtxInfo {
         &self.info
-    }
-
-    /// The module loaded on its GPU, with the GPU; `None` on the CPU executor.
-    pub(crate) fn on_gpu(&self) -> Option<(&Arc<GpuDevice>, &LoadedModule)> {
-        Some((self.device.backend().gpu()?, self.loaded.as_ref()?))
-    }
-
-    /// The CPU executor's constant tables of this module.
-    pub(crate) fn cpu_constants(
-        &self,
-    ) -> std::sync::MutexGuard<'_, ferrocuda_std::cpu::ConstantTables> {
-        self.cpu_constants
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn entry(&self, kernel: &'static str) -> Result<&PtxEntry> {
@@ -238,45 +218,13 @@ impl Module {
         launch::check_abi(info, entry, &args)?;
         self.device.check_config(info.name, &config)?;
         let _staged = self.device.reserve_staging(&args)?;
-        let block_threads = config.block.count();
-        match self.on_gpu() {
-            Some((gpu, loaded)) => {
-                if cooperative {
-                    let per_sm = gpu.co_resident_blocks_per_sm(
-                        loaded,
-                        info.name,
-                        block_threads as u32,
-                        config.shared_mem_bytes,
-                    )?;
-                    cooperative::check_co_resident(info, &config, &self.device, per_sm)?;
-                }
-                let launch = || gpu.launch(loaded, info.name, &config, args, cooperative);
-                match table {
-                    Some((name, bytes)) => {
-                        gpu.launch_carrying(loaded, name, bytes, config.stream, launch)
-                    }
-                    None => launch(),
-                }
-            }
-            None => {
-                if cooperative {
-                    let per_worker = cooperative::cpu_blocks_per_worker(block_threads);
-                    cooperative::check_co_resident(info, &config, &self.device, Some(per_worker))?;
-                }
-                // A carried table is set and the launch's copy taken in one step: concurrent
-                // launches carrying other bytes each run with their own.
-                let constants = {
-                    let mut tables = self.cpu_constants();
-                    if let Some((name, bytes)) = table {
-                        tables.set(name, bytes);
-                    }
-                    tables.clone()
-                };
-                let entry = kernel.cpu_entry();
-                let device = &self.device;
-                cpu::launch(info, entry, &config, device, &constants, args, cooperative)
-            }
+        if cooperative {
+            let per_sm = self.loaded.co_resident_blocks_per_sm(info.name, &config)?;
+            cooperative::check_co_resident(info, &config, &self.device, per_sm)?;
         }
+        let entry = kernel.cpu_entry();
+        self.loaded
+            .launch(info, entry, &config, args, cooperative, table)
     }
 
     /// A 1D launch that gives each of `n` elements its own thread: the block size the occupancy
@@ -296,13 +244,7 @@ impl Module {
                 dims,
             });
         }
-        let block = match self.on_gpu() {
-            Some((gpu, loaded)) => gpu.occupancy_block_size(loaded, name)?,
-            // The largest block: on the CPU a block is the unit a worker runs, and its fixed
-            // cost (the first thread alone, the block's state) is paid once per 1024 threads
-            // instead of per 256 (main-job vector add on 2 cores: 7.25 → 6.45 ms).
-            _ => ferrocuda_std::cpu::MAX_BLOCK_THREADS,
-        };
+        let block = self.loaded.block_size_for(name)?;
         let blocks = n.div_ceil(block as usize);
         let max = self.device.properties().max_grid_dim;
         let config = LaunchConfig::new(u32::try_from(blocks).unwrap_or(u32::MAX), block);

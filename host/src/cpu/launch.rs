@@ -8,9 +8,9 @@
 //! that names the kernel, the block and the thread.
 
 use crate::cpu_options::CpuOptions;
-use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::launch::{self, Arg, LaunchConfig, ParamSlot};
+use crate::launch::{self, Arg, ParamSlot};
+use crate::launch_config::LaunchConfig;
 use ferrocuda_std::abi::{CpuEntry, KernelInfo, ParamClass};
 use ferrocuda_std::cpu::{
     quiet_kernel_panics, take_current, take_panic_location, with_constants, with_output_checks,
@@ -29,16 +29,37 @@ struct Params(Vec<*const u8>);
 // read inputs and write outputs through `Out`, whose host accesses are atomic.
 unsafe impl Sync for Params {}
 
-/// Runs kernel `info` (its CPU `entry`) over `config`'s grid; `cooperative`: all blocks at once.
-pub(crate) fn launch(
-    info: &KernelInfo,
-    entry: CpuEntry,
-    config: &LaunchConfig,
-    device: &Device,
-    constants: &ConstantTables,
-    mut args: Vec<Arg<'_>>,
-    cooperative: bool,
-) -> Result<()> {
+/// One launch on the CPU executor: what it runs, over which grid, and with what. The device's
+/// part (its options, its shared-memory limit) comes as plain values: the backend sits below
+/// `Device`.
+pub(crate) struct CpuLaunch<'a> {
+    /// The kernel.
+    pub(crate) info: &'a KernelInfo,
+    /// Its CPU build.
+    pub(crate) entry: CpuEntry,
+    /// Its grid, block and dynamic shared memory.
+    pub(crate) config: &'a LaunchConfig<'a>,
+    /// The device's CPU executor options.
+    pub(crate) options: &'a CpuOptions,
+    /// The device's shared memory per block, in bytes.
+    pub(crate) shared_limit_bytes: u32,
+    /// The constant tables the launch reads (its own copy).
+    pub(crate) constants: &'a ConstantTables,
+    /// Whether every block runs at once (a cooperative launch).
+    pub(crate) cooperative: bool,
+}
+
+/// Runs `launch`'s kernel over its grid with `args`.
+pub(crate) fn launch(launch: CpuLaunch<'_>, mut args: Vec<Arg<'_>>) -> Result<()> {
+    let CpuLaunch {
+        info,
+        entry,
+        config,
+        options,
+        shared_limit_bytes,
+        constants,
+        cooperative,
+    } = launch;
     let kernel = info.name;
     let output_names = info
         .params
@@ -78,7 +99,6 @@ pub(crate) fn launch(
 
     let grid = config.grid;
     let block_dim = config.block;
-    let options = device.cpu_options().cloned().unwrap_or_default();
     // Checked mode: a shadow per output, for the race check of `Out` writes.
     let mut shadows = OutputShadows::new();
     if options.checked {
@@ -109,7 +129,7 @@ pub(crate) fn launch(
             block_dim,
             grid_dim: grid,
             dynamic_shared_bytes: config.shared_mem_bytes,
-            shared_limit_bytes: device.properties().max_shared_memory_per_block,
+            shared_limit_bytes,
             checked: options.checked,
             deadline,
             stack_bytes: options.stack_bytes,
@@ -128,7 +148,7 @@ pub(crate) fn launch(
         };
         let capture = options.print_capture.as_ref();
         catch_unwind(AssertUnwindSafe(|| with_print_capture(capture, run)))
-            .map_err(|payload| panic_error(kernel, block_idx, &options, payload))
+            .map_err(|payload| panic_error(kernel, block_idx, options, payload))
     };
     if cooperative {
         let run_block = |linear: u64| run_blocks(linear, 1);

@@ -19,18 +19,13 @@ use super::driver_library::{describe, driver_cuda_version, driver_present, no_dr
 use crate::device_properties::{DeviceKind, DeviceProperties};
 use crate::error::{Error, Result};
 use crate::kernel_trail::{Launches, Trail};
+use crate::lock::lock;
 use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags, CUresult};
 use cudarc::driver::{sys, CudaContext, CudaStream, DriverError};
 use ferrocuda_std::Dim3;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-
-/// Locks `mutex`, also after a panic elsewhere poisoned it (the data stays consistent: every
-/// critical section here only swaps or inserts whole values).
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Driver errors that mean a kernel faulted while running. They are sticky: the context can run
 /// no more work and must be replaced.

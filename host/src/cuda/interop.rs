@@ -8,14 +8,15 @@
 //! both sides of the boundary; memory handed back to cudarc first makes its stream wait for every
 //! ferrocuda stream that used it, as a `GpuBytes`'s drop would.
 
-use super::gpu::{lock, GpuContext, GpuDevice, GPUS};
+use super::gpu::{GpuContext, GpuDevice, GPUS};
 use super::memory::GpuBytes;
 use crate::error::{Error, Result};
+use crate::lock::lock;
 use cudarc::driver::{
     result, CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Device memory of cudarc's lent to a launch (`&CudaSlice<T>`, `&mut CudaSlice<T>`): what the
 /// launch needs of it, with cudarc's event tracking.
@@ -120,13 +121,7 @@ impl GpuDevice {
         let bytes = slice.num_bytes();
         // SAFETY: the same bytes, as bytes: every pattern is a valid `u8`.
         let slice = unsafe { retype::<T, u8>(slice, bytes) };
-        Ok(GpuBytes {
-            slice: Some(slice),
-            ordinal: self.ordinal,
-            gpu: self.id,
-            context: g.id,
-            used_on: Mutex::default(),
-        })
+        Ok(self.bytes_in(&g, Some(slice)))
     }
 
     /// Copies `bytes` bytes from `src` at `src_offset` on `from` (another GPU, or another context)

@@ -6,7 +6,7 @@ use super::memory::GpuBytes;
 use super::modules::{check_function_limits, LoadedModule};
 use crate::args::{Arg, ParamSlot};
 use crate::error::Result;
-use crate::launch::LaunchConfig;
+use crate::launch_config::LaunchConfig;
 use crate::stream::Stream;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, PushKernelArg};
 

@@ -80,6 +80,17 @@ impl GpuDevice {
             .map_err(self.driver_error(&g, "cuMemGetInfo"))
     }
 
+    /// `slice` (`None`: empty), allocated in context `g` of this GPU, as a buffer's bytes.
+    pub(super) fn bytes_in(&self, g: &GpuContext, slice: Option<CudaSlice<u8>>) -> GpuBytes {
+        GpuBytes {
+            slice,
+            ordinal: self.ordinal,
+            gpu: self.id,
+            context: g.id,
+            used_on: Mutex::default(),
+        }
+    }
+
     pub(crate) fn upload(&self, bytes: &[u8]) -> Result<GpuBytes> {
         let g = self.context();
         self.upload_on(&g, &g.stream, bytes)
@@ -100,13 +111,7 @@ impl GpuDevice {
                     .map_err(|e| self.alloc_error(g, bytes.len(), e))?,
             )
         };
-        Ok(GpuBytes {
-            slice,
-            ordinal: self.ordinal,
-            gpu: self.id,
-            context: g.id,
-            used_on: Mutex::default(),
-        })
+        Ok(self.bytes_in(g, slice))
     }
 
     pub(crate) fn alloc_zeroed(&self, len_bytes: usize) -> Result<GpuBytes> {
@@ -120,13 +125,7 @@ impl GpuDevice {
                     .map_err(|e| self.alloc_error(&g, len_bytes, e))?,
             )
         };
-        Ok(GpuBytes {
-            slice,
-            ordinal: self.ordinal,
-            gpu: self.id,
-            context: g.id,
-            used_on: Mutex::default(),
-        })
+        Ok(self.bytes_in(&g, slice))
     }
 
     /// Copies `dst.len()` device bytes from `offset` on to the host and waits for the copy.

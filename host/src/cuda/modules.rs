@@ -2,9 +2,10 @@
 //! a context is replaced, functions and their limits.
 
 use super::driver_library::driver_cuda_version;
-use super::gpu::{is_kernel_fault, lock, GpuContext, GpuDevice};
+use super::gpu::{is_kernel_fault, GpuContext, GpuDevice};
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
+use crate::launch_config::LaunchConfig;
+use crate::lock::lock;
 use crate::ptx::{Ptx, PtxInfo};
 use cudarc::driver::sys::{
     self, CUdevice_attribute as Attr, CUfunction_attribute as FuncAttr, CUjit_option, CUresult,

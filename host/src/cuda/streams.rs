@@ -5,10 +5,11 @@
 //! memory it uses) and here: a device buffer remembers every stream that used it, and its
 //! memory is freed only after the work queued there so far (see `GpuBytes`'s `Drop`).
 
-use super::gpu::{lock, GpuContext, GpuDevice};
+use super::gpu::{GpuContext, GpuDevice};
 use super::memory::GpuBytes;
 use crate::error::{Error, Result};
 use crate::kernel_trail::Trail;
+use crate::lock::lock;
 use crate::stream::Stream;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{result, CudaContext, CudaEvent, CudaStream, DevicePtr, DevicePtrMut};

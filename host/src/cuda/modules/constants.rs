@@ -11,9 +11,10 @@
 //! carried the table, and the launch waits for the last copy; an unchanged table is not written
 //! again (the same filter on every launch writes once).
 
-use super::super::gpu::{lock, GpuContext, GpuDevice};
+use super::super::gpu::{GpuContext, GpuDevice};
 use super::{LoadedModule, ModuleInContext};
 use crate::error::{Error, Result};
+use crate::lock::lock;
 use crate::stream::Stream;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
