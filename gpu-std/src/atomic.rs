@@ -198,3 +198,60 @@ macro_rules! atomic_methods {
     };
 }
 pub(crate) use atomic_methods;
+
+/// Implements [`Atomic`] for one element type from one expression per operation, so each
+/// backend's per-type file says only what the operations do and the trait's signatures stand
+/// once. The names after `|` are the methods' parameters, which the expressions use.
+macro_rules! element {
+    (
+        $t:ty,
+        bits: |$x:ident| $bits:expr,
+        |$p:ident, $v:ident, $current:ident, $new:ident, $scope:ident| {
+            add: $add:expr,
+            sub: $sub:expr,
+            min: $min:expr,
+            max: $max:expr,
+            exchange: $exchange:expr,
+            compare_exchange: $cas:expr $(,)?
+        }
+    ) => {
+        impl $crate::atomic::sealed::Sealed for $t {}
+        impl $crate::atomic::Atomic for $t {
+            #[inline(always)]
+            fn bits(self) -> u64 {
+                let $x = self;
+                $bits
+            }
+            #[inline(always)]
+            unsafe fn atomic_add($p: *mut $t, $v: $t, $scope: $crate::atomic::Space) -> $t {
+                $add
+            }
+            #[inline(always)]
+            unsafe fn atomic_sub($p: *mut $t, $v: $t, $scope: $crate::atomic::Space) -> $t {
+                $sub
+            }
+            #[inline(always)]
+            unsafe fn atomic_min($p: *mut $t, $v: $t, $scope: $crate::atomic::Space) -> $t {
+                $min
+            }
+            #[inline(always)]
+            unsafe fn atomic_max($p: *mut $t, $v: $t, $scope: $crate::atomic::Space) -> $t {
+                $max
+            }
+            #[inline(always)]
+            unsafe fn atomic_exchange($p: *mut $t, $v: $t, $scope: $crate::atomic::Space) -> $t {
+                $exchange
+            }
+            #[inline(always)]
+            unsafe fn atomic_compare_exchange(
+                $p: *mut $t,
+                $current: $t,
+                $new: $t,
+                $scope: $crate::atomic::Space,
+            ) -> $t {
+                $cas
+            }
+        }
+    };
+}
+pub(crate) use element;

@@ -74,8 +74,9 @@ pub trait PrintArg: Copy + sealed::Sealed {
     fn value(self) -> Value;
 }
 
+/// Each row: the types that print alike => their `vprintf` slot, their host rendering.
 macro_rules! print_arg {
-    ($($ty:ty => $kind:ident as $slot:ty, $value:ident as $host:ty;)*) => {$(
+    ($($($ty:ty),+ => $kind:ident as $slot:ty, $value:ident as $host:ty;)*) => {$($(
         impl sealed::Sealed for $ty {}
         impl PrintArg for $ty {
             const KIND: Kind = Kind::$kind;
@@ -89,22 +90,15 @@ macro_rules! print_arg {
                 Value::$value(self as $host)
             }
         }
-    )*};
+    )+)*};
 }
 
 print_arg! {
-    i8 => I32 as i32, Signed as i64;
-    i16 => I32 as i32, Signed as i64;
-    i32 => I32 as i32, Signed as i64;
-    u8 => U32 as u32, Unsigned as u64;
-    u16 => U32 as u32, Unsigned as u64;
-    u32 => U32 as u32, Unsigned as u64;
-    i64 => I64 as i64, Signed as i64;
-    isize => I64 as i64, Signed as i64;
-    u64 => U64 as u64, Unsigned as u64;
-    usize => U64 as u64, Unsigned as u64;
-    f32 => F64 as f64, Float as f64;
-    f64 => F64 as f64, Float as f64;
+    i8, i16, i32 => I32 as i32, Signed as i64;
+    u8, u16, u32 => U32 as u32, Unsigned as u64;
+    i64, isize => I64 as i64, Signed as i64;
+    u64, usize => U64 as u64, Unsigned as u64;
+    f32, f64 => F64 as f64, Float as f64;
 }
 
 /// A string literal with a NUL at its end, made by [`println!`](crate::println) for a literal

@@ -3,7 +3,7 @@
 //! threads are coroutines on one OS thread). The per-type half of the atomics backend: the
 //! [`Backend`](crate::backend::Backend) trait lists the fences; [`Atomic`] lists these.
 
-use crate::atomic::{sealed::Sealed, Atomic, Space};
+use crate::atomic::{element, Space};
 use core::sync::atomic::Ordering::Relaxed;
 use core::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicI8};
 use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
@@ -37,71 +37,44 @@ unsafe fn in_block<T: bytemuck::Pod>(p: *mut T, scope: Space, f: impl FnOnce(T) 
     }
 }
 
+/// `$block` (an `|old| new`) through [`in_block`] for block scope, `$device` for device scope.
+macro_rules! by_scope {
+    ($p:expr, $scope:expr, $block:expr, $device:expr) => {
+        if $scope != Space::Device {
+            // SAFETY: the caller guarantees what `in_block` asks (the trait's contract).
+            unsafe { in_block($p, $scope, $block) }
+        } else {
+            $device
+        }
+    };
+}
+
+/// The element at `$p` as its `$atomic` (for a float, the atomic of its bits).
+macro_rules! cell {
+    ($atomic:ty, $p:expr) => {
+        // SAFETY: the caller guarantees `$p` is valid and aligned for its element type, which
+        // has the size and alignment of `$atomic` on the platforms the executor runs on; all
+        // concurrent accesses to executor memory are atomic.
+        unsafe { <$atomic>::from_ptr($p.cast()) }
+    };
+}
+
+/// Integers: block scope through [`in_block`], device scope Rust's own atomic of the type.
 macro_rules! integer {
     ($t:ty, $atomic:ty) => {
-        impl Sealed for $t {}
-        // SAFETY (every method): the caller guarantees `p` is valid and aligned for `$t`,
-        // which has the size and alignment of `$atomic` on the platforms the executor runs on;
-        // all concurrent accesses to executor memory are atomic.
-        impl Atomic for $t {
-            #[inline(always)]
-            fn bits(self) -> u64 {
-                self as u64
-            }
-            #[inline(always)]
-            unsafe fn atomic_add(p: *mut $t, v: $t, scope: Space) -> $t {
-                if scope != Space::Device {
-                    return unsafe { in_block(p, scope, |old: $t| old.wrapping_add(v)) };
-                }
-                unsafe { <$atomic>::from_ptr(p).fetch_add(v, Relaxed) }
-            }
-            #[inline(always)]
-            unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Space) -> $t {
-                if scope != Space::Device {
-                    return unsafe { in_block(p, scope, |old: $t| old.wrapping_sub(v)) };
-                }
-                unsafe { <$atomic>::from_ptr(p).fetch_sub(v, Relaxed) }
-            }
-            #[inline(always)]
-            unsafe fn atomic_min(p: *mut $t, v: $t, scope: Space) -> $t {
-                if scope != Space::Device {
-                    return unsafe { in_block(p, scope, |old: $t| old.min(v)) };
-                }
-                unsafe { <$atomic>::from_ptr(p).fetch_min(v, Relaxed) }
-            }
-            #[inline(always)]
-            unsafe fn atomic_max(p: *mut $t, v: $t, scope: Space) -> $t {
-                if scope != Space::Device {
-                    return unsafe { in_block(p, scope, |old: $t| old.max(v)) };
-                }
-                unsafe { <$atomic>::from_ptr(p).fetch_max(v, Relaxed) }
-            }
-            #[inline(always)]
-            unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Space) -> $t {
-                if scope != Space::Device {
-                    return unsafe { in_block(p, scope, |_: $t| v) };
-                }
-                unsafe { <$atomic>::from_ptr(p).swap(v, Relaxed) }
-            }
-            #[inline(always)]
-            unsafe fn atomic_compare_exchange(
-                p: *mut $t,
-                current: $t,
-                new: $t,
-                scope: Space,
-            ) -> $t {
-                if scope != Space::Device {
-                    return unsafe {
-                        in_block(p, scope, |old: $t| if old == current { new } else { old })
-                    };
-                }
-                match unsafe { <$atomic>::from_ptr(p) }
-                    .compare_exchange(current, new, Relaxed, Relaxed)
-                {
+        element!($t, bits: |x| x as u64, |p, v, current, new, scope| {
+            add: by_scope!(p, scope, |old: $t| old.wrapping_add(v),
+                cell!($atomic, p).fetch_add(v, Relaxed)),
+            sub: by_scope!(p, scope, |old: $t| old.wrapping_sub(v),
+                cell!($atomic, p).fetch_sub(v, Relaxed)),
+            min: by_scope!(p, scope, |old: $t| old.min(v), cell!($atomic, p).fetch_min(v, Relaxed)),
+            max: by_scope!(p, scope, |old: $t| old.max(v), cell!($atomic, p).fetch_max(v, Relaxed)),
+            exchange: by_scope!(p, scope, |_: $t| v, cell!($atomic, p).swap(v, Relaxed)),
+            compare_exchange: by_scope!(p, scope, |old: $t| if old == current { new } else { old },
+                match cell!($atomic, p).compare_exchange(current, new, Relaxed, Relaxed) {
                     Ok(old) | Err(old) => old,
-                }
-            }
-        }
+                }),
+        });
     };
 }
 integer!(u32, AtomicU32);
@@ -118,11 +91,8 @@ integer!(i16, AtomicI16);
 /// A compare-and-swap loop storing `$f(old)`; evaluates to the old value.
 macro_rules! update {
     ($t:ty, $atomic:ty, $p:expr, $f:expr) => {{
-        // SAFETY: the caller guarantees `$p` is valid and aligned for `$t`, which has the
-        // size and alignment of its bits' atomic type.
-        let cell = unsafe { <$atomic>::from_ptr($p.cast()) };
         let f = $f;
-        match cell.fetch_update(Relaxed, Relaxed, |bits| {
+        match cell!($atomic, $p).fetch_update(Relaxed, Relaxed, |bits| {
             Some(f(<$t>::from_bits(bits)).to_bits())
         }) {
             Ok(bits) | Err(bits) => <$t>::from_bits(bits),
@@ -130,71 +100,27 @@ macro_rules! update {
     }};
 }
 
+/// Floats: block scope as for integers; device scope a compare-and-swap loop on the bits
+/// (Rust has no float atomics), a swap or compare-and-swap of the bits.
 macro_rules! float {
     ($t:ty, $atomic:ty) => {
-        impl Sealed for $t {}
-        // SAFETY (every method): the caller guarantees `p` is valid and aligned for `$t`,
-        // which has the size and alignment of its bits' atomic type.
-        impl Atomic for $t {
-            #[inline(always)]
-            fn bits(self) -> u64 {
-                self.to_bits() as u64
-            }
-            #[inline(always)]
-            unsafe fn atomic_add(p: *mut $t, v: $t, scope: Space) -> $t {
-                if scope != Space::Device {
-                    return unsafe { in_block(p, scope, |old: $t| old + v) };
-                }
-                update!($t, $atomic, p, |old: $t| old + v)
-            }
-            #[inline(always)]
-            unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Space) -> $t {
-                if scope != Space::Device {
-                    return unsafe { in_block(p, scope, |old: $t| old - v) };
-                }
-                update!($t, $atomic, p, |old: $t| old - v)
-            }
-            #[inline(always)]
-            unsafe fn atomic_min(p: *mut $t, v: $t, scope: Space) -> $t {
-                if scope != Space::Device {
-                    return unsafe { in_block(p, scope, |old: $t| old.min(v)) };
-                }
-                update!($t, $atomic, p, |old: $t| old.min(v))
-            }
-            #[inline(always)]
-            unsafe fn atomic_max(p: *mut $t, v: $t, scope: Space) -> $t {
-                if scope != Space::Device {
-                    return unsafe { in_block(p, scope, |old: $t| old.max(v)) };
-                }
-                update!($t, $atomic, p, |old: $t| old.max(v))
-            }
-            #[inline(always)]
-            unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Space) -> $t {
-                if scope != Space::Device {
-                    return unsafe { in_block(p, scope, |_: $t| v) };
-                }
-                let cell = unsafe { <$atomic>::from_ptr(p.cast()) };
-                <$t>::from_bits(cell.swap(v.to_bits(), Relaxed))
-            }
-            #[inline(always)]
-            unsafe fn atomic_compare_exchange(
-                p: *mut $t,
-                current: $t,
-                new: $t,
-                scope: Space,
-            ) -> $t {
-                if scope != Space::Device {
-                    let same = |old: $t| old.to_bits() == current.to_bits();
-                    return unsafe {
-                        in_block(p, scope, |old: $t| if same(old) { new } else { old })
-                    };
-                }
-                let cell = unsafe { <$atomic>::from_ptr(p.cast()) };
-                match cell.compare_exchange(current.to_bits(), new.to_bits(), Relaxed, Relaxed) {
+        element!($t, bits: |x| x.to_bits() as u64, |p, v, current, new, scope| {
+            add: by_scope!(p, scope, |old: $t| old + v, update!($t, $atomic, p, |old: $t| old + v)),
+            sub: by_scope!(p, scope, |old: $t| old - v, update!($t, $atomic, p, |old: $t| old - v)),
+            min: by_scope!(p, scope, |old: $t| old.min(v),
+                update!($t, $atomic, p, |old: $t| old.min(v))),
+            max: by_scope!(p, scope, |old: $t| old.max(v),
+                update!($t, $atomic, p, |old: $t| old.max(v))),
+            exchange: by_scope!(p, scope, |_: $t| v,
+                <$t>::from_bits(cell!($atomic, p).swap(v.to_bits(), Relaxed))),
+            compare_exchange: by_scope!(p, scope,
+                |old: $t| if old.to_bits() == current.to_bits() { new } else { old },
+                match cell!($atomic, p).compare_exchange(
+                    current.to_bits(), new.to_bits(), Relaxed, Relaxed)
+                {
                     Ok(old) | Err(old) => <$t>::from_bits(old),
-                }
-            }
-        }
+                }),
+        });
     };
 }
 float!(f32, AtomicU32);

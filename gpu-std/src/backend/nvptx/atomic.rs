@@ -2,7 +2,7 @@
 //! min/max and for 8- and 16-bit elements). The per-type half of the atomics backend: the
 //! [`Backend`](crate::backend::Backend) trait lists the fences; [`Atomic`] lists these.
 
-use crate::atomic::{sealed::Sealed, Atomic, Space};
+use crate::atomic::{element, Atomic, Space};
 use core::arch::asm;
 
 /// One `atom.relaxed.<scope>.<op>` with the scope chosen at compile time (calls inline).
@@ -11,8 +11,8 @@ use core::arch::asm;
 /// element, global memory, so `atom.global` (at `.gpu` or `.cta` scope). Through a generic address ptxas emits a generic
 /// `ATOM` plus a test of the address and a shared-memory fallback loop.
 macro_rules! atom {
-    ($op:literal, $reg:ident, $p:expr, $v:expr, $scope:expr) => {{
-        let old;
+    ($op:literal, $reg:ident, $bits:ty, $p:expr, $v:expr, $scope:expr) => {{
+        let old: $bits;
         // SAFETY: the caller guarantees `$p` is a valid, aligned global address, or for
         // `Space::Block` the shared-window address of a valid, aligned shared element.
         unsafe {
@@ -31,8 +31,8 @@ macro_rules! atom {
 }
 
 macro_rules! cas {
-    ($ty:literal, $reg:ident, $p:expr, $current:expr, $new:expr, $scope:expr) => {{
-        let old;
+    ($ty:literal, $reg:ident, $bits:ty, $p:expr, $current:expr, $new:expr, $scope:expr) => {{
+        let old: $bits;
         // SAFETY: as in `atom!`.
         unsafe {
             match $scope {
@@ -49,50 +49,18 @@ macro_rules! cas {
     }};
 }
 
+/// 32- and 64-bit integers: one `atom` each (on the bits' unsigned type where PTX has no signed
+/// form of the instruction).
 macro_rules! integer {
     ($t:ty, $bits:ty, $reg:ident, $add:literal, $min:literal, $max:literal, $exch:literal, $b:literal) => {
-        impl Sealed for $t {}
-        impl Atomic for $t {
-            #[inline(always)]
-            fn bits(self) -> u64 {
-                self as $bits as u64
-            }
-            #[inline(always)]
-            unsafe fn atomic_add(p: *mut $t, v: $t, scope: Space) -> $t {
-                let old: $bits = atom!($add, $reg, p, v as $bits, scope);
-                old as $t
-            }
-            #[inline(always)]
-            unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Space) -> $t {
-                let old: $bits = atom!($add, $reg, p, v.wrapping_neg() as $bits, scope);
-                old as $t
-            }
-            #[inline(always)]
-            unsafe fn atomic_min(p: *mut $t, v: $t, scope: Space) -> $t {
-                let old: $bits = atom!($min, $reg, p, v as $bits, scope);
-                old as $t
-            }
-            #[inline(always)]
-            unsafe fn atomic_max(p: *mut $t, v: $t, scope: Space) -> $t {
-                let old: $bits = atom!($max, $reg, p, v as $bits, scope);
-                old as $t
-            }
-            #[inline(always)]
-            unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Space) -> $t {
-                let old: $bits = atom!($exch, $reg, p, v as $bits, scope);
-                old as $t
-            }
-            #[inline(always)]
-            unsafe fn atomic_compare_exchange(
-                p: *mut $t,
-                current: $t,
-                new: $t,
-                scope: Space,
-            ) -> $t {
-                let old: $bits = cas!($b, $reg, p, current as $bits, new as $bits, scope);
-                old as $t
-            }
-        }
+        element!($t, bits: |x| x as $bits as u64, |p, v, current, new, scope| {
+            add: atom!($add, $reg, $bits, p, v as $bits, scope) as $t,
+            sub: atom!($add, $reg, $bits, p, v.wrapping_neg() as $bits, scope) as $t,
+            min: atom!($min, $reg, $bits, p, v as $bits, scope) as $t,
+            max: atom!($max, $reg, $bits, p, v as $bits, scope) as $t,
+            exchange: atom!($exch, $reg, $bits, p, v as $bits, scope) as $t,
+            compare_exchange: cas!($b, $reg, $bits, p, current as $bits, new as $bits, scope) as $t,
+        });
     };
 }
 integer!(u32, u32, reg32, "add.u32", "min.u32", "max.u32", "exch.b32", "b32");
@@ -100,50 +68,20 @@ integer!(i32, u32, reg32, "add.u32", "min.s32", "max.s32", "exch.b32", "b32");
 integer!(u64, u64, reg64, "add.u64", "min.u64", "max.u64", "exch.b64", "b64");
 integer!(i64, u64, reg64, "add.u64", "min.s64", "max.s64", "exch.b64", "b64");
 
+/// Floats: one `atom` on the bits each, but `min`/`max`, a compare-and-swap loop ([`update`]).
 macro_rules! float {
     ($t:ty, $bits:ty, $reg:ident, $add:literal, $exch:literal, $b:literal) => {
-        impl Sealed for $t {}
-        impl Atomic for $t {
-            #[inline(always)]
-            fn bits(self) -> u64 {
-                self.to_bits() as u64
-            }
-            #[inline(always)]
-            unsafe fn atomic_add(p: *mut $t, v: $t, scope: Space) -> $t {
-                let old: $bits = atom!($add, $reg, p, v.to_bits(), scope);
-                <$t>::from_bits(old)
-            }
-            #[inline(always)]
-            unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Space) -> $t {
-                let old: $bits = atom!($add, $reg, p, (-v).to_bits(), scope);
-                <$t>::from_bits(old)
-            }
-            #[inline(always)]
-            unsafe fn atomic_min(p: *mut $t, v: $t, scope: Space) -> $t {
-                // SAFETY: forwarded from the caller.
-                unsafe { update(p, scope, |old| if v < old || old != old { v } else { old }) }
-            }
-            #[inline(always)]
-            unsafe fn atomic_max(p: *mut $t, v: $t, scope: Space) -> $t {
-                // SAFETY: forwarded from the caller.
-                unsafe { update(p, scope, |old| if v > old || old != old { v } else { old }) }
-            }
-            #[inline(always)]
-            unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Space) -> $t {
-                let old: $bits = atom!($exch, $reg, p, v.to_bits(), scope);
-                <$t>::from_bits(old)
-            }
-            #[inline(always)]
-            unsafe fn atomic_compare_exchange(
-                p: *mut $t,
-                current: $t,
-                new: $t,
-                scope: Space,
-            ) -> $t {
-                let old: $bits = cas!($b, $reg, p, current.to_bits(), new.to_bits(), scope);
-                <$t>::from_bits(old)
-            }
-        }
+        element!($t, bits: |x| x.to_bits() as u64, |p, v, current, new, scope| {
+            add: <$t>::from_bits(atom!($add, $reg, $bits, p, v.to_bits(), scope)),
+            sub: <$t>::from_bits(atom!($add, $reg, $bits, p, (-v).to_bits(), scope)),
+            // SAFETY (`min` and `max`): forwarded from the caller.
+            min: unsafe { update(p, scope, |old| if v < old || old != old { v } else { old }) },
+            max: unsafe { update(p, scope, |old| if v > old || old != old { v } else { old }) },
+            exchange: <$t>::from_bits(atom!($exch, $reg, $bits, p, v.to_bits(), scope)),
+            compare_exchange: <$t>::from_bits(cas!(
+                $b, $reg, $bits, p, current.to_bits(), new.to_bits(), scope
+            )),
+        });
     };
 }
 float!(f32, u32, reg32, "add.f32", "exch.b32", "b32");
@@ -155,48 +93,17 @@ float!(f64, u64, reg64, "add.f64", "exch.b64", "b64");
 /// block's shared memory, whose window is 4-byte aligned and padded too).
 macro_rules! subword {
     ($t:ty, $bits:ty) => {
-        impl Sealed for $t {}
-        impl Atomic for $t {
-            #[inline(always)]
-            fn bits(self) -> u64 {
-                self as $bits as u64
-            }
-            #[inline(always)]
-            unsafe fn atomic_add(p: *mut $t, v: $t, scope: Space) -> $t {
-                // SAFETY: forwarded from the caller.
-                unsafe { word_update(p, scope, |old: $t| old.wrapping_add(v)) }
-            }
-            #[inline(always)]
-            unsafe fn atomic_sub(p: *mut $t, v: $t, scope: Space) -> $t {
-                // SAFETY: forwarded from the caller.
-                unsafe { word_update(p, scope, |old: $t| old.wrapping_sub(v)) }
-            }
-            #[inline(always)]
-            unsafe fn atomic_min(p: *mut $t, v: $t, scope: Space) -> $t {
-                // SAFETY: forwarded from the caller.
-                unsafe { word_update(p, scope, |old: $t| old.min(v)) }
-            }
-            #[inline(always)]
-            unsafe fn atomic_max(p: *mut $t, v: $t, scope: Space) -> $t {
-                // SAFETY: forwarded from the caller.
-                unsafe { word_update(p, scope, |old: $t| old.max(v)) }
-            }
-            #[inline(always)]
-            unsafe fn atomic_exchange(p: *mut $t, v: $t, scope: Space) -> $t {
-                // SAFETY: forwarded from the caller.
-                unsafe { word_update(p, scope, |_: $t| v) }
-            }
-            #[inline(always)]
-            unsafe fn atomic_compare_exchange(
-                p: *mut $t,
-                current: $t,
-                new: $t,
-                scope: Space,
-            ) -> $t {
-                // SAFETY: forwarded from the caller.
-                unsafe { word_update(p, scope, |old: $t| if old == current { new } else { old }) }
-            }
-        }
+        element!($t, bits: |x| x as $bits as u64, |p, v, current, new, scope| {
+            // SAFETY (every operation): forwarded from the caller.
+            add: unsafe { word_update(p, scope, |old: $t| old.wrapping_add(v)) },
+            sub: unsafe { word_update(p, scope, |old: $t| old.wrapping_sub(v)) },
+            min: unsafe { word_update(p, scope, |old: $t| old.min(v)) },
+            max: unsafe { word_update(p, scope, |old: $t| old.max(v)) },
+            exchange: unsafe { word_update(p, scope, |_: $t| v) },
+            compare_exchange: unsafe {
+                word_update(p, scope, |old: $t| if old == current { new } else { old })
+            },
+        });
     };
 }
 subword!(u8, u8);
