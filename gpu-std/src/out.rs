@@ -93,17 +93,7 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
         out
     }
 
-    /// The number of elements.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether there are no elements.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+    crate::index::len_methods!();
 
     /// Writes `value` at `index` (a `usize`, or any [`ElementIndex`]: `u32`, `i32`, ...).
     ///
