@@ -210,6 +210,13 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
         machine::element::<T>(self.window, index)
     }
 
+    /// The array's start and its shared window, for the machine's operations that take an
+    /// element (`backend::async_copy::start`).
+    #[inline(always)]
+    pub(crate) fn machine_parts(&self) -> (*mut T, Window) {
+        (self.ptr, self.window)
+    }
+
     /// Element `index` as the machine's shared-memory operations take it (on the GPU its
     /// shared-window address carried in the pointer, on the host its address), no checks.
     ///
