@@ -17,7 +17,11 @@
 //! The memory spaces (shared, global, constant memory, asynchronous copies) are per-machine
 //! modules beside the trait, `backend/{nvptx,cpu}/{shared,global,constant,async_copy}.rs`, with the
 //! same names and functions on both machines, re-exported here: `shared.rs` calls
-//! `backend::shared::load(ptr, window, index)` on either machine.
+//! `backend::shared::load(ptr, window, index)` on either machine. They are not trait functions
+//! because each has a representation of its own per machine (a `Window` that is the GPU's 32-bit
+//! shared-window address and nothing on the host; a constant table's `.const` address or the
+//! launch's copy of it). Unlike the trait's, their agreement is checked by their callers: a
+//! function one machine lacks fails that target's build (the PTX build, or the host's).
 //!
 //! Where the language itself differs between machines (the CPU executor's checked mode, the
 //! grid-stride loop's chunking on the CPU, a trap on the GPU where the host panics with a
