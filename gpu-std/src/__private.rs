@@ -159,6 +159,7 @@ macro_rules! opaque_through {
         impl Opaque for $t {
             #[inline(always)]
             fn opaque(self) -> Self {
+                // As `hint.rs`'s: an optimisation barrier for the GPU's code only.
                 #[cfg(target_arch = "nvptx64")]
                 {
                     let moved: $via;

@@ -143,6 +143,7 @@ fn narrowed<const D: usize>(shape: [usize; D]) -> [usize; D] {
 #[inline(never)]
 #[track_caller]
 fn out_of_bounds(what: &str, index: &[usize], shape: &[usize]) -> ! {
+    // The GPU has no panic message to give: it traps, as `mem::out_of_bounds`.
     #[cfg(target_arch = "nvptx64")]
     {
         let _ = (what, index, shape);

@@ -17,6 +17,7 @@
 //!
 //! PTX with these needs sm_80 (`ferrocuda_builder::PtxBuilder::arch("sm_80")`).
 
+use crate::backend::async_copy as machine;
 use crate::shared::Shared;
 
 /// Starts copying `BYTES` (4, 8 or 16) bytes, `BYTES / size_of::<T>()` elements, from
@@ -78,55 +79,31 @@ fn start<T: bytemuck::Pod, const BYTES: usize>(
     src_index: usize,
     available: usize,
 ) {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        // An empty source reads nothing: any address does (the slice's start). Otherwise the
-        // `available` elements from `src_index` are in `src`: an offset chosen by a select, not
-        // a slice taken in a branch (no bounds-check branch).
-        let offset = if available == 0 { 0 } else { src_index };
-        let from = src.as_ptr().wrapping_add(offset);
-        // `src_index` is a multiple of the copy's elements (`check_copy`), so `from` is
-        // `BYTES`-aligned iff the slice's start is: checked on the start, loop-invariant, which
-        // the compiler hoists or folds where the caller already tested it.
-        if !(src.as_ptr() as usize).is_multiple_of(BYTES) {
-            misaligned(BYTES);
-        }
-        let bytes = (available * core::mem::size_of::<T>()) as u32;
-        let to = dst.window_at(dst_index);
-        // SAFETY: `to` is `BYTES` in-bounds, aligned bytes of this block's shared memory
-        // (`check_copy`); `from` has `bytes` readable bytes (`available` elements of `src`),
-        // aligned.
-        unsafe { ptx::copy::<BYTES>(to, from as u64, bytes) }
-    }
+    // CPU checked mode (a feature of the language on the host, not a machine primitive):
+    // element by element through `Shared::set`, which records each write as this thread's.
     #[cfg(not(target_arch = "nvptx64"))]
-    if !dst.checks_accesses() {
-        // Outside checked mode (nothing to record): the piece as one copy and one fill, not
-        // element by element through `Shared::set` (a third of the library's `matmul_tc` on
-        // the CPU executor, callgrind).
-        let n = BYTES / core::mem::size_of::<T>();
-        // `available` elements from `src_index` lie in `src`; with none, `src_index` may be
-        // anywhere (a piece outside the matrix).
-        let from = &src[src_index.min(src.len())..][..available];
-        // SAFETY: `check_copy` put the copy's `n` elements from `dst_index` inside `dst`
-        // (`available <= n`); `from` is a slice of `available` elements of global memory, which
-        // is not shared memory, so the two do not overlap; shared memory is written by plain
-        // stores on the host (one OS thread runs the block).
-        unsafe {
-            let to = dst.as_mut_ptr().add(dst_index);
-            core::ptr::copy_nonoverlapping(from.as_ptr(), to, available);
-            core::ptr::write_bytes(to.add(available), 0, n - available);
+    if dst.checks_accesses() {
+        for k in 0..BYTES / core::mem::size_of::<T>() {
+            let value = if k < available {
+                src[src_index + k]
+            } else {
+                T::zeroed()
+            };
+            dst.set(dst_index + k, value);
         }
         return;
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    for k in 0..BYTES / core::mem::size_of::<T>() {
-        let value = if k < available {
-            src[src_index + k]
-        } else {
-            T::zeroed()
-        };
-        dst.set(dst_index + k, value);
+    // `src_index` is a multiple of the copy's elements (`check_copy`), so the source is
+    // `BYTES`-aligned iff the slice's start is: checked on the start, loop-invariant, which the
+    // compiler hoists or folds where the caller already tested it.
+    if machine::SOURCE_ALIGNED && !(src.as_ptr() as usize).is_multiple_of(BYTES) {
+        misaligned(BYTES);
     }
+    // `check_copy` put the copy's elements from `dst_index` inside `dst` and aligned them; `available` elements of `src` from `src_index` lie in `src` (the callers'), and its
+    // start is aligned where the machine needs it (just above).
+    let (base, window) = dst.machine_parts();
+    // SAFETY: as above.
+    unsafe { machine::start::<T, BYTES>(base, window, dst_index, src, src_index, available) }
 }
 
 /// The checks both copies make: `BYTES` a `cp.async` size of whole `T`s, the destination
@@ -164,6 +141,7 @@ fn check_copy<T: bytemuck::Pod, const BYTES: usize>(
 #[inline(never)]
 #[track_caller]
 fn misaligned(bytes: usize) -> ! {
+    // The GPU has no panic message to give: it traps, as `mem::out_of_bounds`.
     #[cfg(target_arch = "nvptx64")]
     {
         let _ = bytes;
@@ -177,61 +155,18 @@ fn misaligned(bytes: usize) -> ! {
 /// Closes this thread's current group of [`copy_async`]s (PTX `cp.async.commit_group`).
 #[inline(always)]
 pub fn commit_async_copies() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: marks a group boundary; no operands.
-    unsafe {
-        core::arch::asm!("cp.async.commit_group;", options(nostack))
-    }
+    machine::commit()
 }
 
 /// Waits until at most `PENDING` of this thread's most recent committed groups are still in
 /// flight (PTX `cp.async.wait_group`): `0` waits for every committed group.
 #[inline(always)]
 pub fn wait_async_copies<const PENDING: u32>() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: waits; the memory clobber orders the shared-memory reads after it.
-    unsafe {
-        core::arch::asm!("cp.async.wait_group {n};", n = const PENDING, options(nostack))
-    }
+    machine::wait::<PENDING>()
 }
 
 /// Waits for all of this thread's copies, committed or not (PTX `cp.async.wait_all`).
 #[inline(always)]
 pub fn wait_all_async_copies() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: as in `wait_async_copies`.
-    unsafe {
-        core::arch::asm!("cp.async.wait_all;", options(nostack))
-    }
-}
-
-#[cfg(target_arch = "nvptx64")]
-mod ptx {
-    use core::arch::asm;
-
-    /// `cp.async` of `BYTES` to shared-window address `to` from generic address `from`,
-    /// reading `bytes` of them.
-    ///
-    /// # Safety
-    /// As `copy_async` checks: `to` in bounds and aligned, `from` readable for `bytes`, aligned.
-    #[inline(always)]
-    pub(super) unsafe fn copy<const BYTES: usize>(to: u32, from: u64, bytes: u32) {
-        // SAFETY: the caller's contract. `.cg` (L2 only) for whole 16-byte copies, as CUTLASS.
-        unsafe {
-            match BYTES {
-                16 => asm!(
-                    "{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; cp.async.cg.shared.global [{0}], [%oxg], 16, {2}; }}",
-                    in(reg32) to, in(reg64) from, in(reg32) bytes, options(nostack)
-                ),
-                8 => asm!(
-                    "{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; cp.async.ca.shared.global [{0}], [%oxg], 8, {2}; }}",
-                    in(reg32) to, in(reg64) from, in(reg32) bytes, options(nostack)
-                ),
-                _ => asm!(
-                    "{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {1}; cp.async.ca.shared.global [{0}], [%oxg], 4, {2}; }}",
-                    in(reg32) to, in(reg64) from, in(reg32) bytes, options(nostack)
-                ),
-            }
-        }
-    }
+    machine::wait_all()
 }

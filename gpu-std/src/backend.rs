@@ -14,9 +14,19 @@
 //! is static (`Machine::f()`, no `dyn`) and every implementation is `#[inline(always)]`, so the
 //! GPU's PTX is what the language modules' own `cfg` pairs produced before.
 //!
+//! The memory spaces (shared, global, constant memory, asynchronous copies) are per-machine
+//! modules beside the trait, `backend/{nvptx,cpu}/{shared,global,constant,async_copy}.rs`, with the
+//! same names and functions on both machines, re-exported here: `shared.rs` calls
+//! `backend::shared::load(ptr, window, index)` on either machine. They are not trait functions
+//! because each has a representation of its own per machine (a `Window` that is the GPU's 32-bit
+//! shared-window address and nothing on the host; a constant table's `.const` address or the
+//! launch's copy of it). Unlike the trait's, their agreement is checked by their callers: a
+//! function one machine lacks fails that target's build (the PTX build, or the host's).
+//!
 //! Where the language itself differs between machines (the CPU executor's checked mode, the
-//! grid-stride loop's chunking on the CPU), the language module keeps a `cfg`: those are not
-//! primitives of the machine but different language features, and they say why where they are.
+//! grid-stride loop's chunking on the CPU, a trap on the GPU where the host panics with a
+//! message), the language module keeps a `cfg`: those are not primitives of the machine but
+//! different language features, and they say why where they are.
 
 use crate::machine::{Dim3, Scope};
 use crate::print::format::{CFormat, PrintArgs};
@@ -27,12 +37,32 @@ mod cpu;
 #[cfg(target_arch = "nvptx64")]
 mod nvptx;
 
-/// Shared-memory element access on this machine: `nvptx/shared.rs` (`ld.shared`/`st.shared`
-/// through the array's 32-bit shared-window address) or `cpu/shared.rs` (plain loads and stores
-/// on the block's own memory). Not [`Backend`] functions: the GPU's take the shared-window
-/// address, which the CPU's handle does not have, so `shared.rs` keeps a `cfg` per call.
+// The machine's memory spaces, as per-machine modules with the same names and functions on both
+// machines (`backend/{nvptx,cpu}/*.rs`), so each language module makes one call: not [`Backend`]
+// functions, because each has a representation of its own on each machine (the GPU's
+// shared-window address, a constant table's `.const` address or the host's copy of it).
+
+/// Asynchronous copies to shared memory: `cp.async` and its groups, or a copy that lands at once.
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) use cpu::async_copy;
+/// Constant memory: a table's elements (its `.const` address, or the launch's copy) and reads
+/// (`ld.const`, or a plain copy).
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) use cpu::constant;
+/// Global memory's element access (an `Out`'s): plain loads and stores, or relaxed atomics.
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) use cpu::global;
+/// Shared memory's element access: a `Window` (the GPU's 32-bit shared-window address, nothing
+/// on the host), `load`/`store` (`ld.shared`/`st.shared`, or plain accesses), the address the
+/// atomics and copies take, and the launch's dynamic shared memory (GPU).
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) use cpu::shared;
+#[cfg(target_arch = "nvptx64")]
+pub(crate) use nvptx::async_copy;
+#[cfg(target_arch = "nvptx64")]
+pub(crate) use nvptx::constant;
+#[cfg(target_arch = "nvptx64")]
+pub(crate) use nvptx::global;
 #[cfg(target_arch = "nvptx64")]
 pub(crate) use nvptx::shared;
 

@@ -11,6 +11,7 @@
 //!
 //! A table nobody set reads as zeros, on the GPU (the driver zeroes `.const`) and on the CPU.
 
+use crate::backend::constant as machine;
 use crate::index::ElementIndex;
 
 pub use crate::machine::CONSTANT_MEMORY_BYTES;
@@ -20,7 +21,8 @@ pub use crate::machine::CONSTANT_MEMORY_BYTES;
 /// with `Module::set_constant`.
 pub struct ConstTable<T, const N: usize> {
     name: &'static str,
-    /// The table's `.const` address (GPU: `mov.u64 r, NAME`).
+    /// The table's `.const` address (GPU: `mov.u64 r, NAME`). Only the GPU has one: `constant!`
+    /// declares the symbol there, and the host finds the table by `name`.
     #[cfg(target_arch = "nvptx64")]
     address: fn() -> u64,
     _element: core::marker::PhantomData<fn() -> T>,
@@ -44,52 +46,21 @@ impl<T, const N: usize> core::fmt::Debug for ConstTable<T, N> {
     }
 }
 
-/// An element type of a constant table: a number that one `ld.const` loads.
-pub trait ConstElement: bytemuck::Pod + sealed::Sealed {
-    /// Loads the element at `address` in the `.const` space.
-    ///
-    /// # Safety
-    /// `address` is a `.const` address of an element of a table, aligned.
-    #[cfg(target_arch = "nvptx64")]
-    #[doc(hidden)]
-    unsafe fn load_const(address: u64) -> Self;
-}
+/// An element type of a constant table: a number that one `ld.const` loads (the machine's
+/// read of each is `backend/{nvptx,cpu}/constant.rs`'s `Load`).
+pub trait ConstElement: bytemuck::Pod + sealed::Sealed + machine::Load {}
 
 mod sealed {
     pub trait Sealed {}
 }
 
 macro_rules! const_element {
-    ($($t:ty => $ptx:literal, $reg:ident);* $(;)?) => {$(
+    ($($t:ty),* $(,)?) => {$(
         impl sealed::Sealed for $t {}
-        impl ConstElement for $t {
-            #[cfg(target_arch = "nvptx64")]
-            #[inline(always)]
-            unsafe fn load_const(address: u64) -> Self {
-                let value: $t;
-                // SAFETY: the caller passes an aligned `.const` address inside a table, which
-                // nothing writes while a kernel runs (the host sets tables between launches).
-                unsafe {
-                    core::arch::asm!(
-                        concat!("ld.const.", $ptx, " {v}, [{a}];"),
-                        v = out($reg) value,
-                        a = in(reg64) address,
-                        options(pure, readonly, nostack),
-                    );
-                }
-                value
-            }
-        }
+        impl ConstElement for $t {}
     )*};
 }
-const_element! {
-    f32 => "f32", reg32;
-    f64 => "f64", reg64;
-    u32 => "u32", reg32;
-    i32 => "s32", reg32;
-    u64 => "u64", reg64;
-    i64 => "s64", reg64;
-}
+const_element!(f32, f64, u32, i32, u64, i64);
 
 impl<T: ConstElement, const N: usize> ConstTable<T, N> {
     /// Used by [`constant!`](crate::constant!).
@@ -130,19 +101,15 @@ impl<T: ConstElement, const N: usize> ConstTable<T, N> {
     /// many elements should take the view once and read through it.
     #[inline(always)]
     pub fn view(&self) -> ConstView<T, N> {
+        // The GPU finds a table by the address of the symbol `constant!` declared (there only),
+        // the host by its name.
         #[cfg(target_arch = "nvptx64")]
-        {
-            ConstView {
-                base: (self.address)(),
-                _table: core::marker::PhantomData,
-            }
-        }
+        let elements = machine::elements(self.address);
         #[cfg(not(target_arch = "nvptx64"))]
-        {
-            ConstView {
-                elements: crate::cpu::constant_table(self.name, core::mem::size_of::<[T; N]>()),
-                _table: core::marker::PhantomData,
-            }
+        let elements = machine::elements(self.name, core::mem::size_of::<[T; N]>());
+        ConstView {
+            elements,
+            _table: core::marker::PhantomData,
         }
     }
 
@@ -160,11 +127,9 @@ impl<T: ConstElement, const N: usize> ConstTable<T, N> {
 /// A [`ConstTable`] as one launch sees it; see [`ConstTable::view`].
 #[derive(Clone)]
 pub struct ConstView<T, const N: usize> {
-    #[cfg(target_arch = "nvptx64")]
-    base: u64,
-    /// The module's bytes (at least `size_of::<[T; N]>()`, aligned to 8).
-    #[cfg(not(target_arch = "nvptx64"))]
-    elements: std::sync::Arc<[u64]>,
+    /// The table's elements: on the GPU its `.const` address, on the host the module's bytes (at
+    /// least `size_of::<[T; N]>()`, aligned to 8).
+    elements: machine::Elements,
     _table: core::marker::PhantomData<fn() -> [T; N]>,
 }
 
@@ -187,18 +152,8 @@ impl<T: ConstElement, const N: usize> ConstView<T, N> {
     /// `index < N`.
     #[inline(always)]
     pub unsafe fn get_unchecked(&self, index: usize) -> T {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let address = self.base + (index * core::mem::size_of::<T>()) as u64;
-            // SAFETY: `index < N` (caller) inside the table `ConstTable::new` was promised.
-            unsafe { T::load_const(address) }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let bytes: &[u8] = bytemuck::cast_slice(&self.elements);
-            let at = index * core::mem::size_of::<T>();
-            bytemuck::pod_read_unaligned(&bytes[at..at + core::mem::size_of::<T>()])
-        }
+        // SAFETY: `index < N` (caller) inside the table `ConstTable::new` was promised.
+        unsafe { machine::read(&self.elements, index) }
     }
 
     /// The number of elements.
@@ -251,6 +206,9 @@ macro_rules! constant {
                 ::core::mem::size_of::<[$t; $n]>() <= $crate::constant::CONSTANT_MEMORY_BYTES,
                 "a constant table holds at most 64 KiB (CUDA's constant memory)"
             );
+            // On the GPU the table is a `.const` symbol of the kernel crate's module, declared and
+            // addressed here, where the table's name is (a backend function could not name it);
+            // the host finds the table by its name and needs neither.
             // `global_asm!` is an item: in a module of its own, which sees the caller's names.
             #[cfg(target_arch = "nvptx64")]
             mod declaration {

@@ -57,6 +57,8 @@ pub fn block_stride(n: usize) -> GridStride {
 /// Thread `index` of `threads`' share of `0..n`: see [`grid_stride`].
 #[inline(always)]
 fn strided(index: usize, threads: usize, n: usize) -> GridStride {
+    // Not a machine primitive but two loops: the GPU strides by the grid's threads, the CPU
+    // executor gives each thread a contiguous chunk, checked against the launch's deadline.
     #[cfg(target_arch = "nvptx64")]
     {
         // The end is at most `isize::MAX` and the step below 2^42 (2^31 blocks of 1024

@@ -22,6 +22,7 @@ pub const F32_NAN_BITS: u32 = 0x7fff_ffff;
 /// `x` as the nearest `f16` (ties to even); a NaN is [`F16_NAN_BITS`].
 #[inline(always)]
 pub fn f32_to_f16(x: f32) -> f16 {
+    // The GPU's conversion instruction; the host's software conversion, with the GPU's NaN.
     #[cfg(target_arch = "nvptx64")]
     {
         let bits: u16;
@@ -49,6 +50,7 @@ pub fn f32_to_f16(x: f32) -> f16 {
 /// `x` as an `f32`, exactly; a NaN is [`F32_NAN_BITS`].
 #[inline(always)]
 pub fn f16_to_f32(x: f16) -> f32 {
+    // As `f32_to_f16`: the GPU's instruction, or software with the GPU's NaN.
     #[cfg(target_arch = "nvptx64")]
     {
         let value: f32;

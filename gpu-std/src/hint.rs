@@ -30,6 +30,8 @@ macro_rules! opaque_register {
         impl Opaque for $t {
             #[inline(always)]
             fn opaque(self) -> $t {
+                // An optimisation barrier for the GPU's code (ptxas) only: the host's compiler
+                // needs none, so the value passes through.
                 #[cfg(target_arch = "nvptx64")]
                 {
                     let y: $t;

@@ -100,6 +100,25 @@ impl<T: Copy> Elements<T> for [T] {
     }
 }
 
+/// `len` and `is_empty` of a handle over `self.len` elements ([`Out`](crate::Out),
+/// [`Shared`](crate::Shared), the CPU executor's `OwnedOut`): written once for the three.
+macro_rules! len_methods {
+    () => {
+        /// The number of elements.
+        #[inline(always)]
+        pub fn len(&self) -> usize {
+            self.len
+        }
+
+        /// Whether there are no elements.
+        #[inline(always)]
+        pub fn is_empty(&self) -> bool {
+            self.len == 0
+        }
+    };
+}
+pub(crate) use len_methods;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,8 +1,8 @@
-//! Element access of [`Out`](crate::Out) (and of [`Shared`](crate::Shared) on the GPU): plain
-//! loads and stores on the GPU, relaxed atomics on the host (shared memory, touched by one OS
-//! thread only, uses plain ones there: see `shared.rs`); and the out-of-bounds report.
+//! Element access of [`Out`](crate::Out): the machine's, `backend/{nvptx,cpu}/global.rs` (plain
+//! loads and stores on the GPU, relaxed atomics on the host; shared memory, touched by one OS
+//! thread only, uses plain ones there: see `backend/cpu/shared.rs`); and the out-of-bounds report.
 
-pub(crate) use access::{load, store};
+pub(crate) use crate::backend::global::{load, store};
 
 /// Stops the thread for an index past the end of `what` (e.g. "an output"). On the GPU it traps;
 /// on the CPU it panics with the index and length, and says when the index is a negative number
@@ -11,6 +11,7 @@ pub(crate) use access::{load, store};
 #[inline(never)]
 #[track_caller]
 pub(crate) fn out_of_bounds(what: &str, index: usize, len: usize) -> ! {
+    // The GPU has no panic message to give (a language difference, not a primitive): it traps.
     #[cfg(target_arch = "nvptx64")]
     {
         let _ = (what, index, len);
@@ -27,93 +28,5 @@ pub(crate) fn out_of_bounds(what: &str, index: usize, len: usize) -> ! {
             )
         }
         panic!("index {index} out of bounds for {what} of length {len}")
-    }
-}
-
-#[cfg(target_arch = "nvptx64")]
-mod access {
-    #[inline(always)]
-    pub(crate) unsafe fn store<T>(p: *mut T, v: T) {
-        // SAFETY: the caller guarantees `p` is valid and aligned.
-        unsafe { p.write(v) }
-    }
-    #[inline(always)]
-    pub(crate) unsafe fn load<T>(p: *const T) -> T {
-        // SAFETY: the caller guarantees `p` is valid and aligned.
-        unsafe { p.read() }
-    }
-}
-
-/// Host side: each element access is made of relaxed atomic accesses as wide as `T`'s alignment
-/// allows (one `mov` for `f32`/`f64`/`u32` on x86-64), so that several executor threads touching
-/// one element is a race with some winner, as on the GPU, never undefined behaviour.
-#[cfg(not(target_arch = "nvptx64"))]
-mod access {
-    use core::mem::{align_of, size_of};
-    use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
-
-    macro_rules! by_width {
-        ($p:ident, $T:ty, |$atomic:ident, $word:ident, $n:ident| $body:expr) => {{
-            // Largest unit that divides size and alignment; `align_of` always divides `size_of`.
-            let unit = if align_of::<$T>() >= 8 {
-                8
-            } else {
-                align_of::<$T>()
-            };
-            let $n = size_of::<$T>() / unit;
-            match unit {
-                8 => {
-                    type $word = u64;
-                    type $atomic = AtomicU64;
-                    $body
-                }
-                4 => {
-                    type $word = u32;
-                    type $atomic = AtomicU32;
-                    $body
-                }
-                2 => {
-                    type $word = u16;
-                    type $atomic = AtomicU16;
-                    $body
-                }
-                _ => {
-                    type $word = u8;
-                    type $atomic = AtomicU8;
-                    $body
-                }
-            }
-        }};
-    }
-
-    #[inline(always)]
-    pub(crate) unsafe fn store<T: bytemuck::Pod>(p: *mut T, v: T) {
-        by_width!(p, T, |A, W, n| {
-            let words = p as *mut W;
-            for k in 0..n {
-                // SAFETY: `p` is valid and aligned for `T` (caller), hence for `n` words of `W`,
-                // whose alignment divides `T`'s; the value is read from `v`'s own bytes.
-                unsafe {
-                    let w = (&v as *const T as *const W).add(k).read_unaligned();
-                    A::from_ptr(words.add(k)).store(w, Relaxed);
-                }
-            }
-        })
-    }
-
-    #[inline(always)]
-    pub(crate) unsafe fn load<T: bytemuck::Pod>(p: *const T) -> T {
-        let mut v = T::zeroed();
-        by_width!(p, T, |A, W, n| {
-            let words = p as *mut W;
-            for k in 0..n {
-                // SAFETY: as in `store`; `v` is a local `T` with room for `n` words.
-                unsafe {
-                    let w = A::from_ptr(words.add(k)).load(Relaxed);
-                    (&mut v as *mut T as *mut W).add(k).write_unaligned(w);
-                }
-            }
-        });
-        v
     }
 }

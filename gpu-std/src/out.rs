@@ -3,6 +3,7 @@
 use crate::index::ElementIndex;
 use core::marker::PhantomData;
 
+// The CPU executor's elementwise loop's plain-store handle (the split path; host only).
 #[cfg(not(target_arch = "nvptx64"))]
 #[doc(hidden)]
 pub mod owned;
@@ -37,7 +38,8 @@ pub mod owned;
 pub struct Out<'a, T> {
     ptr: *mut T,
     len: usize,
-    /// Checked mode's race check of this output (null: none). Host only.
+    /// Checked mode's race check of this output (null: none). Host only: checked mode is the CPU
+    /// executor's (a language feature there, not a machine primitive), as every `cfg` below.
     #[cfg(not(target_arch = "nvptx64"))]
     check: *const crate::cpu::OutputShadow,
     _buffer: PhantomData<&'a [core::cell::Cell<T>]>,
@@ -93,17 +95,7 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
         out
     }
 
-    /// The number of elements.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether there are no elements.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+    crate::index::len_methods!();
 
     /// Writes `value` at `index` (a `usize`, or any [`ElementIndex`]: `u32`, `i32`, ...).
     ///
@@ -232,24 +224,7 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
         if index >= self.len {
             return;
         }
-        let p = self.ptr.wrapping_add(index);
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: a prefetch reads and writes nothing; `p` is an element of the buffer, global
-        // memory (`from_raw_parts`' contract).
-        unsafe {
-            core::arch::asm!(
-                "{{ .reg .u64 %oxg; cvta.to.global.u64 %oxg, {0}; prefetch.global.L2 [%oxg]; }}",
-                in(reg64) p,
-                options(nostack, readonly, preserves_flags)
-            )
-        }
-        #[cfg(all(not(target_arch = "nvptx64"), target_arch = "x86_64"))]
-        // SAFETY: `prefetcht0` reads and writes nothing and never faults, at any address.
-        unsafe {
-            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
-        }
-        #[cfg(not(any(target_arch = "nvptx64", target_arch = "x86_64")))]
-        let _ = p;
+        crate::backend::global::prefetch(self.ptr.wrapping_add(index));
     }
 
     /// The buffer's first element, for raw access in `unsafe` code.

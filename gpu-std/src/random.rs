@@ -44,6 +44,7 @@ pub struct Philox4x32 {
 /// and masks too), and ptxas made each multiply of two zero-extended values three instructions.
 #[inline(always)]
 fn mul_hi_lo(a: u32, b: u32) -> (u32, u32) {
+    // The same value on both: the GPU's `asm!` is only the code ptxas should see.
     #[cfg(target_arch = "nvptx64")]
     {
         let (hi, lo): (u32, u32);

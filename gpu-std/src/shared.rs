@@ -5,10 +5,13 @@
 //! the multiprocessor and is as fast as a register file, which is what tiled and reduction
 //! kernels are built on. Threads see each other's writes after a `sync_threads()`.
 
-#[cfg(not(target_arch = "nvptx64"))]
-use crate::backend::shared as host;
-#[cfg(target_arch = "nvptx64")]
-use crate::backend::shared as ptx;
+//! Each element access is one call to `backend::shared` (`ld.shared`/`st.shared` on the GPU,
+//! plain loads and stores on the host). The `cfg(target_arch)`s left here are the CPU
+//! executor's checked mode (an allocation id and a flag in the handle, each access recorded),
+//! a feature of the language on the host, not a machine primitive; and the handle's
+//! constructors, which differ by those fields.
+
+use crate::backend::shared::{self as machine, Window};
 use crate::index::{checked_index, ElementIndex};
 use core::marker::PhantomData;
 
@@ -64,14 +67,13 @@ pub struct Shared<'b, T> {
     len: usize,
     /// Borrows the block's [`BlockScope`].
     _block: PhantomData<&'b BlockScope>,
-    /// `ptr` in the shared window (32 bits), computed once where the `Shared` is made, so that
-    /// accesses in branches need no address conversion of their own (LLVM cannot hoist the
-    /// conversion, an `asm!`, out of a branch).
-    #[cfg(target_arch = "nvptx64")]
-    window: u32,
+    /// `ptr` in the machine's shared window (on the GPU, its 32-bit address, computed once where
+    /// the `Shared` is made; nothing on the host).
+    window: Window,
     /// Which allocation of the block's arena (CPU checked mode).
     #[cfg(not(target_arch = "nvptx64"))]
     id: u32,
+    /// Whether accesses are checked (CPU checked mode).
     #[cfg(not(target_arch = "nvptx64"))]
     checked: bool,
 }
@@ -120,7 +122,7 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
         Shared {
             ptr,
             len,
-            window: ptx::window_of(ptr),
+            window: Window::of(ptr),
             _block: PhantomData,
         }
     }
@@ -146,7 +148,7 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
         Shared {
             ptr,
             len,
-            window,
+            window: Window::from_address(window),
             _block: PhantomData,
         }
     }
@@ -166,23 +168,14 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
         Shared {
             ptr,
             len,
+            window: Window::of(ptr),
             _block: PhantomData,
             id,
             checked,
         }
     }
 
-    /// The number of elements.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether there are no elements.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+    crate::index::len_methods!();
 
     /// Reads element `index` (a `usize`, or any [`ElementIndex`]: `u32`, `i32`, ...).
     ///
@@ -194,15 +187,7 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
     pub fn get<I: ElementIndex>(&self, index: I) -> T {
         let index = self.checked(index, Access::Read);
         // SAFETY: `index` is in bounds, checked just above.
-        #[cfg(target_arch = "nvptx64")]
-        unsafe {
-            ptx::load(self.ptr, self.window, index)
-        }
-        // SAFETY: as above.
-        #[cfg(not(target_arch = "nvptx64"))]
-        unsafe {
-            host::load(self.ptr.add(index))
-        }
+        unsafe { machine::load(self.ptr, self.window, index) }
     }
 
     /// Writes `value` at element `index` (any [`ElementIndex`]).
@@ -214,23 +199,33 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
     pub fn set<I: ElementIndex>(&self, index: I, value: T) {
         let index = self.checked(index, Access::Write);
         // SAFETY: `index` is in bounds, checked just above.
-        #[cfg(target_arch = "nvptx64")]
-        unsafe {
-            ptx::store(self.ptr, self.window, index, value)
-        }
-        // SAFETY: as above.
-        #[cfg(not(target_arch = "nvptx64"))]
-        unsafe {
-            host::store(self.ptr.add(index), value)
-        }
+        unsafe { machine::store(self.ptr, self.window, index, value) }
     }
 
-    /// Element `index`'s shared-window address (no bounds check), for instructions that take
-    /// one (`ldmatrix`, `cp.async`).
+    /// Element `index`'s shared-window address (no bounds check), for the GPU instructions that
+    /// take one (`ldmatrix`); only the GPU has a shared window.
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     pub(crate) fn window_at(&self, index: usize) -> u32 {
-        ptx::element::<T>(self.window, index)
+        machine::element::<T>(self.window, index)
+    }
+
+    /// The array's start and its shared window, for the machine's operations that take an
+    /// element (`backend::async_copy::start`).
+    #[inline(always)]
+    pub(crate) fn machine_parts(&self) -> (*mut T, Window) {
+        (self.ptr, self.window)
+    }
+
+    /// Element `index` as the machine's shared-memory operations take it (on the GPU its
+    /// shared-window address carried in the pointer, on the host its address), no checks.
+    ///
+    /// # Safety
+    /// `index < self.len()`.
+    #[inline(always)]
+    pub(crate) unsafe fn element_address(&self, index: usize) -> *mut T {
+        // SAFETY: the caller's contract.
+        unsafe { machine::element_address(self.ptr, self.window, index) }
     }
 
     /// The first element's address, for raw access in `unsafe` code (not checked for races).
@@ -249,6 +244,7 @@ impl<'b, T: bytemuck::Pod> Shared<'b, T> {
     }
 }
 
+// Checked mode's controls: the CPU executor's only.
 #[cfg(not(target_arch = "nvptx64"))]
 impl<T> Shared<'_, T> {
     /// The handle with checked mode's access checks kept only if `checks`: what `#[kernel]` makes
@@ -281,6 +277,8 @@ impl<T> Shared<'_, T> {
     #[inline(always)]
     #[track_caller]
     fn check_part<U>(&self, index: usize, access: Access) {
+        // Checked mode is a feature of the CPU executor (the language there), not a primitive
+        // the GPU implements otherwise.
         #[cfg(not(target_arch = "nvptx64"))]
         if self.checked {
             let at = core::panic::Location::caller();
@@ -308,15 +306,7 @@ impl<T: bytemuck::Pod, const M: usize> Shared<'_, [T; M]> {
         let flat = self.check2(row, col, Access::Read);
         let base = self.ptr as *mut T;
         // SAFETY: `flat` is in bounds, checked just above: the rows are contiguous `[T; M]`s.
-        #[cfg(target_arch = "nvptx64")]
-        unsafe {
-            ptx::load(base, self.window, flat)
-        }
-        // SAFETY: as above.
-        #[cfg(not(target_arch = "nvptx64"))]
-        unsafe {
-            host::load(base.add(flat))
-        }
+        unsafe { machine::load(base, self.window, flat) }
     }
 
     /// Writes `value` at element `[row][col]` (any [`ElementIndex`]s).
@@ -330,15 +320,7 @@ impl<T: bytemuck::Pod, const M: usize> Shared<'_, [T; M]> {
         let flat = self.check2(row, col, Access::Write);
         let base = self.ptr as *mut T;
         // SAFETY: `flat` is in bounds, checked just above.
-        #[cfg(target_arch = "nvptx64")]
-        unsafe {
-            ptx::store(base, self.window, flat, value)
-        }
-        // SAFETY: as above.
-        #[cfg(not(target_arch = "nvptx64"))]
-        unsafe {
-            host::store(base.add(flat), value)
-        }
+        unsafe { machine::store(base, self.window, flat, value) }
     }
 
     /// Bounds-checks `[row][col]` (and, in checked mode, the access); its index among the `T`s.
@@ -353,6 +335,8 @@ impl<T: bytemuck::Pod, const M: usize> Shared<'_, [T; M]> {
     }
 }
 
+// What checked mode records of an access: the CPU runtime's kind; on the GPU, which has no
+// checked mode, a stand-in that `check_part` drops.
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::cpu::Access;
 
@@ -372,15 +356,8 @@ impl<T: crate::atomic::Atomic> Shared<'_, T> {
     #[track_caller]
     fn atomic_element(&self, index: usize) -> *mut T {
         let index = self.checked(index, Access::Atomic);
-        #[cfg(target_arch = "nvptx64")]
-        {
-            ptx::element::<T>(self.window, index) as usize as *mut T
-        }
         // SAFETY: `index` is in bounds, checked just above.
-        #[cfg(not(target_arch = "nvptx64"))]
-        unsafe {
-            self.ptr.add(index)
-        }
+        unsafe { self.element_address(index) }
     }
 
     crate::atomic::atomic_methods!(Block, "the block");
@@ -406,23 +383,10 @@ impl<T: crate::atomic::Atomic> Shared<'_, T> {
 /// ```
 #[inline(always)]
 pub fn dynamic_shared<T: bytemuck::Pod>(block: &BlockScope) -> Shared<'_, T> {
+    // The handle's constructors differ by checked mode's fields (see the module's doc).
     #[cfg(target_arch = "nvptx64")]
     {
-        let (address, bytes): (u64, u32);
-        // SAFETY: both read the address of the module's dynamic shared declaration and the
-        // launch's dynamic shared size; no memory is touched.
-        unsafe {
-            core::arch::asm!(
-                "cvta.shared.u64 {0}, __ferrocuda_dynamic_shared;",
-                out(reg64) address,
-                options(pure, nomem, nostack)
-            );
-            core::arch::asm!(
-                "mov.u32 {0}, %dynamic_smem_size;",
-                out(reg32) bytes,
-                options(pure, nomem, nostack)
-            );
-        }
+        let (address, bytes) = machine::dynamic_memory();
         let len = bytes as usize / core::mem::size_of::<T>().max(1);
         // SAFETY: the dynamic shared memory of this block, 16-byte aligned, `bytes` long; a
         // `BlockScope` exists only inside a block (see `BlockScope::new`).
@@ -437,10 +401,6 @@ pub fn dynamic_shared<T: bytemuck::Pod>(block: &BlockScope) -> Shared<'_, T> {
         unsafe { Shared::from_host_parts(block, ptr, len, id, checked) }
     }
 }
-
-// The one declaration of the dynamic shared memory; its size is the launch's `shared_mem_bytes`.
-#[cfg(target_arch = "nvptx64")]
-core::arch::global_asm!(".extern .shared .align 16 .b8 __ferrocuda_dynamic_shared[];");
 
 /// Declares a block-shared array: `shared!([T; N])` gives a [`Shared<T>`] of `N` elements, the
 /// same memory for every thread of the block (CUDA `__shared__ T name[N]`).

@@ -2,7 +2,10 @@
 //! (`crate::cpu`), which keeps the simulated thread's context and runs a block's threads
 //! cooperatively.
 
+pub(crate) mod async_copy;
 mod atomic;
+pub(crate) mod constant;
+pub(crate) mod global;
 pub(crate) mod shared;
 
 use super::Backend;

@@ -1,6 +1,9 @@
 //! The GPU's [`Backend`]: PTX special registers, `core::arch::nvptx` intrinsics and inline PTX.
 
+pub(crate) mod async_copy;
 mod atomic;
+pub(crate) mod constant;
+pub(crate) mod global;
 pub(crate) mod shared;
 
 use super::Backend;

@@ -70,17 +70,7 @@ impl<'a, T: bytemuck::Pod> OwnedOut<'a, T> {
         })
     }
 
-    /// The number of elements.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether there are no elements.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+    crate::index::len_methods!();
 
     /// `out.set(index, value)` by the thread whose own element is `own`.
     ///
