@@ -1,8 +1,6 @@
-//! Element access of [`Out`](crate::Out): the machine's, `backend/{nvptx,cpu}/global.rs` (plain
-//! loads and stores on the GPU, relaxed atomics on the host; shared memory, touched by one OS
-//! thread only, uses plain ones there: see `backend/cpu/shared.rs`); and the out-of-bounds report.
-
-pub(crate) use crate::backend::global::{load, store};
+//! The out-of-bounds report that every checked index shares (`Out`, `Shared`, the arrays, async
+//! copies, `mma` tiles). An `Out`'s element accesses are the machine's:
+//! `backend/{nvptx,cpu}/global.rs`.
 
 /// Stops the thread for an index past the end of `what` (e.g. "an output"). On the GPU it traps;
 /// on the CPU it panics with the index and length, and says when the index is a negative number

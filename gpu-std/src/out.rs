@@ -1,5 +1,6 @@
 //! [`Out`], the kernel parameter type for outputs.
 
+use crate::backend::global;
 use crate::index::ElementIndex;
 use core::marker::PhantomData;
 
@@ -192,7 +193,7 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
         #[cfg(target_arch = "nvptx64")]
         let _ = at;
         // SAFETY: the caller guarantees `index` is in bounds of the buffer `from_raw_parts` got.
-        unsafe { crate::mem::store(self.ptr.add(index), value) }
+        unsafe { global::store(self.ptr.add(index), value) }
     }
 
     /// Reads the element at `index` without checking the index.
@@ -210,7 +211,7 @@ impl<'a, T: bytemuck::Pod> Out<'a, T> {
             }
         }
         // SAFETY: the caller guarantees `index` is in bounds of the buffer `from_raw_parts` got.
-        unsafe { crate::mem::load(self.ptr.add(index)) }
+        unsafe { global::load(self.ptr.add(index)) }
     }
 
     /// A hint that element `index` is about to be read or written: on the CPU executor the core

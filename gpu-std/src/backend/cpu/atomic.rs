@@ -30,8 +30,8 @@ unsafe fn in_block<T: bytemuck::Pod>(p: *mut T, scope: Space, f: impl FnOnce(T) 
             p.write(f(old));
             old
         } else {
-            let old = crate::mem::load(p);
-            crate::mem::store(p, f(old));
+            let old = super::global::load(p);
+            super::global::store(p, f(old));
             old
         }
     }

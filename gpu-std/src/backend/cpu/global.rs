@@ -2,7 +2,7 @@
 //! is made of relaxed atomic accesses as wide as `T`'s alignment allows (one `mov` for
 //! `f32`/`f64`/`u32` on x86-64), so that several executor threads touching one element is a race
 //! with some winner, as on the GPU, never undefined behaviour. The same names as
-//! `nvptx/global.rs`, which `crate::mem` re-exports.
+//! `nvptx/global.rs`; `backend.rs` exports this target's.
 
 use core::mem::{align_of, size_of};
 use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};

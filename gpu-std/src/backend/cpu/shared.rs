@@ -1,5 +1,5 @@
 //! Shared memory's element accesses on the host: plain loads and stores. Unlike an output's
-//! (relaxed atomics, [`crate::mem`]), a block's shared memory is only ever touched by the one OS
+//! (relaxed atomics, `global.rs`), a block's shared memory is only ever touched by the one OS
 //! thread that runs the block: its simulated threads run one after another there (coroutines
 //! included, which switch only at barriers and warp operations), and a `Shared` is neither
 //! `Send` nor `Sync`, so no other OS thread can reach it. Plain accesses let LLVM use one

@@ -1,5 +1,5 @@
 //! Element access of global memory (an [`Out`](crate::Out)'s) on the GPU: plain loads and
-//! stores. The same names as `cpu/global.rs`, which `crate::mem` re-exports.
+//! stores. The same names as `cpu/global.rs`; `backend.rs` exports this target's.
 
 /// # Safety
 /// `p` is valid for writes of a `T` and aligned.
